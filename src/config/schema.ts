@@ -1,0 +1,286 @@
+// The file formats of DESIGN.md sections 3 to 5, as zod schemas. These are the source of truth:
+// the TypeScript types below are inferred from them and schema/*.json is generated from them.
+import { z } from 'zod';
+
+/** A duration: a number of milliseconds, or a string with a unit (ms, s, m). */
+export const Duration = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m)$/, 'a duration such as 500ms, 60s or 2m'),
+]);
+
+/** Converts a Duration to milliseconds. */
+export function durationMs(value: z.infer<typeof Duration>): number {
+  if (typeof value === 'number') return value;
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m)$/.exec(value)!;
+  const n = Number(m[1]);
+  return Math.round(m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000);
+}
+
+const StringList = z.array(z.string().min(1));
+const OneOrMany = z.union([z.string().min(1), StringList]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+// ---------------------------------------------------------------- stategate.yml (section 3)
+
+export const AgentConfig = z
+  .strictObject({
+    command: z.string().min(1).optional().describe('Run with /bin/sh -c in the side checkout, once per episode.'),
+    url: z.string().min(1).optional().describe('A long-lived agent server: POST per episode (DESIGN.md section 6).'),
+    serve: z.string().min(1).optional().describe('Starts the agent server once per side (with agent.url).'),
+    setup: z.string().min(1).optional().describe('Run once per side before its first episode.'),
+    timeout: Duration.default('60s').describe('Per episode.'),
+    env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
+    pass_env: StringList.default([]).describe('Variables passed through from the harness environment.'),
+  })
+  .refine((a) => Boolean(a.command) !== Boolean(a.url), {
+    message: 'exactly one of agent.command or agent.url is required',
+  });
+
+export const DatabaseConfig = z.strictObject({
+  engine: z.enum(['auto', 'embedded', 'postgres', 'testcontainers']).default('auto'),
+  url: z.string().optional().describe('postgres: a server where the harness may CREATE DATABASE.'),
+  image: z.string().default('postgres:16-alpine').describe('testcontainers image.'),
+  schema: StringList.default([]).describe('SQL files applied in order to build the template.'),
+  fixtures: StringList.default([]).describe('.sql files, or .yaml/.json rows: { table: [ {col: value} ] }.'),
+  expose: z.boolean().default(false).describe('Give the agent DATABASE_URL of its own episode database.'),
+});
+
+export const CaseClassName = z.enum(['new-critical-failure', 'regressed', 'improved', 'unchanged', 'incomplete']);
+export const GateClass = z.enum([...CaseClassName.options, 'flaky']);
+
+export const Repeats = z.union([
+  z.number().int().min(1).max(1000),
+  z.strictObject({ min: z.number().int().min(1), max: z.number().int().min(1) }),
+]);
+
+export const JudgeConfig = z.strictObject({
+  url: z.string().min(1).describe('An OpenAI-compatible chat completions base URL.'),
+  model: z.string().min(1),
+  api_key_env: z.string().optional().describe('The variable (listed in agent.pass_env or set for the harness) holding the key.'),
+  timeout: Duration.default('30s'),
+});
+
+export const StategateConfig = z.strictObject({
+  version: z.literal(1),
+  agent: AgentConfig,
+  database: DatabaseConfig.default({
+    engine: 'auto',
+    image: 'postgres:16-alpine',
+    schema: [],
+    fixtures: [],
+    expose: false,
+  }),
+  twins: OneOrMany.default(['twins/*.yaml']),
+  scenarios: OneOrMany.default(['scenarios/**/*.yaml']),
+  repeats: Repeats.default(5),
+  concurrency: z.number().int().min(1).max(256).default(4),
+  gate: z
+    .strictObject({
+      block: z.array(GateClass).default(['new-critical-failure']),
+      warn: z.array(GateClass).default(['regressed', 'incomplete', 'flaky']),
+    })
+    .default({ block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] }),
+  judge: JudgeConfig.optional(),
+});
+
+// ---------------------------------------------------------------- twin files (section 5)
+
+export const ErrorReply = z.strictObject({
+  status: z.number().int().min(400).max(599),
+  code: z.string().min(1),
+  message: z.string().optional().describe('May use {arg} placeholders.'),
+});
+
+export const TwinTool = z
+  .strictObject({
+    description: z.string().default(''),
+    risk: z.enum(['read', 'write', 'write_irreversible']).default('read'),
+    input: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }).describe('JSON Schema of the arguments.'),
+    sql: z.string().min(1).optional().describe('Statements with :name parameters, run in one transaction.'),
+    static: z.unknown().optional().describe('A fixed result instead of SQL.'),
+    returns: z.enum(['one', 'many', 'none']).default('many'),
+    not_found: ErrorReply.optional().describe('Returned when returns: one finds no row.'),
+    idempotency_key: z.string().min(1).optional().describe('The argument that makes a retry safe.'),
+    effect_key: z.string().min(1).optional().describe('Names the effect, e.g. "refund:{order_id}".'),
+    preconditions: z
+      .array(z.strictObject({ query: z.string().min(1), error: ErrorReply }))
+      .default([]),
+  })
+  .refine((t) => (t.sql === undefined) !== (t.static === undefined), {
+    message: 'a tool has exactly one of sql or static',
+  });
+
+export const TwinFile = z.strictObject({
+  tools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'a tool name'), TwinTool),
+});
+
+// ---------------------------------------------------------------- scenario files (section 4)
+
+export const FAULT_NAMES = [
+  'timeout_before_mutation',
+  'timeout_after_mutation',
+  'rate_limited',
+  'server_error',
+  'unavailable',
+  'non_retryable_error',
+  'auth_denied',
+  'dropped_connection',
+  'partial_response',
+  'malformed_json',
+  'delay',
+  'stale_response',
+  'duplicate_delivery',
+  'inconsistent_state',
+  'success_without_effect',
+  'empty_result',
+] as const;
+export const FaultName = z.enum(FAULT_NAMES);
+
+export const FaultWhen = z
+  .strictObject({
+    call: z.number().int().min(1).optional().describe('The n-th call of the tool (1-based).'),
+    calls: z.array(z.number().int().min(1)).optional(),
+    first: z.number().int().min(1).optional().describe('The first n calls.'),
+    every: z.literal(true).optional(),
+    args: z.record(z.string(), z.unknown()).optional().describe('Calls whose arguments include these values.'),
+    probability: z.number().min(0).max(1).optional().describe('Drawn from a hash of seed, rule, tool, call number.'),
+  })
+  .default({ every: true });
+
+export const FaultRule = z.strictObject({
+  tool: z.string().min(1),
+  when: FaultWhen,
+  fault: FaultName,
+  message: z.string().optional(),
+  delay_ms: z.number().int().min(0).max(600_000).optional(),
+  retry_after: z.number().int().min(0).optional().describe('Seconds, for rate_limited and unavailable.'),
+});
+
+const Comparators = {
+  equals: z.unknown().optional(),
+  not_equals: z.unknown().optional(),
+  gt: z.unknown().optional(),
+  gte: z.unknown().optional(),
+  lt: z.unknown().optional(),
+  lte: z.unknown().optional(),
+  in: z.array(z.unknown()).optional(),
+  matches: z.string().optional(),
+  rows: z.array(z.record(z.string(), z.unknown())).optional(),
+  empty: z.boolean().optional(),
+};
+export const COMPARATOR_NAMES = Object.keys(Comparators) as (keyof typeof Comparators)[];
+
+const base = { id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'an expectation id'), critical: z.boolean().default(false) };
+
+export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators });
+
+const kinds = {
+  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators }),
+  changes: z.strictObject({
+    ...base,
+    changes: z.strictObject({
+      table: z.string().min(1),
+      inserted: z.number().int().min(0).optional(),
+      updated: z.number().int().min(0).optional(),
+      deleted: z.number().int().min(0).optional(),
+      where: z.record(z.string(), z.unknown()).optional().describe('Only changed rows whose before or after values match.'),
+    }),
+  }),
+  only_changes: z.strictObject({ ...base, only_changes: z.array(z.string().min(1)) }),
+  forbid_changes: z.strictObject({
+    ...base,
+    forbid_changes: z.strictObject({
+      table: z.string().min(1),
+      ops: z.array(z.enum(['insert', 'update', 'delete'])).default(['insert', 'update', 'delete']),
+    }),
+  }),
+  tool_called: z.strictObject({
+    ...base,
+    tool_called: z.strictObject({
+      tool: z.string().min(1),
+      min: z.number().int().min(0).default(1),
+      max: z.number().int().min(0).optional(),
+      args: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+  tool_not_called: z.strictObject({ ...base, tool_not_called: z.string().min(1) }),
+  no_duplicate_effect: z.strictObject({ ...base, no_duplicate_effect: z.string().min(1) }),
+  order: z.strictObject({
+    ...base,
+    order: z.strictObject({ before: z.string().min(1), must_call: z.array(z.string().min(1)).min(1) }),
+  }),
+  max_tool_calls: z.strictObject({ ...base, max_tool_calls: z.number().int().min(0) }),
+  max_retries: z.strictObject({ ...base, max_retries: z.number().int().min(0) }),
+  outcome: z.strictObject({ ...base, outcome: z.enum(['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED']) }),
+  outcome_verified: z.strictObject({ ...base, outcome_verified: z.union([z.literal(true), QueryCheck]) }),
+  reply_contains: z.strictObject({ ...base, reply_contains: z.string() }),
+  reply_not_contains: z.strictObject({ ...base, reply_not_contains: z.string() }),
+  reply_matches: z.strictObject({ ...base, reply_matches: z.string() }),
+  judge: z.strictObject({
+    ...base,
+    judge: z.strictObject({ criterion: z.string().min(1), threshold: z.number().min(0).max(1).default(0.7) }),
+  }),
+};
+export const EXPECTATION_KINDS = Object.keys(kinds) as ExpectationKind[];
+export type ExpectationKind = keyof typeof kinds;
+
+/**
+ * One expectation. The kind is the one key of EXPECTATION_KINDS it carries; the loader picks the
+ * member schema by that key so errors name the right fields instead of listing every union member.
+ */
+export const Expectation = z.union(Object.values(kinds) as unknown as [z.ZodTypeAny, ...z.ZodTypeAny[]]);
+export const EXPECTATION_SCHEMAS = kinds;
+
+export const ScenarioFile = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes, starting with a letter or digit'),
+  description: z.string().default(''),
+  tags: z.array(z.string()).default([]),
+  state: z
+    .strictObject({
+      rows: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))).default({}),
+      sql: OneOrMany.optional(),
+    })
+    .default({ rows: {} }),
+  input: z.strictObject({
+    message: z.string(),
+    context: z.record(z.string(), z.unknown()).default({}),
+  }),
+  tools: z.array(z.string().min(1)).optional().describe('Allowed tools; default all.'),
+  faults: z.array(FaultRule).default([]),
+  expect: z.array(Expectation).default([]),
+});
+
+// ---------------------------------------------------------------- inferred types
+
+export type StategateConfig = z.infer<typeof StategateConfig>;
+export type AgentConfig = z.infer<typeof AgentConfig>;
+export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
+export type TwinFile = z.infer<typeof TwinFile>;
+export type TwinTool = z.infer<typeof TwinTool>;
+export type ErrorReply = z.infer<typeof ErrorReply>;
+export type FaultRule = z.infer<typeof FaultRule>;
+export type FaultName = z.infer<typeof FaultName>;
+export type QueryCheck = z.infer<typeof QueryCheck>;
+export type CaseClass = z.infer<typeof CaseClassName>;
+export type GateClass = z.infer<typeof GateClass>;
+
+type Kinds = typeof kinds;
+/** An expectation, discriminated by which kind key it carries. */
+export type Expectation = { [K in ExpectationKind]: z.infer<Kinds[K]> }[ExpectationKind];
+export type ExpectationOf<K extends ExpectationKind> = z.infer<Kinds[K]>;
+
+export type Scenario = Omit<z.infer<typeof ScenarioFile>, 'expect'> & {
+  expect: Expectation[];
+  /** Where the scenario came from, relative to the suite root: used for annotations and errors. */
+  file: string;
+  /** 1-based line of each expectation's `id`, for annotations. */
+  lines?: Record<string, number>;
+};
+
+/** A twin tool with its name and the file it came from. */
+export type Tool = TwinTool & { name: string; file: string };
+
+/** Returns the kind key an expectation carries. */
+export function expectationKind(e: Expectation): ExpectationKind {
+  for (const k of EXPECTATION_KINDS) if (k in e) return k;
+  throw new Error(`expectation ${(e as { id?: string }).id ?? '?'} has no kind`);
+}

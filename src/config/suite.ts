@@ -1,0 +1,42 @@
+// The loaded suite: everything a run reads from disk, validated.
+import type { Scenario, StategateConfig, Tool } from './schema.js';
+import type { TemplateSpec } from '../sandbox/types.js';
+
+/** One problem in one file, with its position: errors are values until the edge. */
+export interface Problem {
+  file: string;
+  line: number;
+  col: number;
+  /** The field path, e.g. `expect[2].query`. */
+  path?: string;
+  message: string;
+}
+
+export interface Suite {
+  /** The config file's path and the directory its relative paths resolve from. */
+  configFile: string;
+  root: string;
+  config: StategateConfig;
+  scenarios: Scenario[];
+  /** Every twin tool, by name. */
+  tools: Map<string, Tool>;
+  template: TemplateSpec;
+  /** Raw file contents by suite-relative path, for content hashing (pin). */
+  files: Record<string, string>;
+}
+
+/** Either the suite or every problem found, all at once. */
+export type LoadResult = { ok: true; suite: Suite } | { ok: false; problems: Problem[] };
+
+/** Formats a problem as `file:line:col: message` for terminals and annotations. */
+export function formatProblem(p: Problem): string {
+  return `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ''}${p.message}`;
+}
+
+/** Thrown at the edge when a suite does not load; carries every problem. */
+export class ConfigError extends Error {
+  constructor(readonly problems: Problem[]) {
+    super(problems.map(formatProblem).join('\n'));
+    this.name = 'ConfigError';
+  }
+}

@@ -1,0 +1,38 @@
+// What the run stage asks of the tool gateway (DESIGN.md sections 5 and 6).
+import type { FaultRule, Tool } from '../config/schema.js';
+import type { CallRecord, RefusedCall, Side } from '../record.js';
+import type { Sandbox } from '../sandbox/types.js';
+
+/** What one episode's tool session needs. */
+export interface SessionSpec {
+  episode: string;
+  scenario: string;
+  side: Side;
+  seed: number;
+  /** The tools the scenario allows (already filtered), in suite order. */
+  tools: Tool[];
+  faults: FaultRule[];
+  sandbox: Sandbox;
+  /** Initial-state reader for stale_response: same template + scenario state, never written. */
+  initialState?: Sandbox;
+}
+
+/** One episode's view of the gateway. */
+export interface GatewaySession {
+  /** `http://127.0.0.1:PORT/e/TOKEN` (128-bit random token). */
+  readonly toolsUrl: string;
+  /** The same tools as an MCP server (streamable HTTP). */
+  readonly mcpUrl: string;
+  /** The calls recorded so far, in sequence order. */
+  calls(): CallRecord[];
+  /** Ends the session: later requests to its URLs get 404; in-flight calls finish first. */
+  close(): Promise<void>;
+}
+
+export interface Gateway {
+  readonly port: number;
+  open(spec: SessionSpec): GatewaySession;
+  /** Requests to unknown episode URLs: refused with 404 and kept here. */
+  refused(): RefusedCall[];
+  close(): Promise<void>;
+}

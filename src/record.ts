@@ -1,0 +1,161 @@
+// The plain data that flows between the stages (DESIGN.md section 2): what an episode recorded,
+// what grading made of it. Everything here is JSON-serialisable; report.json stores it as is.
+
+export type Side = 'base' | 'head';
+export type Row = Record<string, unknown>;
+
+/** One row operation, net over the episode (or over one tool call). */
+export interface RowChange {
+  table: string;
+  op: 'insert' | 'update' | 'delete';
+  /** Primary-key values; null for a table without a primary key (diffed as a multiset). */
+  key: Row | null;
+  before?: Row;
+  after?: Row;
+}
+
+/** The row diff of one table, initial vs final, by primary key. */
+export interface TableDiff {
+  table: string;
+  primaryKey: string[] | null;
+  inserted: RowChange[];
+  updated: RowChange[];
+  deleted: RowChange[];
+}
+
+/** The state of an episode's database at the end, against its initial state. */
+export interface StateDiff {
+  /** Only tables with at least one net change. */
+  tables: Record<string, TableDiff>;
+  /** A content fingerprint of every table in the final state (sha256 hex, order-independent). */
+  fingerprints: Record<string, string>;
+}
+
+/** One call, as the gateway recorded it on the tool's side. */
+export interface CallRecord {
+  seq: number;
+  tool: string;
+  /** Canonical arguments: keys sorted recursively. */
+  args: unknown;
+  /** HTTP status the caller saw (0 when the connection was dropped). */
+  status: number;
+  result?: unknown;
+  error?: { code: string; message: string };
+  fault?: string;
+  /** Whether this call changed the database. */
+  mutated: boolean;
+  /** An idempotent replay: same key, same arguments, stored result, no second effect. */
+  replay: boolean;
+  effectKey?: string;
+  /** The tool's risk from the twin file. */
+  risk: 'read' | 'write' | 'write_irreversible';
+  startedAt: string;
+  durationMs: number;
+  /** Net row changes of this call. */
+  changes: RowChange[];
+  /** How it came in. */
+  via: 'http' | 'mcp';
+}
+
+/** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */
+export interface RefusedCall {
+  at: string;
+  path: string;
+  status: number;
+  reason: string;
+}
+
+export type Outcome = 'SUCCESS' | 'FAILURE' | 'PARTIAL' | 'ESCALATED';
+
+/** The result object the agent printed (DESIGN.md section 6). */
+export interface AgentResult {
+  reply: string;
+  outcome?: Outcome;
+  tool_calls?: unknown[];
+  usage?: { input_tokens?: number; output_tokens?: number; cost_usd?: number };
+}
+
+/** How the agent process (or server request) ended. */
+export interface AgentRun {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Capped; `truncated` says when. */
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  result?: AgentResult;
+  /** Why the result could not be read, when it could not. */
+  resultError?: string;
+}
+
+/** A query an expectation asked about the final state, run by the harness after the episode. */
+export interface QueryResult {
+  sql: string;
+  rows?: Row[];
+  error?: string;
+}
+
+/** An error outside the agent: the episode cannot be graded (DESIGN.md section 7, `incomplete`). */
+export interface InfraError {
+  stage: 'sandbox' | 'gateway' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
+  message: string;
+}
+
+/** Everything one episode left behind. Grading is a pure function of this and the scenario. */
+export interface EpisodeRecord {
+  episode: string;
+  scenario: string;
+  side: Side;
+  repeat: number;
+  seed: number;
+  calls: CallRecord[];
+  refused: RefusedCall[];
+  agent: AgentRun;
+  diff: StateDiff;
+  /** Keyed by expectation id (for outcome_verified: `${id}`). */
+  queries: Record<string, QueryResult>;
+  infraError?: InfraError;
+  timings: Record<string, number>;
+}
+
+export type Verdict = 'pass' | 'fail' | 'error';
+
+/** Failure labels an explanation names (issue: explanations from evidence). */
+export type FailureLabel =
+  | 'STATE_MISMATCH'
+  | 'DUPLICATE_EFFECT'
+  | 'ORDER_VIOLATION'
+  | 'FORBIDDEN_CALL'
+  | 'EXTRA_EFFECT'
+  | 'MISSING_EFFECT'
+  | 'HALLUCINATED_SUCCESS'
+  | 'INCOMPLETE_RUN'
+  | 'TOO_MANY_CALLS'
+  | 'TOO_MANY_RETRIES'
+  | 'WRONG_OUTCOME'
+  | 'REPLY_MISMATCH'
+  | 'JUDGE_FAIL'
+  | 'EVALUATION_ERROR';
+
+/** The result of one expectation on one episode. */
+export interface ExpectationResult {
+  id: string;
+  kind: string;
+  critical: boolean;
+  verdict: Verdict;
+  label?: FailureLabel;
+  /** One plain sentence: what was expected, what the evidence shows. */
+  message: string;
+  expected?: unknown;
+  actual?: unknown;
+}
+
+/** A graded episode: the record plus its expectation results (the implicit `completed` first). */
+export interface GradedEpisode {
+  record: EpisodeRecord;
+  results: ExpectationResult[];
+  /** Every expectation passed. */
+  passed: boolean;
+}

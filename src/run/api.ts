@@ -1,0 +1,36 @@
+// The entry points the CLI and the action share. Implemented in run/compare.ts and run/single.ts.
+import type { EngineName } from '../sandbox/types.js';
+import type { Report } from '../report/types.js';
+
+/** A progress event, for a live terminal line or plain CI log lines. */
+export type ProgressEvent =
+  | { type: 'phase'; phase: string; message: string }
+  | { type: 'episode'; done: number; total: number; scenario: string; side: string; passed: boolean | null }
+  | { type: 'log'; level: 'info' | 'warn'; message: string };
+
+export interface CompareOptions {
+  /** A directory or a git ref; null: run head alone (first run on a new repository). */
+  base: string | null;
+  /** A directory or a git ref. */
+  head: string;
+  /** The repository the refs belong to (default: cwd). */
+  repo?: string;
+  /** stategate.yml, relative to each side's checkout (default stategate.yml). */
+  config?: string;
+  repeats?: number;
+  concurrency?: number;
+  shard?: { index: number; total: number } | null;
+  /** Output directory (default .stategate). */
+  out?: string;
+  engine?: 'auto' | EngineName;
+  suiteFrom?: 'head' | 'base';
+  onProgress?: (event: ProgressEvent) => void;
+  signal?: AbortSignal;
+}
+
+export interface CompareResult {
+  report: Report;
+  reportPath: string;
+  markdownPath: string;
+  markdown: string;
+}

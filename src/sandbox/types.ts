@@ -1,0 +1,70 @@
+// The one interface every database engine implements (DESIGN.md section 2, sandbox/).
+import type { Row, RowChange, StateDiff } from '../record.js';
+
+/** What goes into the template: schema SQL files applied in order, then fixtures. */
+export interface TemplateSpec {
+  /** Schema files: path (for messages) and SQL text. */
+  schema: { file: string; sql: string }[];
+  /** Fixtures: SQL text, or rows per table from YAML/JSON. */
+  fixtures: ({ file: string; sql: string } | { file: string; rows: Record<string, Row[]> })[];
+}
+
+/** A query's rows and column type names, values converted to plain JSON-able JS. */
+export interface QueryRows {
+  rows: Row[];
+  fields: { name: string; type: string }[];
+}
+
+/** A connection to one database that the gateway and the grader use. */
+export interface SqlSession {
+  /** Runs one statement with `$1..$n` parameters (bound, never spliced). */
+  query(sql: string, params?: unknown[]): Promise<QueryRows>;
+}
+
+/** One episode's private database, a clone of the template. */
+export interface Sandbox extends SqlSession {
+  /** The database name (carries the run prefix, so a later run can sweep leftovers). */
+  readonly name: string;
+  /** An admin URL of this database (for the harness). */
+  readonly url: string;
+  /**
+   * Runs `fn` in one transaction on a dedicated connection and commits; rolls back when it throws.
+   * `changes` are the net row changes the transaction made (the gateway records them per call).
+   */
+  transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }>;
+  /** Marks the current state as the initial state the episode's diff is taken against. */
+  markInitial(): Promise<void>;
+  /** The row diff of every table, initial vs now, and a fingerprint per table. */
+  captureDiff(): Promise<StateDiff>;
+  /** A role and URL that can read and write this database only (database.expose: true). */
+  exposeUrl(): Promise<string>;
+  /** Drops the database (off the critical path: callers need not await it). */
+  dispose(): Promise<void>;
+}
+
+/** A template built once per run; clones are cheap. */
+export interface Template {
+  readonly name: string;
+  /** sha256 of the schema and fixtures it was built from. */
+  readonly hash: string;
+  /** Tables in the template and their primary keys (null: none; diffed as a multiset). */
+  readonly tables: Record<string, string[] | null>;
+  /** A fresh database with the template's contents. */
+  clone(label: string): Promise<Sandbox>;
+  /** Prepares (without running) a statement against the template; returns the error message or null. */
+  prepare(sql: string, paramCount?: number): Promise<string | null>;
+}
+
+export type EngineName = 'embedded' | 'postgres' | 'testcontainers';
+
+/** A database engine: where sandboxes live. */
+export interface Engine {
+  readonly name: EngineName;
+  /** Why this engine was chosen (engine: auto says so in the report). */
+  readonly reason: string;
+  /** The run prefix every database this engine creates carries. */
+  readonly runPrefix: string;
+  buildTemplate(spec: TemplateSpec): Promise<Template>;
+  /** Drops every database this run created, and the server when the engine owns it. Idempotent. */
+  close(): Promise<void>;
+}
