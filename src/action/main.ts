@@ -1,4 +1,220 @@
-// The action's orchestration: inputs, engine, posting, outputs.
+// The action's orchestration: inputs, base, engine, posting, outputs. One try/catch ends in setFailed.
+import { writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import * as core from '@actions/core';
+import { mergeReports } from '../compare/index.js';
+import { ConfigError, type Problem } from '../config/suite.js';
+import { checkConclusion, gateFails } from '../gate/verdict.js';
+import { renderJunit } from '../report/junit.js';
+import { renderMarkdown } from '../report/markdown.js';
+import type { Report } from '../report/types.js';
+import type { CompareResult, ProgressEvent } from '../run/api.js';
+import { runCompare, writeReports } from '../run/compare.js';
+import { caseAnnotations, scenarioLocator } from './annotations.js';
+import { resolveBase } from './base.js';
+import { checkTitle } from './check-run.js';
+import { type EventContext, readEvent } from './event.js';
+import { type ActionInputs, parseInputs } from './inputs.js';
+import { setOutputs } from './outputs.js';
+import { Posting, type Say } from './posting.js';
+import { placeProblem, problemAnnotations } from './problems.js';
+import { readShardReports } from './shard-reports.js';
+import { writeSummary } from './summary.js';
+
+const say: Say = { info: (m) => core.info(m), warning: (m) => core.warning(m) };
+
+/** Runs the action: compare (or one shard, or a merge of shards), then report and gate. */
 export async function run(): Promise<void> {
-  process.exitCode = 1;
+  const groups = new PhaseGroups();
+  const workspace = resolve(process.env.GITHUB_WORKSPACE || process.cwd());
+  let posting: Posting | null = null;
+  try {
+    const inputs = parseInputs((name) => core.getInput(name));
+    if (inputs.token) core.setSecret(inputs.token);
+    forgetInputs();
+    const event = readEvent(process.env);
+    const outDir = resolve(workspace, inputs.out);
+
+    if (inputs.shard) {
+      const result = await compare(inputs, event, workspace, outDir, groups);
+      groups.close();
+      setOutputs(result.report, result.reportPath);
+      writeJunit(inputs, workspace, result.report);
+      core.info(
+        `Shard ${inputs.shard.index}/${inputs.shard.total}: ${result.report.verdict} for its slice, report at ${relative(workspace, result.reportPath)}. ` +
+          'Nothing is posted and the step does not gate: the merge job does both.',
+      );
+      return;
+    }
+
+    posting = Posting.create(
+      inputs.token,
+      process.env.GITHUB_API_URL || 'https://api.github.com',
+      event,
+      say,
+    );
+    await posting.start(detailsUrl());
+    const result = inputs.merge
+      ? await merge(inputs.merge, workspace, outDir, groups)
+      : await compare(inputs, event, workspace, outDir, groups);
+    groups.close();
+    await publish(result, inputs, workspace, posting);
+  } catch (err) {
+    groups.close();
+    await fail(err, workspace, posting);
+  }
+}
+
+async function compare(
+  inputs: ActionInputs,
+  event: EventContext,
+  workspace: string,
+  outDir: string,
+  groups: PhaseGroups,
+): Promise<CompareResult> {
+  groups.open('Resolving the base');
+  const base = await resolveBase({ baseRef: inputs.baseRef, eventBaseSha: event.baseSha }, workspace);
+  if (base === null) {
+    core.notice(
+      'No base: the event has no base commit and base-ref is empty, so the head runs alone and is reported as such.',
+    );
+  } else {
+    core.info(
+      `base ${base.sha} (from ${base.source === 'event' ? `the ${event.name} event` : 'base-ref'}${base.fetched ? ', fetched from origin' : ''})`,
+    );
+  }
+  return runCompare({
+    base: base?.sha ?? null,
+    head: workspace,
+    repo: workspace,
+    config: inputs.config,
+    repeats: inputs.repeats ?? undefined,
+    shard: inputs.shard,
+    out: outDir,
+    engine: inputs.engine ?? undefined,
+    onProgress: (e) => groups.progress(e),
+  });
+}
+
+async function merge(
+  pattern: string,
+  workspace: string,
+  outDir: string,
+  groups: PhaseGroups,
+): Promise<CompareResult> {
+  groups.open('Merging shard reports');
+  const shards = await readShardReports(pattern, workspace, resolve(outDir, 'report.json'));
+  for (const s of shards)
+    core.info(`${relative(workspace, s.file)}: ${s.report.verdict}, ${s.report.cases.length} cases`);
+  return writeReports(mergeReports(shards.map((s) => s.report)), outDir);
+}
+
+async function publish(
+  result: CompareResult,
+  inputs: ActionInputs,
+  workspace: string,
+  posting: Posting,
+): Promise<void> {
+  const { report, reportPath } = result;
+  const title = checkTitle(report);
+  setOutputs(report, reportPath);
+  if (!(await writeSummary(renderMarkdown(report, { variant: 'summary' })))) {
+    core.info('GITHUB_STEP_SUMMARY is not set: no job summary written.');
+  }
+  writeJunit(inputs, workspace, report);
+
+  const locate = scenarioLocator(workspace, dirname(resolve(workspace, inputs.config)));
+  await posting.complete({
+    conclusion: checkConclusion(report.verdict),
+    title,
+    summary: renderMarkdown(report, { variant: 'check' }),
+    annotations: caseAnnotations(report, locate),
+  });
+  if (inputs.comment) await posting.comment(renderMarkdown(report, { variant: 'comment' }));
+  else core.info('comment: false, so no pull request comment.');
+
+  core.info(`Report: ${relative(workspace, reportPath)}`);
+  if (gateFails(report.verdict, inputs.failOn)) {
+    core.setFailed(`Stategate ${title} (fail-on: ${inputs.failOn})`);
+  } else {
+    core.info(`Stategate ${title} (fail-on: ${inputs.failOn}: the step passes)`);
+  }
+}
+
+function writeJunit(inputs: ActionInputs, workspace: string, report: Report): void {
+  if (inputs.junit === null) return;
+  const path = resolve(workspace, inputs.junit);
+  writeFileSync(path, renderJunit(report));
+  core.info(`JUnit XML: ${relative(workspace, path)}`);
+}
+
+async function fail(err: unknown, workspace: string, posting: Posting | null): Promise<void> {
+  const problems = configProblems(err);
+  if (problems) {
+    const places = problems.map((p) => placeProblem(p, workspace));
+    for (const p of places) {
+      core.error(p.message, p.file ? { file: p.file, startLine: p.line, startColumn: p.col } : {});
+    }
+    const title = `Configuration error: ${problems.length} problem${problems.length === 1 ? '' : 's'}`;
+    await posting?.complete({
+      conclusion: 'failure',
+      title,
+      summary: places
+        .map((p) => `- ${p.file ? `\`${p.file}:${p.line}:${p.col}\` ` : ''}${p.message}`)
+        .join('\n'),
+      annotations: problemAnnotations(places),
+    });
+    core.setFailed(`${title} in the suite (each is annotated above).`);
+    return;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  await posting?.complete({
+    conclusion: 'failure',
+    title: 'Stategate could not run',
+    summary: message,
+    annotations: [],
+  });
+  core.setFailed(message);
+}
+
+// Duck-typed as well: a ConfigError from another copy of the module still carries its problems.
+function configProblems(err: unknown): Problem[] | null {
+  if (err instanceof ConfigError) return err.problems;
+  const e = err as { name?: string; problems?: unknown } | null;
+  return e?.name === 'ConfigError' && Array.isArray(e.problems) ? (e.problems as Problem[]) : null;
+}
+
+// The agent's environment is built from an allow-list; dropping INPUT_* (the token among them) makes sure.
+function forgetInputs(): void {
+  for (const key of Object.keys(process.env)) if (key.startsWith('INPUT_')) delete process.env[key];
+}
+
+function detailsUrl(): string | undefined {
+  const { GITHUB_SERVER_URL: server, GITHUB_REPOSITORY: repo, GITHUB_RUN_ID: id } = process.env;
+  return server && repo && id ? `${server}/${repo}/actions/runs/${id}` : undefined;
+}
+
+/** Log groups per phase, and one line per graded episode. */
+class PhaseGroups {
+  private isOpen = false;
+
+  open(title: string): void {
+    this.close();
+    core.startGroup(title);
+    this.isOpen = true;
+  }
+
+  close(): void {
+    if (this.isOpen) core.endGroup();
+    this.isOpen = false;
+  }
+
+  progress(e: ProgressEvent): void {
+    if (e.type === 'phase') this.open(e.message);
+    else if (e.type === 'episode') {
+      const result = e.passed === null ? 'not graded' : e.passed ? 'pass' : 'fail';
+      core.info(`[${e.done}/${e.total}] ${e.scenario} (${e.side}): ${result}`);
+    } else if (e.level === 'warn') core.warning(e.message);
+    else core.info(e.message);
+  }
 }

@@ -1,5 +1,100 @@
 // The stategate command: parses arguments and dispatches to the subcommands.
+import { parseArgs } from 'node:util';
+import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
+
+export const VERSION = '0.1.0';
+
+export const HELP = `stategate ${VERSION}: a release gate for AI agents that act
+
+Usage:
+  stategate compare --base REF|DIR --head REF|DIR [options]
+      Run base and head as a pinned pair on the same scenarios, classify every case and gate.
+  stategate run [--dir DIR] [options]
+      Grade one version of the agent (default: the current directory).
+  stategate validate [--config FILE]
+      Check every file (schemas, SQL prepared against the template, tool and fault names) and
+      report all problems at once.
+  stategate merge REPORT.json... [--out DIR] [--fail-on LEVEL]
+      Join shard reports (refuses different pinned suites or overlapping slices), then gate.
+  stategate demo [--engine ENGINE]
+      Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
+
+Options:
+  --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml)
+  --repeats N           episodes per scenario and side (overrides the config)
+  --concurrency N       episodes at once (overrides the config)
+  --shard I/N           run one deterministic slice of the scenarios
+  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate)
+  --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
+  --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
+  --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
+  --junit FILE          also write JUnit XML, one test case per scenario and side
+  --repo DIR            the git repository refs belong to (default: the current directory)
+  --no-color            plain terminal output
+  -h, --help            this text
+  -v, --version         the version
+
+Exit codes: 0 the gate passed, 2 the gate failed (--fail-on), 1 stategate could not run
+(the message says why and where).
+`;
+
+const OPTIONS = {
+  base: { type: 'string' },
+  head: { type: 'string' },
+  dir: { type: 'string' },
+  config: { type: 'string' },
+  repeats: { type: 'string' },
+  concurrency: { type: 'string' },
+  shard: { type: 'string' },
+  out: { type: 'string' },
+  'fail-on': { type: 'string' },
+  engine: { type: 'string' },
+  'suite-from': { type: 'string' },
+  junit: { type: 'string' },
+  repo: { type: 'string' },
+  'no-color': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+export type CliValues = ReturnType<typeof parse>['values'];
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+/** Runs the command line; resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  process.stdout.write(`stategate: not yet implemented: ${argv.join(' ')}\n`);
-  return 1;
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`stategate: ${(err as Error).message}\nRun 'stategate --help' for usage.\n`);
+    return 1;
+  }
+  const { values, positionals } = parsed;
+  if (values.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(HELP);
+    return values.help ? 0 : 1;
+  }
+  switch (command) {
+    case 'compare':
+      return commandCompare(values);
+    case 'run':
+      return commandRun(values);
+    case 'validate':
+      return commandValidate(values);
+    case 'merge':
+      return commandMerge(values, rest);
+    case 'demo':
+      return commandDemo(values);
+    default:
+      process.stderr.write(`stategate: unknown command '${command}'\nRun 'stategate --help' for usage.\n`);
+      return 1;
+  }
 }

@@ -11,6 +11,11 @@ export interface SessionSpec {
   seed: number;
   /** The tools the scenario allows (already filtered), in suite order. */
   tools: Tool[];
+  /**
+   * Every tool of the suite: a call to one the scenario does not allow gets 403 TOOL_NOT_ALLOWED
+   * (and its risk in the record) instead of 404 UNKNOWN_TOOL. Optional: without it, both are 404.
+   */
+  suiteTools?: Tool[];
   faults: FaultRule[];
   sandbox: Sandbox;
   /** Initial-state reader for stale_response: same template + scenario state, never written. */

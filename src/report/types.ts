@@ -1,7 +1,7 @@
 // report.json (DESIGN.md section 8, a contract: extend only additively).
 import type { CaseClass } from '../config/schema.js';
-import type { EngineName } from '../sandbox/types.js';
 import type { FailureLabel, Side } from '../record.js';
+import type { EngineName } from '../sandbox/types.js';
 
 export type GateVerdict = 'PASS' | 'WARN' | 'BLOCK';
 
@@ -14,6 +14,37 @@ export interface ExpectationCounts {
   labels?: Partial<Record<FailureLabel, number>>;
   /** Additive: one failure message, for the explanation. */
   example?: string;
+}
+
+/** Additive: one side's statistics on one scenario, over the repeats that could be graded. */
+export interface SideStats {
+  /** Repeats that could be graded (runs minus infraErrors). */
+  n: number;
+  /** Of those, the repeats that passed every expectation. */
+  c: number;
+  /** c / n; null when n is 0. */
+  pass_rate: number | null;
+  /** Passed every repeat, and every repeat could be graded. */
+  all_n: boolean;
+  /** Unbiased pass@k, by k; null when k > n. */
+  pass_at_k: Record<string, number | null>;
+  /** pass^k (every one of k repeats passes), by k; null when k > n. */
+  pass_hat_k: Record<string, number | null>;
+  /** Wilson 95% interval of the per-run pass rate; null when n is 0. */
+  wilson: { low: number; high: number } | null;
+}
+
+/** Additive: one side's statistics over the suite, averaged over scenarios. */
+export interface SuiteStats {
+  /** Scenarios with at least one graded repeat on this side. */
+  scenarios: number;
+  /** Scenarios on this side with no graded repeat (left out of the averages). */
+  excluded: number;
+  pass_rate: number | null;
+  /** The share of scenarios passed in every repeat. */
+  all_n: number | null;
+  pass_at_k: Record<string, number | null>;
+  pass_hat_k: Record<string, number | null>;
 }
 
 export interface SideSummary {
@@ -33,6 +64,8 @@ export interface SideSummary {
   infraErrors?: number;
   /** Episode ids, to find the records in episodes.jsonl. */
   episodes?: string[];
+  /** Additive: pass rate, all-N, pass@k, pass^k and the Wilson interval. */
+  stats?: SideStats;
 }
 
 export interface StateDifference {
@@ -73,6 +106,8 @@ export interface CaseReport {
   reason?: string;
   expectations_changed?: ChangedExpectation[];
   flaky_explanation?: { base?: string; head?: string };
+  /** Additive: state differences left out of state_diff by its cap. */
+  state_diff_cut?: number;
 }
 
 export interface Report {
@@ -95,4 +130,8 @@ export interface Report {
   duration_ms?: number;
   /** Where the full per-episode records are (episodes.jsonl beside report.json). */
   episodes_file?: string;
+  /** Additive: suite-level averages per side. */
+  stats?: Partial<Record<Side, SuiteStats>>;
+  /** Additive, merged reports: shard indexes (1-based) of the whole that no report covered. */
+  missing_shards?: number[];
 }

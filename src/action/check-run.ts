@@ -1,0 +1,105 @@
+// The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
+import type { Report } from '../report/types.js';
+import type { CheckAnnotation } from './annotations.js';
+import type { GitHub } from './github.js';
+import { GITHUB_TEXT_LIMIT, trimMarkdown } from './trim.js';
+
+export const CHECK_NAME = 'stategate';
+/** The Checks API takes at most 50 annotations per request; more go in further updates. */
+export const ANNOTATIONS_PER_REQUEST = 50;
+
+/** The repository and commit a check run belongs to. */
+export interface CheckTarget {
+  owner: string;
+  repo: string;
+  headSha: string;
+}
+
+export type Conclusion = 'success' | 'neutral' | 'failure';
+
+/** What a completed check run shows. */
+export interface CheckOutcome {
+  conclusion: Conclusion;
+  title: string;
+  summary: string;
+  annotations: CheckAnnotation[];
+}
+
+const CLASS_WORDS: [keyof Report['counts'], string, string][] = [
+  ['new-critical-failure', 'new critical failure', 'new critical failures'],
+  ['regressed', 'regressed', 'regressed'],
+  ['incomplete', 'incomplete', 'incomplete'],
+  ['improved', 'improved', 'improved'],
+  ['unchanged', 'unchanged', 'unchanged'],
+];
+
+/** The check run's title: the verdict and the count of each class present, e.g. `BLOCK: 1 new critical failure, 4 unchanged`. */
+export function checkTitle(report: Report): string {
+  const parts = CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
+    ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
+  );
+  const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
+  return `${report.verdict}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+}
+
+/** Creates the check run in_progress on the head commit; returns its id. */
+export async function startCheckRun(gh: GitHub, target: CheckTarget, detailsUrl?: string): Promise<number> {
+  const { data } = await gh.rest.checks.create({
+    owner: target.owner,
+    repo: target.repo,
+    name: CHECK_NAME,
+    head_sha: target.headSha,
+    status: 'in_progress',
+    started_at: new Date().toISOString(),
+    ...(detailsUrl ? { details_url: detailsUrl } : {}),
+  });
+  return data.id;
+}
+
+/**
+ * Completes the check run (creating it completed when `id` is null) with the conclusion, title and
+ * trimmed summary and the first 50 annotations, then appends the rest 50 per update.
+ */
+export async function completeCheckRun(
+  gh: GitHub,
+  target: CheckTarget,
+  id: number | null,
+  outcome: CheckOutcome,
+): Promise<{ id: number; url: string | null }> {
+  const summary = trimMarkdown(
+    outcome.summary,
+    GITHUB_TEXT_LIMIT,
+    '_The summary was trimmed to fit the check run; the full report is in the job summary and report.json._',
+  );
+  const batches: CheckAnnotation[][] = [];
+  for (let i = 0; i < outcome.annotations.length; i += ANNOTATIONS_PER_REQUEST) {
+    batches.push(outcome.annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+  }
+  const output = (annotations: CheckAnnotation[] | undefined) => ({
+    title: outcome.title,
+    summary,
+    ...(annotations && annotations.length > 0 ? { annotations } : {}),
+  });
+  const completed = {
+    owner: target.owner,
+    repo: target.repo,
+    status: 'completed' as const,
+    conclusion: outcome.conclusion,
+    completed_at: new Date().toISOString(),
+    output: output(batches[0]),
+  };
+  const { data } =
+    id === null
+      ? await gh.rest.checks.create({ ...completed, name: CHECK_NAME, head_sha: target.headSha })
+      : await gh.rest.checks.update({ ...completed, check_run_id: id });
+  // Each update appends its annotations to the ones the run already has.
+  for (const batch of batches.slice(1)) {
+    await gh.rest.checks.update({
+      owner: target.owner,
+      repo: target.repo,
+      check_run_id: data.id,
+      output: output(batch),
+    });
+  }
+  return { id: data.id, url: data.html_url ?? null };
+}

@@ -1,0 +1,110 @@
+// The action's inputs (action.yml), parsed and checked together so one run reports every mistake.
+import type { FailOn } from '../gate/verdict.js';
+import type { EngineName } from '../sandbox/types.js';
+
+/** What the workflow asked for, validated. */
+export interface ActionInputs {
+  config: string;
+  /** Overrides the config's repeats; null keeps the config's. */
+  repeats: number | null;
+  failOn: FailOn;
+  /** Run one slice of the suite, write its report and post nothing. */
+  shard: { index: number; total: number } | null;
+  /** A glob of shard reports to join, gate and post. */
+  merge: string | null;
+  comment: boolean;
+  token: string;
+  /** The base to compare against when the event has none (push, workflow_dispatch). */
+  baseRef: string | null;
+  engine: 'auto' | EngineName | null;
+  /** Where to write JUnit XML; null writes none. */
+  junit: string | null;
+  out: string;
+}
+
+/** Thrown when inputs are missing, malformed or contradict each other; lists every problem. */
+export class InputError extends Error {
+  constructor(readonly problems: string[]) {
+    super(
+      problems.length === 1 ? problems[0] : `invalid inputs:\n${problems.map((p) => `- ${p}`).join('\n')}`,
+    );
+    this.name = 'InputError';
+  }
+}
+
+const FAIL_ON: readonly FailOn[] = ['block', 'warn', 'never'];
+const ENGINES = ['auto', 'embedded', 'postgres', 'testcontainers'] as const;
+// The YAML 1.2 core schema booleans, which is what core.getBooleanInput accepts.
+const TRUE = ['true', 'True', 'TRUE'];
+const FALSE = ['false', 'False', 'FALSE'];
+
+/** Parses the inputs from a getter (core.getInput in the action), rejecting bad and contradictory ones. */
+export function parseInputs(get: (name: string) => string): ActionInputs {
+  const problems: string[] = [];
+  const text = (name: string) => get(name).trim();
+
+  const config = text('config') || 'stategate.yml';
+  const out = text('out') || '.stategate';
+
+  let repeats: number | null = null;
+  const repeatsText = text('repeats');
+  if (repeatsText !== '') {
+    if (/^\d+$/.test(repeatsText) && Number(repeatsText) >= 1 && Number(repeatsText) <= 1000) {
+      repeats = Number(repeatsText);
+    } else {
+      problems.push(`repeats: expected a whole number from 1 to 1000, got "${repeatsText}"`);
+    }
+  }
+
+  const failOnText = text('fail-on') || 'block';
+  const failOn = FAIL_ON.find((f) => f === failOnText) ?? 'block';
+  if (!FAIL_ON.includes(failOnText as FailOn)) {
+    problems.push(`fail-on: expected one of block, warn, never, got "${failOnText}"`);
+  }
+
+  let shard: ActionInputs['shard'] = null;
+  const shardText = text('shard');
+  if (shardText !== '') {
+    const m = /^(\d+)\s*\/\s*(\d+)$/.exec(shardText);
+    const index = m ? Number(m[1]) : 0;
+    const total = m ? Number(m[2]) : 0;
+    if (!m || total < 1 || index < 1 || index > total) {
+      problems.push(`shard: expected I/N with 1 <= I <= N (e.g. 2/4), got "${shardText}"`);
+    } else {
+      shard = { index, total };
+    }
+  }
+
+  const merge = text('merge') || null;
+
+  const commentText = text('comment') || 'true';
+  let comment = true;
+  if (TRUE.includes(commentText)) comment = true;
+  else if (FALSE.includes(commentText)) comment = false;
+  else problems.push(`comment: expected true or false, got "${commentText}"`);
+
+  const engineText = text('engine');
+  let engine: ActionInputs['engine'] = null;
+  if (engineText !== '') {
+    engine = ENGINES.find((e) => e === engineText) ?? null;
+    if (engine === null) {
+      problems.push(`engine: expected one of ${ENGINES.join(', ')}, got "${engineText}"`);
+    }
+  }
+
+  const baseRef = text('base-ref') || null;
+  const junit = text('junit') || null;
+  const token = text('github-token');
+
+  // A merge job runs nothing: inputs that shape a run would be silently ignored, so refuse them.
+  if (merge !== null) {
+    if (shardText !== '')
+      problems.push('shard and merge contradict each other: a job either runs a slice or joins them');
+    if (repeatsText !== '') problems.push('repeats has no effect with merge: set it on the shard jobs');
+    if (engineText !== '') problems.push('engine has no effect with merge: set it on the shard jobs');
+    if (baseRef !== null) problems.push('base-ref has no effect with merge: set it on the shard jobs');
+  }
+
+  if (problems.length > 0) throw new InputError(problems);
+  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, junit, out };
+}

@@ -1,0 +1,104 @@
+// The agent's environment (DESIGN.md section 6): built from an allow-list, never inherited, so a
+// runner's tokens cannot reach the code under test unless the user names them.
+import type { EpisodeVars } from './types.js';
+
+/** What the harness takes from its own environment for every agent, whatever the config says. */
+const ALWAYS_PASSED = ['PATH', 'HOME', 'LANG', 'TZ'];
+const LOCALE_PREFIX = 'LC_';
+
+/**
+ * Variables that never reach an agent, even when named: they let a process upload artifacts or mint
+ * cloud credentials as the workflow. GITHUB_TOKEN and INPUT_* may be passed, but only by name.
+ */
+export function isNeverPassed(name: string): boolean {
+  return name === 'ACTIONS_RUNTIME_TOKEN' || name.startsWith('ACTIONS_ID_TOKEN_REQUEST_');
+}
+
+// Short values (e.g. "1") would match by accident; real tokens are long.
+const MIN_SECRET_LENGTH = 8;
+
+/** A refused agent environment; every problem is in the message. */
+export class AgentEnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`agent environment refused: ${problems.join('; ')}`);
+    this.name = 'AgentEnvError';
+  }
+}
+
+export interface AgentEnvOptions {
+  harnessEnv: NodeJS.ProcessEnv;
+  /** agent.env from stategate.yml. */
+  env: Record<string, string>;
+  /** agent.pass_env from stategate.yml. */
+  passEnv: string[];
+}
+
+/** Lists every reason the configured agent environment cannot be built (empty when it can). */
+export function checkAgentEnv(opts: AgentEnvOptions): string[] {
+  const problems: string[] = [];
+  for (const name of opts.passEnv) {
+    if (!/^[^=\0]+$/.test(name))
+      problems.push(`agent.pass_env: ${JSON.stringify(name)} is not a variable name`);
+    else if (isNeverPassed(name)) problems.push(`agent.pass_env: ${name} is never passed to an agent`);
+  }
+  for (const name of Object.keys(opts.env)) {
+    if (isNeverPassed(name)) problems.push(`agent.env: ${name} is never passed to an agent`);
+  }
+  // A `${ACTIONS_RUNTIME_TOKEN}` expanded into agent.env, or passed under another name, is the same leak.
+  const secrets = Object.entries(opts.harnessEnv).filter(
+    ([name, value]) => isNeverPassed(name) && value !== undefined && value.length >= MIN_SECRET_LENGTH,
+  );
+  const carried: [string, string | undefined][] = [
+    ...Object.entries(opts.env),
+    ...opts.passEnv.map((name): [string, string | undefined] => [name, opts.harnessEnv[name]]),
+  ];
+  for (const [name, value] of carried) {
+    if (isNeverPassed(name) || value === undefined) continue;
+    const secret = secrets.find(([, s]) => s === value);
+    if (secret) problems.push(`${name} carries the value of ${secret[0]}, which is never passed to an agent`);
+  }
+  return problems;
+}
+
+/**
+ * The environment shared by every episode of a side (and by agent.serve): PATH, HOME, LANG, LC_*,
+ * TZ from the harness, then agent.env, then the pass_env names that are set. Throws AgentEnvError.
+ */
+export function baseAgentEnv(opts: AgentEnvOptions): Record<string, string> {
+  const problems = checkAgentEnv(opts);
+  if (problems.length > 0) throw new AgentEnvError(problems);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(opts.harnessEnv)) {
+    if (value !== undefined && (ALWAYS_PASSED.includes(name) || name.startsWith(LOCALE_PREFIX)))
+      out[name] = value;
+  }
+  Object.assign(out, opts.env);
+  for (const name of opts.passEnv) {
+    const value = opts.harnessEnv[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** The STATEGATE_* variables (and DATABASE_URL when exposed) of one episode. */
+export function episodeEnv(episode: EpisodeVars): Record<string, string> {
+  const out: Record<string, string> = {
+    STATEGATE_TOOLS_URL: episode.toolsUrl,
+    STATEGATE_MCP_URL: episode.mcpUrl,
+    STATEGATE_EPISODE: episode.episode,
+    STATEGATE_SCENARIO: episode.scenario,
+    STATEGATE_SEED: String(episode.seed),
+    STATEGATE_SIDE: episode.side,
+  };
+  if (episode.databaseUrl !== undefined) out.DATABASE_URL = episode.databaseUrl;
+  return out;
+}
+
+/**
+ * The full environment of one command-agent episode; the episode variables come last and win.
+ * Without `episode` (agent.setup, agent.serve) it is baseAgentEnv. Throws AgentEnvError.
+ */
+export function buildAgentEnv(opts: AgentEnvOptions & { episode?: EpisodeVars }): Record<string, string> {
+  const base = baseAgentEnv(opts);
+  return opts.episode ? { ...base, ...episodeEnv(opts.episode) } : base;
+}

@@ -1,0 +1,105 @@
+// Agents run as `/bin/sh -c` in a process group of their own, so one signal reaches everything they
+// started, and nothing they started outlives the episode.
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** The default time between SIGTERM and SIGKILL. */
+export const DEFAULT_GRACE_MS = 2000;
+const POLL_MS = 25;
+// After SIGKILL the kernel needs only moments; this bounds a wait on a process stuck in the kernel.
+const KILL_WAIT_MS = 2000;
+
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+// A harness that exits (even on an uncaught error) takes its agents with it.
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL');
+  });
+}
+
+/** Starts `/bin/sh -c command` in cwd as the leader of a new process group. */
+export function spawnInGroup(
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+  stdio: StdioOptions,
+): ChildProcess {
+  installExitHook();
+  const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio });
+  if (child.pid !== undefined) {
+    const pgid = child.pid;
+    liveGroups.add(pgid);
+    child.once('exit', () => {
+      if (!groupRunning(pgid)) liveGroups.delete(pgid);
+    });
+  }
+  return child;
+}
+
+/** Sends a signal to every process of the group; false when the group is gone. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    // EPERM: the group exists but a member is not ours to signal (it changed its user).
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Reads a process's state letter and process group from /proc; null when unknown. */
+function procStat(pid: string): { state: string; pgid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name sits in parentheses and may itself contain ") ".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0], pgid: Number(fields[2]) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether any process of the group is still running. A killed orphan stays a zombie until init
+ * reaps it, which can take a while in containers; a zombie runs nothing, so /proc is asked.
+ */
+export function groupRunning(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  return pids.some((pid) => {
+    const stat = procStat(pid);
+    return stat !== null && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X';
+  });
+}
+
+/** Waits until no process of the group runs, up to `timeoutMs`; true when the group is gone. */
+export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupRunning(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await delay(POLL_MS);
+  }
+  return true;
+}
+
+/** SIGTERM to the group, SIGKILL after `graceMs` if anything still runs; resolves once all are gone. */
+export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+  if (groupRunning(pgid)) {
+    signalGroup(pgid, 'SIGTERM');
+    if (!(await waitGroupGone(pgid, graceMs))) {
+      signalGroup(pgid, 'SIGKILL');
+      await waitGroupGone(pgid, KILL_WAIT_MS);
+    }
+  }
+  if (!groupRunning(pgid)) liveGroups.delete(pgid);
+}

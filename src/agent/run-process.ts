@@ -1,0 +1,136 @@
+// One shell command in its own process group, with stdin, capped output, a timeout and
+// cancellation. Everything that can go wrong comes back as a fact in the result.
+import type { ChildProcess } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { OutputCapture } from './capture.js';
+import { signalGroup, spawnInGroup, stopGroup } from './process-group.js';
+import { within } from './within.js';
+
+// A process that left the group (setsid) may still hold our pipes; stop waiting for them after this.
+const PIPE_DRAIN_MS = 500;
+
+export interface GroupRunOptions {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  /** Written to stdin, then EOF; without it stdin is /dev/null. */
+  stdin?: string;
+  timeoutMs: number;
+  graceMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  /** Send stderr into stdout, in order (setup logs); `stderr` is then the shell's own complaints. */
+  mergeOutput?: boolean;
+}
+
+export interface GroupRunResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  stdout: OutputCapture;
+  stderr: OutputCapture;
+  /** Why the process could not be started, when it could not. */
+  spawnError?: string;
+}
+
+/** Checks that cwd is a directory, for a message that names it (spawn would blame /bin/sh). */
+export async function checkCwd(cwd: string): Promise<string | undefined> {
+  try {
+    if (!(await stat(cwd)).isDirectory()) return `working directory ${cwd} is not a directory`;
+  } catch {
+    return `working directory ${cwd} does not exist`;
+  }
+  return undefined;
+}
+
+function waitForExit(
+  child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null } | Error> {
+  return new Promise((resolve) => {
+    child.once('error', (err) => resolve(err));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** Runs `/bin/sh -c command` in its own process group and reports how it ended; never throws. */
+export async function runInGroup(opts: GroupRunOptions): Promise<GroupRunResult> {
+  const stdout = new OutputCapture(opts.maxOutputBytes);
+  const stderr = new OutputCapture(opts.maxOutputBytes);
+  const result: GroupRunResult = {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    durationMs: 0,
+    stdout,
+    stderr,
+  };
+  if (opts.signal?.aborted) {
+    result.aborted = true;
+    result.spawnError = 'cancelled before it started';
+    return result;
+  }
+  const cwdProblem = await checkCwd(opts.cwd);
+  if (cwdProblem) {
+    result.spawnError = cwdProblem;
+    return result;
+  }
+
+  const started = performance.now();
+  // One pipe for both streams keeps their true order; two pipes would be read in arbitrary order.
+  const command = opts.mergeOutput ? `exec 2>&1\n${opts.command}` : opts.command;
+  const child = spawnInGroup(command, opts.cwd, opts.env, [
+    opts.stdin === undefined ? 'ignore' : 'pipe',
+    'pipe',
+    'pipe',
+  ]);
+  const exited = waitForExit(child);
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  if (child.stdin) {
+    // An agent that exits without reading its input closes the pipe: EPIPE is expected, not an error.
+    child.stdin.on('error', () => {});
+    child.stdin.end(opts.stdin);
+  }
+
+  const pgid = child.pid;
+  let killTimer: NodeJS.Timeout | undefined;
+  const terminate = () => {
+    if (pgid === undefined || killTimer) return;
+    signalGroup(pgid, 'SIGTERM');
+    killTimer = setTimeout(() => signalGroup(pgid, 'SIGKILL'), opts.graceMs);
+  };
+  const timer = setTimeout(() => {
+    result.timedOut = true;
+    terminate();
+  }, opts.timeoutMs);
+  const onAbort = () => {
+    result.aborted = true;
+    terminate();
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborted while the working directory was being checked.
+  if (opts.signal?.aborted) onAbort();
+
+  const ended = await exited;
+  result.durationMs = Math.round(performance.now() - started);
+  clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+  if (ended instanceof Error) {
+    result.spawnError = ended.message;
+  } else {
+    result.exitCode = ended.code;
+    result.signal = ended.signal;
+  }
+  // Whatever the agent left behind dies with its group.
+  if (pgid !== undefined) await stopGroup(pgid, opts.graceMs);
+  clearTimeout(killTimer);
+  await within(closed, PIPE_DRAIN_MS);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  child.stdin?.destroy();
+  return result;
+}

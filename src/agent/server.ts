@@ -1,0 +1,250 @@
+// The agent-server adapter (DESIGN.md section 6): agent.url receives one POST per episode; agent.serve,
+// when given, starts that server once per side and restarts it once if it dies.
+import type { AgentRun } from '../record.js';
+import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
+import { type PostOutcome, postJson, tryConnect } from './http-client.js';
+import { DEFAULT_GRACE_MS } from './process-group.js';
+import { parseAgentResult, snippet } from './result.js';
+import { checkCwd } from './run-process.js';
+import { AgentStartError, appendLog, describeExit, ServeProcess } from './serve-process.js';
+import type { AgentInput, EpisodeVars } from './types.js';
+import { within } from './within.js';
+
+export { AgentStartError } from './serve-process.js';
+
+const DEFAULT_HEALTH_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 2000;
+// A request may fail a moment before the exit of the server that dropped it is reported.
+const EXIT_NOTICE_MS = 1000;
+
+export interface AgentServerOptions {
+  /** agent.serve: the command that starts the server; without it agent.url must already be up. */
+  serve?: string;
+  /** agent.url. */
+  url: string;
+  cwd: string;
+  /** From baseAgentEnv: no episode variables (those go in each POST). */
+  env: Record<string, string>;
+  /** Where the server's stdout and stderr are appended. */
+  logFile: string;
+  healthTimeoutMs?: number;
+  graceMs?: number;
+  /** The largest response body read (default 1 MiB). */
+  maxResponseBytes?: number;
+}
+
+export interface EpisodeRequest {
+  input: AgentInput;
+  vars: EpisodeVars;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** A running agent server, ready for episodes. */
+export interface AgentServer {
+  readonly url: string;
+  readonly logFile: string;
+  /** How often the server was restarted after it died (at most once). */
+  readonly restarts: number;
+  /**
+   * POSTs one episode and reads the result from the response. Never throws. `exitCode` is 0 when the
+   * server answered 2xx and null otherwise, so `completed` reads the same as for a command agent.
+   */
+  runEpisode(request: EpisodeRequest): Promise<AgentRun>;
+  /** Stops the server started by serve (nothing to do without serve). */
+  stop(): Promise<void>;
+}
+
+/** The POST body: the stdin object plus the episode's identifiers (DESIGN.md section 6). */
+export function episodeBody(input: AgentInput, vars: EpisodeVars): Record<string, unknown> {
+  return {
+    message: input.message,
+    context: input.context,
+    tools_url: vars.toolsUrl,
+    mcp_url: vars.mcpUrl,
+    episode: vars.episode,
+    scenario: vars.scenario,
+    seed: vars.seed,
+    side: vars.side,
+    ...(vars.databaseUrl === undefined ? {} : { database_url: vars.databaseUrl }),
+  };
+}
+
+class ServerExited extends Error {}
+
+function failedRun(resultError: string, durationMs = 0): AgentRun {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs,
+    stdout: '',
+    stderr: '',
+    truncated: false,
+    resultError,
+  };
+}
+
+class RunningAgentServer implements AgentServer {
+  restarts = 0;
+  private proc: ServeProcess | null = null;
+  private restarting: Promise<void> | null = null;
+  /** Why no further episode can run, once that is so. */
+  private down: string | null = null;
+  private readonly inFlight = new Set<AbortController>();
+  private stopping = false;
+
+  constructor(
+    private readonly opts: AgentServerOptions,
+    private readonly target: URL,
+    private readonly graceMs: number,
+  ) {}
+
+  get url(): string {
+    return this.opts.url;
+  }
+
+  get logFile(): string {
+    return this.opts.logFile;
+  }
+
+  /** Starts serve and waits until it accepts connections; only then are its exits watched. */
+  async launch(): Promise<void> {
+    const { serve, cwd, env, logFile } = this.opts;
+    let proc: ServeProcess;
+    try {
+      proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs);
+    } catch (err) {
+      throw new AgentStartError(`agent.serve cannot start: ${(err as Error).message}`);
+    }
+    this.proc = proc;
+    await proc.waitHealthy(this.target, this.opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS);
+    void proc.exited.then(() => this.onExit(proc));
+  }
+
+  private onExit(proc: ServeProcess): void {
+    if (this.stopping || proc !== this.proc) return;
+    const what = `agent server exited (${describeExit(proc.exit!)})`;
+    for (const controller of this.inFlight) controller.abort(new ServerExited(what));
+    if (this.restarts >= 1) {
+      this.down = `${what} after it had been restarted once; see ${this.logFile}`;
+      return;
+    }
+    this.restarts++;
+    appendLog(this.logFile, 'restarting the agent server (once)');
+    this.restarting = this.launch()
+      .catch((err: Error) => {
+        this.down = `${what} and could not be restarted: ${err.message}`;
+      })
+      .finally(() => {
+        this.restarting = null;
+      });
+  }
+
+  async runEpisode(request: EpisodeRequest): Promise<AgentRun> {
+    if (request.signal?.aborted) return failedRun('the run was cancelled before the request was sent');
+    // Time spent waiting for a restart is not the episode's.
+    if (this.restarting) await this.restarting;
+    if (this.down) return failedRun(this.down);
+    if (this.stopping) return failedRun('the agent server was stopped');
+
+    const proc = this.proc;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.add(controller);
+    const started = performance.now();
+    const outcome = await postJson(this.target, episodeBody(request.input, request.vars), {
+      timeoutMs: request.timeoutMs,
+      maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      signal: controller.signal,
+    });
+    const durationMs = Math.round(performance.now() - started);
+    this.inFlight.delete(controller);
+    request.signal?.removeEventListener('abort', onAbort);
+
+    const run: AgentRun = {
+      exitCode: null,
+      signal: null,
+      timedOut: outcome.timedOut,
+      durationMs,
+      stdout: outcome.body.text(),
+      stderr: '',
+      truncated: outcome.body.truncated,
+    };
+    const reason = controller.signal.reason;
+    if (reason instanceof ServerExited) {
+      run.resultError = `${reason.message} during the episode; see ${this.logFile}`;
+    } else if (outcome.aborted) {
+      run.resultError = 'the run was cancelled';
+    } else if (outcome.timedOut) {
+      run.resultError = `the agent server did not answer within ${request.timeoutMs} ms`;
+    } else if (outcome.error !== undefined) {
+      run.resultError = await this.describeConnectionError(outcome, proc);
+    } else {
+      this.readResponse(outcome, run);
+    }
+    return run;
+  }
+
+  private async describeConnectionError(outcome: PostOutcome, proc: ServeProcess | null): Promise<string> {
+    const exit = proc ? await within(proc.exited, EXIT_NOTICE_MS) : undefined;
+    if (exit) return `agent server exited (${describeExit(exit)}) during the episode; see ${this.logFile}`;
+    return `could not reach the agent server at ${this.url}: ${outcome.error}`;
+  }
+
+  private readResponse(outcome: PostOutcome, run: AgentRun): void {
+    const status = outcome.status ?? 0;
+    if (status < 200 || status > 299) {
+      run.resultError = `the agent server answered HTTP ${status}: ${snippet(outcome.body.text())}`;
+      return;
+    }
+    run.exitCode = 0;
+    if (outcome.body.truncated) {
+      run.resultError = `the response body is larger than ${outcome.body.maxBytes} bytes`;
+      return;
+    }
+    const reading = parseAgentResult(outcome.body.text(), 'the response body');
+    if (reading.result) run.result = reading.result;
+    else run.resultError = reading.resultError;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    // Stopping the current process first makes a restart in progress fail fast.
+    await this.proc?.stop();
+    await this.restarting;
+  }
+}
+
+function parseUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new AgentStartError(`agent.url ${JSON.stringify(url)} is not a URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new AgentStartError(`agent.url ${url} must be http:// or https://`);
+  }
+  return parsed;
+}
+
+/** Starts agent.serve (when given) and waits until agent.url accepts connections; throws AgentStartError. */
+export async function startAgentServer(opts: AgentServerOptions): Promise<AgentServer> {
+  const target = parseUrl(opts.url);
+  const server = new RunningAgentServer(opts, target, opts.graceMs ?? DEFAULT_GRACE_MS);
+  if (opts.serve === undefined) {
+    const error = await tryConnect(target, CONNECT_TIMEOUT_MS);
+    if (error !== null) {
+      throw new AgentStartError(
+        `agent.url ${opts.url} does not accept connections (${error}), and no agent.serve starts it`,
+      );
+    }
+    return server;
+  }
+  const cwdProblem = await checkCwd(opts.cwd);
+  if (cwdProblem) throw new AgentStartError(`agent.serve cannot start: ${cwdProblem}`);
+  await server.launch();
+  return server;
+}

@@ -1,0 +1,20 @@
+// The shapes the agent adapters share (DESIGN.md section 6).
+import type { Side } from '../record.js';
+
+/** What the agent receives on stdin, or in the POST body: the scenario's message and context. */
+export interface AgentInput {
+  message: string;
+  context: Record<string, unknown>;
+}
+
+/** The identifiers of one episode, handed to the agent as STATEGATE_* variables or POST fields. */
+export interface EpisodeVars {
+  toolsUrl: string;
+  mcpUrl: string;
+  episode: string;
+  scenario: string;
+  seed: number;
+  side: Side;
+  /** Only with `database.expose: true`: the episode's own database. */
+  databaseUrl?: string;
+}

@@ -1,0 +1,177 @@
+// The subcommands of the stategate command. Each returns its exit code: 0 the gate passed,
+// 2 the gate failed (--fail-on), 1 stategate could not run.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { loadSuite, collectSqlStatements } from '../config/load.js';
+import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
+import { mergeReports } from '../compare/index.js';
+import { exitCodeFor, type FailOn } from '../gate/index.js';
+import { parseShard } from '../plan/expand.js';
+import { renderJunit } from '../report/junit.js';
+import { renderTerminal } from '../report/terminal.js';
+import type { Report } from '../report/types.js';
+import type { CompareOptions, CompareResult } from '../run/api.js';
+import { runCompare, writeReports } from '../run/compare.js';
+import { chooseEngine } from '../sandbox/index.js';
+import { createProgress } from './progress.js';
+import { runDemo } from './demo.js';
+import type { CliValues } from './main.js';
+
+function fail(message: string): number {
+  process.stderr.write(`stategate: ${message}\n`);
+  return 1;
+}
+
+function positiveInt(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got '${text}'`);
+  return n;
+}
+
+function failOn(values: CliValues): FailOn {
+  const v = values['fail-on'] ?? 'block';
+  if (v !== 'block' && v !== 'warn' && v !== 'never') throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
+  return v;
+}
+
+function engineOption(values: CliValues): CompareOptions['engine'] {
+  const v = values.engine;
+  if (v === undefined) return undefined;
+  if (!['auto', 'embedded', 'postgres', 'testcontainers'].includes(v)) {
+    throw new Error(`--engine: expected auto | embedded | postgres | testcontainers, got '${v}'`);
+  }
+  return v as CompareOptions['engine'];
+}
+
+/** Options shared by compare and run. */
+function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
+  const suiteFrom = values['suite-from'];
+  if (suiteFrom !== undefined && suiteFrom !== 'head' && suiteFrom !== 'base') {
+    throw new Error(`--suite-from: expected head | base, got '${suiteFrom}'`);
+  }
+  return {
+    repo: values.repo,
+    config: values.config,
+    repeats: positiveInt('repeats', values.repeats),
+    concurrency: positiveInt('concurrency', values.concurrency),
+    shard: values.shard ? parseShard(values.shard) : null,
+    out: values.out,
+    engine: engineOption(values),
+    suiteFrom: suiteFrom as 'head' | 'base' | undefined,
+    onProgress: createProgress(),
+  };
+}
+
+function printProblems(problems: Problem[]): void {
+  for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
+  process.stderr.write(`${problems.length} problem${problems.length === 1 ? '' : 's'} found.\n`);
+}
+
+async function runAndReport(values: CliValues, options: CompareOptions): Promise<number> {
+  let result: CompareResult;
+  let level: FailOn;
+  try {
+    level = failOn(values);
+    result = await runCompare(options);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+  finish(result.report, values, result.reportPath);
+  return exitCodeFor(result.report.verdict, level);
+}
+
+function finish(report: Report, values: CliValues, reportPath: string): void {
+  const color = !values['no-color'] && Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  process.stdout.write(renderTerminal(report, { color }));
+  process.stdout.write(`\nFull report: ${reportPath} (and report.md, episodes.jsonl beside it)\n`);
+  if (values.junit) writeFileSync(resolve(values.junit), renderJunit(report));
+}
+
+export async function commandCompare(values: CliValues): Promise<number> {
+  if (!values.base || !values.head) return fail('compare needs --base REF|DIR and --head REF|DIR');
+  try {
+    return await runAndReport(values, { ...runOptions(values), base: values.base, head: values.head });
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+}
+
+export async function commandRun(values: CliValues): Promise<number> {
+  try {
+    return await runAndReport(values, { ...runOptions(values), base: null, head: values.dir ?? '.' });
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+}
+
+export async function commandValidate(values: CliValues): Promise<number> {
+  const configPath = resolve(values.config ?? 'stategate.yml');
+  const loaded = await loadSuite(configPath);
+  if (!loaded.ok) {
+    printProblems(loaded.problems);
+    return 1;
+  }
+  const { suite } = loaded;
+  const problems: Problem[] = [];
+  let engine: Awaited<ReturnType<typeof chooseEngine>> | undefined;
+  try {
+    engine = await chooseEngine(suite.config.database, { engine: engineOption(values) });
+    const template = await engine.buildTemplate(suite.template);
+    for (const st of collectSqlStatements(suite)) {
+      const error = await template.prepare(st.sql, st.paramCount);
+      if (error) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
+    }
+  } catch (err) {
+    problems.push({ file: suite.configFile, line: 1, col: 1, message: `could not build the template: ${(err as Error).message}` });
+  } finally {
+    await engine?.close();
+  }
+  if (problems.length > 0) {
+    printProblems(problems);
+    return 1;
+  }
+  process.stdout.write(
+    `${suite.configFile}: ok (${suite.scenarios.length} scenarios, ${suite.tools.size} tools, every SQL statement prepared against the template)\n`,
+  );
+  return 0;
+}
+
+export async function commandMerge(values: CliValues, files: string[]): Promise<number> {
+  if (files.length === 0) return fail('merge needs one or more report.json files');
+  try {
+    const level = failOn(values);
+    const reports = files.map((f) => {
+      try {
+        return JSON.parse(readFileSync(f, 'utf8')) as Report;
+      } catch (err) {
+        throw new Error(`${f}: not a readable report.json (${(err as Error).message})`);
+      }
+    });
+    const merged = mergeReports(reports);
+    const out = resolve(values.out ?? '.stategate');
+    const result = writeReports(merged, out);
+    finish(merged, values, result.reportPath);
+    return exitCodeFor(merged.verdict, level);
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+}
+
+export async function commandDemo(values: CliValues): Promise<number> {
+  try {
+    return await runDemo({ engine: engineOption(values), out: values.out, color: !values['no-color'] && Boolean(process.stdout.isTTY) });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
+    return fail((err as Error).message);
+  }
+}
+
+export { dirname };

@@ -1,0 +1,83 @@
+// One case of report.json: both sides summed up, the class, and the evidence that explains it.
+import type { Scenario } from '../config/schema.js';
+import type { GradedEpisode } from '../record.js';
+import type { CaseReport } from '../report/types.js';
+import { classifySummaries, ungradableNotes } from './classify.js';
+import { firstDivergence } from './divergence.js';
+import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
+import { explainFlaky } from './flaky.js';
+import { STATE_DIFF_CAP, stateDifferences } from './state-diff.js';
+import { summarizeSide } from './summary.js';
+
+/** One scenario's graded episodes per side; `base` null when the case has no base side. */
+export interface CaseInput {
+  scenario: Scenario;
+  base: readonly GradedEpisode[] | null;
+  head: readonly GradedEpisode[];
+}
+
+export interface CaseOptions {
+  /** The k of pass@k and pass^k (default 1 and each side's N). */
+  ks?: number[];
+  /** At most this many state differences per case (default 20). */
+  stateDiffCap?: number;
+}
+
+/** The episode that shows a side best: graded, and passed or failed as asked, else the first. */
+function representative(episodes: readonly GradedEpisode[], passed: boolean): GradedEpisode | undefined {
+  const ordered = inRepeatOrder(episodes);
+  const graded = ordered.filter(isGradable);
+  return graded.find((e) => episodePassed(e) === passed) ?? graded[0] ?? ordered[0];
+}
+
+/** Summarises, classifies and explains one case from its graded episodes. */
+export function compareCase(
+  scenario: Scenario,
+  base: readonly GradedEpisode[] | null,
+  head: readonly GradedEpisode[],
+  options: CaseOptions = {},
+): CaseReport {
+  const baseSummary = base === null ? null : summarizeSide(scenario, base, options.ks);
+  const headSummary = summarizeSide(scenario, head, options.ks);
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head));
+
+  const report: CaseReport = {
+    id: scenario.id,
+    class: c.class,
+    flaky: c.flaky,
+    base: baseSummary,
+    head: headSummary,
+    divergence: null,
+    state_diff: [],
+    file: scenario.file,
+    reason: c.reason,
+    expectations_changed: c.expectations_changed,
+  };
+  if (scenario.description) report.description = scenario.description;
+
+  // An unchanged case has nothing to explain between the sides; a flaky side explains itself below.
+  if (base && base.length > 0 && head.length > 0 && c.class !== 'unchanged') {
+    // improved: show a failing base beside a passing head; otherwise a passing base beside a failing head.
+    const improved = c.class === 'improved';
+    const b = representative(base, !improved)!;
+    const h = representative(head, improved)!;
+    report.divergence = firstDivergence(b.record.calls, h.record.calls);
+    const diff = stateDifferences(
+      b.record.diff,
+      h.record.diff,
+      scenario,
+      options.stateDiffCap ?? STATE_DIFF_CAP,
+    );
+    report.state_diff = diff.differences;
+    if (diff.cut > 0) report.state_diff_cut = diff.cut;
+  }
+
+  const flakyBase = c.flaky.base && base ? explainFlaky(base) : null;
+  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
+  if (flakyBase || flakyHead) {
+    report.flaky_explanation = {};
+    if (flakyBase) report.flaky_explanation.base = flakyBase;
+    if (flakyHead) report.flaky_explanation.head = flakyHead;
+  }
+  return report;
+}

@@ -1,0 +1,183 @@
+// Classification of one case, base -> head, exactly DESIGN.md section 7 (first match wins):
+// incomplete, new-critical-failure, regressed, improved, unchanged; `flaky` beside any class.
+// A case without a base side (a new scenario, or a head-only run) has no evidence to compare
+// against, so it is classified by the head alone: a critical failure is a new-critical-failure,
+// any other failure regressed, else unchanged; its reason says so.
+import type { CaseClass, Scenario } from '../config/schema.js';
+import type { FailureLabel, GradedEpisode, Side } from '../record.js';
+import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
+import { inRepeatOrder, ungradableReason } from './episodes.js';
+import { summarizeSide } from './summary.js';
+
+export interface Classification {
+  class: CaseClass;
+  flaky: { base: boolean; head: boolean };
+  /** One plain sentence naming the evidence behind the class. */
+  reason: string;
+  expectations_changed: ChangedExpectation[];
+}
+
+/** Per side: the first reason an episode could not be graded, for the `incomplete` sentence. */
+export type UngradableNotes = Partial<Record<Side, string>>;
+
+const NEW_SCENARIO = 'New scenario (no base run): ';
+
+/** Whether a side's repeats disagree: some passed every expectation, some graded ones did not. */
+export function isFlaky(summary: SideSummary | null): boolean {
+  if (!summary) return false;
+  const graded = summary.runs - (summary.infraErrors ?? 0);
+  return summary.passes > 0 && summary.passes < graded;
+}
+
+function counts(c: ExpectationCounts | undefined): { pass: number; fail: number; error: number } {
+  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
+}
+
+/** The most frequent failure label; ties go to the alphabetically first, so the choice is stable. */
+function topLabel(c: ExpectationCounts | undefined): FailureLabel | undefined {
+  const entries = Object.entries(c?.labels ?? {}) as [FailureLabel, number][];
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries[0]?.[0];
+}
+
+function ids(base: SideSummary | null, head: SideSummary): string[] {
+  return [...new Set([...Object.keys(head.expectations), ...Object.keys(base?.expectations ?? {})])];
+}
+
+function changedExpectations(base: SideSummary | null, head: SideSummary): ChangedExpectation[] {
+  const broke: ChangedExpectation[] = [];
+  const fixed: ChangedExpectation[] = [];
+  const errored: ChangedExpectation[] = [];
+  for (const id of ids(base, head)) {
+    const h = head.expectations[id];
+    const b = base?.expectations[id];
+    const critical = h?.critical ?? b?.critical ?? false;
+    const entry = (
+      change: ChangedExpectation['change'],
+      from: ExpectationCounts | undefined,
+    ): ChangedExpectation => {
+      const e: ChangedExpectation = { id, critical, change, base: counts(b), head: counts(h) };
+      const label = topLabel(from);
+      if (label) e.label = label;
+      if (from?.example !== undefined) e.message = from.example;
+      return e;
+    };
+    const headFailed = (h?.fail ?? 0) > 0;
+    const basePassedAll = base === null || (base.runs > 0 && (b?.pass ?? 0) === base.runs);
+    const baseFailed = (b?.fail ?? 0) > 0;
+    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
+    if (headFailed && basePassedAll) broke.push(entry('broke', h));
+    else if (base !== null && baseFailed && headPassedAll) fixed.push(entry('fixed', b));
+    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored.push(entry('error', (h?.error ?? 0) > 0 ? h : b));
+  }
+  // Critical breaks lead: they are what a reviewer must read first.
+  broke.sort((x, y) => Number(y.critical) - Number(x.critical));
+  return [...broke, ...fixed, ...errored];
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function incompleteReason(
+  base: SideSummary | null,
+  head: SideSummary,
+  notes: UngradableNotes,
+): string | null {
+  const parts: string[] = [];
+  for (const [side, s] of [
+    ['base', base],
+    ['head', head],
+  ] as const) {
+    if (!s) continue;
+    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
+    else if ((s.infraErrors ?? 0) > 0) {
+      const note = notes[side] ? ` (${notes[side]})` : '';
+      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
+    }
+  }
+  if (parts.length === 0) return null;
+  const sentence = parts.join('; ');
+  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
+}
+
+function brokeReason(changes: ChangedExpectation[], base: SideSummary | null, head: SideSummary): string {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? 'critical expectation' : 'expectation';
+  const what = `${base ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
+  const against = base ? ` and passed in all ${base.runs} base repeats` : '';
+  const more = rest.length > 0 ? `; ${plural(rest.length, 'more expectation')} broke` : '';
+  return `${base ? '' : NEW_SCENARIO}${what} ${where}${against}${more}.`;
+}
+
+function fixedReason(changes: ChangedExpectation[], base: SideSummary, head: SideSummary): string {
+  const [first, ...rest] = changes;
+  const more = rest.length > 0 ? `; ${plural(rest.length, 'more expectation')} fixed` : '';
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base.runs} base repeats and passed in all ${head.runs} head repeats${more}.`;
+}
+
+function unchangedReason(base: SideSummary | null, head: SideSummary): string {
+  if (!base) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base.passes === base.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base.runs}, head ${head.runs}).`;
+  }
+  return `No expectation broke or was fixed; the base passed ${base.passes} of ${base.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+}
+
+/**
+ * Classifies a case from its side summaries. `base` null means the case has no base side; a side
+ * with zero runs is a case that exists on that side but has no episodes, hence incomplete.
+ */
+export function classifySummaries(
+  base: SideSummary | null,
+  head: SideSummary,
+  notes: UngradableNotes = {},
+): Classification {
+  const flaky = { base: isFlaky(base), head: isFlaky(head) };
+  const changed = changedExpectations(base, head);
+  const result = (cls: CaseClass, reason: string): Classification => ({
+    class: cls,
+    flaky,
+    reason,
+    expectations_changed: changed,
+  });
+
+  const incomplete = incompleteReason(base, head, notes);
+  if (incomplete) return result('incomplete', incomplete);
+  const broke = changed.filter((c) => c.change === 'broke');
+  const critical = broke.filter((c) => c.critical);
+  if (critical.length > 0) return result('new-critical-failure', brokeReason(broke, base, head));
+  if (broke.length > 0) return result('regressed', brokeReason(broke, base, head));
+  const fixed = changed.filter((c) => c.change === 'fixed');
+  if (base && fixed.length > 0) return result('improved', fixedReason(fixed, base, head));
+  return result('unchanged', unchangedReason(base, head));
+}
+
+/** The first reason each side's episodes could not be graded, in repeat order. */
+export function ungradableNotes(
+  base: readonly GradedEpisode[] | null,
+  head: readonly GradedEpisode[],
+): UngradableNotes {
+  const notes: UngradableNotes = {};
+  for (const [side, episodes] of [
+    ['base', base],
+    ['head', head],
+  ] as const) {
+    const note = inRepeatOrder(episodes ?? [])
+      .map(ungradableReason)
+      .find((r) => r !== null);
+    if (note) notes[side] = note;
+  }
+  return notes;
+}
+
+/** Classifies one scenario from the graded episodes of each side (`base` null: the case has no base side). */
+export function classifyCase(
+  scenario: Scenario,
+  base: readonly GradedEpisode[] | null,
+  head: readonly GradedEpisode[],
+): Classification {
+  const baseSummary = base === null ? null : summarizeSide(scenario, base);
+  return classifySummaries(baseSummary, summarizeSide(scenario, head), ungradableNotes(base, head));
+}

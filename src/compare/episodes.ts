@@ -1,0 +1,40 @@
+// Small facts about graded episodes that every comparison step agrees on.
+import type { Scenario } from '../config/schema.js';
+import type { GradedEpisode } from '../record.js';
+
+/** The id of the implicit critical expectation every episode has (DESIGN.md section 4). */
+export const COMPLETED = 'completed';
+
+/** Whether an episode could be graded: no error outside the agent and no expectation that errored. */
+export function isGradable(e: GradedEpisode): boolean {
+  return !e.record.infraError && e.results.every((r) => r.verdict !== 'error');
+}
+
+/** Whether an episode passed every expectation (an episode that could not be graded never passes). */
+export function episodePassed(e: GradedEpisode): boolean {
+  return e.results.length > 0 && e.results.every((r) => r.verdict === 'pass') && !e.record.infraError;
+}
+
+/** Why an episode could not be graded, in a few words; null when it could. */
+export function ungradableReason(e: GradedEpisode): string | null {
+  if (e.record.infraError) return `${e.record.infraError.stage}: ${e.record.infraError.message}`;
+  const errored = e.results.find((r) => r.verdict === 'error');
+  return errored ? `${errored.id}: ${errored.message}` : null;
+}
+
+/** Episodes in repeat order, so every choice of "the first" is deterministic. */
+export function inRepeatOrder(episodes: readonly GradedEpisode[]): GradedEpisode[] {
+  return [...episodes].sort(
+    (a, b) =>
+      a.record.repeat - b.record.repeat ||
+      (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0),
+  );
+}
+
+/** The scenario's expectations with `completed` first, as id and criticality. */
+export function expectationsOf(scenario: Scenario): { id: string; critical: boolean }[] {
+  return [
+    { id: COMPLETED, critical: true },
+    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false })),
+  ];
+}

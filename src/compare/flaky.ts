@@ -1,0 +1,100 @@
+// For a side whose repeats disagree: the first step where its passing and failing repeats fork,
+// said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ...").
+import type { GradedEpisode } from '../record.js';
+import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
+import { renderCall, renderOutcome, type Step, stepSignature, toTrajectory } from './trajectory.js';
+
+interface Repeat {
+  steps: Step[];
+  signatures: string[];
+  passed: boolean;
+  episode: GradedEpisode;
+}
+
+const STOPPED = '\u0000stopped';
+
+function signatureAt(r: Repeat, i: number): string {
+  return i < r.signatures.length ? r.signatures[i] : STOPPED;
+}
+
+function prefixAt(r: Repeat, i: number): string {
+  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join('\u0001');
+}
+
+/** What each distinct action of a group at step i was, with how many repeats took it. */
+function actions(group: Repeat[], i: number): { action: string; n: number }[] {
+  const bySig = new Map<string, Repeat[]>();
+  for (const r of group) bySig.set(signatureAt(r, i), [...(bySig.get(signatureAt(r, i)) ?? []), r]);
+  return [...bySig.values()].map((rs) => {
+    const step = rs[0].steps[i];
+    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? '' : 's'}`;
+    return { action, n: rs.length };
+  });
+}
+
+function itemize(list: { action: string; n: number }[]): string {
+  return list.map((a) => `${a.n} ${a.action}`).join(', ');
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The expectations the failing repeats failed, with their labels: `x (STATE_MISMATCH) in 2 of them`. */
+function failedExpectations(failing: Repeat[]): string {
+  const seen = new Map<string, { label?: string; n: number }>();
+  for (const r of failing) {
+    for (const res of r.episode.results) {
+      if (res.verdict !== 'fail') continue;
+      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
+      entry.n += 1;
+      seen.set(res.id, entry);
+    }
+  }
+  const items = [...seen.entries()].map(
+    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ''}${e.n < failing.length ? ` in ${e.n} of them` : ''}`,
+  );
+  return items.length > 3 ? `${items.slice(0, 3).join(', ')} and ${items.length - 3} more` : items.join(', ');
+}
+
+/** Names the step where a side's passing and failing repeats fork; null when its repeats agree. */
+export function explainFlaky(episodes: readonly GradedEpisode[]): string | null {
+  const repeats: Repeat[] = inRepeatOrder(episodes)
+    .filter(isGradable)
+    .map((episode) => {
+      const steps = toTrajectory(episode.record.calls);
+      return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+    });
+  const passing = repeats.filter((r) => r.passed);
+  const failing = repeats.filter((r) => !r.passed);
+  if (passing.length === 0 || failing.length === 0) return null;
+
+  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  // Prefixes only grow apart, so the first step where no passing prefix equals a failing one is the fork.
+  for (let i = 0; i < longest; i++) {
+    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
+    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
+    const pass = actions(passing, i);
+    const failed = actions(failing, i);
+    const lead = `${passing.length} of ${repeats.length} repeats`;
+    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const theFailing = failing.length === 1 ? 'the failing one' : `the ${failing.length} failing ones`;
+    const failText = failed.length === 1 ? `${theFailing} ${failed[0].action}` : `${theFailing}: ${itemize(failed)}`;
+    return `At step ${i + 1}, ${passText}; ${failText}.`;
+  }
+
+  // Some failing repeat made exactly the calls of a passing one: the difference is in the state or reply.
+  const trajectory = (r: Repeat) => r.signatures.join('\u0001');
+  const full = new Set(passing.map(trajectory));
+  const alike = failing.filter((r) => full.has(trajectory(r)));
+  const n = alike[0].steps.length;
+  const failed = failedExpectations(alike);
+  const what = failed ? `; they failed ${failed}` : '';
+  if (new Set(repeats.map(trajectory)).size === 1) {
+    const calls = n === 0 ? 'no calls' : `the same ${plural(n, 'call')}`;
+    return `All ${repeats.length} repeats made ${calls}, yet ${failing.length} failed${what}.`;
+  }
+  const calls =
+    n === 0 ? 'no calls, like a passing repeat' : `the same ${plural(n, 'call')} as a passing repeat`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+}

@@ -1,0 +1,199 @@
+// The state that differs between two episodes. Both start from the same initial state, so each
+// side's net diff determines its final rows; comparing those gives (table, key, column, base, head)
+// for every value that ended differently, rows only one side has included.
+import type { Expectation, Scenario } from '../config/schema.js';
+import type { Row, RowChange, StateDiff, TableDiff } from '../record.js';
+import type { StateDifference } from '../report/types.js';
+import { canonicalJson, elide, renderArgs, renderValue } from './trajectory.js';
+
+/** The value of a side where the row does not exist. */
+export const ABSENT = '(absent)';
+/** The column of a difference that is a whole row present on one side only. */
+export const WHOLE_ROW = '(row)';
+/** How many differences a case keeps by default. */
+export const STATE_DIFF_CAP = 20;
+
+export interface StateDifferences {
+  differences: StateDifference[];
+  /** Differences left out by the cap. */
+  cut: number;
+}
+
+type FinalRows = Map<string, { key: string; row: Row | undefined }>;
+
+function renderKey(change: RowChange, primaryKey: string[]): string {
+  const source = change.key ?? change.after ?? change.before ?? {};
+  return primaryKey.map((c) => renderValue(source[c])).join(',');
+}
+
+function changesOf(t: TableDiff | undefined): RowChange[] {
+  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
+}
+
+/** Per key: the row's final value on each side (undefined: absent). */
+function keyedFinals(
+  b: TableDiff | undefined,
+  h: TableDiff | undefined,
+  primaryKey: string[],
+): [FinalRows, FinalRows] {
+  const index = (t: TableDiff | undefined) => {
+    const m = new Map<string, RowChange>();
+    for (const c of changesOf(t))
+      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
+    return m;
+  };
+  const bi = index(b);
+  const hi = index(h);
+  const finals: [FinalRows, FinalRows] = [new Map(), new Map()];
+  for (const id of [...new Set([...bi.keys(), ...hi.keys()])]) {
+    const bc = bi.get(id);
+    const hc = hi.get(id);
+    const key = renderKey((bc ?? hc)!, primaryKey);
+    // A side that did not touch the row still has its initial value: the other side's `before`.
+    const initial = (bc ?? hc)!.before;
+    finals[0].set(id, { key, row: bc ? bc.after : initial });
+    finals[1].set(id, { key, row: hc ? hc.after : initial });
+  }
+  return finals;
+}
+
+function keyedDifferences(
+  table: string,
+  b: TableDiff | undefined,
+  h: TableDiff | undefined,
+  primaryKey: string[],
+): StateDifference[] {
+  const [bf, hf] = keyedFinals(b, h, primaryKey);
+  const out: StateDifference[] = [];
+  const ids = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x)!.key, bf.get(y)!.key));
+  for (const id of ids) {
+    const { key, row: br } = bf.get(id)!;
+    const hr = hf.get(id)!.row;
+    if (!br && !hr) continue;
+    if (!br || !hr) {
+      out.push({ table, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
+      continue;
+    }
+    for (const column of [...new Set([...Object.keys(hr), ...Object.keys(br)])]) {
+      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+        out.push({
+          table,
+          key,
+          column,
+          base: column in br ? br[column] : ABSENT,
+          head: column in hr ? hr[column] : ABSENT,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** Net signed multiset of one side's row changes in a table without a primary key. */
+function netRows(t: TableDiff | undefined, into: Map<string, { row: Row; n: number }>, sign: number): void {
+  for (const c of changesOf(t)) {
+    for (const [row, s] of [
+      [c.after, 1],
+      [c.before, -1],
+    ] as const) {
+      if (!row) continue;
+      const id = canonicalJson(row);
+      const entry = into.get(id) ?? { row, n: 0 };
+      entry.n += sign * s;
+      into.set(id, entry);
+    }
+  }
+}
+
+function keylessDifferences(
+  table: string,
+  b: TableDiff | undefined,
+  h: TableDiff | undefined,
+): StateDifference[] {
+  const net = new Map<string, { row: Row; n: number }>();
+  netRows(b, net, 1);
+  netRows(h, net, -1);
+  const out: StateDifference[] = [];
+  for (const id of [...net.keys()].sort()) {
+    const { row, n } = net.get(id)!;
+    const key = elide(renderArgs(row), 60);
+    // Each surplus copy of a row on one side is one row the other side lacks.
+    for (let i = 0; i < Math.abs(n); i++) {
+      out.push({ table, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
+    }
+  }
+  return out;
+}
+
+function compareKeys(a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true });
+}
+
+interface Reader {
+  critical: boolean;
+  text: string;
+  tables: (table: string) => boolean;
+}
+
+function mentions(text: string, word: string): boolean {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, 'i').test(text);
+}
+
+/** What each expectation reads of the state: the tables it names, and its text for key mentions. */
+function readers(expectations: Expectation[]): Reader[] {
+  const out: Reader[] = [];
+  for (const e of expectations) {
+    const critical = e.critical ?? false;
+    let text: string | undefined;
+    if ('query' in e) text = e.query;
+    else if ('changes' in e) text = e.changes.table;
+    else if ('forbid_changes' in e) text = e.forbid_changes.table;
+    else if ('outcome_verified' in e && e.outcome_verified !== true) text = e.outcome_verified.query;
+    if (text !== undefined) {
+      const t = text;
+      out.push({ critical, text: t, tables: (table) => mentions(t, table) });
+    } else if ('only_changes' in e) {
+      // only_changes fails on the tables outside its list: those are the rows it reads.
+      const allowed = new Set(e.only_changes);
+      out.push({ critical, text: '', tables: (table) => !allowed.has(table) });
+    }
+  }
+  return out;
+}
+
+function relevance(d: StateDifference, rs: Reader[]): number {
+  const reading = rs.filter((r) => r.tables(d.table));
+  const critical = reading.filter((r) => r.critical);
+  if (critical.some((r) => d.key.split(',').every((k) => mentions(r.text, k)))) return 0;
+  if (critical.length > 0) return 1;
+  if (reading.length > 0) return 2;
+  return 3;
+}
+
+/**
+ * Lists every final value that differs between the base and the head episode, the rows and tables
+ * the scenario's critical expectations read first, at most `cap` of them.
+ */
+export function stateDifferences(
+  base: StateDiff,
+  head: StateDiff,
+  scenario?: Scenario,
+  cap = STATE_DIFF_CAP,
+): StateDifferences {
+  const all: StateDifference[] = [];
+  for (const table of [...new Set([...Object.keys(base.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base.tables[table];
+    const h = head.tables[table];
+    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
+    all.push(
+      ...(primaryKey && primaryKey.length > 0
+        ? keyedDifferences(table, b, h, primaryKey)
+        : keylessDifferences(table, b, h)),
+    );
+  }
+  const rs = readers(scenario?.expect ?? []);
+  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
+  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
+  return { differences: kept, cut: all.length - kept.length };
+}

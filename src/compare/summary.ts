@@ -1,0 +1,87 @@
+// One side's repeats of one scenario, summed up: per-expectation counts, metrics and statistics.
+import type { Scenario } from '../config/schema.js';
+import type { FailureLabel, GradedEpisode } from '../record.js';
+import type { ExpectationCounts, SideSummary } from '../report/types.js';
+import { episodePassed, expectationsOf, inRepeatOrder, isGradable } from './episodes.js';
+import { sideStats } from './stats.js';
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+function countExpectations(scenario: Scenario, episodes: GradedEpisode[]): Record<string, ExpectationCounts> {
+  const counts: Record<string, ExpectationCounts> = {};
+  for (const e of expectationsOf(scenario))
+    counts[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+  const failExamples: Record<string, string> = {};
+  const errorExamples: Record<string, string> = {};
+  for (const episode of episodes) {
+    for (const r of episode.results) {
+      // A result the scenario does not list (another grader version) is still counted, as it says.
+      counts[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
+      const c = counts[r.id];
+      c[r.verdict] += 1;
+      if (r.verdict === 'pass') continue;
+      if (r.label) {
+        c.labels ??= {};
+        c.labels[r.label as FailureLabel] = (c.labels[r.label as FailureLabel] ?? 0) + 1;
+      }
+      const examples = r.verdict === 'fail' ? failExamples : errorExamples;
+      examples[r.id] ??= r.message;
+    }
+  }
+  for (const [id, c] of Object.entries(counts)) {
+    // A failure explains more than an evaluation error, so it is the example when both exist.
+    const example = failExamples[id] ?? errorExamples[id];
+    if (example !== undefined) c.example = example;
+  }
+  return counts;
+}
+
+function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
+  // Episodes stopped by an error outside the agent would drag the numbers towards zero.
+  const ran = episodes.filter((e) => !e.record.infraError);
+  if (ran.length === 0) return undefined;
+  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const sum = (pick: (u: (typeof usage)[number]) => number | undefined) =>
+    usage.reduce((total, u) => total + (Number.isFinite(pick(u)) ? (pick(u) as number) : 0), 0);
+  return {
+    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
+    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
+    costUsd: round(
+      sum((u) => u.cost_usd),
+      6,
+    ),
+    inputTokens: sum((u) => u.input_tokens),
+    outputTokens: sum((u) => u.output_tokens),
+  };
+}
+
+/** Sums up one side's graded episodes of one scenario (an empty list gives a summary of zero runs). */
+export function summarizeSide(
+  scenario: Scenario,
+  episodes: readonly GradedEpisode[],
+  ks?: number[],
+): SideSummary {
+  const ordered = inRepeatOrder(episodes);
+  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
+  const summary: SideSummary = {
+    runs: ordered.length,
+    passes: ordered.filter(episodePassed).length,
+    expectations: countExpectations(scenario, ordered),
+    infraErrors,
+    episodes: ordered.map((e) => e.record.episode),
+  };
+  const metrics = metricsOf(ordered);
+  if (metrics) summary.metrics = metrics;
+  summary.stats = sideStats(summary, ks);
+  return summary;
+}

@@ -1,0 +1,62 @@
+// stategate.yml (DESIGN.md section 3): validation, and the file lists the rest of the suite is read
+// from. When the config has problems elsewhere, the lists that are themselves valid are still used,
+// so scenarios and twins get checked in the same pass.
+import { notAMapping } from './scenario-file.js';
+import { StategateConfig } from './schema.js';
+import type { Problem } from './suite.js';
+import type { NamedFile } from './template-files.js';
+import { type FieldPath, problemAt, type YamlSource } from './yaml-source.js';
+import { validate } from './zod-problems.js';
+
+/** The file lists in the config: globs for twins and scenarios, paths for the template. */
+export interface ConfigFileLists {
+  twins: NamedFile[];
+  scenarios: NamedFile[];
+  schema: NamedFile[];
+  fixtures: NamedFile[];
+}
+
+/** Validates the parsed config; the config when valid, the file lists when readable, and problems. */
+export function readConfig(
+  value: unknown,
+  source: YamlSource,
+): { config?: StategateConfig; lists?: ConfigFileLists; problems: Problem[] } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { problems: [notAMapping(source, value, 'version: 1, agent, database, twins and scenarios')] };
+  }
+  const raw = value as Record<string, unknown>;
+  const result = validate(StategateConfig, raw, source);
+  const problems = result.ok ? [] : [...result.problems];
+  if (result.ok) problems.push(...configChecks(result.data, source));
+  const config = result.ok ? result.data : undefined;
+  const shape = StategateConfig.shape;
+  const database = config?.database ?? shape.database.safeParse(raw.database).data;
+  const twins = config?.twins ?? shape.twins.safeParse(raw.twins).data;
+  const scenarios = config?.scenarios ?? shape.scenarios.safeParse(raw.scenarios).data;
+  if (!database || !twins || !scenarios) return { config, problems };
+  const rawDatabase = (raw.database ?? {}) as Record<string, unknown>;
+  const lists: ConfigFileLists = {
+    twins: named(twins, ['twins'], raw.twins),
+    scenarios: named(scenarios, ['scenarios'], raw.scenarios),
+    schema: named(database.schema, ['database', 'schema'], rawDatabase.schema),
+    fixtures: named(database.fixtures, ['database', 'fixtures'], rawDatabase.fixtures),
+  };
+  return { config, lists, problems };
+}
+
+/** Pairs each listed name with the config field that holds it (a single string is the field itself). */
+function named(names: string[], field: FieldPath, raw: unknown): NamedFile[] {
+  return names.map((name, i) => ({ name, field: Array.isArray(raw) ? [...field, i] : field }));
+}
+
+/** Checks zod cannot express on its own. */
+function configChecks(config: StategateConfig, source: YamlSource): Problem[] {
+  const problems: Problem[] = [];
+  const { repeats } = config;
+  if (typeof repeats === 'object' && repeats.min > repeats.max) {
+    problems.push(
+      problemAt(source, ['repeats', 'max'], `max (${repeats.max}) is less than min (${repeats.min})`),
+    );
+  }
+  return problems;
+}

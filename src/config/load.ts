@@ -1,0 +1,160 @@
+// loadSuite: stategate.yml, the twin and scenario files its globs match, and the template files,
+// validated together. Every problem from every file comes back at once, each with file:line:col.
+import path from 'node:path';
+import { glob } from 'tinyglobby';
+import { readConfig } from './config-file.js';
+import { expandEnv } from './env-expand.js';
+import { inputSchemaChecker } from './input-schema.js';
+import { readScenario } from './scenario-file.js';
+import type { Scenario, StategateConfig, Tool } from './schema.js';
+import { displayPath, readTextFile, suitePath } from './source-file.js';
+import type { LoadResult, Problem, Suite } from './suite.js';
+import { type ParsedFile, suiteChecks, type TwinNames } from './suite-checks.js';
+import { loadTemplateFiles, type NamedFile } from './template-files.js';
+import { readTwinFile } from './twin-file.js';
+import { parseYaml, problemAt, type YamlSource } from './yaml-source.js';
+
+export {
+  bindNamedParams,
+  collectSqlStatements,
+  type SqlStatement,
+  splitStatements,
+} from './sql-statements.js';
+
+export interface LoadOptions {
+  /** Where `${VAR}` expands from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Read twins, scenarios, schema and fixtures from here instead of the config file's directory. */
+  suiteRoot?: string;
+}
+
+/** Loads and validates a suite: the Suite, or every problem in every file. */
+export async function loadSuite(configPath: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const env = opts.env ?? process.env;
+  const configAbs = path.resolve(configPath);
+  const root = path.resolve(opts.suiteRoot ?? path.dirname(configAbs));
+  const read = await readTextFile(configAbs, displayPath(configAbs));
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  let unset = new Set<string | undefined>();
+  const parsed = parseYaml(displayPath(configAbs), read.text, (source) => {
+    const envProblems = expandEnv(source, env);
+    unset = new Set(envProblems.map((p) => p.path));
+    return envProblems;
+  });
+  const problems: Problem[] = [...parsed.problems];
+  if (parsed.value === undefined) return { ok: false, problems };
+  const { config, lists, problems: configProblems } = readConfig(parsed.value, parsed.source);
+  // A field holding an unexpanded `${VAR}` is already reported as the unset variable.
+  problems.push(...configProblems.filter((p) => !unset.has(p.path)));
+  if (!lists) return { ok: false, problems };
+
+  const files: Record<string, string> = {};
+  const [twinRels, scenarioRels] = await Promise.all([
+    expandGlobs(lists.twins, root, parsed.source, problems),
+    expandGlobs(lists.scenarios, root, parsed.source, problems),
+  ]);
+  const [twinRead, scenarioRead, template] = await Promise.all([
+    readYamlFiles(twinRels, root, files, problems),
+    readYamlFiles(scenarioRels, root, files, problems),
+    loadTemplateFiles(lists.schema, lists.fixtures, root, parsed.source, files),
+  ]);
+  problems.push(...template.problems);
+  const twinFiles = twinRead.parsed;
+  const scenarioFiles = scenarioRead.parsed;
+
+  const tools = new Map<string, Tool>();
+  const twinNames: TwinNames[] = [];
+  const checker = inputSchemaChecker();
+  for (const twin of twinFiles) {
+    if (twin.value === undefined) {
+      twinNames.push({ ...twin, names: [] });
+      continue;
+    }
+    const result = readTwinFile(twin.value, twin.source, twin.rel, checker);
+    problems.push(...result.problems);
+    twinNames.push({ ...twin, names: result.names });
+    for (const tool of result.tools) if (!tools.has(tool.name)) tools.set(tool.name, tool);
+  }
+  const scenarios: Scenario[] = [];
+  for (const file of scenarioFiles) {
+    if (file.value === undefined) continue;
+    const result = readScenario(file.value, file.source, file.rel);
+    problems.push(...result.problems);
+    if (result.scenario) scenarios.push(result.scenario);
+  }
+  problems.push(
+    ...suiteChecks(twinNames, scenarioFiles, config, { twinsComplete: twinRead.unreadable === 0 }),
+  );
+
+  if (problems.length > 0 || !config) return { ok: false, problems: sortProblems(problems) };
+  const suite: Suite = {
+    configFile: configAbs,
+    root,
+    config: config as StategateConfig,
+    scenarios,
+    tools,
+    template: template.template,
+    files,
+  };
+  return { ok: true, suite };
+}
+
+/** Expands each glob against the root (sorted, without duplicates); a glob matching nothing is a problem. */
+async function expandGlobs(
+  patterns: NamedFile[],
+  root: string,
+  config: YamlSource,
+  problems: Problem[],
+): Promise<string[]> {
+  const matches = await Promise.all(
+    patterns.map((p) => glob(p.name, { cwd: root, onlyFiles: true, expandDirectories: false, dot: false })),
+  );
+  const all = new Set<string>();
+  matches.forEach((found, i) => {
+    if (found.length === 0) {
+      const message = `'${patterns[i].name}' matches no file in ${displayPath(root)}`;
+      problems.push(problemAt(config, patterns[i].field, message));
+    }
+    for (const f of found) all.add(f);
+  });
+  return [...all].sort();
+}
+
+/** Reads and parses YAML files; read and syntax problems are collected, raw text kept for hashing. */
+async function readYamlFiles(
+  rels: string[],
+  root: string,
+  files: Record<string, string>,
+  problems: Problem[],
+): Promise<{ parsed: ParsedFile[]; unreadable: number }> {
+  const out = await Promise.all(
+    rels.map(async (name) => {
+      const abs = path.resolve(root, name);
+      const rel = suitePath(root, abs);
+      const read = await readTextFile(abs, displayPath(abs));
+      if (!read.ok) return { problem: read.problem };
+      files[rel] = read.text;
+      const parsed = parseYaml(displayPath(abs), read.text);
+      return { file: { rel, source: parsed.source, value: parsed.value }, problems: parsed.problems };
+    }),
+  );
+  const parsed: ParsedFile[] = [];
+  let unreadable = 0;
+  for (const r of out) {
+    if ('problem' in r) {
+      problems.push(r.problem as Problem);
+      unreadable++;
+    } else {
+      problems.push(...r.problems);
+      parsed.push(r.file);
+    }
+  }
+  return { parsed, unreadable };
+}
+
+/** Problems by file, then position: the order a reader fixes them in. */
+function sortProblems(problems: Problem[]): Problem[] {
+  return [...problems].sort((a, b) =>
+    a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line !== b.line ? a.line - b.line : a.col - b.col,
+  );
+}

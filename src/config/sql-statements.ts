@@ -1,0 +1,127 @@
+// Every SQL text in a suite that must prepare against the template, with the position it came from,
+// so `stategate validate` can report a bad column as scenarios/x.yaml:12:5 before any agent runs.
+import path from 'node:path';
+import { isSeq } from 'yaml';
+import { bindNamedParams, splitStatements } from '../sql/named-params.js';
+import { displayPath } from './source-file.js';
+import type { Suite } from './suite.js';
+import {
+  type FieldPath,
+  formatPath,
+  locate,
+  nodeAt,
+  parseYaml,
+  positionAt,
+  rangeAt,
+  type YamlSource,
+} from './yaml-source.js';
+
+export { bindNamedParams, splitStatements };
+
+/** One SQL statement to prepare, where it is written, and how many `$n` parameters it takes. */
+export interface SqlStatement {
+  file: string;
+  line: number;
+  col: number;
+  /** What the statement is, for messages: "tool refund_payment, statement 2". */
+  what: string;
+  /** The statement with `:name` parameters already converted to `$n`. */
+  sql: string;
+  paramCount: number;
+}
+
+/** Lists every statement of twin tools, preconditions, expectation queries and scenario state SQL. */
+export function collectSqlStatements(suite: Suite): SqlStatement[] {
+  const out: SqlStatement[] = [];
+  const sources = new Map<string, YamlSource | null>();
+  const sourceOf = (rel: string): YamlSource | null => {
+    if (!sources.has(rel)) {
+      const text = suite.files[rel];
+      const file = displayPath(path.resolve(suite.root, rel));
+      sources.set(rel, text === undefined ? null : parseYaml(file, text).source);
+    }
+    return sources.get(rel) ?? null;
+  };
+  const add = (rel: string, field: FieldPath, sql: string, what: string, named: boolean) => {
+    const source = sourceOf(rel);
+    const statements = splitStatements(sql);
+    let searchFrom = 0;
+    statements.forEach((statement, i) => {
+      const label = statements.length > 1 ? `${what}, statement ${i + 1}` : what;
+      const bound = named ? bindNamedParams(statement) : { text: statement, names: [] };
+      const where = source ? statementPosition(source, field, statement, searchFrom) : null;
+      if (where) searchFrom = where.offset + 1;
+      out.push({
+        file: source?.file ?? displayPath(path.resolve(suite.root, rel)),
+        line: where?.line ?? 1,
+        col: where?.col ?? 1,
+        what: label,
+        sql: bound.text,
+        paramCount: bound.names.length,
+      });
+    });
+  };
+
+  for (const tool of [...suite.tools.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
+    const at: FieldPath = ['tools', tool.name];
+    if (tool.sql !== undefined) add(tool.file, [...at, 'sql'], tool.sql, `tool ${tool.name}`, true);
+    for (const [i, p] of tool.preconditions.entries()) {
+      add(
+        tool.file,
+        [...at, 'preconditions', i, 'query'],
+        p.query,
+        `tool ${tool.name}, precondition ${i + 1}`,
+        true,
+      );
+    }
+  }
+  for (const scenario of suite.scenarios) {
+    const source = sourceOf(scenario.file);
+    // `state.sql` is one string or a list of them in the file; the loaded scenario always has a list.
+    const written = source ? nodeAt(source, ['state', 'sql']) : null;
+    (scenario.state.sql ?? []).forEach((sql, i) => {
+      const field: FieldPath = isSeq(written) ? ['state', 'sql', i] : ['state', 'sql'];
+      add(scenario.file, field, sql, `scenario ${scenario.id}, ${formatPath(field)}`, false);
+    });
+    scenario.expect.forEach((e, i) => {
+      if ('query' in e)
+        add(scenario.file, ['expect', i, 'query'], e.query, `expectation ${e.id}, query`, false);
+      if ('outcome_verified' in e && e.outcome_verified !== true) {
+        const field: FieldPath = ['expect', i, 'outcome_verified', 'query'];
+        add(
+          scenario.file,
+          field,
+          e.outcome_verified.query,
+          `expectation ${e.id}, outcome_verified.query`,
+          false,
+        );
+      }
+    });
+  }
+  return out;
+}
+
+/**
+ * Where a statement starts in the file: its first line found inside the field's source text
+ * (exact for plain, quoted one-line and block scalars), else the field itself.
+ */
+function statementPosition(
+  source: YamlSource,
+  field: FieldPath,
+  statement: string,
+  searchFrom: number,
+): { line: number; col: number; offset: number } {
+  const range = rangeAt(source, field);
+  const fallback = () => {
+    const where = locate(source, field);
+    return { ...where, offset: range ? range[0] : 0 };
+  };
+  if (!range) return fallback();
+  const firstLine = statement.split('\n')[0].trim();
+  const start = Math.max(range[0], searchFrom);
+  const i = source.text.slice(start, range[1]).indexOf(firstLine);
+  if (firstLine === '' || i === -1) return fallback();
+  return { ...positionAt(source, start + i), offset: start + i };
+}

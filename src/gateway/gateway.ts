@@ -1,0 +1,104 @@
+// The twin tool server: one node:http server on loopback, one unguessable URL per episode
+// (DESIGN.md section 6). Requests under an unknown token are refused alike and kept for the record.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RefusedCall } from '../record.js';
+import { gatewayError, sendJson, serveJson } from './http-json.js';
+import { serveMcp } from './mcp.js';
+import { EpisodeSession } from './session.js';
+import type { Gateway, GatewaySession, SessionSpec } from './types.js';
+
+export interface GatewayOptions {
+  /** Default 127.0.0.1: the agent runs on the same machine. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+}
+
+// One body for every unknown token, so a reply never tells which tokens exist.
+const UNKNOWN_EPISODE = gatewayError('NOT_FOUND', 'There is nothing here.');
+const EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
+
+/** Starts the gateway's HTTP server and returns it once it listens. */
+export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway> {
+  const host = opts.host ?? '127.0.0.1';
+  const sessions = new Map<string, EpisodeSession>();
+  const closedTokens = new Set<string>();
+  const refused: RefusedCall[] = [];
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
+    refused.push({ at: new Date().toISOString(), path, status: 404, reason: `${req.method ?? '?'}: ${reason}` });
+    // Drain the body so a keep-alive connection stays usable.
+    req.resume();
+    sendJson(res, 404, UNKNOWN_EPISODE);
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const match = EPISODE_PATH.exec(path);
+    if (!match) return refuse(req, res, path, 'not an episode URL');
+    const token = match[1];
+    const session = sessions.get(token);
+    if (!session) return refuse(req, res, path, closedTokens.has(token) ? 'the episode is closed' : 'unknown episode token');
+    const rest = match[2] ?? '';
+    const work = rest === '/mcp' ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
+    await session.track(work);
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      // Transport failures (a client gone mid-request) end that request, never the server.
+      if (!res.headersSent && !res.destroyed) {
+        sendJson(res, 500, gatewayError('GATEWAY_ERROR', err instanceof Error ? err.message : String(err)));
+      }
+    });
+  });
+  server.on('clientError', (_err, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  const closeSession = async (token: string) => {
+    const session = sessions.get(token);
+    if (!session) return;
+    sessions.delete(token);
+    closedTokens.add(token);
+    await session.close();
+  };
+
+  return {
+    port,
+    open(spec: SessionSpec): GatewaySession {
+      // 128 random bits; hex keeps the URL plain.
+      const token = randomBytes(16).toString('hex');
+      const session = new EpisodeSession(token, spec);
+      sessions.set(token, session);
+      const toolsUrl = `http://${urlHost}:${port}/e/${token}`;
+      let closing: Promise<void> | undefined;
+      return {
+        toolsUrl,
+        mcpUrl: `${toolsUrl}/mcp`,
+        calls: () => session.calls(),
+        close: () => {
+          closing ??= closeSession(token);
+          return closing;
+        },
+      };
+    },
+    refused: () => [...refused],
+    async close() {
+      await Promise.all([...sessions.keys()].map(closeSession));
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

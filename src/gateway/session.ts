@@ -1,0 +1,81 @@
+// One episode's state inside the gateway: its tools, its call record, its counters and idempotency
+// keys, and the calls still in flight (close() waits for them).
+import type { Tool } from '../config/schema.js';
+import type { CallRecord } from '../record.js';
+import { type ArgumentCheck, argumentCheck } from './arguments.js';
+import { IdempotencyStore } from './idempotency.js';
+import type { SessionSpec } from './types.js';
+
+/** The state the call path reads and writes for one episode. */
+export class EpisodeSession {
+  /** Tools the scenario allows, by name. */
+  readonly tools = new Map<string, Tool>();
+  /** Every tool of the suite, by name (a call to one not allowed gets 403 instead of 404). */
+  readonly suiteTools = new Map<string, Tool>();
+  readonly checks = new Map<string, ArgumentCheck>();
+  readonly idempotency = new IdempotencyStore();
+  private readonly records: CallRecord[] = [];
+  private readonly callNumbers = new Map<string, number>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private lastSeq = 0;
+  private closing: Promise<void> | undefined;
+
+  /** Compiles every tool's argument check; throws on an invalid input schema or a missing initial state. */
+  constructor(
+    readonly token: string,
+    readonly spec: SessionSpec,
+  ) {
+    if (spec.faults.some((f) => f.fault === 'stale_response') && !spec.initialState) {
+      throw new Error(
+        `episode ${spec.episode}: a stale_response fault needs the initial state, and SessionSpec.initialState is missing`,
+      );
+    }
+    for (const tool of spec.suiteTools ?? []) this.suiteTools.set(tool.name, tool);
+    for (const tool of spec.tools) {
+      this.tools.set(tool.name, tool);
+      this.suiteTools.set(tool.name, tool);
+      this.checks.set(tool.name, argumentCheck(tool));
+    }
+  }
+
+  /** The next sequence number, in arrival order (1-based). */
+  nextSeq(): number {
+    return ++this.lastSeq;
+  }
+
+  /** Counts a call of `tool` that reached the fault check and returns its number (1-based). */
+  nextCallNumber(tool: string): number {
+    const n = (this.callNumbers.get(tool) ?? 0) + 1;
+    this.callNumbers.set(tool, n);
+    return n;
+  }
+
+  record(call: CallRecord): void {
+    this.records.push(call);
+  }
+
+  /** The finished calls, in sequence order. */
+  calls(): CallRecord[] {
+    return [...this.records].sort((a, b) => a.seq - b.seq);
+  }
+
+  get open(): boolean {
+    return this.closing === undefined;
+  }
+
+  /** Keeps `work` in the in-flight set until it settles. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work);
+    const done = () => this.inflight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Marks the session closed and resolves when every tracked request has settled. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    })();
+    return this.closing;
+  }
+}

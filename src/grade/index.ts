@@ -1,0 +1,14 @@
+// Grading (DESIGN.md sections 4 and 7): pure functions from an episode record to expectation results.
+export { isSuccess, retriesOf } from './calls.js';
+export type { JudgeResult } from './claims.js';
+export { COMPLETED, gradeEpisode, STATE_KINDS } from './episode.js';
+export { hasTopLevelOrderBy } from './query.js';
+export { FAILURE_SIGNATURES, type FailureSignature, failureSignature } from './signature.js';
+export {
+  type Comparator,
+  canonicalJson,
+  compareValues,
+  formatValue,
+  GradeError,
+  sameValue,
+} from './values.js';

@@ -1,0 +1,201 @@
+// A read-only query on the final state against its comparators. The harness ran the query already
+// (record.queries); this only reads the rows.
+//
+// `rows` compares the whole result as a list of objects, each with exactly the expected columns.
+// The list is compared in order when the query has a top-level ORDER BY, otherwise as a multiset:
+// without ORDER BY the database promises no order, and a grade must not depend on a plan.
+import { COMPARATOR_NAMES, type QueryCheck } from '../config/schema.js';
+import type { QueryResult, Row } from '../record.js';
+import {
+  type Comparator,
+  compareValues,
+  formatValue,
+  GradeError,
+  type SCALAR_COMPARATORS,
+  sameRow,
+  unmatchedRows,
+} from './values.js';
+import { errored, failed, type Grade, passed, plural } from './verdicts.js';
+
+/** The comparators of a query check, without the query. */
+export type Comparators = Omit<QueryCheck, 'query'>;
+
+const PHRASES: Record<(typeof SCALAR_COMPARATORS)[number], string> = {
+  equals: '',
+  not_equals: 'anything but ',
+  gt: 'more than ',
+  gte: 'at least ',
+  lt: 'less than ',
+  lte: 'at most ',
+  in: 'one of ',
+  matches: 'a match for ',
+};
+
+/** The comparators an expectation gives, in contract order (`equals: null` counts: it expects null). */
+export function givenComparators(check: Comparators): Comparator[] {
+  return COMPARATOR_NAMES.filter((name) => name in check && check[name] !== undefined);
+}
+
+/** Grades one query check on its recorded result; labels a failure STATE_MISMATCH (or by `empty`). */
+export function gradeQueryCheck(check: Comparators, result: QueryResult | undefined, id: string): Grade {
+  if (!result) return errored(`the query of ${id} was not run on the final state`);
+  if (result.error !== undefined) return errored(`the query failed: ${result.error}`);
+  const rows = result.rows ?? [];
+  const comparators = givenComparators(check);
+  if (comparators.length === 0) {
+    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(', ')})`);
+  }
+  try {
+    const grades = comparators.map((c) => gradeComparator(c, check[c], rows, result.sql));
+    return grades.find((g) => g.verdict !== 'pass') ?? grades[0];
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+
+function gradeComparator(comparator: Comparator, expected: unknown, rows: Row[], sql: string): Grade {
+  if (comparator === 'rows') return gradeRows(expected, rows, sql);
+  if (comparator === 'empty') return gradeEmpty(expected, rows);
+  const expectedText = `${PHRASES[comparator]}${comparator === 'matches' ? `/${expected}/` : formatValue(expected)}`;
+  const subject = querySubject(sql, rows[0] ? Object.keys(rows[0])[0] : undefined);
+  if (rows.length === 0) {
+    return failed('STATE_MISMATCH', `${subject}: expected ${expectedText}, got no rows`, expected, []);
+  }
+  const columns = Object.keys(rows[0]);
+  if (rows.length > 1 || columns.length !== 1) {
+    throw new GradeError(
+      `${comparator} compares one value, but the query returned ${plural(rows.length, 'row')} of ` +
+        `${plural(columns.length, 'column')} (${columns.join(', ')}); use rows or empty for a whole result`,
+    );
+  }
+  const actual = rows[0][columns[0]];
+  if (compareValues(actual, comparator, expected)) {
+    return passed(`${subject} is ${formatValue(actual)} (expected ${expectedText})`, expected, actual);
+  }
+  return failed(
+    'STATE_MISMATCH',
+    `${subject}: expected ${expectedText}, got ${formatValue(actual)}`,
+    expected,
+    actual,
+  );
+}
+
+function gradeRows(expected: unknown, rows: Row[], sql: string): Grade {
+  // Checks that both sides are lists of rows too (a GradeError otherwise).
+  const asMultiset = compareValues(rows, 'rows', expected);
+  const want = expected as Row[];
+  if (hasTopLevelOrderBy(sql)) {
+    const at = firstDifference(rows, want);
+    const shown = `${plural(want.length, 'row')} in order`;
+    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
+    return failed(
+      'STATE_MISMATCH',
+      `expected ${shown}, got ${plural(rows.length, 'row')}; row ${at + 1}: expected ` +
+        `${at < want.length ? formatValue(want[at]) : 'no row'}, got ${at < rows.length ? formatValue(rows[at]) : 'no row'}`,
+      want,
+      rows,
+    );
+  }
+  if (asMultiset) return passed(`the query returned the ${plural(want.length, 'row')}`, want, rows);
+  const { missing, unexpected } = unmatchedRows(rows, want);
+  const parts = [
+    missing.length ? `missing ${formatValue(missing[0])}${more(missing.length)}` : '',
+    unexpected.length ? `unexpected ${formatValue(unexpected[0])}${more(unexpected.length)}` : '',
+  ].filter(Boolean);
+  return failed(
+    'STATE_MISMATCH',
+    `expected ${plural(want.length, 'row')}, got ${plural(rows.length, 'row')}: ${parts.join('; ')}`,
+    want,
+    rows,
+  );
+}
+
+function more(n: number): string {
+  return n > 1 ? ` and ${n - 1} more` : '';
+}
+
+function firstDifference(actual: Row[], expected: Row[]): number {
+  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+    if (i >= actual.length || i >= expected.length || !sameRow(actual[i], expected[i])) return i;
+  }
+  return -1;
+}
+
+function gradeEmpty(expected: unknown, rows: Row[]): Grade {
+  const ok = compareValues(rows, 'empty', expected);
+  if (ok) {
+    return passed(
+      expected
+        ? 'the query returned no rows, as expected'
+        : `the query returned ${plural(rows.length, 'row')}`,
+    );
+  }
+  // A row that should not exist is an extra effect; a row that should exist and does not is a missing one.
+  if (expected) {
+    return failed(
+      'EXTRA_EFFECT',
+      `expected no rows, got ${plural(rows.length, 'row')} (first ${formatValue(rows[0])})`,
+      [],
+      rows,
+    );
+  }
+  return failed('MISSING_EFFECT', 'expected at least one row, got none', 'at least one row', []);
+}
+
+/** Whether a query orders its result: an ORDER BY outside strings, comments and parentheses. */
+export function hasTopLevelOrderBy(sql: string): boolean {
+  return /\border\s+by\b/i.test(topLevelCode(sql));
+}
+
+// Keeps only the code at parenthesis depth 0, dropping strings, quoted identifiers and comments.
+function topLevelCode(sql: string): string {
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    const two = sql.slice(i, i + 2);
+    let end = -1;
+    if (c === "'" || c === '"') {
+      end = i + 1;
+      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
+    } else if (two === '--') end = sql.indexOf('\n', i) === -1 ? sql.length : sql.indexOf('\n', i);
+    else if (two === '/*') end = sql.indexOf('*/', i) === -1 ? sql.length : sql.indexOf('*/', i) + 1;
+    else if (c === '$' && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
+      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))![0];
+      const close = sql.indexOf(tag, i + tag.length);
+      end = close === -1 ? sql.length : close + tag.length - 1;
+    }
+    if (end !== -1) {
+      out += ' ';
+      i = end;
+      continue;
+    }
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    else if (depth === 0) out += c;
+    if (c === '(' || c === ')') out += ' ';
+  }
+  return out;
+}
+
+// SELECT <column> FROM <table> WHERE <key> = '<value>' (or a number), the shape of most checks.
+const KEYED_SELECT =
+  /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
+
+/**
+ * Names what a one-value query reads, for messages: `orders[ORD-1001].refund_count` for a keyed
+ * select, else the column name, else "the query".
+ */
+export function querySubject(sql: string, column: string | undefined): string {
+  const m = KEYED_SELECT.exec(sql);
+  // Without a row to name the column, a select list of one plain column still names it.
+  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : undefined;
+  const named = column && column !== '?column?' ? column : selected;
+  if (m && named) {
+    const table = m[2].replace(/"/g, '');
+    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
+    return `${table}[${key}].${named}`;
+  }
+  return named ?? 'the query';
+}

@@ -1,0 +1,53 @@
+// The pinned suite: content hashes of everything both sides run, and the seeds derived from them.
+// Both sides of a pair run exactly this; the report stores it so a pair can be proven pinned.
+import { createHash } from 'node:crypto';
+import type { Suite } from '../config/suite.js';
+
+export interface PinnedSuite {
+  suiteHash: string;
+  templateHash: string;
+  twinsHash: string;
+  /** Scenario id -> content hash. */
+  scenarios: Record<string, string>;
+}
+
+/** JSON with object keys sorted recursively, so equal content always hashes alike. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+/** Returns a copy with object keys sorted recursively. */
+export function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Hashes the suite's parsed content (not its formatting): template, twins, each scenario. */
+export function pinSuite(suite: Suite): PinnedSuite {
+  const templateHash = sha256(canonicalJson(suite.template));
+  const tools = [...suite.tools.values()].map(({ file: _file, ...tool }) => tool);
+  tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const twinsHash = sha256(canonicalJson(tools));
+  const scenarios: Record<string, string> = {};
+  for (const s of [...suite.scenarios].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    const { file: _file, lines: _lines, ...content } = s;
+    scenarios[s.id] = sha256(canonicalJson(content));
+  }
+  const suiteHash = sha256(canonicalJson({ templateHash, twinsHash, scenarios }));
+  return { suiteHash, templateHash, twinsHash, scenarios };
+}
+
+/** The seed of one repeat of one scenario: the same for both sides of a pair, stable across runs. */
+export function seedFor(suiteHash: string, scenarioId: string, repeat: number): number {
+  const h = createHash('sha256').update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
+  return h.readUInt32BE(0);
+}

@@ -1,0 +1,189 @@
+// The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
+
+import { sideStats } from '../compare/stats.js';
+import { canonicalJson, elide } from '../compare/trajectory.js';
+import type { CaseClass } from '../config/schema.js';
+import { gateClassesOf } from '../gate/verdict.js';
+import type { CaseReport, ChangedExpectation, Report, SideSummary, StateDifference } from './types.js';
+
+/** Classes from most to least severe: the order cases are read in. */
+export const CLASS_ORDER: CaseClass[] = [
+  'new-critical-failure',
+  'regressed',
+  'incomplete',
+  'improved',
+  'unchanged',
+];
+
+/** A class in words: `new critical failure`. */
+export function classWords(cls: string): string {
+  return cls.replace(/-/g, ' ');
+}
+
+/** A share as a whole percentage, `—` when unknown. */
+export function percent(x: number | null | undefined): string {
+  return x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`;
+}
+
+/** A content hash or commit, short. */
+export function shortHash(hash: string | null | undefined, length = 12): string {
+  return hash ? hash.slice(0, length) : '—';
+}
+
+/** A duration: `850 ms`, `1.2 s`, `2.5 min`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${(ms / 60_000).toFixed(1)} min`;
+}
+
+/** A cost in dollars, with precision for small amounts. */
+export function dollars(x: number): string {
+  return x === 0 ? '$0' : x < 1 ? `$${x.toFixed(4)}` : `$${x.toFixed(2)}`;
+}
+
+/** A number with thousands separators, independent of the machine's locale. */
+export function count(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** `3 cases`, `1 case`. */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${count(n)} ${n === 1 ? word : many}`;
+}
+
+/** The flaky sides of a case in words, or ''. */
+export function flakyWords(c: Pick<CaseReport, 'flaky'>): string {
+  const sides = [c.flaky.base ? 'base' : '', c.flaky.head ? 'head' : ''].filter(Boolean);
+  return sides.length === 0 ? '' : `flaky ${sides.join(' and ')}`;
+}
+
+/** The classes cases are grouped by in a rendering: blocking, other changed, the rest. */
+export function groupCases(report: Report): {
+  blocking: CaseReport[];
+  changed: CaseReport[];
+  rest: CaseReport[];
+} {
+  const block = new Set(report.gate?.block ?? ['new-critical-failure']);
+  const sorted = [...report.cases].sort(
+    (a, b) =>
+      CLASS_ORDER.indexOf(a.class) - CLASS_ORDER.indexOf(b.class) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+  const blocking = sorted.filter((c) => gateClassesOf(c).some((g) => block.has(g)));
+  const isBlocking = new Set(blocking);
+  const changed = sorted.filter(
+    (c) => !isBlocking.has(c) && (c.class !== 'unchanged' || c.flaky.base || c.flaky.head),
+  );
+  const isChanged = new Set(changed);
+  return { blocking, changed, rest: sorted.filter((c) => !isBlocking.has(c) && !isChanged.has(c)) };
+}
+
+/** The all-N column: `yes, 5 of 5` or `no, 3 of 5`. */
+export function allNWords(s: SideSummary): string {
+  const stats = s.stats ?? sideStats(s);
+  const errors = s.infraErrors ? `, ${s.infraErrors} not graded` : '';
+  return `${stats.all_n ? 'yes' : 'no'}, ${s.passes} of ${s.runs}${errors}`;
+}
+
+/** The per-run pass rate with its Wilson interval: `60% (23–88%)`. */
+export function rateWords(s: SideSummary): string {
+  const stats = s.stats ?? sideStats(s);
+  if (stats.pass_rate === null) return '—';
+  const w = stats.wilson;
+  return w ? `${percent(stats.pass_rate)} (${percent(w.low)}–${percent(w.high)})` : percent(stats.pass_rate);
+}
+
+/** The metrics of a side as table cells: tool calls, latency, cost, tokens. */
+export function metricWords(s: SideSummary): {
+  calls: string;
+  latency: string;
+  cost: string;
+  tokens: string;
+} {
+  const m = s.metrics;
+  if (!m) return { calls: '—', latency: '—', cost: '—', tokens: '—' };
+  return {
+    calls: m.toolCalls.toFixed(1),
+    latency: duration(m.latencyMs),
+    cost: dollars(m.costUsd),
+    tokens: `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`,
+  };
+}
+
+function tally(c: { pass: number; fail: number; error: number }): number {
+  return c.pass + c.fail + c.error;
+}
+
+/** One changed expectation in a sentence, e.g. `failed in 2 of 5 head repeats; passed in 5 of 5 base repeats`. */
+export function changeWords(e: ChangedExpectation): string {
+  const side = (
+    name: string,
+    c: { pass: number; fail: number; error: number },
+    what: 'fail' | 'pass' | 'error',
+  ) => {
+    const n = tally(c);
+    if (n === 0) return `no ${name} run`;
+    const verb = what === 'fail' ? 'failed' : what === 'pass' ? 'passed' : 'could not be evaluated';
+    return `${verb} in ${c[what]} of ${n} ${name} repeats`;
+  };
+  if (e.change === 'broke') return `${side('head', e.head, 'fail')}; ${side('base', e.base, 'pass')}`;
+  if (e.change === 'fixed') return `${side('base', e.base, 'fail')}; ${side('head', e.head, 'pass')}`;
+  const parts = [
+    e.head.error > 0 ? side('head', e.head, 'error') : '',
+    e.base.error > 0 ? side('base', e.base, 'error') : '',
+  ];
+  return parts.filter(Boolean).join('; ');
+}
+
+/** The tags of a changed expectation: `critical, STATE_MISMATCH`. */
+export function changeTags(e: ChangedExpectation): string {
+  return [e.critical ? 'critical' : '', e.label ?? ''].filter(Boolean).join(', ');
+}
+
+/** A state value for a table cell or a line: strings bare, the rest as compact JSON, elided. */
+export function stateValue(v: unknown): string {
+  return elide(typeof v === 'string' ? v : canonicalJson(v), 60);
+}
+
+/** A state difference as one line: `orders[ORD-1001].refund_count: base 1, head 2`. */
+export function stateLine(d: StateDifference): string {
+  return `${d.table}[${d.key}].${d.column}: base ${stateValue(d.base)}, head ${stateValue(d.head)}`;
+}
+
+/** The counts of a report in one line: `1 new critical failure, 0 regressed, ...; 2 flaky`. */
+export function countsLine(report: Report): string {
+  const flaky = report.cases.filter((c) => c.flaky.base || c.flaky.head).length;
+  const parts = CLASS_ORDER.map((cls) => `${count(report.counts[cls] ?? 0)} ${classWords(cls)}`);
+  return `${parts.join(', ')}; ${count(flaky)} flaky`;
+}
+
+/** The pair that ran, the pin and the engine, in one line. */
+export function runLine(report: Report): string {
+  const side = (name: 'base' | 'head') => {
+    const s = report.sides[name];
+    return s ? `${name} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ''}` : `no ${name}`;
+  };
+  const pair = report.sides.base ? `${side('base')} → ${side('head')}` : `${side('head')} alone`;
+  const repeats = report.repeats ? ` × ${plural(report.repeats, 'repeat')}` : '';
+  const scenarios = `${plural(report.cases.length, 'scenario')}${repeats}`;
+  const shard = report.shard ? `, shard ${report.shard.index}/${report.shard.total}` : '';
+  const reason = report.engine_reason ? ` (${report.engine_reason})` : '';
+  return `${pair}; pinned suite ${shortHash(report.pin.suite_hash)}, template ${shortHash(report.pin.template_hash)}; ${scenarios}${shard}; engine ${report.engine}${reason}`;
+}
+
+/** Suite-level statistics in one line per side: `head: all-N in 38 of 44 scenarios (86%), per-run 93%`. */
+export function suiteLines(report: Report): string[] {
+  const out: string[] = [];
+  for (const side of ['base', 'head'] as const) {
+    const s = report.stats?.[side];
+    if (!s || s.scenarios === 0) continue;
+    const allN =
+      s.all_n === null
+        ? '—'
+        : `${Math.round(s.all_n * s.scenarios)} of ${s.scenarios} scenarios (${percent(s.all_n)})`;
+    const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== '1');
+    const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join('');
+    out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
+  }
+  return out;
+}

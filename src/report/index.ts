@@ -1,0 +1,13 @@
+// report.json, and its renderings: markdown (comment, check run, job summary), terminal, JUnit.
+export { buildReport, countClasses, type ReportFacts, type ReportInput, withTotals } from './build.js';
+export { renderJunit } from './junit.js';
+export {
+  COMMENT_MARKER,
+  MARKDOWN_LIMITS,
+  type MarkdownOptions,
+  type MarkdownVariant,
+  renderMarkdown,
+} from './markdown.js';
+export { MergeError, type MergeResult, mergeReports, tryMergeReports } from './merge.js';
+export { renderSideTable, renderTerminal, type TerminalOptions } from './terminal.js';
+export type * from './types.js';

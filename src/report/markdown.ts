@@ -1,0 +1,320 @@
+// What a reviewer reads in the PR: the verdict and counts first, then every blocking case with its
+// evidence, the other changed cases, and the rest folded. One content for the sticky comment, the
+// check-run summary and the job summary; only the size limit differs. Over the limit, the least
+// relevant parts go first (the folded list, then details of other cases) and a line says so.
+import { type GateDecision, gateDecision } from '../gate/verdict.js';
+import {
+  allNWords,
+  changeTags,
+  changeWords,
+  classWords,
+  count,
+  countsLine,
+  flakyWords,
+  groupCases,
+  metricWords,
+  plural,
+  rateWords,
+  runLine,
+  stateValue,
+  suiteLines,
+} from './format.js';
+import type { CaseReport, Report, SideSummary } from './types.js';
+
+/** The hidden first line of the sticky PR comment, by which the action finds it again. */
+export const COMMENT_MARKER = '<!-- stategate:comment -->';
+
+export type MarkdownVariant = 'comment' | 'check' | 'summary';
+
+/** Size limits in UTF-8 bytes (never fewer than characters): GitHub's, with room to spare for the comment. */
+export const MARKDOWN_LIMITS: Record<MarkdownVariant, number> = {
+  comment: 60_000,
+  check: 65_535,
+  summary: 1_000_000,
+};
+
+export interface MarkdownOptions {
+  variant?: MarkdownVariant;
+  /** Overrides the variant's size limit. */
+  limit?: number;
+  /** Where the full report is, for the last line (default: report.json in the job's artifacts). */
+  fullReport?: string;
+}
+
+const DEFAULT_FULL_REPORT =
+  'report.json (and episodes.jsonl) in the output directory and the job’s artifacts';
+
+/** Escapes text for markdown: no formatting, no HTML, no mentions, one line. */
+export function mdText(text: string): string {
+  return (
+    text
+      .replace(/\r?\n/g, ' ')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/[\\`*{}[\]|~#!]/g, '\\$&')
+      // An underscore inside a word never starts emphasis; elsewhere it might.
+      .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
+      .replace(/(^|[^\w])@(?=\w)/g, '$1@\u200b')
+  );
+}
+
+/** Text as an inline code span, with a fence longer than any backtick run inside. */
+export function mdCode(text: string): string {
+  const flat = text.replace(/\r?\n/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+function size(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function sideRow(name: string, s: SideSummary | null): string[] {
+  if (!s) return [name, 'no run', '—', '—', '—', '—', '—'];
+  const m = metricWords(s);
+  return [name, allNWords(s), rateWords(s), m.calls, m.latency, m.cost, m.tokens];
+}
+
+function caseTitle(c: CaseReport): string {
+  const flaky = flakyWords(c);
+  return `${mdCode(c.id)}: ${classWords(c.class)}${flaky ? `, ${flaky}` : ''}`;
+}
+
+/** Everything one case has to say, in reading order. */
+function caseDetail(c: CaseReport): string {
+  const parts: string[] = [`#### ${caseTitle(c)}`];
+  const about = [c.file ? mdCode(c.file) : '', c.description ? mdText(c.description) : '']
+    .filter(Boolean)
+    .join(': ');
+  if (about) parts.push(about);
+  if (c.reason) parts.push(`**Why:** ${mdText(c.reason)}`);
+  if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
+  if (c.state_diff.length > 0) {
+    const rows = c.state_diff.map((d) => [
+      mdCode(`${d.table}[${d.key}]`),
+      mdText(d.column),
+      mdText(stateValue(d.base)),
+      mdText(stateValue(d.head)),
+    ]);
+    const cut = c.state_diff_cut ? `\n\n${plural(c.state_diff_cut, 'more difference')} in report.json.` : '';
+    parts.push(
+      `**State that differs** (final values):\n\n${table(['row', 'column', 'base', 'head'], rows)}${cut}`,
+    );
+  }
+  const changed = c.expectations_changed ?? [];
+  if (changed.length > 0) {
+    const lines = changed.map((e) => {
+      const tags = changeTags(e);
+      const example = e.message ? ` Example: ${mdText(e.message)}` : '';
+      return `- ${e.change} ${mdCode(e.id)}${tags ? ` (${tags})` : ''}: ${mdText(changeWords(e))}.${example}`;
+    });
+    parts.push(`**Expectations:**\n${lines.join('\n')}`);
+  }
+  for (const side of ['base', 'head'] as const) {
+    const text = c.flaky_explanation?.[side];
+    if (text) parts.push(`**Flaky ${side}:** ${mdText(text)}`);
+  }
+  const header = [
+    'side',
+    'all-N',
+    'per-run pass rate (95% CI)',
+    'tool calls',
+    'latency (median)',
+    'cost (total)',
+    'tokens (total)',
+  ];
+  const rows =
+    c.base === null && c.head
+      ? [sideRow('head', c.head)]
+      : [sideRow('base', c.base), sideRow('head', c.head)];
+  parts.push(table(header, rows));
+  return parts.join('\n\n');
+}
+
+function caseLine(c: CaseReport): string {
+  return `- ${caseTitle(c)}${c.reason ? `: ${mdText(c.reason)}` : ''}`;
+}
+
+function restRow(c: CaseReport): string {
+  const allN = (s: SideSummary | null) => (s ? `${s.passes}/${s.runs}` : '—');
+  return `| ${mdCode(c.id)} | ${classWords(c.class)} | ${allN(c.base)} | ${allN(c.head)} |`;
+}
+
+function verdictLines(report: Report, decision: GateDecision): string[] {
+  const lines = [`## Stategate: ${report.verdict}`, ''];
+  const reasons = decision.reasons.map(
+    (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
+  );
+  lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
+  lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
+  const suite = suiteLines(report);
+  if (suite.length > 0) lines.push('', ...suite.map((l) => `- ${mdText(l)}`));
+  return lines;
+}
+
+type Mode = 'full' | 'line' | 'cut';
+
+interface Plan {
+  modes: Mode[];
+  restShown: number;
+}
+
+interface Parts {
+  header: string;
+  blocking: number;
+  important: CaseReport[];
+  rest: CaseReport[];
+  footer: string;
+  limit: number;
+  variant: MarkdownVariant;
+}
+
+function notice(parts: Parts, plan: Plan): string {
+  const lined = plan.modes.filter((m) => m === 'line').length;
+  const cut = plan.modes.filter((m) => m === 'cut').length;
+  const restCut = parts.rest.length - plan.restShown;
+  if (lined + cut + restCut === 0) return '';
+  const what = [
+    lined > 0 ? `${plural(lined, 'case is', 'cases are')} shown in one line` : '',
+    cut > 0 ? `${plural(cut, 'changed case is', 'changed cases are')} not shown` : '',
+    restCut > 0 ? `${plural(restCut, 'other case is', 'other cases are')} not listed` : '',
+  ].filter(Boolean);
+  return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === 'comment' ? 'PR comment' : parts.variant === 'check' ? 'check run' : 'job summary'}: ${what.join(', ')}. The full report is in ${parts.footer}.`;
+}
+
+function assemble(parts: Parts, plan: Plan, detail: (i: number) => string): string {
+  const out: string[] = [parts.header];
+  const section = (title: string, from: number, to: number) => {
+    const items: string[] = [];
+    for (let i = from; i < to; i++) {
+      if (plan.modes[i] === 'full') items.push(detail(i));
+      else if (plan.modes[i] === 'line') items.push(caseLine(parts.important[i]));
+    }
+    if (items.length > 0) out.push(`### ${title}`, items.join('\n\n'));
+  };
+  section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
+  section(
+    `Other changed cases (${count(parts.important.length - parts.blocking)})`,
+    parts.blocking,
+    parts.important.length,
+  );
+  if (parts.rest.length > 0) {
+    const rows = parts.rest.slice(0, plan.restShown).map(restRow);
+    const more = parts.rest.length - plan.restShown;
+    const tableText =
+      rows.length > 0
+        ? `${table(['scenario', 'class', 'base passes', 'head passes'], []).trimEnd()}\n${rows.join('\n')}`
+        : '';
+    const tail = more > 0 ? `${tableText ? '\n\n' : ''}${plural(more, 'more case')} in report.json.` : '';
+    out.push(
+      `<details><summary>${plural(parts.rest.length, 'unchanged case')}</summary>\n\n${tableText}${tail}\n\n</details>`,
+    );
+  }
+  const trimmed = notice(parts, plan);
+  if (trimmed) out.push(trimmed);
+  out.push(`Full report: ${parts.footer}.`);
+  return `${out.join('\n\n')}\n`;
+}
+
+/** Chooses what to show within the limit: one line for every changed case first, then details in order, then the folded rows. */
+function planWithin(parts: Parts, detail: (i: number) => string): Plan {
+  const n = parts.important.length;
+  const worst: Plan = { modes: Array<Mode>(n).fill('cut'), restShown: 0 };
+  // The skeleton with every part cut carries the longest notice, so what fits beside it fits.
+  let budget = parts.limit - size(assemble(parts, worst, detail)) - 200;
+  const modes: Mode[] = Array<Mode>(n).fill('cut');
+  const lineCost = parts.important.map((c) => size(caseLine(c)) + 2);
+  for (let i = 0; i < n && lineCost[i] <= budget; i++) {
+    modes[i] = 'line';
+    budget -= lineCost[i];
+  }
+  for (let i = 0; i < n && modes[i] === 'line'; i++) {
+    const extra = size(detail(i)) - lineCost[i] + 2;
+    if (extra <= budget) {
+      modes[i] = 'full';
+      budget -= extra;
+    }
+  }
+  let restShown = 0;
+  if (modes.every((m) => m !== 'cut')) {
+    budget -= 120; // the table header
+    while (restShown < parts.rest.length && size(restRow(parts.rest[restShown])) + 1 <= budget) {
+      budget -= size(restRow(parts.rest[restShown])) + 1;
+      restShown++;
+    }
+  }
+  return { modes, restShown };
+}
+
+/** Renders a report as markdown for the PR comment, the check-run summary or the job summary, within its size limit. */
+export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
+  const variant = options.variant ?? 'comment';
+  const limit = options.limit ?? MARKDOWN_LIMITS[variant];
+  const decision = gateDecision(
+    report.cases,
+    report.gate ?? { block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] },
+    {
+      interrupted: report.interrupted,
+      missingShards: report.missing_shards,
+    },
+  );
+  const header = [...(variant === 'comment' ? [COMMENT_MARKER] : []), ...verdictLines(report, decision)].join(
+    '\n',
+  );
+  const { blocking, changed, rest } = groupCases(report);
+  const parts: Parts = {
+    header,
+    blocking: blocking.length,
+    important: [...blocking, ...changed],
+    rest,
+    footer: options.fullReport ?? DEFAULT_FULL_REPORT,
+    limit,
+    variant,
+  };
+  const details = new Map<number, string>();
+  const detail = (i: number) => {
+    if (!details.has(i)) details.set(i, caseDetail(parts.important[i]));
+    return details.get(i)!;
+  };
+  const whole: Plan = { modes: Array<Mode>(parts.important.length).fill('full'), restShown: rest.length };
+  const full = assemble(parts, whole, detail);
+  if (size(full) <= limit) return full;
+  const plan = planWithin(parts, detail);
+  let out = assemble(parts, plan, detail);
+  // The plan's arithmetic is an estimate: give up more until the text fits.
+  while (size(out) > limit && shrink(plan)) out = assemble(parts, plan, detail);
+  return size(out) <= limit ? out : truncateBytes(out, limit);
+}
+
+/** Gives up the least relevant part still shown; false when nothing is left to give up. */
+function shrink(plan: Plan): boolean {
+  if (plan.restShown > 0) {
+    plan.restShown = Math.floor(plan.restShown / 2);
+    return true;
+  }
+  const full = plan.modes.lastIndexOf('full');
+  if (full >= 0) plan.modes[full] = 'line';
+  const line = full >= 0 ? full : plan.modes.lastIndexOf('line');
+  if (full < 0 && line >= 0) plan.modes[line] = 'cut';
+  return full >= 0 || line >= 0;
+}
+
+/** Cuts text to at most `limit` UTF-8 bytes without splitting a character. */
+function truncateBytes(text: string, limit: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    used += size(ch);
+    if (used > limit) break;
+    out += ch;
+  }
+  return out;
+}

@@ -1,0 +1,125 @@
+// Joins the reports of shards of one run into the report of the whole (`stategate merge`). It
+// refuses reports of different pinned suites, templates or commits, and overlapping slices.
+import type { Side } from '../record.js';
+import { withTotals } from './build.js';
+import type { CaseReport, Report } from './types.js';
+
+export type MergeResult = { ok: true; report: Report } | { ok: false; error: string };
+
+/** A merge the reports do not allow; the message says which reports and why. */
+export class MergeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MergeError';
+  }
+}
+
+function describe(r: Report, i: number): string {
+  return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
+}
+
+function short(hash: string): string {
+  return hash.slice(0, 12);
+}
+
+function sideText(s: Report['sides'][Side]): string {
+  return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ''}` : 'none';
+}
+
+function check(reports: readonly Report[]): string | null {
+  if (reports.length === 0) return 'no reports to merge';
+  for (const [i, r] of reports.entries()) {
+    if (!r || typeof r !== 'object' || r.version !== 1 || !Array.isArray(r.cases) || !r.pin) {
+      return `report ${i + 1} is not a version 1 report.json (version ${JSON.stringify(r?.version)})`;
+    }
+  }
+  const first = reports[0];
+  for (const [i, r] of reports.entries()) {
+    if (i === 0) continue;
+    for (const field of ['suite_hash', 'template_hash'] as const) {
+      if (r.pin[field] !== first.pin[field]) {
+        return `${describe(r, i)} has pin.${field} ${short(r.pin[field])} but ${describe(first, 0)} has ${short(first.pin[field])}: merge only shards of one run on one pinned suite`;
+      }
+    }
+    for (const side of ['base', 'head'] as Side[]) {
+      const a = first.sides[side];
+      const b = r.sides[side];
+      if ((a?.sha ?? null) !== (b?.sha ?? null) || (a === null) !== (b === null)) {
+        return `${describe(r, i)} ran ${side} ${sideText(b)} but ${describe(first, 0)} ran ${side} ${sideText(a)}`;
+      }
+    }
+  }
+  const shardOwner = new Map<number, number>();
+  for (const [i, r] of reports.entries()) {
+    if (!r.shard) continue;
+    if (first.shard && r.shard.total !== first.shard.total) {
+      return `${describe(r, i)} splits the run into ${r.shard.total} shards but ${describe(first, 0)} into ${first.shard.total}`;
+    }
+    const owner = shardOwner.get(r.shard.index);
+    if (owner !== undefined)
+      return `shard ${r.shard.index}/${r.shard.total} appears twice: reports ${owner + 1} and ${i + 1}`;
+    shardOwner.set(r.shard.index, i);
+  }
+  const caseOwner = new Map<string, number>();
+  for (const [i, r] of reports.entries()) {
+    for (const c of r.cases) {
+      const owner = caseOwner.get(c.id);
+      if (owner !== undefined) {
+        return `case '${c.id}' is in ${describe(reports[owner], owner)} and ${describe(r, i)}: the slices overlap`;
+      }
+      caseOwner.set(c.id, i);
+    }
+  }
+  return null;
+}
+
+function missingShards(reports: readonly Report[]): number[] {
+  const total = reports.find((r) => r.shard)?.shard?.total;
+  if (!total || reports.some((r) => !r.shard)) return [];
+  const present = new Set(reports.map((r) => r.shard!.index));
+  return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
+}
+
+/** Joins shard reports, or says why they cannot be joined. */
+export function tryMergeReports(reports: readonly Report[]): MergeResult {
+  const error = check(reports);
+  if (error) return { ok: false, error };
+  const first = reports[0];
+  const cases: CaseReport[] = reports.flatMap((r) => r.cases);
+  const engines = [...new Set(reports.map((r) => r.engine))];
+  const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== undefined))];
+  const starts = reports.map((r) => r.started_at).filter((t): t is string => typeof t === 'string');
+  const durations = reports.map((r) => r.duration_ms).filter((d): d is number => typeof d === 'number');
+  const missing = missingShards(reports);
+
+  const merged: Omit<Report, 'counts' | 'verdict' | 'stats'> = {
+    version: 1,
+    engine: first.engine,
+    pin: {
+      suite_hash: first.pin.suite_hash,
+      template_hash: first.pin.template_hash,
+      scenarios: Object.assign({}, ...reports.map((r) => r.pin.scenarios ?? {})),
+    },
+    sides: first.sides,
+    cases,
+    shard: null,
+    interrupted: reports.some((r) => r.interrupted === true),
+  };
+  const reason = engines.length > 1 ? `the shards ran on ${engines.join(', ')}` : first.engine_reason;
+  if (reason !== undefined) merged.engine_reason = reason;
+  if (first.gate) merged.gate = first.gate;
+  if (repeats.length === 1) merged.repeats = repeats[0];
+  if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
+  if (starts.length > 0) merged.started_at = [...starts].sort()[0];
+  // Shards run side by side, so the whole took as long as the slowest.
+  if (durations.length > 0) merged.duration_ms = Math.max(...durations);
+  if (missing.length > 0) merged.missing_shards = missing;
+  return { ok: true, report: withTotals(merged) };
+}
+
+/** Joins shard reports into one, recounting the classes and recomputing the verdict; throws a MergeError when they do not fit together. */
+export function mergeReports(reports: readonly Report[]): Report {
+  const result = tryMergeReports(reports);
+  if (!result.ok) throw new MergeError(result.error);
+  return result.report;
+}

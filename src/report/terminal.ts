@@ -1,0 +1,146 @@
+// The report as plain text for a terminal or a CI log: the same information as the markdown, in
+// the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
+import { gateDecision } from '../gate/verdict.js';
+import type { Side } from '../record.js';
+import {
+  allNWords,
+  changeTags,
+  changeWords,
+  classWords,
+  countsLine,
+  flakyWords,
+  groupCases,
+  metricWords,
+  plural,
+  rateWords,
+  runLine,
+  stateLine,
+  suiteLines,
+} from './format.js';
+import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
+
+export interface TerminalOptions {
+  /** ANSI colour (the caller decides: a TTY, no NO_COLOR). */
+  color?: boolean;
+}
+
+type Paint = (text: string, style: keyof typeof STYLES) => string;
+
+const STYLES = { bold: '1', dim: '2', red: '31', green: '32', yellow: '33' } as const;
+
+function painter(color: boolean | undefined): Paint {
+  return color ? (text, style) => `\x1b[${STYLES[style]}m${text}\x1b[0m` : (text) => text;
+}
+
+const VERDICT_STYLE: Record<GateVerdict, keyof typeof STYLES> = {
+  PASS: 'green',
+  WARN: 'yellow',
+  BLOCK: 'red',
+};
+
+const LABEL_WIDTH = 10;
+
+function field(label: string, lines: string[]): string[] {
+  return lines.map((line, i) => `  ${(i === 0 ? label : '').padEnd(LABEL_WIDTH)}${line}`);
+}
+
+function sideLine(s: SideSummary): string {
+  const m = metricWords(s);
+  return `all-N ${allNWords(s)} · ${rateWords(s)} per run · ${m.calls} calls · ${m.latency} · ${m.cost} · ${m.tokens} tokens`;
+}
+
+function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
+  const flaky = flakyWords(c);
+  const title = `${paint(classWords(c.class).toUpperCase(), blocking ? 'red' : c.class === 'improved' ? 'green' : 'yellow')}  ${paint(c.id, 'bold')}${flaky ? `  (${flaky})` : ''}`;
+  const out = [title];
+  if (c.file) out.push(...field('file', [c.file]));
+  if (c.reason) out.push(...field('why', [c.reason]));
+  if (c.divergence) out.push(...field('steps', [c.divergence.sentence]));
+  if (c.state_diff.length > 0) {
+    const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
+    out.push(...field('state', [...c.state_diff.map(stateLine), ...more]));
+  }
+  for (const e of c.expectations_changed ?? []) {
+    const tags = changeTags(e);
+    const lines = [`${e.id}${tags ? ` (${tags})` : ''}: ${changeWords(e)}`];
+    if (e.message) lines.push(paint(e.message.replace(/\s+/g, ' '), 'dim'));
+    out.push(...field(e.change, lines));
+  }
+  for (const side of ['base', 'head'] as const) {
+    const text = c.flaky_explanation?.[side];
+    if (text) out.push(...field('flaky', [`${side}: ${text}`]));
+  }
+  if (c.base) out.push(...field('base', [sideLine(c.base)]));
+  if (c.head) out.push(...field('head', [sideLine(c.head)]));
+  return out;
+}
+
+function idList(cases: CaseReport[], max = 10): string {
+  const ids = cases.slice(0, max).map((c) => c.id);
+  return cases.length > max ? `${ids.join(', ')} and ${cases.length - max} more` : ids.join(', ');
+}
+
+function tally(c: ExpectationCounts): string {
+  const n = c.pass + c.fail + c.error;
+  return `${c.pass}/${n}${c.error > 0 ? ` (${c.error} not evaluated)` : ''}`;
+}
+
+/** The per-scenario table of one side: all-N first, then passes out of N for every expectation. */
+export function renderSideTable(report: Report, side: Side = 'head', options: TerminalOptions = {}): string {
+  const paint = painter(options.color);
+  const rows: [string, string, string][] = [];
+  for (const c of [...report.cases].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    const s = c[side];
+    if (!s) continue;
+    const allN = s.stats?.all_n ?? (s.runs > 0 && s.passes === s.runs);
+    rows.push([
+      allN ? paint('yes', 'green') : paint('no', 'red'),
+      `${s.passes}/${s.runs}`,
+      paint(c.id, 'bold'),
+    ]);
+    for (const [id, e] of Object.entries(s.expectations)) {
+      const labels = Object.entries(e.labels ?? {})
+        .map(([label, n]) => `${label} ×${n}`)
+        .join(', ');
+      const example =
+        e.example && e.pass < e.pass + e.fail + e.error ? `: ${e.example.replace(/\s+/g, ' ')}` : '';
+      const note = labels || example ? `  ${paint(`${labels}${example}`, 'dim')}` : '';
+      rows.push(['', tally(e), `  ${id}${e.critical ? ' (critical)' : ''}${note}`]);
+    }
+  }
+  // Pad on the text without colour codes, so columns line up either way.
+  const visible = (t: string) => t.replace(/\x1b\[\d+m/g, '').length;
+  const pad = (t: string, w: number) => t + ' '.repeat(Math.max(0, w - visible(t)));
+  const widths = [5, 6].map((min, i) => Math.max(min, ...rows.map((r) => visible(r[i]))));
+  const header = [pad('ALL-N', widths[0]), pad('PASSES', widths[1]), 'SCENARIO / EXPECTATION'].join('  ');
+  return `${[paint(header, 'bold'), ...rows.map((r) => `${pad(r[0], widths[0])}  ${pad(r[1], widths[1])}  ${r[2]}`)].join('\n')}\n`;
+}
+
+/** Renders a report as plain text, with ANSI colour when asked. */
+export function renderTerminal(report: Report, options: TerminalOptions = {}): string {
+  const paint = painter(options.color);
+  const decision = gateDecision(
+    report.cases,
+    report.gate ?? { block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] },
+    {
+      interrupted: report.interrupted,
+      missingShards: report.missing_shards,
+    },
+  );
+  const out: string[] = [
+    `${paint('Stategate:', 'bold')} ${paint(report.verdict, VERDICT_STYLE[report.verdict])}`,
+  ];
+  for (const r of decision.reasons) out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${r.text}`);
+  out.push(countsLine(report), runLine(report), ...suiteLines(report).map((l) => `  ${l}`));
+
+  const { blocking, changed, rest } = groupCases(report);
+  for (const c of blocking) out.push('', ...caseBlock(c, paint, true));
+  for (const c of changed) out.push('', ...caseBlock(c, paint, false));
+  if (rest.length > 0)
+    out.push(
+      '',
+      `${paint(classWords('unchanged').toUpperCase(), 'dim')}  ${plural(rest.length, 'case')}: ${idList(rest)}`,
+    );
+  if (report.sides.base === null) out.push('', renderSideTable(report, 'head', options).trimEnd());
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,162 @@
+// `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Scenario } from '../config/schema.js';
+import type { Suite } from '../config/suite.js';
+import { ConfigError } from '../config/suite.js';
+import { createGateway } from '../gateway/index.js';
+import { gradeEpisode } from '../grade/index.js';
+import { expandEpisodes, sliceScenarios } from '../plan/expand.js';
+import { pinSuite } from '../plan/pin.js';
+import type { GradedEpisode, Side } from '../record.js';
+import { renderMarkdown } from '../report/markdown.js';
+import type { Report } from '../report/types.js';
+import { chooseEngine } from '../sandbox/index.js';
+import type { Engine } from '../sandbox/types.js';
+import type { CompareOptions, CompareResult } from './api.js';
+import { type Checkout, resolveCheckout } from './checkout.js';
+import { runEpisode } from './episode.js';
+import { EpisodeLog } from './episode-log.js';
+import { loadSideConfig, loadPinnedSuite } from './load.js';
+import { assembleReport } from './assemble.js';
+import { schedule } from './scheduler.js';
+import { type SideRuntime, prepareSide } from './side.js';
+import { onInterrupt } from './interrupt.js';
+
+/** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
+export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
+  const repo = resolve(opts.repo ?? process.cwd());
+  const outDir = resolve(repo, opts.out ?? '.stategate');
+  const configName = opts.config ?? 'stategate.yml';
+  const progress = opts.onProgress ?? (() => undefined);
+  const startedAt = new Date();
+  mkdirSync(outDir, { recursive: true });
+
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  opts.signal?.addEventListener('abort', abort);
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopInterrupt = onInterrupt(abort);
+
+  try {
+    progress({ type: 'phase', phase: 'checkout', message: 'Checking out the sides' });
+    const checkouts: Partial<Record<Side, Checkout>> = {};
+    const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
+    for (const side of sides) {
+      const spec = side === 'head' ? opts.head : (opts.base as string);
+      const checkout = await resolveCheckout(spec, repo);
+      cleanups.push(() => checkout.dispose());
+      checkouts[side] = checkout;
+    }
+
+    const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
+    const suiteCheckout = checkouts[suiteSide]!;
+    progress({ type: 'phase', phase: 'load', message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})` });
+    const suite = await loadPinnedSuite(join(suiteCheckout.dir, configName));
+    const pin = pinSuite(suite);
+    const repeats = opts.repeats ?? fixedRepeats(suite);
+    const concurrency = opts.concurrency ?? suite.config.concurrency;
+    const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+
+    progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
+    const engine: Engine = await chooseEngine(suite.config.database, { engine: opts.engine });
+    cleanups.push(() => engine.close());
+    progress({ type: 'log', level: 'info', message: `engine: ${engine.name} (${engine.reason})` });
+    const template = await engine.buildTemplate(suite.template);
+    if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
+
+    const gateway = await createGateway();
+    cleanups.push(() => gateway.close());
+
+    const runtimes: Partial<Record<Side, SideRuntime>> = {};
+    for (const side of sides) {
+      const checkout = checkouts[side]!;
+      const agent = await loadSideConfig(join(checkout.dir, configName), suite, side);
+      progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
+      const runtime = await prepareSide({
+        side,
+        checkout,
+        agent,
+        outDir,
+        harnessEnv: process.env,
+        onLog: (message) => progress({ type: 'log', level: 'info', message }),
+      });
+      cleanups.push(() => runtime.stop());
+      runtimes[side] = runtime;
+    }
+
+    const planned = expandEpisodes(scenarios, sides, repeats, pin.suiteHash);
+    progress({
+      type: 'phase',
+      phase: 'episodes',
+      message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`,
+    });
+    const log = new EpisodeLog(join(outDir, 'episodes.jsonl'));
+    cleanups.push(() => log.close());
+    const graded = new Map<string, Record<Side, GradedEpisode[]>>();
+    for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
+    const seeds: Record<string, number[]> = {};
+
+    await schedule(
+      planned,
+      (p) =>
+        runEpisode(
+          { template, gateway, tools: suite.tools, side: runtimes[p.side]!, expose: suite.config.database.expose, signal: controller.signal },
+          p,
+        ),
+      {
+        concurrency,
+        signal: controller.signal,
+        onDone: async (record, p, done, total) => {
+          const g = gradeEpisode(p.scenario, record, suite.tools);
+          graded.get(p.scenario.id)![p.side].push(g);
+          (seeds[`${p.side}:${p.scenario.id}`] ??= []).push(p.seed);
+          await log.write(g);
+          progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
+        },
+      },
+    );
+
+    progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
+    const report: Report = assembleReport({
+      scenarios,
+      graded,
+      suite,
+      pin,
+      engine,
+      checkouts,
+      repeats,
+      seeds,
+      shard: opts.shard ?? null,
+      interrupted: controller.signal.aborted,
+      startedAt,
+      headOnly: opts.base === null,
+    });
+    return writeReports(report, outDir);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw err;
+  } finally {
+    stopInterrupt();
+    opts.signal?.removeEventListener('abort', abort);
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+function fixedRepeats(suite: Suite): number {
+  const r = suite.config.repeats;
+  return typeof r === 'number' ? r : r.min;
+}
+
+/** Writes report.json and report.md into `outDir`. */
+export function writeReports(report: Report, outDir: string): CompareResult {
+  mkdirSync(outDir, { recursive: true });
+  const reportPath = join(outDir, 'report.json');
+  const markdownPath = join(outDir, 'report.md');
+  const markdown = renderMarkdown(report, { variant: 'comment' });
+  writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(markdownPath, markdown);
+  return { report, reportPath, markdownPath, markdown };
+}
+
+export type { Scenario };

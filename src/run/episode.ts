@@ -1,0 +1,184 @@
+// One episode, start to end: clone, scenario state, gateway session, agent, capture, queries.
+// Anything that fails outside the agent becomes `infraError` on the record (the case is then
+// incomplete); what the agent does, however badly, is ordinary evidence.
+import type { Expectation, Scenario, Tool } from '../config/schema.js';
+import { durationMs } from '../config/schema.js';
+import type { Gateway, GatewaySession } from '../gateway/types.js';
+import type { AgentRun, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
+import type { Sandbox, Template } from '../sandbox/types.js';
+import { applyScenarioState } from '../sandbox/index.js';
+import type { PlannedEpisode } from '../plan/expand.js';
+import type { SideRuntime } from './side.js';
+
+export interface EpisodeContext {
+  template: Template;
+  gateway: Gateway;
+  tools: Map<string, Tool>;
+  side: SideRuntime;
+  expose: boolean;
+  signal?: AbortSignal;
+}
+
+const EMPTY_DIFF: StateDiff = { tables: {}, fingerprints: {} };
+
+function notRun(reason: string): AgentRun {
+  return { exitCode: null, signal: null, timedOut: false, durationMs: 0, stdout: '', stderr: '', truncated: false, resultError: reason };
+}
+
+/** The SQL each expectation wants answered on the final state, keyed by expectation id. */
+export function expectationQueries(expect: Expectation[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of expect) {
+    if ('query' in e && typeof e.query === 'string') out[e.id] = e.query;
+    else if ('outcome_verified' in e && e.outcome_verified !== true) out[e.id] = e.outcome_verified.query;
+  }
+  return out;
+}
+
+function allowedTools(scenario: Scenario, tools: Map<string, Tool>): Tool[] {
+  const names = scenario.tools ?? [...tools.keys()];
+  return names.map((n) => tools.get(n)).filter((t): t is Tool => t !== undefined);
+}
+
+async function prepareSandbox(ctx: EpisodeContext, scenario: Scenario, label: string): Promise<Sandbox> {
+  const sandbox = await ctx.template.clone(label);
+  try {
+    await applyScenarioState(sandbox, { rows: scenario.state.rows, sql: scenario.state.sql }, ctx.template.tables);
+    await sandbox.markInitial();
+    return sandbox;
+  } catch (err) {
+    void sandbox.dispose();
+    throw new Error(`scenario ${scenario.id} state (${scenario.file}): ${(err as Error).message}`);
+  }
+}
+
+/** Runs one planned episode and returns everything it left behind. Never throws. */
+export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): Promise<EpisodeRecord> {
+  const { scenario } = planned;
+  const timings: Record<string, number> = {};
+  const clock = () => performance.now();
+  let t = clock();
+  const lap = (name: string) => {
+    const now = clock();
+    timings[name] = Math.round((now - t) * 100) / 100;
+    t = now;
+  };
+  const record: EpisodeRecord = {
+    episode: planned.id,
+    scenario: scenario.id,
+    side: planned.side,
+    repeat: planned.repeat,
+    seed: planned.seed,
+    calls: [],
+    refused: [],
+    agent: notRun('not started'),
+    diff: EMPTY_DIFF,
+    queries: {},
+    timings,
+  };
+  const fail = (stage: InfraError['stage'], err: unknown) => {
+    record.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
+  };
+
+  let sandbox: Sandbox | undefined;
+  let initialState: Sandbox | undefined;
+  let session: GatewaySession | undefined;
+  try {
+    try {
+      sandbox = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
+      if (scenario.faults.some((f) => f.fault === 'stale_response')) {
+        initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
+      }
+    } catch (err) {
+      fail('sandbox', err);
+      return record;
+    }
+    lap('reset');
+
+    try {
+      session = ctx.gateway.open({
+        episode: planned.id,
+        scenario: scenario.id,
+        side: planned.side,
+        seed: planned.seed,
+        tools: allowedTools(scenario, ctx.tools),
+        faults: scenario.faults,
+        sandbox,
+        initialState,
+      });
+    } catch (err) {
+      fail('gateway', err);
+      return record;
+    }
+    let databaseUrl: string | undefined;
+    if (ctx.expose) {
+      try {
+        databaseUrl = await sandbox.exposeUrl();
+      } catch (err) {
+        fail('sandbox', err);
+        return record;
+      }
+    }
+    lap('session');
+
+    if (ctx.signal?.aborted) {
+      fail('interrupted', 'the run was interrupted before this episode started');
+      return record;
+    }
+    record.agent = await ctx.side.runAgent({
+      input: { message: scenario.input.message, context: scenario.input.context },
+      vars: {
+        toolsUrl: session.toolsUrl,
+        mcpUrl: session.mcpUrl,
+        episode: planned.id,
+        scenario: scenario.id,
+        seed: planned.seed,
+        side: planned.side,
+        databaseUrl,
+      },
+      timeoutMs: durationMs(ctx.side.agent.timeout),
+      signal: ctx.signal,
+    });
+    timings.agent = Math.round(record.agent.durationMs * 100) / 100;
+    t = clock();
+    if (ctx.signal?.aborted) fail('interrupted', 'the run was interrupted while this episode ran');
+
+    await session.close();
+    record.calls = session.calls();
+    session = undefined;
+    lap('gateway_close');
+
+    try {
+      record.diff = await sandbox.captureDiff();
+    } catch (err) {
+      fail('capture', err);
+    }
+    lap('capture');
+
+    for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
+      record.queries[id] = await readOnlyQuery(sandbox, sql);
+    }
+    lap('queries');
+    return record;
+  } catch (err) {
+    fail('gateway', err);
+    return record;
+  } finally {
+    if (session) await session.close().catch(() => undefined);
+    // Drops happen off the critical path; the engine awaits them on close().
+    if (sandbox) void sandbox.dispose().catch(() => undefined);
+    if (initialState) void initialState.dispose().catch(() => undefined);
+  }
+}
+
+async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
+  try {
+    const { value } = await sandbox.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION READ ONLY');
+      return tx.query(sql);
+    });
+    return { sql, rows: value.rows };
+  } catch (err) {
+    return { sql, error: err instanceof Error ? err.message : String(err) };
+  }
+}

@@ -1,0 +1,205 @@
+// Putting content into a database: schema and fixture SQL files, fixture rows, scenario state.
+// Rows go in with one bound JSON parameter per batch (jsonb_populate_recordset), so the server
+// converts each value for its column's type and nothing is ever spliced into SQL text.
+import { splitStatements } from '../sql/named-params.js';
+import type { Row } from '../record.js';
+import { ident, qualified } from './names.js';
+import type { Sandbox, SqlSession } from './types.js';
+
+/** The server error fields this module reports. */
+interface ServerError {
+  message: string;
+  position?: string;
+  detail?: string;
+  hint?: string;
+  where?: string;
+}
+
+function describe(err: ServerError): string {
+  return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(' ');
+}
+
+function lineCol(text: string, offset: number): { line: number; col: number } {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return { line, col: offset - before.lastIndexOf('\n') };
+}
+
+function excerpt(statement: string): string {
+  const flat = statement.replace(/\s+/g, ' ').trim();
+  return flat.length > 100 ? `${flat.slice(0, 97)}...` : flat;
+}
+
+/** Where each statement of a file starts (by searching the split statements in order). */
+function statementOffsets(sql: string): { text: string; offset: number }[] {
+  let cursor = 0;
+  return splitStatements(sql).map((text) => {
+    const offset = sql.indexOf(text, cursor);
+    cursor = offset < 0 ? cursor : offset + text.length;
+    return { text, offset: Math.max(offset, 0) };
+  });
+}
+
+/** An SQL file failed to apply; the message names the file, the line and the statement. */
+export class SqlFileError extends Error {
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SqlFileError';
+  }
+}
+
+/**
+ * Runs an SQL file (all statements in one round trip). On failure, names the file, line and
+ * column, and the failing statement: from the server's error position, or, for errors without a
+ * position, by replaying the statements one at a time in a transaction that is rolled back.
+ */
+export async function applySqlFile(session: SqlSession, file: string, sql: string): Promise<void> {
+  try {
+    await session.query(sql);
+  } catch (e) {
+    const err = e as ServerError;
+    const statements = statementOffsets(sql);
+    if (err.position) {
+      const at = Number(err.position) - 1;
+      const { line, col } = lineCol(sql, at);
+      const stmt = [...statements].reverse().find((s) => s.offset <= at);
+      throw new SqlFileError(file, `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}`);
+    }
+    const failing = await replayToFind(session, statements, err.message);
+    if (failing) {
+      const { line, col } = lineCol(sql, failing.offset);
+      throw new SqlFileError(file, `${file}:${line}:${col}: ${describe(err)} in: ${excerpt(failing.text)}`);
+    }
+    throw new SqlFileError(file, `${file}: ${describe(err)}`);
+  }
+}
+
+async function replayToFind(
+  session: SqlSession,
+  statements: { text: string; offset: number }[],
+  message: string,
+): Promise<{ text: string; offset: number } | undefined> {
+  // Diagnostics only: the failed file was one implicit transaction, so replaying it from the start
+  // reproduces the failure; a different failure means the replay cannot tell, and we say less.
+  let found: { text: string; offset: number } | undefined;
+  try {
+    await session.query('BEGIN');
+    for (const s of statements) {
+      try {
+        await session.query(s.text);
+      } catch (e) {
+        if ((e as ServerError).message === message) found = s;
+        break;
+      }
+    }
+  } catch {
+    // The replay itself could not start: report without a statement.
+  } finally {
+    await session.query('ROLLBACK').catch(() => undefined);
+  }
+  return found;
+}
+
+/** Splits the project's table name (`orders`, `billing.invoices`) into schema and table. */
+export function splitTableKey(key: string): { schema: string; name: string } {
+  const dot = key.indexOf('.');
+  return dot < 0 ? { schema: 'public', name: key } : { schema: key.slice(0, dot), name: key.slice(dot + 1) };
+}
+
+const BATCH = 1000;
+
+function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/**
+ * Inserts rows into one table. Columns a row leaves out get their defaults (rows are grouped by
+ * their column set); json/jsonb columns take any JSON value, other columns the value's text form.
+ * Must run inside a transaction: a failing batch is retried row by row under savepoints to name
+ * the row that failed.
+ */
+export async function insertRows(session: SqlSession, table: string, rows: Row[], where: string): Promise<void> {
+  const { schema, name } = splitTableKey(table);
+  const target = qualified(schema, name);
+  let start = 0;
+  while (start < rows.length) {
+    const columns = Object.keys(rows[start]);
+    const signature = columns.join('\u0000');
+    let end = start + 1;
+    while (end < rows.length && end - start < BATCH && Object.keys(rows[end]).join('\u0000') === signature) end++;
+    await insertBatch(session, target, columns, rows.slice(start, end), start, `${where}: table ${table}`);
+    start = end;
+  }
+}
+
+async function insertBatch(
+  session: SqlSession,
+  target: string,
+  columns: string[],
+  rows: Row[],
+  first: number,
+  where: string,
+): Promise<void> {
+  const list = columns.map(ident).join(', ');
+  const sql =
+    columns.length === 0
+      ? `INSERT INTO ${target} DEFAULT VALUES`
+      : `INSERT INTO ${target} (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${target}, $1::jsonb)`;
+  const run = (batch: Row[]) =>
+    columns.length === 0 ? Promise.all(batch.map(() => session.query(sql))) : session.query(sql, [toJson(batch)]);
+  await session.query('SAVEPOINT sg_rows');
+  try {
+    await run(rows);
+    await session.query('RELEASE SAVEPOINT sg_rows');
+    return;
+  } catch (e) {
+    await session.query('ROLLBACK TO SAVEPOINT sg_rows');
+    if (rows.length === 1) throw new Error(`${where}: row ${first + 1}: ${describe(e as ServerError)}`);
+  }
+  for (let i = 0; i < rows.length; i++) {
+    try {
+      await run([rows[i]]);
+    } catch (e) {
+      await session.query('ROLLBACK TO SAVEPOINT sg_rows');
+      throw new Error(`${where}: row ${first + i + 1}: ${describe(e as ServerError)}`);
+    }
+  }
+  // Every row went in alone: the batch failed for a reason no single row has, and the rows are in now.
+  await session.query('RELEASE SAVEPOINT sg_rows');
+}
+
+/** A scenario's state on top of the template: rows per table, then SQL (DESIGN.md section 4). */
+export interface ScenarioState {
+  rows: Record<string, Row[]>;
+  sql?: string[];
+}
+
+/**
+ * Applies a scenario's state to a sandbox in one transaction: rows first (an unknown table or
+ * column is an error that names it), then the SQL statements. Run before markInitial().
+ */
+export async function applyScenarioState(
+  sandbox: Sandbox,
+  state: ScenarioState,
+  tables: Record<string, string[] | null>,
+): Promise<void> {
+  for (const table of Object.keys(state.rows)) {
+    if (!(table in tables)) {
+      const known = Object.keys(tables).join(', ') || 'none';
+      throw new Error(`state.rows: unknown table ${JSON.stringify(table)} (tables: ${known})`);
+    }
+  }
+  await sandbox.transaction(async (tx) => {
+    for (const [table, rows] of Object.entries(state.rows)) await insertRows(tx, table, rows, 'state.rows');
+    for (const [i, sql] of (state.sql ?? []).entries()) {
+      try {
+        await tx.query(sql);
+      } catch (e) {
+        throw new Error(`state.sql[${i}]: ${describe(e as ServerError)} in: ${excerpt(sql)}`);
+      }
+    }
+  });
+}

@@ -1,0 +1,216 @@
+// The server side of an engine: one admin pool, the run's databases and roles, and a queue that
+// drops disposed databases off the critical path.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import pg from 'pg';
+import { databaseUrl, ident, literal } from './names.js';
+import { ownerComment } from './owner.js';
+
+/** How CREATE DATABASE copies a template (PostgreSQL 15 and later; earlier servers always copy files). */
+export type CloneStrategy = 'WAL_LOG' | 'FILE_COPY';
+
+const DROP_CONCURRENCY = 2;
+const CLOSE_CONCURRENCY = 6;
+
+/** The admin side of one server for one run. */
+export class Cluster {
+  private readonly drops = new Set<Promise<void>>();
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private counter = 0;
+  private closed = false;
+
+  private constructor(
+    readonly adminUrl: string,
+    readonly runPrefix: string,
+    readonly admin: pg.Pool,
+    /** server_version_num, e.g. 150020. */
+    readonly version: number,
+    readonly strategy: CloneStrategy | null,
+  ) {}
+
+  /** Connects to the server and reads its version. */
+  static async connect(adminUrl: string, runPrefix: string, strategy?: CloneStrategy): Promise<Cluster> {
+    const admin = new pg.Pool({ connectionString: adminUrl, max: CLOSE_CONCURRENCY });
+    admin.on('error', () => undefined);
+    let version: number;
+    try {
+      const r = await admin.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version_num']);
+      version = Number(r.rows[0].v);
+    } catch (e) {
+      await admin.end().catch(() => undefined);
+      throw new Error(`cannot connect to the database server at ${redact(adminUrl)}: ${(e as Error).message}`);
+    }
+    // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default: FILE_COPY forces a checkpoint per
+    // clone, which on a busy shared server costs seconds (measured in docs/engines.md).
+    const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
+    return new Cluster(adminUrl, runPrefix, admin, version, chosen);
+  }
+
+  /** The next number for a database or role name of this run. */
+  next(): number {
+    return ++this.counter;
+  }
+
+  /** The URL of one of this server's databases, as the admin (or as another role). */
+  url(database: string, user?: { name: string; password: string }): string {
+    return databaseUrl(this.adminUrl, database, user);
+  }
+
+  /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
+  async createDatabase(name: string, opts: { template?: string; label?: string } = {}): Promise<void> {
+    this.assertOpen();
+    let sql = `CREATE DATABASE ${ident(name)}`;
+    if (opts.template) {
+      sql += ` TEMPLATE ${ident(opts.template)}`;
+      if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
+    }
+    await this.admin.query(sql);
+    await this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(opts.label))}`);
+    await this.admin.query(`REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`);
+  }
+
+  /** Creates a login role with a password that owns nothing. */
+  async createRole(name: string, password: string, label?: string): Promise<void> {
+    this.assertOpen();
+    await this.admin.query(
+      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${literal(password)}`,
+    );
+    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal(ownerComment(label))}`);
+  }
+
+  /** Drops a database (disconnecting its sessions) and then the given roles. */
+  async dropDatabase(name: string, roles: string[] = []): Promise<void> {
+    await dropDatabase(this.admin, this.version, name);
+    for (const role of roles) await this.admin.query(`DROP ROLE IF EXISTS ${ident(role)}`);
+  }
+
+  /** Queues a drop so the caller need not wait; close() waits for every queued drop. Never rejects. */
+  queueDrop(name: string, roles: string[] = []): Promise<void> {
+    const run = async () => {
+      if (this.running >= DROP_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
+      this.running++;
+      try {
+        await this.dropDatabase(name, roles);
+      } catch {
+        // close() drops whatever carries the run prefix, so a failed drop is retried there.
+      } finally {
+        this.running--;
+        this.waiting.shift()?.();
+      }
+    };
+    const p = run();
+    this.drops.add(p);
+    void p.finally(() => this.drops.delete(p));
+    return p;
+  }
+
+  /**
+   * Waits for queued drops, drops every database and role that carries the run prefix (unless the
+   * whole server is about to go: `dropAll: false`), and ends the pool.
+   */
+  async close(opts: { dropAll?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await Promise.all([...this.drops]);
+      if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
+    } finally {
+      await this.admin.end().catch(() => undefined);
+    }
+  }
+
+  /** The synchronous last resort at process exit: a child process drops the run's databases and roles. */
+  closeSync(): void {
+    if (this.closed) return;
+    this.closed = true;
+    dropRunSync(this.adminUrl, this.runPrefix);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the engine is closed');
+  }
+}
+
+/** Drops one database, disconnecting its sessions first. */
+export async function dropDatabase(admin: pg.Pool | pg.Client, version: number, name: string): Promise<void> {
+  if (version >= 130000) {
+    await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+    return;
+  }
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+  await admin.query(`DROP DATABASE IF EXISTS ${ident(name)}`);
+}
+
+/** A LIKE pattern for names that start with the prefix and an underscore. */
+export function prefixPattern(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, '\\$&')}\\_%`;
+}
+
+/** Drops every database, then every role, whose name starts with the run prefix. */
+export async function dropRun(admin: pg.Pool | pg.Client, version: number, prefix: string): Promise<void> {
+  const dbs = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+    prefixPattern(prefix),
+  ]);
+  const errors: string[] = [];
+  // Each DROP DATABASE waits for a checkpoint; drops in flight together share one.
+  const queue = dbs.rows.map((r) => r.datname);
+  const worker = async () => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      await dropDatabase(admin, version, name).catch((e: Error) => errors.push(`${name}: ${e.message}`));
+    }
+  };
+  await Promise.all(Array.from({ length: admin instanceof pg.Pool ? CLOSE_CONCURRENCY : 1 }, worker));
+  const roles = await admin.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [
+    prefixPattern(prefix),
+  ]);
+  for (const { rolname } of roles.rows) {
+    await admin.query(`DROP ROLE IF EXISTS ${ident(rolname)}`).catch((e: Error) => errors.push(`${rolname}: ${e.message}`));
+  }
+  if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join('; ')}`);
+}
+
+// Runs in a child process at 'exit', when the event loop no longer turns: plain CommonJS and pg.
+const SYNC_DROP = `
+const pg = require(process.env.SG_PG);
+const { url, prefix } = JSON.parse(process.env.SG_DROP);
+const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
+(async () => {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
+  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
+    if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
+    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+  }
+  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+  }
+  await c.end();
+})().catch(() => process.exit(1));
+`;
+
+function dropRunSync(adminUrl: string, prefix: string): void {
+  let pgPath: string;
+  try {
+    pgPath = createRequire(import.meta.url).resolve('pg');
+  } catch {
+    return; // A bundle without node_modules: sweepLeftovers of the next run removes the rest.
+  }
+  spawnSync(process.execPath, ['-e', SYNC_DROP], {
+    env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
+    stdio: 'ignore',
+    timeout: 15_000,
+  });
+}
+
+/** A URL without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(an invalid URL)';
+  }
+}

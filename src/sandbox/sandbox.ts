@@ -1,0 +1,146 @@
+// One episode's database: a clone of the template with its own small pool.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { RowChange, StateDiff, TableDiff } from '../record.js';
+import {
+  LOG_WATERMARK,
+  READ_LOG_AFTER,
+  READ_LOG_OF_TRANSACTION,
+  TOUCHED_TABLES,
+  type LogRow,
+  fingerprintSql,
+  flattenChanges,
+  foldChanges,
+} from './capture.js';
+import type { TableInfo } from './catalog.js';
+import type { Cluster } from './cluster.js';
+import { ident } from './names.js';
+import type { TypeNames } from './type-names.js';
+import type { Sandbox, SqlSession } from './types.js';
+import { SESSION_OPTIONS, sandboxTypes } from './values.js';
+
+/** What every clone of one template shares. */
+export interface TemplateFacts {
+  cluster: Cluster;
+  tables: TableInfo[];
+  /** User schemas (granted to expose roles). */
+  schemas: string[];
+  /** Fingerprints of every table in the template. */
+  fingerprints: Record<string, string>;
+  typeNames: TypeNames;
+}
+
+/** A connection pool for one database with the sandbox value conversions. */
+export function sandboxPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, types: sandboxTypes, options: SESSION_OPTIONS });
+  // Idle clients are terminated when the database is dropped; that is expected, not a crash.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** The SqlSession of one pg client or pool. */
+export function sessionOf(client: pg.ClientBase | pg.Pool, typeNames: TypeNames): SqlSession {
+  return {
+    query: async (sql, params) =>
+      typeNames.toQueryRows((await client.query(sql, params as unknown[] | undefined)) as pg.QueryResult, client),
+  };
+}
+
+/** A sandbox on a freshly cloned database. */
+export class PgSandbox implements Sandbox {
+  readonly url: string;
+  private readonly pool: pg.Pool;
+  private readonly session: SqlSession;
+  private watermark = '0';
+  private role: { name: string; url: string } | null = null;
+  private disposed: Promise<void> | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly number: number,
+    private readonly facts: TemplateFacts,
+  ) {
+    this.url = facts.cluster.url(name);
+    this.pool = sandboxPool(this.url, 4);
+    this.session = sessionOf(this.pool, facts.typeNames);
+  }
+
+  query(sql: string, params?: unknown[]) {
+    return this.session.query(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const value = await fn(sessionOf(client, this.facts.typeNames));
+        const log = await client.query<LogRow>(READ_LOG_OF_TRANSACTION);
+        await client.query('COMMIT');
+        return { value, changes: flattenChanges(foldChanges(log.rows, this.facts.tables)) };
+      } catch (e) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        throw e;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async markInitial(): Promise<void> {
+    const r = await this.pool.query<{ id: string }>(LOG_WATERMARK);
+    this.watermark = r.rows[0].id;
+  }
+
+  async captureDiff(): Promise<StateDiff> {
+    const client = await this.pool.connect();
+    try {
+      // One snapshot for the log and the fingerprints.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const log = await client.query<LogRow>(READ_LOG_AFTER, [this.watermark]);
+      const touched = new Set((await client.query<{ tbl: string }>(TOUCHED_TABLES)).rows.map((r) => r.tbl));
+      const fingerprints: Record<string, string> = {};
+      for (const table of this.facts.tables) {
+        fingerprints[table.key] = touched.has(table.key)
+          ? (await client.query<{ fp: string }>(fingerprintSql(table))).rows[0].fp
+          : this.facts.fingerprints[table.key];
+      }
+      await client.query('COMMIT');
+      const tables: Record<string, TableDiff> = {};
+      for (const diff of foldChanges(log.rows, this.facts.tables)) tables[diff.table] = diff;
+      return { tables, fingerprints };
+    } finally {
+      client.release();
+    }
+  }
+
+  async exposeUrl(): Promise<string> {
+    if (this.role) return this.role.url;
+    const { cluster } = this.facts;
+    const role = `${cluster.runPrefix}_r_${this.number}`;
+    const password = randomBytes(18).toString('base64url');
+    await cluster.createRole(role, password, `expose ${this.name}`);
+    await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
+    const grants = this.facts.schemas.flatMap((s) => [
+      `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+    ]);
+    if (grants.length > 0) await this.pool.query(grants.join(';\n'));
+    this.role = { name: role, url: cluster.url(this.name, { name: role, password }) };
+    return this.role.url;
+  }
+
+  dispose(): Promise<void> {
+    if (!this.disposed) {
+      const roles = this.role ? [this.role.name] : [];
+      // Idle connections end now; the drop disconnects anything still busy.
+      void this.pool.end().catch(() => undefined);
+      this.disposed = this.facts.cluster.queueDrop(this.name, roles);
+    }
+    return this.disposed;
+  }
+}

@@ -1,0 +1,139 @@
+// Building the template: schema, fixtures, change capture, fingerprints; then no session may stay
+// connected, because CREATE DATABASE ... TEMPLATE refuses a template that someone is using.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { splitStatements } from '../sql/named-params.js';
+import { applySqlFile, insertRows } from './apply.js';
+import { INSTALL_AUDIT_SCHEMA, captureTriggers, fingerprintSql } from './capture.js';
+import { type TableInfo, readTables } from './catalog.js';
+import type { Cluster } from './cluster.js';
+import { AUDIT_SCHEMA, ident } from './names.js';
+import { PgSandbox, type TemplateFacts, sessionOf } from './sandbox.js';
+import { TypeNames } from './type-names.js';
+import type { Sandbox, Template, TemplateSpec } from './types.js';
+import { SESSION_OPTIONS, sandboxTypes } from './values.js';
+
+/** sha256 of a template spec: file names, SQL texts and rows, in order. */
+export function templateHash(spec: TemplateSpec): string {
+  return createHash('sha256').update(JSON.stringify(spec, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))).digest('hex');
+}
+
+const USER_SCHEMAS = `SELECT nspname FROM pg_namespace
+ WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
+
+/** Builds a template database from a spec; the database is dropped again when anything fails. */
+export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promise<Template> {
+  const n = cluster.next();
+  const name = `${cluster.runPrefix}_tpl_${n}`;
+  await cluster.createDatabase(name, { label: 'template' });
+  const client = new pg.Client({ connectionString: cluster.url(name), types: sandboxTypes, options: SESSION_OPTIONS });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const typeNames = new TypeNames();
+    const session = sessionOf(client, typeNames);
+    for (const file of spec.schema) await applySqlFile(session, file.file, file.sql);
+    for (const fixture of spec.fixtures) {
+      if ('sql' in fixture) {
+        await applySqlFile(session, fixture.file, fixture.sql);
+        continue;
+      }
+      const known = new Set((await readTables(client)).map((t) => t.key));
+      await client.query('BEGIN');
+      try {
+        for (const [table, rows] of Object.entries(fixture.rows)) {
+          if (!known.has(table)) {
+            throw new Error(`${fixture.file}: unknown table ${JSON.stringify(table)} (tables: ${[...known].join(', ') || 'none'})`);
+          }
+          await insertRows(session, table, rows, fixture.file);
+        }
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    }
+    const facts = await installCapture(client, cluster, typeNames);
+    // Clones then start with frozen, analysed tables: no hint-bit writes on first read, good plans.
+    await client.query('VACUUM (FREEZE, ANALYZE)');
+    await client.end();
+    await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
+    await cluster.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    return new PgTemplate(name, templateHash(spec), facts);
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    void cluster.queueDrop(name);
+    throw e;
+  }
+}
+
+async function installCapture(client: pg.Client, cluster: Cluster, typeNames: TypeNames): Promise<TemplateFacts> {
+  const schemas = (await client.query<{ nspname: string }>(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map((r) => r.nspname);
+  // Roles made for agents may use the schemas but never create objects in them (owning nothing).
+  const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
+  const tables = await readTables(client);
+  await client.query(
+    ['BEGIN', INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'),
+  );
+  const fingerprints: Record<string, string> = {};
+  for (const t of tables) fingerprints[t.key] = (await client.query<{ fp: string }>(fingerprintSql(t))).rows[0].fp;
+  await typeNames.load(client);
+  return { cluster, tables, schemas, fingerprints, typeNames };
+}
+
+/** A built template; clones are cheap. */
+class PgTemplate implements Template {
+  readonly tables: Record<string, string[] | null>;
+  private scratch: Promise<Sandbox> | null = null;
+
+  constructor(
+    readonly name: string,
+    readonly hash: string,
+    private readonly facts: TemplateFacts,
+  ) {
+    this.tables = Object.fromEntries(facts.tables.map((t: TableInfo) => [t.key, t.primaryKey]));
+  }
+
+  async clone(label: string): Promise<Sandbox> {
+    const { cluster } = this.facts;
+    const n = cluster.next();
+    const name = `${cluster.runPrefix}_e_${n}`;
+    await cluster.createDatabase(name, { template: this.name, label });
+    return new PgSandbox(name, n, this.facts);
+  }
+
+  async prepare(sql: string, paramCount = 0): Promise<string | null> {
+    // One scratch clone per template answers every prepare: nothing ever connects to the template.
+    this.scratch ??= this.clone('prepare');
+    return prepareStatement(await this.scratch, sql, paramCount);
+  }
+}
+
+const PREPARED = 'stategate_check';
+
+/** Prepares one statement without running it; the server's message (with line and column) or null. */
+export async function prepareStatement(sandbox: Sandbox, sql: string, paramCount: number): Promise<string | null> {
+  const count = splitStatements(sql).length;
+  if (count !== 1) return count === 0 ? 'no statement to prepare' : `expected one statement, found ${count}`;
+  const types = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => 'unknown').join(', ')})` : '';
+  const prefix = `PREPARE ${PREPARED}${types} AS `;
+  const body = sql.trim().replace(/;\s*$/, '');
+  const { value } = await sandbox.transaction(async (tx) => {
+    // Prepared statements belong to the connection, so PREPARE and DEALLOCATE share this one.
+    // An empty parameter list sends the extended protocol, which refuses a second statement.
+    await tx.query('SAVEPOINT stategate_prepare', []);
+    try {
+      await tx.query(prefix + body, []);
+      await tx.query(`DEALLOCATE ${PREPARED}`, []);
+      return null;
+    } catch (e) {
+      await tx.query('ROLLBACK TO SAVEPOINT stategate_prepare', []);
+      const err = e as { message: string; position?: string };
+      if (!err.position) return err.message;
+      const at = Math.max(Number(err.position) - 1 - prefix.length, 0);
+      const before = body.slice(0, at);
+      return `${err.message} (line ${before.split('\n').length}, column ${at - before.lastIndexOf('\n')})`;
+    }
+  });
+  return value;
+}

@@ -1,0 +1,98 @@
+// Inputs as the runner hands them over (strings, defaults already filled in), parsed and checked.
+import { describe, expect, it } from 'vitest';
+import { InputError, parseInputs } from '../../src/action/inputs.js';
+
+const defaults: Record<string, string> = {
+  config: 'stategate.yml',
+  repeats: '',
+  'fail-on': 'block',
+  shard: '',
+  merge: '',
+  comment: 'true',
+  'github-token': 'ghs_abc',
+  'base-ref': '',
+  engine: '',
+  junit: '',
+  out: '.stategate',
+};
+
+function parse(overrides: Record<string, string> = {}) {
+  const values = { ...defaults, ...overrides };
+  return parseInputs((name) => values[name] ?? '');
+}
+
+function problems(overrides: Record<string, string>): string[] {
+  try {
+    parse(overrides);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InputError);
+    return (err as InputError).problems;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('parseInputs', () => {
+  it('reads the defaults of action.yml', () => {
+    expect(parse()).toEqual({
+      config: 'stategate.yml',
+      repeats: null,
+      failOn: 'block',
+      shard: null,
+      merge: null,
+      comment: true,
+      token: 'ghs_abc',
+      baseRef: null,
+      engine: null,
+      junit: null,
+      out: '.stategate',
+    });
+  });
+
+  it('reads every input', () => {
+    expect(
+      parse({
+        repeats: '3',
+        'fail-on': 'warn',
+        shard: '2/4',
+        comment: 'false',
+        'base-ref': 'main',
+        engine: 'postgres',
+        junit: 'junit.xml',
+        out: 'out',
+      }),
+    ).toMatchObject({
+      repeats: 3,
+      failOn: 'warn',
+      shard: { index: 2, total: 4 },
+      comment: false,
+      baseRef: 'main',
+      engine: 'postgres',
+      junit: 'junit.xml',
+      out: 'out',
+    });
+  });
+
+  it('names each malformed input and reports them all at once', () => {
+    expect(
+      problems({ repeats: 'five', 'fail-on': 'always', shard: '5/4', comment: 'yes', engine: 'docker' }),
+    ).toEqual([
+      'repeats: expected a whole number from 1 to 1000, got "five"',
+      'fail-on: expected one of block, warn, never, got "always"',
+      'shard: expected I/N with 1 <= I <= N (e.g. 2/4), got "5/4"',
+      'comment: expected true or false, got "yes"',
+      'engine: expected one of auto, embedded, postgres, testcontainers, got "docker"',
+    ]);
+    expect(problems({ shard: '0/4' })).toHaveLength(1);
+    expect(problems({ repeats: '0' })).toHaveLength(1);
+  });
+
+  it('rejects inputs that contradict merge', () => {
+    expect(problems({ merge: 'reports/*.json', shard: '1/2' })).toEqual([
+      'shard and merge contradict each other: a job either runs a slice or joins them',
+    ]);
+    expect(
+      problems({ merge: 'reports/*.json', repeats: '5', engine: 'embedded', 'base-ref': 'main' }),
+    ).toHaveLength(3);
+    expect(parse({ merge: 'reports/*.json' }).merge).toBe('reports/*.json');
+  });
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport } from '../../src/report/build.js';
+import { COMMENT_MARKER, MARKDOWN_LIMITS, mdCode, mdText, renderMarkdown } from '../../src/report/markdown.js';
+import { repeats, scenario } from '../compare/builders.js';
+import { facts, incompleteCase, regressedCase, sampleReport, timeoutCase, unchangedCase } from './fixtures.js';
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+describe('renderMarkdown', () => {
+  const md = renderMarkdown(sampleReport());
+
+  it('starts with the hidden marker, then the verdict, the reasons and the counts', () => {
+    const lines = md.split('\n');
+    expect(lines[0]).toBe(COMMENT_MARKER);
+    expect(lines[1]).toBe('## Stategate: BLOCK');
+    expect(md).toContain('- blocks: 1 new-critical-failure (refund-timeout-after-mutation)');
+    expect(md).toContain('- warns: 1 incomplete (judge-politeness)');
+    expect(md).toContain('**1 new critical failure, 1 regressed, 1 incomplete, 1 improved, 2 unchanged; 3 flaky**');
+    expect(md).toContain('pinned suite a1b2c3d4e5f6, template f0e1d2c3b4a5');
+    expect(md).toContain('engine postgres (database.url is set)');
+    expect(md).toContain('base main @ 1234567 → head feature/lean-prompt @ fedcba0');
+  });
+
+  it('explains the blocking case first: why, divergence, state, expectations, flaky side, runs', () => {
+    const blocking = md.indexOf('### Blocking (1)');
+    const other = md.indexOf('### Other changed cases (3)');
+    const folded = md.indexOf('<details><summary>2 unchanged cases</summary>');
+    expect(blocking).toBeGreaterThan(0);
+    expect(other).toBeGreaterThan(blocking);
+    expect(folded).toBeGreaterThan(other);
+    const section = md.slice(blocking, other);
+    expect(section).toContain('#### `refund-timeout-after-mutation`: new critical failure, flaky head');
+    expect(section).toContain('**Why:** Critical expectation refunded-exactly-once failed in 2 of 5 head repeats');
+    expect(section).toContain(
+      '**Trajectories:** At step 2 the base called get\\_refund\\_policy(order\\_id=ORD-1001); the head called refund\\_payment(amount=40, order\\_id=ORD-1001).'.replace(/\\_/g, '_'),
+    );
+    expect(section).toContain('| `orders[ORD-1001]` | refund_count | 1 | 2 |');
+    expect(section).toContain('- broke `refunded-exactly-once` (critical, STATE_MISMATCH): failed in 2 of 5 head repeats; passed in 5 of 5 base repeats. Example: expected refund_count = 1, got 2');
+    expect(section).toContain('**Flaky head:** At step 2, 3 of 5 repeats');
+    expect(section).toContain('| base | yes, 5 of 5 | 100% (57%–100%) | 4.0 | 1.0 s | $0.0500 | 4,500 in / 400 out |');
+    expect(section).toContain('| head | no, 3 of 5 | 60% (23%–88%) | 3.6 | 1.0 s | $0.0300 | 2,700 in / 240 out |');
+    expect(md.slice(folded)).toContain('| `happy-path` | unchanged | 5/5 | 5/5 |');
+    expect(md).not.toContain('Trimmed');
+  });
+
+  it('renders the same content for the check run and the job summary, without the marker', () => {
+    const check = renderMarkdown(sampleReport(), { variant: 'check' });
+    const summary = renderMarkdown(sampleReport(), { variant: 'summary' });
+    expect(check.startsWith('## Stategate: BLOCK')).toBe(true);
+    expect(check).toBe(summary);
+    expect(md).toBe(`${COMMENT_MARKER}\n${check}`);
+  });
+
+  it('says PASS plainly', () => {
+    const pass = renderMarkdown(buildReport({ ...facts(), cases: [unchangedCase('a')] }));
+    expect(pass).toContain('## Stategate: PASS\n\nNo case matched the gate.');
+    expect(pass).not.toContain('### Blocking');
+  });
+
+  it('escapes what the agent and the records say: no HTML, no marker, no mentions, no broken tables', () => {
+    const s = scenario('hostile', [{ id: 'reply-ok', critical: true }]);
+    const evil = 'Thanks @octocat! <!-- stategate:comment --> <img src=x> a | b\nnext *line*';
+    const report = buildReport({
+      ...facts(),
+      cases: [
+        {
+          scenario: s,
+          base: repeats(s, 'base', [{}]),
+          head: repeats(s, 'head', [{ verdicts: { 'reply-ok': 'fail' }, messages: { 'reply-ok': evil } }]),
+        },
+      ],
+    });
+    const out = renderMarkdown(report);
+    expect(out.split(COMMENT_MARKER).length).toBe(2);
+    expect(out).not.toContain('<img');
+    expect(out).not.toContain('@octocat');
+    expect(out).toContain('Thanks @\u200boctocat\\! &lt;\\!-- stategate:comment --&gt; &lt;img src=x&gt; a \\| b next \\*line\\*');
+    expect(mdText('a_b _c_ snake_case')).toBe('a_b \\_c\\_ snake_case');
+    expect(mdCode('a `b` c')).toBe('``a `b` c``');
+  });
+});
+
+describe('renderMarkdown: trimming', () => {
+  // 2,000 cases: 20 new critical failures, 180 regressions, 1,800 unchanged.
+  const big = buildReport({
+    ...facts(),
+    cases: Array.from({ length: 2000 }, (_, i) => {
+      const id = `case-${String(i).padStart(4, '0')}`;
+      if (i < 20) return timeoutCase(id);
+      if (i < 200) return regressedCase(id);
+      return unchangedCase(id);
+    }),
+  });
+
+  it('stays under the comment limit, keeps the verdict and the blocking cases, and says what was cut', () => {
+    const out = renderMarkdown(big, { variant: 'comment' });
+    expect(bytes(out)).toBeLessThanOrEqual(MARKDOWN_LIMITS.comment);
+    expect(out.startsWith(`${COMMENT_MARKER}\n## Stategate: BLOCK`)).toBe(true);
+    expect(out).toContain('**20 new critical failure, 180 regressed, 0 incomplete, 0 improved, 1,800 unchanged; 200 flaky**');
+    expect(out).toContain('#### `case-0000`: new critical failure, flaky head');
+    expect(out).toContain('**Trajectories:** At step 2 the base called get_refund_policy');
+    const notice = out.split('\n').find((l) => l.startsWith('**Trimmed**'));
+    expect(notice).toMatch(/^\*\*Trimmed\*\* to fit the 60,000-character limit of the PR comment: \d+ cases are shown in one line, 1,[0-9]{3} other cases are not listed\. The full report is in report\.json/);
+    // Every changed case is still named, at least in one line.
+    for (const id of ['case-0019', 'case-0020', 'case-0199']) expect(out).toContain(`\`${id}\``);
+    expect(out).not.toContain('`case-1999`');
+  });
+
+  it('stays under the check-run limit too, which is larger', () => {
+    const check = renderMarkdown(big, { variant: 'check' });
+    const comment = renderMarkdown(big, { variant: 'comment' });
+    expect(bytes(check)).toBeLessThanOrEqual(MARKDOWN_LIMITS.check);
+    expect(bytes(check)).toBeGreaterThan(bytes(comment) - COMMENT_MARKER.length);
+    expect(check).toContain('limit of the check run');
+  });
+
+  it('cuts folded rows before details of changed cases', () => {
+    const mixed = buildReport({
+      ...facts(),
+      cases: [timeoutCase('a-blocking'), regressedCase('b-regressed'), incompleteCase('c-incomplete'), ...Array.from({ length: 400 }, (_, i) => unchangedCase(`z-${i}`))],
+    });
+    const full = renderMarkdown(mixed, { limit: 1_000_000 });
+    const limit = bytes(full) - 5_000;
+    const out = renderMarkdown(mixed, { limit });
+    expect(bytes(out)).toBeLessThanOrEqual(limit);
+    expect(out).toContain('#### `b-regressed`: regressed');
+    expect(out).toContain('#### `c-incomplete`: incomplete');
+    expect(out).toMatch(/\d+ other cases are not listed/);
+    expect(out).toMatch(/\d+ more cases in report\.json\./);
+  });
+
+  it('never exceeds even a tiny limit', () => {
+    const out = renderMarkdown(big, { limit: 2_000 });
+    expect(bytes(out)).toBeLessThanOrEqual(2_000);
+  });
+});
