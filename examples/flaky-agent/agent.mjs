@@ -44,7 +44,7 @@ try {
       const sent = await call('send_email', {
         customer_id: pick.id,
         subject: 'Your receipt',
-        body: `Hello ${pick.name}, here is the receipt for your last order.`,
+        body: 'Here is the receipt for your last order.',
       });
       if (sent.ok)
         finish('SUCCESS', `I have sent the receipt to the email address on your account, ${name}.`);

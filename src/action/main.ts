@@ -85,7 +85,8 @@ async function compare(
   }
   return runCompare({
     base: base?.sha ?? null,
-    head: workspace,
+    // The workspace is the head as checked out; '.' reads better in the report than a runner path.
+    head: '.',
     repo: workspace,
     config: inputs.config,
     repeats: inputs.repeats ?? undefined,
@@ -106,7 +107,15 @@ async function merge(
   const shards = await readShardReports(pattern, workspace, resolve(outDir, 'report.json'));
   for (const s of shards)
     core.info(`${relative(workspace, s.file)}: ${s.report.verdict}, ${s.report.cases.length} cases`);
-  return writeReports(mergeReports(shards.map((s) => s.report)), outDir);
+  let merged: Report;
+  try {
+    merged = mergeReports(shards.map((s) => s.report));
+  } catch (err) {
+    // The merge numbers the reports; say which file each number is.
+    const files = shards.map((s, i) => `report ${i + 1} = ${relative(workspace, s.file)}`).join(', ');
+    throw new Error(`merge: ${(err as Error).message} (${files})`);
+  }
+  return writeReports(merged, outDir);
 }
 
 async function publish(

@@ -1,7 +1,7 @@
 // The subcommands of the stategate command. Each returns its exit code: 0 the gate passed,
 // 2 the gate failed (--fail-on), 1 stategate could not run.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { loadSuite, collectSqlStatements } from '../config/load.js';
 import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { mergeReports } from '../compare/index.js';
@@ -11,8 +11,9 @@ import { renderJunit } from '../report/junit.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { Report } from '../report/types.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
-import { runCompare, writeReports } from '../run/compare.js';
+import { databaseFor, runCompare, writeReports } from '../run/compare.js';
 import { chooseEngine } from '../sandbox/index.js';
+import { interruptExitCode } from '../run/interrupt.js';
 import { createProgress } from './progress.js';
 import { runDemo } from './demo.js';
 import type { CliValues } from './main.js';
@@ -82,6 +83,8 @@ async function runAndReport(values: CliValues, options: CompareOptions): Promise
     return fail(err instanceof Error ? err.message : String(err));
   }
   finish(result.report, values, result.reportPath);
+  // An interrupted run wrote its partial report; its exit status says it was interrupted.
+  if (result.report.interrupted) return interruptExitCode() ?? 1;
   return exitCodeFor(result.report.verdict, level);
 }
 
@@ -120,7 +123,8 @@ export async function commandValidate(values: CliValues): Promise<number> {
   const problems: Problem[] = [];
   let engine: Awaited<ReturnType<typeof chooseEngine>> | undefined;
   try {
-    engine = await chooseEngine(suite.config.database, { engine: engineOption(values) });
+    const requested = engineOption(values);
+    engine = await chooseEngine(databaseFor(suite, { engine: requested }), { engine: requested });
     const template = await engine.buildTemplate(suite.template);
     for (const st of collectSqlStatements(suite)) {
       const error = await template.prepare(st.sql, st.paramCount);
@@ -174,4 +178,3 @@ export async function commandDemo(values: CliValues): Promise<number> {
   }
 }
 
-export { dirname };

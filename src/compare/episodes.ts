@@ -1,6 +1,7 @@
 // Small facts about graded episodes that every comparison step agrees on.
 import type { Scenario } from '../config/schema.js';
 import type { GradedEpisode } from '../record.js';
+import { elide } from './trajectory.js';
 
 /** The id of the implicit critical expectation every episode has (DESIGN.md section 4). */
 export const COMPLETED = 'completed';
@@ -15,11 +16,11 @@ export function episodePassed(e: GradedEpisode): boolean {
   return e.results.length > 0 && e.results.every((r) => r.verdict === 'pass') && !e.record.infraError;
 }
 
-/** Why an episode could not be graded, in a few words; null when it could. */
+/** Why an episode could not be graded, in a few words (long messages elided); null when it could. */
 export function ungradableReason(e: GradedEpisode): string | null {
-  if (e.record.infraError) return `${e.record.infraError.stage}: ${e.record.infraError.message}`;
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
   const errored = e.results.find((r) => r.verdict === 'error');
-  return errored ? `${errored.id}: ${errored.message}` : null;
+  return errored ? elide(`${errored.id}: ${errored.message}`, 200) : null;
 }
 
 /** Episodes in repeat order, so every choice of "the first" is deterministic. */

@@ -27,7 +27,9 @@ function actions(group: Repeat[], i: number): { action: string; n: number }[] {
   for (const r of group) bySig.set(signatureAt(r, i), [...(bySig.get(signatureAt(r, i)) ?? []), r]);
   return [...bySig.values()].map((rs) => {
     const step = rs[0].steps[i];
-    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? '' : 's'}`;
+    const action = step
+      ? `called ${renderCall(step)} and got ${renderOutcome(step)}`
+      : `stopped after ${i} call${i === 1 ? '' : 's'}`;
     return { action, n: rs.length };
   });
 }
@@ -77,9 +79,11 @@ export function explainFlaky(episodes: readonly GradedEpisode[]): string | null 
     const pass = actions(passing, i);
     const failed = actions(failing, i);
     const lead = `${passing.length} of ${repeats.length} repeats`;
-    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const passText =
+      pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
     const theFailing = failing.length === 1 ? 'the failing one' : `the ${failing.length} failing ones`;
-    const failText = failed.length === 1 ? `${theFailing} ${failed[0].action}` : `${theFailing}: ${itemize(failed)}`;
+    const failText =
+      failed.length === 1 ? `${theFailing} ${failed[0].action}` : `${theFailing}: ${itemize(failed)}`;
     return `At step ${i + 1}, ${passText}; ${failText}.`;
   }
 

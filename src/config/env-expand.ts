@@ -43,7 +43,10 @@ export function expandEnv(source: YamlSource, env: NodeJS.ProcessEnv): Problem[]
           return match;
         }
         if (!NAME.test(name)) {
-          problem(match, `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`);
+          problem(
+            match,
+            `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`,
+          );
           return match;
         }
         const value = env[name];

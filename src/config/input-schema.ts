@@ -17,7 +17,13 @@ let shared: InputSchemaChecker | undefined;
 /** The checker, created once: building ajv and compiling its meta-schema is the expensive part. */
 export function inputSchemaChecker(): InputSchemaChecker {
   if (!shared) {
-    shared = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, logger: false });
+    shared = new Ajv({
+      allErrors: true,
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      logger: false,
+    });
     addFormats(shared);
   }
   return shared;

@@ -6,7 +6,7 @@ import { readConfig } from './config-file.js';
 import { expandEnv } from './env-expand.js';
 import { inputSchemaChecker } from './input-schema.js';
 import { readScenario } from './scenario-file.js';
-import type { Scenario, StategateConfig, Tool } from './schema.js';
+import type { Scenario, Tool } from './schema.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { LoadResult, Problem, Suite } from './suite.js';
 import { type ParsedFile, suiteChecks, type TwinNames } from './suite-checks.js';
@@ -49,10 +49,11 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   if (!lists) return { ok: false, problems };
 
   const files: Record<string, string> = {};
-  const [twinRels, scenarioRels] = await Promise.all([
-    expandGlobs(lists.twins, root, parsed.source, problems),
-    expandGlobs(lists.scenarios, root, parsed.source, problems),
-  ]);
+  const before = problems.length;
+  const twinRels = await expandGlobs(lists.twins, root, parsed.source, problems);
+  // With a twin glob matching nothing, any tool may be missing: "unknown tool" would only be noise.
+  let twinsComplete = problems.length === before;
+  const scenarioRels = await expandGlobs(lists.scenarios, root, parsed.source, problems);
   const [twinRead, scenarioRead, template] = await Promise.all([
     readYamlFiles(twinRels, root, files, problems),
     readYamlFiles(scenarioRels, root, files, problems),
@@ -60,6 +61,7 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   ]);
   problems.push(...template.problems);
   const twinFiles = twinRead.parsed;
+  twinsComplete &&= twinRead.unreadable === 0;
   const scenarioFiles = scenarioRead.parsed;
 
   const tools = new Map<string, Tool>();
@@ -82,15 +84,13 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
     problems.push(...result.problems);
     if (result.scenario) scenarios.push(result.scenario);
   }
-  problems.push(
-    ...suiteChecks(twinNames, scenarioFiles, config, { twinsComplete: twinRead.unreadable === 0 }),
-  );
+  problems.push(...suiteChecks(twinNames, scenarioFiles, config, { twinsComplete }));
 
   if (problems.length > 0 || !config) return { ok: false, problems: sortProblems(problems) };
   const suite: Suite = {
     configFile: configAbs,
     root,
-    config: config as StategateConfig,
+    config,
     scenarios,
     tools,
     template: template.template,
@@ -127,17 +127,15 @@ async function readYamlFiles(
   files: Record<string, string>,
   problems: Problem[],
 ): Promise<{ parsed: ParsedFile[]; unreadable: number }> {
-  const out = await Promise.all(
-    rels.map(async (name) => {
-      const abs = path.resolve(root, name);
-      const rel = suitePath(root, abs);
-      const read = await readTextFile(abs, displayPath(abs));
-      if (!read.ok) return { problem: read.problem };
-      files[rel] = read.text;
-      const parsed = parseYaml(displayPath(abs), read.text);
-      return { file: { rel, source: parsed.source, value: parsed.value }, problems: parsed.problems };
-    }),
-  );
+  const out = await mapLimited(rels, async (name) => {
+    const abs = path.resolve(root, name);
+    const rel = suitePath(root, abs);
+    const read = await readTextFile(abs, displayPath(abs));
+    if (!read.ok) return { problem: read.problem };
+    files[rel] = read.text;
+    const parsed = parseYaml(displayPath(abs), read.text);
+    return { file: { rel, source: parsed.source, value: parsed.value }, problems: parsed.problems };
+  });
   const parsed: ParsedFile[] = [];
   let unreadable = 0;
   for (const r of out) {
@@ -150,6 +148,20 @@ async function readYamlFiles(
     }
   }
   return { parsed, unreadable };
+}
+
+/** Maps with at most `limit` calls in flight, so a glob matching thousands of files cannot exhaust descriptors. */
+async function mapLimited<T, R>(items: T[], fn: (item: T) => Promise<R>, limit = 32): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** Problems by file, then position: the order a reader fixes them in. */

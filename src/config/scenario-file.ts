@@ -37,6 +37,7 @@ export function readScenario(
     ? parseExpectations(rawExpect, source)
     : { expect: [], problems: [] };
   problems.push(...parsed.problems);
+  if (Array.isArray(rawExpect)) problems.push(...idChecks(rawExpect, source));
   problems.push(...expectationChecks(parsed.expect, source));
   if (shape.ok) problems.push(...faultWhenChecks(shape.data.faults, source));
   if (!shape.ok || problems.length > 0) return { problems };
@@ -59,30 +60,40 @@ export function notAMapping(source: YamlSource, value: unknown, what: string): P
   return { file: source.file, ...where, message };
 }
 
-/** Checks one scenario's expectations against each other and for values zod cannot judge. */
-function expectationChecks(expect: (Expectation | null)[], source: YamlSource): Problem[] {
+/** Expectation ids: unique in the scenario and not the implicit one (checked on every item, valid or not). */
+function idChecks(items: unknown[], source: YamlSource): Problem[] {
   const problems: Problem[] = [];
   const seen = new Map<string, number>();
-  expect.forEach((e, i) => {
-    if (!e) return;
-    const at: FieldPath = ['expect', i];
-    if (e.id === COMPLETED_ID) {
+  items.forEach((item, i) => {
+    const id = (item as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string') return;
+    const at: FieldPath = ['expect', i, 'id'];
+    if (id === COMPLETED_ID) {
       problems.push(
         problemAt(
           source,
-          [...at, 'id'],
+          at,
           `'${COMPLETED_ID}' is the implicit expectation every episode has; choose another id`,
         ),
       );
     }
-    const first = seen.get(e.id);
-    if (first !== undefined) {
-      const line = locate(source, ['expect', first, 'id']).line;
-      problems.push(
-        problemAt(source, [...at, 'id'], `duplicate expectation id '${e.id}' (first used at line ${line})`),
-      );
-    } else seen.set(e.id, i);
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, i);
+      return;
+    }
+    const line = locate(source, ['expect', first, 'id']).line;
+    problems.push(problemAt(source, at, `duplicate expectation id '${id}' (first used at line ${line})`));
+  });
+  return problems;
+}
 
+/** Checks values zod cannot judge: comparators present, regexes that compile, min <= max. */
+function expectationChecks(expect: (Expectation | null)[], source: YamlSource): Problem[] {
+  const problems: Problem[] = [];
+  expect.forEach((e, i) => {
+    if (!e) return;
+    const at: FieldPath = ['expect', i];
     if ('query' in e) problems.push(...queryCheckProblems(e, source, at));
     if ('outcome_verified' in e && e.outcome_verified !== true) {
       problems.push(...queryCheckProblems(e.outcome_verified, source, [...at, 'outcome_verified']));

@@ -23,8 +23,16 @@ const OneOrMany = z.union([z.string().min(1), StringList]).transform((v) => (Arr
 
 export const AgentConfig = z
   .strictObject({
-    command: z.string().min(1).optional().describe('Run with /bin/sh -c in the side checkout, once per episode.'),
-    url: z.string().min(1).optional().describe('A long-lived agent server: POST per episode (DESIGN.md section 6).'),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Run with /bin/sh -c in the side checkout, once per episode.'),
+    url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A long-lived agent server: POST per episode (DESIGN.md section 6).'),
     serve: z.string().min(1).optional().describe('Starts the agent server once per side (with agent.url).'),
     setup: z.string().min(1).optional().describe('Run once per side before its first episode.'),
     timeout: Duration.default('60s').describe('Per episode.'),
@@ -44,7 +52,13 @@ export const DatabaseConfig = z.strictObject({
   expose: z.boolean().default(false).describe('Give the agent DATABASE_URL of its own episode database.'),
 });
 
-export const CaseClassName = z.enum(['new-critical-failure', 'regressed', 'improved', 'unchanged', 'incomplete']);
+export const CaseClassName = z.enum([
+  'new-critical-failure',
+  'regressed',
+  'improved',
+  'unchanged',
+  'incomplete',
+]);
 export const GateClass = z.enum([...CaseClassName.options, 'flaky']);
 
 export const Repeats = z.union([
@@ -55,7 +69,10 @@ export const Repeats = z.union([
 export const JudgeConfig = z.strictObject({
   url: z.string().min(1).describe('An OpenAI-compatible chat completions base URL.'),
   model: z.string().min(1),
-  api_key_env: z.string().optional().describe('The variable (listed in agent.pass_env or set for the harness) holding the key.'),
+  api_key_env: z
+    .string()
+    .optional()
+    .describe('The variable (listed in agent.pass_env or set for the harness) holding the key.'),
   timeout: Duration.default('30s'),
 });
 
@@ -94,16 +111,17 @@ export const TwinTool = z
   .strictObject({
     description: z.string().default(''),
     risk: z.enum(['read', 'write', 'write_irreversible']).default('read'),
-    input: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }).describe('JSON Schema of the arguments.'),
+    input: z
+      .record(z.string(), z.unknown())
+      .default({ type: 'object', properties: {} })
+      .describe('JSON Schema of the arguments.'),
     sql: z.string().min(1).optional().describe('Statements with :name parameters, run in one transaction.'),
     static: z.unknown().optional().describe('A fixed result instead of SQL.'),
     returns: z.enum(['one', 'many', 'none']).default('many'),
     not_found: ErrorReply.optional().describe('Returned when returns: one finds no row.'),
     idempotency_key: z.string().min(1).optional().describe('The argument that makes a retry safe.'),
     effect_key: z.string().min(1).optional().describe('Names the effect, e.g. "refund:{order_id}".'),
-    preconditions: z
-      .array(z.strictObject({ query: z.string().min(1), error: ErrorReply }))
-      .default([]),
+    preconditions: z.array(z.strictObject({ query: z.string().min(1), error: ErrorReply })).default([]),
   })
   .refine((t) => (t.sql === undefined) !== (t.static === undefined), {
     message: 'a tool has exactly one of sql or static',
@@ -141,8 +159,16 @@ export const FaultWhen = z
     calls: z.array(z.number().int().min(1)).optional(),
     first: z.number().int().min(1).optional().describe('The first n calls.'),
     every: z.literal(true).optional(),
-    args: z.record(z.string(), z.unknown()).optional().describe('Calls whose arguments include these values.'),
-    probability: z.number().min(0).max(1).optional().describe('Drawn from a hash of seed, rule, tool, call number.'),
+    args: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Calls whose arguments include these values.'),
+    probability: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe('Drawn from a hash of seed, rule, tool, call number.'),
   })
   .default({ every: true });
 
@@ -169,7 +195,10 @@ const Comparators = {
 };
 export const COMPARATOR_NAMES = Object.keys(Comparators) as (keyof typeof Comparators)[];
 
-const base = { id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'an expectation id'), critical: z.boolean().default(false) };
+const base = {
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'an expectation id'),
+  critical: z.boolean().default(false),
+};
 
 export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators });
 
@@ -182,7 +211,10 @@ const kinds = {
       inserted: z.number().int().min(0).optional(),
       updated: z.number().int().min(0).optional(),
       deleted: z.number().int().min(0).optional(),
-      where: z.record(z.string(), z.unknown()).optional().describe('Only changed rows whose before or after values match.'),
+      where: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe('Only changed rows whose before or after values match.'),
     }),
   }),
   only_changes: z.strictObject({ ...base, only_changes: z.array(z.string().min(1)) }),
@@ -231,7 +263,9 @@ export const Expectation = z.union(Object.values(kinds) as unknown as [z.ZodType
 export const EXPECTATION_SCHEMAS = kinds;
 
 export const ScenarioFile = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes, starting with a letter or digit'),
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes, starting with a letter or digit'),
   description: z.string().default(''),
   tags: z.array(z.string()).default([]),
   state: z

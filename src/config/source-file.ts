@@ -10,7 +10,9 @@ export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 /** The path a person would type: relative to the working directory when inside it, else absolute. */
 export function displayPath(absPath: string): string {
   const rel = path.relative(process.cwd(), absPath);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : absPath;
+  if (rel === '') return '.';
+  const outside = rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+  return outside ? absPath : rel;
 }
 
 /** A suite-relative path with forward slashes, the form used as a key in `Suite.files`. */

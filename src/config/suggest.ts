@@ -7,7 +7,10 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   // `expectations` for `expect`: a longer or shorter form of a name is a likely slip too.
   const lower = word.toLowerCase();
   const affix = list.find(
-    (c) => c.length >= 4 && lower.length >= 4 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower)),
+    (c) =>
+      c.length >= 4 &&
+      lower.length >= 4 &&
+      (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower)),
   );
   if (affix) return affix;
   let best: string | undefined;

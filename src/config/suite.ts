@@ -1,6 +1,7 @@
 // The loaded suite: everything a run reads from disk, validated.
-import type { Scenario, StategateConfig, Tool } from './schema.js';
+
 import type { TemplateSpec } from '../sandbox/types.js';
+import type { Scenario, StategateConfig, Tool } from './schema.js';
 
 /** One problem in one file, with its position: errors are values until the edge. */
 export interface Problem {

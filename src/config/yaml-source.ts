@@ -10,7 +10,10 @@ import {
   isSeq,
   LineCounter,
   type Node,
+  type Pair,
   parseDocument,
+  visit,
+  type YAMLMap,
 } from 'yaml';
 import type { Problem } from './suite.js';
 
@@ -50,13 +53,15 @@ export function parseYaml(
   prepare?: (source: YamlSource) => Problem[],
 ): ParsedYaml {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
   const source: YamlSource = { file, text, doc, lineCounter };
   const problems: Problem[] = [];
   const seen = new Set<string>();
   for (const err of [...doc.errors, ...doc.warnings]) {
     const message =
-      err.code === 'RESOURCE_EXHAUSTION' ? 'the document nests too deeply to parse' : yamlMessage(err.message);
+      err.code === 'RESOURCE_EXHAUSTION'
+        ? 'the document nests too deeply to parse'
+        : yamlMessage(err.message);
     // One broken construct can make the parser repeat itself; the first report is the useful one.
     if (seen.has(message) || seen.size >= MAX_SYNTAX_PROBLEMS) continue;
     seen.add(message);
@@ -69,10 +74,32 @@ export function parseYaml(
   try {
     return { source, value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), problems };
   } catch (err) {
-    // Alias expansion past the cap is the only failure left after the checks above.
-    const message = `YAML: ${(err as Error).message}`;
-    return { source, value: undefined, problems: [...problems, { file, line: 1, col: 1, message }] };
+    // What is left to fail is alias expansion past the cap, or a `<<` merge of something not a map.
+    const message = (err as Error).message;
+    const where = conversionCulprit(source, /merge/i.test(message) ? 'merge' : 'alias');
+    const problem = { file, ...where, message: `YAML: ${message}` };
+    return { source, value: undefined, problems: [...problems, problem] };
   }
+}
+
+/** The first `<<` merge key, or the first alias: where a failed conversion most likely started. */
+function conversionCulprit(source: YamlSource, kind: 'merge' | 'alias'): { line: number; col: number } {
+  let found: Node | undefined;
+  visit(source.doc, {
+    Pair(_, pair) {
+      if (kind === 'merge' && isScalar(pair.key) && pair.key.source === '<<') {
+        found = pair.key;
+        return visit.BREAK;
+      }
+    },
+    Alias(_, alias) {
+      if (kind === 'alias') {
+        found = alias;
+        return visit.BREAK;
+      }
+    },
+  });
+  return nodePosition(source, found);
 }
 
 function yamlMessage(message: string): string {
@@ -139,7 +166,7 @@ function walk(source: YamlSource, path: FieldPath, key: boolean): { node: Node |
     if (isAlias(node)) node = node.resolve(source.doc);
     const segment = path[i];
     if (isMap(node)) {
-      const pair = node.items.find((p) => keyText(p.key) === String(segment));
+      const pair = findPair(source, node, String(segment));
       if (!pair) return { node: node as Node, complete: false };
       if (i === path.length - 1 && key) return { node: pair.key as Node, complete: true };
       // A key with no value (`id:`) has no value node: point at the key.
@@ -152,6 +179,26 @@ function walk(source: YamlSource, path: FieldPath, key: boolean): { node: Node |
     } else return { node: (node as Node | null) ?? null, complete: false };
   }
   return { node: (node as Node | null) ?? null, complete: true };
+}
+
+/** The pair with this key in a mapping, or in the mappings it merges with `<<`. */
+function findPair(source: YamlSource, map: YAMLMap, key: string, depth = 0): Pair | undefined {
+  const own = map.items.find((p) => !isMergeKey(p.key) && keyText(p.key) === key);
+  if (own || depth > 8) return own;
+  for (const p of map.items) {
+    if (!isMergeKey(p.key)) continue;
+    const sources = isSeq(p.value) ? p.value.items : [p.value];
+    for (const s of sources) {
+      const target = isAlias(s) ? s.resolve(source.doc) : s;
+      const found = isMap(target) ? findPair(source, target, key, depth + 1) : undefined;
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && key.source === '<<';
 }
 
 function keyText(key: unknown): string {

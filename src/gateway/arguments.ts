@@ -23,10 +23,13 @@ export function argumentCheck(tool: Tool): ArgumentCheck {
   try {
     validate = ajv.compile(tool.input);
   } catch (err) {
-    throw new Error(`tool ${tool.name} (${tool.file}): input is not a valid JSON Schema: ${(err as Error).message}`);
+    throw new Error(
+      `tool ${tool.name} (${tool.file}): input is not a valid JSON Schema: ${(err as Error).message}`,
+    );
   }
   const check: ArgumentCheck = (args) => {
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) return 'arguments must be a JSON object';
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      return 'arguments must be a JSON object';
     return validate(args) ? null : describeErrors(validate.errors ?? []);
   };
   compiled.set(tool, check);
@@ -40,7 +43,9 @@ function describeErrors(errors: ErrorObject[]): string {
 }
 
 function detail(e: ErrorObject): string {
-  if (e.keyword === 'enum') return `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  if (e.keyword === 'additionalProperties') return `: '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+  if (e.keyword === 'enum')
+    return `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'additionalProperties')
+    return `: '${(e.params as { additionalProperty: string }).additionalProperty}'`;
   return '';
 }

@@ -21,7 +21,9 @@ export interface FaultContext {
 
 /** A draw in [0, 1) from sha256 of (seed, rule index, tool, call number): the same inputs, the same draw. */
 export function faultDraw(seed: number, ruleIndex: number, tool: string, callNumber: number): number {
-  const digest = createHash('sha256').update(`${seed}\u0000${ruleIndex}\u0000${tool}\u0000${callNumber}`).digest();
+  const digest = createHash('sha256')
+    .update(`${seed}\u0000${ruleIndex}\u0000${tool}\u0000${callNumber}`)
+    .digest();
   // 48 bits fit a double exactly, so the draw is uniform and never reaches 1.
   return digest.readUIntBE(0, 6) / 2 ** 48;
 }
@@ -65,7 +67,11 @@ export const FAULT_ERRORS: Partial<Record<FaultName, FaultError>> = {
   non_retryable_error: { status: 422, code: 'UNPROCESSABLE', message: 'The request cannot be processed.' },
   auth_denied: { status: 403, code: 'AUTH_DENIED', message: 'The credentials were refused.' },
   // The caller sees a plain server error: nothing tells it that part of the work was committed.
-  inconsistent_state: { status: 500, code: 'SERVER_ERROR', message: 'The tool failed with an internal error.' },
+  inconsistent_state: {
+    status: 500,
+    code: 'SERVER_ERROR',
+    message: 'The tool failed with an internal error.',
+  },
 };
 
 /** The error reply of an error-shaped fault, with the rule's message when it has one. */

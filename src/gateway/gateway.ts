@@ -28,7 +28,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
   const refused: RefusedCall[] = [];
 
   const refuse = (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
-    refused.push({ at: new Date().toISOString(), path, status: 404, reason: `${req.method ?? '?'}: ${reason}` });
+    refused.push({
+      at: new Date().toISOString(),
+      path,
+      status: 404,
+      reason: `${req.method ?? '?'}: ${reason}`,
+    });
     // Drain the body so a keep-alive connection stays usable.
     req.resume();
     sendJson(res, 404, UNKNOWN_EPISODE);
@@ -40,7 +45,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
     if (!match) return refuse(req, res, path, 'not an episode URL');
     const token = match[1];
     const session = sessions.get(token);
-    if (!session) return refuse(req, res, path, closedTokens.has(token) ? 'the episode is closed' : 'unknown episode token');
+    if (!session) {
+      const reason = closedTokens.has(token) ? 'the episode is closed' : 'unknown episode token';
+      return refuse(req, res, path, reason);
+    }
     const rest = match[2] ?? '';
     const work = rest === '/mcp' ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
     await session.track(work);
@@ -55,9 +63,13 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
     });
   });
   server.on('clientError', (_err, socket) => socket.destroy());
+  // Idle keep-alive connections outlive common client pool expiries (4 to 5 s), so the client
+  // closes first and never sends a request on a socket the server is closing.
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
+    // A deep accept queue: an agent may open hundreds of connections at once.
+    server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -21,21 +21,32 @@ export async function readBody(req: IncomingMessage): Promise<{ text: string } |
 }
 
 /** The tool list as the HTTP side shows it. */
-export function toolList(tools: Iterable<Tool>): { tools: { name: string; description: string; input_schema: unknown }[] } {
-  return { tools: [...tools].map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) };
+export function toolList(tools: Iterable<Tool>): {
+  tools: { name: string; description: string; input_schema: unknown }[];
+} {
+  return {
+    tools: [...tools].map((t) => ({ name: t.name, description: t.description, input_schema: t.input })),
+  };
 }
 
 /** Serves `rest` (the path after `/e/TOKEN`) for an open session. */
-export async function serveJson(session: EpisodeSession, rest: string, req: IncomingMessage, res: ServerResponse) {
+export async function serveJson(
+  session: EpisodeSession,
+  rest: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   if (rest === '/tools') {
-    if (req.method !== 'GET') return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'Use GET.'), { allow: 'GET' });
+    if (req.method !== 'GET')
+      return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'Use GET.'), { allow: 'GET' });
     return sendJson(res, 200, toolList(session.spec.tools));
   }
   const name = rest.startsWith('/tools/') ? decodeName(rest.slice('/tools/'.length)) : undefined;
   if (name === undefined || name === '' || name.includes('/')) {
     return sendJson(res, 404, gatewayError('NOT_FOUND', 'Use GET /tools or POST /tools/NAME.'));
   }
-  if (req.method !== 'POST') return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'Use POST.'), { allow: 'POST' });
+  if (req.method !== 'POST')
+    return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'Use POST.'), { allow: 'POST' });
   const body = await readBody(req);
   const reply = await handleCall(session, {
     tool: name,
@@ -75,7 +86,12 @@ export function gatewayError(code: string, message: string) {
   return { error: { code, message } };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
   sendText(res, status, JSON.stringify(body), headers);
 }
 

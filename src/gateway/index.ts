@@ -1,5 +1,6 @@
 // The tool gateway's public surface.
-export { createGateway, type GatewayOptions } from './gateway.js';
+
 export { canonicalize, canonicalJson } from './canonical.js';
 export { faultDraw } from './faults.js';
+export { createGateway, type GatewayOptions } from './gateway.js';
 export type { Gateway, GatewaySession, SessionSpec } from './types.js';

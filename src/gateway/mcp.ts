@@ -3,7 +3,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { type CallReply, handleCall, type Wire } from './call.js';
 import { gatewayError, readBody, sendJson, shapeWire } from './http-json.js';
 import type { EpisodeSession } from './session.js';
@@ -12,12 +16,21 @@ import type { EpisodeSession } from './session.js';
 const WIRE_RANK: Record<Wire, number> = { dropped: 3, truncated: 2, malformed: 1, json: 0 };
 
 /** Serves one MCP request for an open session. */
-export async function serveMcp(session: EpisodeSession, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveMcp(
+  session: EpisodeSession,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   // Stateless: there is no server-initiated stream to GET and no session to DELETE.
   if (req.method !== 'POST') {
-    return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: use POST.'), {
-      allow: 'POST',
-    });
+    return sendJson(
+      res,
+      405,
+      gatewayError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: use POST.'),
+      {
+        allow: 'POST',
+      },
+    );
   }
   const body = await readBody(req);
   if ('tooLarge' in body) {

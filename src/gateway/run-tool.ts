@@ -46,7 +46,8 @@ function statements(tool: Tool): string[] {
 
 /** Runs the tool on `db` and returns its answer; SQL errors are answers too. */
 export async function runTool(db: Sandbox, tool: Tool, args: Args, opts: RunOptions): Promise<ToolRun> {
-  if (tool.sql === undefined) return { answer: { ok: true, status: 200, result: tool.static ?? null }, changes: [] };
+  if (tool.sql === undefined)
+    return { answer: { ok: true, status: 200, result: tool.static ?? null }, changes: [] };
   try {
     const { value, changes } = await db.transaction(async (tx) => {
       if (opts.preconditions !== false) {
@@ -90,8 +91,8 @@ export function truthy(v: unknown): boolean {
   if (typeof v === 'number' || typeof v === 'bigint') return Number(v) !== 0;
   if (typeof v === 'string') {
     const s = v.trim().toLowerCase();
-    if (s === 'f' || s === 'false') return false;
-    return !(s !== '' && !Number.isNaN(Number(s)) && Number(s) === 0);
+    // numeric columns arrive as strings: '0.00' is false like 0.
+    return s !== 'f' && s !== 'false' && Number(s) !== 0;
   }
   return true;
 }
@@ -102,7 +103,12 @@ function shapeAnswer(tool: Tool, args: Args, rows: Record<string, unknown>[]): T
   if (rows.length > 0) return { ok: true, status: 200, result: rows[0] };
   if (!tool.not_found) return { ok: true, status: 200, result: null };
   const nf = tool.not_found;
-  return { ok: false, status: nf.status, code: nf.code, message: fillPlaceholders(nf.message ?? 'Not found.', args) };
+  return {
+    ok: false,
+    status: nf.status,
+    code: nf.code,
+    message: fillPlaceholders(nf.message ?? 'Not found.', args),
+  };
 }
 
 /** Maps a database error to an answer: integrity errors 409, bad values 422, anything else 500. */

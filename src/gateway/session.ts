@@ -59,10 +59,6 @@ export class EpisodeSession {
     return [...this.records].sort((a, b) => a.seq - b.seq);
   }
 
-  get open(): boolean {
-    return this.closing === undefined;
-  }
-
   /** Keeps `work` in the in-flight set until it settles. */
   track<T>(work: Promise<T>): Promise<T> {
     this.inflight.add(work);

@@ -180,7 +180,7 @@ export function suiteLines(report: Report): string[] {
     const allN =
       s.all_n === null
         ? '—'
-        : `${Math.round(s.all_n * s.scenarios)} of ${s.scenarios} scenarios (${percent(s.all_n)})`;
+        : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== '1');
     const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join('');
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);

@@ -19,6 +19,7 @@ import {
   stateValue,
   suiteLines,
 } from './format.js';
+import { mdCode, mdText } from './markdown-text.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 
 /** The hidden first line of the sticky PR comment, by which the action finds it again. */
@@ -43,30 +44,6 @@ export interface MarkdownOptions {
 
 const DEFAULT_FULL_REPORT =
   'report.json (and episodes.jsonl) in the output directory and the job’s artifacts';
-
-/** Escapes text for markdown: no formatting, no HTML, no mentions, one line. */
-export function mdText(text: string): string {
-  return (
-    text
-      .replace(/\r?\n/g, ' ')
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/[\\`*{}[\]|~#!]/g, '\\$&')
-      // An underscore inside a word never starts emphasis; elsewhere it might.
-      .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_')
-      .replace(/(^|[^\w])@(?=\w)/g, '$1@\u200b')
-  );
-}
-
-/** Text as an inline code span, with a fence longer than any backtick run inside. */
-export function mdCode(text: string): string {
-  const flat = text.replace(/\r?\n/g, ' ');
-  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(longest + 1);
-  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${flat}${pad}${fence}`;
-}
 
 function size(text: string): number {
   return Buffer.byteLength(text, 'utf8');
@@ -193,12 +170,15 @@ function notice(parts: Parts, plan: Plan): string {
 function assemble(parts: Parts, plan: Plan, detail: (i: number) => string): string {
   const out: string[] = [parts.header];
   const section = (title: string, from: number, to: number) => {
-    const items: string[] = [];
+    let text = '';
     for (let i = from; i < to; i++) {
-      if (plan.modes[i] === 'full') items.push(detail(i));
-      else if (plan.modes[i] === 'line') items.push(caseLine(parts.important[i]));
+      const mode = plan.modes[i];
+      if (mode === 'cut') continue;
+      // One-line cases form one tight list; a detailed case stands apart.
+      const separator = text === '' ? '' : mode === 'line' && plan.modes[i - 1] === 'line' ? '\n' : '\n\n';
+      text += separator + (mode === 'full' ? detail(i) : caseLine(parts.important[i]));
     }
-    if (items.length > 0) out.push(`### ${title}`, items.join('\n\n'));
+    if (text) out.push(`### ${title}`, text);
   };
   section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
   section(

@@ -23,6 +23,8 @@ export interface CompareOptions {
   /** Output directory (default .stategate). */
   out?: string;
   engine?: 'auto' | EngineName;
+  /** A postgres admin URL, overriding database.url (with --engine postgres, $STATEGATE_DATABASE_URL is the fallback). */
+  databaseUrl?: string;
   suiteFrom?: 'head' | 'base';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;

@@ -59,7 +59,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
 
     progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
-    const engine: Engine = await chooseEngine(suite.config.database, { engine: opts.engine });
+    const engine: Engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
     cleanups.push(() => engine.close());
     progress({ type: 'log', level: 'info', message: `engine: ${engine.name} (${engine.reason})` });
     const template = await engine.buildTemplate(suite.template);
@@ -141,6 +141,16 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     opts.signal?.removeEventListener('abort', abort);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+}
+
+/**
+ * The database section with the URL resolved: `databaseUrl`, else the config's url, else (only when
+ * the postgres engine is asked for by --engine) $STATEGATE_DATABASE_URL.
+ */
+export function databaseFor(suite: Suite, opts: Pick<CompareOptions, 'engine' | 'databaseUrl'>): Suite['config']['database'] {
+  const db = suite.config.database;
+  const url = opts.databaseUrl ?? db.url ?? (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined);
+  return { ...db, url };
 }
 
 function fixedRepeats(suite: Suite): number {

@@ -102,6 +102,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         side: planned.side,
         seed: planned.seed,
         tools: allowedTools(scenario, ctx.tools),
+        suiteTools: [...ctx.tools.values()],
         faults: scenario.faults,
         sandbox,
         initialState,

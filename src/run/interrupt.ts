@@ -3,9 +3,11 @@
 const listeners = new Set<() => void>();
 let installed = false;
 let received = 0;
+let lastSignal: NodeJS.Signals | null = null;
 
 function handle(signal: NodeJS.Signals): void {
   received++;
+  lastSignal = signal;
   if (received > 1 || listeners.size === 0) {
     process.exit(signal === 'SIGINT' ? 130 : 143);
   }
@@ -26,7 +28,8 @@ export function onInterrupt(abort: () => void): () => void {
   };
 }
 
-/** Whether a signal interrupted this process (the CLI exits 130/143 after writing its report). */
-export function interruptedBy(): number {
-  return received;
+/** The exit status for the signal that interrupted this process (130 SIGINT, 143 SIGTERM), or null. */
+export function interruptExitCode(): number | null {
+  if (!lastSignal) return null;
+  return lastSignal === 'SIGINT' ? 130 : 143;
 }

@@ -1,8 +1,9 @@
 // Putting content into a database: schema and fixture SQL files, fixture rows, scenario state.
 // Rows go in with one bound JSON parameter per batch (jsonb_populate_recordset), so the server
 // converts each value for its column's type and nothing is ever spliced into SQL text.
-import { splitStatements } from '../sql/named-params.js';
+
 import type { Row } from '../record.js';
+import { splitStatements } from '../sql/named-params.js';
 import { ident, qualified } from './names.js';
 import type { Sandbox, SqlSession } from './types.js';
 
@@ -16,7 +17,9 @@ interface ServerError {
 }
 
 function describe(err: ServerError): string {
-  return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(' ');
+  return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`]
+    .filter(Boolean)
+    .join(' ');
 }
 
 function lineCol(text: string, offset: number): { line: number; col: number } {
@@ -66,7 +69,10 @@ export async function applySqlFile(session: SqlSession, file: string, sql: strin
       const at = Number(err.position) - 1;
       const { line, col } = lineCol(sql, at);
       const stmt = [...statements].reverse().find((s) => s.offset <= at);
-      throw new SqlFileError(file, `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}`);
+      throw new SqlFileError(
+        file,
+        `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}`,
+      );
     }
     const failing = await replayToFind(session, statements, err.message);
     if (failing) {
@@ -121,7 +127,12 @@ function toJson(value: unknown): string {
  * Must run inside a transaction: a failing batch is retried row by row under savepoints to name
  * the row that failed.
  */
-export async function insertRows(session: SqlSession, table: string, rows: Row[], where: string): Promise<void> {
+export async function insertRows(
+  session: SqlSession,
+  table: string,
+  rows: Row[],
+  where: string,
+): Promise<void> {
   const { schema, name } = splitTableKey(table);
   const target = qualified(schema, name);
   let start = 0;
@@ -129,7 +140,8 @@ export async function insertRows(session: SqlSession, table: string, rows: Row[]
     const columns = Object.keys(rows[start]);
     const signature = columns.join('\u0000');
     let end = start + 1;
-    while (end < rows.length && end - start < BATCH && Object.keys(rows[end]).join('\u0000') === signature) end++;
+    while (end < rows.length && end - start < BATCH && Object.keys(rows[end]).join('\u0000') === signature)
+      end++;
     await insertBatch(session, target, columns, rows.slice(start, end), start, `${where}: table ${table}`);
     start = end;
   }
@@ -149,7 +161,9 @@ async function insertBatch(
       ? `INSERT INTO ${target} DEFAULT VALUES`
       : `INSERT INTO ${target} (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${target}, $1::jsonb)`;
   const run = (batch: Row[]) =>
-    columns.length === 0 ? Promise.all(batch.map(() => session.query(sql))) : session.query(sql, [toJson(batch)]);
+    columns.length === 0
+      ? Promise.all(batch.map(() => session.query(sql)))
+      : session.query(sql, [toJson(batch)]);
   await session.query('SAVEPOINT sg_rows');
   try {
     await run(rows);

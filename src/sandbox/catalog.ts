@@ -43,13 +43,16 @@ SELECT a.attrelid::int8::text AS rel, a.attname AS name, bt.typname AS type,
 
 /** Reads every user table of the connected database. */
 export async function readTables(client: ClientBase): Promise<TableInfo[]> {
-  const tables = await client.query<{ schema: string; name: string; oid: string; primary_key: string[] | null }>(
-    TABLES,
-    [AUDIT_SCHEMA],
+  const tables = await client.query<{
+    schema: string;
+    name: string;
+    oid: string;
+    primary_key: string[] | null;
+  }>(TABLES, [AUDIT_SCHEMA]);
+  const columns = await client.query<{ rel: string; name: string; type: string; element: string | null }>(
+    COLUMNS,
+    [tables.rows.map((t) => t.oid)],
   );
-  const columns = await client.query<{ rel: string; name: string; type: string; element: string | null }>(COLUMNS, [
-    tables.rows.map((t) => t.oid),
-  ]);
   return tables.rows.map((t) => ({
     key: tableKey(t.schema, t.name),
     schema: t.schema,
@@ -58,7 +61,10 @@ export async function readTables(client: ClientBase): Promise<TableInfo[]> {
     primaryKey: t.primary_key,
     columns: columns.rows
       .filter((c) => c.rel === t.oid)
-      .map((c) => ({ name: c.name, type: c.element ? { type: c.type, element: c.element } : { type: c.type } })),
+      .map((c) => ({
+        name: c.name,
+        type: c.element ? { type: c.type, element: c.element } : { type: c.type },
+      })),
   }));
 }
 

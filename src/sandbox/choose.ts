@@ -23,6 +23,7 @@ export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverride
   const runPrefix = overrides.runPrefix;
 
   const postgres = async (reason: string) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file syntax, shown to the user as is
     if (!url) throw new Error('engine postgres needs database.url, e.g. url: ${STATEGATE_DATABASE_URL}');
     // Databases of earlier runs whose process is gone would otherwise pile up on a shared server.
     await sweepLeftovers(url).catch(() => undefined);
@@ -34,7 +35,11 @@ export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverride
     case 'embedded':
       return createEmbeddedEngine({ reason: `embedded: ${from} is embedded`, runPrefix });
     case 'testcontainers':
-      return createTestcontainersEngine({ image: db.image, reason: `testcontainers: ${from} is testcontainers (${db.image})`, runPrefix });
+      return createTestcontainersEngine({
+        image: db.image,
+        reason: `testcontainers: ${from} is testcontainers (${db.image})`,
+        runPrefix,
+      });
   }
   if (url) return postgres('auto: database.url is set, so the postgres engine');
   const probe = await detectContainerRuntime();

@@ -9,7 +9,7 @@ import { ownerComment } from './owner.js';
 /** How CREATE DATABASE copies a template (PostgreSQL 15 and later; earlier servers always copy files). */
 export type CloneStrategy = 'WAL_LOG' | 'FILE_COPY';
 
-const DROP_CONCURRENCY = 2;
+const DROP_CONCURRENCY = 4;
 const CLOSE_CONCURRENCY = 6;
 
 /** The admin side of one server for one run. */
@@ -27,11 +27,25 @@ export class Cluster {
     /** server_version_num, e.g. 150020. */
     readonly version: number,
     readonly strategy: CloneStrategy | null,
+    private readonly agentUrl: string,
   ) {}
 
-  /** Connects to the server and reads its version. */
-  static async connect(adminUrl: string, runPrefix: string, strategy?: CloneStrategy): Promise<Cluster> {
-    const admin = new pg.Pool({ connectionString: adminUrl, max: CLOSE_CONCURRENCY });
+  /**
+   * Connects to the server and reads its version. `agentUrl` is where roles made for agents
+   * connect (default: the admin URL's host and port).
+   */
+  static async connect(
+    adminUrl: string,
+    runPrefix: string,
+    strategy?: CloneStrategy,
+    agentUrl?: string,
+  ): Promise<Cluster> {
+    // Bookkeeping commits need not wait for the disk: a crash loses nothing a sweep cannot redo.
+    const admin = new pg.Pool({
+      connectionString: adminUrl,
+      max: CLOSE_CONCURRENCY,
+      options: '-c synchronous_commit=off',
+    });
     admin.on('error', () => undefined);
     let version: number;
     try {
@@ -39,12 +53,14 @@ export class Cluster {
       version = Number(r.rows[0].v);
     } catch (e) {
       await admin.end().catch(() => undefined);
-      throw new Error(`cannot connect to the database server at ${redact(adminUrl)}: ${(e as Error).message}`);
+      throw new Error(
+        `cannot connect to the database server at ${redact(adminUrl)}: ${(e as Error).message}`,
+      );
     }
     // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default: FILE_COPY forces a checkpoint per
     // clone, which on a busy shared server costs seconds (measured in docs/engines.md).
     const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
-    return new Cluster(adminUrl, runPrefix, admin, version, chosen);
+    return new Cluster(adminUrl, runPrefix, admin, version, chosen, agentUrl ?? adminUrl);
   }
 
   /** The next number for a database or role name of this run. */
@@ -52,9 +68,9 @@ export class Cluster {
     return ++this.counter;
   }
 
-  /** The URL of one of this server's databases, as the admin (or as another role). */
+  /** The URL of one of this server's databases, as the admin (or as a role made for an agent). */
   url(database: string, user?: { name: string; password: string }): string {
-    return databaseUrl(this.adminUrl, database, user);
+    return user ? databaseUrl(this.agentUrl, database, user) : databaseUrl(this.adminUrl, database);
   }
 
   /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
@@ -66,8 +82,11 @@ export class Cluster {
       if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
     }
     await this.admin.query(sql);
-    await this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(opts.label))}`);
-    await this.admin.query(`REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`);
+    // One round trip, one transaction (CREATE DATABASE itself cannot run inside one).
+    await this.admin.query(
+      `COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(opts.label))};
+       REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`,
+    );
   }
 
   /** Creates a login role with a password that owns nothing. */
@@ -149,9 +168,10 @@ export function prefixPattern(prefix: string): string {
 
 /** Drops every database, then every role, whose name starts with the run prefix. */
 export async function dropRun(admin: pg.Pool | pg.Client, version: number, prefix: string): Promise<void> {
-  const dbs = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
-    prefixPattern(prefix),
-  ]);
+  const dbs = await admin.query<{ datname: string }>(
+    'SELECT datname FROM pg_database WHERE datname LIKE $1',
+    [prefixPattern(prefix)],
+  );
   const errors: string[] = [];
   // Each DROP DATABASE waits for a checkpoint; drops in flight together share one.
   const queue = dbs.rows.map((r) => r.datname);
@@ -165,7 +185,9 @@ export async function dropRun(admin: pg.Pool | pg.Client, version: number, prefi
     prefixPattern(prefix),
   ]);
   for (const { rolname } of roles.rows) {
-    await admin.query(`DROP ROLE IF EXISTS ${ident(rolname)}`).catch((e: Error) => errors.push(`${rolname}: ${e.message}`));
+    await admin
+      .query(`DROP ROLE IF EXISTS ${ident(rolname)}`)
+      .catch((e: Error) => errors.push(`${rolname}: ${e.message}`));
   }
   if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join('; ')}`);
 }

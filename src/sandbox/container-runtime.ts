@@ -17,9 +17,11 @@ type Target = { label: string; path: string } | { label: string; host: string; p
 export function runtimeCandidates(env: NodeJS.ProcessEnv = process.env): Target[] {
   const dockerHost = env.DOCKER_HOST;
   if (dockerHost) {
-    if (dockerHost.startsWith('unix://')) return [{ label: dockerHost, path: dockerHost.slice('unix://'.length) }];
+    if (dockerHost.startsWith('unix://'))
+      return [{ label: dockerHost, path: dockerHost.slice('unix://'.length) }];
     const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
-    if (tcp) return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
+    if (tcp)
+      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
     return [{ label: dockerHost, path: dockerHost }];
   }
   const paths = ['/var/run/docker.sock'];
@@ -38,7 +40,8 @@ function ping(target: Target, timeoutMs: number): Promise<boolean> {
       resolve(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
-    socket = 'path' in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
+    socket =
+      'path' in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
     socket.on('error', () => done(false));
     socket.on('connect', () => {
       // A TLS daemon needs client certificates to answer; an open port is as far as we can ask.
@@ -54,7 +57,10 @@ function ping(target: Target, timeoutMs: number): Promise<boolean> {
 }
 
 /** Pings every candidate at once (~300 ms at most) and reports the first, in order, that answered. */
-export async function detectContainerRuntime(env: NodeJS.ProcessEnv = process.env, timeoutMs = 300): Promise<RuntimeProbe> {
+export async function detectContainerRuntime(
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 300,
+): Promise<RuntimeProbe> {
   const candidates = runtimeCandidates(env);
   const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
   const i = answers.indexOf(true);
@@ -65,6 +71,7 @@ export async function detectContainerRuntime(env: NodeJS.ProcessEnv = process.en
 export function noRuntimeMessage(tried: string[]): string {
   return (
     `no container runtime answered (tried ${tried.join(', ')}). Start Docker, or set DOCKER_HOST, ` +
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file syntax, shown to the user as is
     'or use `engine: postgres` with a `services:` postgres container and `url: ${STATEGATE_DATABASE_URL}`, or `engine: embedded`.'
   );
 }

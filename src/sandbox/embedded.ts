@@ -6,8 +6,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { createServer } from 'node:net';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { CloneStrategy } from './cluster.js';
@@ -17,8 +17,10 @@ import type { Engine } from './types.js';
 
 /** A running embedded server. */
 export interface EmbeddedServer {
-  /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres */
+  /** The harness's URL: the superuser over the server's private unix socket, without a password check. */
   readonly adminUrl: string;
+  /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres: over TCP, where every role's password is checked. */
+  readonly tcpUrl: string;
   readonly port: number;
   /** The temporary directory holding the data directory; removed on stop. */
   readonly dir: string;
@@ -80,12 +82,18 @@ function serverUser(): { uid: number; gid: number } | null {
 
 function run(file: string, args: string[], user: { uid: number; gid: number } | null): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...(user ?? {}), env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      ...(user ?? {}),
+      env: { ...process.env, LC_ALL: 'C' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}: ${output.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}: ${output.trim()}`)),
+    );
   });
 }
 
@@ -111,9 +119,19 @@ const SETTINGS = [
   'logging_collector=off',
 ];
 
-function startPostgres(bin: string, data: string, socketDir: string, port: number, user: { uid: number; gid: number } | null) {
+function startPostgres(
+  bin: string,
+  data: string,
+  socketDir: string,
+  port: number,
+  user: { uid: number; gid: number } | null,
+) {
   const args = ['-D', data, '-p', String(port), '-k', socketDir, ...SETTINGS.flatMap((s) => ['-c', s])];
-  const child = spawn(bin, args, { ...(user ?? {}), env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(bin, args, {
+    ...(user ?? {}),
+    env: { ...process.env, LC_ALL: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
@@ -122,7 +140,9 @@ function startPostgres(bin: string, data: string, socketDir: string, port: numbe
       if (log.includes(READY)) resolve();
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => reject(new Error(`postgres exited (${signal ?? code}) while starting: ${log.trim()}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`postgres exited (${signal ?? code}) while starting: ${log.trim()}`)),
+    );
   });
   return { child, ready, log: () => log };
 }
@@ -188,10 +208,31 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
     if (user) for (const p of [dir, data, pwfile]) chownSync(p, user.uid, user.gid);
     await run(
       bins.initdb,
-      [`--pgdata=${data}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C', '--no-sync', '--no-instructions'],
+      [
+        `--pgdata=${data}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-sync',
+        '--no-instructions',
+      ],
       user,
     );
     rmSync(pwfile);
+    // The harness skips SCRAM (a costly handshake per new connection) on the unix socket, whose
+    // directory only this user can enter; every other role, and every TCP login, gives a password.
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      [
+        'local all postgres trust',
+        'local all all scram-sha-256',
+        'host all all 127.0.0.1/32 scram-sha-256',
+        'host all all ::1/128 scram-sha-256',
+        '',
+      ].join('\n'),
+    );
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const server = startPostgres(bins.postgres, data, dir, port, user);
@@ -200,16 +241,21 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
         await server.ready;
       } catch (e) {
         // Another process may take the port between our probe and the server's bind: try another.
-        if (attempt < 5 && /address already in use|could not bind|could not create any TCP/i.test(server.log())) continue;
+        if (
+          attempt < 5 &&
+          /address already in use|could not bind|could not create any TCP/i.test(server.log())
+        )
+          continue;
         throw e;
       }
-      const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+      const tcpUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+      const adminUrl = `postgres://postgres@${encodeURIComponent(dir)}:${port}/postgres`;
       // Agents' roles get CONNECT on their own database only, not on the maintenance databases.
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       await client.query('REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC');
       await client.end();
-      return { adminUrl, port, dir, stop, stopSync };
+      return { adminUrl, tcpUrl, port, dir, stop, stopSync };
     }
   } catch (e) {
     await stop();
@@ -218,9 +264,18 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
 }
 
 /** An engine on an already running embedded server; closing it drops its databases and leaves the server. */
-export function openEmbeddedEngine(server: EmbeddedServer, opts: Omit<EmbeddedEngineOptions, 'dataDir'> = {}): Promise<Engine> {
+export function openEmbeddedEngine(
+  server: EmbeddedServer,
+  opts: Omit<EmbeddedEngineOptions, 'dataDir'> = {},
+): Promise<Engine> {
   return openEngine(
-    { adminUrl: server.adminUrl, reason: opts.reason, runPrefix: opts.runPrefix, cloneStrategy: opts.cloneStrategy ?? 'FILE_COPY' },
+    {
+      adminUrl: server.adminUrl,
+      agentUrl: server.tcpUrl,
+      reason: opts.reason,
+      runPrefix: opts.runPrefix,
+      cloneStrategy: opts.cloneStrategy ?? 'FILE_COPY',
+    },
     { name: 'embedded' },
   );
 }
@@ -230,7 +285,13 @@ export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Pr
   const server = await startEmbeddedServer({ dataDir: opts.dataDir });
   try {
     return await openEngine(
-      { adminUrl: server.adminUrl, reason: opts.reason, runPrefix: opts.runPrefix, cloneStrategy: opts.cloneStrategy ?? 'FILE_COPY' },
+      {
+        adminUrl: server.adminUrl,
+        agentUrl: server.tcpUrl,
+        reason: opts.reason,
+        runPrefix: opts.runPrefix,
+        cloneStrategy: opts.cloneStrategy ?? 'FILE_COPY',
+      },
       { name: 'embedded', stop: server.stop, stopSync: server.stopSync },
     );
   } catch (e) {

@@ -9,6 +9,8 @@ import { type Owner, ownerGone, parseOwner } from './owner.js';
 export interface SweepResult {
   databases: string[];
   roles: string[];
+  /** What could not be dropped, with the server's reason (the sweep goes on past it). */
+  failed: string[];
 }
 
 const NAME = '^sg_[0-9a-f]{8}_';
@@ -19,7 +21,10 @@ const NAME = '^sg_[0-9a-f]{8}_';
  * and the run is older than `olderThanMs` (default one day). Objects of a prefix without any
  * owner comment are left alone: nothing says whose they are.
  */
-export async function sweepLeftovers(adminUrl: string, opts: { olderThanMs?: number } = {}): Promise<SweepResult> {
+export async function sweepLeftovers(
+  adminUrl: string,
+  opts: { olderThanMs?: number } = {},
+): Promise<SweepResult> {
   const olderThanMs = opts.olderThanMs ?? 24 * 3600 * 1000;
   const client = new pg.Client({ connectionString: adminUrl });
   client.on('error', () => undefined);
@@ -48,15 +53,21 @@ export async function sweepLeftovers(adminUrl: string, opts: { olderThanMs?: num
       if (owner.host === hostname()) return ownerGone(owner);
       return Date.now() - Date.parse(owner.created) > olderThanMs;
     };
-    const result: SweepResult = { databases: [], roles: [] };
+    const result: SweepResult = { databases: [], roles: [], failed: [] };
+    const attempt = async (name: string, drop: () => Promise<unknown>, done: string[]) => {
+      try {
+        await drop();
+        done.push(name);
+      } catch (e) {
+        result.failed.push(`${name}: ${(e as Error).message}`);
+      }
+    };
     // Databases first: a role cannot be dropped while a database still grants it CONNECT.
     for (const row of found.rows.filter((r) => r.kind === 'database' && stale(r.name.slice(0, 11)))) {
-      await dropDatabase(client, version, row.name);
-      result.databases.push(row.name);
+      await attempt(row.name, () => dropDatabase(client, version, row.name), result.databases);
     }
     for (const row of found.rows.filter((r) => r.kind === 'role' && stale(r.name.slice(0, 11)))) {
-      await client.query(`DROP ROLE IF EXISTS ${ident(row.name)}`);
-      result.roles.push(row.name);
+      await attempt(row.name, () => client.query(`DROP ROLE IF EXISTS ${ident(row.name)}`), result.roles);
     }
     return result;
   } finally {

@@ -17,7 +17,9 @@ export function newRunPrefix(): string {
 /** Checks a caller-provided run prefix. */
 export function assertRunPrefix(prefix: string): void {
   if (!RUN_PREFIX_PATTERN.test(prefix)) {
-    throw new Error(`run prefix ${JSON.stringify(prefix)} must look like sg_ and 8 hex digits, e.g. sg_1f3a9c07`);
+    throw new Error(
+      `run prefix ${JSON.stringify(prefix)} must look like sg_ and 8 hex digits, e.g. sg_1f3a9c07`,
+    );
   }
 }
 
@@ -42,7 +44,11 @@ export function qualified(schema: string, name: string): string {
 }
 
 /** The URL of another database (and optionally another user) on the same server as `url`. */
-export function databaseUrl(url: string, database: string, user?: { name: string; password: string }): string {
+export function databaseUrl(
+  url: string,
+  database: string,
+  user?: { name: string; password: string },
+): string {
   const u = new URL(url);
   u.pathname = `/${encodeURIComponent(database)}`;
   if (user) {

@@ -15,6 +15,8 @@ export interface PostgresEngineOptions {
   runPrefix?: string;
   /** How clones copy the template on PostgreSQL 15 and later (default WAL_LOG). */
   cloneStrategy?: CloneStrategy;
+  /** Where roles made for agents connect, when not where the admin does (default: adminUrl). */
+  agentUrl?: string;
 }
 
 /** What an engine that owns its server adds: its name, and how to stop the server. */
@@ -35,7 +37,7 @@ export function createPostgresEngine(opts: PostgresEngineOptions): Promise<Engin
 export async function openEngine(opts: PostgresEngineOptions, hooks: ServerHooks): Promise<Engine> {
   const runPrefix = opts.runPrefix ?? newRunPrefix();
   assertRunPrefix(runPrefix);
-  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
+  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy, opts.agentUrl);
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {

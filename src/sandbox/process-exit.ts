@@ -14,7 +14,8 @@ export interface ExitCleanup {
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-const SIGNAL_GRACE_MS = 15_000;
+// DROP DATABASE waits for a checkpoint; on a busy shared server that alone can take many seconds.
+const SIGNAL_GRACE_MS = 60_000;
 const live = new Set<ExitCleanup>();
 let handling = false;
 

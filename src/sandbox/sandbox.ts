@@ -3,17 +3,16 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { RowChange, StateDiff, TableDiff } from '../record.js';
 import {
-  LOG_WATERMARK,
-  READ_LOG_AFTER,
-  READ_LOG_OF_TRANSACTION,
-  TOUCHED_TABLES,
-  type LogRow,
-  fingerprintSql,
   flattenChanges,
   foldChanges,
+  LOG_WATERMARK,
+  type LogRow,
+  READ_LOG_AFTER,
+  READ_LOG_OF_TRANSACTION,
 } from './capture.js';
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { addSums, combineSums, fingerprintOf, LOG_SUMS } from './fingerprint.js';
 import { ident } from './names.js';
 import type { TypeNames } from './type-names.js';
 import type { Sandbox, SqlSession } from './types.js';
@@ -25,8 +24,8 @@ export interface TemplateFacts {
   tables: TableInfo[];
   /** User schemas (granted to expose roles). */
   schemas: string[];
-  /** Fingerprints of every table in the template. */
-  fingerprints: Record<string, string>;
+  /** The row-hash sum of every table in the template (see fingerprint.ts). */
+  sums: Record<string, bigint>;
   typeNames: TypeNames;
 }
 
@@ -42,7 +41,10 @@ export function sandboxPool(url: string, max: number): pg.Pool {
 export function sessionOf(client: pg.ClientBase | pg.Pool, typeNames: TypeNames): SqlSession {
   return {
     query: async (sql, params) =>
-      typeNames.toQueryRows((await client.query(sql, params as unknown[] | undefined)) as pg.QueryResult, client),
+      typeNames.toQueryRows(
+        (await client.query(sql, params as unknown[] | undefined)) as pg.QueryResult,
+        client,
+      ),
   };
 }
 
@@ -101,14 +103,12 @@ export class PgSandbox implements Sandbox {
       // One snapshot for the log and the fingerprints.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const log = await client.query<LogRow>(READ_LOG_AFTER, [this.watermark]);
-      const touched = new Set((await client.query<{ tbl: string }>(TOUCHED_TABLES)).rows.map((r) => r.tbl));
-      const fingerprints: Record<string, string> = {};
-      for (const table of this.facts.tables) {
-        fingerprints[table.key] = touched.has(table.key)
-          ? (await client.query<{ fp: string }>(fingerprintSql(table))).rows[0].fp
-          : this.facts.fingerprints[table.key];
-      }
+      const changed = await client.query<{ tbl: string; sums: string[] }>(LOG_SUMS);
       await client.query('COMMIT');
+      const sums = { ...this.facts.sums };
+      for (const row of changed.rows) sums[row.tbl] = addSums(sums[row.tbl] ?? 0n, combineSums(row.sums));
+      const fingerprints: Record<string, string> = {};
+      for (const table of this.facts.tables) fingerprints[table.key] = fingerprintOf(sums[table.key]);
       const tables: Record<string, TableDiff> = {};
       for (const diff of foldChanges(log.rows, this.facts.tables)) tables[diff.table] = diff;
       return { tables, fingerprints };

@@ -4,18 +4,21 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { splitStatements } from '../sql/named-params.js';
 import { applySqlFile, insertRows } from './apply.js';
-import { INSTALL_AUDIT_SCHEMA, captureTriggers, fingerprintSql } from './capture.js';
-import { type TableInfo, readTables } from './catalog.js';
+import { captureTriggers, INSTALL_AUDIT_SCHEMA } from './capture.js';
+import { readTables, type TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
-import { PgSandbox, type TemplateFacts, sessionOf } from './sandbox.js';
+import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
 import { TypeNames } from './type-names.js';
 import type { Sandbox, Template, TemplateSpec } from './types.js';
 import { SESSION_OPTIONS, sandboxTypes } from './values.js';
 
 /** sha256 of a template spec: file names, SQL texts and rows, in order. */
 export function templateHash(spec: TemplateSpec): string {
-  return createHash('sha256').update(JSON.stringify(spec, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(spec, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)))
+    .digest('hex');
 }
 
 const USER_SCHEMAS = `SELECT nspname FROM pg_namespace
@@ -26,7 +29,11 @@ export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promi
   const n = cluster.next();
   const name = `${cluster.runPrefix}_tpl_${n}`;
   await cluster.createDatabase(name, { label: 'template' });
-  const client = new pg.Client({ connectionString: cluster.url(name), types: sandboxTypes, options: SESSION_OPTIONS });
+  const client = new pg.Client({
+    connectionString: cluster.url(name),
+    types: sandboxTypes,
+    options: SESSION_OPTIONS,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -43,7 +50,9 @@ export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promi
       try {
         for (const [table, rows] of Object.entries(fixture.rows)) {
           if (!known.has(table)) {
-            throw new Error(`${fixture.file}: unknown table ${JSON.stringify(table)} (tables: ${[...known].join(', ') || 'none'})`);
+            throw new Error(
+              `${fixture.file}: unknown table ${JSON.stringify(table)} (tables: ${[...known].join(', ') || 'none'})`,
+            );
           }
           await insertRows(session, table, rows, fixture.file);
         }
@@ -58,7 +67,9 @@ export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promi
     await client.query('VACUUM (FREEZE, ANALYZE)');
     await client.end();
     await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
-    await cluster.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    await cluster.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+      name,
+    ]);
     return new PgTemplate(name, templateHash(spec), facts);
   } catch (e) {
     await client.end().catch(() => undefined);
@@ -67,18 +78,26 @@ export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promi
   }
 }
 
-async function installCapture(client: pg.Client, cluster: Cluster, typeNames: TypeNames): Promise<TemplateFacts> {
-  const schemas = (await client.query<{ nspname: string }>(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map((r) => r.nspname);
+async function installCapture(
+  client: pg.Client,
+  cluster: Cluster,
+  typeNames: TypeNames,
+): Promise<TemplateFacts> {
+  const schemas = (await client.query<{ nspname: string }>(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
+    (r) => r.nspname,
+  );
   // Roles made for agents may use the schemas but never create objects in them (owning nothing).
   const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
   const tables = await readTables(client);
   await client.query(
     ['BEGIN', INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'),
   );
-  const fingerprints: Record<string, string> = {};
-  for (const t of tables) fingerprints[t.key] = (await client.query<{ fp: string }>(fingerprintSql(t))).rows[0].fp;
+  const sums: Record<string, bigint> = {};
+  for (const t of tables) {
+    sums[t.key] = combineSums((await client.query<{ sums: string[] }>(TABLE_SUMS, [t.sql])).rows[0].sums);
+  }
   await typeNames.load(client);
-  return { cluster, tables, schemas, fingerprints, typeNames };
+  return { cluster, tables, schemas, sums, typeNames };
 }
 
 /** A built template; clones are cheap. */
@@ -112,7 +131,11 @@ class PgTemplate implements Template {
 const PREPARED = 'stategate_check';
 
 /** Prepares one statement without running it; the server's message (with line and column) or null. */
-export async function prepareStatement(sandbox: Sandbox, sql: string, paramCount: number): Promise<string | null> {
+export async function prepareStatement(
+  sandbox: Sandbox,
+  sql: string,
+  paramCount: number,
+): Promise<string | null> {
   const count = splitStatements(sql).length;
   if (count !== 1) return count === 0 ? 'no statement to prepare' : `expected one statement, found ${count}`;
   const types = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => 'unknown').join(', ')})` : '';

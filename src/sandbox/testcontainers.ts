@@ -1,6 +1,7 @@
 // The testcontainers engine: a throwaway PostgreSQL container per run, handed to the postgres engine.
-import { detectContainerRuntime, noRuntimeMessage } from './container-runtime.js';
+
 import type { CloneStrategy } from './cluster.js';
+import { detectContainerRuntime, noRuntimeMessage } from './container-runtime.js';
 import { openEngine } from './postgres.js';
 import type { Engine } from './types.js';
 

@@ -10,12 +10,17 @@ export class TypeNames {
 
   /** Loads every type of a database. */
   async load(client: pg.ClientBase | pg.Pool): Promise<void> {
-    const r = await client.query<{ oid: number; typname: string }>('SELECT oid::int8 AS oid, typname FROM pg_type');
+    const r = await client.query<{ oid: number; typname: string }>(
+      'SELECT oid::int8 AS oid, typname FROM pg_type',
+    );
     for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
   }
 
   /** The plain rows and typed fields of a driver result; unknown OIDs are read from the same connection. */
-  async toQueryRows(result: pg.QueryResult | pg.QueryResult[], client: pg.ClientBase | pg.Pool): Promise<QueryRows> {
+  async toQueryRows(
+    result: pg.QueryResult | pg.QueryResult[],
+    client: pg.ClientBase | pg.Pool,
+  ): Promise<QueryRows> {
     // A multi-statement text returns one result per statement; the last is the answer.
     const last = Array.isArray(result) ? result[result.length - 1] : result;
     const fields = last?.fields ?? [];
@@ -29,7 +34,10 @@ export class TypeNames {
     }
     return {
       rows: last?.rows ?? [],
-      fields: fields.map((f) => ({ name: f.name, type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}` })),
+      fields: fields.map((f) => ({
+        name: f.name,
+        type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}`,
+      })),
     };
   }
 }

@@ -30,7 +30,8 @@ const OID = {
   _numeric: 1231,
 } as const;
 
-const TIMESTAMP = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?$/;
+const TIMESTAMP =
+  /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?$/;
 
 /** Converts a timestamp as Postgres prints it (text or JSON form) to ISO 8601 UTC, keeping the fraction. */
 export function isoTimestamp(text: string): string {
@@ -87,13 +88,18 @@ export const sandboxTypes: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** Session settings that make the text forms above stable whatever the server's defaults are. */
-export const SESSION_OPTIONS = '-c DateStyle=ISO -c bytea_output=hex';
+/**
+ * Session settings of the harness's connections: text forms above stable whatever the server's
+ * defaults are, and commits that do not wait for the disk (a sandbox is thrown away anyway).
+ */
+export const SESSION_OPTIONS = '-c DateStyle=ISO -c bytea_output=hex -c synchronous_commit=off';
 
 /** A number exactly as it appeared in JSON text (see parseRowJson). */
 export class NumberText {
   constructor(readonly text: string) {}
 }
+
+const NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 
 /**
  * Parses JSON like JSON.parse, but keeps every number as its source text (a NumberText), so int8
@@ -104,61 +110,80 @@ export function parseRowJson(text: string): unknown {
   const fail = (): never => {
     throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
   };
-  const ws = () => {
+  const skipSpace = () => {
     while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
   };
-  const value = (): unknown => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      const out: Record<string, unknown> = {};
-      ws();
-      if (text[i] === '}') return i++, out;
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        const key = string();
-        ws();
-        if (text[i++] !== ':') fail();
-        out[key] = value();
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') return i++, out;
-        else fail();
-      }
-    }
-    if (c === '[') {
-      i++;
-      const out: unknown[] = [];
-      ws();
-      if (text[i] === ']') return i++, out;
-      for (;;) {
-        out.push(value());
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') return i++, out;
-        else fail();
-      }
-    }
-    if (c === '"') return string();
-    if (text.startsWith('true', i)) return (i += 4), true;
-    if (text.startsWith('false', i)) return (i += 5), false;
-    if (text.startsWith('null', i)) return (i += 4), null;
-    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m) fail();
-    i += m![0].length;
-    return new NumberText(m![0]);
+  const expect = (c: string) => {
+    skipSpace();
+    if (text[i] !== c) fail();
+    i++;
   };
   const string = (): string => {
     const start = i;
+    let escaped = false;
     i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === '\\') escaped = true;
+      i += text[i] === '\\' ? 2 : 1;
+    }
     i++;
-    return JSON.parse(text.slice(start, i)) as string;
+    return escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1);
+  };
+  // A list of items up to `close`: the items of an array, or the members of an object.
+  const items = (close: string, item: () => void) => {
+    i++;
+    skipSpace();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      item();
+      skipSpace();
+      const c = text[i++];
+      if (c === close) return;
+      if (c !== ',') fail();
+    }
+  };
+  const words: [string, unknown][] = [
+    ['true', true],
+    ['false', false],
+    ['null', null],
+  ];
+  const value = (): unknown => {
+    skipSpace();
+    const c = text[i];
+    if (c === '{') {
+      const out: Record<string, unknown> = {};
+      items('}', () => {
+        skipSpace();
+        if (text[i] !== '"') fail();
+        const key = string();
+        expect(':');
+        out[key] = value();
+      });
+      return out;
+    }
+    if (c === '[') {
+      const out: unknown[] = [];
+      items(']', () => out.push(value()));
+      return out;
+    }
+    if (c === '"') return string();
+    for (const [word, v] of words) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    }
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (!m) return fail();
+    i += m[0].length;
+    return new NumberText(m[0]);
   };
   const out = value();
-  ws();
+  skipSpace();
   if (i !== text.length) fail();
   return out;
 }
@@ -188,6 +213,8 @@ export function columnValue(value: unknown, column: ColumnType | undefined): unk
   const base = column?.element ?? column?.type ?? 'json';
   if (base === 'json' || base === 'jsonb') return plain(value, Number, (v) => v);
   const number = EXACT.has(base) ? (t: string) => t : Number;
-  const scalar = TIMESTAMPS.has(base) ? (v: unknown) => (typeof v === 'string' ? isoTimestamp(v) : v) : (v: unknown) => v;
+  const scalar = TIMESTAMPS.has(base)
+    ? (v: unknown) => (typeof v === 'string' ? isoTimestamp(v) : v)
+    : (v: unknown) => v;
   return plain(value, number, scalar);
 }

@@ -1,8 +1,8 @@
 // Annotations land on the scenario file's own lines; text limits are kept; problems are placed.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, expectationLines, scenarioLocator } from '../../src/action/annotations.js';
 import { postingWarning } from '../../src/action/permissions.js';
 import { placeProblem, problemAnnotations } from '../../src/action/problems.js';
@@ -26,6 +26,7 @@ expect:
     no_duplicate_effect: refund_payment
 `;
 writeFileSync(join(repo, 'agent', 'scenarios', 'refund-timeout.yaml'), scenario);
+afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
 const side = { runs: 5, passes: 5, expectations: {} };
 function caseReport(overrides: Partial<CaseReport>): CaseReport {

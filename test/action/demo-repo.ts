@@ -39,20 +39,24 @@ export const agentVersion =
       readFileSync(join(dir, `examples/refund-agent/versions/v${version}.json`)),
     );
 
-/** Points database.url at $STATEGATE_DATABASE_URL, as a repository using a Postgres service container does. */
-export const databaseUrlFromEnv: Change = (dir) => {
-  const path = join(dir, 'stategate.yml');
-  const text = readFileSync(path, 'utf8');
-  if (!/^database:\n/m.test(text)) throw new Error('stategate.yml has no database section to add the url to');
-  writeFileSync(path, text.replace(/^database:\n/m, 'database:\n  url: ${STATEGATE_DATABASE_URL}\n'));
-};
-
-/** Builds the repository under `root`: main with the `base` changes, one branch per entry of `prs`. */
-export function makeDemoRepo(root: string, base: Change[], prs: Record<string, Change[]>): DemoRepo {
+/**
+ * Builds the repository under `root` from the demo (stategate.yml, the agent, the named scenarios):
+ * main with the `base` changes, one branch per entry of `prs`.
+ */
+export function makeDemoRepo(
+  root: string,
+  scenarios: string[],
+  base: Change[],
+  prs: Record<string, Change[]>,
+): DemoRepo {
   const work = join(root, 'work');
   mkdirSync(work, { recursive: true });
   git(root, 'init', '-q', work);
-  for (const path of ['stategate.yml', 'examples/refund-agent', 'scenarios']) {
+  for (const path of [
+    'stategate.yml',
+    'examples/refund-agent',
+    ...scenarios.map((s) => `scenarios/${s}.yaml`),
+  ]) {
     cpSync(join(PROJECT, path), join(work, path), { recursive: true });
   }
   for (const change of base) change(work);

@@ -1,11 +1,12 @@
 // Event payloads shaped like the runner's, read from a real file.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { EventError, readEvent } from '../../src/action/event.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stategate-event-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const BASE = 'b'.repeat(40);
 const HEAD = 'a'.repeat(40);
 const MERGE = 'c'.repeat(40);

@@ -13,7 +13,11 @@ import type {
 } from '../../src/record.js';
 
 /** A scenario with the given expectations (query expectations on orders unless given in full). */
-export function scenario(id: string, expect: (Partial<Expectation> & { id: string })[] = [], description = ''): Scenario {
+export function scenario(
+  id: string,
+  expect: (Partial<Expectation> & { id: string })[] = [],
+  description = '',
+): Scenario {
   return {
     id,
     description,
@@ -23,7 +27,9 @@ export function scenario(id: string, expect: (Partial<Expectation> & { id: strin
     faults: [],
     expect: expect.map((e) => {
       const hasKind = Object.keys(e).some((k) => (EXPECTATION_KINDS as string[]).includes(k));
-      const kind = hasKind ? {} : { query: "SELECT refund_count FROM orders WHERE id = 'ORD-1001'", equals: 1 };
+      const kind = hasKind
+        ? {}
+        : { query: "SELECT refund_count FROM orders WHERE id = 'ORD-1001'", equals: 1 };
       return { critical: false, ...kind, ...e } as Expectation;
     }),
     file: `scenarios/${id}.yaml`,
@@ -59,7 +65,15 @@ export function call(
 export const emptyDiff = (): StateDiff => ({ tables: {}, fingerprints: {} });
 
 /** A table diff from row changes given as [key, before, after] (before undefined: insert; after undefined: delete). */
-export function tableDiff(table: string, primaryKey: string[] | null, rows: [Record<string, unknown> | null, Record<string, unknown> | undefined, Record<string, unknown> | undefined][]): TableDiff {
+export function tableDiff(
+  table: string,
+  primaryKey: string[] | null,
+  rows: [
+    Record<string, unknown> | null,
+    Record<string, unknown> | undefined,
+    Record<string, unknown> | undefined,
+  ][],
+): TableDiff {
   const t: TableDiff = { table, primaryKey, inserted: [], updated: [], deleted: [] };
   for (const [key, before, after] of rows) {
     const op = before === undefined ? 'insert' : after === undefined ? 'delete' : 'update';
@@ -87,11 +101,21 @@ export interface EpisodeSpec {
 
 /** One graded episode of `s` on `side`, repeat `repeat`, results in scenario order with `completed` first. */
 export function episode(s: Scenario, side: Side, repeat: number, spec: EpisodeSpec = {}): GradedEpisode {
-  const ids = [{ id: 'completed', critical: true, kind: 'completed' }, ...s.expect.map((e) => ({ id: e.id, critical: e.critical ?? false, kind: 'query' }))];
+  const ids = [
+    { id: 'completed', critical: true, kind: 'completed' },
+    ...s.expect.map((e) => ({ id: e.id, critical: e.critical ?? false, kind: 'query' })),
+  ];
   const results: ExpectationResult[] = ids.map(({ id, critical, kind }) => {
     const verdict = spec.verdicts?.[id] ?? 'pass';
-    const r: ExpectationResult = { id, kind, critical, verdict, message: spec.messages?.[id] ?? `${id}: ${verdict}` };
-    if (verdict !== 'pass') r.label = spec.labels?.[id] ?? (verdict === 'error' ? 'EVALUATION_ERROR' : 'STATE_MISMATCH');
+    const r: ExpectationResult = {
+      id,
+      kind,
+      critical,
+      verdict,
+      message: spec.messages?.[id] ?? `${id}: ${verdict}`,
+    };
+    if (verdict !== 'pass')
+      r.label = spec.labels?.[id] ?? (verdict === 'error' ? 'EVALUATION_ERROR' : 'STATE_MISMATCH');
     return r;
   });
   return {
@@ -130,5 +154,9 @@ export function repeats(s: Scenario, side: Side, specs: EpisodeSpec[]): GradedEp
 
 /** N repeats that all pass. */
 export function passing(s: Scenario, side: Side, n: number): GradedEpisode[] {
-  return repeats(s, side, Array.from({ length: n }, () => ({})));
+  return repeats(
+    s,
+    side,
+    Array.from({ length: n }, () => ({})),
+  );
 }

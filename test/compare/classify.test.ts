@@ -7,8 +7,13 @@ const s = scenario('refund-timeout', [
   { id: 'policy-first', critical: false },
   { id: 'reply-polite', critical: false },
 ]);
-const fail = (...ids: string[]): EpisodeSpec => ({ verdicts: Object.fromEntries(ids.map((id) => [id, 'fail'])) });
-const err = (id: string): EpisodeSpec => ({ verdicts: { [id]: 'error' }, messages: { [id]: 'judge timed out after 30s' } });
+const fail = (...ids: string[]): EpisodeSpec => ({
+  verdicts: Object.fromEntries(ids.map((id) => [id, 'fail'])),
+});
+const err = (id: string): EpisodeSpec => ({
+  verdicts: { [id]: 'error' },
+  messages: { [id]: 'judge timed out after 30s' },
+});
 const ok: EpisodeSpec = {};
 
 describe('classifyCase: the five classes', () => {
@@ -23,9 +28,15 @@ describe('classifyCase: the five classes', () => {
   });
 
   it('new-critical-failure: a critical expectation failed in one head repeat and passed in every base repeat', () => {
-    const c = classifyCase(s, passing(s, 'base', 5), repeats(s, 'head', [ok, ok, fail('refunded-once'), ok, ok]));
+    const c = classifyCase(
+      s,
+      passing(s, 'base', 5),
+      repeats(s, 'head', [ok, ok, fail('refunded-once'), ok, ok]),
+    );
     expect(c.class).toBe('new-critical-failure');
-    expect(c.reason).toBe('Critical expectation refunded-once failed in 1 of 5 head repeats and passed in all 5 base repeats.');
+    expect(c.reason).toBe(
+      'Critical expectation refunded-once failed in 1 of 5 head repeats and passed in all 5 base repeats.',
+    );
     expect(c.expectations_changed).toEqual([
       {
         id: 'refunded-once',
@@ -46,46 +57,81 @@ describe('classifyCase: the five classes', () => {
   });
 
   it('regressed: a non-critical expectation did the same', () => {
-    const c = classifyCase(s, passing(s, 'base', 5), repeats(s, 'head', [fail('policy-first'), fail('policy-first'), ok, ok, ok]));
+    const c = classifyCase(
+      s,
+      passing(s, 'base', 5),
+      repeats(s, 'head', [fail('policy-first'), fail('policy-first'), ok, ok, ok]),
+    );
     expect(c.class).toBe('regressed');
-    expect(c.reason).toBe('Expectation policy-first failed in 2 of 5 head repeats and passed in all 5 base repeats.');
+    expect(c.reason).toBe(
+      'Expectation policy-first failed in 2 of 5 head repeats and passed in all 5 base repeats.',
+    );
   });
 
   it('improved: an expectation that failed in some base repeat passes in every head repeat', () => {
     const c = classifyCase(s, repeats(s, 'base', [fail('refunded-once'), ok, ok]), passing(s, 'head', 3));
     expect(c.class).toBe('improved');
-    expect(c.reason).toBe('Expectation refunded-once failed in 1 of 3 base repeats and passed in all 3 head repeats.');
-    expect(c.expectations_changed).toEqual([expect.objectContaining({ id: 'refunded-once', change: 'fixed', base: { pass: 2, fail: 1, error: 0 } })]);
+    expect(c.reason).toBe(
+      'Expectation refunded-once failed in 1 of 3 base repeats and passed in all 3 head repeats.',
+    );
+    expect(c.expectations_changed).toEqual([
+      expect.objectContaining({ id: 'refunded-once', change: 'fixed', base: { pass: 2, fail: 1, error: 0 } }),
+    ]);
   });
 
   it('incomplete: an expectation could not be evaluated on either side', () => {
     const c = classifyCase(s, repeats(s, 'base', [ok, err('reply-polite')]), passing(s, 'head', 2));
     expect(c.class).toBe('incomplete');
-    expect(c.reason).toBe('1 of 2 base repeats could not be graded (reply-polite: judge timed out after 30s).');
-    expect(c.expectations_changed).toEqual([expect.objectContaining({ id: 'reply-polite', change: 'error', base: { pass: 1, fail: 0, error: 1 } })]);
+    expect(c.reason).toBe(
+      '1 of 2 base repeats could not be graded (reply-polite: judge timed out after 30s).',
+    );
+    expect(c.expectations_changed).toEqual([
+      expect.objectContaining({ id: 'reply-polite', change: 'error', base: { pass: 1, fail: 0, error: 1 } }),
+    ]);
   });
 
   it('incomplete: an infrastructure error, or a side with no episodes', () => {
-    const gateway = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [{ infraError: { stage: 'gateway', message: 'port closed' } }, ok]));
+    const gateway = classifyCase(
+      s,
+      passing(s, 'base', 2),
+      repeats(s, 'head', [{ infraError: { stage: 'gateway', message: 'port closed' } }, ok]),
+    );
     expect(gateway.class).toBe('incomplete');
     expect(gateway.reason).toBe('1 of 2 head repeats could not be graded (gateway: port closed).');
     const empty = classifyCase(s, passing(s, 'base', 2), []);
     expect(empty.class).toBe('incomplete');
     expect(empty.reason).toBe('The head has no episodes of this scenario.');
     expect(classifyCase(s, [], passing(s, 'head', 2)).class).toBe('incomplete');
+    const long = classifyCase(
+      s,
+      passing(s, 'base', 1),
+      repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x'.repeat(500) } }]),
+    );
+    expect(long.reason.length).toBeLessThan(300);
+    expect(long.reason).toMatch(/^1 of 1 head repeats could not be graded \(sandbox: x+…\)\.$/);
   });
 });
 
 describe('classifyCase: first match wins', () => {
   it('incomplete beats a new critical failure: base errored, head failed', () => {
-    const c = classifyCase(s, repeats(s, 'base', [err('refunded-once'), ok]), repeats(s, 'head', [fail('refunded-once'), fail('refunded-once')]));
+    const c = classifyCase(
+      s,
+      repeats(s, 'base', [err('refunded-once'), ok]),
+      repeats(s, 'head', [fail('refunded-once'), fail('refunded-once')]),
+    );
     expect(c.class).toBe('incomplete');
   });
 
   it('a new critical failure beats a regression', () => {
-    const c = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [fail('policy-first'), fail('refunded-once')]));
+    const c = classifyCase(
+      s,
+      passing(s, 'base', 2),
+      repeats(s, 'head', [fail('policy-first'), fail('refunded-once')]),
+    );
     expect(c.class).toBe('new-critical-failure');
-    expect(c.reason).toBe('Critical expectation refunded-once failed in 1 of 2 head repeats and passed in all 2 base repeats; 1 more expectation broke.');
+    expect(c.reason).toBe(
+      'Critical expectation refunded-once failed in 1 of 2 head repeats and passed in all 2 base repeats; 1 more expectation broke.',
+    );
     expect(c.expectations_changed.map((e) => [e.id, e.change])).toEqual([
       ['refunded-once', 'broke'],
       ['policy-first', 'broke'],
@@ -93,7 +139,11 @@ describe('classifyCase: first match wins', () => {
   });
 
   it('a regression beats an improvement', () => {
-    const c = classifyCase(s, repeats(s, 'base', [fail('reply-polite'), ok]), repeats(s, 'head', [fail('policy-first'), ok]));
+    const c = classifyCase(
+      s,
+      repeats(s, 'base', [fail('reply-polite'), ok]),
+      repeats(s, 'head', [fail('policy-first'), ok]),
+    );
     expect(c.class).toBe('regressed');
     expect(c.expectations_changed.map((e) => [e.id, e.change])).toEqual([
       ['policy-first', 'broke'],
@@ -102,9 +152,15 @@ describe('classifyCase: first match wins', () => {
   });
 
   it('a critical expectation failing on both sides is not new: unchanged', () => {
-    const c = classifyCase(s, repeats(s, 'base', [fail('refunded-once'), ok]), repeats(s, 'head', [fail('refunded-once'), fail('refunded-once')]));
+    const c = classifyCase(
+      s,
+      repeats(s, 'base', [fail('refunded-once'), ok]),
+      repeats(s, 'head', [fail('refunded-once'), fail('refunded-once')]),
+    );
     expect(c.class).toBe('unchanged');
-    expect(c.reason).toBe('No expectation broke or was fixed; the base passed 1 of 2 repeats, the head 0 of 2.');
+    expect(c.reason).toBe(
+      'No expectation broke or was fixed; the base passed 1 of 2 repeats, the head 0 of 2.',
+    );
   });
 });
 
@@ -116,22 +172,39 @@ describe('classifyCase: flaky beside any class', () => {
   });
 
   it('with improved and unchanged too', () => {
-    expect(classifyCase(s, repeats(s, 'base', [fail('policy-first'), ok]), passing(s, 'head', 2)).flaky).toEqual({ base: true, head: false });
-    const both = classifyCase(s, repeats(s, 'base', [fail('reply-polite'), ok]), repeats(s, 'head', [ok, fail('reply-polite')]));
+    expect(
+      classifyCase(s, repeats(s, 'base', [fail('policy-first'), ok]), passing(s, 'head', 2)).flaky,
+    ).toEqual({ base: true, head: false });
+    const both = classifyCase(
+      s,
+      repeats(s, 'base', [fail('reply-polite'), ok]),
+      repeats(s, 'head', [ok, fail('reply-polite')]),
+    );
     expect(both.class).toBe('unchanged');
     expect(both.flaky).toEqual({ base: true, head: true });
   });
 
   it('with incomplete, counting only the repeats that could be graded', () => {
-    const c = classifyCase(s, passing(s, 'base', 3), repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x' } }, ok, fail('policy-first')]));
+    const c = classifyCase(
+      s,
+      passing(s, 'base', 3),
+      repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x' } }, ok, fail('policy-first')]),
+    );
     expect(c.class).toBe('incomplete');
     expect(c.flaky.head).toBe(true);
-    const onlyErrors = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x' } }, ok]));
+    const onlyErrors = classifyCase(
+      s,
+      passing(s, 'base', 2),
+      repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x' } }, ok]),
+    );
     expect(onlyErrors.flaky.head).toBe(false);
   });
 
   it('a side that fails every repeat is not flaky', () => {
-    expect(classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [fail('policy-first'), fail('reply-polite')])).flaky.head).toBe(false);
+    expect(
+      classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [fail('policy-first'), fail('reply-polite')]))
+        .flaky.head,
+    ).toBe(false);
   });
 });
 
@@ -139,8 +212,13 @@ describe('classifyCase: a case without a base side', () => {
   it('is classified by the head alone and says it is new', () => {
     const critical = classifyCase(s, null, repeats(s, 'head', [fail('refunded-once'), ok]));
     expect(critical.class).toBe('new-critical-failure');
-    expect(critical.reason).toBe('New scenario (no base run): critical expectation refunded-once failed in 1 of 2 head repeats.');
-    expect(critical.expectations_changed[0]).toMatchObject({ change: 'broke', base: { pass: 0, fail: 0, error: 0 } });
+    expect(critical.reason).toBe(
+      'New scenario (no base run): critical expectation refunded-once failed in 1 of 2 head repeats.',
+    );
+    expect(critical.expectations_changed[0]).toMatchObject({
+      change: 'broke',
+      base: { pass: 0, fail: 0, error: 0 },
+    });
     expect(classifyCase(s, null, repeats(s, 'head', [fail('policy-first'), ok])).class).toBe('regressed');
     const clean = classifyCase(s, null, passing(s, 'head', 3));
     expect(clean.class).toBe('unchanged');

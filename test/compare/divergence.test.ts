@@ -14,7 +14,8 @@ describe('firstDivergence', () => {
     expect(d).toEqual({
       kind: 'different-tool',
       step: 2,
-      sentence: 'At step 2 the base called get_refund_policy(order_id=ORD-1001); the head called refund_payment(amount=40, order_id=ORD-1001).',
+      sentence:
+        'At step 2 the base called get_refund_policy(order_id=ORD-1001); the head called refund_payment(amount=40, order_id=ORD-1001).',
     });
   });
 
@@ -22,7 +23,9 @@ describe('firstDivergence', () => {
     const d = firstDivergence([lookup(), refund(40)], [lookup(), refund(400)]);
     expect(d.kind).toBe('different-arguments');
     expect(d.step).toBe(2);
-    expect(d.sentence).toBe('At step 2 both sides called refund_payment with different arguments: base amount=40, head amount=400.');
+    expect(d.sentence).toBe(
+      'At step 2 both sides called refund_payment with different arguments: base amount=40, head amount=400.',
+    );
   });
 
   it('different-arguments with several keys, one of them missing on a side', () => {
@@ -51,13 +54,18 @@ describe('firstDivergence', () => {
   });
 
   it('stopped-early says which side stopped and what the other did next', () => {
-    const d = firstDivergence([lookup(), policy(), refund(40), call('send_email', { to: 'c@example.com' })], [lookup(), policy(), refund(40)]);
+    const d = firstDivergence(
+      [lookup(), policy(), refund(40), call('send_email', { to: 'c@example.com' })],
+      [lookup(), policy(), refund(40)],
+    );
     expect(d).toEqual({
       kind: 'stopped-early',
       step: 4,
       sentence: 'At step 4 the head stopped; the base called send_email(to=c@example.com).',
     });
-    expect(firstDivergence([], [lookup()]).sentence).toBe('At step 1 the base stopped; the head called lookup_order(order_id=ORD-1001).');
+    expect(firstDivergence([], [lookup()]).sentence).toBe(
+      'At step 1 the base stopped; the head called lookup_order(order_id=ORD-1001).',
+    );
   });
 
   it('same, with or without calls', () => {
@@ -74,10 +82,15 @@ describe('firstDivergence', () => {
     const a = call('note', { text: long, meta: { b: 1, a: [1, 2] } });
     const b = call('lookup_order', { order_id: 'ORD-1' });
     const first = { ...b, seq: 1 };
-    const d = firstDivergence([{ ...a, seq: 2 }, first], [first, call('note', { text: 'short text', meta: { a: [1, 2], b: 1 } })]);
+    const d = firstDivergence(
+      [{ ...a, seq: 2 }, first],
+      [first, call('note', { text: 'short text', meta: { a: [1, 2], b: 1 } })],
+    );
     expect(d.kind).toBe('different-arguments');
     expect(d.step).toBe(2);
-    expect(d.sentence).toBe(`At step 2 both sides called note with different arguments: base text=${'x'.repeat(39)}…, head text="short text".`);
+    expect(d.sentence).toBe(
+      `At step 2 both sides called note with different arguments: base text=${'x'.repeat(39)}…, head text="short text".`,
+    );
   });
 });
 
@@ -85,7 +98,10 @@ describe('compareCase: representative episodes', () => {
   const s = scenario('refund', [{ id: 'refunded-once', critical: true }]);
 
   it('compares a passing base episode with a failing head episode', () => {
-    const base = repeats(s, 'base', [{ calls: [lookup(), policy()] }, { calls: [lookup(), policy(), refund(40)] }]);
+    const base = repeats(s, 'base', [
+      { calls: [lookup(), policy()] },
+      { calls: [lookup(), policy(), refund(40)] },
+    ]);
     const head = repeats(s, 'head', [
       { calls: [lookup(), policy(), refund(40)] },
       { calls: [lookup(), refund(40), refund(40)], verdicts: { 'refunded-once': 'fail' } },
@@ -98,15 +114,24 @@ describe('compareCase: representative episodes', () => {
   });
 
   it('for an improved case, a failing base episode beside a passing head episode', () => {
-    const base = repeats(s, 'base', [{ calls: [lookup()] }, { calls: [refund(40)], verdicts: { 'refunded-once': 'fail' } }]);
+    const base = repeats(s, 'base', [
+      { calls: [lookup()] },
+      { calls: [refund(40)], verdicts: { 'refunded-once': 'fail' } },
+    ]);
     const head = repeats(s, 'head', [{ calls: [lookup()] }, { calls: [lookup()] }]);
     const c = compareCase(s, base, head);
     expect(c.class).toBe('improved');
-    expect(c.divergence?.sentence).toBe('At step 1 the base called refund_payment(amount=40, order_id=ORD-1001); the head called lookup_order(order_id=ORD-1001).');
+    expect(c.divergence?.sentence).toBe(
+      'At step 1 the base called refund_payment(amount=40, order_id=ORD-1001); the head called lookup_order(order_id=ORD-1001).',
+    );
   });
 
   it('explains nothing between the sides of an unchanged case or a new scenario', () => {
-    const same = compareCase(s, repeats(s, 'base', [{ calls: [lookup()] }]), repeats(s, 'head', [{ calls: [policy()] }]));
+    const same = compareCase(
+      s,
+      repeats(s, 'base', [{ calls: [lookup()] }]),
+      repeats(s, 'head', [{ calls: [policy()] }]),
+    );
     expect(same.class).toBe('unchanged');
     expect(same.divergence).toBeNull();
     const fresh = compareCase(s, null, repeats(s, 'head', [{ verdicts: { 'refunded-once': 'fail' } }]));

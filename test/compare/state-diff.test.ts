@@ -3,41 +3,90 @@ import { compareCase } from '../../src/compare/case.js';
 import { stateDifferences } from '../../src/compare/state-diff.js';
 import { emptyDiff, repeats, scenario, stateDiff, tableDiff } from './builders.js';
 
-const order = (o: Record<string, unknown>) => ({ id: 'ORD-1001', customer_id: 'CUS-1', total: 120, refund_count: 0, refunded_amount: 0, ...o });
+const order = (o: Record<string, unknown>) => ({
+  id: 'ORD-1001',
+  customer_id: 'CUS-1',
+  total: 120,
+  refund_count: 0,
+  refunded_amount: 0,
+  ...o,
+});
 
 describe('stateDifferences', () => {
   it('lists every final value that differs, keyed by primary key values', () => {
     const base = stateDiff(
-      tableDiff('orders', ['id'], [[{ id: 'ORD-1001' }, order({}), order({ refund_count: 1, refunded_amount: 40 })]]),
+      tableDiff(
+        'orders',
+        ['id'],
+        [[{ id: 'ORD-1001' }, order({}), order({ refund_count: 1, refunded_amount: 40 })]],
+      ),
       tableDiff('refunds', ['id'], [[{ id: 1 }, undefined, { id: 1, order_id: 'ORD-1001', amount: 40 }]]),
     );
     const head = stateDiff(
-      tableDiff('orders', ['id'], [[{ id: 'ORD-1001' }, order({}), order({ refund_count: 2, refunded_amount: 80 })]]),
-      tableDiff('refunds', ['id'], [
-        [{ id: 1 }, undefined, { id: 1, order_id: 'ORD-1001', amount: 40 }],
-        [{ id: 2 }, undefined, { id: 2, order_id: 'ORD-1001', amount: 40 }],
-      ]),
+      tableDiff(
+        'orders',
+        ['id'],
+        [[{ id: 'ORD-1001' }, order({}), order({ refund_count: 2, refunded_amount: 80 })]],
+      ),
+      tableDiff(
+        'refunds',
+        ['id'],
+        [
+          [{ id: 1 }, undefined, { id: 1, order_id: 'ORD-1001', amount: 40 }],
+          [{ id: 2 }, undefined, { id: 2, order_id: 'ORD-1001', amount: 40 }],
+        ],
+      ),
     );
     const { differences, cut } = stateDifferences(base, head);
     expect(cut).toBe(0);
     expect(differences).toEqual([
       { table: 'orders', key: 'ORD-1001', column: 'refund_count', base: 1, head: 2 },
       { table: 'orders', key: 'ORD-1001', column: 'refunded_amount', base: 40, head: 80 },
-      { table: 'refunds', key: '2', column: '(row)', base: '(absent)', head: { id: 2, order_id: 'ORD-1001', amount: 40 } },
+      {
+        table: 'refunds',
+        key: '2',
+        column: '(row)',
+        base: '(absent)',
+        head: { id: 2, order_id: 'ORD-1001', amount: 40 },
+      },
     ]);
   });
 
   it('uses the initial value for a row only one side changed, and names rows one side deleted', () => {
-    const base = stateDiff(tableDiff('customers', ['id'], [[{ id: 'CUS-1' }, { id: 'CUS-1', tier: 'silver' }, undefined]]));
-    const head = stateDiff(tableDiff('orders', ['id'], [[{ id: 'ORD-1001' }, order({ status: 'paid' }), order({ status: 'refunded' })]]));
+    const base = stateDiff(
+      tableDiff('customers', ['id'], [[{ id: 'CUS-1' }, { id: 'CUS-1', tier: 'silver' }, undefined]]),
+    );
+    const head = stateDiff(
+      tableDiff(
+        'orders',
+        ['id'],
+        [[{ id: 'ORD-1001' }, order({ status: 'paid' }), order({ status: 'refunded' })]],
+      ),
+    );
     expect(stateDifferences(base, head).differences).toEqual([
-      { table: 'customers', key: 'CUS-1', column: '(row)', base: '(absent)', head: { id: 'CUS-1', tier: 'silver' } },
+      {
+        table: 'customers',
+        key: 'CUS-1',
+        column: '(row)',
+        base: '(absent)',
+        head: { id: 'CUS-1', tier: 'silver' },
+      },
       { table: 'orders', key: 'ORD-1001', column: 'status', base: 'paid', head: 'refunded' },
     ]);
   });
 
   it('renders composite keys and finds nothing when both sides end alike', () => {
-    const change = tableDiff('lines', ['order_id', 'n'], [[{ order_id: 'ORD-1', n: 2 }, { order_id: 'ORD-1', n: 2, qty: 1 }, { order_id: 'ORD-1', n: 2, qty: 3 }]]);
+    const change = tableDiff(
+      'lines',
+      ['order_id', 'n'],
+      [
+        [
+          { order_id: 'ORD-1', n: 2 },
+          { order_id: 'ORD-1', n: 2, qty: 1 },
+          { order_id: 'ORD-1', n: 2, qty: 3 },
+        ],
+      ],
+    );
     expect(stateDifferences(stateDiff(change), emptyDiff()).differences).toEqual([
       { table: 'lines', key: 'ORD-1,2', column: 'qty', base: 3, head: 1 },
     ]);
@@ -47,9 +96,20 @@ describe('stateDifferences', () => {
   it('compares tables without a primary key as multisets of rows', () => {
     const row = { event: 'refund', order_id: 'ORD-1001' };
     const base = stateDiff(tableDiff('audit_log', null, [[null, undefined, row]]));
-    const head = stateDiff(tableDiff('audit_log', null, [[null, undefined, row], [null, undefined, row]]));
+    const head = stateDiff(
+      tableDiff('audit_log', null, [
+        [null, undefined, row],
+        [null, undefined, row],
+      ]),
+    );
     expect(stateDifferences(base, head).differences).toEqual([
-      { table: 'audit_log', key: 'event=refund, order_id=ORD-1001', column: '(row)', base: '(absent)', head: row },
+      {
+        table: 'audit_log',
+        key: 'event=refund, order_id=ORD-1001',
+        column: '(row)',
+        base: '(absent)',
+        head: row,
+      },
     ]);
   });
 
@@ -64,10 +124,14 @@ describe('stateDifferences', () => {
         tableDiff('audit', ['id'], [[{ id: 1 }, { id: 1, n: 0 }, { id: 1, n }]]),
         tableDiff('customers', ['id'], [[{ id: 'CUS-1' }, { id: 'CUS-1', n: 0 }, { id: 'CUS-1', n }]]),
         tableDiff('emails', ['id'], [[{ id: 7 }, { id: 7, n: 0 }, { id: 7, n }]]),
-        tableDiff('orders', ['id'], [
-          [{ id: 'ORD-0999' }, order({ id: 'ORD-0999' }), order({ id: 'ORD-0999', refund_count: n })],
-          [{ id: 'ORD-1001' }, order({}), order({ refund_count: n })],
-        ]),
+        tableDiff(
+          'orders',
+          ['id'],
+          [
+            [{ id: 'ORD-0999' }, order({ id: 'ORD-0999' }), order({ id: 'ORD-0999', refund_count: n })],
+            [{ id: 'ORD-1001' }, order({}), order({ refund_count: n })],
+          ],
+        ),
       );
     const { differences, cut } = stateDifferences(diffOf(1), diffOf(2), s);
     expect(differences.map((d) => `${d.table}[${d.key}].${d.column}`)).toEqual([
@@ -87,8 +151,22 @@ describe('stateDifferences', () => {
 describe('compareCase: state_diff', () => {
   it('takes the state of the representative episodes and records how many were cut', () => {
     const s = scenario('bulk', [{ id: 'ok', critical: true }]);
-    const many = (v: number) => stateDiff(tableDiff('items', ['id'], Array.from({ length: 25 }, (_, i) => [{ id: i }, { id: i, v: 0 }, { id: i, v }] as [never, never, never])));
-    const c = compareCase(s, repeats(s, 'base', [{ diff: many(1) }]), repeats(s, 'head', [{ diff: many(2), verdicts: { ok: 'fail' } }]));
+    const many = (v: number) =>
+      stateDiff(
+        tableDiff(
+          'items',
+          ['id'],
+          Array.from(
+            { length: 25 },
+            (_, i) => [{ id: i }, { id: i, v: 0 }, { id: i, v }] as [never, never, never],
+          ),
+        ),
+      );
+    const c = compareCase(
+      s,
+      repeats(s, 'base', [{ diff: many(1) }]),
+      repeats(s, 'head', [{ diff: many(2), verdicts: { ok: 'fail' } }]),
+    );
     expect(c.state_diff).toHaveLength(20);
     expect(c.state_diff_cut).toBe(5);
     expect(c.state_diff[0]).toEqual({ table: 'items', key: '0', column: 'v', base: 1, head: 2 });

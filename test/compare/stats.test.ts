@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { defaultKs, passAtK, passHatK, sideStats, suiteStats, wilsonInterval } from '../../src/compare/stats.js';
+import {
+  defaultKs,
+  passAtK,
+  passHatK,
+  sideStats,
+  suiteStats,
+  wilsonInterval,
+} from '../../src/compare/stats.js';
 
 describe('pass@k and pass^k', () => {
   it('match the hand-computed values for n=5, c=3', () => {
@@ -104,6 +111,13 @@ describe('suiteStats', () => {
   });
 
   it('is empty for no scenarios', () => {
-    expect(suiteStats([])).toEqual({ scenarios: 0, excluded: 0, pass_rate: null, all_n: null, pass_at_k: {}, pass_hat_k: {} });
+    expect(suiteStats([])).toEqual({
+      scenarios: 0,
+      excluded: 0,
+      pass_rate: null,
+      all_n: null,
+      pass_at_k: {},
+      pass_hat_k: {},
+    });
   });
 });

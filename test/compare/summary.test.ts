@@ -10,7 +10,11 @@ const s = scenario('refund', [
 describe('summarizeSide', () => {
   it('counts every expectation per verdict, with labels and one failure message', () => {
     const episodes = [
-      episode(s, 'head', 1, { calls: [call('lookup_order'), call('refund_payment', {}, { mutated: true })], durationMs: 800, usage: { input_tokens: 100, output_tokens: 10, cost_usd: 0.1 } }),
+      episode(s, 'head', 1, {
+        calls: [call('lookup_order'), call('refund_payment', {}, { mutated: true })],
+        durationMs: 800,
+        usage: { input_tokens: 100, output_tokens: 10, cost_usd: 0.1 },
+      }),
       episode(s, 'head', 2, {
         verdicts: { 'refunded-once': 'fail' },
         labels: { 'refunded-once': 'DUPLICATE_EFFECT' },
@@ -40,8 +44,20 @@ describe('summarizeSide', () => {
       labels: { DUPLICATE_EFFECT: 1, STATE_MISMATCH: 1 },
       example: 'expected 1, got 2',
     });
-    expect(sum.expectations['polite-reply']).toMatchObject({ pass: 2, fail: 0, error: 1, critical: false, labels: { EVALUATION_ERROR: 1 } });
-    expect(sum.metrics).toEqual({ toolCalls: 1, latencyMs: 1200, costUsd: 0.3, inputTokens: 150, outputTokens: 15 });
+    expect(sum.expectations['polite-reply']).toMatchObject({
+      pass: 2,
+      fail: 0,
+      error: 1,
+      critical: false,
+      labels: { EVALUATION_ERROR: 1 },
+    });
+    expect(sum.metrics).toEqual({
+      toolCalls: 1,
+      latencyMs: 1200,
+      costUsd: 0.3,
+      inputTokens: 150,
+      outputTokens: 15,
+    });
     expect(sum.episodes).toEqual(['refund-head-1', 'refund-head-2', 'refund-head-3']);
     expect(sum.stats).toMatchObject({ n: 2, c: 1, pass_rate: 0.5, all_n: false });
   });

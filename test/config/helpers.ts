@@ -22,7 +22,10 @@ export async function tempRoot(): Promise<{ dir: string; remove: () => Promise<v
  * Copies the valid suite into a new directory under `parent` and applies `edits`: a path relative to
  * the suite gets the given content, or is deleted when the content is null. Returns the directory.
  */
-export async function makeSuite(parent: string, edits: Record<string, string | Uint8Array | null> = {}): Promise<string> {
+export async function makeSuite(
+  parent: string,
+  edits: Record<string, string | Uint8Array | null> = {},
+): Promise<string> {
   const dir = path.join(parent, randomBytes(6).toString('hex'));
   await cp(VALID_DIR, dir, { recursive: true });
   for (const [rel, content] of Object.entries(edits)) {

@@ -21,7 +21,10 @@ describe('gateVerdict', () => {
   });
 
   it('BLOCKs on a class in gate.block, before any warning', () => {
-    const d = gateDecision([kase('a', 'regressed'), kase('b', 'new-critical-failure'), kase('c', 'unchanged')], DEFAULT_GATE);
+    const d = gateDecision(
+      [kase('a', 'regressed'), kase('b', 'new-critical-failure'), kase('c', 'unchanged')],
+      DEFAULT_GATE,
+    );
     expect(d.verdict).toBe('BLOCK');
     expect(d.reasons.map((r) => [r.verdict, r.class, r.cases])).toEqual([
       ['BLOCK', 'new-critical-failure', ['b']],
@@ -32,7 +35,9 @@ describe('gateVerdict', () => {
 
   it('WARNs on a class in gate.warn, and on a flaky side whatever the class', () => {
     expect(gateVerdict([kase('a', 'incomplete')], DEFAULT_GATE)).toBe('WARN');
-    expect(gateVerdict([kase('a', 'unchanged', { base: true }), kase('b', 'unchanged')], DEFAULT_GATE)).toBe('WARN');
+    expect(gateVerdict([kase('a', 'unchanged', { base: true }), kase('b', 'unchanged')], DEFAULT_GATE)).toBe(
+      'WARN',
+    );
     expect(gateVerdict([kase('a', 'improved', { head: true })], { block: [], warn: [] })).toBe('PASS');
   });
 
@@ -51,11 +56,20 @@ describe('gateVerdict', () => {
     const clean = [kase('a', 'unchanged')];
     const open = { block: [], warn: [] };
     expect(gateVerdict(clean, open, { interrupted: true })).toBe('WARN');
-    expect(gateDecision(clean, open, { interrupted: true }).reasons[0].text).toBe('the run was interrupted before every episode finished');
-    expect(gateDecision(clean, open, { missingShards: [2, 4] }).reasons[0].text).toBe('shards 2, 4 did not report');
+    expect(gateDecision(clean, open, { interrupted: true }).reasons[0].text).toBe(
+      'the run was interrupted before every episode finished',
+    );
+    expect(gateDecision(clean, open, { missingShards: [2, 4] }).reasons[0].text).toBe(
+      'shards 2, 4 did not report',
+    );
     expect(gateDecision([], open).reasons[0].text).toBe('no case was graded: the run has no cases');
-    expect(gateDecision([kase('a', 'incomplete')], open)).toMatchObject({ verdict: 'WARN', reasons: [{ text: 'no case was graded: every case is incomplete' }] });
-    expect(gateVerdict([kase('a', 'new-critical-failure')], DEFAULT_GATE, { interrupted: true })).toBe('BLOCK');
+    expect(gateDecision([kase('a', 'incomplete')], open)).toMatchObject({
+      verdict: 'WARN',
+      reasons: [{ text: 'no case was graded: every case is incomplete' }],
+    });
+    expect(gateVerdict([kase('a', 'new-critical-failure')], DEFAULT_GATE, { interrupted: true })).toBe(
+      'BLOCK',
+    );
   });
 
   it('rejects an unknown class with a message that lists the known ones', () => {
@@ -73,7 +87,12 @@ describe('check conclusions and exit codes', () => {
   });
 
   it('exits 2 when the gate fails at the --fail-on level, else 0', () => {
-    const table = (['PASS', 'WARN', 'BLOCK'] as const).map((v) => [v, exitCodeFor(v, 'block'), exitCodeFor(v, 'warn'), exitCodeFor(v, 'never')]);
+    const table = (['PASS', 'WARN', 'BLOCK'] as const).map((v) => [
+      v,
+      exitCodeFor(v, 'block'),
+      exitCodeFor(v, 'warn'),
+      exitCodeFor(v, 'never'),
+    ]);
     expect(table).toEqual([
       ['PASS', 0, 0, 0],
       ['WARN', 0, 2, 0],

@@ -7,10 +7,10 @@ import { type Episode, num, openShop, rule, type Shop } from './fixture.js';
 let shop: Shop;
 beforeAll(async () => {
   shop = await openShop();
-});
+}, 300_000);
 afterAll(async () => {
   await shop?.close();
-});
+}, 300_000);
 
 const REFUND = { order_id: 'ORD-1', amount: 40 };
 
@@ -44,7 +44,13 @@ describe('faults where nothing happens and the caller sees an error', () => {
       expect(res.json).toEqual({ error: { code, message: `Injected ${fault}.` } });
       expect(res.headers.get('retry-after')).toBeNull();
       expect(await refunds(ep)).toEqual(NOTHING);
-      expect(ep.session.calls()[0]).toMatchObject({ status, fault, mutated: false, changes: [], error: { code } });
+      expect(ep.session.calls()[0]).toMatchObject({
+        status,
+        fault,
+        mutated: false,
+        changes: [],
+        error: { code },
+      });
       // The rule fired on call 1 only: call 2 goes through.
       expect((await ep.post('refund', REFUND)).status).toBe(200);
       expect(await refunds(ep)).toEqual(ONCE);
@@ -76,7 +82,12 @@ describe('faults where nothing happens and the caller sees an error', () => {
     await expect(ep.post('refund', REFUND)).rejects.toThrow(TypeError);
     expect(await refunds(ep)).toEqual(NOTHING);
     const [call] = ep.session.calls();
-    expect(call).toMatchObject({ status: 0, fault: 'dropped_connection', mutated: false, error: { code: 'DROPPED_CONNECTION' } });
+    expect(call).toMatchObject({
+      status: 0,
+      fault: 'dropped_connection',
+      mutated: false,
+      error: { code: 'DROPPED_CONNECTION' },
+    });
     // The gateway keeps serving the episode afterwards.
     expect((await ep.post('refund', REFUND)).status).toBe(200);
   });
@@ -84,13 +95,22 @@ describe('faults where nothing happens and the caller sees an error', () => {
 
 describe('faults where the effect is applied and the caller does not learn it', () => {
   it('timeout_after_mutation: applied / 504 TIMEOUT', async () => {
-    const ep = await faulted('timeout_after_mutation', { message: 'The payment provider did not answer in time.' });
+    const ep = await faulted('timeout_after_mutation', {
+      message: 'The payment provider did not answer in time.',
+    });
     const res = await ep.post('refund', REFUND);
     expect(res.status).toBe(504);
-    expect(res.json).toEqual({ error: { code: 'TIMEOUT', message: 'The payment provider did not answer in time.' } });
+    expect(res.json).toEqual({
+      error: { code: 'TIMEOUT', message: 'The payment provider did not answer in time.' },
+    });
     expect(await refunds(ep)).toEqual(ONCE);
     const [call] = ep.session.calls();
-    expect(call).toMatchObject({ status: 504, fault: 'timeout_after_mutation', mutated: true, effectKey: 'refund:ORD-1' });
+    expect(call).toMatchObject({
+      status: 504,
+      fault: 'timeout_after_mutation',
+      mutated: true,
+      effectKey: 'refund:ORD-1',
+    });
     expect(call.changes.map((c) => `${c.table}:${c.op}`).sort()).toEqual(['orders:update', 'refunds:insert']);
   });
 
@@ -141,7 +161,11 @@ describe('faults where the effect is applied and the caller does not learn it', 
     expect(stale.json.result.refund_count).toBe(0);
     expect(num(stale.json.result.refunded_amount)).toBe(0);
     expect(await refunds(ep)).toEqual(ONCE);
-    expect(ep.session.calls()[2]).toMatchObject({ tool: 'lookup_order', fault: 'stale_response', status: 200 });
+    expect(ep.session.calls()[2]).toMatchObject({
+      tool: 'lookup_order',
+      fault: 'stale_response',
+      status: 200,
+    });
   });
 
   it('stale_response on a write: the write lands, the reply is the initial state answer', async () => {
@@ -162,7 +186,10 @@ describe('faults where the effect is applied and the caller does not learn it', 
 
   it('stale_response without an initial state: open() refuses the session', async () => {
     await expect(
-      shop.episode({ faults: [rule({ tool: 'lookup_order', fault: 'stale_response' })], initialState: false }),
+      shop.episode({
+        faults: [rule({ tool: 'lookup_order', fault: 'stale_response' })],
+        initialState: false,
+      }),
     ).rejects.toThrow(/stale_response fault needs the initial state/);
   });
 
@@ -215,7 +242,12 @@ describe('faults where the caller hears of success and nothing happened', () => 
     expect(num(res.json.result.amount)).toBe(40);
     expect(typeof res.json.result.refund_id).toBe('number');
     expect(await refunds(ep)).toEqual(NOTHING);
-    expect(ep.session.calls()[0]).toMatchObject({ status: 200, fault: 'success_without_effect', mutated: false, changes: [] });
+    expect(ep.session.calls()[0]).toMatchObject({
+      status: 200,
+      fault: 'success_without_effect',
+      mutated: false,
+      changes: [],
+    });
   });
 
   it('empty_result: nothing / null for returns one, [] for returns many', async () => {

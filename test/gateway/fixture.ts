@@ -8,7 +8,8 @@ import type { Gateway, GatewaySession, SessionSpec } from '../../src/gateway/typ
 import { createPostgresEngine } from '../../src/sandbox/index.js';
 import type { Engine, Sandbox, Template } from '../../src/sandbox/types.js';
 
-export const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_URL =
+  process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const SCHEMA = `
 CREATE TABLE orders (
@@ -105,7 +106,13 @@ export const TOOLS = {
 } satisfies Record<string, Tool>;
 
 /** Tools a scenario allows in these tests (wipe_orders is in the suite but never allowed). */
-export const ALLOWED: Tool[] = [TOOLS.lookup_order, TOOLS.list_orders, TOOLS.refund, TOOLS.add_note, TOOLS.get_policy];
+export const ALLOWED: Tool[] = [
+  TOOLS.lookup_order,
+  TOOLS.list_orders,
+  TOOLS.refund,
+  TOOLS.add_note,
+  TOOLS.get_policy,
+];
 export const SUITE: Tool[] = [...ALLOWED, TOOLS.wipe_orders];
 
 /** One engine, template and gateway for a test file. */
@@ -114,7 +121,9 @@ export interface Shop {
   template: Template;
   gateway: Gateway;
   /** Opens an episode on a fresh clone; `initialState: true` adds a second clone as the initial state. */
-  episode(opts?: Partial<Omit<SessionSpec, 'sandbox' | 'initialState'>> & { initialState?: boolean }): Promise<Episode>;
+  episode(
+    opts?: Partial<Omit<SessionSpec, 'sandbox' | 'initialState'>> & { initialState?: boolean },
+  ): Promise<Episode>;
   close(): Promise<void>;
 }
 

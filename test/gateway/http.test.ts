@@ -6,10 +6,10 @@ import { num, openShop, post, rule, type Shop } from './fixture.js';
 let shop: Shop;
 beforeAll(async () => {
   shop = await openShop();
-});
+}, 300_000);
 afterAll(async () => {
   await shop?.close();
-});
+}, 300_000);
 
 describe('GET /tools', () => {
   it('lists the allowed tools with name, description and input_schema', async () => {
@@ -17,7 +17,13 @@ describe('GET /tools', () => {
     const res = await fetch(`${session.toolsUrl}/tools`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { tools: { name: string; description: string; input_schema: any }[] };
-    expect(body.tools.map((t) => t.name)).toEqual(['lookup_order', 'list_orders', 'refund', 'add_note', 'get_policy']);
+    expect(body.tools.map((t) => t.name)).toEqual([
+      'lookup_order',
+      'list_orders',
+      'refund',
+      'add_note',
+      'get_policy',
+    ]);
     const lookup = body.tools[0];
     expect(lookup.description).toBe('Look up an order by id.');
     expect(lookup.input_schema).toEqual({
@@ -92,7 +98,9 @@ describe('calls', () => {
     const ep = await shop.episode();
     const res = await ep.post('refund', { order_id: 'ORD-2', amount: 75.5 });
     expect(res.status).toBe(422);
-    expect(res.json).toEqual({ error: { code: 'AMOUNT_EXCEEDS_ORDER', message: 'Cannot refund 75.5 on ORD-2' } });
+    expect(res.json).toEqual({
+      error: { code: 'AMOUNT_EXCEEDS_ORDER', message: 'Cannot refund 75.5 on ORD-2' },
+    });
     expect(num(await ep.scalar("SELECT refund_count FROM orders WHERE id = 'ORD-2'"))).toBe(0);
     expect(num(await ep.scalar('SELECT count(*) FROM refunds'))).toBe(0);
     expect(ep.session.calls()[0]).toMatchObject({ status: 422, mutated: false, changes: [] });
@@ -120,14 +128,22 @@ describe('the order of checks', () => {
     expect(res.status).toBe(403);
     expect(res.json.error.code).toBe('TOOL_NOT_ALLOWED');
     expect(num(await ep.scalar('SELECT count(*) FROM orders'))).toBe(2);
-    expect(ep.session.calls()[0]).toMatchObject({ tool: 'wipe_orders', status: 403, risk: 'write', mutated: false });
+    expect(ep.session.calls()[0]).toMatchObject({
+      tool: 'wipe_orders',
+      status: 403,
+      risk: 'write',
+      mutated: false,
+    });
   });
 
   it('answers 404 UNKNOWN_TOOL for a name no twin defines, and records it', async () => {
     const ep = await shop.episode();
     const res = await ep.post('launch_rocket', { now: true });
     expect(res.status).toBe(404);
-    expect(res.json.error).toEqual({ code: 'UNKNOWN_TOOL', message: 'There is no tool named launch_rocket.' });
+    expect(res.json.error).toEqual({
+      code: 'UNKNOWN_TOOL',
+      message: 'There is no tool named launch_rocket.',
+    });
     expect(ep.session.calls()[0]).toMatchObject({ tool: 'launch_rocket', status: 404, args: { now: true } });
   });
 
@@ -159,7 +175,9 @@ describe('the order of checks', () => {
   });
 
   it('validates before faults: an invalid call does not use up a `call: 1` fault', async () => {
-    const ep = await shop.episode({ faults: [rule({ tool: 'lookup_order', when: { call: 1 }, fault: 'server_error' })] });
+    const ep = await shop.episode({
+      faults: [rule({ tool: 'lookup_order', when: { call: 1 }, fault: 'server_error' })],
+    });
     expect((await ep.post('lookup_order', {})).status).toBe(400);
     expect((await ep.post('lookup_order', { order_id: 'ORD-1' })).status).toBe(500);
     expect((await ep.post('lookup_order', { order_id: 'ORD-1' })).status).toBe(200);
@@ -199,7 +217,9 @@ describe('tokens and closing', () => {
     const ep = await shop.episode();
     const base = `http://127.0.0.1:${shop.gateway.port}`;
     const guessed = await post(`${base}/e/${'0'.repeat(32)}/tools/lookup_order`, { order_id: 'ORD-1' });
-    const prefix = await post(`${ep.session.toolsUrl.slice(0, -1)}/tools/lookup_order`, { order_id: 'ORD-1' });
+    const prefix = await post(`${ep.session.toolsUrl.slice(0, -1)}/tools/lookup_order`, {
+      order_id: 'ORD-1',
+    });
     const noPath = await fetch(`${base}/`);
     await ep.session.close();
     const closed = await post(`${ep.session.toolsUrl}/tools/lookup_order`, { order_id: 'ORD-1' });
@@ -216,7 +236,9 @@ describe('tokens and closing', () => {
       status: 404,
       reason: 'POST: the episode is closed',
     });
-    expect(refused.find((r) => r.path.startsWith(`/e/${'0'.repeat(32)}`))?.reason).toBe('POST: unknown episode token');
+    expect(refused.find((r) => r.path.startsWith(`/e/${'0'.repeat(32)}`))?.reason).toBe(
+      'POST: unknown episode token',
+    );
     expect(refused.find((r) => r.path === '/')?.reason).toBe('GET: not an episode URL');
     expect(ep.session.calls()).toHaveLength(0);
   });
@@ -237,7 +259,8 @@ describe('tokens and closing', () => {
     });
     const pending = ep.post('refund', { order_id: 'ORD-1', amount: 1 });
     // Wait until the call is inside the gateway (its refund committed), then close.
-    while (num(await ep.scalar('SELECT count(*) FROM refunds')) === 0) await new Promise((r) => setTimeout(r, 10));
+    while (num(await ep.scalar('SELECT count(*) FROM refunds')) === 0)
+      await new Promise((r) => setTimeout(r, 10));
     await ep.session.close();
     expect(ep.session.calls()).toHaveLength(1);
     expect(ep.session.calls()[0]).toMatchObject({ status: 200, fault: 'delay', mutated: true });

@@ -419,6 +419,9 @@ export class GitHubApi {
       url: `${api}/pulls/${p.number}`,
       html_url: `https://github.com/${this.owner}/${this.repo}/pull/${p.number}`,
       state: 'open',
+      // The description's own example lists a team without the `type` its schema requires.
+      requested_teams: [],
+      requested_reviewers: [],
       head: {
         ...example.head,
         label: `${p.headOwner}:${p.headBranch}`,

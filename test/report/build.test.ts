@@ -8,7 +8,13 @@ describe('buildReport', () => {
     const r = sampleReport();
     expect(r.version).toBe(1);
     expect(r.verdict).toBe('BLOCK');
-    expect(r.counts).toEqual({ 'new-critical-failure': 1, regressed: 1, improved: 1, unchanged: 2, incomplete: 1 });
+    expect(r.counts).toEqual({
+      'new-critical-failure': 1,
+      regressed: 1,
+      improved: 1,
+      unchanged: 2,
+      incomplete: 1,
+    });
     expect(r.cases.map((c) => c.id)).toEqual([
       'email-after-refund',
       'escalate-large-refund',
@@ -18,7 +24,13 @@ describe('buildReport', () => {
       'refund-timeout-after-mutation',
     ]);
     expect(r.gate).toEqual({ block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] });
-    expect(r).toMatchObject({ engine: 'postgres', engine_reason: 'database.url is set', repeats: 5, shard: null, interrupted: false });
+    expect(r).toMatchObject({
+      engine: 'postgres',
+      engine_reason: 'database.url is set',
+      repeats: 5,
+      shard: null,
+      interrupted: false,
+    });
     expect(Object.keys(r).slice(0, 2)).toEqual(['version', 'verdict']);
     expect(Object.keys(r).at(-1)).toBe('cases');
   });
@@ -34,7 +46,9 @@ describe('buildReport', () => {
       { table: 'orders', key: 'ORD-1001', column: 'refund_count', base: 1, head: 2 },
       { table: 'orders', key: 'ORD-1001', column: 'refunded_amount', base: 40, head: 80 },
     ]);
-    expect(c.flaky_explanation?.head).toMatch(/^At step 2, 3 of 5 repeats called get_refund_policy\(order_id=ORD-1001\)/);
+    expect(c.flaky_explanation?.head).toMatch(
+      /^At step 2, 3 of 5 repeats called get_refund_policy\(order_id=ORD-1001\)/,
+    );
     expect(c.head?.stats).toMatchObject({ n: 5, c: 3, all_n: false });
     expect(c.file).toBe('scenarios/refund-timeout-after-mutation.yaml');
   });
@@ -48,7 +62,10 @@ describe('buildReport', () => {
 
   it('classifies a head-only run by the head alone', () => {
     const s = scenario('fresh', [{ id: 'x', critical: false }]);
-    const r = buildReport({ ...facts({ sides: { base: null, head: { ref: 'main', sha: null } } }), cases: [{ scenario: s, base: null, head: passing(s, 'head', 3) }] });
+    const r = buildReport({
+      ...facts({ sides: { base: null, head: { ref: 'main', sha: null } } }),
+      cases: [{ scenario: s, base: null, head: passing(s, 'head', 3) }],
+    });
     expect(r.verdict).toBe('PASS');
     expect(r.cases[0].base).toBeNull();
     expect(r.stats?.base).toBeUndefined();
@@ -56,9 +73,13 @@ describe('buildReport', () => {
   });
 
   it('is never PASS when interrupted or empty, and uses the given gate', () => {
-    expect(buildReport({ ...facts({ interrupted: true }), cases: [unchangedCase('a')] }).verdict).toBe('WARN');
+    expect(buildReport({ ...facts({ interrupted: true }), cases: [unchangedCase('a')] }).verdict).toBe(
+      'WARN',
+    );
     expect(buildReport({ ...facts(), cases: [] }).verdict).toBe('WARN');
-    expect(buildReport({ ...facts({ gate: { block: [], warn: [] } }), cases: [timeoutCase()] }).verdict).toBe('PASS');
+    expect(buildReport({ ...facts({ gate: { block: [], warn: [] } }), cases: [timeoutCase()] }).verdict).toBe(
+      'PASS',
+    );
   });
 
   it('survives a JSON round trip unchanged', () => {
@@ -67,6 +88,8 @@ describe('buildReport', () => {
   });
 
   it('refuses a scenario given twice', () => {
-    expect(() => buildReport({ ...facts(), cases: [unchangedCase('a'), unchangedCase('a')] })).toThrow("buildReport: scenario 'a' is given twice");
+    expect(() => buildReport({ ...facts(), cases: [unchangedCase('a'), unchangedCase('a')] })).toThrow(
+      "buildReport: scenario 'a' is given twice",
+    );
   });
 });

@@ -5,8 +5,15 @@ import type { Report } from '../../src/report/types.js';
 import { call, passing, repeats, scenario, stateDiff, tableDiff } from '../compare/builders.js';
 
 export const facts = (o: Partial<ReportFacts> = {}): ReportFacts => ({
-  pin: { suite_hash: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', template_hash: 'f0e1d2c3b4a5968778695a4b3c2d1e0f', scenarios: {} },
-  sides: { base: { ref: 'main', sha: '1234567890abcdef1234567890abcdef12345678' }, head: { ref: 'feature/lean-prompt', sha: 'fedcba0987654321fedcba0987654321fedcba09' } },
+  pin: {
+    suite_hash: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+    template_hash: 'f0e1d2c3b4a5968778695a4b3c2d1e0f',
+    scenarios: {},
+  },
+  sides: {
+    base: { ref: 'main', sha: '1234567890abcdef1234567890abcdef12345678' },
+    head: { ref: 'feature/lean-prompt', sha: 'fedcba0987654321fedcba0987654321fedcba09' },
+  },
   engine: 'postgres',
   engineReason: 'database.url is set',
   repeats: 5,
@@ -18,7 +25,8 @@ export const facts = (o: Partial<ReportFacts> = {}): ReportFacts => ({
 const order = (refunds: number) => ({ id: 'ORD-1001', refund_count: refunds, refunded_amount: refunds * 40 });
 const lookup = () => call('lookup_order', { order_id: 'ORD-1001' });
 const policy = () => call('get_refund_policy', { order_id: 'ORD-1001' });
-const refund = (o: Parameters<typeof call>[2] = {}) => call('refund_payment', { amount: 40, order_id: 'ORD-1001' }, { mutated: true, ...o });
+const refund = (o: Parameters<typeof call>[2] = {}) =>
+  call('refund_payment', { amount: 40, order_id: 'ORD-1001' }, { mutated: true, ...o });
 
 /** The refund timeout case: the head refunds twice after a timeout, in 2 of 5 repeats. */
 export function timeoutCase(id = 'refund-timeout-after-mutation'): CaseInput {
@@ -32,25 +40,47 @@ export function timeoutCase(id = 'refund-timeout-after-mutation'): CaseInput {
   );
   const once = stateDiff(tableDiff('orders', ['id'], [[{ id: 'ORD-1001' }, order(0), order(1)]]));
   const twice = stateDiff(tableDiff('orders', ['id'], [[{ id: 'ORD-1001' }, order(0), order(2)]]));
-  const good = { calls: [lookup(), policy(), refund({ status: 504, fault: 'timeout_after_mutation' }), lookup()], diff: once, usage: { cost_usd: 0.01, input_tokens: 900, output_tokens: 80 } };
+  const good = {
+    calls: [lookup(), policy(), refund({ status: 504, fault: 'timeout_after_mutation' }), lookup()],
+    diff: once,
+    usage: { cost_usd: 0.01, input_tokens: 900, output_tokens: 80 },
+  };
   const bad = {
     calls: [lookup(), refund({ status: 504, fault: 'timeout_after_mutation' }), refund()],
     diff: twice,
     verdicts: { 'refunded-exactly-once': 'fail' as const, 'policy-before-refund': 'fail' as const },
-    labels: { 'refunded-exactly-once': 'STATE_MISMATCH' as const, 'policy-before-refund': 'ORDER_VIOLATION' as const },
-    messages: { 'refunded-exactly-once': 'expected refund_count = 1, got 2', 'policy-before-refund': 'refund_payment was called before get_refund_policy' },
+    labels: {
+      'refunded-exactly-once': 'STATE_MISMATCH' as const,
+      'policy-before-refund': 'ORDER_VIOLATION' as const,
+    },
+    messages: {
+      'refunded-exactly-once': 'expected refund_count = 1, got 2',
+      'policy-before-refund': 'refund_payment was called before get_refund_policy',
+    },
   };
-  return { scenario: s, base: repeats(s, 'base', [good, good, good, good, good]), head: repeats(s, 'head', [bad, { ...good }, bad, good, good]) };
+  return {
+    scenario: s,
+    base: repeats(s, 'base', [good, good, good, good, good]),
+    head: repeats(s, 'head', [bad, { ...good }, bad, good, good]),
+  };
 }
 
 export function regressedCase(id = 'email-after-refund'): CaseInput {
   const s = scenario(id, [{ id: 'email-sent', critical: false }]);
-  return { scenario: s, base: passing(s, 'base', 5), head: repeats(s, 'head', [{ verdicts: { 'email-sent': 'fail' } }, {}, {}, {}, {}]) };
+  return {
+    scenario: s,
+    base: passing(s, 'base', 5),
+    head: repeats(s, 'head', [{ verdicts: { 'email-sent': 'fail' } }, {}, {}, {}, {}]),
+  };
 }
 
 export function improvedCase(id = 'escalate-large-refund'): CaseInput {
   const s = scenario(id, [{ id: 'escalated', critical: true }]);
-  return { scenario: s, base: repeats(s, 'base', [{ verdicts: { escalated: 'fail' } }, {}, {}, {}, {}]), head: passing(s, 'head', 5) };
+  return {
+    scenario: s,
+    base: repeats(s, 'base', [{ verdicts: { escalated: 'fail' } }, {}, {}, {}, {}]),
+    head: passing(s, 'head', 5),
+  };
 }
 
 export function incompleteCase(id = 'judge-politeness'): CaseInput {
@@ -58,7 +88,13 @@ export function incompleteCase(id = 'judge-politeness'): CaseInput {
   return {
     scenario: s,
     base: passing(s, 'base', 5),
-    head: repeats(s, 'head', [{ verdicts: { polite: 'error' }, messages: { polite: 'the judge did not answer within 30s' } }, {}, {}, {}, {}]),
+    head: repeats(s, 'head', [
+      { verdicts: { polite: 'error' }, messages: { polite: 'the judge did not answer within 30s' } },
+      {},
+      {},
+      {},
+      {},
+    ]),
   };
 }
 
@@ -71,6 +107,13 @@ export function unchangedCase(id: string): CaseInput {
 export function sampleReport(o: Partial<ReportFacts> = {}): Report {
   return buildReport({
     ...facts(o),
-    cases: [timeoutCase(), regressedCase(), improvedCase(), incompleteCase(), unchangedCase('lookup-only'), unchangedCase('happy-path')],
+    cases: [
+      timeoutCase(),
+      regressedCase(),
+      improvedCase(),
+      incompleteCase(),
+      unchangedCase('lookup-only'),
+      unchangedCase('happy-path'),
+    ],
   });
 }

@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/report/build.js';
-import { COMMENT_MARKER, MARKDOWN_LIMITS, mdCode, mdText, renderMarkdown } from '../../src/report/markdown.js';
+import { COMMENT_MARKER, MARKDOWN_LIMITS, renderMarkdown } from '../../src/report/markdown.js';
+import { mdCode, mdText } from '../../src/report/markdown-text.js';
 import { repeats, scenario } from '../compare/builders.js';
-import { facts, incompleteCase, regressedCase, sampleReport, timeoutCase, unchangedCase } from './fixtures.js';
+import {
+  facts,
+  incompleteCase,
+  regressedCase,
+  sampleReport,
+  timeoutCase,
+  unchangedCase,
+} from './fixtures.js';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -15,7 +23,9 @@ describe('renderMarkdown', () => {
     expect(lines[1]).toBe('## Stategate: BLOCK');
     expect(md).toContain('- blocks: 1 new-critical-failure (refund-timeout-after-mutation)');
     expect(md).toContain('- warns: 1 incomplete (judge-politeness)');
-    expect(md).toContain('**1 new critical failure, 1 regressed, 1 incomplete, 1 improved, 2 unchanged; 3 flaky**');
+    expect(md).toContain(
+      '**1 new critical failure, 1 regressed, 1 incomplete, 1 improved, 2 unchanged; 3 flaky**',
+    );
     expect(md).toContain('pinned suite a1b2c3d4e5f6, template f0e1d2c3b4a5');
     expect(md).toContain('engine postgres (database.url is set)');
     expect(md).toContain('base main @ 1234567 → head feature/lean-prompt @ fedcba0');
@@ -30,15 +40,26 @@ describe('renderMarkdown', () => {
     expect(folded).toBeGreaterThan(other);
     const section = md.slice(blocking, other);
     expect(section).toContain('#### `refund-timeout-after-mutation`: new critical failure, flaky head');
-    expect(section).toContain('**Why:** Critical expectation refunded-exactly-once failed in 2 of 5 head repeats');
     expect(section).toContain(
-      '**Trajectories:** At step 2 the base called get\\_refund\\_policy(order\\_id=ORD-1001); the head called refund\\_payment(amount=40, order\\_id=ORD-1001).'.replace(/\\_/g, '_'),
+      '**Why:** Critical expectation refunded-exactly-once failed in 2 of 5 head repeats',
+    );
+    expect(section).toContain(
+      '**Trajectories:** At step 2 the base called get\\_refund\\_policy(order\\_id=ORD-1001); the head called refund\\_payment(amount=40, order\\_id=ORD-1001).'.replace(
+        /\\_/g,
+        '_',
+      ),
     );
     expect(section).toContain('| `orders[ORD-1001]` | refund_count | 1 | 2 |');
-    expect(section).toContain('- broke `refunded-exactly-once` (critical, STATE_MISMATCH): failed in 2 of 5 head repeats; passed in 5 of 5 base repeats. Example: expected refund_count = 1, got 2');
+    expect(section).toContain(
+      '- broke `refunded-exactly-once` (critical, STATE_MISMATCH): failed in 2 of 5 head repeats; passed in 5 of 5 base repeats. Example: expected refund_count = 1, got 2',
+    );
     expect(section).toContain('**Flaky head:** At step 2, 3 of 5 repeats');
-    expect(section).toContain('| base | yes, 5 of 5 | 100% (57%–100%) | 4.0 | 1.0 s | $0.0500 | 4,500 in / 400 out |');
-    expect(section).toContain('| head | no, 3 of 5 | 60% (23%–88%) | 3.6 | 1.0 s | $0.0300 | 2,700 in / 240 out |');
+    expect(section).toContain(
+      '| base | yes, 5 of 5 | 100% (57%–100%) | 4.0 | 1.0 s | $0.0500 | 4,500 in / 400 out |',
+    );
+    expect(section).toContain(
+      '| head | no, 3 of 5 | 60% (23%–88%) | 3.6 | 1.0 s | $0.0300 | 2,700 in / 240 out |',
+    );
     expect(md.slice(folded)).toContain('| `happy-path` | unchanged | 5/5 | 5/5 |');
     expect(md).not.toContain('Trimmed');
   });
@@ -74,7 +95,9 @@ describe('renderMarkdown', () => {
     expect(out.split(COMMENT_MARKER).length).toBe(2);
     expect(out).not.toContain('<img');
     expect(out).not.toContain('@octocat');
-    expect(out).toContain('Thanks @\u200boctocat\\! &lt;\\!-- stategate:comment --&gt; &lt;img src=x&gt; a \\| b next \\*line\\*');
+    expect(out).toContain(
+      'Thanks @\u200boctocat\\! &lt;\\!-- stategate:comment --&gt; &lt;img src=x&gt; a \\| b next \\*line\\*',
+    );
     expect(mdText('a_b _c_ snake_case')).toBe('a_b \\_c\\_ snake_case');
     expect(mdCode('a `b` c')).toBe('``a `b` c``');
   });
@@ -96,11 +119,15 @@ describe('renderMarkdown: trimming', () => {
     const out = renderMarkdown(big, { variant: 'comment' });
     expect(bytes(out)).toBeLessThanOrEqual(MARKDOWN_LIMITS.comment);
     expect(out.startsWith(`${COMMENT_MARKER}\n## Stategate: BLOCK`)).toBe(true);
-    expect(out).toContain('**20 new critical failure, 180 regressed, 0 incomplete, 0 improved, 1,800 unchanged; 200 flaky**');
+    expect(out).toContain(
+      '**20 new critical failure, 180 regressed, 0 incomplete, 0 improved, 1,800 unchanged; 200 flaky**',
+    );
     expect(out).toContain('#### `case-0000`: new critical failure, flaky head');
     expect(out).toContain('**Trajectories:** At step 2 the base called get_refund_policy');
     const notice = out.split('\n').find((l) => l.startsWith('**Trimmed**'));
-    expect(notice).toMatch(/^\*\*Trimmed\*\* to fit the 60,000-character limit of the PR comment: \d+ cases are shown in one line, 1,[0-9]{3} other cases are not listed\. The full report is in report\.json/);
+    expect(notice).toMatch(
+      /^\*\*Trimmed\*\* to fit the 60,000-character limit of the PR comment: \d+ cases are shown in one line, 1,[0-9]{3} other cases are not listed\. The full report is in report\.json/,
+    );
     // Every changed case is still named, at least in one line.
     for (const id of ['case-0019', 'case-0020', 'case-0199']) expect(out).toContain(`\`${id}\``);
     expect(out).not.toContain('`case-1999`');
@@ -117,7 +144,12 @@ describe('renderMarkdown: trimming', () => {
   it('cuts folded rows before details of changed cases', () => {
     const mixed = buildReport({
       ...facts(),
-      cases: [timeoutCase('a-blocking'), regressedCase('b-regressed'), incompleteCase('c-incomplete'), ...Array.from({ length: 400 }, (_, i) => unchangedCase(`z-${i}`))],
+      cases: [
+        timeoutCase('a-blocking'),
+        regressedCase('b-regressed'),
+        incompleteCase('c-incomplete'),
+        ...Array.from({ length: 400 }, (_, i) => unchangedCase(`z-${i}`)),
+      ],
     });
     const full = renderMarkdown(mixed, { limit: 1_000_000 });
     const limit = bytes(full) - 5_000;

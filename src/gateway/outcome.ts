@@ -1,0 +1,55 @@
+// What a call came to, between the checks and the reply: the plain data the call path and the
+// fault effects hand each other.
+import type { FaultRule, Tool } from '../config/schema.js';
+import type { CallRecord, RowChange } from '../record.js';
+import type { ToolAnswer, ToolRun } from './run-tool.js';
+import type { EpisodeSession } from './session.js';
+
+/** How a reply's body travels: as JSON, cut mid-JSON, made invalid, or not at all (socket closed). */
+export type Wire = 'json' | 'truncated' | 'malformed' | 'dropped';
+
+export type Args = Record<string, unknown>;
+export type ErrorBody = { code: string; message: string };
+
+/** What a call came to, before it becomes a record and a reply. */
+export interface Outcome {
+  status: number;
+  result?: unknown;
+  error?: ErrorBody;
+  headers?: Record<string, string>;
+  wire?: Wire;
+  fault?: FaultRule['fault'];
+  changes: RowChange[];
+  replay?: boolean;
+  /** The tool's own answer, kept for idempotent replays (absent when the tool did not answer). */
+  answer?: ToolAnswer;
+  /** duplicate_delivery: the request reaches the tool a second time. */
+  duplicate?: boolean;
+}
+
+/** Everything the call path knows about a call that passed validation. */
+export interface ValidCall {
+  session: EpisodeSession;
+  tool: Tool;
+  args: Args;
+  argsJson: string;
+  via: CallRecord['via'];
+  /** The idempotency store key, when the tool has one and the call carries it. */
+  key?: string;
+}
+
+/** The outcome of a tool run that the caller sees as it is. */
+export function fromRun(run: ToolRun): Outcome {
+  return { ...answerOutcome(run.answer), changes: run.changes, answer: run.answer };
+}
+
+/** A tool answer as a result or an error, without changes. */
+export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
+  if (answer.ok) return { status: answer.status, result: answer.result };
+  return { status: answer.status, error: { code: answer.code, message: answer.message } };
+}
+
+/** An error that changed nothing. */
+export function errorOutcome(status: number, code: string, message: string): Outcome {
+  return { status, error: { code, message }, changes: [] };
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { buildReport, type ReportFacts } from '../../src/report/build.js';
+import { MergeError, mergeReports, tryMergeReports } from '../../src/report/merge.js';
+import type { Report } from '../../src/report/types.js';
+import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from './fixtures.js';
+
+const shard = (
+  index: number,
+  total: number,
+  cases: Parameters<typeof buildReport>[0]['cases'],
+  o: Partial<ReportFacts> = {},
+): Report =>
+  buildReport({
+    ...facts({
+      shard: { index, total },
+      durationMs: 1000 * index,
+      startedAt: `2025-01-01T00:00:0${index}.000Z`,
+      ...o,
+    }),
+    cases,
+  });
+
+describe('mergeReports', () => {
+  it('joins the slices, recounts the classes and recomputes the verdict', () => {
+    const one = shard(1, 3, [unchangedCase('a'), improvedCase('b')]);
+    const two = shard(2, 3, [regressedCase('c')]);
+    const three = shard(3, 3, [timeoutCase('d'), unchangedCase('e')]);
+    expect([one.verdict, two.verdict, three.verdict]).toEqual(['WARN', 'WARN', 'BLOCK']);
+    const merged = mergeReports([two, three, one]);
+    expect(merged.verdict).toBe('BLOCK');
+    expect(merged.counts).toEqual({
+      'new-critical-failure': 1,
+      regressed: 1,
+      improved: 1,
+      unchanged: 2,
+      incomplete: 0,
+    });
+    expect(merged.cases.map((c) => c.id)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(merged.shard).toBeNull();
+    expect(merged.missing_shards).toBeUndefined();
+    expect(merged.started_at).toBe('2025-01-01T00:00:01.000Z');
+    expect(merged.duration_ms).toBe(3000);
+    expect(merged.stats?.head?.scenarios).toBe(5);
+    expect(merged.stats?.head?.all_n).toBeCloseTo(3 / 5, 12);
+  });
+
+  it('a merge is PASS only when every slice is', () => {
+    const merged = mergeReports([shard(1, 2, [unchangedCase('a')]), shard(2, 2, [unchangedCase('b')])]);
+    expect(merged.verdict).toBe('PASS');
+  });
+
+  it('is never PASS when a shard did not report', () => {
+    const merged = mergeReports([shard(1, 3, [unchangedCase('a')]), shard(3, 3, [unchangedCase('c')])]);
+    expect(merged.missing_shards).toEqual([2]);
+    expect(merged.verdict).toBe('WARN');
+  });
+
+  it('refuses reports of different pinned suites or templates, saying which', () => {
+    const a = shard(1, 2, [unchangedCase('a')]);
+    const b = shard(2, 2, [unchangedCase('b')], {
+      pin: { suite_hash: '99999999999999999999', template_hash: a.pin.template_hash, scenarios: {} },
+    });
+    expect(tryMergeReports([a, b])).toEqual({
+      ok: false,
+      error:
+        'report 2 (shard 2/2) has pin.suite_hash 999999999999 but report 1 (shard 1/2) has a1b2c3d4e5f6: merge only shards of one run on one pinned suite',
+    });
+    const c = shard(2, 2, [unchangedCase('b')], { pin: { ...a.pin, template_hash: '0000000000000000' } });
+    expect(() => mergeReports([a, c])).toThrow(MergeError);
+    expect(() => mergeReports([a, c])).toThrow(
+      'report 2 (shard 2/2) has pin.template_hash 000000000000 but report 1 (shard 1/2) has f0e1d2c3b4a5',
+    );
+  });
+
+  it('refuses overlapping slices: the same case twice, or the same shard twice', () => {
+    const a = shard(1, 2, [unchangedCase('a'), unchangedCase('x')]);
+    const b = shard(2, 2, [unchangedCase('x')]);
+    expect(() => mergeReports([a, b])).toThrow(
+      "case 'x' is in report 1 (shard 1/2) and report 2 (shard 2/2): the slices overlap",
+    );
+    const again = shard(1, 2, [unchangedCase('b')]);
+    expect(() => mergeReports([a, again])).toThrow('shard 1/2 appears twice: reports 1 and 2');
+  });
+
+  it('refuses reports of different commits or shard counts', () => {
+    const a = shard(1, 2, [unchangedCase('a')]);
+    const other = shard(2, 2, [unchangedCase('b')], {
+      sides: { base: a.sides.base, head: { ref: 'feature/lean-prompt', sha: 'abcabcabcabcabcabcabc' } },
+    });
+    expect(() => mergeReports([a, other])).toThrow(
+      'report 2 (shard 2/2) ran head feature/lean-prompt @ abcabcabcabc but report 1 (shard 1/2) ran head feature/lean-prompt @ fedcba098765',
+    );
+    expect(() => mergeReports([a, shard(2, 3, [unchangedCase('b')])])).toThrow(
+      'report 2 (shard 2/3) splits the run into 3 shards but report 1 (shard 1/2) into 2',
+    );
+  });
+
+  it('refuses nothing to merge and files that are not reports', () => {
+    expect(() => mergeReports([])).toThrow('no reports to merge');
+    expect(() => mergeReports([{ version: 2 } as unknown as Report])).toThrow(
+      'report 1 is not a version 1 report.json (version 2)',
+    );
+  });
+});

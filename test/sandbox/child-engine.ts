@@ -1,0 +1,18 @@
+// A run that gets killed: creates an engine, a template and two clones, says where they are, then waits.
+// Usage: node --import tsx test/sandbox/child-engine.ts postgres|embedded [dataDir]
+import { createEmbeddedEngine } from '../../src/sandbox/embedded.js';
+import { createPostgresEngine } from '../../src/sandbox/postgres.js';
+
+const [kind, dataDir] = process.argv.slice(2);
+const adminUrl = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const engine =
+  kind === 'embedded' ? await createEmbeddedEngine({ dataDir }) : await createPostgresEngine({ adminUrl });
+const template = await engine.buildTemplate({
+  schema: [{ file: 'schema.sql', sql: 'CREATE TABLE t (id int PRIMARY KEY)' }],
+  fixtures: [],
+});
+const clones = [await template.clone('one'), await template.clone('two')];
+process.stdout.write(
+  `${JSON.stringify({ runPrefix: engine.runPrefix, databases: clones.map((c) => c.name), url: clones[0].url })}\n`,
+);
+setInterval(() => undefined, 60_000);
