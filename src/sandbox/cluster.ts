@@ -15,6 +15,8 @@ const CLOSE_CONCURRENCY = 6;
 /** The admin side of one server for one run. */
 export class Cluster {
   private readonly drops = new Set<Promise<void>>();
+  private readonly creates = new Set<Promise<unknown>>();
+  private readonly closers: (() => Promise<void>)[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private counter = 0;
@@ -27,19 +29,10 @@ export class Cluster {
     /** server_version_num, e.g. 150020. */
     readonly version: number,
     readonly strategy: CloneStrategy | null,
-    private readonly agentUrl: string,
   ) {}
 
-  /**
-   * Connects to the server and reads its version. `agentUrl` is where roles made for agents
-   * connect (default: the admin URL's host and port).
-   */
-  static async connect(
-    adminUrl: string,
-    runPrefix: string,
-    strategy?: CloneStrategy,
-    agentUrl?: string,
-  ): Promise<Cluster> {
+  /** Connects to the server and reads its version. */
+  static async connect(adminUrl: string, runPrefix: string, strategy?: CloneStrategy): Promise<Cluster> {
     // Bookkeeping commits need not wait for the disk: a crash loses nothing a sweep cannot redo.
     const admin = new pg.Pool({
       connectionString: adminUrl,
@@ -47,6 +40,7 @@ export class Cluster {
       options: '-c synchronous_commit=off',
     });
     admin.on('error', () => undefined);
+    admin.on('connect', (client) => client.on('error', () => undefined));
     let version: number;
     try {
       const r = await admin.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version_num']);
@@ -57,10 +51,11 @@ export class Cluster {
         `cannot connect to the database server at ${redact(adminUrl)}: ${(e as Error).message}`,
       );
     }
-    // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default: FILE_COPY forces a checkpoint per
-    // clone, which on a busy shared server costs seconds (measured in docs/engines.md).
+    // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default on every engine: FILE_COPY forces a
+    // checkpoint per clone (seconds on a busy shared server) and was no faster on the embedded one
+    // (docs/engines.md has the numbers).
     const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
-    return new Cluster(adminUrl, runPrefix, admin, version, chosen, agentUrl ?? adminUrl);
+    return new Cluster(adminUrl, runPrefix, admin, version, chosen);
   }
 
   /** The next number for a database or role name of this run. */
@@ -68,25 +63,54 @@ export class Cluster {
     return ++this.counter;
   }
 
-  /** The URL of one of this server's databases, as the admin (or as a role made for an agent). */
+  /** The URL of one of this server's databases, as the admin (or as another role). */
   url(database: string, user?: { name: string; password: string }): string {
-    return user ? databaseUrl(this.agentUrl, database, user) : databaseUrl(this.adminUrl, database);
+    return databaseUrl(this.adminUrl, database, user);
   }
 
   /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
-  async createDatabase(name: string, opts: { template?: string; label?: string } = {}): Promise<void> {
+  createDatabase(name: string, opts: { template?: string; label?: string } = {}): Promise<void> {
     this.assertOpen();
-    let sql = `CREATE DATABASE ${ident(name)}`;
-    if (opts.template) {
-      sql += ` TEMPLATE ${ident(opts.template)}`;
-      if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
-    }
-    await this.admin.query(sql);
-    // One round trip, one transaction (CREATE DATABASE itself cannot run inside one).
-    await this.admin.query(
-      `COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(opts.label))};
-       REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`,
-    );
+    return this.track(async () => {
+      let sql = `CREATE DATABASE ${ident(name)}`;
+      if (opts.template) {
+        sql += ` TEMPLATE ${ident(opts.template)}`;
+        if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
+      }
+      await this.admin.query(sql);
+      // One round trip, one transaction (CREATE DATABASE itself cannot run inside one).
+      await this.admin.query(
+        `COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(opts.label))};
+         REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`,
+      );
+    });
+  }
+
+  /** Rewrites the label in a database's comment, in the background. */
+  relabel(name: string, label: string): void {
+    if (this.closed) return;
+    void this.track(() =>
+      this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal(ownerComment(label))}`),
+    ).catch(() => undefined);
+  }
+
+  /** Runs something close() must wait for before it lists what to drop. */
+  private track<T>(fn: () => Promise<T>): Promise<T> {
+    const p = fn();
+    this.creates.add(p);
+    const forget = () => this.creates.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+
+  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
+  onClose(fn: () => Promise<void>): void {
+    this.closers.push(fn);
+  }
+
+  /** Whether close() has begun. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Creates a login role with a password that owns nothing. */
@@ -132,6 +156,8 @@ export class Cluster {
     if (this.closed) return;
     this.closed = true;
     try {
+      await Promise.allSettled(this.closers.map((fn) => fn()));
+      await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
       if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
     } finally {

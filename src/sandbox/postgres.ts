@@ -15,8 +15,8 @@ export interface PostgresEngineOptions {
   runPrefix?: string;
   /** How clones copy the template on PostgreSQL 15 and later (default WAL_LOG). */
   cloneStrategy?: CloneStrategy;
-  /** Where roles made for agents connect, when not where the admin does (default: adminUrl). */
-  agentUrl?: string;
+  /** Clones each template keeps ready ahead of clone() calls (default 2; 0 makes every clone on demand). */
+  clonesAhead?: number;
 }
 
 /** What an engine that owns its server adds: its name, and how to stop the server. */
@@ -37,7 +37,7 @@ export function createPostgresEngine(opts: PostgresEngineOptions): Promise<Engin
 export async function openEngine(opts: PostgresEngineOptions, hooks: ServerHooks): Promise<Engine> {
   const runPrefix = opts.runPrefix ?? newRunPrefix();
   assertRunPrefix(runPrefix);
-  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy, opts.agentUrl);
+  const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -62,7 +62,7 @@ export async function openEngine(opts: PostgresEngineOptions, hooks: ServerHooks
     name: hooks.name,
     reason: opts.reason ?? `${hooks.name}: PostgreSQL ${Math.floor(cluster.version / 10000)}`,
     runPrefix,
-    buildTemplate: (spec) => buildTemplate(cluster, spec),
+    buildTemplate: (spec) => buildTemplate(cluster, spec, opts.clonesAhead ?? 2),
     close,
   };
 }

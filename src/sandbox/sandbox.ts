@@ -34,6 +34,9 @@ export function sandboxPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, types: sandboxTypes, options: SESSION_OPTIONS });
   // Idle clients are terminated when the database is dropped; that is expected, not a crash.
   pool.on('error', () => undefined);
+  // A checked-out client has no pool listener: when its database is dropped mid-transaction (an
+  // interrupted run), the error reaches the pending query; without this it would also crash the process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -65,6 +68,11 @@ export class PgSandbox implements Sandbox {
     this.url = facts.cluster.url(name);
     this.pool = sandboxPool(this.url, 4);
     this.session = sessionOf(this.pool, facts.typeNames);
+  }
+
+  /** Opens one connection now, so the first query does not wait for a backend to start. */
+  async warm(): Promise<void> {
+    (await this.pool.connect()).release();
   }
 
   query(sql: string, params?: unknown[]) {

@@ -25,7 +25,11 @@ const USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
 
 /** Builds a template database from a spec; the database is dropped again when anything fails. */
-export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promise<Template> {
+export async function buildTemplate(
+  cluster: Cluster,
+  spec: TemplateSpec,
+  clonesAhead = 0,
+): Promise<Template> {
   const n = cluster.next();
   const name = `${cluster.runPrefix}_tpl_${n}`;
   await cluster.createDatabase(name, { label: 'template' });
@@ -70,7 +74,7 @@ export async function buildTemplate(cluster: Cluster, spec: TemplateSpec): Promi
     await cluster.admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
       name,
     ]);
-    return new PgTemplate(name, templateHash(spec), facts);
+    return new PgTemplate(name, templateHash(spec), facts, clonesAhead);
   } catch (e) {
     await client.end().catch(() => undefined);
     void cluster.queueDrop(name);
@@ -100,20 +104,51 @@ async function installCapture(
   return { cluster, tables, schemas, sums, typeNames };
 }
 
-/** A built template; clones are cheap. */
+/**
+ * A built template. Clones are cheap, and cheaper still when made ahead: the template keeps a
+ * few ready (created and connected) and hands one out at once, making a replacement behind it.
+ */
 class PgTemplate implements Template {
   readonly tables: Record<string, string[] | null>;
   private scratch: Promise<Sandbox> | null = null;
+  private readonly stock: Promise<PgSandbox>[] = [];
 
   constructor(
     readonly name: string,
     readonly hash: string,
     private readonly facts: TemplateFacts,
+    private readonly ahead: number,
   ) {
     this.tables = Object.fromEntries(facts.tables.map((t: TableInfo) => [t.key, t.primaryKey]));
+    facts.cluster.onClose(async () => {
+      const unused = this.stock.splice(0);
+      await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
+    });
+    this.refill();
   }
 
   async clone(label: string): Promise<Sandbox> {
+    const ready = this.stock.shift();
+    this.refill();
+    if (ready) {
+      try {
+        const sandbox = await ready;
+        this.facts.cluster.relabel(sandbox.name, label);
+        return sandbox;
+      } catch {
+        // A clone made ahead failed: make this one now, so the error (if any) is this call's.
+      }
+    }
+    return this.make(label);
+  }
+
+  async prepare(sql: string, paramCount = 0): Promise<string | null> {
+    // One scratch clone per template answers every prepare: nothing ever connects to the template.
+    this.scratch ??= this.clone('prepare');
+    return prepareStatement(await this.scratch, sql, paramCount);
+  }
+
+  private async make(label: string): Promise<PgSandbox> {
     const { cluster } = this.facts;
     const n = cluster.next();
     const name = `${cluster.runPrefix}_e_${n}`;
@@ -121,10 +156,15 @@ class PgTemplate implements Template {
     return new PgSandbox(name, n, this.facts);
   }
 
-  async prepare(sql: string, paramCount = 0): Promise<string | null> {
-    // One scratch clone per template answers every prepare: nothing ever connects to the template.
-    this.scratch ??= this.clone('prepare');
-    return prepareStatement(await this.scratch, sql, paramCount);
+  private refill(): void {
+    while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
+      const made = this.make('ahead').then(async (s) => {
+        await s.warm();
+        return s;
+      });
+      made.catch(() => undefined);
+      this.stock.push(made);
+    }
   }
 }
 

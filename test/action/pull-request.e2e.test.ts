@@ -123,6 +123,20 @@ describe('the action on a pull request', () => {
     expect(junit).toContain('refund-timeout-after-mutation');
   });
 
+  it('runs the head alone on a push without base-ref, and says so', async () => {
+    const push = { name: 'push', payload: { ref: 'refs/heads/main', after: h.repo.base.sha, commits: [] } };
+    const r = await h.step('main', push, { repeats: 1 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.commands.filter((c) => c.command === 'notice').map((c) => c.message)).toEqual([
+      expect.stringMatching(/^No base: .* the head runs alone/),
+    ]);
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    expect(report.sides.base).toBeNull();
+    const run = h.api.checkRuns.find((c) => c.head_sha === h.repo.base.sha)!;
+    expect(run.output.title).toMatch(/\(head only, no base\)$/);
+    expect(r.stdout).toContain('No pull request for this run: no comment posted.');
+  });
+
   it('annotates a broken scenario file at its lines and fails the step', async () => {
     const r = await h.step('typo-scenario', h.pullRequestEvent(11, 'typo-scenario'), { repeats: 1 });
     expect(r.code).toBe(1);

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GitHubOpenApi, type MatchedOperation } from './github-openapi.js';
+import { checkRunJson, commentJson, privateUser, pullJson } from './github-responses.js';
 
 type Json = Record<string, any>;
 
@@ -236,7 +237,7 @@ export class GitHubApi {
           : this.updateCheckRun(Number(op.params.check_run_id), body);
       case 'checks/get': {
         const run = this.checkRuns.find((c) => c.id === Number(op.params.check_run_id));
-        return run ? { status: 200, body: this.checkRunJson(run) } : notFound();
+        return run ? { status: 200, body: checkRunJson(this.owner, this.repo, run) } : notFound();
       }
       case 'issues/list-comments':
         return this.listComments(Number(op.params.issue_number), query);
@@ -250,14 +251,14 @@ export class GitHubApi {
         if (!comment) return notFound();
         comment.body = body.body;
         comment.updated_at = new Date().toISOString();
-        return { status: 200, body: this.commentJson(comment) };
+        return { status: 200, body: commentJson(this.owner, this.repo, comment) };
       }
       case 'pulls/list': {
         const head = query.get('head');
         const prs = (this.opts.pullRequests ?? []).filter(
           (p) => !head || head === `${p.headOwner}:${p.headBranch}`,
         );
-        return { status: 200, body: prs.map((p) => this.pullJson(p)) };
+        return { status: 200, body: prs.map((p) => pullJson(this.owner, this.repo, p)) };
       }
       default:
         // Described by GitHub but not played here: the action should not be making it.
@@ -300,7 +301,7 @@ export class GitHubApi {
       updates: 0,
     };
     this.checkRuns.push(run);
-    return { status: 201, body: this.checkRunJson(run) };
+    return { status: 201, body: checkRunJson(this.owner, this.repo, run) };
   }
 
   private updateCheckRun(id: number, body: Json): Answer {
@@ -326,7 +327,7 @@ export class GitHubApi {
       // Each update appends its annotations to the ones the run already has.
       run.annotations.push(...(body.output.annotations ?? []));
     }
-    return { status: 200, body: this.checkRunJson(run) };
+    return { status: 200, body: checkRunJson(this.owner, this.repo, run) };
   }
 
   private listComments(issue: number, query: URLSearchParams): Answer {
@@ -342,7 +343,7 @@ export class GitHubApi {
     if (page > 1) links.push(`<${base}&page=1>; rel="first"`, `<${base}&page=${page - 1}>; rel="prev"`);
     return {
       status: 200,
-      body: slice.map((c) => this.commentJson(c)),
+      body: slice.map((c) => commentJson(this.owner, this.repo, c)),
       headers: links.length ? { link: links.join(', ') } : {},
     };
   }
@@ -360,74 +361,9 @@ export class GitHubApi {
     this.comments.push(comment);
     return {
       status: 201,
-      body: this.commentJson(comment),
+      body: commentJson(this.owner, this.repo, comment),
       headers: {
         location: `https://api.github.com/repos/${this.owner}/${this.repo}/issues/comments/${comment.id}`,
-      },
-    };
-  }
-
-  private checkRunJson(run: CheckRunState): Json {
-    const api = `https://api.github.com/repos/${this.owner}/${this.repo}`;
-    const example = structuredClone(this.openapi.spec.components.examples['check-run'].value);
-    return {
-      ...example,
-      id: run.id,
-      node_id: Buffer.from(`CheckRun${run.id}`).toString('base64'),
-      head_sha: run.head_sha,
-      external_id: '',
-      url: `${api}/check-runs/${run.id}`,
-      html_url: `https://github.com/${this.owner}/${this.repo}/runs/${run.id}`,
-      details_url: run.details_url,
-      status: run.status,
-      conclusion: run.conclusion,
-      started_at: run.started_at,
-      completed_at: run.completed_at,
-      output: {
-        ...run.output,
-        annotations_count: run.annotations.length,
-        annotations_url: `${api}/check-runs/${run.id}/annotations`,
-      },
-      name: run.name,
-      check_suite: { id: 5 },
-      pull_requests: [],
-    };
-  }
-
-  private commentJson(c: CommentState): Json {
-    return {
-      id: c.id,
-      node_id: Buffer.from(`IssueComment${c.id}`).toString('base64'),
-      url: `https://api.github.com/repos/${this.owner}/${this.repo}/issues/comments/${c.id}`,
-      html_url: `https://github.com/${this.owner}/${this.repo}/pull/${c.issue_number}#issuecomment-${c.id}`,
-      body: c.body,
-      user: simpleUser(c.user.login, c.user.id, c.user.type),
-      created_at: c.created_at,
-      updated_at: c.updated_at,
-      issue_url: `https://api.github.com/repos/${this.owner}/${this.repo}/issues/${c.issue_number}`,
-      author_association: c.user.type === 'Bot' ? 'NONE' : 'MEMBER',
-    };
-  }
-
-  private pullJson(p: PullRequestState): Json {
-    const example = structuredClone(this.openapi.spec.components.examples['pull-request-simple'].value);
-    const api = `https://api.github.com/repos/${this.owner}/${this.repo}`;
-    return {
-      ...example,
-      id: 1_000 + p.number,
-      number: p.number,
-      url: `${api}/pulls/${p.number}`,
-      html_url: `https://github.com/${this.owner}/${this.repo}/pull/${p.number}`,
-      state: 'open',
-      // The description's own example lists a team without the `type` its schema requires.
-      requested_teams: [],
-      requested_reviewers: [],
-      head: {
-        ...example.head,
-        label: `${p.headOwner}:${p.headBranch}`,
-        ref: p.headBranch,
-        sha: p.headSha,
-        user: simpleUser(p.headOwner, 7, 'User'),
       },
     };
   }
@@ -451,39 +387,6 @@ function unprocessable(message: string): Answer {
       documentation_url: 'https://docs.github.com/rest',
     },
   };
-}
-
-function simpleUser(login: string, id: number, type: 'User' | 'Bot'): Json {
-  const api = `https://api.github.com/users/${encodeURIComponent(login)}`;
-  return {
-    login,
-    id,
-    node_id: Buffer.from(`User${id}`).toString('base64'),
-    avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
-    gravatar_id: '',
-    url: api,
-    html_url:
-      type === 'Bot'
-        ? `https://github.com/apps/${login.replace(/\[bot\]$/, '')}`
-        : `https://github.com/${login}`,
-    followers_url: `${api}/followers`,
-    following_url: `${api}/following{/other_user}`,
-    gists_url: `${api}/gists{/gist_id}`,
-    starred_url: `${api}/starred{/owner}{/repo}`,
-    subscriptions_url: `${api}/subscriptions`,
-    organizations_url: `${api}/orgs`,
-    repos_url: `${api}/repos`,
-    events_url: `${api}/events{/privacy}`,
-    received_events_url: `${api}/received_events`,
-    type,
-    site_admin: false,
-  };
-}
-
-function privateUser(login: string): Json {
-  const openapi = GitHubOpenApi.load();
-  const example = structuredClone(openapi.spec.components.examples['private-user'].value);
-  return { ...example, ...simpleUser(login, 583231, 'User') };
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

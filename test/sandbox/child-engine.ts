@@ -1,12 +1,15 @@
 // A run that gets killed: creates an engine, a template and two clones, says where they are, then waits.
-// Usage: node --import tsx test/sandbox/child-engine.ts postgres|embedded [dataDir]
+// Usage: node --import tsx test/sandbox/child-engine.ts postgres|embedded [dataDir] [--exit]
+// With --exit it calls process.exit(3) instead of waiting, without closing the engine.
 import { createEmbeddedEngine } from '../../src/sandbox/embedded.js';
 import { createPostgresEngine } from '../../src/sandbox/postgres.js';
 
-const [kind, dataDir] = process.argv.slice(2);
+const [kind, dataDir] = process.argv.slice(2).filter((a) => a !== '--exit');
 const adminUrl = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const engine =
-  kind === 'embedded' ? await createEmbeddedEngine({ dataDir }) : await createPostgresEngine({ adminUrl });
+  kind === 'embedded'
+    ? await createEmbeddedEngine({ dataDir: dataDir || undefined })
+    : await createPostgresEngine({ adminUrl });
 const template = await engine.buildTemplate({
   schema: [{ file: 'schema.sql', sql: 'CREATE TABLE t (id int PRIMARY KEY)' }],
   fixtures: [],
@@ -15,4 +18,5 @@ const clones = [await template.clone('one'), await template.clone('two')];
 process.stdout.write(
   `${JSON.stringify({ runPrefix: engine.runPrefix, databases: clones.map((c) => c.name), url: clones[0].url })}\n`,
 );
+if (process.argv.includes('--exit')) process.exit(3);
 setInterval(() => undefined, 60_000);

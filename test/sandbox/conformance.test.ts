@@ -354,7 +354,10 @@ describe.each(engines())('sandbox conformance: $name engine', ({ name, create })
     await s.transaction(async (tx) => {
       await tx.query("SET LOCAL TimeZone = 'Asia/Tokyo'");
       await tx.query('SET LOCAL extra_float_digits = 0');
-      await tx.query("INSERT INTO orders (customer_id, total, placed_at, meta) VALUES ('CUS-1', 7, '2024-06-01 09:00:00+09', '{"x": 0.1}')");
+      await tx.query(
+        "INSERT INTO orders (customer_id, total, placed_at, meta) VALUES ('CUS-1', 7, '2024-06-01 09:00:00+09', $1)",
+        [{ x: 0.1 }],
+      );
       await tx.query("UPDATE billing.invoices SET amount = amount * 3, raw = '\\xdead'");
       await tx.query("DELETE FROM events WHERE kind = 'seed'");
     });
@@ -363,7 +366,9 @@ describe.each(engines())('sandbox conformance: $name engine', ({ name, create })
       const recount = await s.query('SELECT stategate.table_sums($1::regclass) AS sums', [
         table.includes('.') ? table : `public.${table}`,
       ]);
-      expect(diff.fingerprints[table], table).toBe(fingerprintOf(combineSums(recount.rows[0].sums as string[])));
+      expect(diff.fingerprints[table], table).toBe(
+        fingerprintOf(combineSums(recount.rows[0].sums as string[])),
+      );
     }
   });
 
@@ -456,15 +461,39 @@ describe.each(engines())('sandbox conformance: $name engine', ({ name, create })
     );
   });
 
-  it('drops a disposed database and, on close, everything of the run', async () => {
+  it('drops a disposed database and its role, and on close everything of the run', async () => {
     const s = await clone('dispose');
-    const admin = await s.query('SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [s.name]);
-    expect(admin.rows).toEqual([{ n: 1 }]);
+    const role = new URL(await s.exposeUrl()).username;
     const probe = await clone('probe');
+    const named = async () =>
+      (
+        await probe.query(
+          `SELECT datname AS name FROM pg_database WHERE starts_with(datname, $1)
+           UNION ALL SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1) ORDER BY 1`,
+          [`${engine.runPrefix}_`],
+        )
+      ).rows.map((r) => r.name as string);
+    expect(await named()).toEqual(expect.arrayContaining([s.name, role]));
     await s.dispose();
-    expect(
-      (await probe.query('SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [s.name])).rows,
-    ).toEqual([{ n: 0 }]);
+    const left = await named();
+    expect(left).not.toContain(s.name);
+    expect(left).not.toContain(role);
+
+    // A second engine on the same server: closing it leaves nothing of its run behind.
+    const other = await create();
+    const t = await other.buildTemplate({
+      schema: [{ file: 's.sql', sql: 'CREATE TABLE t (id int)' }],
+      fixtures: [],
+    });
+    const c = await t.clone('left-open');
+    await c.exposeUrl();
+    await other.close();
+    const remains = await probe.query(
+      `SELECT datname AS name FROM pg_database WHERE starts_with(datname, $1)
+       UNION ALL SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1)`,
+      [`${other.runPrefix}_`],
+    );
+    expect(remains.rows).toEqual([]);
     // DROP DATABASE waits for a checkpoint, which a busy shared server may take long to finish.
   }, 180_000);
 });

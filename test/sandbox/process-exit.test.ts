@@ -26,7 +26,7 @@ async function killedRun(
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const ended = new Promise<{ signal: string | null; code: number | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
+    child.on('close', (code, signal) => resolve({ code, signal })),
   );
   const started = await new Promise<Started>((resolve, reject) => {
     child.stdout.on('data', (d) => {
@@ -35,7 +35,7 @@ async function killedRun(
     });
     void ended.then(() => reject(new Error(`the child ended before it started: ${stderr}`)));
   });
-  child.kill('SIGTERM');
+  if (!args.includes('--exit')) child.kill('SIGTERM');
   return { started, ...(await ended) };
 }
 
@@ -54,7 +54,7 @@ async function databasesLike(prefix: string): Promise<string[]> {
   }
 }
 
-describe('a run killed with SIGTERM', () => {
+describe('a run that ends without closing its engine', () => {
   const parent = mkdtempSync(join(tmpdir(), 'stategate-exit-test-'));
   // Run as root, the server runs as the postgres user, which must be able to enter the directory.
   chmodSync(parent, 0o755);
@@ -67,11 +67,24 @@ describe('a run killed with SIGTERM', () => {
     expect(await databasesLike(started.runPrefix)).toEqual([]);
   }, 180_000);
 
+  it('drops its databases when the process exits without closing the engine', async () => {
+    const { started, code } = await killedRun(['postgres', '', '--exit']);
+    expect(code).toBe(3);
+    expect(await databasesLike(started.runPrefix)).toEqual([]);
+  }, 180_000);
+
   it('stops the embedded server and removes its data directory', async () => {
     const { started, signal } = await killedRun(['embedded', parent]);
     expect(signal).toBe('SIGTERM');
     expect(readdirSync(parent)).toEqual([]);
-    const client = new pg.Client({ connectionString: started.url, connectionTimeoutMillis: 2000 });
+    // Nothing listens on the server's port any more.
+    const port = Number(new URL(started.url).port);
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      connectionTimeoutMillis: 2000,
+    });
     await expect(client.connect()).rejects.toThrow(/ECONNREFUSED/);
   }, 180_000);
 });
