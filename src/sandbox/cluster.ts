@@ -223,19 +223,25 @@ const SYNC_DROP = `
 const pg = require(process.env.SG_PG);
 const { url, prefix } = JSON.parse(process.env.SG_DROP);
 const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-(async () => {
+const session = async (fn) => {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
-  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
+  try { return await fn(c); } finally { await c.end(); }
+};
+(async () => {
+  const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
+  const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
+  // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
+  await Promise.all(dbs.map(({ datname }) => session(async (c) => {
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
     await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  }
-  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
-  }
-  await c.end();
-})().catch(() => process.exit(1));
+  })));
+  await session(async (c) => {
+    for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+      await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+    }
+  });
+})().catch((e) => { console.error(e.message); process.exit(1); });
 `;
 
 function dropRunSync(adminUrl: string, prefix: string): void {
@@ -248,7 +254,7 @@ function dropRunSync(adminUrl: string, prefix: string): void {
   spawnSync(process.execPath, ['-e', SYNC_DROP], {
     env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
     stdio: 'ignore',
-    timeout: 15_000,
+    timeout: 60_000,
   });
 }
 
