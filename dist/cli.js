@@ -21789,781 +21789,669 @@ import { parseArgs } from "node:util";
 import { readFileSync as readFileSync4, writeFileSync as writeFileSync3 } from "node:fs";
 import { resolve as resolve6 } from "node:path";
 
-// src/config/load.ts
-import path4 from "node:path";
+// src/compare/trajectory.ts
+var MAX_VALUE = 40;
+function toTrajectory(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
+    const step = {
+      tool: c.tool,
+      args: c.args,
+      status: c.status,
+      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
+    };
+    if (c.fault) step.fault = c.fault;
+    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
+    return step;
+  });
+}
+function canonicalJson(value) {
+  if (value === void 0) return "null";
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const obj = value;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== void 0).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+function elide(text, max = MAX_VALUE) {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function stepSignature(step) {
+  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text(a, k) !== text(b, k));
+}
 
-// node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
-import { isAbsolute, posix, resolve as resolve2 } from "path";
-import { fileURLToPath } from "url";
+// src/compare/episodes.ts
+var COMPLETED = "completed";
+function isGradable(e) {
+  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
+}
+function episodePassed(e) {
+  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
+}
+function ungradableReason(e) {
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
+  const errored2 = e.results.find((r) => r.verdict === "error");
+  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
+}
+function inRepeatOrder(episodes) {
+  return [...episodes].sort(
+    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
+  );
+}
+function expectationsOf(scenario) {
+  return [
+    { id: COMPLETED, critical: true },
+    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
+  ];
+}
 
-// node_modules/fdir/dist/index.mjs
-import { createRequire } from "module";
-import { basename, dirname, normalize, relative, resolve, sep } from "path";
-import * as nativeFs from "fs";
-var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
-function cleanPath(path5) {
-  let normalized = normalize(path5);
-  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
-  return normalized;
+// src/compare/stats.ts
+var Z95 = 1.959963984540054;
+function checkCounts(what, n, c, k) {
+  const ok = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
+  if (!ok) {
+    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
+    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
+    throw new RangeError(`${what} needs ${need}; got ${got}`);
+  }
 }
-var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path5, separator) {
-  return path5.replace(SLASHES_REGEX, separator);
+function binomialRatio(a, n, k) {
+  let r = 1;
+  for (let i = 0; i < k; i++) {
+    if (a - i <= 0) return 0;
+    r *= (a - i) / (n - i);
+  }
+  return r;
 }
-var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path5) {
-  return path5 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path5);
+function passAtK(n, c, k) {
+  checkCounts("pass@k", n, c, k);
+  if (k > n) return null;
+  return 1 - binomialRatio(n - c, n, k);
 }
-function normalizePath(path5, options2) {
-  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path5.includes("/") || path5.startsWith(".");
-  if (resolvePaths) path5 = resolve(path5);
-  if (normalizePath$1 || pathNeedsCleaning) path5 = cleanPath(path5);
-  if (path5 === ".") return "";
-  const needsSeperator = path5[path5.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path5 + pathSeparator : path5, pathSeparator);
+function passHatK(n, c, k) {
+  checkCounts("pass^k", n, c, k);
+  if (k > n) return null;
+  return binomialRatio(c, n, k);
 }
-function joinPathWithBasePath(filename, directoryPath) {
-  return directoryPath + filename;
+function wilsonInterval(n, c, z2 = Z95) {
+  checkCounts("the Wilson interval", n, c);
+  if (n === 0) return null;
+  const p = c / n;
+  const z22 = z2 * z2;
+  const denom = 1 + z22 / n;
+  const center = (p + z22 / (2 * n)) / denom;
+  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
+  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
 }
-function joinPathWithRelativePath(root, options2) {
-  return function(filename, directoryPath) {
-    const sameRoot = directoryPath.startsWith(root);
-    if (sameRoot) return directoryPath.slice(root.length) + filename;
-    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
+function defaultKs(repeats) {
+  return repeats > 1 ? [1, repeats] : [1];
+}
+function sideStats(counts2, ks = defaultKs(counts2.runs)) {
+  const excluded = counts2.infraErrors ?? 0;
+  const n = counts2.runs - excluded;
+  const c = counts2.passes;
+  checkCounts("side statistics", n, c);
+  const passAt = {};
+  const passHat = {};
+  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
+    passAt[String(k)] = passAtK(n, c, k);
+    passHat[String(k)] = passHatK(n, c, k);
+  }
+  return {
+    n,
+    c,
+    pass_rate: n === 0 ? null : c / n,
+    all_n: n > 0 && excluded === 0 && c === n,
+    pass_at_k: passAt,
+    pass_hat_k: passHat,
+    wilson: wilsonInterval(n, c)
   };
 }
-function joinPath(filename) {
-  return filename;
+function mean(values) {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
-function joinDirectoryPath(filename, directoryPath, separator) {
-  return directoryPath + filename + separator;
+function meanByK(stats, pick3) {
+  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
+  const out = {};
+  for (const k of ks) {
+    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
+  }
+  return out;
 }
-function build$7(root, options2) {
-  const { relativePaths, includeBasePath } = options2;
-  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
-}
-function pushDirectoryWithRelativePath(root) {
-  return function(directoryPath, paths) {
-    paths.push(directoryPath.substring(root.length) || ".");
+function suiteStats(perScenario) {
+  const graded = perScenario.filter((s) => s.n > 0);
+  return {
+    scenarios: graded.length,
+    excluded: perScenario.length - graded.length,
+    pass_rate: mean(graded.map((s) => s.pass_rate)),
+    all_n: graded.length === 0 ? null : graded.filter((s) => s.all_n).length / graded.length,
+    pass_at_k: meanByK(graded, (s) => s.pass_at_k),
+    pass_hat_k: meanByK(graded, (s) => s.pass_hat_k)
   };
 }
-function pushDirectoryFilterWithRelativePath(root) {
-  return function(directoryPath, paths, filters) {
-    const relativePath = directoryPath.substring(root.length) || ".";
-    if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
-  };
+
+// src/compare/summary.ts
+function median(values) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
-var pushDirectory = (directoryPath, paths) => {
-  paths.push(directoryPath || ".");
-};
-var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path5 = directoryPath || ".";
-  if (filters.every((filter) => filter(path5, true))) paths.push(path5);
-};
-var empty$2 = () => {
-};
-function build$6(root, options2) {
-  const { includeDirs, filters, relativePaths } = options2;
-  if (!includeDirs) return empty$2;
-  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
-  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
+function round(value, digits) {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
 }
-var pushFileFilterAndCount = (filename, _paths, counts2, filters) => {
-  if (filters.every((filter) => filter(filename, false))) counts2.files++;
-};
-var pushFileFilter = (filename, paths, _counts, filters) => {
-  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
-};
-var pushFileCount = (_filename, _paths, counts2, _filters) => {
-  counts2.files++;
-};
-var pushFile = (filename, paths) => {
-  paths.push(filename);
-};
-var empty$1 = () => {
-};
-function build$5(options2) {
-  const { excludeFiles, filters, onlyCounts } = options2;
-  if (excludeFiles) return empty$1;
-  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
-  else if (onlyCounts) return pushFileCount;
-  else return pushFile;
-}
-var getArray = (paths) => {
-  return paths;
-};
-var getArrayGroup = () => {
-  return [""].slice(0, 0);
-};
-function build$4(options2) {
-  return options2.group ? getArrayGroup : getArray;
-}
-var groupFiles = (groups, directory, files) => {
-  groups.push({
-    directory,
-    files,
-    dir: directory
-  });
-};
-var empty = () => {
-};
-function build$3(options2) {
-  return options2.group ? groupFiles : empty;
-}
-var resolveSymlinksAsync = function(path5, state, callback$1) {
-  const { queue, fs, options: { suppressErrors } } = state;
-  queue.enqueue();
-  fs.realpath(path5, (error62, resolvedPath) => {
-    if (error62) return queue.dequeue(suppressErrors ? null : error62, state);
-    fs.stat(resolvedPath, (error$1, stat4) => {
-      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive(path5, resolvedPath, state)) return queue.dequeue(null, state);
-      callback$1(stat4, resolvedPath);
-      queue.dequeue(null, state);
-    });
-  });
-};
-var resolveSymlinks = function(path5, state, callback$1) {
-  const { queue, fs, options: { suppressErrors } } = state;
-  queue.enqueue();
-  try {
-    const resolvedPath = fs.realpathSync(path5);
-    const stat4 = fs.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive(path5, resolvedPath, state)) return;
-    callback$1(stat4, resolvedPath);
-  } catch (e) {
-    if (!suppressErrors) throw e;
-  }
-};
-function build$2(options2, isSynchronous) {
-  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
-  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
-}
-function isRecursive(path5, resolved, state) {
-  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path5);
-  let depth = 1;
-  while (parent !== state.root && depth < 2) {
-    const resolvedPath = state.symlinks.get(parent);
-    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
-    if (isSameRoot) depth++;
-    else parent = dirname(parent);
-  }
-  state.symlinks.set(path5, resolved);
-  return depth > 1;
-}
-function isRecursiveUsingRealPaths(resolved, state) {
-  return state.visited.includes(resolved + state.options.pathSeparator);
-}
-var onlyCountsSync = (state) => {
-  return state.counts;
-};
-var groupsSync = (state) => {
-  return state.groups;
-};
-var defaultSync = (state) => {
-  return state.paths;
-};
-var limitFilesSync = (state) => {
-  return state.paths.slice(0, state.options.maxFiles);
-};
-var onlyCountsAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.counts, state.options.suppressErrors);
-  return null;
-};
-var defaultAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.paths, state.options.suppressErrors);
-  return null;
-};
-var limitFilesAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
-  return null;
-};
-var groupsAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.groups, state.options.suppressErrors);
-  return null;
-};
-function report(error62, callback$1, output2, suppressErrors) {
-  if (error62 && !suppressErrors) callback$1(error62, output2);
-  else callback$1(null, output2);
-}
-function build$1(options2, isSynchronous) {
-  const { onlyCounts, group, maxFiles } = options2;
-  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
-  else if (group) return isSynchronous ? groupsSync : groupsAsync;
-  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
-  else return isSynchronous ? defaultSync : defaultAsync;
-}
-var readdirOpts = { withFileTypes: true };
-var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  state.queue.enqueue();
-  if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs } = state;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  fs.readdir(crawlPath || ".", readdirOpts, (error62, entries = []) => {
-    callback$1(entries, directoryPath, currentDepth);
-    state.queue.dequeue(state.options.suppressErrors ? null : error62, state);
-  });
-};
-var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs } = state;
-  if (currentDepth < 0) return;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  let entries = [];
-  try {
-    entries = fs.readdirSync(crawlPath || ".", readdirOpts);
-  } catch (e) {
-    if (!state.options.suppressErrors) throw e;
-  }
-  callback$1(entries, directoryPath, currentDepth);
-};
-function build(isSynchronous) {
-  return isSynchronous ? walkSync : walkAsync;
-}
-var Queue = class {
-  count = 0;
-  constructor(onQueueEmpty) {
-    this.onQueueEmpty = onQueueEmpty;
-  }
-  enqueue() {
-    this.count++;
-    return this.count;
-  }
-  dequeue(error62, output2) {
-    if (this.onQueueEmpty && (--this.count <= 0 || error62)) {
-      this.onQueueEmpty(error62, output2);
-      if (error62) {
-        output2.controller.abort();
-        this.onQueueEmpty = void 0;
+function countExpectations(scenario, episodes) {
+  const counts2 = {};
+  for (const e of expectationsOf(scenario))
+    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+  const failExamples = {};
+  const errorExamples = {};
+  for (const episode of episodes) {
+    for (const r of episode.results) {
+      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
+      const c = counts2[r.id];
+      c[r.verdict] += 1;
+      if (r.verdict === "pass") continue;
+      if (r.label) {
+        c.labels ??= {};
+        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
       }
+      const examples = r.verdict === "fail" ? failExamples : errorExamples;
+      examples[r.id] ??= r.message;
     }
   }
-};
-var Counter = class {
-  _files = 0;
-  _directories = 0;
-  set files(num) {
-    this._files = num;
+  for (const [id, c] of Object.entries(counts2)) {
+    const example = failExamples[id] ?? errorExamples[id];
+    if (example !== void 0) c.example = example;
   }
-  get files() {
-    return this._files;
-  }
-  set directories(num) {
-    this._directories = num;
-  }
-  get directories() {
-    return this._directories;
-  }
-  /**
-  * @deprecated use `directories` instead
-  */
-  /* c8 ignore next 3 */
-  get dirs() {
-    return this._directories;
-  }
-};
-var Aborter = class {
-  aborted = false;
-  abort() {
-    this.aborted = true;
-  }
-};
-var Walker = class {
-  root;
-  isSynchronous;
-  state;
-  joinPath;
-  pushDirectory;
-  pushFile;
-  getArray;
-  groupFiles;
-  resolveSymlink;
-  walkDirectory;
-  callbackInvoker;
-  constructor(root, options2, callback$1) {
-    this.isSynchronous = !callback$1;
-    this.callbackInvoker = build$1(options2, this.isSynchronous);
-    this.root = normalizePath(root, options2);
-    this.state = {
-      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
-      paths: [""].slice(0, 0),
-      groups: [],
-      counts: new Counter(),
-      options: options2,
-      queue: new Queue((error62, state) => this.callbackInvoker(state, error62, callback$1)),
-      symlinks: /* @__PURE__ */ new Map(),
-      visited: [""].slice(0, 0),
-      controller: new Aborter(),
-      fs: options2.fs || nativeFs
+  return counts2;
+}
+function metricsOf(episodes) {
+  const ran = episodes.filter((e) => !e.record.infraError);
+  if (ran.length === 0) return void 0;
+  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const sum = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
+  return {
+    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
+    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
+    costUsd: round(
+      sum((u) => u.cost_usd),
+      6
+    ),
+    inputTokens: sum((u) => u.input_tokens),
+    outputTokens: sum((u) => u.output_tokens)
+  };
+}
+function summarizeSide(scenario, episodes, ks) {
+  const ordered = inRepeatOrder(episodes);
+  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
+  const summary = {
+    runs: ordered.length,
+    passes: ordered.filter(episodePassed).length,
+    expectations: countExpectations(scenario, ordered),
+    infraErrors,
+    episodes: ordered.map((e) => e.record.episode)
+  };
+  const metrics = metricsOf(ordered);
+  if (metrics) summary.metrics = metrics;
+  summary.stats = sideStats(summary, ks);
+  return summary;
+}
+
+// src/compare/classify.ts
+var NEW_SCENARIO = "New scenario (no base run): ";
+function isFlaky(summary) {
+  if (!summary) return false;
+  const graded = summary.runs - (summary.infraErrors ?? 0);
+  return summary.passes > 0 && summary.passes < graded;
+}
+function counts(c) {
+  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
+}
+function topLabel(c) {
+  const entries = Object.entries(c?.labels ?? {});
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries[0]?.[0];
+}
+function ids(base2, head) {
+  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
+}
+function changedExpectations(base2, head) {
+  const broke2 = [];
+  const fixed = [];
+  const errored2 = [];
+  for (const id of ids(base2, head)) {
+    const h = head.expectations[id];
+    const b = base2?.expectations[id];
+    const critical = h?.critical ?? b?.critical ?? false;
+    const entry = (change, from) => {
+      const e = { id, critical, change, base: counts(b), head: counts(h) };
+      const label = topLabel(from);
+      if (label) e.label = label;
+      if (from?.example !== void 0) e.message = from.example;
+      return e;
     };
-    this.joinPath = build$7(this.root, options2);
-    this.pushDirectory = build$6(this.root, options2);
-    this.pushFile = build$5(options2);
-    this.getArray = build$4(options2);
-    this.groupFiles = build$3(options2);
-    this.resolveSymlink = build$2(options2, this.isSynchronous);
-    this.walkDirectory = build(this.isSynchronous);
+    const headFailed = (h?.fail ?? 0) > 0;
+    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
+    const baseFailed = (b?.fail ?? 0) > 0;
+    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
+    if (headFailed && basePassedAll) broke2.push(entry("broke", h));
+    else if (base2 !== null && baseFailed && headPassedAll) fixed.push(entry("fixed", b));
+    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
   }
-  start() {
-    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
-    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
-    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
+  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
+  return [...broke2, ...fixed, ...errored2];
+}
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function incompleteReason(base2, head, notes) {
+  const parts = [];
+  for (const [side, s] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    if (!s) continue;
+    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
+    else if ((s.infraErrors ?? 0) > 0) {
+      const note = notes[side] ? ` (${notes[side]})` : "";
+      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
+    }
   }
-  walk = (entries, directoryPath, depth) => {
-    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
-    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
-    const files = this.getArray(this.state.paths);
-    for (let i = 0; i < entries.length; ++i) {
-      const entry = entries[i];
-      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
-        const filename = this.joinPath(entry.name, directoryPath);
-        this.pushFile(filename, files, this.state.counts, filters);
-      } else if (entry.isDirectory()) {
-        let path5 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path5)) continue;
-        this.pushDirectory(path5, paths, filters);
-        this.walkDirectory(this.state, path5, path5, depth - 1, this.walk);
-      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path5 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path5, this.state, (stat4, resolvedPath) => {
-          if (stat4.isDirectory()) {
-            resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path5 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path5 + pathSeparator, depth - 1, this.walk);
-          } else {
-            resolvedPath = useRealPaths ? resolvedPath : path5;
-            const filename = basename(resolvedPath);
-            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
-            resolvedPath = this.joinPath(filename, directoryPath$1);
-            this.pushFile(resolvedPath, files, this.state.counts, filters);
-          }
+  if (parts.length === 0) return null;
+  const sentence = parts.join("; ");
+  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
+}
+function brokeReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "critical expectation" : "expectation";
+  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
+  const against = base2 ? ` and passed in all ${base2.runs} base repeats` : "";
+  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} broke` : "";
+  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${more2}.`;
+}
+function fixedReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} fixed` : "";
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
+}
+function unchangedReason(base2, head) {
+  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base2.passes === base2.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
+  }
+  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+}
+function classifySummaries(base2, head, notes = {}) {
+  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
+  const changed = changedExpectations(base2, head);
+  const result = (cls, reason) => ({
+    class: cls,
+    flaky,
+    reason,
+    expectations_changed: changed
+  });
+  const incomplete = incompleteReason(base2, head, notes);
+  if (incomplete) return result("incomplete", incomplete);
+  const broke2 = changed.filter((c) => c.change === "broke");
+  const critical = broke2.filter((c) => c.critical);
+  if (critical.length > 0) return result("new-critical-failure", brokeReason(broke2, base2, head));
+  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
+  const fixed = changed.filter((c) => c.change === "fixed");
+  if (base2 && fixed.length > 0) return result("improved", fixedReason(fixed, base2, head));
+  return result("unchanged", unchangedReason(base2, head));
+}
+function ungradableNotes(base2, head) {
+  const notes = {};
+  for (const [side, episodes] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
+    if (note) notes[side] = note;
+  }
+  return notes;
+}
+
+// src/compare/divergence.ts
+function argsPart(args, keys) {
+  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
+  const record2 = args ?? {};
+  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
+}
+function compareSteps(n, b, h) {
+  if (b.tool !== h.tool) {
+    return {
+      kind: "different-tool",
+      step: n,
+      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
+    };
+  }
+  const keys = differingArgs(b.args, h.args);
+  if (keys.length > 0) {
+    const separator = keys.length > 1 ? "; " : ", ";
+    return {
+      kind: "different-arguments",
+      step: n,
+      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
+    };
+  }
+  if (b.status !== h.status || b.effect !== h.effect) {
+    return {
+      kind: "different-result",
+      step: n,
+      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
+    };
+  }
+  return null;
+}
+function firstDivergence(baseCalls, headCalls) {
+  const base2 = toTrajectory(baseCalls);
+  const head = toTrajectory(headCalls);
+  const common = Math.min(base2.length, head.length);
+  for (let i = 0; i < common; i++) {
+    const d = compareSteps(i + 1, base2[i], head[i]);
+    if (d) return d;
+  }
+  if (base2.length !== head.length) {
+    const n = common + 1;
+    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
+    return {
+      kind: "stopped-early",
+      step: n,
+      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
+    };
+  }
+  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
+  return { kind: "same", step: 0, sentence };
+}
+
+// src/compare/flaky.ts
+var STOPPED = "\0stopped";
+function signatureAt(r, i) {
+  return i < r.signatures.length ? r.signatures[i] : STOPPED;
+}
+function prefixAt(r, i) {
+  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
+}
+function actions(group, i) {
+  const bySig = /* @__PURE__ */ new Map();
+  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
+  return [...bySig.values()].map((rs) => {
+    const step = rs[0].steps[i];
+    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    return { action, n: rs.length };
+  });
+}
+function itemize(list) {
+  return list.map((a) => `${a.n} ${a.action}`).join(", ");
+}
+function plural2(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function failedExpectations(failing) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const r of failing) {
+    for (const res of r.episode.results) {
+      if (res.verdict !== "fail") continue;
+      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
+      entry.n += 1;
+      seen.set(res.id, entry);
+    }
+  }
+  const items = [...seen.entries()].map(
+    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
+  );
+  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
+}
+function explainFlaky(episodes) {
+  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
+    const steps = toTrajectory(episode.record.calls);
+    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+  });
+  const passing = repeats.filter((r) => r.passed);
+  const failing = repeats.filter((r) => !r.passed);
+  if (passing.length === 0 || failing.length === 0) return null;
+  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  for (let i = 0; i < longest; i++) {
+    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
+    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
+    const pass = actions(passing, i);
+    const failed3 = actions(failing, i);
+    const lead = `${passing.length} of ${repeats.length} repeats`;
+    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
+    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
+    return `At step ${i + 1}, ${passText}; ${failText}.`;
+  }
+  const trajectory = (r) => r.signatures.join("");
+  const full = new Set(passing.map(trajectory));
+  const alike = failing.filter((r) => full.has(trajectory(r)));
+  const n = alike[0].steps.length;
+  const failed2 = failedExpectations(alike);
+  const what = failed2 ? `; they failed ${failed2}` : "";
+  if (new Set(repeats.map(trajectory)).size === 1) {
+    const calls2 = n === 0 ? "no calls" : `the same ${plural2(n, "call")}`;
+    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+  }
+  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural2(n, "call")} as a passing repeat`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+}
+
+// src/compare/state-diff.ts
+var ABSENT = "(absent)";
+var WHOLE_ROW = "(row)";
+var STATE_DIFF_CAP = 20;
+function renderKey(change, primaryKey) {
+  const source = change.key ?? change.after ?? change.before ?? {};
+  return primaryKey.map((c) => renderValue(source[c])).join(",");
+}
+function changesOf(t) {
+  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
+}
+function keyedFinals(b, h, primaryKey) {
+  const index = (t) => {
+    const m = /* @__PURE__ */ new Map();
+    for (const c of changesOf(t))
+      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
+    return m;
+  };
+  const bi = index(b);
+  const hi = index(h);
+  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
+  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
+    const bc = bi.get(id);
+    const hc = hi.get(id);
+    const key = renderKey(bc ?? hc, primaryKey);
+    const initial = (bc ?? hc).before;
+    finals[0].set(id, { key, row: bc ? bc.after : initial });
+    finals[1].set(id, { key, row: hc ? hc.after : initial });
+  }
+  return finals;
+}
+function keyedDifferences(table2, b, h, primaryKey) {
+  const [bf, hf] = keyedFinals(b, h, primaryKey);
+  const out = [];
+  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
+  for (const id of ids2) {
+    const { key, row: br } = bf.get(id);
+    const hr = hf.get(id).row;
+    if (!br && !hr) continue;
+    if (!br || !hr) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
+      continue;
+    }
+    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
+      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+        out.push({
+          table: table2,
+          key,
+          column,
+          base: column in br ? br[column] : ABSENT,
+          head: column in hr ? hr[column] : ABSENT
         });
       }
     }
-    this.groupFiles(this.state.groups, directoryPath, files);
-  };
-};
-function promise(root, options2) {
-  return new Promise((resolve$1, reject) => {
-    callback(root, options2, (err, output2) => {
-      if (err) return reject(err);
-      resolve$1(output2);
-    });
-  });
+  }
+  return out;
 }
-function callback(root, options2, callback$1) {
-  let walker = new Walker(root, options2, callback$1);
-  walker.start();
-}
-function sync(root, options2) {
-  const walker = new Walker(root, options2);
-  return walker.start();
-}
-var APIBuilder = class {
-  constructor(root, options2) {
-    this.root = root;
-    this.options = options2;
-  }
-  withPromise() {
-    return promise(this.root, this.options);
-  }
-  withCallback(cb) {
-    callback(this.root, this.options, cb);
-  }
-  sync() {
-    return sync(this.root, this.options);
-  }
-};
-var pm = null;
-try {
-  __require2.resolve("picomatch");
-  pm = __require2("picomatch");
-} catch {
-}
-var Builder = class {
-  globCache = {};
-  options = {
-    maxDepth: Infinity,
-    suppressErrors: true,
-    pathSeparator: sep,
-    filters: []
-  };
-  globFunction;
-  constructor(options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    this.globFunction = this.options.globFunction;
-  }
-  group() {
-    this.options.group = true;
-    return this;
-  }
-  withPathSeparator(separator) {
-    this.options.pathSeparator = separator;
-    return this;
-  }
-  withBasePath() {
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withRelativePaths() {
-    this.options.relativePaths = true;
-    return this;
-  }
-  withDirs() {
-    this.options.includeDirs = true;
-    return this;
-  }
-  withMaxDepth(depth) {
-    this.options.maxDepth = depth;
-    return this;
-  }
-  withMaxFiles(limit) {
-    this.options.maxFiles = limit;
-    return this;
-  }
-  withFullPaths() {
-    this.options.resolvePaths = true;
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withErrors() {
-    this.options.suppressErrors = false;
-    return this;
-  }
-  withSymlinks({ resolvePaths = true } = {}) {
-    this.options.resolveSymlinks = true;
-    this.options.useRealPaths = resolvePaths;
-    return this.withFullPaths();
-  }
-  withAbortSignal(signal) {
-    this.options.signal = signal;
-    return this;
-  }
-  normalize() {
-    this.options.normalizePath = true;
-    return this;
-  }
-  filter(predicate) {
-    this.options.filters.push(predicate);
-    return this;
-  }
-  onlyDirs() {
-    this.options.excludeFiles = true;
-    this.options.includeDirs = true;
-    return this;
-  }
-  exclude(predicate) {
-    this.options.exclude = predicate;
-    return this;
-  }
-  onlyCounts() {
-    this.options.onlyCounts = true;
-    return this;
-  }
-  crawl(root) {
-    return new APIBuilder(root || ".", this.options);
-  }
-  withGlobFunction(fn) {
-    this.globFunction = fn;
-    return this;
-  }
-  /**
-  * @deprecated Pass options using the constructor instead:
-  * ```ts
-  * new fdir(options).crawl("/path/to/root");
-  * ```
-  * This method will be removed in v7.0
-  */
-  /* c8 ignore next 4 */
-  crawlWithOptions(root, options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    return new APIBuilder(root || ".", this.options);
-  }
-  glob(...patterns) {
-    if (this.globFunction) return this.globWithOptions(patterns);
-    return this.globWithOptions(patterns, ...[{ dot: true }]);
-  }
-  globWithOptions(patterns, ...options2) {
-    const globFn = this.globFunction || pm;
-    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
-    var isMatch = this.globCache[patterns.join("\0")];
-    if (!isMatch) {
-      isMatch = globFn(patterns, ...options2);
-      this.globCache[patterns.join("\0")] = isMatch;
+function netRows(t, into, sign) {
+  for (const c of changesOf(t)) {
+    for (const [row, s] of [
+      [c.after, 1],
+      [c.before, -1]
+    ]) {
+      if (!row) continue;
+      const id = canonicalJson(row);
+      const entry = into.get(id) ?? { row, n: 0 };
+      entry.n += sign * s;
+      into.set(id, entry);
     }
-    this.options.filters.push((path5) => isMatch(path5));
-    return this;
   }
-};
+}
+function keylessDifferences(table2, b, h) {
+  const net2 = /* @__PURE__ */ new Map();
+  netRows(b, net2, 1);
+  netRows(h, net2, -1);
+  const out = [];
+  for (const id of [...net2.keys()].sort()) {
+    const { row, n } = net2.get(id);
+    const key = elide(renderArgs(row), 60);
+    for (let i = 0; i < Math.abs(n); i++) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
+    }
+  }
+  return out;
+}
+function compareKeys(a, b) {
+  return a.localeCompare(b, "en", { numeric: true });
+}
+function mentions(text, word) {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text);
+}
+function readers(expectations) {
+  const out = [];
+  for (const e of expectations) {
+    const critical = e.critical ?? false;
+    let text;
+    if ("query" in e) text = e.query;
+    else if ("changes" in e) text = e.changes.table;
+    else if ("forbid_changes" in e) text = e.forbid_changes.table;
+    else if ("outcome_verified" in e && e.outcome_verified !== true) text = e.outcome_verified.query;
+    if (text !== void 0) {
+      const t = text;
+      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
+    } else if ("only_changes" in e) {
+      const allowed = new Set(e.only_changes);
+      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
+    }
+  }
+  return out;
+}
+function relevance(d, rs) {
+  const reading = rs.filter((r) => r.tables(d.table));
+  const critical = reading.filter((r) => r.critical);
+  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
+  if (critical.length > 0) return 1;
+  if (reading.length > 0) return 2;
+  return 3;
+}
+function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
+  const all = [];
+  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base2.tables[table2];
+    const h = head.tables[table2];
+    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
+    all.push(
+      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
+    );
+  }
+  const rs = readers(scenario?.expect ?? []);
+  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
+  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
+  return { differences: kept, cut: all.length - kept.length };
+}
 
-// node_modules/tinyglobby/dist/index.mjs
-var import_picomatch = __toESM(require_picomatch2(), 1);
-var isReadonlyArray = Array.isArray;
-var BACKSLASHES = /\\/g;
-var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
-var isWin = process.platform === "win32";
-var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
-function getPartialMatcher(patterns, options2 = {}) {
-  const patternsCount = patterns.length;
-  const patternsParts = Array(patternsCount);
-  const matchers = Array(patternsCount);
-  let i, j;
-  for (i = 0; i < patternsCount; i++) {
-    const parts = splitPattern(patterns[i]);
-    patternsParts[i] = parts;
-    const partsCount = parts.length;
-    const partMatchers = Array(partsCount);
-    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
-    matchers[i] = partMatchers;
-  }
-  return (input2) => {
-    const inputParts = input2.split("/");
-    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
-    for (i = 0; i < patternsCount; i++) {
-      const patternParts = patternsParts[i];
-      const matcher = matchers[i];
-      const inputPatternCount = inputParts.length;
-      const minParts = Math.min(inputPatternCount, patternParts.length);
-      j = 0;
-      while (j < minParts) {
-        const part = patternParts[j];
-        if (part.includes("/")) return true;
-        if (!matcher[j](inputParts[j])) break;
-        if (!options2.noglobstar && part === "**") return true;
-        j++;
-      }
-      if (j === inputPatternCount) return true;
-    }
-    return false;
+// src/compare/case.ts
+function representative(episodes, passed2) {
+  const ordered = inRepeatOrder(episodes);
+  const graded = ordered.filter(isGradable);
+  return graded.find((e) => episodePassed(e) === passed2) ?? graded[0] ?? ordered[0];
+}
+function compareCase(scenario, base2, head, options2 = {}) {
+  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks);
+  const headSummary = summarizeSide(scenario, head, options2.ks);
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head));
+  const report2 = {
+    id: scenario.id,
+    class: c.class,
+    flaky: c.flaky,
+    base: baseSummary,
+    head: headSummary,
+    divergence: null,
+    state_diff: [],
+    file: scenario.file,
+    reason: c.reason,
+    expectations_changed: c.expectations_changed
   };
-}
-var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
-var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
-function buildFormat(cwd, root, absolute) {
-  if (cwd === root || root.startsWith(`${cwd}/`)) {
-    if (absolute) {
-      const start = cwd.length + +!isRoot(cwd);
-      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
-    }
-    const prefix = root.slice(cwd.length + 1);
-    if (prefix) return (p, isDir) => {
-      if (p === ".") return prefix;
-      const result = `${prefix}/${p}`;
-      return isDir ? result.slice(0, -1) : result;
-    };
-    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
+  if (scenario.description) report2.description = scenario.description;
+  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
+    const improved = c.class === "improved";
+    const b = representative(base2, !improved);
+    const h = representative(head, improved);
+    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
+    const diff = stateDifferences(
+      b.record.diff,
+      h.record.diff,
+      scenario,
+      options2.stateDiffCap ?? STATE_DIFF_CAP
+    );
+    report2.state_diff = diff.differences;
+    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
   }
-  if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
-}
-function buildRelative(cwd, root) {
-  if (root.startsWith(`${cwd}/`)) {
-    const prefix = root.slice(cwd.length + 1);
-    return (p) => `${prefix}/${p}`;
+  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
+  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
+  if (flakyBase || flakyHead) {
+    report2.flaky_explanation = {};
+    if (flakyBase) report2.flaky_explanation.base = flakyBase;
+    if (flakyHead) report2.flaky_explanation.head = flakyHead;
   }
-  return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
-    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
-  };
-}
-function ensureNonDriveRelativePath(path5) {
-  return path5.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
-}
-var splitPatternOptions = { parts: true };
-function splitPattern(path5) {
-  var _result$parts;
-  const result = import_picomatch.default.scan(path5, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path5];
-}
-var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
-var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path5) => path5.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path5) => path5.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapePath = isWin ? escapeWin32Path : escapePosixPath;
-function isDynamicPattern(pattern, options2) {
-  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
-  const scan2 = import_picomatch.default.scan(pattern);
-  return scan2.isGlob || scan2.negated;
-}
-function log(...tasks) {
-  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
-}
-function ensureStringArray(value) {
-  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
-}
-var PARENT_DIRECTORY = /^(\/?\.\.)+/;
-var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
-function normalizePattern(pattern, opts, props, isIgnore) {
-  var _PARENT_DIRECTORY$exe;
-  const cwd = opts.cwd;
-  let result = pattern;
-  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
-  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
-  const escapedCwd = escapePath(cwd);
-  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
-  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
-  const parts = splitPattern(result);
-  if (parentDir) {
-    const n = (parentDir.length + 1) / 3;
-    let i = 0;
-    const cwdParts = escapedCwd.split("/");
-    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
-      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
-      i++;
-    }
-    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
-    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
-      props.root = ensureNonDriveRelativePath(potentialRoot);
-      props.depthOffset = -n + i;
-    }
-  }
-  if (!isIgnore && props.depthOffset >= 0) {
-    var _props$commonPath;
-    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
-    const newCommonPath = [];
-    const length = Math.min(props.commonPath.length, parts.length);
-    for (let i = 0; i < length; i++) {
-      const part = parts[i];
-      if (part === "**" && !parts[i + 1]) {
-        newCommonPath.pop();
-        break;
-      }
-      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
-      newCommonPath.push(part);
-    }
-    props.depthOffset = newCommonPath.length;
-    props.commonPath = newCommonPath;
-    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
-  }
-  return result;
-}
-function processPatterns(options2, patterns, props) {
-  const matchPatterns = [];
-  const ignorePatterns = [];
-  for (const pattern of options2.ignore) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
-  }
-  for (const pattern of patterns) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
-    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
-  }
-  return {
-    match: matchPatterns,
-    ignore: ignorePatterns
-  };
-}
-function buildCrawler(options2, patterns) {
-  const cwd = options2.cwd;
-  const props = {
-    root: cwd,
-    depthOffset: 0
-  };
-  const processed = processPatterns(options2, patterns, props);
-  if (options2.debug) log("internal processing patterns:", processed);
-  const { absolute, caseSensitiveMatch, debug, dot, followSymbolicLinks, onlyDirectories } = options2;
-  const root = props.root.replace(BACKSLASHES, "");
-  const matchOptions = {
-    dot,
-    nobrace: options2.braceExpansion === false,
-    nocase: !caseSensitiveMatch,
-    noextglob: options2.extglob === false,
-    noglobstar: options2.globstar === false,
-    posix: true
-  };
-  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
-  const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
-  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
-  const format = buildFormat(cwd, root, absolute);
-  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
-  const excludePredicate = (_, p) => {
-    const relativePath = excludeFormatter(p, true);
-    return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
-  };
-  let maxDepth;
-  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
-  const crawler = new Builder({
-    filters: [debug ? (p, isDirectory) => {
-      const path5 = format(p, isDirectory);
-      const matches = matcher(path5) && !ignore(path5);
-      if (matches) log(`matched ${path5}`);
-      return matches;
-    } : (p, isDirectory) => {
-      const path5 = format(p, isDirectory);
-      return matcher(path5) && !ignore(path5);
-    }],
-    exclude: debug ? (_, p) => {
-      const skipped = excludePredicate(_, p);
-      log(`${skipped ? "skipped" : "crawling"} ${p}`);
-      return skipped;
-    } : excludePredicate,
-    fs: options2.fs,
-    pathSeparator: "/",
-    relativePaths: !absolute,
-    resolvePaths: absolute,
-    includeBasePath: absolute,
-    resolveSymlinks: followSymbolicLinks,
-    excludeSymlinks: !followSymbolicLinks,
-    excludeFiles: onlyDirectories,
-    includeDirs: onlyDirectories || !options2.onlyFiles,
-    maxDepth,
-    signal: options2.signal
-  }).crawl(root);
-  if (options2.debug) log("internal properties:", {
-    ...props,
-    root
-  });
-  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
-}
-function formatPaths(paths, mapper) {
-  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
-  return paths;
-}
-var defaultOptions = {
-  caseSensitiveMatch: true,
-  debug: !!process.env.TINYGLOBBY_DEBUG,
-  expandDirectories: true,
-  followSymbolicLinks: true,
-  onlyFiles: true
-};
-function getOptions(options2) {
-  const opts = Object.assign({}, options2);
-  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
-  opts.ignore = ensureStringArray(opts.ignore);
-  opts.fs && (opts.fs = {
-    readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync,
-    realpath: opts.fs.realpath || realpath,
-    realpathSync: opts.fs.realpathSync || realpathSync,
-    stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync
-  });
-  if (opts.debug) log("globbing with options:", opts);
-  return opts;
-}
-function getCrawler(globInput, inputOptions = {}) {
-  var _ref;
-  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
-  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
-  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
-  const options2 = getOptions(isModern ? inputOptions : globInput);
-  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
-}
-async function glob(globInput, options2) {
-  const [crawler, relative2] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
+  return report2;
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -22772,7 +22660,7 @@ __export(external_exports, {
   prefault: () => prefault,
   preprocess: () => preprocess,
   prettifyError: () => prettifyError,
-  promise: () => promise2,
+  promise: () => promise,
   properties: () => _properties,
   property: () => _property,
   readonly: () => readonly,
@@ -27633,7 +27521,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve7) {
+function isRecursive(inst, stack, resolve7) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -27643,7 +27531,7 @@ function isRecursive2(inst, stack, resolve7) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve7);
+      const answer = isRecursive(child, stack, resolve7);
       if (answer > result)
         result = answer;
     }
@@ -27654,7 +27542,7 @@ function isRecursive2(inst, stack, resolve7) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve7) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve7) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -27719,7 +27607,7 @@ function isRecursive2(inst, stack, resolve7) {
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
       const inner = def._cachedInner ?? (resolve7 ? inst._zod.innerType : void 0);
-      merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
+      merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
     // a leaf by choice: `parts` are regex fragments, not data positions
@@ -27771,7 +27659,7 @@ function settle(inst, answer) {
   return answer;
 }
 function isRecursiveSchema(inst) {
-  return isRecursive2(inst, /* @__PURE__ */ new Set(), true) !== NONE;
+  return isRecursive(inst, /* @__PURE__ */ new Set(), true) !== NONE;
 }
 function bucketFor(state, inst) {
   let bucket = state.buckets.get(inst);
@@ -27820,7 +27708,7 @@ var memo = {
       const base2 = inst._zod.parse;
       const wrapped = (payload, ctx) => {
         if (isRecursiveInst === void 0) {
-          const walked = isRecursive2(inst, /* @__PURE__ */ new Set(), false);
+          const walked = isRecursive(inst, /* @__PURE__ */ new Set(), false);
           if (walked === NONE) {
             inst._zod.parse = base2;
             if (inst._zod.run === wrapped)
@@ -39686,7 +39574,7 @@ __export(schemas_exports2, {
   pipe: () => pipe,
   prefault: () => prefault,
   preprocess: () => preprocess,
-  promise: () => promise2,
+  promise: () => promise,
   readonly: () => readonly,
   record: () => record,
   refine: () => refine,
@@ -41187,7 +41075,7 @@ var ZodPromise = /* @__PURE__ */ $constructor("ZodPromise", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => promiseProcessor(inst, ctx, json2, params);
   inst.unwrap = () => inst._zod.def.innerType;
 });
-function promise2(innerType) {
+function promise(innerType) {
   return new ZodPromise({
     type: "promise",
     innerType
@@ -41568,7 +41456,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural(n) {
+function plural3(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -41607,7 +41495,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural3(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -41615,7 +41503,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural3(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -42499,6 +42387,1018 @@ function expectationKind(e) {
   throw new Error(`expectation ${e.id ?? "?"} has no kind`);
 }
 
+// src/gate/verdict.ts
+var DEFAULT_GATE = {
+  block: ["new-critical-failure"],
+  warn: ["regressed", "incomplete", "flaky"]
+};
+function checkPolicy(gate) {
+  for (const level of ["block", "warn"]) {
+    const list = gate[level];
+    if (!Array.isArray(list))
+      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
+    for (const name of list) {
+      if (!GateClass.options.includes(name)) {
+        throw new Error(
+          `gate.${level}: unknown class '${name}' (expected one of ${GateClass.options.join(", ")})`
+        );
+      }
+    }
+  }
+}
+function gateClassesOf(c) {
+  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
+}
+function listCases(ids2) {
+  const shown = ids2.slice(0, 3).join(", ");
+  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
+}
+function matching(cases, classes, verdict) {
+  const out = [];
+  for (const cls of classes) {
+    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
+    if (ids2.length > 0)
+      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+  }
+  return out;
+}
+function gateDecision(cases, gate, run3 = {}) {
+  checkPolicy(gate);
+  const block = matching(cases, gate.block, "BLOCK");
+  const warn = matching(cases, gate.warn, "WARN");
+  const facts = [];
+  const fact = (text) => facts.push({ verdict: "WARN", class: null, cases: [], text });
+  if (run3.interrupted) fact("the run was interrupted before every episode finished");
+  if (run3.missingShards && run3.missingShards.length > 0) {
+    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
+  }
+  const graded = cases.filter((c) => c.class !== "incomplete").length;
+  if (cases.length === 0) fact("no case was graded: the run has no cases");
+  else if (graded === 0) fact("no case was graded: every case is incomplete");
+  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
+  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
+  return { verdict: "PASS", reasons: [] };
+}
+function gateVerdict(cases, gate, run3 = {}) {
+  return gateDecision(cases, gate, run3).verdict;
+}
+function gateFails(verdict, failOn2) {
+  if (failOn2 === "never") return false;
+  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
+}
+function exitCodeFor(verdict, failOn2) {
+  return gateFails(verdict, failOn2) ? 2 : 0;
+}
+
+// src/report/build.ts
+function countClasses(cases) {
+  const counts2 = Object.fromEntries(CaseClassName.options.map((c) => [c, 0]));
+  for (const c of cases) counts2[c.class] += 1;
+  return counts2;
+}
+function suiteStatsOf(cases) {
+  const out = {};
+  for (const side of ["base", "head"]) {
+    const per = [];
+    for (const c of cases) {
+      const s = c[side];
+      if (s) per.push(s.stats ?? sideStats(s));
+    }
+    if (per.length > 0) out[side] = suiteStats(per);
+  }
+  return out;
+}
+function withTotals(report2) {
+  const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
+  const verdict = gateVerdict(cases, gate, {
+    interrupted: report2.interrupted,
+    missingShards: report2.missing_shards
+  });
+  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report2;
+  return {
+    version: version2,
+    verdict,
+    engine,
+    pin,
+    sides,
+    counts: countClasses(cases),
+    ...rest,
+    gate,
+    stats: suiteStatsOf(cases),
+    cases
+  };
+}
+function buildReport(input2) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const c of input2.cases) {
+    if (seen.has(c.scenario.id)) throw new Error(`buildReport: scenario '${c.scenario.id}' is given twice`);
+    seen.add(c.scenario.id);
+  }
+  const cases = input2.cases.map((c) => compareCase(c.scenario, c.base, c.head, input2));
+  const report2 = {
+    version: 1,
+    engine: input2.engine,
+    pin: input2.pin,
+    sides: input2.sides,
+    cases,
+    gate: { block: [...(input2.gate ?? DEFAULT_GATE).block], warn: [...(input2.gate ?? DEFAULT_GATE).warn] },
+    shard: input2.shard ?? null,
+    interrupted: input2.interrupted ?? false
+  };
+  if (input2.engineReason !== void 0) report2.engine_reason = input2.engineReason;
+  if (input2.repeats !== void 0) report2.repeats = input2.repeats;
+  if (input2.seeds !== void 0) report2.seeds = input2.seeds;
+  if (input2.startedAt !== void 0) report2.started_at = input2.startedAt;
+  if (input2.durationMs !== void 0) report2.duration_ms = input2.durationMs;
+  if (input2.episodesFile !== void 0) report2.episodes_file = input2.episodesFile;
+  return withTotals(report2);
+}
+
+// src/report/merge.ts
+var MergeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "MergeError";
+  }
+};
+function describe3(r, i) {
+  return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
+}
+function short(hash2) {
+  return hash2.slice(0, 12);
+}
+function sideText(s) {
+  return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ""}` : "none";
+}
+function check2(reports) {
+  if (reports.length === 0) return "no reports to merge";
+  for (const [i, r] of reports.entries()) {
+    if (!r || typeof r !== "object" || r.version !== 1 || !Array.isArray(r.cases) || !r.pin) {
+      return `report ${i + 1} is not a version 1 report.json (version ${JSON.stringify(r?.version)})`;
+    }
+  }
+  const first = reports[0];
+  for (const [i, r] of reports.entries()) {
+    if (i === 0) continue;
+    for (const field2 of ["suite_hash", "template_hash"]) {
+      if (r.pin[field2] !== first.pin[field2]) {
+        return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
+      }
+    }
+    for (const side of ["base", "head"]) {
+      const a = first.sides[side];
+      const b = r.sides[side];
+      if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
+        return `${describe3(r, i)} ran ${side} ${sideText(b)} but ${describe3(first, 0)} ran ${side} ${sideText(a)}`;
+      }
+    }
+  }
+  const shardOwner = /* @__PURE__ */ new Map();
+  for (const [i, r] of reports.entries()) {
+    if (!r.shard) continue;
+    if (first.shard && r.shard.total !== first.shard.total) {
+      return `${describe3(r, i)} splits the run into ${r.shard.total} shards but ${describe3(first, 0)} into ${first.shard.total}`;
+    }
+    const owner = shardOwner.get(r.shard.index);
+    if (owner !== void 0)
+      return `shard ${r.shard.index}/${r.shard.total} appears twice: reports ${owner + 1} and ${i + 1}`;
+    shardOwner.set(r.shard.index, i);
+  }
+  const caseOwner = /* @__PURE__ */ new Map();
+  for (const [i, r] of reports.entries()) {
+    for (const c of r.cases) {
+      const owner = caseOwner.get(c.id);
+      if (owner !== void 0) {
+        return `case '${c.id}' is in ${describe3(reports[owner], owner)} and ${describe3(r, i)}: the slices overlap`;
+      }
+      caseOwner.set(c.id, i);
+    }
+  }
+  return null;
+}
+function missingShards(reports) {
+  const total = reports.find((r) => r.shard)?.shard?.total;
+  if (!total || reports.some((r) => !r.shard)) return [];
+  const present = new Set(reports.map((r) => r.shard.index));
+  return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
+}
+function tryMergeReports(reports) {
+  const error62 = check2(reports);
+  if (error62) return { ok: false, error: error62 };
+  const first = reports[0];
+  const cases = reports.flatMap((r) => r.cases);
+  const engines = [...new Set(reports.map((r) => r.engine))];
+  const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== void 0))];
+  const starts = reports.map((r) => r.started_at).filter((t) => typeof t === "string");
+  const durations = reports.map((r) => r.duration_ms).filter((d) => typeof d === "number");
+  const missing = missingShards(reports);
+  const merged = {
+    version: 1,
+    engine: first.engine,
+    pin: {
+      suite_hash: first.pin.suite_hash,
+      template_hash: first.pin.template_hash,
+      scenarios: Object.assign({}, ...reports.map((r) => r.pin.scenarios ?? {}))
+    },
+    sides: first.sides,
+    cases,
+    shard: null,
+    interrupted: reports.some((r) => r.interrupted === true)
+  };
+  const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
+  if (reason !== void 0) merged.engine_reason = reason;
+  if (first.gate) merged.gate = first.gate;
+  if (repeats.length === 1) merged.repeats = repeats[0];
+  if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
+  if (starts.length > 0) merged.started_at = [...starts].sort()[0];
+  if (durations.length > 0) merged.duration_ms = Math.max(...durations);
+  if (missing.length > 0) merged.missing_shards = missing;
+  return { ok: true, report: withTotals(merged) };
+}
+function mergeReports(reports) {
+  const result = tryMergeReports(reports);
+  if (!result.ok) throw new MergeError(result.error);
+  return result.report;
+}
+
+// src/config/load.ts
+import path4 from "node:path";
+
+// node_modules/tinyglobby/dist/index.mjs
+import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
+import { isAbsolute, posix, resolve as resolve2 } from "path";
+import { fileURLToPath } from "url";
+
+// node_modules/fdir/dist/index.mjs
+import { createRequire } from "module";
+import { basename, dirname, normalize, relative, resolve, sep } from "path";
+import * as nativeFs from "fs";
+var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
+function cleanPath(path5) {
+  let normalized = normalize(path5);
+  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
+  return normalized;
+}
+var SLASHES_REGEX = /[\\/]/g;
+function convertSlashes(path5, separator) {
+  return path5.replace(SLASHES_REGEX, separator);
+}
+var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
+function isRootDirectory(path5) {
+  return path5 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path5);
+}
+function normalizePath(path5, options2) {
+  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
+  const pathNeedsCleaning = process.platform === "win32" && path5.includes("/") || path5.startsWith(".");
+  if (resolvePaths) path5 = resolve(path5);
+  if (normalizePath$1 || pathNeedsCleaning) path5 = cleanPath(path5);
+  if (path5 === ".") return "";
+  const needsSeperator = path5[path5.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path5 + pathSeparator : path5, pathSeparator);
+}
+function joinPathWithBasePath(filename, directoryPath) {
+  return directoryPath + filename;
+}
+function joinPathWithRelativePath(root, options2) {
+  return function(filename, directoryPath) {
+    const sameRoot = directoryPath.startsWith(root);
+    if (sameRoot) return directoryPath.slice(root.length) + filename;
+    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
+  };
+}
+function joinPath(filename) {
+  return filename;
+}
+function joinDirectoryPath(filename, directoryPath, separator) {
+  return directoryPath + filename + separator;
+}
+function build$7(root, options2) {
+  const { relativePaths, includeBasePath } = options2;
+  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
+}
+function pushDirectoryWithRelativePath(root) {
+  return function(directoryPath, paths) {
+    paths.push(directoryPath.substring(root.length) || ".");
+  };
+}
+function pushDirectoryFilterWithRelativePath(root) {
+  return function(directoryPath, paths, filters) {
+    const relativePath = directoryPath.substring(root.length) || ".";
+    if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
+  };
+}
+var pushDirectory = (directoryPath, paths) => {
+  paths.push(directoryPath || ".");
+};
+var pushDirectoryFilter = (directoryPath, paths, filters) => {
+  const path5 = directoryPath || ".";
+  if (filters.every((filter) => filter(path5, true))) paths.push(path5);
+};
+var empty$2 = () => {
+};
+function build$6(root, options2) {
+  const { includeDirs, filters, relativePaths } = options2;
+  if (!includeDirs) return empty$2;
+  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
+  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
+}
+var pushFileFilterAndCount = (filename, _paths, counts2, filters) => {
+  if (filters.every((filter) => filter(filename, false))) counts2.files++;
+};
+var pushFileFilter = (filename, paths, _counts, filters) => {
+  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
+};
+var pushFileCount = (_filename, _paths, counts2, _filters) => {
+  counts2.files++;
+};
+var pushFile = (filename, paths) => {
+  paths.push(filename);
+};
+var empty$1 = () => {
+};
+function build$5(options2) {
+  const { excludeFiles, filters, onlyCounts } = options2;
+  if (excludeFiles) return empty$1;
+  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
+  else if (onlyCounts) return pushFileCount;
+  else return pushFile;
+}
+var getArray = (paths) => {
+  return paths;
+};
+var getArrayGroup = () => {
+  return [""].slice(0, 0);
+};
+function build$4(options2) {
+  return options2.group ? getArrayGroup : getArray;
+}
+var groupFiles = (groups, directory, files) => {
+  groups.push({
+    directory,
+    files,
+    dir: directory
+  });
+};
+var empty = () => {
+};
+function build$3(options2) {
+  return options2.group ? groupFiles : empty;
+}
+var resolveSymlinksAsync = function(path5, state, callback$1) {
+  const { queue, fs, options: { suppressErrors } } = state;
+  queue.enqueue();
+  fs.realpath(path5, (error62, resolvedPath) => {
+    if (error62) return queue.dequeue(suppressErrors ? null : error62, state);
+    fs.stat(resolvedPath, (error$1, stat4) => {
+      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
+      if (stat4.isDirectory() && isRecursive2(path5, resolvedPath, state)) return queue.dequeue(null, state);
+      callback$1(stat4, resolvedPath);
+      queue.dequeue(null, state);
+    });
+  });
+};
+var resolveSymlinks = function(path5, state, callback$1) {
+  const { queue, fs, options: { suppressErrors } } = state;
+  queue.enqueue();
+  try {
+    const resolvedPath = fs.realpathSync(path5);
+    const stat4 = fs.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path5, resolvedPath, state)) return;
+    callback$1(stat4, resolvedPath);
+  } catch (e) {
+    if (!suppressErrors) throw e;
+  }
+};
+function build$2(options2, isSynchronous) {
+  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
+  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
+}
+function isRecursive2(path5, resolved, state) {
+  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
+  let parent = dirname(path5);
+  let depth = 1;
+  while (parent !== state.root && depth < 2) {
+    const resolvedPath = state.symlinks.get(parent);
+    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
+    if (isSameRoot) depth++;
+    else parent = dirname(parent);
+  }
+  state.symlinks.set(path5, resolved);
+  return depth > 1;
+}
+function isRecursiveUsingRealPaths(resolved, state) {
+  return state.visited.includes(resolved + state.options.pathSeparator);
+}
+var onlyCountsSync = (state) => {
+  return state.counts;
+};
+var groupsSync = (state) => {
+  return state.groups;
+};
+var defaultSync = (state) => {
+  return state.paths;
+};
+var limitFilesSync = (state) => {
+  return state.paths.slice(0, state.options.maxFiles);
+};
+var onlyCountsAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.counts, state.options.suppressErrors);
+  return null;
+};
+var defaultAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.paths, state.options.suppressErrors);
+  return null;
+};
+var limitFilesAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
+  return null;
+};
+var groupsAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.groups, state.options.suppressErrors);
+  return null;
+};
+function report(error62, callback$1, output2, suppressErrors) {
+  if (error62 && !suppressErrors) callback$1(error62, output2);
+  else callback$1(null, output2);
+}
+function build$1(options2, isSynchronous) {
+  const { onlyCounts, group, maxFiles } = options2;
+  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
+  else if (group) return isSynchronous ? groupsSync : groupsAsync;
+  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
+  else return isSynchronous ? defaultSync : defaultAsync;
+}
+var readdirOpts = { withFileTypes: true };
+var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  state.queue.enqueue();
+  if (currentDepth < 0) return state.queue.dequeue(null, state);
+  const { fs } = state;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  fs.readdir(crawlPath || ".", readdirOpts, (error62, entries = []) => {
+    callback$1(entries, directoryPath, currentDepth);
+    state.queue.dequeue(state.options.suppressErrors ? null : error62, state);
+  });
+};
+var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  const { fs } = state;
+  if (currentDepth < 0) return;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  let entries = [];
+  try {
+    entries = fs.readdirSync(crawlPath || ".", readdirOpts);
+  } catch (e) {
+    if (!state.options.suppressErrors) throw e;
+  }
+  callback$1(entries, directoryPath, currentDepth);
+};
+function build(isSynchronous) {
+  return isSynchronous ? walkSync : walkAsync;
+}
+var Queue = class {
+  count = 0;
+  constructor(onQueueEmpty) {
+    this.onQueueEmpty = onQueueEmpty;
+  }
+  enqueue() {
+    this.count++;
+    return this.count;
+  }
+  dequeue(error62, output2) {
+    if (this.onQueueEmpty && (--this.count <= 0 || error62)) {
+      this.onQueueEmpty(error62, output2);
+      if (error62) {
+        output2.controller.abort();
+        this.onQueueEmpty = void 0;
+      }
+    }
+  }
+};
+var Counter = class {
+  _files = 0;
+  _directories = 0;
+  set files(num) {
+    this._files = num;
+  }
+  get files() {
+    return this._files;
+  }
+  set directories(num) {
+    this._directories = num;
+  }
+  get directories() {
+    return this._directories;
+  }
+  /**
+  * @deprecated use `directories` instead
+  */
+  /* c8 ignore next 3 */
+  get dirs() {
+    return this._directories;
+  }
+};
+var Aborter = class {
+  aborted = false;
+  abort() {
+    this.aborted = true;
+  }
+};
+var Walker = class {
+  root;
+  isSynchronous;
+  state;
+  joinPath;
+  pushDirectory;
+  pushFile;
+  getArray;
+  groupFiles;
+  resolveSymlink;
+  walkDirectory;
+  callbackInvoker;
+  constructor(root, options2, callback$1) {
+    this.isSynchronous = !callback$1;
+    this.callbackInvoker = build$1(options2, this.isSynchronous);
+    this.root = normalizePath(root, options2);
+    this.state = {
+      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
+      paths: [""].slice(0, 0),
+      groups: [],
+      counts: new Counter(),
+      options: options2,
+      queue: new Queue((error62, state) => this.callbackInvoker(state, error62, callback$1)),
+      symlinks: /* @__PURE__ */ new Map(),
+      visited: [""].slice(0, 0),
+      controller: new Aborter(),
+      fs: options2.fs || nativeFs
+    };
+    this.joinPath = build$7(this.root, options2);
+    this.pushDirectory = build$6(this.root, options2);
+    this.pushFile = build$5(options2);
+    this.getArray = build$4(options2);
+    this.groupFiles = build$3(options2);
+    this.resolveSymlink = build$2(options2, this.isSynchronous);
+    this.walkDirectory = build(this.isSynchronous);
+  }
+  start() {
+    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
+    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
+    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
+  }
+  walk = (entries, directoryPath, depth) => {
+    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
+    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
+    const files = this.getArray(this.state.paths);
+    for (let i = 0; i < entries.length; ++i) {
+      const entry = entries[i];
+      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
+        const filename = this.joinPath(entry.name, directoryPath);
+        this.pushFile(filename, files, this.state.counts, filters);
+      } else if (entry.isDirectory()) {
+        let path5 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path5)) continue;
+        this.pushDirectory(path5, paths, filters);
+        this.walkDirectory(this.state, path5, path5, depth - 1, this.walk);
+      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
+        let path5 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path5, this.state, (stat4, resolvedPath) => {
+          if (stat4.isDirectory()) {
+            resolvedPath = normalizePath(resolvedPath, this.state.options);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path5 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path5 + pathSeparator, depth - 1, this.walk);
+          } else {
+            resolvedPath = useRealPaths ? resolvedPath : path5;
+            const filename = basename(resolvedPath);
+            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
+            resolvedPath = this.joinPath(filename, directoryPath$1);
+            this.pushFile(resolvedPath, files, this.state.counts, filters);
+          }
+        });
+      }
+    }
+    this.groupFiles(this.state.groups, directoryPath, files);
+  };
+};
+function promise2(root, options2) {
+  return new Promise((resolve$1, reject) => {
+    callback(root, options2, (err, output2) => {
+      if (err) return reject(err);
+      resolve$1(output2);
+    });
+  });
+}
+function callback(root, options2, callback$1) {
+  let walker = new Walker(root, options2, callback$1);
+  walker.start();
+}
+function sync(root, options2) {
+  const walker = new Walker(root, options2);
+  return walker.start();
+}
+var APIBuilder = class {
+  constructor(root, options2) {
+    this.root = root;
+    this.options = options2;
+  }
+  withPromise() {
+    return promise2(this.root, this.options);
+  }
+  withCallback(cb) {
+    callback(this.root, this.options, cb);
+  }
+  sync() {
+    return sync(this.root, this.options);
+  }
+};
+var pm = null;
+try {
+  __require2.resolve("picomatch");
+  pm = __require2("picomatch");
+} catch {
+}
+var Builder = class {
+  globCache = {};
+  options = {
+    maxDepth: Infinity,
+    suppressErrors: true,
+    pathSeparator: sep,
+    filters: []
+  };
+  globFunction;
+  constructor(options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    this.globFunction = this.options.globFunction;
+  }
+  group() {
+    this.options.group = true;
+    return this;
+  }
+  withPathSeparator(separator) {
+    this.options.pathSeparator = separator;
+    return this;
+  }
+  withBasePath() {
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withRelativePaths() {
+    this.options.relativePaths = true;
+    return this;
+  }
+  withDirs() {
+    this.options.includeDirs = true;
+    return this;
+  }
+  withMaxDepth(depth) {
+    this.options.maxDepth = depth;
+    return this;
+  }
+  withMaxFiles(limit) {
+    this.options.maxFiles = limit;
+    return this;
+  }
+  withFullPaths() {
+    this.options.resolvePaths = true;
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withErrors() {
+    this.options.suppressErrors = false;
+    return this;
+  }
+  withSymlinks({ resolvePaths = true } = {}) {
+    this.options.resolveSymlinks = true;
+    this.options.useRealPaths = resolvePaths;
+    return this.withFullPaths();
+  }
+  withAbortSignal(signal) {
+    this.options.signal = signal;
+    return this;
+  }
+  normalize() {
+    this.options.normalizePath = true;
+    return this;
+  }
+  filter(predicate) {
+    this.options.filters.push(predicate);
+    return this;
+  }
+  onlyDirs() {
+    this.options.excludeFiles = true;
+    this.options.includeDirs = true;
+    return this;
+  }
+  exclude(predicate) {
+    this.options.exclude = predicate;
+    return this;
+  }
+  onlyCounts() {
+    this.options.onlyCounts = true;
+    return this;
+  }
+  crawl(root) {
+    return new APIBuilder(root || ".", this.options);
+  }
+  withGlobFunction(fn) {
+    this.globFunction = fn;
+    return this;
+  }
+  /**
+  * @deprecated Pass options using the constructor instead:
+  * ```ts
+  * new fdir(options).crawl("/path/to/root");
+  * ```
+  * This method will be removed in v7.0
+  */
+  /* c8 ignore next 4 */
+  crawlWithOptions(root, options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    return new APIBuilder(root || ".", this.options);
+  }
+  glob(...patterns) {
+    if (this.globFunction) return this.globWithOptions(patterns);
+    return this.globWithOptions(patterns, ...[{ dot: true }]);
+  }
+  globWithOptions(patterns, ...options2) {
+    const globFn = this.globFunction || pm;
+    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
+    var isMatch = this.globCache[patterns.join("\0")];
+    if (!isMatch) {
+      isMatch = globFn(patterns, ...options2);
+      this.globCache[patterns.join("\0")] = isMatch;
+    }
+    this.options.filters.push((path5) => isMatch(path5));
+    return this;
+  }
+};
+
+// node_modules/tinyglobby/dist/index.mjs
+var import_picomatch = __toESM(require_picomatch2(), 1);
+var isReadonlyArray = Array.isArray;
+var BACKSLASHES = /\\/g;
+var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
+var isWin = process.platform === "win32";
+var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
+function getPartialMatcher(patterns, options2 = {}) {
+  const patternsCount = patterns.length;
+  const patternsParts = Array(patternsCount);
+  const matchers = Array(patternsCount);
+  let i, j;
+  for (i = 0; i < patternsCount; i++) {
+    const parts = splitPattern(patterns[i]);
+    patternsParts[i] = parts;
+    const partsCount = parts.length;
+    const partMatchers = Array(partsCount);
+    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
+    matchers[i] = partMatchers;
+  }
+  return (input2) => {
+    const inputParts = input2.split("/");
+    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
+    for (i = 0; i < patternsCount; i++) {
+      const patternParts = patternsParts[i];
+      const matcher = matchers[i];
+      const inputPatternCount = inputParts.length;
+      const minParts = Math.min(inputPatternCount, patternParts.length);
+      j = 0;
+      while (j < minParts) {
+        const part = patternParts[j];
+        if (part.includes("/")) return true;
+        if (!matcher[j](inputParts[j])) break;
+        if (!options2.noglobstar && part === "**") return true;
+        j++;
+      }
+      if (j === inputPatternCount) return true;
+    }
+    return false;
+  };
+}
+var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
+var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
+function buildFormat(cwd, root, absolute) {
+  if (cwd === root || root.startsWith(`${cwd}/`)) {
+    if (absolute) {
+      const start = cwd.length + +!isRoot(cwd);
+      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
+    }
+    const prefix = root.slice(cwd.length + 1);
+    if (prefix) return (p, isDir) => {
+      if (p === ".") return prefix;
+      const result = `${prefix}/${p}`;
+      return isDir ? result.slice(0, -1) : result;
+    };
+    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
+  }
+  if (absolute) return (p) => posix.relative(cwd, p) || ".";
+  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+}
+function buildRelative(cwd, root) {
+  if (root.startsWith(`${cwd}/`)) {
+    const prefix = root.slice(cwd.length + 1);
+    return (p) => `${prefix}/${p}`;
+  }
+  return (p) => {
+    const result = posix.relative(cwd, `${root}/${p}`);
+    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
+  };
+}
+function ensureNonDriveRelativePath(path5) {
+  return path5.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+}
+var splitPatternOptions = { parts: true };
+function splitPattern(path5) {
+  var _result$parts;
+  const result = import_picomatch.default.scan(path5, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path5];
+}
+var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
+var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
+var escapePosixPath = (path5) => path5.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path5) => path5.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePath = isWin ? escapeWin32Path : escapePosixPath;
+function isDynamicPattern(pattern, options2) {
+  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
+  const scan2 = import_picomatch.default.scan(pattern);
+  return scan2.isGlob || scan2.negated;
+}
+function log(...tasks) {
+  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
+}
+function ensureStringArray(value) {
+  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
+}
+var PARENT_DIRECTORY = /^(\/?\.\.)+/;
+var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
+function normalizePattern(pattern, opts, props, isIgnore) {
+  var _PARENT_DIRECTORY$exe;
+  const cwd = opts.cwd;
+  let result = pattern;
+  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
+  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
+  const escapedCwd = escapePath(cwd);
+  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
+  const parts = splitPattern(result);
+  if (parentDir) {
+    const n = (parentDir.length + 1) / 3;
+    let i = 0;
+    const cwdParts = escapedCwd.split("/");
+    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
+      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
+      i++;
+    }
+    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
+    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
+      props.root = ensureNonDriveRelativePath(potentialRoot);
+      props.depthOffset = -n + i;
+    }
+  }
+  if (!isIgnore && props.depthOffset >= 0) {
+    var _props$commonPath;
+    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
+    const newCommonPath = [];
+    const length = Math.min(props.commonPath.length, parts.length);
+    for (let i = 0; i < length; i++) {
+      const part = parts[i];
+      if (part === "**" && !parts[i + 1]) {
+        newCommonPath.pop();
+        break;
+      }
+      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
+      newCommonPath.push(part);
+    }
+    props.depthOffset = newCommonPath.length;
+    props.commonPath = newCommonPath;
+    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
+  }
+  return result;
+}
+function processPatterns(options2, patterns, props) {
+  const matchPatterns = [];
+  const ignorePatterns = [];
+  for (const pattern of options2.ignore) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
+  }
+  for (const pattern of patterns) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
+    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
+  }
+  return {
+    match: matchPatterns,
+    ignore: ignorePatterns
+  };
+}
+function buildCrawler(options2, patterns) {
+  const cwd = options2.cwd;
+  const props = {
+    root: cwd,
+    depthOffset: 0
+  };
+  const processed = processPatterns(options2, patterns, props);
+  if (options2.debug) log("internal processing patterns:", processed);
+  const { absolute, caseSensitiveMatch, debug, dot, followSymbolicLinks, onlyDirectories } = options2;
+  const root = props.root.replace(BACKSLASHES, "");
+  const matchOptions = {
+    dot,
+    nobrace: options2.braceExpansion === false,
+    nocase: !caseSensitiveMatch,
+    noextglob: options2.extglob === false,
+    noglobstar: options2.globstar === false,
+    posix: true
+  };
+  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
+  const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
+  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
+  const format = buildFormat(cwd, root, absolute);
+  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
+  const excludePredicate = (_, p) => {
+    const relativePath = excludeFormatter(p, true);
+    return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
+  };
+  let maxDepth;
+  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
+  const crawler = new Builder({
+    filters: [debug ? (p, isDirectory) => {
+      const path5 = format(p, isDirectory);
+      const matches = matcher(path5) && !ignore(path5);
+      if (matches) log(`matched ${path5}`);
+      return matches;
+    } : (p, isDirectory) => {
+      const path5 = format(p, isDirectory);
+      return matcher(path5) && !ignore(path5);
+    }],
+    exclude: debug ? (_, p) => {
+      const skipped = excludePredicate(_, p);
+      log(`${skipped ? "skipped" : "crawling"} ${p}`);
+      return skipped;
+    } : excludePredicate,
+    fs: options2.fs,
+    pathSeparator: "/",
+    relativePaths: !absolute,
+    resolvePaths: absolute,
+    includeBasePath: absolute,
+    resolveSymlinks: followSymbolicLinks,
+    excludeSymlinks: !followSymbolicLinks,
+    excludeFiles: onlyDirectories,
+    includeDirs: onlyDirectories || !options2.onlyFiles,
+    maxDepth,
+    signal: options2.signal
+  }).crawl(root);
+  if (options2.debug) log("internal properties:", {
+    ...props,
+    root
+  });
+  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
+}
+function formatPaths(paths, mapper) {
+  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
+  return paths;
+}
+var defaultOptions = {
+  caseSensitiveMatch: true,
+  debug: !!process.env.TINYGLOBBY_DEBUG,
+  expandDirectories: true,
+  followSymbolicLinks: true,
+  onlyFiles: true
+};
+function getOptions(options2) {
+  const opts = Object.assign({}, options2);
+  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.ignore = ensureStringArray(opts.ignore);
+  opts.fs && (opts.fs = {
+    readdir: opts.fs.readdir || readdir,
+    readdirSync: opts.fs.readdirSync || readdirSync,
+    realpath: opts.fs.realpath || realpath,
+    realpathSync: opts.fs.realpathSync || realpathSync,
+    stat: opts.fs.stat || stat,
+    statSync: opts.fs.statSync || statSync
+  });
+  if (opts.debug) log("globbing with options:", opts);
+  return opts;
+}
+function getCrawler(globInput, inputOptions = {}) {
+  var _ref;
+  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
+  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
+  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
+  const options2 = getOptions(isModern ? inputOptions : globInput);
+  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
+}
+async function glob(globInput, options2) {
+  const [crawler, relative2] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
+}
+
 // src/config/suggest.ts
 function closest(word, candidates) {
   const limit = Math.max(1, Math.floor(word.length / 3));
@@ -43324,7 +44224,7 @@ function bytePosition(bytes, offset) {
 }
 
 // src/config/suite-checks.ts
-var isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+var isRecord2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function suiteChecks(twins, scenarios, config2, opts) {
   const problems = [];
   const declared = /* @__PURE__ */ new Map();
@@ -43346,10 +44246,10 @@ function suiteChecks(twins, scenarios, config2, opts) {
       );
     }
   }
-  const toolsKnown = opts.twinsComplete && twins.every((t) => isRecord(t.value) && isRecord(t.value.tools));
+  const toolsKnown = opts.twinsComplete && twins.every((t) => isRecord2(t.value) && isRecord2(t.value.tools));
   const ids2 = /* @__PURE__ */ new Map();
   for (const scenario of scenarios) {
-    if (!isRecord(scenario.value)) continue;
+    if (!isRecord2(scenario.value)) continue;
     const id = scenario.value.id;
     if (typeof id === "string") {
       const first = ids2.get(id);
@@ -43385,7 +44285,7 @@ function toolReferences(source, scenario, known) {
   }
   if (Array.isArray(scenario.faults)) {
     scenario.faults.forEach((rule, i) => {
-      if (!isRecord(rule)) return;
+      if (!isRecord2(rule)) return;
       const at = ["faults", i, "tool"];
       if (unknown2(rule.tool, at) || typeof rule.tool !== "string") return;
       if (allowed && !allowed.includes(rule.tool)) {
@@ -43401,12 +44301,12 @@ function toolReferences(source, scenario, known) {
   }
   if (Array.isArray(scenario.expect)) {
     scenario.expect.forEach((e, i) => {
-      if (!isRecord(e)) return;
+      if (!isRecord2(e)) return;
       const at = ["expect", i];
-      if (isRecord(e.tool_called)) unknown2(e.tool_called.tool, [...at, "tool_called", "tool"]);
+      if (isRecord2(e.tool_called)) unknown2(e.tool_called.tool, [...at, "tool_called", "tool"]);
       unknown2(e.tool_not_called, [...at, "tool_not_called"]);
       unknown2(e.no_duplicate_effect, [...at, "no_duplicate_effect"]);
-      if (isRecord(e.order)) {
+      if (isRecord2(e.order)) {
         unknown2(e.order.before, [...at, "order", "before"]);
         if (Array.isArray(e.order.must_call)) {
           e.order.must_call.forEach((t, j) => {
@@ -43421,7 +44321,7 @@ function toolReferences(source, scenario, known) {
 function judgeWithoutConfig(source, scenario) {
   if (!Array.isArray(scenario.expect)) return [];
   return scenario.expect.flatMap(
-    (e, i) => isRecord(e) && "judge" in e ? [
+    (e, i) => isRecord2(e) && "judge" in e ? [
       problemAt(
         source,
         ["expect", i, "judge"],
@@ -43891,906 +44791,6 @@ var ConfigError = class extends Error {
   }
   problems;
 };
-
-// src/compare/trajectory.ts
-var MAX_VALUE = 40;
-function toTrajectory(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
-    const step = {
-      tool: c.tool,
-      args: c.args,
-      status: c.status,
-      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
-    };
-    if (c.fault) step.fault = c.fault;
-    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
-    return step;
-  });
-}
-function canonicalJson(value) {
-  if (value === void 0) return "null";
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== void 0).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
-}
-function elide(text, max = MAX_VALUE) {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord2(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord2(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function stepSignature(step) {
-  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text(a, k) !== text(b, k));
-}
-
-// src/compare/episodes.ts
-var COMPLETED = "completed";
-function isGradable(e) {
-  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
-}
-function episodePassed(e) {
-  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
-}
-function ungradableReason(e) {
-  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
-  const errored2 = e.results.find((r) => r.verdict === "error");
-  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
-}
-function inRepeatOrder(episodes) {
-  return [...episodes].sort(
-    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
-  );
-}
-function expectationsOf(scenario) {
-  return [
-    { id: COMPLETED, critical: true },
-    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
-  ];
-}
-
-// src/compare/stats.ts
-var Z95 = 1.959963984540054;
-function checkCounts(what, n, c, k) {
-  const ok = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
-  if (!ok) {
-    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
-    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
-    throw new RangeError(`${what} needs ${need}; got ${got}`);
-  }
-}
-function binomialRatio(a, n, k) {
-  let r = 1;
-  for (let i = 0; i < k; i++) {
-    if (a - i <= 0) return 0;
-    r *= (a - i) / (n - i);
-  }
-  return r;
-}
-function passAtK(n, c, k) {
-  checkCounts("pass@k", n, c, k);
-  if (k > n) return null;
-  return 1 - binomialRatio(n - c, n, k);
-}
-function passHatK(n, c, k) {
-  checkCounts("pass^k", n, c, k);
-  if (k > n) return null;
-  return binomialRatio(c, n, k);
-}
-function wilsonInterval(n, c, z2 = Z95) {
-  checkCounts("the Wilson interval", n, c);
-  if (n === 0) return null;
-  const p = c / n;
-  const z22 = z2 * z2;
-  const denom = 1 + z22 / n;
-  const center = (p + z22 / (2 * n)) / denom;
-  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
-  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
-}
-function defaultKs(repeats) {
-  return repeats > 1 ? [1, repeats] : [1];
-}
-function sideStats(counts2, ks = defaultKs(counts2.runs)) {
-  const excluded = counts2.infraErrors ?? 0;
-  const n = counts2.runs - excluded;
-  const c = counts2.passes;
-  checkCounts("side statistics", n, c);
-  const passAt = {};
-  const passHat = {};
-  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
-    passAt[String(k)] = passAtK(n, c, k);
-    passHat[String(k)] = passHatK(n, c, k);
-  }
-  return {
-    n,
-    c,
-    pass_rate: n === 0 ? null : c / n,
-    all_n: n > 0 && excluded === 0 && c === n,
-    pass_at_k: passAt,
-    pass_hat_k: passHat,
-    wilson: wilsonInterval(n, c)
-  };
-}
-function mean(values) {
-  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
-}
-function meanByK(stats, pick3) {
-  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
-  const out = {};
-  for (const k of ks) {
-    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
-  }
-  return out;
-}
-function suiteStats(perScenario) {
-  const graded = perScenario.filter((s) => s.n > 0);
-  return {
-    scenarios: graded.length,
-    excluded: perScenario.length - graded.length,
-    pass_rate: mean(graded.map((s) => s.pass_rate)),
-    all_n: graded.length === 0 ? null : graded.filter((s) => s.all_n).length / graded.length,
-    pass_at_k: meanByK(graded, (s) => s.pass_at_k),
-    pass_hat_k: meanByK(graded, (s) => s.pass_hat_k)
-  };
-}
-
-// src/compare/summary.ts
-function median(values) {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-function round(value, digits) {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-function countExpectations(scenario, episodes) {
-  const counts2 = {};
-  for (const e of expectationsOf(scenario))
-    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
-  const failExamples = {};
-  const errorExamples = {};
-  for (const episode of episodes) {
-    for (const r of episode.results) {
-      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
-      const c = counts2[r.id];
-      c[r.verdict] += 1;
-      if (r.verdict === "pass") continue;
-      if (r.label) {
-        c.labels ??= {};
-        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
-      }
-      const examples = r.verdict === "fail" ? failExamples : errorExamples;
-      examples[r.id] ??= r.message;
-    }
-  }
-  for (const [id, c] of Object.entries(counts2)) {
-    const example = failExamples[id] ?? errorExamples[id];
-    if (example !== void 0) c.example = example;
-  }
-  return counts2;
-}
-function metricsOf(episodes) {
-  const ran = episodes.filter((e) => !e.record.infraError);
-  if (ran.length === 0) return void 0;
-  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
-  const sum = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
-  return {
-    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
-    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
-    costUsd: round(
-      sum((u) => u.cost_usd),
-      6
-    ),
-    inputTokens: sum((u) => u.input_tokens),
-    outputTokens: sum((u) => u.output_tokens)
-  };
-}
-function summarizeSide(scenario, episodes, ks) {
-  const ordered = inRepeatOrder(episodes);
-  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
-  const summary = {
-    runs: ordered.length,
-    passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered),
-    infraErrors,
-    episodes: ordered.map((e) => e.record.episode)
-  };
-  const metrics = metricsOf(ordered);
-  if (metrics) summary.metrics = metrics;
-  summary.stats = sideStats(summary, ks);
-  return summary;
-}
-
-// src/compare/classify.ts
-var NEW_SCENARIO = "New scenario (no base run): ";
-function isFlaky(summary) {
-  if (!summary) return false;
-  const graded = summary.runs - (summary.infraErrors ?? 0);
-  return summary.passes > 0 && summary.passes < graded;
-}
-function counts(c) {
-  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
-}
-function topLabel(c) {
-  const entries = Object.entries(c?.labels ?? {});
-  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  return entries[0]?.[0];
-}
-function ids(base2, head) {
-  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
-}
-function changedExpectations(base2, head) {
-  const broke2 = [];
-  const fixed = [];
-  const errored2 = [];
-  for (const id of ids(base2, head)) {
-    const h = head.expectations[id];
-    const b = base2?.expectations[id];
-    const critical = h?.critical ?? b?.critical ?? false;
-    const entry = (change, from) => {
-      const e = { id, critical, change, base: counts(b), head: counts(h) };
-      const label = topLabel(from);
-      if (label) e.label = label;
-      if (from?.example !== void 0) e.message = from.example;
-      return e;
-    };
-    const headFailed = (h?.fail ?? 0) > 0;
-    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
-    const baseFailed = (b?.fail ?? 0) > 0;
-    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
-    if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed.push(entry("fixed", b));
-    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
-  }
-  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke2, ...fixed, ...errored2];
-}
-function plural2(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function incompleteReason(base2, head, notes) {
-  const parts = [];
-  for (const [side, s] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    if (!s) continue;
-    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
-    else if ((s.infraErrors ?? 0) > 0) {
-      const note = notes[side] ? ` (${notes[side]})` : "";
-      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
-    }
-  }
-  if (parts.length === 0) return null;
-  const sentence = parts.join("; ");
-  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
-}
-function brokeReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "critical expectation" : "expectation";
-  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
-  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = base2 ? ` and passed in all ${base2.runs} base repeats` : "";
-  const more2 = rest.length > 0 ? `; ${plural2(rest.length, "more expectation")} broke` : "";
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${more2}.`;
-}
-function fixedReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const more2 = rest.length > 0 ? `; ${plural2(rest.length, "more expectation")} fixed` : "";
-  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
-}
-function unchangedReason(base2, head) {
-  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
-  if (base2.passes === base2.runs && head.passes === head.runs) {
-    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
-  }
-  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
-}
-function classifySummaries(base2, head, notes = {}) {
-  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
-  const changed = changedExpectations(base2, head);
-  const result = (cls, reason) => ({
-    class: cls,
-    flaky,
-    reason,
-    expectations_changed: changed
-  });
-  const incomplete = incompleteReason(base2, head, notes);
-  if (incomplete) return result("incomplete", incomplete);
-  const broke2 = changed.filter((c) => c.change === "broke");
-  const critical = broke2.filter((c) => c.critical);
-  if (critical.length > 0) return result("new-critical-failure", brokeReason(broke2, base2, head));
-  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const fixed = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed.length > 0) return result("improved", fixedReason(fixed, base2, head));
-  return result("unchanged", unchangedReason(base2, head));
-}
-function ungradableNotes(base2, head) {
-  const notes = {};
-  for (const [side, episodes] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
-    if (note) notes[side] = note;
-  }
-  return notes;
-}
-
-// src/compare/divergence.ts
-function argsPart(args, keys) {
-  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
-  const record2 = args ?? {};
-  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
-}
-function compareSteps(n, b, h) {
-  if (b.tool !== h.tool) {
-    return {
-      kind: "different-tool",
-      step: n,
-      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
-    };
-  }
-  const keys = differingArgs(b.args, h.args);
-  if (keys.length > 0) {
-    const separator = keys.length > 1 ? "; " : ", ";
-    return {
-      kind: "different-arguments",
-      step: n,
-      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
-    };
-  }
-  if (b.status !== h.status || b.effect !== h.effect) {
-    return {
-      kind: "different-result",
-      step: n,
-      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
-    };
-  }
-  return null;
-}
-function firstDivergence(baseCalls, headCalls) {
-  const base2 = toTrajectory(baseCalls);
-  const head = toTrajectory(headCalls);
-  const common = Math.min(base2.length, head.length);
-  for (let i = 0; i < common; i++) {
-    const d = compareSteps(i + 1, base2[i], head[i]);
-    if (d) return d;
-  }
-  if (base2.length !== head.length) {
-    const n = common + 1;
-    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
-    return {
-      kind: "stopped-early",
-      step: n,
-      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
-    };
-  }
-  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
-  return { kind: "same", step: 0, sentence };
-}
-
-// src/compare/flaky.ts
-var STOPPED = "\0stopped";
-function signatureAt(r, i) {
-  return i < r.signatures.length ? r.signatures[i] : STOPPED;
-}
-function prefixAt(r, i) {
-  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
-}
-function actions(group, i) {
-  const bySig = /* @__PURE__ */ new Map();
-  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
-  return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
-    return { action, n: rs.length };
-  });
-}
-function itemize(list) {
-  return list.map((a) => `${a.n} ${a.action}`).join(", ");
-}
-function plural3(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function failedExpectations(failing) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const r of failing) {
-    for (const res of r.episode.results) {
-      if (res.verdict !== "fail") continue;
-      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
-      entry.n += 1;
-      seen.set(res.id, entry);
-    }
-  }
-  const items = [...seen.entries()].map(
-    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
-  );
-  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
-}
-function explainFlaky(episodes) {
-  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
-    const steps = toTrajectory(episode.record.calls);
-    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
-  });
-  const passing = repeats.filter((r) => r.passed);
-  const failing = repeats.filter((r) => !r.passed);
-  if (passing.length === 0 || failing.length === 0) return null;
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
-  for (let i = 0; i < longest; i++) {
-    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
-    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const pass = actions(passing, i);
-    const failed3 = actions(failing, i);
-    const lead = `${passing.length} of ${repeats.length} repeats`;
-    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
-    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
-    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
-    return `At step ${i + 1}, ${passText}; ${failText}.`;
-  }
-  const trajectory = (r) => r.signatures.join("");
-  const full = new Set(passing.map(trajectory));
-  const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
-  const failed2 = failedExpectations(alike);
-  const what = failed2 ? `; they failed ${failed2}` : "";
-  if (new Set(repeats.map(trajectory)).size === 1) {
-    const calls2 = n === 0 ? "no calls" : `the same ${plural3(n, "call")}`;
-    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
-  }
-  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural3(n, "call")} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
-}
-
-// src/compare/state-diff.ts
-var ABSENT = "(absent)";
-var WHOLE_ROW = "(row)";
-var STATE_DIFF_CAP = 20;
-function renderKey(change, primaryKey) {
-  const source = change.key ?? change.after ?? change.before ?? {};
-  return primaryKey.map((c) => renderValue(source[c])).join(",");
-}
-function changesOf(t) {
-  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
-}
-function keyedFinals(b, h, primaryKey) {
-  const index = (t) => {
-    const m = /* @__PURE__ */ new Map();
-    for (const c of changesOf(t))
-      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
-    return m;
-  };
-  const bi = index(b);
-  const hi = index(h);
-  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
-  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
-    const bc = bi.get(id);
-    const hc = hi.get(id);
-    const key = renderKey(bc ?? hc, primaryKey);
-    const initial = (bc ?? hc).before;
-    finals[0].set(id, { key, row: bc ? bc.after : initial });
-    finals[1].set(id, { key, row: hc ? hc.after : initial });
-  }
-  return finals;
-}
-function keyedDifferences(table2, b, h, primaryKey) {
-  const [bf, hf] = keyedFinals(b, h, primaryKey);
-  const out = [];
-  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
-  for (const id of ids2) {
-    const { key, row: br } = bf.get(id);
-    const hr = hf.get(id).row;
-    if (!br && !hr) continue;
-    if (!br || !hr) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
-      continue;
-    }
-    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
-        out.push({
-          table: table2,
-          key,
-          column,
-          base: column in br ? br[column] : ABSENT,
-          head: column in hr ? hr[column] : ABSENT
-        });
-      }
-    }
-  }
-  return out;
-}
-function netRows(t, into, sign) {
-  for (const c of changesOf(t)) {
-    for (const [row, s] of [
-      [c.after, 1],
-      [c.before, -1]
-    ]) {
-      if (!row) continue;
-      const id = canonicalJson(row);
-      const entry = into.get(id) ?? { row, n: 0 };
-      entry.n += sign * s;
-      into.set(id, entry);
-    }
-  }
-}
-function keylessDifferences(table2, b, h) {
-  const net2 = /* @__PURE__ */ new Map();
-  netRows(b, net2, 1);
-  netRows(h, net2, -1);
-  const out = [];
-  for (const id of [...net2.keys()].sort()) {
-    const { row, n } = net2.get(id);
-    const key = elide(renderArgs(row), 60);
-    for (let i = 0; i < Math.abs(n); i++) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
-    }
-  }
-  return out;
-}
-function compareKeys(a, b) {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-function mentions(text, word) {
-  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text);
-}
-function readers(expectations) {
-  const out = [];
-  for (const e of expectations) {
-    const critical = e.critical ?? false;
-    let text;
-    if ("query" in e) text = e.query;
-    else if ("changes" in e) text = e.changes.table;
-    else if ("forbid_changes" in e) text = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text = e.outcome_verified.query;
-    if (text !== void 0) {
-      const t = text;
-      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
-    } else if ("only_changes" in e) {
-      const allowed = new Set(e.only_changes);
-      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
-    }
-  }
-  return out;
-}
-function relevance(d, rs) {
-  const reading = rs.filter((r) => r.tables(d.table));
-  const critical = reading.filter((r) => r.critical);
-  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
-  if (critical.length > 0) return 1;
-  if (reading.length > 0) return 2;
-  return 3;
-}
-function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
-  const all = [];
-  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
-    const b = base2.tables[table2];
-    const h = head.tables[table2];
-    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
-    );
-  }
-  const rs = readers(scenario?.expect ?? []);
-  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
-  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
-}
-
-// src/compare/case.ts
-function representative(episodes, passed2) {
-  const ordered = inRepeatOrder(episodes);
-  const graded = ordered.filter(isGradable);
-  return graded.find((e) => episodePassed(e) === passed2) ?? graded[0] ?? ordered[0];
-}
-function compareCase(scenario, base2, head, options2 = {}) {
-  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks);
-  const headSummary = summarizeSide(scenario, head, options2.ks);
-  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head));
-  const report2 = {
-    id: scenario.id,
-    class: c.class,
-    flaky: c.flaky,
-    base: baseSummary,
-    head: headSummary,
-    divergence: null,
-    state_diff: [],
-    file: scenario.file,
-    reason: c.reason,
-    expectations_changed: c.expectations_changed
-  };
-  if (scenario.description) report2.description = scenario.description;
-  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
-    const improved = c.class === "improved";
-    const b = representative(base2, !improved);
-    const h = representative(head, improved);
-    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
-    const diff = stateDifferences(
-      b.record.diff,
-      h.record.diff,
-      scenario,
-      options2.stateDiffCap ?? STATE_DIFF_CAP
-    );
-    report2.state_diff = diff.differences;
-    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
-  }
-  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
-  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
-  if (flakyBase || flakyHead) {
-    report2.flaky_explanation = {};
-    if (flakyBase) report2.flaky_explanation.base = flakyBase;
-    if (flakyHead) report2.flaky_explanation.head = flakyHead;
-  }
-  return report2;
-}
-
-// src/gate/verdict.ts
-var DEFAULT_GATE = {
-  block: ["new-critical-failure"],
-  warn: ["regressed", "incomplete", "flaky"]
-};
-function checkPolicy(gate) {
-  for (const level of ["block", "warn"]) {
-    const list = gate[level];
-    if (!Array.isArray(list))
-      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
-    for (const name of list) {
-      if (!GateClass.options.includes(name)) {
-        throw new Error(
-          `gate.${level}: unknown class '${name}' (expected one of ${GateClass.options.join(", ")})`
-        );
-      }
-    }
-  }
-}
-function gateClassesOf(c) {
-  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
-}
-function listCases(ids2) {
-  const shown = ids2.slice(0, 3).join(", ");
-  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
-}
-function matching(cases, classes, verdict) {
-  const out = [];
-  for (const cls of classes) {
-    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
-    if (ids2.length > 0)
-      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
-  }
-  return out;
-}
-function gateDecision(cases, gate, run3 = {}) {
-  checkPolicy(gate);
-  const block = matching(cases, gate.block, "BLOCK");
-  const warn = matching(cases, gate.warn, "WARN");
-  const facts = [];
-  const fact = (text) => facts.push({ verdict: "WARN", class: null, cases: [], text });
-  if (run3.interrupted) fact("the run was interrupted before every episode finished");
-  if (run3.missingShards && run3.missingShards.length > 0) {
-    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
-  }
-  const graded = cases.filter((c) => c.class !== "incomplete").length;
-  if (cases.length === 0) fact("no case was graded: the run has no cases");
-  else if (graded === 0) fact("no case was graded: every case is incomplete");
-  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
-  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
-  return { verdict: "PASS", reasons: [] };
-}
-function gateVerdict(cases, gate, run3 = {}) {
-  return gateDecision(cases, gate, run3).verdict;
-}
-function gateFails(verdict, failOn2) {
-  if (failOn2 === "never") return false;
-  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
-}
-function exitCodeFor(verdict, failOn2) {
-  return gateFails(verdict, failOn2) ? 2 : 0;
-}
-
-// src/report/build.ts
-function countClasses(cases) {
-  const counts2 = Object.fromEntries(CaseClassName.options.map((c) => [c, 0]));
-  for (const c of cases) counts2[c.class] += 1;
-  return counts2;
-}
-function suiteStatsOf(cases) {
-  const out = {};
-  for (const side of ["base", "head"]) {
-    const per = [];
-    for (const c of cases) {
-      const s = c[side];
-      if (s) per.push(s.stats ?? sideStats(s));
-    }
-    if (per.length > 0) out[side] = suiteStats(per);
-  }
-  return out;
-}
-function withTotals(report2) {
-  const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const verdict = gateVerdict(cases, gate, {
-    interrupted: report2.interrupted,
-    missingShards: report2.missing_shards
-  });
-  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report2;
-  return {
-    version: version2,
-    verdict,
-    engine,
-    pin,
-    sides,
-    counts: countClasses(cases),
-    ...rest,
-    gate,
-    stats: suiteStatsOf(cases),
-    cases
-  };
-}
-function buildReport(input2) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const c of input2.cases) {
-    if (seen.has(c.scenario.id)) throw new Error(`buildReport: scenario '${c.scenario.id}' is given twice`);
-    seen.add(c.scenario.id);
-  }
-  const cases = input2.cases.map((c) => compareCase(c.scenario, c.base, c.head, input2));
-  const report2 = {
-    version: 1,
-    engine: input2.engine,
-    pin: input2.pin,
-    sides: input2.sides,
-    cases,
-    gate: { block: [...(input2.gate ?? DEFAULT_GATE).block], warn: [...(input2.gate ?? DEFAULT_GATE).warn] },
-    shard: input2.shard ?? null,
-    interrupted: input2.interrupted ?? false
-  };
-  if (input2.engineReason !== void 0) report2.engine_reason = input2.engineReason;
-  if (input2.repeats !== void 0) report2.repeats = input2.repeats;
-  if (input2.seeds !== void 0) report2.seeds = input2.seeds;
-  if (input2.startedAt !== void 0) report2.started_at = input2.startedAt;
-  if (input2.durationMs !== void 0) report2.duration_ms = input2.durationMs;
-  if (input2.episodesFile !== void 0) report2.episodes_file = input2.episodesFile;
-  return withTotals(report2);
-}
-
-// src/report/merge.ts
-var MergeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "MergeError";
-  }
-};
-function describe3(r, i) {
-  return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
-}
-function short(hash2) {
-  return hash2.slice(0, 12);
-}
-function sideText(s) {
-  return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ""}` : "none";
-}
-function check2(reports) {
-  if (reports.length === 0) return "no reports to merge";
-  for (const [i, r] of reports.entries()) {
-    if (!r || typeof r !== "object" || r.version !== 1 || !Array.isArray(r.cases) || !r.pin) {
-      return `report ${i + 1} is not a version 1 report.json (version ${JSON.stringify(r?.version)})`;
-    }
-  }
-  const first = reports[0];
-  for (const [i, r] of reports.entries()) {
-    if (i === 0) continue;
-    for (const field2 of ["suite_hash", "template_hash"]) {
-      if (r.pin[field2] !== first.pin[field2]) {
-        return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
-      }
-    }
-    for (const side of ["base", "head"]) {
-      const a = first.sides[side];
-      const b = r.sides[side];
-      if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
-        return `${describe3(r, i)} ran ${side} ${sideText(b)} but ${describe3(first, 0)} ran ${side} ${sideText(a)}`;
-      }
-    }
-  }
-  const shardOwner = /* @__PURE__ */ new Map();
-  for (const [i, r] of reports.entries()) {
-    if (!r.shard) continue;
-    if (first.shard && r.shard.total !== first.shard.total) {
-      return `${describe3(r, i)} splits the run into ${r.shard.total} shards but ${describe3(first, 0)} into ${first.shard.total}`;
-    }
-    const owner = shardOwner.get(r.shard.index);
-    if (owner !== void 0)
-      return `shard ${r.shard.index}/${r.shard.total} appears twice: reports ${owner + 1} and ${i + 1}`;
-    shardOwner.set(r.shard.index, i);
-  }
-  const caseOwner = /* @__PURE__ */ new Map();
-  for (const [i, r] of reports.entries()) {
-    for (const c of r.cases) {
-      const owner = caseOwner.get(c.id);
-      if (owner !== void 0) {
-        return `case '${c.id}' is in ${describe3(reports[owner], owner)} and ${describe3(r, i)}: the slices overlap`;
-      }
-      caseOwner.set(c.id, i);
-    }
-  }
-  return null;
-}
-function missingShards(reports) {
-  const total = reports.find((r) => r.shard)?.shard?.total;
-  if (!total || reports.some((r) => !r.shard)) return [];
-  const present = new Set(reports.map((r) => r.shard.index));
-  return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
-}
-function tryMergeReports(reports) {
-  const error62 = check2(reports);
-  if (error62) return { ok: false, error: error62 };
-  const first = reports[0];
-  const cases = reports.flatMap((r) => r.cases);
-  const engines = [...new Set(reports.map((r) => r.engine))];
-  const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== void 0))];
-  const starts = reports.map((r) => r.started_at).filter((t) => typeof t === "string");
-  const durations = reports.map((r) => r.duration_ms).filter((d) => typeof d === "number");
-  const missing = missingShards(reports);
-  const merged = {
-    version: 1,
-    engine: first.engine,
-    pin: {
-      suite_hash: first.pin.suite_hash,
-      template_hash: first.pin.template_hash,
-      scenarios: Object.assign({}, ...reports.map((r) => r.pin.scenarios ?? {}))
-    },
-    sides: first.sides,
-    cases,
-    shard: null,
-    interrupted: reports.some((r) => r.interrupted === true)
-  };
-  const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
-  if (reason !== void 0) merged.engine_reason = reason;
-  if (first.gate) merged.gate = first.gate;
-  if (repeats.length === 1) merged.repeats = repeats[0];
-  if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
-  if (starts.length > 0) merged.started_at = [...starts].sort()[0];
-  if (durations.length > 0) merged.duration_ms = Math.max(...durations);
-  if (missing.length > 0) merged.missing_shards = missing;
-  return { ok: true, report: withTotals(merged) };
-}
-function mergeReports(reports) {
-  const result = tryMergeReports(reports);
-  if (!result.ok) throw new MergeError(result.error);
-  return result.report;
-}
 
 // src/plan/expand.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -58191,19 +58191,25 @@ var SYNC_DROP = `
 const pg = require(process.env.SG_PG);
 const { url, prefix } = JSON.parse(process.env.SG_DROP);
 const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-(async () => {
+const session = async (fn) => {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
-  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
+  try { return await fn(c); } finally { await c.end(); }
+};
+(async () => {
+  const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
+  const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
+  // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
+  await Promise.all(dbs.map(({ datname }) => session(async (c) => {
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
     await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  }
-  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
-  }
-  await c.end();
-})().catch(() => process.exit(1));
+  })));
+  await session(async (c) => {
+    for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+      await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+    }
+  });
+})().catch((e) => { console.error(e.message); process.exit(1); });
 `;
 function dropRunSync(adminUrl, prefix) {
   let pgPath;
@@ -58215,7 +58221,7 @@ function dropRunSync(adminUrl, prefix) {
   spawnSync(process.execPath, ["-e", SYNC_DROP], {
     env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
     stdio: "ignore",
-    timeout: 15e3
+    timeout: 6e4
   });
 }
 function redact(url2) {
@@ -59098,6 +59104,94 @@ async function chooseEngine(db, overrides2 = {}) {
   });
 }
 
+// src/run/verify-pin.ts
+var PinMismatchError = class extends Error {
+  constructor(problems) {
+    super(
+      `refusing to classify: the stored runs are not a pinned pair:
+${problems.map((p) => `  - ${p}`).join("\n")}`
+    );
+    this.problems = problems;
+    this.name = "PinMismatchError";
+  }
+  problems;
+};
+function pinProblems(pin, graded) {
+  const problems = [];
+  for (const [id, sides] of graded) {
+    const seeds = {};
+    for (const side of ["base", "head"]) {
+      const episodes = sides[side];
+      if (!episodes) continue;
+      for (const { record: record2 } of episodes) {
+        if (record2.scenario !== id) {
+          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
+        }
+        if (!record2.pin) {
+          problems.push(`${record2.episode}: the record does not say which suite it ran`);
+          continue;
+        }
+        if (record2.pin.suite !== pin.suiteHash) {
+          problems.push(
+            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
+          );
+        }
+        if (record2.pin.scenario !== pin.scenarios[id]) {
+          problems.push(
+            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
+          );
+        }
+      }
+      seeds[side] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
+    }
+    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
+      const byRepeat = (side) => new Map(sides[side].map((e) => [e.record.repeat, e.record.seed]));
+      const base2 = byRepeat("base");
+      for (const [repeat, seed] of byRepeat("head")) {
+        if (base2.has(repeat) && base2.get(repeat) !== seed) {
+          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+function verifyPinned(pin, graded) {
+  const problems = pinProblems(pin, graded);
+  if (problems.length > 0) throw new PinMismatchError(problems);
+}
+
+// src/run/assemble.ts
+function assembleReport(input2) {
+  verifyPinned(input2.pin, input2.graded);
+  const side = (s) => {
+    const c = input2.checkouts[s];
+    return c ? { ref: c.ref, sha: c.sha } : null;
+  };
+  return buildReport({
+    cases: input2.scenarios.map((scenario) => {
+      const g = input2.graded.get(scenario.id);
+      return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
+    }),
+    pin: {
+      suite_hash: input2.pin.suiteHash,
+      template_hash: input2.pin.templateHash,
+      scenarios: input2.pin.scenarios
+    },
+    sides: { base: side("base"), head: side("head") },
+    engine: input2.engine.name,
+    engineReason: input2.engine.reason,
+    gate: input2.suite.config.gate,
+    repeats: input2.repeats,
+    seeds: input2.seeds,
+    shard: input2.shard,
+    interrupted: input2.interrupted,
+    startedAt: input2.startedAt.toISOString(),
+    durationMs: Date.now() - input2.startedAt.getTime(),
+    episodesFile: input2.episodesFile ?? "episodes.jsonl"
+  });
+}
+
 // src/run/checkout.ts
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
@@ -59144,7 +59238,16 @@ async function resolveCheckout(spec, repo) {
 // src/run/episode.ts
 var EMPTY_DIFF = { tables: {}, fingerprints: {} };
 function notRun(reason) {
-  return { exitCode: null, signal: null, timedOut: false, durationMs: 0, stdout: "", stderr: "", truncated: false, resultError: reason };
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    stdout: "",
+    stderr: "",
+    truncated: false,
+    resultError: reason
+  };
 }
 function expectationQueries(expect) {
   const out = {};
@@ -59161,7 +59264,11 @@ function allowedTools(scenario, tools) {
 async function prepareSandbox(ctx, scenario, label) {
   const sandbox = await ctx.template.clone(label);
   try {
-    await applyScenarioState(sandbox, { rows: scenario.state.rows, sql: scenario.state.sql }, ctx.template.tables);
+    await applyScenarioState(
+      sandbox,
+      { rows: scenario.state.rows, sql: scenario.state.sql },
+      ctx.template.tables
+    );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
@@ -59192,6 +59299,7 @@ async function runEpisode(ctx, planned) {
     queries: {},
     timings
   };
+  if (ctx.pin) record2.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
   const fail2 = (stage, err) => {
     record2.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
@@ -59316,12 +59424,51 @@ var EpisodeLog = class {
   }
 };
 
+// src/run/interrupt.ts
+var listeners = /* @__PURE__ */ new Set();
+var installed = false;
+var received = 0;
+var lastSignal = null;
+function handle(signal) {
+  received++;
+  lastSignal = signal;
+  if (received > 1 || listeners.size === 0) {
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  }
+  process.stderr.write(
+    `
+stategate: ${signal} received: stopping, cleaning up and writing a partial report
+`
+  );
+  for (const l of listeners) l();
+}
+function onInterrupt(abort) {
+  if (!installed) {
+    installed = true;
+    process.on("SIGINT", handle);
+    process.on("SIGTERM", handle);
+  }
+  listeners.add(abort);
+  return () => {
+    listeners.delete(abort);
+  };
+}
+function interruptExitCode() {
+  if (!lastSignal) return null;
+  return lastSignal === "SIGINT" ? 130 : 143;
+}
+
 // src/run/load.ts
 import { existsSync as existsSync2 } from "node:fs";
 async function loadPinnedSuite(configPath) {
   if (!existsSync2(configPath)) {
     throw new ConfigError([
-      { file: configPath, line: 1, col: 1, message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)" }
+      {
+        file: configPath,
+        line: 1,
+        col: 1,
+        message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)"
+      }
     ]);
   }
   const result = await loadSuite(configPath);
@@ -59335,32 +59482,6 @@ async function loadSideConfig(configPath, pinned, side) {
     throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side}) ${p.message}` })));
   }
   return result.suite.config.agent;
-}
-
-// src/run/assemble.ts
-function assembleReport(input2) {
-  const side = (s) => {
-    const c = input2.checkouts[s];
-    return c ? { ref: c.ref, sha: c.sha } : null;
-  };
-  return buildReport({
-    cases: input2.scenarios.map((scenario) => {
-      const g = input2.graded.get(scenario.id);
-      return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
-    }),
-    pin: { suite_hash: input2.pin.suiteHash, template_hash: input2.pin.templateHash, scenarios: input2.pin.scenarios },
-    sides: { base: side("base"), head: side("head") },
-    engine: input2.engine.name,
-    engineReason: input2.engine.reason,
-    gate: input2.suite.config.gate,
-    repeats: input2.repeats,
-    seeds: input2.seeds,
-    shard: input2.shard,
-    interrupted: input2.interrupted,
-    startedAt: input2.startedAt.toISOString(),
-    durationMs: Date.now() - input2.startedAt.getTime(),
-    episodesFile: input2.episodesFile ?? "episodes.jsonl"
-  });
 }
 
 // src/run/scheduler.ts
@@ -60201,8 +60322,10 @@ async function prepareSide(opts) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4);
     if (!res.ok) {
-      throw new Error(`${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
-${res.output.slice(-2e3)}`);
+      throw new Error(
+        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
+${res.output.slice(-2e3)}`
+      );
     }
   }
   if (agent.url) {
@@ -60240,38 +60363,6 @@ ${res.output.slice(-2e3)}`);
   };
 }
 
-// src/run/interrupt.ts
-var listeners = /* @__PURE__ */ new Set();
-var installed = false;
-var received = 0;
-var lastSignal = null;
-function handle(signal) {
-  received++;
-  lastSignal = signal;
-  if (received > 1 || listeners.size === 0) {
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  }
-  process.stderr.write(`
-stategate: ${signal} received: stopping, cleaning up and writing a partial report
-`);
-  for (const l of listeners) l();
-}
-function onInterrupt(abort) {
-  if (!installed) {
-    installed = true;
-    process.on("SIGINT", handle);
-    process.on("SIGTERM", handle);
-  }
-  listeners.add(abort);
-  return () => {
-    listeners.delete(abort);
-  };
-}
-function interruptExitCode() {
-  if (!lastSignal) return null;
-  return lastSignal === "SIGINT" ? 130 : 143;
-}
-
 // src/run/compare.ts
 async function runCompare(opts) {
   const repo = resolve4(opts.repo ?? process.cwd());
@@ -60297,7 +60388,11 @@ async function runCompare(opts) {
     }
     const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
     const suiteCheckout = checkouts[suiteSide];
-    progress({ type: "phase", phase: "load", message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})` });
+    progress({
+      type: "phase",
+      phase: "load",
+      message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
+    });
     const suite = await loadPinnedSuite(join5(suiteCheckout.dir, configName));
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
@@ -60338,19 +60433,38 @@ async function runCompare(opts) {
     const graded = /* @__PURE__ */ new Map();
     for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
     const seeds = {};
+    const cacheKey = (p) => {
+      const c = checkouts[p.side];
+      return [c.dir, c.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
+    };
     await schedule(
       planned,
-      (p) => runEpisode(
-        { template, gateway, tools: suite.tools, side: runtimes[p.side], expose: suite.config.database.expose, signal: controller.signal },
-        p
-      ),
+      async (p) => {
+        const cached2 = opts.episodeCache?.get(cacheKey(p));
+        if (cached2) return { ...cached2, episode: p.id, side: p.side };
+        const record2 = await runEpisode(
+          {
+            template,
+            gateway,
+            tools: suite.tools,
+            side: runtimes[p.side],
+            expose: suite.config.database.expose,
+            signal: controller.signal,
+            pin
+          },
+          p
+        );
+        if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
+        return record2;
+      },
       {
         concurrency,
         signal: controller.signal,
         onDone: async (record2, p, done, total) => {
           const g = gradeEpisode(p.scenario, record2, suite.tools);
           graded.get(p.scenario.id)[p.side].push(g);
-          (seeds[`${p.side}:${p.scenario.id}`] ??= []).push(p.seed);
+          const key = `${p.side}:${p.scenario.id}`;
+          seeds[key] = [...seeds[key] ?? [], p.seed];
           await log2.write(g);
           progress({ type: "episode", done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
         }
@@ -60401,6 +60515,12 @@ function writeReports(report2, outDir) {
   return { report: report2, reportPath, markdownPath, markdown };
 }
 
+// src/cli/demo.ts
+import { cpSync, existsSync as existsSync3, mkdtempSync as mkdtempSync3, rmSync as rmSync3 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { dirname as dirname4, join as join6, resolve as resolve5 } from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+
 // src/cli/progress.ts
 function createProgress(stream = process.stderr) {
   const live3 = Boolean(stream.isTTY) && !process.env.CI;
@@ -60437,10 +60557,6 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/cli/demo.ts
-import { cpSync, existsSync as existsSync3, mkdtempSync as mkdtempSync3, rmSync as rmSync3 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { dirname as dirname4, join as join6, resolve as resolve5 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
 var DEMO_PAIRS = [
   ["v1.2.4", "v1.3.0"],
   ["v1.3.0", "v1.3.1"],
@@ -60455,13 +60571,17 @@ function writeDemoVersion(root, version2, dir) {
   cpSync(join6(root, "stategate.yml"), join6(dir, "stategate.yml"));
   cpSync(join6(root, "scenarios"), join6(dir, "scenarios"), { recursive: true });
   cpSync(join6(root, "examples", "refund-agent"), join6(dir, "examples", "refund-agent"), { recursive: true });
-  cpSync(join6(root, "examples", "refund-agent", "versions", `${version2}.json`), join6(dir, "examples", "refund-agent", "manifest.json"));
+  cpSync(
+    join6(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join6(dir, "examples", "refund-agent", "manifest.json")
+  );
 }
 async function runDemo(opts) {
   const root = projectRoot();
   const work = mkdtempSync3(join6(tmpdir3(), "stategate-demo-"));
   const out = resolve5(opts.out ?? join6(".stategate", "demo"));
   const verdicts = [];
+  const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
     for (const v of versions) writeDemoVersion(root, v, join6(work, v));
@@ -60476,6 +60596,7 @@ async function runDemo(opts) {
         repo: work,
         out: join6(out, `${base2}-to-${head}`),
         engine: opts.engine,
+        episodeCache,
         onProgress: createProgress()
       });
       process.stdout.write(renderTerminal(result.report, { color: opts.color }));
@@ -60507,7 +60628,8 @@ function positiveInt(name, text) {
 }
 function failOn(values) {
   const v = values["fail-on"] ?? "block";
-  if (v !== "block" && v !== "warn" && v !== "never") throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
+  if (v !== "block" && v !== "warn" && v !== "never")
+    throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
   return v;
 }
 function engineOption(values) {
@@ -60597,10 +60719,16 @@ async function commandValidate(values) {
     const template = await engine.buildTemplate(suite.template);
     for (const st of collectSqlStatements(suite)) {
       const error62 = await template.prepare(st.sql, st.paramCount);
-      if (error62) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
+      if (error62)
+        problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
     }
   } catch (err) {
-    problems.push({ file: suite.configFile, line: 1, col: 1, message: `could not build the template: ${err.message}` });
+    problems.push({
+      file: suite.configFile,
+      line: 1,
+      col: 1,
+      message: `could not build the template: ${err.message}`
+    });
   } finally {
     await engine?.close();
   }
@@ -60636,7 +60764,11 @@ async function commandMerge(values, files) {
 }
 async function commandDemo(values) {
   try {
-    return await runDemo({ engine: engineOption(values), out: values.out, color: !values["no-color"] && Boolean(process.stdout.isTTY) });
+    return await runDemo({
+      engine: engineOption(values),
+      out: values.out,
+      color: !values["no-color"] && Boolean(process.stdout.isTTY)
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       printProblems(err.problems);

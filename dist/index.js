@@ -76948,19 +76948,25 @@ var SYNC_DROP = `
 const pg = require(process.env.SG_PG);
 const { url, prefix } = JSON.parse(process.env.SG_DROP);
 const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-(async () => {
+const session = async (fn) => {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const v = Number((await c.query('SHOW server_version_num')).rows[0].server_version_num);
-  for (const { datname } of (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows) {
+  try { return await fn(c); } finally { await c.end(); }
+};
+(async () => {
+  const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
+  const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
+  // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
+  await Promise.all(dbs.map(({ datname }) => session(async (c) => {
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
     await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  }
-  for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-    await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
-  }
-  await c.end();
-})().catch(() => process.exit(1));
+  })));
+  await session(async (c) => {
+    for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+      await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+    }
+  });
+})().catch((e) => { console.error(e.message); process.exit(1); });
 `;
 function dropRunSync(adminUrl, prefix) {
   let pgPath;
@@ -76972,7 +76978,7 @@ function dropRunSync(adminUrl, prefix) {
   spawnSync(process.execPath, ["-e", SYNC_DROP], {
     env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
     stdio: "ignore",
-    timeout: 15e3
+    timeout: 6e4
   });
 }
 function redact(url2) {
@@ -77855,6 +77861,94 @@ async function chooseEngine(db, overrides2 = {}) {
   });
 }
 
+// src/run/verify-pin.ts
+var PinMismatchError = class extends Error {
+  constructor(problems) {
+    super(
+      `refusing to classify: the stored runs are not a pinned pair:
+${problems.map((p) => `  - ${p}`).join("\n")}`
+    );
+    this.problems = problems;
+    this.name = "PinMismatchError";
+  }
+  problems;
+};
+function pinProblems(pin, graded) {
+  const problems = [];
+  for (const [id, sides] of graded) {
+    const seeds = {};
+    for (const side of ["base", "head"]) {
+      const episodes = sides[side];
+      if (!episodes) continue;
+      for (const { record: record2 } of episodes) {
+        if (record2.scenario !== id) {
+          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
+        }
+        if (!record2.pin) {
+          problems.push(`${record2.episode}: the record does not say which suite it ran`);
+          continue;
+        }
+        if (record2.pin.suite !== pin.suiteHash) {
+          problems.push(
+            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
+          );
+        }
+        if (record2.pin.scenario !== pin.scenarios[id]) {
+          problems.push(
+            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
+          );
+        }
+      }
+      seeds[side] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
+    }
+    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
+      const byRepeat = (side) => new Map(sides[side].map((e) => [e.record.repeat, e.record.seed]));
+      const base2 = byRepeat("base");
+      for (const [repeat, seed] of byRepeat("head")) {
+        if (base2.has(repeat) && base2.get(repeat) !== seed) {
+          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+function verifyPinned(pin, graded) {
+  const problems = pinProblems(pin, graded);
+  if (problems.length > 0) throw new PinMismatchError(problems);
+}
+
+// src/run/assemble.ts
+function assembleReport(input2) {
+  verifyPinned(input2.pin, input2.graded);
+  const side = (s) => {
+    const c = input2.checkouts[s];
+    return c ? { ref: c.ref, sha: c.sha } : null;
+  };
+  return buildReport({
+    cases: input2.scenarios.map((scenario) => {
+      const g = input2.graded.get(scenario.id);
+      return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
+    }),
+    pin: {
+      suite_hash: input2.pin.suiteHash,
+      template_hash: input2.pin.templateHash,
+      scenarios: input2.pin.scenarios
+    },
+    sides: { base: side("base"), head: side("head") },
+    engine: input2.engine.name,
+    engineReason: input2.engine.reason,
+    gate: input2.suite.config.gate,
+    repeats: input2.repeats,
+    seeds: input2.seeds,
+    shard: input2.shard,
+    interrupted: input2.interrupted,
+    startedAt: input2.startedAt.toISOString(),
+    durationMs: Date.now() - input2.startedAt.getTime(),
+    episodesFile: input2.episodesFile ?? "episodes.jsonl"
+  });
+}
+
 // src/run/checkout.ts
 import { execFile } from "node:child_process";
 import { existsSync as existsSync2, mkdtempSync as mkdtempSync2, rmSync as rmSync2, statSync } from "node:fs";
@@ -77901,7 +77995,16 @@ async function resolveCheckout(spec, repo) {
 // src/run/episode.ts
 var EMPTY_DIFF = { tables: {}, fingerprints: {} };
 function notRun(reason) {
-  return { exitCode: null, signal: null, timedOut: false, durationMs: 0, stdout: "", stderr: "", truncated: false, resultError: reason };
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    stdout: "",
+    stderr: "",
+    truncated: false,
+    resultError: reason
+  };
 }
 function expectationQueries(expect) {
   const out = {};
@@ -77918,7 +78021,11 @@ function allowedTools(scenario, tools) {
 async function prepareSandbox(ctx, scenario, label) {
   const sandbox = await ctx.template.clone(label);
   try {
-    await applyScenarioState(sandbox, { rows: scenario.state.rows, sql: scenario.state.sql }, ctx.template.tables);
+    await applyScenarioState(
+      sandbox,
+      { rows: scenario.state.rows, sql: scenario.state.sql },
+      ctx.template.tables
+    );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
@@ -77949,6 +78056,7 @@ async function runEpisode(ctx, planned) {
     queries: {},
     timings
   };
+  if (ctx.pin) record2.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
   const fail2 = (stage, err) => {
     record2.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
@@ -78072,6 +78180,36 @@ var EpisodeLog = class {
     await new Promise((r) => this.stream.end(() => r()));
   }
 };
+
+// src/run/interrupt.ts
+var listeners = /* @__PURE__ */ new Set();
+var installed = false;
+var received = 0;
+var lastSignal = null;
+function handle(signal) {
+  received++;
+  lastSignal = signal;
+  if (received > 1 || listeners.size === 0) {
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  }
+  process.stderr.write(
+    `
+stategate: ${signal} received: stopping, cleaning up and writing a partial report
+`
+  );
+  for (const l of listeners) l();
+}
+function onInterrupt(abort) {
+  if (!installed) {
+    installed = true;
+    process.on("SIGINT", handle);
+    process.on("SIGTERM", handle);
+  }
+  listeners.add(abort);
+  return () => {
+    listeners.delete(abort);
+  };
+}
 
 // src/run/load.ts
 import { existsSync as existsSync3 } from "node:fs";
@@ -80064,7 +80202,12 @@ function sortProblems(problems) {
 async function loadPinnedSuite(configPath) {
   if (!existsSync3(configPath)) {
     throw new ConfigError([
-      { file: configPath, line: 1, col: 1, message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)" }
+      {
+        file: configPath,
+        line: 1,
+        col: 1,
+        message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)"
+      }
     ]);
   }
   const result = await loadSuite(configPath);
@@ -80078,32 +80221,6 @@ async function loadSideConfig(configPath, pinned, side) {
     throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side}) ${p.message}` })));
   }
   return result.suite.config.agent;
-}
-
-// src/run/assemble.ts
-function assembleReport(input2) {
-  const side = (s) => {
-    const c = input2.checkouts[s];
-    return c ? { ref: c.ref, sha: c.sha } : null;
-  };
-  return buildReport({
-    cases: input2.scenarios.map((scenario) => {
-      const g = input2.graded.get(scenario.id);
-      return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
-    }),
-    pin: { suite_hash: input2.pin.suiteHash, template_hash: input2.pin.templateHash, scenarios: input2.pin.scenarios },
-    sides: { base: side("base"), head: side("head") },
-    engine: input2.engine.name,
-    engineReason: input2.engine.reason,
-    gate: input2.suite.config.gate,
-    repeats: input2.repeats,
-    seeds: input2.seeds,
-    shard: input2.shard,
-    interrupted: input2.interrupted,
-    startedAt: input2.startedAt.toISOString(),
-    durationMs: Date.now() - input2.startedAt.getTime(),
-    episodesFile: input2.episodesFile ?? "episodes.jsonl"
-  });
 }
 
 // src/run/scheduler.ts
@@ -80944,8 +81061,10 @@ async function prepareSide(opts) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4);
     if (!res.ok) {
-      throw new Error(`${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
-${res.output.slice(-2e3)}`);
+      throw new Error(
+        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
+${res.output.slice(-2e3)}`
+      );
     }
   }
   if (agent.url) {
@@ -80983,34 +81102,6 @@ ${res.output.slice(-2e3)}`);
   };
 }
 
-// src/run/interrupt.ts
-var listeners = /* @__PURE__ */ new Set();
-var installed = false;
-var received = 0;
-var lastSignal = null;
-function handle(signal) {
-  received++;
-  lastSignal = signal;
-  if (received > 1 || listeners.size === 0) {
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  }
-  process.stderr.write(`
-stategate: ${signal} received: stopping, cleaning up and writing a partial report
-`);
-  for (const l of listeners) l();
-}
-function onInterrupt(abort) {
-  if (!installed) {
-    installed = true;
-    process.on("SIGINT", handle);
-    process.on("SIGTERM", handle);
-  }
-  listeners.add(abort);
-  return () => {
-    listeners.delete(abort);
-  };
-}
-
 // src/run/compare.ts
 async function runCompare(opts) {
   const repo = resolve4(opts.repo ?? process.cwd());
@@ -81036,7 +81127,11 @@ async function runCompare(opts) {
     }
     const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
     const suiteCheckout = checkouts[suiteSide];
-    progress({ type: "phase", phase: "load", message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})` });
+    progress({
+      type: "phase",
+      phase: "load",
+      message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
+    });
     const suite = await loadPinnedSuite(join5(suiteCheckout.dir, configName));
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
@@ -81077,19 +81172,38 @@ async function runCompare(opts) {
     const graded = /* @__PURE__ */ new Map();
     for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
     const seeds = {};
+    const cacheKey = (p) => {
+      const c = checkouts[p.side];
+      return [c.dir, c.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
+    };
     await schedule(
       planned,
-      (p) => runEpisode(
-        { template, gateway, tools: suite.tools, side: runtimes[p.side], expose: suite.config.database.expose, signal: controller.signal },
-        p
-      ),
+      async (p) => {
+        const cached2 = opts.episodeCache?.get(cacheKey(p));
+        if (cached2) return { ...cached2, episode: p.id, side: p.side };
+        const record2 = await runEpisode(
+          {
+            template,
+            gateway,
+            tools: suite.tools,
+            side: runtimes[p.side],
+            expose: suite.config.database.expose,
+            signal: controller.signal,
+            pin
+          },
+          p
+        );
+        if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
+        return record2;
+      },
       {
         concurrency,
         signal: controller.signal,
         onDone: async (record2, p, done, total) => {
           const g = gradeEpisode(p.scenario, record2, suite.tools);
           graded.get(p.scenario.id)[p.side].push(g);
-          (seeds[`${p.side}:${p.scenario.id}`] ??= []).push(p.seed);
+          const key = `${p.side}:${p.scenario.id}`;
+          seeds[key] = [...seeds[key] ?? [], p.seed];
           await log2.write(g);
           progress({ type: "episode", done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
         }

@@ -118,6 +118,8 @@ export interface EpisodeRecord {
   queries: Record<string, QueryResult>;
   infraError?: InfraError;
   timings: Record<string, number>;
+  /** The pinned content this episode ran: the suite and the scenario's content hash. */
+  pin?: { suite: string; scenario: string };
 }
 
 export type Verdict = 'pass' | 'fail' | 'error';

@@ -2,9 +2,9 @@
 // 2 the gate failed (--fail-on), 1 stategate could not run.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadSuite, collectSqlStatements } from '../config/load.js';
-import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { mergeReports } from '../compare/index.js';
+import { collectSqlStatements, loadSuite } from '../config/load.js';
+import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { exitCodeFor, type FailOn } from '../gate/index.js';
 import { parseShard } from '../plan/expand.js';
 import { renderJunit } from '../report/junit.js';
@@ -12,11 +12,11 @@ import { renderTerminal } from '../report/terminal.js';
 import type { Report } from '../report/types.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
 import { databaseFor, runCompare, writeReports } from '../run/compare.js';
-import { chooseEngine } from '../sandbox/index.js';
 import { interruptExitCode } from '../run/interrupt.js';
-import { createProgress } from './progress.js';
+import { chooseEngine } from '../sandbox/index.js';
 import { runDemo } from './demo.js';
 import type { CliValues } from './main.js';
+import { createProgress } from './progress.js';
 
 function fail(message: string): number {
   process.stderr.write(`stategate: ${message}\n`);
@@ -32,7 +32,8 @@ function positiveInt(name: string, text: string | undefined): number | undefined
 
 function failOn(values: CliValues): FailOn {
   const v = values['fail-on'] ?? 'block';
-  if (v !== 'block' && v !== 'warn' && v !== 'never') throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
+  if (v !== 'block' && v !== 'warn' && v !== 'never')
+    throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
   return v;
 }
 
@@ -128,10 +129,16 @@ export async function commandValidate(values: CliValues): Promise<number> {
     const template = await engine.buildTemplate(suite.template);
     for (const st of collectSqlStatements(suite)) {
       const error = await template.prepare(st.sql, st.paramCount);
-      if (error) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
+      if (error)
+        problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
     }
   } catch (err) {
-    problems.push({ file: suite.configFile, line: 1, col: 1, message: `could not build the template: ${(err as Error).message}` });
+    problems.push({
+      file: suite.configFile,
+      line: 1,
+      col: 1,
+      message: `could not build the template: ${(err as Error).message}`,
+    });
   } finally {
     await engine?.close();
   }
@@ -168,7 +175,11 @@ export async function commandMerge(values: CliValues, files: string[]): Promise<
 
 export async function commandDemo(values: CliValues): Promise<number> {
   try {
-    return await runDemo({ engine: engineOption(values), out: values.out, color: !values['no-color'] && Boolean(process.stdout.isTTY) });
+    return await runDemo({
+      engine: engineOption(values),
+      out: values.out,
+      color: !values['no-color'] && Boolean(process.stdout.isTTY),
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       printProblems(err.problems);
@@ -177,4 +188,3 @@ export async function commandDemo(values: CliValues): Promise<number> {
     return fail((err as Error).message);
   }
 }
-

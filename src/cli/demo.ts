@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { EpisodeRecord } from '../record.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { CompareOptions } from '../run/api.js';
 import { runCompare } from '../run/compare.js';
@@ -27,14 +28,23 @@ export function writeDemoVersion(root: string, version: string, dir: string): vo
   cpSync(join(root, 'stategate.yml'), join(dir, 'stategate.yml'));
   cpSync(join(root, 'scenarios'), join(dir, 'scenarios'), { recursive: true });
   cpSync(join(root, 'examples', 'refund-agent'), join(dir, 'examples', 'refund-agent'), { recursive: true });
-  cpSync(join(root, 'examples', 'refund-agent', 'versions', `${version}.json`), join(dir, 'examples', 'refund-agent', 'manifest.json'));
+  cpSync(
+    join(root, 'examples', 'refund-agent', 'versions', `${version}.json`),
+    join(dir, 'examples', 'refund-agent', 'manifest.json'),
+  );
 }
 
-export async function runDemo(opts: { engine?: CompareOptions['engine']; out?: string; color: boolean }): Promise<number> {
+export async function runDemo(opts: {
+  engine?: CompareOptions['engine'];
+  out?: string;
+  color: boolean;
+}): Promise<number> {
   const root = projectRoot();
   const work = mkdtempSync(join(tmpdir(), 'stategate-demo-'));
   const out = resolve(opts.out ?? join('.stategate', 'demo'));
   const verdicts: string[] = [];
+  // Each version's episodes run once and serve both comparisons it is part of.
+  const episodeCache = new Map<string, EpisodeRecord>();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
     for (const v of versions) writeDemoVersion(root, v, join(work, v));
@@ -47,6 +57,7 @@ export async function runDemo(opts: { engine?: CompareOptions['engine']; out?: s
         repo: work,
         out: join(out, `${base}-to-${head}`),
         engine: opts.engine,
+        episodeCache,
         onProgress: createProgress(),
       });
       process.stdout.write(renderTerminal(result.report, { color: opts.color }));

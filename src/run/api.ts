@@ -1,6 +1,8 @@
 // The entry points the CLI and the action share. Implemented in run/compare.ts and run/single.ts.
-import type { EngineName } from '../sandbox/types.js';
+
+import type { EpisodeRecord } from '../record.js';
 import type { Report } from '../report/types.js';
+import type { EngineName } from '../sandbox/types.js';
 
 /** A progress event, for a live terminal line or plain CI log lines. */
 export type ProgressEvent =
@@ -28,6 +30,11 @@ export interface CompareOptions {
   suiteFrom?: 'head' | 'base';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
+  /**
+   * Episode records of earlier runs in this process, by checkout, pinned suite, scenario and seed:
+   * a side already run on exactly this suite is not run again (the demo's pairwise comparisons).
+   */
+  episodeCache?: Map<string, EpisodeRecord>;
 }
 
 export interface CompareResult {

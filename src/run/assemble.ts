@@ -7,6 +7,7 @@ import { buildReport } from '../report/build.js';
 import type { Report } from '../report/types.js';
 import type { Engine } from '../sandbox/types.js';
 import type { Checkout } from './checkout.js';
+import { verifyPinned } from './verify-pin.js';
 
 export interface AssembleInput {
   scenarios: Scenario[];
@@ -27,6 +28,7 @@ export interface AssembleInput {
 
 /** Builds report.json; a case whose episodes never ran (interrupted) has empty sides: incomplete. */
 export function assembleReport(input: AssembleInput): Report {
+  verifyPinned(input.pin, input.graded);
   const side = (s: Side) => {
     const c = input.checkouts[s];
     return c ? { ref: c.ref, sha: c.sha } : null;
@@ -36,7 +38,11 @@ export function assembleReport(input: AssembleInput): Report {
       const g = input.graded.get(scenario.id)!;
       return { scenario, base: input.headOnly ? null : g.base, head: g.head };
     }),
-    pin: { suite_hash: input.pin.suiteHash, template_hash: input.pin.templateHash, scenarios: input.pin.scenarios },
+    pin: {
+      suite_hash: input.pin.suiteHash,
+      template_hash: input.pin.templateHash,
+      scenarios: input.pin.scenarios,
+    },
     sides: { base: side('base'), head: side('head') },
     engine: input.engine.name,
     engineReason: input.engine.reason,

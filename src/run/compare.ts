@@ -6,7 +6,7 @@ import type { Suite } from '../config/suite.js';
 import { ConfigError } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
-import { expandEpisodes, sliceScenarios } from '../plan/expand.js';
+import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
 import { pinSuite } from '../plan/pin.js';
 import type { GradedEpisode, Side } from '../record.js';
 import { renderMarkdown } from '../report/markdown.js';
@@ -14,14 +14,14 @@ import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
 import type { CompareOptions, CompareResult } from './api.js';
+import { assembleReport } from './assemble.js';
 import { type Checkout, resolveCheckout } from './checkout.js';
 import { runEpisode } from './episode.js';
 import { EpisodeLog } from './episode-log.js';
-import { loadSideConfig, loadPinnedSuite } from './load.js';
-import { assembleReport } from './assemble.js';
-import { schedule } from './scheduler.js';
-import { type SideRuntime, prepareSide } from './side.js';
 import { onInterrupt } from './interrupt.js';
+import { loadPinnedSuite, loadSideConfig } from './load.js';
+import { schedule } from './scheduler.js';
+import { prepareSide, type SideRuntime } from './side.js';
 
 /** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
 export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
@@ -51,7 +51,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
 
     const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
     const suiteCheckout = checkouts[suiteSide]!;
-    progress({ type: 'phase', phase: 'load', message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})` });
+    progress({
+      type: 'phase',
+      phase: 'load',
+      message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`,
+    });
     const suite = await loadPinnedSuite(join(suiteCheckout.dir, configName));
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
@@ -97,20 +101,40 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
     const seeds: Record<string, number[]> = {};
 
+    const cacheKey = (p: PlannedEpisode) => {
+      const c = checkouts[p.side]!;
+      return [c.dir, c.sha ?? '', pin.suiteHash, p.scenario.id, p.repeat, p.seed].join('\0');
+    };
     await schedule(
       planned,
-      (p) =>
-        runEpisode(
-          { template, gateway, tools: suite.tools, side: runtimes[p.side]!, expose: suite.config.database.expose, signal: controller.signal },
+      async (p) => {
+        // The same checkout on the same pinned suite and seed already ran in this process (the
+        // demo compares three versions pairwise): reuse its record under this side's name.
+        const cached = opts.episodeCache?.get(cacheKey(p));
+        if (cached) return { ...cached, episode: p.id, side: p.side };
+        const record = await runEpisode(
+          {
+            template,
+            gateway,
+            tools: suite.tools,
+            side: runtimes[p.side]!,
+            expose: suite.config.database.expose,
+            signal: controller.signal,
+            pin,
+          },
           p,
-        ),
+        );
+        if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
+        return record;
+      },
       {
         concurrency,
         signal: controller.signal,
         onDone: async (record, p, done, total) => {
           const g = gradeEpisode(p.scenario, record, suite.tools);
           graded.get(p.scenario.id)![p.side].push(g);
-          (seeds[`${p.side}:${p.scenario.id}`] ??= []).push(p.seed);
+          const key = `${p.side}:${p.scenario.id}`;
+          seeds[key] = [...(seeds[key] ?? []), p.seed];
           await log.write(g);
           progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
         },
@@ -147,9 +171,15 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
  * The database section with the URL resolved: `databaseUrl`, else the config's url, else (only when
  * the postgres engine is asked for by --engine) $STATEGATE_DATABASE_URL.
  */
-export function databaseFor(suite: Suite, opts: Pick<CompareOptions, 'engine' | 'databaseUrl'>): Suite['config']['database'] {
+export function databaseFor(
+  suite: Suite,
+  opts: Pick<CompareOptions, 'engine' | 'databaseUrl'>,
+): Suite['config']['database'] {
   const db = suite.config.database;
-  const url = opts.databaseUrl ?? db.url ?? (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined);
+  const url =
+    opts.databaseUrl ??
+    db.url ??
+    (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined);
   return { ...db, url };
 }
 

@@ -4,10 +4,11 @@
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
-import type { AgentRun, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
-import type { Sandbox, Template } from '../sandbox/types.js';
-import { applyScenarioState } from '../sandbox/index.js';
 import type { PlannedEpisode } from '../plan/expand.js';
+import type { PinnedSuite } from '../plan/pin.js';
+import type { AgentRun, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
+import { applyScenarioState } from '../sandbox/index.js';
+import type { Sandbox, Template } from '../sandbox/types.js';
 import type { SideRuntime } from './side.js';
 
 export interface EpisodeContext {
@@ -17,12 +18,23 @@ export interface EpisodeContext {
   side: SideRuntime;
   expose: boolean;
   signal?: AbortSignal;
+  /** The pinned suite: each record says which content it ran. */
+  pin?: PinnedSuite;
 }
 
 const EMPTY_DIFF: StateDiff = { tables: {}, fingerprints: {} };
 
 function notRun(reason: string): AgentRun {
-  return { exitCode: null, signal: null, timedOut: false, durationMs: 0, stdout: '', stderr: '', truncated: false, resultError: reason };
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    stdout: '',
+    stderr: '',
+    truncated: false,
+    resultError: reason,
+  };
 }
 
 /** The SQL each expectation wants answered on the final state, keyed by expectation id. */
@@ -43,7 +55,11 @@ function allowedTools(scenario: Scenario, tools: Map<string, Tool>): Tool[] {
 async function prepareSandbox(ctx: EpisodeContext, scenario: Scenario, label: string): Promise<Sandbox> {
   const sandbox = await ctx.template.clone(label);
   try {
-    await applyScenarioState(sandbox, { rows: scenario.state.rows, sql: scenario.state.sql }, ctx.template.tables);
+    await applyScenarioState(
+      sandbox,
+      { rows: scenario.state.rows, sql: scenario.state.sql },
+      ctx.template.tables,
+    );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
@@ -76,6 +92,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     queries: {},
     timings,
   };
+  if (ctx.pin) record.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
   const fail = (stage: InfraError['stage'], err: unknown) => {
     record.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };

@@ -11,7 +11,9 @@ function handle(signal: NodeJS.Signals): void {
   if (received > 1 || listeners.size === 0) {
     process.exit(signal === 'SIGINT' ? 130 : 143);
   }
-  process.stderr.write(`\nstategate: ${signal} received: stopping, cleaning up and writing a partial report\n`);
+  process.stderr.write(
+    `\nstategate: ${signal} received: stopping, cleaning up and writing a partial report\n`,
+  );
   for (const l of listeners) l();
 }
 

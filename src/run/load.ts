@@ -1,7 +1,7 @@
 // Loading what a run needs: the pinned suite from one side, the agent configuration from each.
 import { existsSync } from 'node:fs';
-import type { AgentConfig } from '../config/schema.js';
 import { loadSuite } from '../config/load.js';
+import type { AgentConfig } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import type { Side } from '../record.js';
 
@@ -9,7 +9,12 @@ import type { Side } from '../record.js';
 export async function loadPinnedSuite(configPath: string): Promise<Suite> {
   if (!existsSync(configPath)) {
     throw new ConfigError([
-      { file: configPath, line: 1, col: 1, message: 'no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)' },
+      {
+        file: configPath,
+        line: 1,
+        col: 1,
+        message: 'no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)',
+      },
     ]);
   }
   const result = await loadSuite(configPath);

@@ -1,8 +1,8 @@
 // A side at run time: its checkout, its agent configuration, and how to start its agent.
 import { join } from 'node:path';
-import type { AgentConfig } from '../config/schema.js';
-import { buildAgentEnv, runCommandAgent, runSetup, startAgentServer } from '../agent/index.js';
 import type { AgentServer, EpisodeVars } from '../agent/index.js';
+import { buildAgentEnv, runCommandAgent, runSetup, startAgentServer } from '../agent/index.js';
+import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../record.js';
 import type { Checkout } from './checkout.js';
 
@@ -43,7 +43,9 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000);
     if (!res.ok) {
-      throw new Error(`${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}`);
+      throw new Error(
+        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}`,
+      );
     }
   }
 

@@ -35,8 +35,8 @@ function scan(sql: string, visit: Visit): void {
       let depth = 1;
       end = i + 2;
       while (end < sql.length && depth > 0) {
-        if (sql[end] === '/' && sql[end + 1] === '*') (depth++, (end += 2));
-        else if (sql[end] === '*' && sql[end + 1] === '/') (depth--, (end += 2));
+        if (sql[end] === '/' && sql[end + 1] === '*') depth++, (end += 2);
+        else if (sql[end] === '*' && sql[end + 1] === '/') depth--, (end += 2);
         else end++;
       }
     } else if (c === '$') {

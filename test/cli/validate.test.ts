@@ -8,7 +8,9 @@ import { ROOT } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function stategate(cwd: string, args: string[]) {
   const res = spawnSync(process.execPath, [join(ROOT, 'bin', 'stategate.mjs'), ...args], {
@@ -46,14 +48,27 @@ describe('stategate validate', () => {
     expect(res.code).toBe(0);
   });
 
-  it('prints every problem of a directory of broken files with file:line:col and exits 1', { timeout: 300_000 }, () => {
+  it('prints every problem of a directory of broken files with file:line:col and exits 1', {
+    timeout: 300_000,
+  }, () => {
     const dir = demoCopy();
     // bad YAML
-    writeFileSync(join(dir, 'scenarios', 'broken-yaml.yaml'), 'id: broken-yaml\ninput: { message: "unterminated\n');
+    writeFileSync(
+      join(dir, 'scenarios', 'broken-yaml.yaml'),
+      'id: broken-yaml\ninput: { message: "unterminated\n',
+    );
     // unknown key
-    edit(join(dir, 'scenarios', 'refund-happy-path.yaml'), /^description:/m, 'descripton: typo\ndescription:');
+    edit(
+      join(dir, 'scenarios', 'refund-happy-path.yaml'),
+      /^description:/m,
+      'descripton: typo\ndescription:',
+    );
     // unknown tool
-    edit(join(dir, 'scenarios', 'refund-timeout-after-mutation.yaml'), /^tools: \[/m, 'tools: [refund_paymnet, ');
+    edit(
+      join(dir, 'scenarios', 'refund-timeout-after-mutation.yaml'),
+      /^tools: \[/m,
+      'tools: [refund_paymnet, ',
+    );
     // duplicate id
     writeFileSync(
       join(dir, 'scenarios', 'zz-duplicate.yaml'),
@@ -67,7 +82,9 @@ describe('stategate validate', () => {
     expect(problem('broken-yaml.yaml')[0]).toMatch(/^scenarios\/broken-yaml\.yaml:\d+:\d+: /);
     expect(problem('refund-happy-path.yaml').join('\n')).toMatch(/:\d+:1: .*descripton/);
     expect(problem('refund-timeout-after-mutation.yaml').join('\n')).toMatch(/:\d+:\d+: .*refund_paymnet/);
-    expect(lines.some((l) => /^scenarios\/(zz-duplicate|refund-rate-limited)\.yaml:\d+:\d+: .*duplicate/i.test(l))).toBe(true);
+    expect(
+      lines.some((l) => /^scenarios\/(zz-duplicate|refund-rate-limited)\.yaml:\d+:\d+: .*duplicate/i.test(l)),
+    ).toBe(true);
     expect(res.stderr).not.toMatch(/\n\s+at /); // never a stack trace
   });
 

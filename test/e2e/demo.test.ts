@@ -3,8 +3,10 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { GradedEpisode, Side } from '../../src/record.js';
 import type { Report } from '../../src/report/types.js';
 import { runCompare } from '../../src/run/compare.js';
+import { PinMismatchError, verifyPinned } from '../../src/run/verify-pin.js';
 import { demoRepo, git } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -71,13 +73,45 @@ for (const engine of ['embedded', 'postgres'] as const) {
         if (pair === 'v1.2.4..v1.3.0') {
           const md = readFileSync(result.markdownPath, 'utf8');
           const timeout = report.cases.find((c) => c.id === 'refund-timeout-after-mutation')!;
-          expect(timeout.divergence?.sentence).toMatch(/^At step \d+ the base called get_refund_policy\(.*\); the head called refund_payment\(/);
+          expect(timeout.divergence?.sentence).toMatch(
+            /^At step \d+ the base called get_refund_policy\(.*\); the head called refund_payment\(/,
+          );
           expect(timeout.state_diff).toContainEqual(
-            expect.objectContaining({ table: 'orders', key: 'ORD-1101', column: 'refund_count', base: 1, head: 2 }),
+            expect.objectContaining({
+              table: 'orders',
+              key: 'ORD-1101',
+              column: 'refund_count',
+              base: 1,
+              head: 2,
+            }),
           );
           expect(md).toContain('refund-timeout-after-mutation');
           expect(md).toContain(timeout.divergence!.sentence.slice(0, 40));
           expect(md).toMatch(/refund_count \| 1 \| 2/);
+
+          // The stored runs prove the pair; breaking the pinning on purpose is caught.
+          const stored = (): Map<string, Record<Side, GradedEpisode[]>> => {
+            const byCase = new Map<string, Record<Side, GradedEpisode[]>>();
+            for (const line of readFileSync(join(out, 'episodes.jsonl'), 'utf8').trim().split('\n')) {
+              const g = JSON.parse(line) as GradedEpisode;
+              if (!byCase.has(g.record.scenario)) byCase.set(g.record.scenario, { base: [], head: [] });
+              byCase.get(g.record.scenario)![g.record.side].push(g);
+            }
+            return byCase;
+          };
+          const pin = { suiteHash: report.pin.suite_hash, scenarios: report.pin.scenarios };
+          expect(() => verifyPinned(pin, stored())).not.toThrow();
+          const otherSeed = stored();
+          otherSeed.get('refund-happy-path')!.head[0].record.seed += 1;
+          expect(() => verifyPinned(pin, otherSeed)).toThrow(PinMismatchError);
+          expect(() => verifyPinned(pin, otherSeed)).toThrow(
+            /refund-happy-path repeat \d: base ran seed \d+, head ran seed \d+/,
+          );
+          const otherContent = stored();
+          otherContent.get('refund-rate-limited')!.base[0].record.pin!.scenario = '0'.repeat(64);
+          expect(() => verifyPinned(pin, otherContent)).toThrow(
+            /refund-rate-limited\.base\.r\d: ran scenario content 000000000000/,
+          );
         }
       });
     }

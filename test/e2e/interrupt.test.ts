@@ -46,8 +46,25 @@ setTimeout(() => {}, 600000);
     const out = join(repo, '.stategate');
     const child = spawn(
       process.execPath,
-      [join(ROOT, 'bin', 'stategate.mjs'), 'compare', '--base', 'v1.2.4', '--head', 'HEAD', '--engine', 'postgres', '--repeats', '1', '--out', out],
-      { cwd: repo, env: { ...process.env, STATEGATE_DATABASE_URL: ADMIN_URL, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      [
+        join(ROOT, 'bin', 'stategate.mjs'),
+        'compare',
+        '--base',
+        'v1.2.4',
+        '--head',
+        'HEAD',
+        '--engine',
+        'postgres',
+        '--repeats',
+        '1',
+        '--out',
+        out,
+      ],
+      {
+        cwd: repo,
+        env: { ...process.env, STATEGATE_DATABASE_URL: ADMIN_URL, CI: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     let stderr = '';
     child.stderr.on('data', (d) => {
@@ -58,7 +75,8 @@ setTimeout(() => {}, 600000);
 
     // Wait until slow agents are running, then interrupt.
     const deadline = Date.now() + 240_000;
-    while (readdirSync(pids).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (readdirSync(pids).length < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(readdirSync(pids).length).toBeGreaterThanOrEqual(2);
     child.kill('SIGTERM');
     const code = await exited;

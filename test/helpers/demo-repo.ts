@@ -15,7 +15,10 @@ export function writeDemoFiles(dir: string, version: string): void {
   cpSync(join(ROOT, 'stategate.yml'), join(dir, 'stategate.yml'));
   cpSync(join(ROOT, 'scenarios'), join(dir, 'scenarios'), { recursive: true });
   cpSync(join(ROOT, 'examples', 'refund-agent'), join(dir, 'examples', 'refund-agent'), { recursive: true });
-  cpSync(join(dir, 'examples', 'refund-agent', 'versions', `${version}.json`), join(dir, 'examples', 'refund-agent', 'manifest.json'));
+  cpSync(
+    join(dir, 'examples', 'refund-agent', 'versions', `${version}.json`),
+    join(dir, 'examples', 'refund-agent', 'manifest.json'),
+  );
 }
 
 /** A repository with one commit per version, tagged with the version; HEAD at the last. */

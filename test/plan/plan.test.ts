@@ -59,6 +59,8 @@ describe('shards', () => {
 
 describe('canonicalJson', () => {
   it('sorts keys recursively', () => {
-    expect(canonicalJson({ b: 1, a: { d: [{ y: 1, x: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[{"x":2,"y":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [{ y: 1, x: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[{"x":2,"y":1}]},"b":1}',
+    );
   });
 });

@@ -30,8 +30,10 @@ describe('resolveCheckout', () => {
     expect(readFileSync(join(repo, 'version.txt'), 'utf8')).toBe('two\n');
     await c.dispose();
     expect(existsSync(c.dir)).toBe(false);
-    expect(existsSync(join(c.dir, ".."))).toBe(false);
-    expect(execFileSync('git', ['worktree', 'list'], { cwd: repo, encoding: 'utf8' }).trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(c.dir, '..'))).toBe(false);
+    expect(
+      execFileSync('git', ['worktree', 'list'], { cwd: repo, encoding: 'utf8' }).trim().split('\n'),
+    ).toHaveLength(1);
   });
 
   it('uses a directory in place', async () => {
@@ -43,6 +45,8 @@ describe('resolveCheckout', () => {
 
   it('names what it could not resolve', async () => {
     const { repo } = repoWithTwoCommits();
-    await expect(resolveCheckout('no-such-ref', repo)).rejects.toThrow(/'no-such-ref' is neither a directory nor a git ref/);
+    await expect(resolveCheckout('no-such-ref', repo)).rejects.toThrow(
+      /'no-such-ref' is neither a directory nor a git ref/,
+    );
   });
 });

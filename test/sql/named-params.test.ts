@@ -17,13 +17,13 @@ describe('bindNamedParams', () => {
     /* :h */ FROM t WHERE x = :i`;
     const b = bindNamedParams(sql, { a: 1, i: 2 });
     expect(b.names).toEqual(['a', 'i']);
-    expect(b.text).toContain("$1::int, ':b', \"c:d\", $$ :e $$, $t$ :f $t$ -- :g");
+    expect(b.text).toContain('$1::int, \':b\', "c:d", $$ :e $$, $t$ :f $t$ -- :g');
     expect(b.text).toContain('/* :h */ FROM t WHERE x = $2');
   });
 
   it('binds a missing argument as null, never as text', () => {
     expect(bindNamedParams('SELECT :x', {}).values).toEqual([null]);
-    const hostile = "1; DROP TABLE orders; --";
+    const hostile = '1; DROP TABLE orders; --';
     const b = bindNamedParams('SELECT * FROM t WHERE id = :id', { id: hostile });
     expect(b.text).not.toContain('DROP');
     expect(b.values).toEqual([hostile]);
@@ -32,10 +32,9 @@ describe('bindNamedParams', () => {
 
 describe('splitStatements', () => {
   it('splits on semicolons outside quotes and comments', () => {
-    expect(splitStatements("UPDATE t SET a = ';'; INSERT INTO u VALUES ($$;$$) RETURNING id;\n-- done;\n")).toEqual([
-      "UPDATE t SET a = ';'",
-      'INSERT INTO u VALUES ($$;$$) RETURNING id',
-    ]);
+    expect(
+      splitStatements("UPDATE t SET a = ';'; INSERT INTO u VALUES ($$;$$) RETURNING id;\n-- done;\n"),
+    ).toEqual(["UPDATE t SET a = ';'", 'INSERT INTO u VALUES ($$;$$) RETURNING id']);
   });
   it('returns one statement without a trailing semicolon', () => {
     expect(splitStatements('SELECT 1')).toEqual(['SELECT 1']);
