@@ -35,7 +35,9 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
     const level = caseLevel(report, c);
     if (level === null || !c.file) continue;
     const evidence = [c.divergence?.sentence, ...c.state_diff.slice(0, 3).map(describeDiff)].filter(Boolean);
-    const changed = (c.expectations_changed ?? []).filter((e) => e.change !== 'fixed');
+    const changed = (c.expectations_changed ?? []).filter(
+      (e) => e.change !== 'fixed' && e.change !== 'pre-existing',
+    );
     if (changed.length === 0) {
       const at = locate(c.file, null);
       out.push({

@@ -2,6 +2,8 @@
 import type { Scenario } from '../config/schema.js';
 import type { GradedEpisode } from '../record.js';
 import type { CaseReport } from '../report/types.js';
+import { decideCase } from '../stats/case-decision.js';
+import type { SequentialPolicy } from '../stats/sequential.js';
 import { classifySummaries, ungradableNotes } from './classify.js';
 import { firstDivergence } from './divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
@@ -21,6 +23,8 @@ export interface CaseOptions {
   ks?: number[];
   /** At most this many state differences per case (default 20). */
   stateDiffCap?: number;
+  /** Adaptive repeats: classify with the sequential test of this policy. */
+  sequential?: SequentialPolicy;
 }
 
 /** The episode that shows a side best: graded, and passed or failed as asked, else the first. */
@@ -39,7 +43,8 @@ export function compareCase(
 ): CaseReport {
   const baseSummary = base === null ? null : summarizeSide(scenario, base, options.ks);
   const headSummary = summarizeSide(scenario, head, options.ks);
-  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head));
+  const decision = options.sequential ? decideCase(baseSummary, headSummary, options.sequential) : undefined;
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head), decision);
 
   const report: CaseReport = {
     id: scenario.id,
@@ -54,6 +59,13 @@ export function compareCase(
     expectations_changed: c.expectations_changed,
   };
   if (scenario.description) report.description = scenario.description;
+  if (decision) {
+    report.repeats_decision = {
+      base: baseSummary?.runs ?? 0,
+      head: headSummary.runs,
+      reason: decision.reason,
+    };
+  }
 
   // An unchanged case has nothing to explain between the sides; a flaky side explains itself below.
   if (base && base.length > 0 && head.length > 0 && c.class !== 'unchanged') {

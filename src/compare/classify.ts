@@ -6,6 +6,7 @@
 import type { CaseClass, Scenario } from '../config/schema.js';
 import type { FailureLabel, GradedEpisode, Side } from '../record.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
+import type { CaseDecision } from '../stats/case-decision.js';
 import { inRepeatOrder, ungradableReason } from './episodes.js';
 import { summarizeSide } from './summary.js';
 
@@ -44,8 +45,13 @@ function ids(base: SideSummary | null, head: SideSummary): string[] {
   return [...new Set([...Object.keys(head.expectations), ...Object.keys(base?.expectations ?? {})])];
 }
 
-function changedExpectations(base: SideSummary | null, head: SideSummary): ChangedExpectation[] {
+function changedExpectations(
+  base: SideSummary | null,
+  head: SideSummary,
+  decision?: CaseDecision,
+): ChangedExpectation[] {
   const broke: ChangedExpectation[] = [];
+  const preexisting: ChangedExpectation[] = [];
   const fixed: ChangedExpectation[] = [];
   const errored: ChangedExpectation[] = [];
   for (const id of ids(base, head)) {
@@ -66,13 +72,24 @@ function changedExpectations(base: SideSummary | null, head: SideSummary): Chang
     const basePassedAll = base === null || (base.runs > 0 && (b?.pass ?? 0) === base.runs);
     const baseFailed = (b?.fail ?? 0) > 0;
     const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
-    if (headFailed && basePassedAll) broke.push(entry('broke', h));
+    const test = decision?.expectations[id];
+    if (test && base !== null && headFailed) {
+      // Adaptive repeats: the sequential test, not a single failure, says whether the head is worse.
+      const e = entry(test.decision === 'worse' || basePassedAll ? 'broke' : 'pre-existing', h);
+      e.test = { decision: test.decision, p: test.p };
+      (e.change === 'broke' ? broke : preexisting).push(e);
+    } else if (headFailed && basePassedAll) broke.push(entry('broke', h));
     else if (base !== null && baseFailed && headPassedAll) fixed.push(entry('fixed', b));
     if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored.push(entry('error', (h?.error ?? 0) > 0 ? h : b));
   }
   // Critical breaks lead: they are what a reviewer must read first.
   broke.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke, ...fixed, ...errored];
+  return [...broke, ...fixed, ...preexisting, ...errored];
+}
+
+/** A break that blocks: critical, and (with adaptive repeats) the test says the head is worse. */
+function blocks(c: ChangedExpectation): boolean {
+  return c.critical && (c.test === undefined || c.test.decision === 'worse');
 }
 
 function plural(n: number, word: string): string {
@@ -106,9 +123,32 @@ function brokeReason(changes: ChangedExpectation[], base: SideSummary | null, he
   const kind = first.critical ? 'critical expectation' : 'expectation';
   const what = `${base ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
   const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = base ? ` and passed in all ${base.runs} base repeats` : '';
+  const against = !base
+    ? ''
+    : first.base.fail === 0
+      ? ` and passed in all ${base.runs} base repeats`
+      : ` and in only ${first.base.fail} of ${base.runs} base repeats`;
   const more = rest.length > 0 ? `; ${plural(rest.length, 'more expectation')} broke` : '';
-  return `${base ? '' : NEW_SCENARIO}${what} ${where}${against}${more}.`;
+  const test = !first.test
+    ? ''
+    : first.test.decision === 'worse'
+      ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})`
+      : first.critical
+        ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block`
+        : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
+  return `${base ? '' : NEW_SCENARIO}${what} ${where}${against}${more}${test}.`;
+}
+
+function pValue(p: number | null): string {
+  return p === null ? '—' : p < 0.001 ? '<0.001' : p.toFixed(3);
+}
+
+function preexistingReason(changes: ChangedExpectation[], base: SideSummary, head: SideSummary): string {
+  const items = changes.map(
+    (c) =>
+      `${c.id} failed in ${c.base.fail} of ${base.runs} base and ${c.head.fail} of ${head.runs} head repeats`,
+  );
+  return `The failure is pre-existing: ${items.join('; ')}; the sequential test cannot tell the sides apart.`;
 }
 
 function fixedReason(changes: ChangedExpectation[], base: SideSummary, head: SideSummary): string {
@@ -133,9 +173,10 @@ export function classifySummaries(
   base: SideSummary | null,
   head: SideSummary,
   notes: UngradableNotes = {},
+  decision?: CaseDecision,
 ): Classification {
   const flaky = { base: isFlaky(base), head: isFlaky(head) };
-  const changed = changedExpectations(base, head);
+  const changed = changedExpectations(base, head, decision);
   const result = (cls: CaseClass, reason: string): Classification => ({
     class: cls,
     flaky,
@@ -146,11 +187,16 @@ export function classifySummaries(
   const incomplete = incompleteReason(base, head, notes);
   if (incomplete) return result('incomplete', incomplete);
   const broke = changed.filter((c) => c.change === 'broke');
-  const critical = broke.filter((c) => c.critical);
-  if (critical.length > 0) return result('new-critical-failure', brokeReason(broke, base, head));
+  const critical = broke.filter(blocks);
+  if (critical.length > 0) {
+    const ordered = [...critical, ...broke.filter((c) => !critical.includes(c))];
+    return result('new-critical-failure', brokeReason(ordered, base, head));
+  }
   if (broke.length > 0) return result('regressed', brokeReason(broke, base, head));
   const fixed = changed.filter((c) => c.change === 'fixed');
   if (base && fixed.length > 0) return result('improved', fixedReason(fixed, base, head));
+  const preexisting = changed.filter((c) => c.change === 'pre-existing');
+  if (base && preexisting.length > 0) return result('unchanged', preexistingReason(preexisting, base, head));
   return result('unchanged', unchangedReason(base, head));
 }
 

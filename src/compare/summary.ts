@@ -1,7 +1,8 @@
 // One side's repeats of one scenario, summed up: per-expectation counts, metrics and statistics.
 import type { Scenario } from '../config/schema.js';
+import { failureSignature } from '../grade/signature.js';
 import type { FailureLabel, GradedEpisode } from '../record.js';
-import type { ExpectationCounts, SideSummary } from '../report/types.js';
+import type { ExpectationCounts, SideCost, SideSummary } from '../report/types.js';
 import { episodePassed, expectationsOf, inRepeatOrder, isGradable } from './episodes.js';
 import { sideStats } from './stats.js';
 
@@ -65,6 +66,37 @@ function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
   };
 }
 
+/** The failed, gradable repeats counted by failure signature. */
+export function signatureCounts(episodes: readonly GradedEpisode[]): SideSummary['signatures'] {
+  const out: NonNullable<SideSummary['signatures']> = {};
+  for (const e of episodes) {
+    if (!isGradable(e)) continue;
+    const signature = failureSignature(e);
+    if (signature) out[signature] = (out[signature] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Cost per success of one side's repeats; undefined when no repeat reported cost_usd. */
+export function sideCost(episodes: readonly GradedEpisode[]): SideCost | undefined {
+  const costs = episodes
+    .map((e) => e.record.agent.result?.usage?.cost_usd)
+    .filter((c): c is number => typeof c === 'number' && Number.isFinite(c));
+  if (costs.length === 0) return undefined;
+  const total = round(
+    costs.reduce((a, b) => a + b, 0),
+    6,
+  );
+  const successes = episodes.filter(episodePassed).length;
+  const dependable = episodes.length > 0 && episodes.every((e) => isGradable(e) && episodePassed(e));
+  return {
+    total_usd: total,
+    successful_episodes: successes,
+    per_successful_episode: successes === 0 ? null : round(total / successes, 6),
+    per_dependable_case: dependable ? total : null,
+  };
+}
+
 /** Sums up one side's graded episodes of one scenario (an empty list gives a summary of zero runs). */
 export function summarizeSide(
   scenario: Scenario,
@@ -83,5 +115,8 @@ export function summarizeSide(
   const metrics = metricsOf(ordered);
   if (metrics) summary.metrics = metrics;
   summary.stats = sideStats(summary, ks);
+  summary.signatures = signatureCounts(ordered);
+  const cost = sideCost(ordered);
+  if (cost) summary.cost = cost;
   return summary;
 }

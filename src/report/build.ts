@@ -6,7 +6,8 @@ import { type CaseClass, CaseClassName } from '../config/schema.js';
 import { DEFAULT_GATE, type GatePolicy, gateVerdict } from '../gate/verdict.js';
 import type { Side } from '../record.js';
 import type { EngineName } from '../sandbox/types.js';
-import type { CaseReport, Report, SideStats } from './types.js';
+import { LOOK_ALPHA } from '../stats/sequential.js';
+import type { CaseReport, Report, SideStats, SuiteCost } from './types.js';
 
 /** Everything a report is made of besides the cases. */
 export interface ReportFacts {
@@ -50,8 +51,50 @@ export function suiteStatsOf(cases: readonly CaseReport[]): Report['stats'] {
   return out;
 }
 
+/** Failed repeats by failure signature per side, summed over the cases. */
+export function suiteSignaturesOf(cases: readonly CaseReport[]): NonNullable<Report['signatures']> {
+  const out: NonNullable<Report['signatures']> = {};
+  for (const side of ['base', 'head'] as Side[]) {
+    for (const c of cases) {
+      const s = c[side];
+      if (!s?.signatures) continue;
+      out[side] ??= {};
+      const sums = out[side];
+      for (const [name, n] of Object.entries(s.signatures) as [keyof typeof sums, number][]) {
+        sums[name] = (sums[name] ?? 0) + n;
+      }
+    }
+  }
+  return out;
+}
+
+/** Cost per successful episode and per dependable case per side, over the cases that reported a cost. */
+export function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['cost']> {
+  const out: NonNullable<Report['cost']> = {};
+  for (const side of ['base', 'head'] as Side[]) {
+    const costs = cases.flatMap((c) => (c[side]?.cost ? [c[side].cost] : []));
+    if (costs.length === 0) continue;
+    const total = Math.round(costs.reduce((a, c) => a + c.total_usd, 0) * 1e6) / 1e6;
+    const successes = costs.reduce((a, c) => a + c.successful_episodes, 0);
+    const dependable = costs.filter((c) => c.per_dependable_case !== null).length;
+    const per = (n: number) => (n === 0 ? null : Math.round((total / n) * 1e6) / 1e6);
+    const cost: SuiteCost = {
+      cases: costs.length,
+      total_usd: total,
+      successful_episodes: successes,
+      dependable_cases: dependable,
+      per_successful_episode: per(successes),
+      per_dependable_case: per(dependable),
+    };
+    out[side] = cost;
+  }
+  return out;
+}
+
 /** Fills in what follows from the cases (counts, suite statistics, verdict), cases sorted by id. */
-export function withTotals(report: Omit<Report, 'counts' | 'verdict' | 'stats'>): Report {
+export function withTotals(
+  report: Omit<Report, 'counts' | 'verdict' | 'stats' | 'signatures' | 'cost'>,
+): Report {
   const cases = [...report.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const gate = report.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
   const verdict = gateVerdict(cases, gate, {
@@ -70,6 +113,8 @@ export function withTotals(report: Omit<Report, 'counts' | 'verdict' | 'stats'>)
     ...rest,
     gate,
     stats: suiteStatsOf(cases),
+    signatures: suiteSignaturesOf(cases),
+    cost: suiteCostOf(cases),
     cases,
   };
 }
@@ -82,7 +127,7 @@ export function buildReport(input: ReportInput): Report {
     seen.add(c.scenario.id);
   }
   const cases = input.cases.map((c) => compareCase(c.scenario, c.base, c.head, input));
-  const report: Omit<Report, 'counts' | 'verdict' | 'stats'> = {
+  const report: Omit<Report, 'counts' | 'verdict' | 'stats' | 'signatures' | 'cost'> = {
     version: 1,
     engine: input.engine,
     pin: input.pin,
@@ -94,6 +139,10 @@ export function buildReport(input: ReportInput): Report {
   };
   if (input.engineReason !== undefined) report.engine_reason = input.engineReason;
   if (input.repeats !== undefined) report.repeats = input.repeats;
+  if (input.sequential) {
+    const { min, max, alpha = LOOK_ALPHA } = input.sequential;
+    report.repeats_policy = { min, max, alpha };
+  }
   if (input.seeds !== undefined) report.seeds = input.seeds;
   if (input.startedAt !== undefined) report.started_at = input.startedAt;
   if (input.durationMs !== undefined) report.duration_ms = input.durationMs;

@@ -128,6 +128,7 @@ export function changeWords(e: ChangedExpectation): string {
   };
   if (e.change === 'broke') return `${side('head', e.head, 'fail')}; ${side('base', e.base, 'pass')}`;
   if (e.change === 'fixed') return `${side('base', e.base, 'fail')}; ${side('head', e.head, 'pass')}`;
+  if (e.change === 'pre-existing') return `${side('head', e.head, 'fail')}; ${side('base', e.base, 'fail')}`;
   const parts = [
     e.head.error > 0 ? side('head', e.head, 'error') : '',
     e.base.error > 0 ? side('base', e.base, 'error') : '',
@@ -171,6 +172,24 @@ export function runLine(report: Report): string {
   return `${pair}; pinned suite ${shortHash(report.pin.suite_hash)}, template ${shortHash(report.pin.template_hash)}; ${scenarios}${shard}; engine ${report.engine}${reason}`;
 }
 
+/** Failure signatures with counts, most frequent first: `wrong-state-update 3, duplicate-effect 1`. */
+export function signatureWords(signatures: Partial<Record<string, number>> | undefined): string | null {
+  const entries = Object.entries(signatures ?? {}).filter((e): e is [string, number] => (e[1] ?? 0) > 0);
+  if (entries.length === 0) return null;
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries.map(([name, n]) => `${name} ${n}`).join(', ');
+}
+
+/** Cost per success of one side, saying which definition each number uses. */
+export function costWords(c: {
+  per_successful_episode: number | null;
+  per_dependable_case: number | null;
+}): string {
+  const episode = c.per_successful_episode === null ? 'no passing repeat' : dollars(c.per_successful_episode);
+  const dependable = c.per_dependable_case === null ? 'none dependable' : dollars(c.per_dependable_case);
+  return `${episode} per successful episode (total cost / passing repeats), ${dependable} per dependable case (total cost / cases passed in every repeat)`;
+}
+
 /** Suite-level statistics in one line per side: `head: all-N in 38 of 44 scenarios (86%), per-run 93%`. */
 export function suiteLines(report: Report): string[] {
   const out: string[] = [];
@@ -184,6 +203,14 @@ export function suiteLines(report: Report): string[] {
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== '1');
     const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join('');
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
+  }
+  for (const side of ['base', 'head'] as const) {
+    const signatures = signatureWords(report.signatures?.[side]);
+    if (signatures) out.push(`${side} failures by signature: ${signatures}`);
+  }
+  for (const side of ['base', 'head'] as const) {
+    const cost = report.cost?.[side];
+    if (cost) out.push(`${side} cost: ${costWords(cost)}`);
   }
   return out;
 }

@@ -16,6 +16,7 @@ import {
   plural,
   rateWords,
   runLine,
+  signatureWords,
   stateValue,
   suiteLines,
 } from './format.js';
@@ -98,6 +99,11 @@ function caseDetail(c: CaseReport): string {
   for (const side of ['base', 'head'] as const) {
     const text = c.flaky_explanation?.[side];
     if (text) parts.push(`**Flaky ${side}:** ${mdText(text)}`);
+  }
+  if (c.repeats_decision) parts.push(`**Repeats:** ${mdText(c.repeats_decision.reason)}`);
+  for (const side of ['base', 'head'] as const) {
+    const signatures = signatureWords(c[side]?.signatures);
+    if (signatures) parts.push(`**Failures ${side}:** ${mdText(signatures)}`);
   }
   const header = [
     'side',

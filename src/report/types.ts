@@ -1,5 +1,6 @@
 // report.json (DESIGN.md section 8, a contract: extend only additively).
 import type { CaseClass } from '../config/schema.js';
+import type { FailureSignature } from '../grade/signature.js';
 import type { FailureLabel, Side } from '../record.js';
 import type { EngineName } from '../sandbox/types.js';
 
@@ -66,6 +67,36 @@ export interface SideSummary {
   episodes?: string[];
   /** Additive: pass rate, all-N, pass@k, pass^k and the Wilson interval. */
   stats?: SideStats;
+  /** Additive: the failed repeats counted by failure signature (the first signature that matches each). */
+  signatures?: Partial<Record<FailureSignature, number>>;
+  /** Additive: what the repeats cost per success; present only when the agent reported cost_usd. */
+  cost?: SideCost;
+}
+
+/**
+ * Additive: cost per success of one side on one case. per_successful_episode is the total cost of all
+ * repeats divided by the repeats that passed; per_dependable_case is the total cost of all repeats when
+ * the case passed every repeat (a dependable case), else null.
+ */
+export interface SideCost {
+  total_usd: number;
+  successful_episodes: number;
+  per_successful_episode: number | null;
+  per_dependable_case: number | null;
+}
+
+/**
+ * Additive: cost per success of one side over the suite. per_successful_episode is the total cost
+ * divided by the passing repeats; per_dependable_case is the total cost divided by the cases that
+ * passed every repeat. Only cases whose agent reported cost_usd count.
+ */
+export interface SuiteCost {
+  cases: number;
+  total_usd: number;
+  successful_episodes: number;
+  dependable_cases: number;
+  per_successful_episode: number | null;
+  per_dependable_case: number | null;
 }
 
 export interface StateDifference {
@@ -85,11 +116,14 @@ export interface Divergence {
 export interface ChangedExpectation {
   id: string;
   critical: boolean;
-  change: 'broke' | 'fixed' | 'error';
+  /** pre-existing (additive, adaptive repeats): both sides fail it at rates the test cannot tell apart. */
+  change: 'broke' | 'fixed' | 'error' | 'pre-existing';
   label?: FailureLabel;
   base: { pass: number; fail: number; error: number };
   head: { pass: number; fail: number; error: number };
   message?: string;
+  /** Additive, adaptive repeats: the sequential test's decision on this expectation and its p-value. */
+  test?: { decision: 'worse' | 'not-worse' | 'undecided' | 'continue'; p: number | null };
 }
 
 export interface CaseReport {
@@ -108,6 +142,8 @@ export interface CaseReport {
   flaky_explanation?: { base?: string; head?: string };
   /** Additive: state differences left out of state_diff by its cap. */
   state_diff_cut?: number;
+  /** Additive, adaptive repeats: how many episodes each side took and why the case stopped. */
+  repeats_decision?: { base: number; head: number; reason: string };
 }
 
 export interface Report {
@@ -132,6 +168,12 @@ export interface Report {
   episodes_file?: string;
   /** Additive: suite-level averages per side. */
   stats?: Partial<Record<Side, SuiteStats>>;
+  /** Additive: adaptive repeats (min, max, and the level of each look of the sequential test). */
+  repeats_policy?: { min: number; max: number; alpha: number };
+  /** Additive: failed repeats by failure signature, summed over the cases, per side. */
+  signatures?: Partial<Record<Side, Partial<Record<FailureSignature, number>>>>;
+  /** Additive: cost per successful episode and per dependable case, per side. */
+  cost?: Partial<Record<Side, SuiteCost>>;
   /** Additive, merged reports: shard indexes (1-based) of the whole that no report covered. */
   missing_shards?: number[];
 }

@@ -1,6 +1,7 @@
 // `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { compareCase } from '../compare/case.js';
 import type { Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { ConfigError } from '../config/suite.js';
@@ -8,20 +9,22 @@ import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
 import { pinSuite } from '../plan/pin.js';
-import type { GradedEpisode, Side } from '../record.js';
+import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
+import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
 import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
-import type { CompareOptions, CompareResult } from './api.js';
-import { assembleReport } from './assemble.js';
+import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
+import { type AssembleInput, assembleReport } from './assemble.js';
 import { type Checkout, resolveCheckout } from './checkout.js';
 import { runEpisode } from './episode.js';
-import { EpisodeLog } from './episode-log.js';
+import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { schedule } from './scheduler.js';
 import { prepareSide, type SideRuntime } from './side.js';
+import { verifyPinned } from './verify-pin.js';
 
 /** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
 export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
@@ -97,54 +100,63 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     });
     const log = new EpisodeLog(join(outDir, 'episodes.jsonl'));
     cleanups.push(() => log.close());
-    const graded = new Map<string, Record<Side, GradedEpisode[]>>();
-    for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
+    const spool = new CaseSpool(
+      mkdtempSync(join(outDir, 'spool-')),
+      scenarios.map((s) => s.id),
+    );
+    cleanups.push(() => spool.dispose());
     const seeds: Record<string, number[]> = {};
 
     const cacheKey = (p: PlannedEpisode) => {
       const c = checkouts[p.side]!;
       return [c.dir, c.sha ?? '', pin.suiteHash, p.scenario.id, p.repeat, p.seed].join('\0');
     };
+    const run = async (p: PlannedEpisode): Promise<EpisodeRecord> => {
+      // The same checkout on the same pinned suite and seed already ran in this process (the
+      // demo compares three versions pairwise): reuse its record under this side's name.
+      const cached = opts.episodeCache?.get(cacheKey(p));
+      if (cached) return { ...cached, episode: p.id, side: p.side };
+      const record = await runEpisode(
+        {
+          template,
+          gateway,
+          tools: suite.tools,
+          side: runtimes[p.side]!,
+          expose: suite.config.database.expose,
+          signal: controller.signal,
+          pin,
+        },
+        p,
+      );
+      if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
+      return record;
+    };
     await schedule(
       planned,
+      // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
+      // any length holds no more than the episodes running at once.
       async (p) => {
-        // The same checkout on the same pinned suite and seed already ran in this process (the
-        // demo compares three versions pairwise): reuse its record under this side's name.
-        const cached = opts.episodeCache?.get(cacheKey(p));
-        if (cached) return { ...cached, episode: p.id, side: p.side };
-        const record = await runEpisode(
-          {
-            template,
-            gateway,
-            tools: suite.tools,
-            side: runtimes[p.side]!,
-            expose: suite.config.database.expose,
-            signal: controller.signal,
-            pin,
-          },
-          p,
-        );
-        if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
-        return record;
+        const g = gradeEpisode(p.scenario, await run(p), suite.tools);
+        await log.write(g);
+        await spool.write(g);
+        return g.passed;
       },
       {
         concurrency,
         signal: controller.signal,
-        onDone: async (record, p, done, total) => {
-          const g = gradeEpisode(p.scenario, record, suite.tools);
-          graded.get(p.scenario.id)![p.side].push(g);
+        onDone: (passed, p, done, total) => {
           const key = `${p.side}:${p.scenario.id}`;
           seeds[key] = [...(seeds[key] ?? []), p.seed];
-          await log.write(g);
-          progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
+          progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed });
         },
       },
     );
+    await log.close();
+    reportRefused(gateway.refused(), progress);
 
     progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
-    const report: Report = assembleReport({
+    const report = reportFromSpool(spool, {
       scenarios,
-      graded,
       suite,
       pin,
       engine,
@@ -181,6 +193,41 @@ export function databaseFor(
     db.url ??
     (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined);
   return { ...db, url };
+}
+
+/** Says when requests came in under unknown episode URLs: an agent guessing at another episode. */
+function reportRefused(refused: RefusedCall[], progress: (event: ProgressEvent) => void): void {
+  if (refused.length === 0) return;
+  const shown = refused
+    .slice(0, 5)
+    .map((r) => r.path)
+    .join(', ');
+  const more = refused.length > 5 ? `, and ${refused.length - 5} more` : '';
+  progress({
+    type: 'log',
+    level: 'warn',
+    message: `the gateway refused ${refused.length} request(s) to unknown episode URLs with 404: ${shown}${more}`,
+  });
+}
+
+/** Builds report.json one case at a time, each case's episodes read back from the spool. */
+function reportFromSpool(spool: CaseSpool, input: Omit<AssembleInput, 'graded'>): Report {
+  const {
+    counts: _c,
+    verdict: _v,
+    stats: _s,
+    ...facts
+  } = assembleReport({
+    ...input,
+    scenarios: [],
+    graded: new Map(),
+  });
+  const cases = input.scenarios.map((scenario) => {
+    const sides = spool.read(scenario.id);
+    verifyPinned(input.pin, new Map([[scenario.id, sides]]));
+    return compareCase(scenario, input.headOnly ? null : sides.base, sides.head);
+  });
+  return withTotals({ ...facts, cases });
 }
 
 function fixedRepeats(suite: Suite): number {

@@ -23,7 +23,6 @@ export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverride
   const runPrefix = overrides.runPrefix;
 
   const postgres = async (reason: string) => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file syntax, shown to the user as is
     if (!url) throw new Error('engine postgres needs database.url, e.g. url: ${STATEGATE_DATABASE_URL}');
     // Databases of earlier runs whose process is gone would otherwise pile up on a shared server.
     await sweepLeftovers(url).catch(() => undefined);

@@ -71,7 +71,6 @@ export async function detectContainerRuntime(
 export function noRuntimeMessage(tried: string[]): string {
   return (
     `no container runtime answered (tried ${tried.join(', ')}). Start Docker, or set DOCKER_HOST, ` +
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file syntax, shown to the user as is
     'or use `engine: postgres` with a `services:` postgres container and `url: ${STATEGATE_DATABASE_URL}`, or `engine: embedded`.'
   );
 }

@@ -35,9 +35,13 @@ function scan(sql: string, visit: Visit): void {
       let depth = 1;
       end = i + 2;
       while (end < sql.length && depth > 0) {
-        if (sql[end] === '/' && sql[end + 1] === '*') depth++, (end += 2);
-        else if (sql[end] === '*' && sql[end + 1] === '/') depth--, (end += 2);
-        else end++;
+        const pair = sql.slice(end, end + 2);
+        if (pair === '/*' || pair === '*/') {
+          depth += pair === '/*' ? 1 : -1;
+          end += 2;
+        } else {
+          end++;
+        }
       }
     } else if (c === '$') {
       const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
