@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const ADMIN_URL =
+  process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export const SCHEMA = `CREATE TABLE items (
   id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL DEFAULT 0, meta jsonb);
@@ -107,7 +108,13 @@ concurrency: ${concurrency}
 }
 
 /** Median, p99, min and max of a list of numbers. */
-export function summary(values: number[]): { median: number; p99: number; min: number; max: number; n: number } {
+export function summary(values: number[]): {
+  median: number;
+  p99: number;
+  min: number;
+  max: number;
+  n: number;
+} {
   const s = [...values].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
   return { median: at(0.5), p99: at(0.99), min: s[0], max: s[s.length - 1], n: s.length };

@@ -16,6 +16,7 @@ const policies: { name: string; policy: RepeatPolicy }[] = [
   { name: 'fixed N=5', policy: { fixed: 5 } },
   { name: 'fixed N=20', policy: { fixed: 20 } },
   { name: 'adaptive 3..20', policy: { adaptive: { min: 3, max: 20 } } },
+  { name: 'adaptive 7..20', policy: { adaptive: { min: 7, max: 20 } } },
 ];
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

@@ -70,6 +70,7 @@ function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
     const text = c.flaky_explanation?.[side];
     if (text) out.push(...field('flaky', [`${side}: ${text}`]));
   }
+  if (c.repeats_decision) out.push(...field('repeats', [c.repeats_decision.reason]));
   if (c.base) out.push(...field('base', [sideLine(c.base)]));
   if (c.head) out.push(...field('head', [sideLine(c.head)]));
   return out;
