@@ -13611,7 +13611,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch(input2, init = void 0) {
+    function fetch2(input2, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p = createDeferredPromise();
       let requestObject;
@@ -14566,7 +14566,7 @@ var require_fetch = __commonJS({
       }
     }
     module.exports = {
-      fetch,
+      fetch: fetch2,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -15762,8 +15762,8 @@ var require_cache = __commonJS({
        * @returns {requestResponseList}
        */
       #batchCacheOperations(operations) {
-        const cache = this.#relevantRequestResponseList;
-        const backupCache = [...cache];
+        const cache2 = this.#relevantRequestResponseList;
+        const backupCache = [...cache2];
         const addedItems = [];
         const resultList = [];
         try {
@@ -15790,9 +15790,9 @@ var require_cache = __commonJS({
                 return [];
               }
               for (const requestResponse of requestResponses) {
-                const idx = cache.indexOf(requestResponse);
+                const idx = cache2.indexOf(requestResponse);
                 assert2(idx !== -1);
-                cache.splice(idx, 1);
+                cache2.splice(idx, 1);
               }
             } else if (operation.type === "put") {
               if (operation.response == null) {
@@ -15822,11 +15822,11 @@ var require_cache = __commonJS({
               }
               requestResponses = this.#queryCache(operation.request);
               for (const requestResponse of requestResponses) {
-                const idx = cache.indexOf(requestResponse);
+                const idx = cache2.indexOf(requestResponse);
                 assert2(idx !== -1);
-                cache.splice(idx, 1);
+                cache2.splice(idx, 1);
               }
-              cache.push([operation.request, operation.response]);
+              cache2.push([operation.request, operation.response]);
               addedItems.push([operation.request, operation.response]);
             }
             resultList.push([operation.request, operation.response]);
@@ -16000,13 +16000,13 @@ var require_cachestorage = __commonJS({
         if (options2.cacheName != null) {
           if (this.#caches.has(options2.cacheName)) {
             const cacheList = this.#caches.get(options2.cacheName);
-            const cache = new Cache(kConstruct, cacheList);
-            return await cache.match(request2, options2);
+            const cache2 = new Cache(kConstruct, cacheList);
+            return await cache2.match(request2, options2);
           }
         } else {
           for (const cacheList of this.#caches.values()) {
-            const cache = new Cache(kConstruct, cacheList);
-            const response = await cache.match(request2, options2);
+            const cache2 = new Cache(kConstruct, cacheList);
+            const response = await cache2.match(request2, options2);
             if (response !== void 0) {
               return response;
             }
@@ -16036,12 +16036,12 @@ var require_cachestorage = __commonJS({
         webidl.argumentLengthCheck(arguments, 1, prefix);
         cacheName = webidl.converters.DOMString(cacheName, prefix, "cacheName");
         if (this.#caches.has(cacheName)) {
-          const cache2 = this.#caches.get(cacheName);
-          return new Cache(kConstruct, cache2);
+          const cache3 = this.#caches.get(cacheName);
+          return new Cache(kConstruct, cache3);
         }
-        const cache = [];
-        this.#caches.set(cacheName, cache);
-        return new Cache(kConstruct, cache);
+        const cache2 = [];
+        this.#caches.set(cacheName, cache2);
+        return new Cache(kConstruct, cache2);
       }
       /**
        * @see https://w3c.github.io/ServiceWorker/#cache-storage-delete
@@ -19104,7 +19104,7 @@ var require_undici = __commonJS({
     module.exports.setGlobalDispatcher = setGlobalDispatcher;
     module.exports.getGlobalDispatcher = getGlobalDispatcher;
     var fetchImpl = require_fetch().fetch;
-    module.exports.fetch = async function fetch(init, options2 = void 0) {
+    module.exports.fetch = async function fetch2(init, options2 = void 0) {
       try {
         return await fetchImpl(init, options2);
       } catch (err) {
@@ -23173,12 +23173,12 @@ var require_fast_uri = __commonJS({
     }
     function hasMalformedPercentEncoding(component) {
       if (component === void 0) return false;
-      let percent2 = component.indexOf("%");
-      while (percent2 !== -1) {
-        if (percent2 + 2 >= component.length || !/^[\da-f]{2}$/iu.test(component.slice(percent2 + 1, percent2 + 3))) {
+      let percent3 = component.indexOf("%");
+      while (percent3 !== -1) {
+        if (percent3 + 2 >= component.length || !/^[\da-f]{2}$/iu.test(component.slice(percent3 + 1, percent3 + 3))) {
           return true;
         }
-        percent2 = component.indexOf("%", percent2 + 3);
+        percent3 = component.indexOf("%", percent3 + 3);
       }
       return false;
     }
@@ -42730,6 +42730,147 @@ function endGroup() {
   issue("endgroup");
 }
 
+// src/stats/barnard.ts
+var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
+var EXACT_LIMIT = 4e4;
+var cache = /* @__PURE__ */ new Map();
+function checkCounts(fails, runs, side) {
+  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
+    throw new RangeError(
+      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side}; got ${fails} of ${runs}`
+    );
+  }
+}
+function pooledZ(headFails, headRuns, baseFails, baseRuns) {
+  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
+  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
+  if (variance === 0) return 0;
+  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
+}
+function binomialPmf(n, p) {
+  const out = new Float64Array(n + 1);
+  out[0] = (1 - p) ** n;
+  const ratio = p / (1 - p);
+  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
+  return out;
+}
+function normalUpperTail(z2) {
+  const x = Math.abs(z2) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(
+    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  );
+  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
+  checkCounts(headFails, headRuns, "head");
+  checkCounts(baseFails, baseRuns, "base");
+  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
+  const known = cache.get(key);
+  if (known !== void 0) return known;
+  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
+  let p;
+  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
+    p = normalUpperTail(observed);
+  } else {
+    const extreme = [];
+    for (let h = 0; h <= headRuns; h++) {
+      for (let b = 0; b <= baseRuns; b++) {
+        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
+      }
+    }
+    p = 0;
+    for (const rate of GRID) {
+      const ph = binomialPmf(headRuns, rate);
+      const pb = binomialPmf(baseRuns, rate);
+      let tail = 0;
+      for (const [h, b] of extreme) tail += ph[h] * pb[b];
+      if (tail > p) p = tail;
+    }
+    p = Math.min(1, p);
+  }
+  cache.set(key, p);
+  return p;
+}
+
+// src/stats/sequential.ts
+var LOOK_ALPHA = 0.02;
+function checkPolicy(policy) {
+  const { min, max, alpha = LOOK_ALPHA } = policy;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
+}
+function decideExpectation(base2, head, policy) {
+  checkPolicy(policy);
+  if (head.fails === 0) return { decision: "not-worse", p: null };
+  if (base2.runs === 0) return { decision: "undecided", p: null };
+  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
+  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
+  const looked = Math.min(base2.runs, head.runs);
+  if (looked < policy.min) return { decision: "continue", p };
+  if (base2.fails / base2.runs >= head.fails / head.runs) return { decision: "not-worse", p };
+  if (looked >= policy.max) return { decision: "undecided", p };
+  return { decision: "continue", p };
+}
+function nextLook(n, policy) {
+  checkPolicy(policy);
+  if (n < policy.min) return policy.min;
+  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
+}
+
+// src/stats/case-decision.ts
+function graded(s) {
+  return s.runs - (s.infraErrors ?? 0);
+}
+function percent(p) {
+  return p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function decideCase(base2, head, policy) {
+  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
+  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
+  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
+    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
+  }
+  const expectations = {};
+  for (const [id, h] of Object.entries(head.expectations)) {
+    if (h.fail === 0) continue;
+    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
+    expectations[id] = decideExpectation(
+      { fails: b.fail, runs: b.pass + b.fail },
+      { fails: h.fail, runs: h.pass + h.fail },
+      policy
+    );
+  }
+  const entries = Object.entries(expectations);
+  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
+  if (pending.length > 0) {
+    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
+  }
+  if (entries.length === 0) {
+    const agree = graded(base2) === base2.passes || base2.passes === 0;
+    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
+    return {
+      more: false,
+      expectations,
+      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
+    };
+  }
+  const said = entries.map(([id, d]) => {
+    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
+    const words = {
+      worse: "head worse",
+      "not-worse": "base fails it as often",
+      undecided: `no decision at max ${policy.max}`,
+      continue: "undecided"
+    }[d.decision];
+    return `${id}: ${words}${p}`;
+  });
+  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
+}
+
 // src/compare/trajectory.ts
 var MAX_VALUE = 40;
 function toTrajectory(calls) {
@@ -42818,581 +42959,394 @@ function expectationsOf(scenario) {
   ];
 }
 
-// src/compare/stats.ts
-var Z95 = 1.959963984540054;
-function checkCounts(what, n, c, k) {
-  const ok = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
-  if (!ok) {
-    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
-    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
-    throw new RangeError(`${what} needs ${need}; got ${got}`);
+// src/grade/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text;
+  if (typeof value === "bigint") text = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text = String(value);
+  } else if (typeof value === "string") text = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
   }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
 }
-function binomialRatio(a, n, k) {
-  let r = 1;
-  for (let i = 0; i < k; i++) {
-    if (a - i <= 0) return 0;
-    r *= (a - i) / (n - i);
-  }
-  return r;
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
 }
-function passAtK(n, c, k) {
-  checkCounts("pass@k", n, c, k);
-  if (k > n) return null;
-  return 1 - binomialRatio(n - c, n, k);
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
 }
-function passHatK(n, c, k) {
-  checkCounts("pass^k", n, c, k);
-  if (k > n) return null;
-  return binomialRatio(c, n, k);
-}
-function wilsonInterval(n, c, z2 = Z95) {
-  checkCounts("the Wilson interval", n, c);
-  if (n === 0) return null;
-  const p = c / n;
-  const z22 = z2 * z2;
-  const denom = 1 + z22 / n;
-  const center = (p + z22 / (2 * n)) / denom;
-  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
-  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
-}
-function defaultKs(repeats) {
-  return repeats > 1 ? [1, repeats] : [1];
-}
-function sideStats(counts2, ks = defaultKs(counts2.runs)) {
-  const excluded = counts2.infraErrors ?? 0;
-  const n = counts2.runs - excluded;
-  const c = counts2.passes;
-  checkCounts("side statistics", n, c);
-  const passAt = {};
-  const passHat = {};
-  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
-    passAt[String(k)] = passAtK(n, c, k);
-    passHat[String(k)] = passHatK(n, c, k);
-  }
-  return {
-    n,
-    c,
-    pass_rate: n === 0 ? null : c / n,
-    all_n: n > 0 && excluded === 0 && c === n,
-    pass_at_k: passAt,
-    pass_hat_k: passHat,
-    wilson: wilsonInterval(n, c)
-  };
-}
-function mean(values) {
-  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
-}
-function meanByK(stats, pick3) {
-  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
-  const out = {};
-  for (const k of ks) {
-    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
-  }
-  return out;
-}
-function suiteStats(perScenario) {
-  const graded = perScenario.filter((s) => s.n > 0);
-  return {
-    scenarios: graded.length,
-    excluded: perScenario.length - graded.length,
-    pass_rate: mean(graded.map((s) => s.pass_rate)),
-    all_n: graded.length === 0 ? null : graded.filter((s) => s.all_n).length / graded.length,
-    pass_at_k: meanByK(graded, (s) => s.pass_at_k),
-    pass_hat_k: meanByK(graded, (s) => s.pass_hat_k)
-  };
-}
-
-// src/compare/summary.ts
-function median(values) {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-function round(value, digits) {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-function countExpectations(scenario, episodes) {
-  const counts2 = {};
-  for (const e of expectationsOf(scenario))
-    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
-  const failExamples = {};
-  const errorExamples = {};
-  for (const episode of episodes) {
-    for (const r of episode.results) {
-      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
-      const c = counts2[r.id];
-      c[r.verdict] += 1;
-      if (r.verdict === "pass") continue;
-      if (r.label) {
-        c.labels ??= {};
-        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
-      }
-      const examples = r.verdict === "fail" ? failExamples : errorExamples;
-      examples[r.id] ??= r.message;
-    }
-  }
-  for (const [id, c] of Object.entries(counts2)) {
-    const example = failExamples[id] ?? errorExamples[id];
-    if (example !== void 0) c.example = example;
-  }
-  return counts2;
-}
-function metricsOf(episodes) {
-  const ran = episodes.filter((e) => !e.record.infraError);
-  if (ran.length === 0) return void 0;
-  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
-  const sum2 = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
-  return {
-    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
-    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
-    costUsd: round(
-      sum2((u) => u.cost_usd),
-      6
-    ),
-    inputTokens: sum2((u) => u.input_tokens),
-    outputTokens: sum2((u) => u.output_tokens)
-  };
-}
-function summarizeSide(scenario, episodes, ks) {
-  const ordered = inRepeatOrder(episodes);
-  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
-  const summary2 = {
-    runs: ordered.length,
-    passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered),
-    infraErrors,
-    episodes: ordered.map((e) => e.record.episode)
-  };
-  const metrics = metricsOf(ordered);
-  if (metrics) summary2.metrics = metrics;
-  summary2.stats = sideStats(summary2, ks);
-  return summary2;
-}
-
-// src/compare/classify.ts
-var NEW_SCENARIO = "New scenario (no base run): ";
-function isFlaky(summary2) {
-  if (!summary2) return false;
-  const graded = summary2.runs - (summary2.infraErrors ?? 0);
-  return summary2.passes > 0 && summary2.passes < graded;
-}
-function counts(c) {
-  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
-}
-function topLabel(c) {
-  const entries = Object.entries(c?.labels ?? {});
-  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  return entries[0]?.[0];
-}
-function ids(base2, head) {
-  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
-}
-function changedExpectations(base2, head) {
-  const broke2 = [];
-  const fixed = [];
-  const errored2 = [];
-  for (const id of ids(base2, head)) {
-    const h = head.expectations[id];
-    const b = base2?.expectations[id];
-    const critical = h?.critical ?? b?.critical ?? false;
-    const entry = (change, from) => {
-      const e = { id, critical, change, base: counts(b), head: counts(h) };
-      const label = topLabel(from);
-      if (label) e.label = label;
-      if (from?.example !== void 0) e.message = from.example;
-      return e;
-    };
-    const headFailed = (h?.fail ?? 0) > 0;
-    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
-    const baseFailed = (b?.fail ?? 0) > 0;
-    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
-    if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed.push(entry("fixed", b));
-    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
-  }
-  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke2, ...fixed, ...errored2];
-}
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function incompleteReason(base2, head, notes) {
-  const parts = [];
-  for (const [side, s] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    if (!s) continue;
-    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
-    else if ((s.infraErrors ?? 0) > 0) {
-      const note = notes[side] ? ` (${notes[side]})` : "";
-      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
-    }
-  }
-  if (parts.length === 0) return null;
-  const sentence = parts.join("; ");
-  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
-}
-function brokeReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "critical expectation" : "expectation";
-  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
-  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = base2 ? ` and passed in all ${base2.runs} base repeats` : "";
-  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} broke` : "";
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${more2}.`;
-}
-function fixedReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} fixed` : "";
-  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
-}
-function unchangedReason(base2, head) {
-  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
-  if (base2.passes === base2.runs && head.passes === head.runs) {
-    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
-  }
-  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
-}
-function classifySummaries(base2, head, notes = {}) {
-  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
-  const changed = changedExpectations(base2, head);
-  const result = (cls, reason) => ({
-    class: cls,
-    flaky,
-    reason,
-    expectations_changed: changed
-  });
-  const incomplete = incompleteReason(base2, head, notes);
-  if (incomplete) return result("incomplete", incomplete);
-  const broke2 = changed.filter((c) => c.change === "broke");
-  const critical = broke2.filter((c) => c.critical);
-  if (critical.length > 0) return result("new-critical-failure", brokeReason(broke2, base2, head));
-  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const fixed = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed.length > 0) return result("improved", fixedReason(fixed, base2, head));
-  return result("unchanged", unchangedReason(base2, head));
-}
-function ungradableNotes(base2, head) {
-  const notes = {};
-  for (const [side, episodes] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
-    if (note) notes[side] = note;
-  }
-  return notes;
-}
-
-// src/compare/divergence.ts
-function argsPart(args, keys) {
-  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
-  const record2 = args ?? {};
-  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
-}
-function compareSteps(n, b, h) {
-  if (b.tool !== h.tool) {
-    return {
-      kind: "different-tool",
-      step: n,
-      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
-    };
-  }
-  const keys = differingArgs(b.args, h.args);
-  if (keys.length > 0) {
-    const separator = keys.length > 1 ? "; " : ", ";
-    return {
-      kind: "different-arguments",
-      step: n,
-      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
-    };
-  }
-  if (b.status !== h.status || b.effect !== h.effect) {
-    return {
-      kind: "different-result",
-      step: n,
-      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
-    };
-  }
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text = value.toLowerCase();
+  if (text === "t" || text === "true") return true;
+  if (text === "f" || text === "false") return false;
   return null;
 }
-function firstDivergence(baseCalls, headCalls) {
-  const base2 = toTrajectory(baseCalls);
-  const head = toTrajectory(headCalls);
-  const common = Math.min(base2.length, head.length);
-  for (let i = 0; i < common; i++) {
-    const d = compareSteps(i + 1, base2[i], head[i]);
-    if (d) return d;
-  }
-  if (base2.length !== head.length) {
-    const n = common + 1;
-    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
-    return {
-      kind: "stopped-early",
-      step: n,
-      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
-    };
-  }
-  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
-  return { kind: "same", step: 0, sentence };
-}
 
-// src/compare/flaky.ts
-var STOPPED = "\0stopped";
-function signatureAt(r, i) {
-  return i < r.signatures.length ? r.signatures[i] : STOPPED;
-}
-function prefixAt(r, i) {
-  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
-}
-function actions(group, i) {
-  const bySig = /* @__PURE__ */ new Map();
-  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
-  return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
-    return { action, n: rs.length };
-  });
-}
-function itemize(list) {
-  return list.map((a) => `${a.n} ${a.action}`).join(", ");
-}
-function plural2(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function failedExpectations(failing) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const r of failing) {
-    for (const res of r.episode.results) {
-      if (res.verdict !== "fail") continue;
-      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
-      entry.n += 1;
-      seen.set(res.id, entry);
-    }
+// src/grade/values.ts
+var GradeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "GradeError";
   }
-  const items = [...seen.entries()].map(
-    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
+};
+function isPlainObject(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function parseJsonStructure(v) {
+  if (Array.isArray(v) || isPlainObject(v)) return v;
+  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
+  try {
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) || isPlainObject(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+function sameValue(a, b) {
+  const x = a === void 0 ? null : a;
+  const y = b === void 0 ? null : b;
+  if (x === null || y === null) return x === y;
+  if (typeof x === "boolean" || typeof y === "boolean") {
+    const p = parseBoolean(x);
+    return p !== null && p === parseBoolean(y);
+  }
+  const dx = parseDecimal(x);
+  const dy = parseDecimal(y);
+  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
+  const ix = parseInstant(x);
+  const iy = parseInstant(y);
+  if (ix && iy) return compareInstants(ix, iy) === 0;
+  if (x === y) return true;
+  const jx = parseJsonStructure(x);
+  const jy = parseJsonStructure(y);
+  if (!jx || !jy) return false;
+  if (Array.isArray(jx) || Array.isArray(jy)) {
+    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
+  }
+  return sameRow(jx, jy);
+}
+function sameRow(a, b) {
+  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
+  }
+  return true;
+}
+function orderValues(a, b, comparator = "an ordering") {
+  if (a === null || a === void 0 || b === null || b === void 0) return null;
+  const da = parseDecimal(a);
+  const db = parseDecimal(b);
+  if (da && db) return compareDecimals(da, db);
+  const ia = parseInstant(a);
+  const ib = parseInstant(b);
+  if (ia && ib) return compareInstants(ia, ib);
+  throw new GradeError(
+    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
   );
-  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
 }
-function explainFlaky(episodes) {
-  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
-    const steps = toTrajectory(episode.record.calls);
-    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
-  });
-  const passing = repeats.filter((r) => r.passed);
-  const failing = repeats.filter((r) => !r.passed);
-  if (passing.length === 0 || failing.length === 0) return null;
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
-  for (let i = 0; i < longest; i++) {
-    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
-    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const pass = actions(passing, i);
-    const failed3 = actions(failing, i);
-    const lead = `${passing.length} of ${repeats.length} repeats`;
-    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
-    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
-    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
-    return `At step ${i + 1}, ${passText}; ${failText}.`;
+function stringForm(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson2(v);
+  return String(v);
+}
+function canonicalJson2(v) {
+  return JSON.stringify(sortKeys(v)) ?? "null";
+}
+function sortKeys(v) {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (typeof v === "bigint") return v.toString();
+  if (!isPlainObject(v)) return v;
+  return Object.fromEntries(
+    Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])
+  );
+}
+function compilePattern(pattern, what) {
+  if (typeof pattern !== "string") {
+    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
   }
-  const trajectory = (r) => r.signatures.join("");
-  const full = new Set(passing.map(trajectory));
-  const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
-  const failed2 = failedExpectations(alike);
-  const what = failed2 ? `; they failed ${failed2}` : "";
-  if (new Set(repeats.map(trajectory)).size === 1) {
-    const calls2 = n === 0 ? "no calls" : `the same ${plural2(n, "call")}`;
-    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new GradeError(
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
+    );
   }
-  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural2(n, "call")} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
 }
-
-// src/compare/state-diff.ts
-var ABSENT = "(absent)";
-var WHOLE_ROW = "(row)";
-var STATE_DIFF_CAP = 20;
-function renderKey(change, primaryKey) {
-  const source = change.key ?? change.after ?? change.before ?? {};
-  return primaryKey.map((c) => renderValue(source[c])).join(",");
-}
-function changesOf(t) {
-  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
-}
-function keyedFinals(b, h, primaryKey) {
-  const index = (t) => {
-    const m = /* @__PURE__ */ new Map();
-    for (const c of changesOf(t))
-      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
-    return m;
-  };
-  const bi = index(b);
-  const hi = index(h);
-  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
-  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
-    const bc = bi.get(id);
-    const hc = hi.get(id);
-    const key = renderKey(bc ?? hc, primaryKey);
-    const initial = (bc ?? hc).before;
-    finals[0].set(id, { key, row: bc ? bc.after : initial });
-    finals[1].set(id, { key, row: hc ? hc.after : initial });
+function unmatchedRows(actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row of expected) {
+    const i = left.findIndex((candidate) => sameRow(candidate, row));
+    if (i === -1) missing.push(row);
+    else left.splice(i, 1);
   }
-  return finals;
+  return { missing, unexpected: left };
 }
-function keyedDifferences(table2, b, h, primaryKey) {
-  const [bf, hf] = keyedFinals(b, h, primaryKey);
-  const out = [];
-  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
-  for (const id of ids2) {
-    const { key, row: br } = bf.get(id);
-    const hr = hf.get(id).row;
-    if (!br && !hr) continue;
-    if (!br || !hr) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
-      continue;
+function asRows(v, comparator) {
+  if (!Array.isArray(v) || !v.every(isPlainObject)) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  }
+  return v;
+}
+function compareValues(actual, comparator, expected) {
+  switch (comparator) {
+    case "equals":
+      return sameValue(actual, expected);
+    case "not_equals":
+      return !sameValue(actual, expected);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const order = orderValues(actual, expected, comparator);
+      if (order === null) return false;
+      if (comparator === "gt") return order > 0;
+      if (comparator === "gte") return order >= 0;
+      if (comparator === "lt") return order < 0;
+      return order <= 0;
     }
-    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
-        out.push({
-          table: table2,
-          key,
-          column,
-          base: column in br ? br[column] : ABSENT,
-          head: column in hr ? hr[column] : ABSENT
-        });
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
       }
+      return expected.some((option) => sameValue(actual, option));
+    case "matches": {
+      const pattern = compilePattern(expected, "matches");
+      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
     }
-  }
-  return out;
-}
-function netRows(t, into, sign) {
-  for (const c of changesOf(t)) {
-    for (const [row, s] of [
-      [c.after, 1],
-      [c.before, -1]
-    ]) {
-      if (!row) continue;
-      const id = canonicalJson(row);
-      const entry = into.get(id) ?? { row, n: 0 };
-      entry.n += sign * s;
-      into.set(id, entry);
+    case "rows": {
+      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
+      return missing.length === 0 && unexpected.length === 0;
     }
+    case "empty":
+      if (typeof expected !== "boolean") {
+        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
+      return asRows(actual, "empty").length === 0 === expected;
   }
 }
-function keylessDifferences(table2, b, h) {
-  const net2 = /* @__PURE__ */ new Map();
-  netRows(b, net2, 1);
-  netRows(h, net2, -1);
-  const out = [];
-  for (const id of [...net2.keys()].sort()) {
-    const { row, n } = net2.get(id);
-    const key = elide(renderArgs(row), 60);
-    for (let i = 0; i < Math.abs(n); i++) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
-    }
-  }
-  return out;
-}
-function compareKeys(a, b) {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-function mentions(text, word) {
-  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text);
-}
-function readers(expectations) {
-  const out = [];
-  for (const e of expectations) {
-    const critical = e.critical ?? false;
-    let text;
-    if ("query" in e) text = e.query;
-    else if ("changes" in e) text = e.changes.table;
-    else if ("forbid_changes" in e) text = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text = e.outcome_verified.query;
-    if (text !== void 0) {
-      const t = text;
-      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
-    } else if ("only_changes" in e) {
-      const allowed = new Set(e.only_changes);
-      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
-    }
-  }
-  return out;
-}
-function relevance(d, rs) {
-  const reading = rs.filter((r) => r.tables(d.table));
-  const critical = reading.filter((r) => r.critical);
-  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
-  if (critical.length > 0) return 1;
-  if (reading.length > 0) return 2;
-  return 3;
-}
-function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
-  const all = [];
-  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
-    const b = base2.tables[table2];
-    const h = head.tables[table2];
-    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
-    );
-  }
-  const rs = readers(scenario?.expect ?? []);
-  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
-  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
+function formatValue(v) {
+  let text;
+  if (v === void 0 || v === null) text = "null";
+  else if (typeof v === "string") text = parseDecimal(v) ? v : JSON.stringify(v);
+  else if (v instanceof Date) text = v.toISOString();
+  else if (typeof v === "object") text = canonicalJson2(v);
+  else text = String(v);
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
-// src/compare/case.ts
-function representative(episodes, passed2) {
-  const ordered = inRepeatOrder(episodes);
-  const graded = ordered.filter(isGradable);
-  return graded.find((e) => episodePassed(e) === passed2) ?? graded[0] ?? ordered[0];
+// src/grade/verdicts.ts
+function passed(message, expected, actual) {
+  return withEvidence({ verdict: "pass", message }, expected, actual);
 }
-function compareCase(scenario, base2, head, options2 = {}) {
-  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks);
-  const headSummary = summarizeSide(scenario, head, options2.ks);
-  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head));
-  const report2 = {
-    id: scenario.id,
-    class: c.class,
-    flaky: c.flaky,
-    base: baseSummary,
-    head: headSummary,
-    divergence: null,
-    state_diff: [],
-    file: scenario.file,
-    reason: c.reason,
-    expectations_changed: c.expectations_changed
-  };
-  if (scenario.description) report2.description = scenario.description;
-  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
-    const improved = c.class === "improved";
-    const b = representative(base2, !improved);
-    const h = representative(head, improved);
-    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
-    const diff = stateDifferences(
-      b.record.diff,
-      h.record.diff,
-      scenario,
-      options2.stateDiffCap ?? STATE_DIFF_CAP
+function failed(label, message, expected, actual) {
+  return withEvidence({ verdict: "fail", label, message }, expected, actual);
+}
+function errored(message) {
+  return { verdict: "error", label: "EVALUATION_ERROR", message };
+}
+function withEvidence(grade, expected, actual) {
+  if (expected !== void 0) grade.expected = expected;
+  if (actual !== void 0) grade.actual = actual;
+  return grade;
+}
+function plural(n, thing, things = `${thing}s`) {
+  return `${n} ${n === 1 ? thing : things}`;
+}
+
+// src/grade/calls.ts
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function inSeqOrder(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq);
+}
+function seqs(calls) {
+  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
+  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
+}
+function argsInclude(call, args) {
+  const given = call.args;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return Object.keys(args).length === 0;
+  }
+  const named2 = given;
+  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
+}
+function describeArgs(args) {
+  if (!args || Object.keys(args).length === 0) return "";
+  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
+}
+function gradeToolCalled(spec, calls) {
+  const min = spec.min ?? 1;
+  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
+  const range = spec.max === void 0 ? `at least ${plural(min, "time")}` : spec.max === min ? `exactly ${plural(min, "time")}` : `between ${min} and ${plural(spec.max, "time")}`;
+  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
+  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
+  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
+  if (matching2.length < min) {
+    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  if (spec.max !== void 0 && matching2.length > spec.max) {
+    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  return passed(
+    `${spec.tool} was called ${plural(matching2.length, "time")}${describeArgs(spec.args)}`,
+    expected,
+    matching2.length
+  );
+}
+function gradeToolNotCalled(tool, calls) {
+  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
+  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
+  return failed(
+    "FORBIDDEN_CALL",
+    `expected ${tool} never called, got ${plural(made.length, "call")} (${seqs(made)})`,
+    0,
+    made.length
+  );
+}
+function effectOf(call) {
+  return call.effectKey ?? `${call.tool}(${canonicalJson2(call.args)})`;
+}
+function gradeNoDuplicateEffect(tool, calls) {
+  const applied = /* @__PURE__ */ new Map();
+  for (const call of inSeqOrder(calls)) {
+    if (call.tool !== tool || !call.mutated || call.replay) continue;
+    const effect2 = effectOf(call);
+    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
+  }
+  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
+  if (duplicates.length === 0) {
+    return passed(`${tool} applied ${plural(applied.size, "effect")}, none twice`, 1, applied.size);
+  }
+  const [effect, group] = duplicates[0];
+  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
+  const others = duplicates.length > 1 ? `, and ${plural(duplicates.length - 1, "other effect")} more than once` : "";
+  return failed(
+    "DUPLICATE_EFFECT",
+    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
+    1,
+    group.length
+  );
+}
+function gradeOrder(spec, calls) {
+  const ordered = inSeqOrder(calls);
+  const first = ordered.find((c) => c.tool === spec.before);
+  if (!first) {
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
+  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
+  if (missing.length === 0) {
+    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
+      ...earlier
+    ]);
+  }
+  const late2 = missing.map((tool) => {
+    const later = ordered.find((c) => c.tool === tool);
+    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
+  });
+  return failed(
+    "ORDER_VIOLATION",
+    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
+    spec.must_call,
+    [...earlier]
+  );
+}
+function gradeMaxToolCalls(max, calls) {
+  if (calls.length <= max) {
+    return passed(`${plural(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
+  const byTool = countByTool(calls);
+  return failed(
+    "TOO_MANY_CALLS",
+    `expected at most ${plural(max, "call")}, got ${calls.length} (${byTool})`,
+    max,
+    calls.length
+  );
+}
+function retriesOf(calls) {
+  const previous = /* @__PURE__ */ new Map();
+  const retries = [];
+  for (const call of inSeqOrder(calls)) {
+    const prior = previous.get(call.tool);
+    if (prior && !isSuccess(prior.status) && canonicalJson2(prior.args) === canonicalJson2(call.args)) {
+      retries.push(call);
+    }
+    previous.set(call.tool, call);
+  }
+  return retries;
+}
+function gradeMaxRetries(max, calls) {
+  const retries = retriesOf(calls);
+  if (retries.length <= max) {
+    return passed(
+      `${plural(retries.length, "retry", "retries")}, within the limit of ${max}`,
+      max,
+      retries.length
     );
-    report2.state_diff = diff.differences;
-    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
   }
-  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
-  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
-  if (flakyBase || flakyHead) {
-    report2.flaky_explanation = {};
-    if (flakyBase) report2.flaky_explanation.base = flakyBase;
-    if (flakyHead) report2.flaky_explanation.head = flakyHead;
-  }
-  return report2;
+  return failed(
+    "TOO_MANY_RETRIES",
+    `expected at most ${plural(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
+    max,
+    retries.length
+  );
+}
+function countByTool(calls) {
+  const counts2 = /* @__PURE__ */ new Map();
+  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
+  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -44020,7 +43974,7 @@ __export(util_exports, {
   hide: () => hide,
   installLazyProp: () => installLazyProp,
   isObject: () => isObject,
-  isPlainObject: () => isPlainObject,
+  isPlainObject: () => isPlainObject2,
   issue: () => issue2,
   joinValues: () => joinValues,
   jsonStringifyReplacer: () => jsonStringifyReplacer,
@@ -44262,7 +44216,7 @@ var allowsEval = /* @__PURE__ */ cached(() => {
     return false;
   }
 });
-function isPlainObject(o) {
+function isPlainObject2(o) {
   if (isObject(o) === false)
     return false;
   const ctor = o.constructor;
@@ -44279,7 +44233,7 @@ function isPlainObject(o) {
   return true;
 }
 function shallowClone(o) {
-  if (isPlainObject(o))
+  if (isPlainObject2(o))
     return { ...o };
   if (Array.isArray(o))
     return [...o];
@@ -44468,7 +44422,7 @@ function omit(schema, mask) {
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
 function extend(schema, shape) {
-  if (!isPlainObject(shape)) {
+  if (!isPlainObject2(shape)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema._zod.def.checks;
@@ -44490,7 +44444,7 @@ function extended(schema, shape) {
   return newShape;
 }
 function safeExtend(schema, shape) {
-  if (!isPlainObject(shape)) {
+  if (!isPlainObject2(shape)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
   return clone(schema, mergeDefs(schema._zod.def, { shape: extended(schema, shape) }));
@@ -47370,7 +47324,7 @@ function mergeValues(a, b) {
   if (a instanceof Date && b instanceof Date && +a === +b) {
     return { valid: true, data: a };
   }
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isPlainObject2(a) && isPlainObject2(b)) {
     const bKeys = Object.keys(b);
     const sharedKeys = Object.keys(a).filter((key) => bKeys.indexOf(key) !== -1);
     const newObj = { ...a, ...b };
@@ -47591,7 +47545,7 @@ var $ZodRecord = /* @__PURE__ */ $constructor("$ZodRecord", (inst, def) => {
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
     const input2 = payload.value;
-    if (!isPlainObject(input2)) {
+    if (!isPlainObject2(input2)) {
       payload.issues.push({
         expected: "record",
         code: "invalid_type",
@@ -57680,7 +57634,7 @@ function generateIntersectionCheck(doc, ctx, schema, accessor) {
 }
 function generateRecordCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const isPlainObjectConst = addConstant(ctx, isPlainObject);
+  const isPlainObjectConst = addConstant(ctx, isPlainObject2);
   doc.write(`if (!${isPlainObjectConst}(${accessor})) return INVALID;`);
   const outputVar = newVar(ctx);
   const kVar = newVar(ctx);
@@ -62397,7 +62351,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural3(n) {
+function plural2(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -62436,7 +62390,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural3(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -62444,7 +62398,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural3(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -62686,7 +62640,7 @@ function convertBaseSchema(schema, ctx) {
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload) => {
-            if (!isPlainObject(payload.value))
+            if (!isPlainObject2(payload.value))
               return;
             const unrecognized = [];
             for (const key of Object.keys(payload.value)) {
@@ -62897,21 +62851,21 @@ function visit(schema, fnOrHandlers) {
     const h = fnOrHandlers[node2._zod.def.type];
     return h ? h(node2, rewritten) : node2;
   };
-  const cache = /* @__PURE__ */ new Map();
+  const cache2 = /* @__PURE__ */ new Map();
   function run4(s) {
-    const cached2 = cache.get(s);
+    const cached2 = cache2.get(s);
     if (cached2 === RESOLVING) {
       return new $ZodLazy({
         type: "lazy",
-        getter: () => cache.get(s)
+        getter: () => cache2.get(s)
       });
     }
     if (cached2 !== void 0)
       return cached2;
-    cache.set(s, RESOLVING);
+    cache2.set(s, RESOLVING);
     const inner = mapInner(s);
     const mapped = fn(inner, inner !== s);
-    cache.set(s, mapped);
+    cache2.set(s, mapped);
     return mapped;
   }
   function mapInner(s) {
@@ -63328,12 +63282,1142 @@ function expectationKind(e) {
   throw new Error(`expectation ${e.id ?? "?"} has no kind`);
 }
 
+// src/grade/query.ts
+var PHRASES = {
+  equals: "",
+  not_equals: "anything but ",
+  gt: "more than ",
+  gte: "at least ",
+  lt: "less than ",
+  lte: "at most ",
+  in: "one of ",
+  matches: "a match for "
+};
+function givenComparators(check3) {
+  return COMPARATOR_NAMES.filter((name) => name in check3 && check3[name] !== void 0);
+}
+function gradeQueryCheck(check3, result, id) {
+  if (!result) return errored(`the query of ${id} was not run on the final state`);
+  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
+  const rows = result.rows ?? [];
+  const comparators = givenComparators(check3);
+  if (comparators.length === 0) {
+    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
+  }
+  try {
+    const grades = comparators.map((c) => gradeComparator(c, check3[c], rows, result.sql));
+    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+function gradeComparator(comparator, expected, rows, sql) {
+  if (comparator === "rows") return gradeRows(expected, rows, sql);
+  if (comparator === "empty") return gradeEmpty(expected, rows);
+  const expectedText = `${PHRASES[comparator]}${comparator === "matches" ? `/${expected}/` : formatValue(expected)}`;
+  const subject = querySubject(sql, rows[0] ? Object.keys(rows[0])[0] : void 0);
+  if (rows.length === 0) {
+    return failed("STATE_MISMATCH", `${subject}: expected ${expectedText}, got no rows`, expected, []);
+  }
+  const columns = Object.keys(rows[0]);
+  if (rows.length > 1 || columns.length !== 1) {
+    throw new GradeError(
+      `${comparator} compares one value, but the query returned ${plural(rows.length, "row")} of ${plural(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
+    );
+  }
+  const actual = rows[0][columns[0]];
+  if (compareValues(actual, comparator, expected)) {
+    return passed(`${subject} is ${formatValue(actual)} (expected ${expectedText})`, expected, actual);
+  }
+  return failed(
+    "STATE_MISMATCH",
+    `${subject}: expected ${expectedText}, got ${formatValue(actual)}`,
+    expected,
+    actual
+  );
+}
+function gradeRows(expected, rows, sql) {
+  const asMultiset = compareValues(rows, "rows", expected);
+  const want = expected;
+  if (hasTopLevelOrderBy(sql)) {
+    const at = firstDifference(rows, want);
+    const shown = `${plural(want.length, "row")} in order`;
+    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
+    return failed(
+      "STATE_MISMATCH",
+      `expected ${shown}, got ${plural(rows.length, "row")}; row ${at + 1}: expected ${at < want.length ? formatValue(want[at]) : "no row"}, got ${at < rows.length ? formatValue(rows[at]) : "no row"}`,
+      want,
+      rows
+    );
+  }
+  if (asMultiset) return passed(`the query returned the ${plural(want.length, "row")}`, want, rows);
+  const { missing, unexpected } = unmatchedRows(rows, want);
+  const parts = [
+    missing.length ? `missing ${formatValue(missing[0])}${more(missing.length)}` : "",
+    unexpected.length ? `unexpected ${formatValue(unexpected[0])}${more(unexpected.length)}` : ""
+  ].filter(Boolean);
+  return failed(
+    "STATE_MISMATCH",
+    `expected ${plural(want.length, "row")}, got ${plural(rows.length, "row")}: ${parts.join("; ")}`,
+    want,
+    rows
+  );
+}
+function more(n) {
+  return n > 1 ? ` and ${n - 1} more` : "";
+}
+function firstDifference(actual, expected) {
+  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+    if (i >= actual.length || i >= expected.length || !sameRow(actual[i], expected[i])) return i;
+  }
+  return -1;
+}
+function gradeEmpty(expected, rows) {
+  const ok = compareValues(rows, "empty", expected);
+  if (ok) {
+    return passed(
+      expected ? "the query returned no rows, as expected" : `the query returned ${plural(rows.length, "row")}`
+    );
+  }
+  if (expected) {
+    return failed(
+      "EXTRA_EFFECT",
+      `expected no rows, got ${plural(rows.length, "row")} (first ${formatValue(rows[0])})`,
+      [],
+      rows
+    );
+  }
+  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
+}
+function hasTopLevelOrderBy(sql) {
+  return /\border\s+by\b/i.test(topLevelCode(sql));
+}
+function topLevelCode(sql) {
+  let out = "";
+  let depth = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    const two = sql.slice(i, i + 2);
+    let end = -1;
+    if (c === "'" || c === '"') {
+      end = i + 1;
+      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
+    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
+    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
+    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
+      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
+      const close = sql.indexOf(tag, i + tag.length);
+      end = close === -1 ? sql.length : close + tag.length - 1;
+    }
+    if (end !== -1) {
+      out += " ";
+      i = end;
+      continue;
+    }
+    if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    else if (depth === 0) out += c;
+    if (c === "(" || c === ")") out += " ";
+  }
+  return out;
+}
+var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
+function querySubject(sql, column) {
+  const m = KEYED_SELECT.exec(sql);
+  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
+  const named2 = column && column !== "?column?" ? column : selected;
+  if (m && named2) {
+    const table2 = m[2].replace(/"/g, "");
+    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
+    return `${table2}[${key}].${named2}`;
+  }
+  return named2 ?? "the query";
+}
+
+// src/grade/claims.ts
+function gradeCompleted(agent) {
+  const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
+  const expected = "exit 0 with a valid result";
+  if (agent.timedOut) {
+    const message = `the agent timed out after ${Math.round(agent.durationMs)} ms`;
+    return failed("INCOMPLETE_RUN", message, expected, actual);
+  }
+  if (agent.exitCode !== 0) {
+    const how = agent.signal ? `was killed by ${agent.signal}` : agent.exitCode === null ? "did not run to an exit" : `exited with code ${agent.exitCode}`;
+    const why = agent.resultError ? `: ${agent.resultError}` : "";
+    return failed("INCOMPLETE_RUN", `expected the agent to exit 0, but it ${how}${why}`, expected, actual);
+  }
+  if (!agent.result || agent.resultError !== void 0) {
+    const why = agent.resultError ?? "no result line";
+    return failed(
+      "INCOMPLETE_RUN",
+      `the agent exited 0 but printed no valid result: ${why}`,
+      expected,
+      actual
+    );
+  }
+  return passed("the agent exited 0 and printed a valid result", expected, actual);
+}
+function gradeOutcome(expected, agent) {
+  const claimed = agent.result?.outcome;
+  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
+  const got = claimed ?? (agent.result ? "no outcome" : "no result");
+  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
+}
+function allowedWriteTools(scenario, calls, tools) {
+  if (tools) {
+    const names = scenario.tools ?? [...tools.keys()];
+    return names.filter((name) => {
+      const risk = tools.get(name)?.risk;
+      return risk === "write" || risk === "write_irreversible";
+    });
+  }
+  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
+}
+function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools) {
+  const claimed = agent.result?.outcome;
+  if (claimed !== "SUCCESS") {
+    return passed(
+      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
+      "SUCCESS",
+      claimed ?? null
+    );
+  }
+  const spec = expectation.outcome_verified;
+  if (spec !== true) {
+    const { query: _query, ...comparators } = spec;
+    const grade = gradeQueryCheck(comparators, query, expectation.id);
+    if (grade.verdict !== "fail") {
+      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
+    }
+    return {
+      ...grade,
+      label: "HALLUCINATED_SUCCESS",
+      message: `the agent claimed SUCCESS, but ${grade.message}`
+    };
+  }
+  const ordered = inSeqOrder(calls);
+  const writes = ordered.filter((c) => c.risk !== "read");
+  const unlanded = writes.find(
+    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
+  );
+  if (unlanded) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
+      "every successful write landed",
+      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
+    );
+  }
+  const allowed = allowedWriteTools(scenario, calls, tools);
+  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
+      "at least one write that landed",
+      `${writes.length} write calls, none landed`
+    );
+  }
+  return passed(
+    "the agent claimed SUCCESS, and every write that answered success landed",
+    "SUCCESS",
+    "SUCCESS"
+  );
+}
+function gradeReply(kind, expected, agent) {
+  const reply = agent.result?.reply;
+  if (typeof reply !== "string") {
+    return failed(
+      "REPLY_MISMATCH",
+      "the agent printed no result, so there is no reply to check",
+      expected,
+      null
+    );
+  }
+  const shown = formatValue(reply);
+  if (kind === "reply_matches") {
+    let pattern;
+    try {
+      pattern = compilePattern(expected, "reply_matches");
+    } catch (e) {
+      if (e instanceof GradeError) return errored(e.message);
+      throw e;
+    }
+    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
+  }
+  const contains = reply.includes(expected);
+  if (kind === "reply_contains") {
+    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
+      "REPLY_MISMATCH",
+      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
+      expected,
+      reply
+    );
+  }
+  return contains ? failed(
+    "REPLY_MISMATCH",
+    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
+    expected,
+    reply
+  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
+}
+function gradeJudge(spec, result) {
+  if (!result) return errored("no judge configured");
+  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
+  const threshold = spec.threshold ?? 0.7;
+  const why = result.reason ? `: ${result.reason}` : "";
+  if (result.pass && result.score >= threshold) {
+    return passed(
+      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
+      threshold,
+      result.score
+    );
+  }
+  const criterion = JSON.stringify(spec.criterion);
+  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
+  return failed("JUDGE_FAIL", message, threshold, result.score);
+}
+
+// src/grade/state.ts
+var COUNTS = [
+  ["inserted", "insert"],
+  ["updated", "update"],
+  ["deleted", "delete"]
+];
+var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
+function changesOf(diff, table2, op) {
+  const t = diff.tables[table2];
+  if (!t) return [];
+  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
+}
+function rowName(change) {
+  if (change.key) {
+    const values = Object.values(change.key);
+    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
+  }
+  return formatValue(change.after ?? change.before ?? null);
+}
+function rowNames(changes) {
+  const shown = changes.slice(0, 3).map(rowName).join(", ");
+  return changes.length > 3 ? `${shown}, ...` : shown;
+}
+function matchesWhere(change, where) {
+  const fits = (row) => row !== void 0 && Object.entries(where).every(([column, value]) => column in row && sameValue(row[column], value));
+  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
+}
+function describeWhere(where) {
+  if (!where || Object.keys(where).length === 0) return "";
+  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
+}
+function gradeChanges(spec, diff) {
+  const where = spec.where;
+  const expected = {};
+  const actual = {};
+  const mismatches = [];
+  let label;
+  for (const [count2, op] of COUNTS) {
+    const want = spec[count2];
+    if (want === void 0) continue;
+    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    expected[count2] = want;
+    actual[count2] = rows.length;
+    if (rows.length === want) continue;
+    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
+    mismatches.push(
+      `expected ${plural(want, `${count2} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+    );
+  }
+  const subject = `${spec.table}${describeWhere(where)}`;
+  if (Object.keys(expected).length === 0) {
+    return passed(`${subject}: no count given, nothing to check`, expected, actual);
+  }
+  if (!label) {
+    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
+    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
+  }
+  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
+}
+function describeTable(t) {
+  const parts = COUNTS.filter(([count2]) => t[count2].length > 0).map(
+    ([count2]) => `${t[count2].length} ${count2}`
+  );
+  return parts.join(", ");
+}
+function gradeOnlyChanges(allowed, diff) {
+  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
+  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
+  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
+  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
+  return failed(
+    "EXTRA_EFFECT",
+    `${scope}, but ${named2.join(" and ")} changed`,
+    allowed,
+    outside.map((t) => t.table)
+  );
+}
+function gradeForbidChanges(spec, diff, calls) {
+  const ops = spec.ops ?? ["insert", "update", "delete"];
+  const found = [];
+  for (const op of ops) {
+    const net2 = changesOf(diff, spec.table, op);
+    if (net2.length > 0) {
+      found.push(`${plural(net2.length, `${PAST[op]} row`)} (${rowNames(net2)})`);
+      continue;
+    }
+    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
+    if (byCall.length > 0) {
+      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
+      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
+    }
+  }
+  const forbidden = ops.join("/");
+  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
+  return failed(
+    "EXTRA_EFFECT",
+    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
+    ops,
+    found
+  );
+}
+
+// src/grade/episode.ts
+var COMPLETED2 = "completed";
+var STATE_KINDS = ["query", "changes", "only_changes", "forbid_changes"];
+function gradeEpisode(scenario, record2, tools, judgeResults) {
+  const results = [];
+  const infra = record2.infraError;
+  const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
+  results.push({
+    id: COMPLETED2,
+    kind: COMPLETED2,
+    critical: true,
+    ...notGraded ?? gradeCompleted(record2.agent)
+  });
+  for (const expectation of scenario.expect) {
+    const kind = expectationKind(expectation);
+    const grade = notGraded ?? guarded(() => gradeExpectation(kind, expectation, scenario, record2, tools, judgeResults));
+    results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
+  }
+  return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
+}
+function guarded(grade) {
+  try {
+    return grade();
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
+  const { calls, diff, agent } = record2;
+  switch (kind) {
+    case "query": {
+      const { id: _id, critical: _critical, query: _query, ...comparators } = e;
+      return gradeQueryCheck(comparators, record2.queries[e.id], e.id);
+    }
+    case "changes":
+      return gradeChanges(e.changes, diff);
+    case "only_changes":
+      return gradeOnlyChanges(e.only_changes, diff);
+    case "forbid_changes":
+      return gradeForbidChanges(e.forbid_changes, diff, calls);
+    case "tool_called":
+      return gradeToolCalled(e.tool_called, calls);
+    case "tool_not_called":
+      return gradeToolNotCalled(e.tool_not_called, calls);
+    case "no_duplicate_effect":
+      return gradeNoDuplicateEffect(e.no_duplicate_effect, calls);
+    case "order":
+      return gradeOrder(e.order, calls);
+    case "max_tool_calls":
+      return gradeMaxToolCalls(e.max_tool_calls, calls);
+    case "max_retries":
+      return gradeMaxRetries(e.max_retries, calls);
+    case "outcome":
+      return gradeOutcome(e.outcome, agent);
+    case "outcome_verified": {
+      const ov = e;
+      return gradeOutcomeVerified(ov, scenario, agent, calls, record2.queries[e.id], tools);
+    }
+    case "reply_contains":
+      return gradeReply(kind, e.reply_contains, agent);
+    case "reply_not_contains":
+      return gradeReply(kind, e.reply_not_contains, agent);
+    case "reply_matches":
+      return gradeReply(kind, e.reply_matches, agent);
+    case "judge":
+      return gradeJudge(e.judge, judgeResults?.get(e.id));
+  }
+}
+
+// src/grade/signature.ts
+function unrecoveredError(calls) {
+  const ordered = inSeqOrder(calls);
+  return ordered.find(
+    (c) => !isSuccess(c.status) && !ordered.some((later) => later.seq > c.seq && later.tool === c.tool && isSuccess(later.status))
+  );
+}
+function failureSignature(graded2) {
+  const failures = graded2.results.filter((r) => r.verdict === "fail");
+  if (failures.length === 0) return null;
+  const labelled = (label) => failures.some((r) => r.label === label);
+  const calls = graded2.record.calls;
+  if (failures.some((r) => r.kind === COMPLETED2)) return "agent-did-not-complete";
+  if (labelled("DUPLICATE_EFFECT")) return "duplicate-effect";
+  if (labelled("HALLUCINATED_SUCCESS")) return "success-claimed-without-effect";
+  if (unrecoveredError(calls)) return "tool-error-not-recovered";
+  if (labelled("EXTRA_EFFECT")) return "extra-effect";
+  if (labelled("MISSING_EFFECT")) return "missing-required-effect";
+  const stateFailed = failures.some((r) => STATE_KINDS.includes(r.kind));
+  if (stateFailed && !calls.some((c) => c.mutated)) return "no-state-changing-action";
+  if (stateFailed) return "wrong-state-update";
+  return "other";
+}
+
+// src/compare/stats.ts
+var Z95 = 1.959963984540054;
+function checkCounts2(what, n, c, k) {
+  const ok = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
+  if (!ok) {
+    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
+    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
+    throw new RangeError(`${what} needs ${need}; got ${got}`);
+  }
+}
+function binomialRatio(a, n, k) {
+  let r = 1;
+  for (let i = 0; i < k; i++) {
+    if (a - i <= 0) return 0;
+    r *= (a - i) / (n - i);
+  }
+  return r;
+}
+function passAtK(n, c, k) {
+  checkCounts2("pass@k", n, c, k);
+  if (k > n) return null;
+  return 1 - binomialRatio(n - c, n, k);
+}
+function passHatK(n, c, k) {
+  checkCounts2("pass^k", n, c, k);
+  if (k > n) return null;
+  return binomialRatio(c, n, k);
+}
+function wilsonInterval(n, c, z2 = Z95) {
+  checkCounts2("the Wilson interval", n, c);
+  if (n === 0) return null;
+  const p = c / n;
+  const z22 = z2 * z2;
+  const denom = 1 + z22 / n;
+  const center = (p + z22 / (2 * n)) / denom;
+  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
+  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
+}
+function defaultKs(repeats) {
+  return repeats > 1 ? [1, repeats] : [1];
+}
+function sideStats(counts2, ks = defaultKs(counts2.runs)) {
+  const excluded = counts2.infraErrors ?? 0;
+  const n = counts2.runs - excluded;
+  const c = counts2.passes;
+  checkCounts2("side statistics", n, c);
+  const passAt = {};
+  const passHat = {};
+  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
+    passAt[String(k)] = passAtK(n, c, k);
+    passHat[String(k)] = passHatK(n, c, k);
+  }
+  return {
+    n,
+    c,
+    pass_rate: n === 0 ? null : c / n,
+    all_n: n > 0 && excluded === 0 && c === n,
+    pass_at_k: passAt,
+    pass_hat_k: passHat,
+    wilson: wilsonInterval(n, c)
+  };
+}
+function mean(values) {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+function meanByK(stats, pick3) {
+  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
+  const out = {};
+  for (const k of ks) {
+    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
+  }
+  return out;
+}
+function suiteStats(perScenario) {
+  const graded2 = perScenario.filter((s) => s.n > 0);
+  return {
+    scenarios: graded2.length,
+    excluded: perScenario.length - graded2.length,
+    pass_rate: mean(graded2.map((s) => s.pass_rate)),
+    all_n: graded2.length === 0 ? null : graded2.filter((s) => s.all_n).length / graded2.length,
+    pass_at_k: meanByK(graded2, (s) => s.pass_at_k),
+    pass_hat_k: meanByK(graded2, (s) => s.pass_hat_k)
+  };
+}
+
+// src/compare/summary.ts
+function median(values) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+function round(value, digits) {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+function countExpectations(scenario, episodes) {
+  const counts2 = {};
+  for (const e of expectationsOf(scenario))
+    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+  const failExamples = {};
+  const errorExamples = {};
+  for (const episode of episodes) {
+    for (const r of episode.results) {
+      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
+      const c = counts2[r.id];
+      c[r.verdict] += 1;
+      if (r.verdict === "pass") continue;
+      if (r.label) {
+        c.labels ??= {};
+        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
+      }
+      const examples = r.verdict === "fail" ? failExamples : errorExamples;
+      examples[r.id] ??= r.message;
+    }
+  }
+  for (const [id, c] of Object.entries(counts2)) {
+    const example = failExamples[id] ?? errorExamples[id];
+    if (example !== void 0) c.example = example;
+  }
+  return counts2;
+}
+function metricsOf(episodes) {
+  const ran = episodes.filter((e) => !e.record.infraError);
+  if (ran.length === 0) return void 0;
+  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const sum2 = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
+  return {
+    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
+    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
+    costUsd: round(
+      sum2((u) => u.cost_usd),
+      6
+    ),
+    inputTokens: sum2((u) => u.input_tokens),
+    outputTokens: sum2((u) => u.output_tokens)
+  };
+}
+function signatureCounts(episodes) {
+  const out = {};
+  for (const e of episodes) {
+    if (!isGradable(e)) continue;
+    const signature = failureSignature(e);
+    if (signature) out[signature] = (out[signature] ?? 0) + 1;
+  }
+  return out;
+}
+function sideCost(episodes) {
+  const costs = episodes.map((e) => e.record.agent.result?.usage?.cost_usd).filter((c) => typeof c === "number" && Number.isFinite(c));
+  if (costs.length === 0) return void 0;
+  const total = round(
+    costs.reduce((a, b) => a + b, 0),
+    6
+  );
+  const successes = episodes.filter(episodePassed).length;
+  const dependable = episodes.length > 0 && episodes.every((e) => isGradable(e) && episodePassed(e));
+  return {
+    total_usd: total,
+    successful_episodes: successes,
+    per_successful_episode: successes === 0 ? null : round(total / successes, 6),
+    per_dependable_case: dependable ? total : null
+  };
+}
+function summarizeSide(scenario, episodes, ks) {
+  const ordered = inRepeatOrder(episodes);
+  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
+  const summary2 = {
+    runs: ordered.length,
+    passes: ordered.filter(episodePassed).length,
+    expectations: countExpectations(scenario, ordered),
+    infraErrors,
+    episodes: ordered.map((e) => e.record.episode)
+  };
+  const metrics = metricsOf(ordered);
+  if (metrics) summary2.metrics = metrics;
+  summary2.stats = sideStats(summary2, ks);
+  summary2.signatures = signatureCounts(ordered);
+  const cost = sideCost(ordered);
+  if (cost) summary2.cost = cost;
+  return summary2;
+}
+
+// src/compare/classify.ts
+var NEW_SCENARIO = "New scenario (no base run): ";
+function isFlaky(summary2) {
+  if (!summary2) return false;
+  const graded2 = summary2.runs - (summary2.infraErrors ?? 0);
+  return summary2.passes > 0 && summary2.passes < graded2;
+}
+function counts(c) {
+  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
+}
+function topLabel(c) {
+  const entries = Object.entries(c?.labels ?? {});
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries[0]?.[0];
+}
+function ids(base2, head) {
+  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
+}
+function changedExpectations(base2, head, decision) {
+  const broke2 = [];
+  const preexisting = [];
+  const fixed = [];
+  const errored2 = [];
+  for (const id of ids(base2, head)) {
+    const h = head.expectations[id];
+    const b = base2?.expectations[id];
+    const critical = h?.critical ?? b?.critical ?? false;
+    const entry = (change, from) => {
+      const e = { id, critical, change, base: counts(b), head: counts(h) };
+      const label = topLabel(from);
+      if (label) e.label = label;
+      if (from?.example !== void 0) e.message = from.example;
+      return e;
+    };
+    const headFailed = (h?.fail ?? 0) > 0;
+    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
+    const baseFailed = (b?.fail ?? 0) > 0;
+    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
+    const test = decision?.expectations[id];
+    if (test && base2 !== null && headFailed) {
+      const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
+      e.test = { decision: test.decision, p: test.p };
+      (e.change === "broke" ? broke2 : preexisting).push(e);
+    } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
+    else if (base2 !== null && baseFailed && headPassedAll) fixed.push(entry("fixed", b));
+    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
+  }
+  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
+  return [...broke2, ...fixed, ...preexisting, ...errored2];
+}
+function blocks(c) {
+  return c.critical && (c.test === void 0 || c.test.decision === "worse");
+}
+function plural3(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function incompleteReason(base2, head, notes) {
+  const parts = [];
+  for (const [side, s] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    if (!s) continue;
+    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
+    else if ((s.infraErrors ?? 0) > 0) {
+      const note = notes[side] ? ` (${notes[side]})` : "";
+      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
+    }
+  }
+  if (parts.length === 0) return null;
+  const sentence = parts.join("; ");
+  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
+}
+function brokeReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "critical expectation" : "expectation";
+  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
+  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
+  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} broke` : "";
+  const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
+  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${more2}${test}.`;
+}
+function pValue(p) {
+  return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function preexistingReason(changes, base2, head) {
+  const items = changes.map(
+    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
+  );
+  return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
+}
+function fixedReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} fixed` : "";
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
+}
+function unchangedReason(base2, head) {
+  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base2.passes === base2.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
+  }
+  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+}
+function classifySummaries(base2, head, notes = {}, decision) {
+  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
+  const changed = changedExpectations(base2, head, decision);
+  const result = (cls, reason) => ({
+    class: cls,
+    flaky,
+    reason,
+    expectations_changed: changed
+  });
+  const incomplete = incompleteReason(base2, head, notes);
+  if (incomplete) return result("incomplete", incomplete);
+  const broke2 = changed.filter((c) => c.change === "broke");
+  const critical = broke2.filter(blocks);
+  if (critical.length > 0) {
+    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+    return result("new-critical-failure", brokeReason(ordered, base2, head));
+  }
+  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
+  const fixed = changed.filter((c) => c.change === "fixed");
+  if (base2 && fixed.length > 0) return result("improved", fixedReason(fixed, base2, head));
+  const preexisting = changed.filter((c) => c.change === "pre-existing");
+  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
+  return result("unchanged", unchangedReason(base2, head));
+}
+function ungradableNotes(base2, head) {
+  const notes = {};
+  for (const [side, episodes] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
+    if (note) notes[side] = note;
+  }
+  return notes;
+}
+
+// src/compare/divergence.ts
+function argsPart(args, keys) {
+  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
+  const record2 = args ?? {};
+  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
+}
+function compareSteps(n, b, h) {
+  if (b.tool !== h.tool) {
+    return {
+      kind: "different-tool",
+      step: n,
+      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
+    };
+  }
+  const keys = differingArgs(b.args, h.args);
+  if (keys.length > 0) {
+    const separator = keys.length > 1 ? "; " : ", ";
+    return {
+      kind: "different-arguments",
+      step: n,
+      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
+    };
+  }
+  if (b.status !== h.status || b.effect !== h.effect) {
+    return {
+      kind: "different-result",
+      step: n,
+      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
+    };
+  }
+  return null;
+}
+function firstDivergence(baseCalls, headCalls) {
+  const base2 = toTrajectory(baseCalls);
+  const head = toTrajectory(headCalls);
+  const common = Math.min(base2.length, head.length);
+  for (let i = 0; i < common; i++) {
+    const d = compareSteps(i + 1, base2[i], head[i]);
+    if (d) return d;
+  }
+  if (base2.length !== head.length) {
+    const n = common + 1;
+    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
+    return {
+      kind: "stopped-early",
+      step: n,
+      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
+    };
+  }
+  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
+  return { kind: "same", step: 0, sentence };
+}
+
+// src/compare/flaky.ts
+var STOPPED = "\0stopped";
+function signatureAt(r, i) {
+  return i < r.signatures.length ? r.signatures[i] : STOPPED;
+}
+function prefixAt(r, i) {
+  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
+}
+function actions(group, i) {
+  const bySig = /* @__PURE__ */ new Map();
+  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
+  return [...bySig.values()].map((rs) => {
+    const step = rs[0].steps[i];
+    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    return { action, n: rs.length };
+  });
+}
+function itemize(list) {
+  return list.map((a) => `${a.n} ${a.action}`).join(", ");
+}
+function plural4(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function failedExpectations(failing) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const r of failing) {
+    for (const res of r.episode.results) {
+      if (res.verdict !== "fail") continue;
+      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
+      entry.n += 1;
+      seen.set(res.id, entry);
+    }
+  }
+  const items = [...seen.entries()].map(
+    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
+  );
+  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
+}
+function explainFlaky(episodes) {
+  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
+    const steps = toTrajectory(episode.record.calls);
+    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+  });
+  const passing = repeats.filter((r) => r.passed);
+  const failing = repeats.filter((r) => !r.passed);
+  if (passing.length === 0 || failing.length === 0) return null;
+  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  for (let i = 0; i < longest; i++) {
+    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
+    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
+    const pass = actions(passing, i);
+    const failed3 = actions(failing, i);
+    const lead = `${passing.length} of ${repeats.length} repeats`;
+    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
+    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
+    return `At step ${i + 1}, ${passText}; ${failText}.`;
+  }
+  const trajectory = (r) => r.signatures.join("");
+  const full = new Set(passing.map(trajectory));
+  const alike = failing.filter((r) => full.has(trajectory(r)));
+  const n = alike[0].steps.length;
+  const failed2 = failedExpectations(alike);
+  const what = failed2 ? `; they failed ${failed2}` : "";
+  if (new Set(repeats.map(trajectory)).size === 1) {
+    const calls2 = n === 0 ? "no calls" : `the same ${plural4(n, "call")}`;
+    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+  }
+  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural4(n, "call")} as a passing repeat`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+}
+
+// src/compare/state-diff.ts
+var ABSENT = "(absent)";
+var WHOLE_ROW = "(row)";
+var STATE_DIFF_CAP = 20;
+function renderKey(change, primaryKey) {
+  const source = change.key ?? change.after ?? change.before ?? {};
+  return primaryKey.map((c) => renderValue(source[c])).join(",");
+}
+function changesOf2(t) {
+  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
+}
+function keyedFinals(b, h, primaryKey) {
+  const index = (t) => {
+    const m = /* @__PURE__ */ new Map();
+    for (const c of changesOf2(t))
+      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
+    return m;
+  };
+  const bi = index(b);
+  const hi = index(h);
+  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
+  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
+    const bc = bi.get(id);
+    const hc = hi.get(id);
+    const key = renderKey(bc ?? hc, primaryKey);
+    const initial = (bc ?? hc).before;
+    finals[0].set(id, { key, row: bc ? bc.after : initial });
+    finals[1].set(id, { key, row: hc ? hc.after : initial });
+  }
+  return finals;
+}
+function keyedDifferences(table2, b, h, primaryKey) {
+  const [bf, hf] = keyedFinals(b, h, primaryKey);
+  const out = [];
+  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
+  for (const id of ids2) {
+    const { key, row: br } = bf.get(id);
+    const hr = hf.get(id).row;
+    if (!br && !hr) continue;
+    if (!br || !hr) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
+      continue;
+    }
+    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
+      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+        out.push({
+          table: table2,
+          key,
+          column,
+          base: column in br ? br[column] : ABSENT,
+          head: column in hr ? hr[column] : ABSENT
+        });
+      }
+    }
+  }
+  return out;
+}
+function netRows(t, into, sign) {
+  for (const c of changesOf2(t)) {
+    for (const [row, s] of [
+      [c.after, 1],
+      [c.before, -1]
+    ]) {
+      if (!row) continue;
+      const id = canonicalJson(row);
+      const entry = into.get(id) ?? { row, n: 0 };
+      entry.n += sign * s;
+      into.set(id, entry);
+    }
+  }
+}
+function keylessDifferences(table2, b, h) {
+  const net2 = /* @__PURE__ */ new Map();
+  netRows(b, net2, 1);
+  netRows(h, net2, -1);
+  const out = [];
+  for (const id of [...net2.keys()].sort()) {
+    const { row, n } = net2.get(id);
+    const key = elide(renderArgs(row), 60);
+    for (let i = 0; i < Math.abs(n); i++) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
+    }
+  }
+  return out;
+}
+function compareKeys(a, b) {
+  return a.localeCompare(b, "en", { numeric: true });
+}
+function mentions(text, word) {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text);
+}
+function readers(expectations) {
+  const out = [];
+  for (const e of expectations) {
+    const critical = e.critical ?? false;
+    let text;
+    if ("query" in e) text = e.query;
+    else if ("changes" in e) text = e.changes.table;
+    else if ("forbid_changes" in e) text = e.forbid_changes.table;
+    else if ("outcome_verified" in e && e.outcome_verified !== true) text = e.outcome_verified.query;
+    if (text !== void 0) {
+      const t = text;
+      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
+    } else if ("only_changes" in e) {
+      const allowed = new Set(e.only_changes);
+      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
+    }
+  }
+  return out;
+}
+function relevance(d, rs) {
+  const reading = rs.filter((r) => r.tables(d.table));
+  const critical = reading.filter((r) => r.critical);
+  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
+  if (critical.length > 0) return 1;
+  if (reading.length > 0) return 2;
+  return 3;
+}
+function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
+  const all = [];
+  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base2.tables[table2];
+    const h = head.tables[table2];
+    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
+    all.push(
+      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
+    );
+  }
+  const rs = readers(scenario?.expect ?? []);
+  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
+  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
+  return { differences: kept, cut: all.length - kept.length };
+}
+
+// src/compare/case.ts
+function representative(episodes, passed2) {
+  const ordered = inRepeatOrder(episodes);
+  const graded2 = ordered.filter(isGradable);
+  return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
+}
+function compareCase(scenario, base2, head, options2 = {}) {
+  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks);
+  const headSummary = summarizeSide(scenario, head, options2.ks);
+  const decision = options2.sequential ? decideCase(baseSummary, headSummary, options2.sequential) : void 0;
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head), decision);
+  const report2 = {
+    id: scenario.id,
+    class: c.class,
+    flaky: c.flaky,
+    base: baseSummary,
+    head: headSummary,
+    divergence: null,
+    state_diff: [],
+    file: scenario.file,
+    reason: c.reason,
+    expectations_changed: c.expectations_changed
+  };
+  if (scenario.description) report2.description = scenario.description;
+  if (decision) {
+    report2.repeats_decision = {
+      base: baseSummary?.runs ?? 0,
+      head: headSummary.runs,
+      reason: decision.reason
+    };
+  }
+  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
+    const improved = c.class === "improved";
+    const b = representative(base2, !improved);
+    const h = representative(head, improved);
+    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
+    const diff = stateDifferences(
+      b.record.diff,
+      h.record.diff,
+      scenario,
+      options2.stateDiffCap ?? STATE_DIFF_CAP
+    );
+    report2.state_diff = diff.differences;
+    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
+  }
+  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
+  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
+  if (flakyBase || flakyHead) {
+    report2.flaky_explanation = {};
+    if (flakyBase) report2.flaky_explanation.base = flakyBase;
+    if (flakyHead) report2.flaky_explanation.head = flakyHead;
+  }
+  return report2;
+}
+
 // src/gate/verdict.ts
 var DEFAULT_GATE = {
   block: ["new-critical-failure"],
   warn: ["regressed", "incomplete", "flaky"]
 };
-function checkPolicy(gate) {
+function checkPolicy2(gate) {
   for (const level of ["block", "warn"]) {
     const list = gate[level];
     if (!Array.isArray(list))
@@ -63364,7 +64448,7 @@ function matching(cases, classes, verdict) {
   return out;
 }
 function gateDecision(cases, gate, run4 = {}) {
-  checkPolicy(gate);
+  checkPolicy2(gate);
   const block = matching(cases, gate.block, "BLOCK");
   const warn = matching(cases, gate.warn, "WARN");
   const facts = [];
@@ -63373,9 +64457,9 @@ function gateDecision(cases, gate, run4 = {}) {
   if (run4.missingShards && run4.missingShards.length > 0) {
     fact(`shard${run4.missingShards.length === 1 ? "" : "s"} ${run4.missingShards.join(", ")} did not report`);
   }
-  const graded = cases.filter((c) => c.class !== "incomplete").length;
+  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
   if (cases.length === 0) fact("no case was graded: the run has no cases");
-  else if (graded === 0) fact("no case was graded: every case is incomplete");
+  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
   if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
   if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
   return { verdict: "PASS", reasons: [] };
@@ -63409,6 +64493,42 @@ function suiteStatsOf(cases) {
   }
   return out;
 }
+function suiteSignaturesOf(cases) {
+  const out = {};
+  for (const side of ["base", "head"]) {
+    for (const c of cases) {
+      const s = c[side];
+      if (!s?.signatures) continue;
+      out[side] ??= {};
+      const sums = out[side];
+      for (const [name, n] of Object.entries(s.signatures)) {
+        sums[name] = (sums[name] ?? 0) + n;
+      }
+    }
+  }
+  return out;
+}
+function suiteCostOf(cases) {
+  const out = {};
+  for (const side of ["base", "head"]) {
+    const costs = cases.flatMap((c) => c[side]?.cost ? [c[side].cost] : []);
+    if (costs.length === 0) continue;
+    const total = Math.round(costs.reduce((a, c) => a + c.total_usd, 0) * 1e6) / 1e6;
+    const successes = costs.reduce((a, c) => a + c.successful_episodes, 0);
+    const dependable = costs.filter((c) => c.per_dependable_case !== null).length;
+    const per = (n) => n === 0 ? null : Math.round(total / n * 1e6) / 1e6;
+    const cost = {
+      cases: costs.length,
+      total_usd: total,
+      successful_episodes: successes,
+      dependable_cases: dependable,
+      per_successful_episode: per(successes),
+      per_dependable_case: per(dependable)
+    };
+    out[side] = cost;
+  }
+  return out;
+}
 function withTotals(report2) {
   const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
@@ -63427,6 +64547,8 @@ function withTotals(report2) {
     ...rest,
     gate,
     stats: suiteStatsOf(cases),
+    signatures: suiteSignaturesOf(cases),
+    cost: suiteCostOf(cases),
     cases
   };
 }
@@ -63449,6 +64571,10 @@ function buildReport(input2) {
   };
   if (input2.engineReason !== void 0) report2.engine_reason = input2.engineReason;
   if (input2.repeats !== void 0) report2.repeats = input2.repeats;
+  if (input2.sequential) {
+    const { min, max, alpha = LOOK_ALPHA } = input2.sequential;
+    report2.repeats_policy = { min, max, alpha };
+  }
   if (input2.seeds !== void 0) report2.seeds = input2.seeds;
   if (input2.startedAt !== void 0) report2.started_at = input2.startedAt;
   if (input2.durationMs !== void 0) report2.duration_ms = input2.durationMs;
@@ -63591,8 +64717,8 @@ function outcomeOf(c, side, s) {
     const message = s.runs === 0 ? `the ${side} has no episodes of this scenario` : `${ungraded} of ${s.runs} repeats could not be graded`;
     out.error = { message, body: c.reason ?? message };
   }
-  const graded = s.runs - ungraded;
-  if (s.passes < graded) {
+  const graded2 = s.runs - ungraded;
+  if (s.passes < graded2) {
     const failed2 = Object.entries(s.expectations).filter(([, e]) => e.fail > 0);
     const lines = failed2.map(([id, e]) => {
       const tagText = [e.critical ? "critical" : "", ...Object.keys(e.labels ?? {})].filter(Boolean).join(", ");
@@ -63600,7 +64726,7 @@ function outcomeOf(c, side, s) {
     });
     const firstLabel = failed2.map(([, e]) => Object.keys(e.labels ?? {})[0]).find(Boolean);
     out.failure = {
-      message: `${graded - s.passes} of ${graded} repeats failed: ${failed2.map(([id]) => id).join(", ")}`,
+      message: `${graded2 - s.passes} of ${graded2} repeats failed: ${failed2.map(([id]) => id).join(", ")}`,
       type: firstLabel ?? "FAILED",
       body: lines.join("\n")
     };
@@ -63668,7 +64794,7 @@ var CLASS_ORDER = [
 function classWords(cls) {
   return cls.replace(/-/g, " ");
 }
-function percent(x) {
+function percent2(x) {
   return x === null || x === void 0 ? "\u2014" : `${Math.round(x * 100)}%`;
 }
 function shortHash(hash2, length = 12) {
@@ -63685,7 +64811,7 @@ function dollars(x) {
 function count(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
-function plural4(n, word, many = `${word}s`) {
+function plural5(n, word, many = `${word}s`) {
   return `${count(n)} ${n === 1 ? word : many}`;
 }
 function flakyWords(c) {
@@ -63714,7 +64840,7 @@ function rateWords(s) {
   const stats = s.stats ?? sideStats(s);
   if (stats.pass_rate === null) return "\u2014";
   const w = stats.wilson;
-  return w ? `${percent(stats.pass_rate)} (${percent(w.low)}\u2013${percent(w.high)})` : percent(stats.pass_rate);
+  return w ? `${percent2(stats.pass_rate)} (${percent2(w.low)}\u2013${percent2(w.high)})` : percent2(stats.pass_rate);
 }
 function metricWords(s) {
   const m = s.metrics;
@@ -63738,6 +64864,7 @@ function changeWords(e) {
   };
   if (e.change === "broke") return `${side("head", e.head, "fail")}; ${side("base", e.base, "pass")}`;
   if (e.change === "fixed") return `${side("base", e.base, "fail")}; ${side("head", e.head, "pass")}`;
+  if (e.change === "pre-existing") return `${side("head", e.head, "fail")}; ${side("base", e.base, "fail")}`;
   const parts = [
     e.head.error > 0 ? side("head", e.head, "error") : "",
     e.base.error > 0 ? side("base", e.base, "error") : ""
@@ -63761,21 +64888,40 @@ function runLine(report2) {
     return s ? `${name} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ""}` : `no ${name}`;
   };
   const pair = report2.sides.base ? `${side("base")} \u2192 ${side("head")}` : `${side("head")} alone`;
-  const repeats = report2.repeats ? ` \xD7 ${plural4(report2.repeats, "repeat")}` : "";
-  const scenarios = `${plural4(report2.cases.length, "scenario")}${repeats}`;
+  const repeats = report2.repeats ? ` \xD7 ${plural5(report2.repeats, "repeat")}` : "";
+  const scenarios = `${plural5(report2.cases.length, "scenario")}${repeats}`;
   const shard = report2.shard ? `, shard ${report2.shard.index}/${report2.shard.total}` : "";
   const reason = report2.engine_reason ? ` (${report2.engine_reason})` : "";
   return `${pair}; pinned suite ${shortHash(report2.pin.suite_hash)}, template ${shortHash(report2.pin.template_hash)}; ${scenarios}${shard}; engine ${report2.engine}${reason}`;
+}
+function signatureWords(signatures) {
+  const entries = Object.entries(signatures ?? {}).filter((e) => (e[1] ?? 0) > 0);
+  if (entries.length === 0) return null;
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries.map(([name, n]) => `${name} ${n}`).join(", ");
+}
+function costWords(c) {
+  const episode = c.per_successful_episode === null ? "no passing repeat" : dollars(c.per_successful_episode);
+  const dependable = c.per_dependable_case === null ? "none dependable" : dollars(c.per_dependable_case);
+  return `${episode} per successful episode (total cost / passing repeats), ${dependable} per dependable case (total cost / cases passed in every repeat)`;
 }
 function suiteLines(report2) {
   const out = [];
   for (const side of ["base", "head"]) {
     const s = report2.stats?.[side];
     if (!s || s.scenarios === 0) continue;
-    const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
+    const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent2(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
-    const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join("");
-    out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
+    const extra = hat.map(([k, v]) => `, pass^${k} ${percent2(v)}`).join("");
+    out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent2(s.pass_rate)}${extra}`);
+  }
+  for (const side of ["base", "head"]) {
+    const signatures = signatureWords(report2.signatures?.[side]);
+    if (signatures) out.push(`${side} failures by signature: ${signatures}`);
+  }
+  for (const side of ["base", "head"]) {
+    const cost = report2.cost?.[side];
+    if (cost) out.push(`${side} cost: ${costWords(cost)}`);
   }
   return out;
 }
@@ -63831,7 +64977,7 @@ function caseDetail(c) {
     ]);
     const cut = c.state_diff_cut ? `
 
-${plural4(c.state_diff_cut, "more difference")} in report.json.` : "";
+${plural5(c.state_diff_cut, "more difference")} in report.json.` : "";
     parts.push(
       `**State that differs** (final values):
 
@@ -63851,6 +64997,11 @@ ${lines.join("\n")}`);
   for (const side of ["base", "head"]) {
     const text = c.flaky_explanation?.[side];
     if (text) parts.push(`**Flaky ${side}:** ${mdText(text)}`);
+  }
+  if (c.repeats_decision) parts.push(`**Repeats:** ${mdText(c.repeats_decision.reason)}`);
+  for (const side of ["base", "head"]) {
+    const signatures = signatureWords(c[side]?.signatures);
+    if (signatures) parts.push(`**Failures ${side}:** ${mdText(signatures)}`);
   }
   const header = [
     "side",
@@ -63889,9 +65040,9 @@ function notice2(parts, plan) {
   const restCut = parts.rest.length - plan.restShown;
   if (lined + cut + restCut === 0) return "";
   const what = [
-    lined > 0 ? `${plural4(lined, "case is", "cases are")} shown in one line` : "",
-    cut > 0 ? `${plural4(cut, "changed case is", "changed cases are")} not shown` : "",
-    restCut > 0 ? `${plural4(restCut, "other case is", "other cases are")} not listed` : ""
+    lined > 0 ? `${plural5(lined, "case is", "cases are")} shown in one line` : "",
+    cut > 0 ? `${plural5(cut, "changed case is", "changed cases are")} not shown` : "",
+    restCut > 0 ? `${plural5(restCut, "other case is", "other cases are")} not listed` : ""
   ].filter(Boolean);
   return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
 }
@@ -63918,9 +65069,9 @@ function assemble(parts, plan, detail2) {
     const more2 = parts.rest.length - plan.restShown;
     const tableText = rows.length > 0 ? `${table(["scenario", "class", "base passes", "head passes"], []).trimEnd()}
 ${rows.join("\n")}` : "";
-    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural4(more2, "more case")} in report.json.` : "";
+    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural5(more2, "more case")} in report.json.` : "";
     out.push(
-      `<details><summary>${plural4(parts.rest.length, "unchanged case")}</summary>
+      `<details><summary>${plural5(parts.rest.length, "unchanged case")}</summary>
 
 ${tableText}${tail}
 
@@ -64020,8 +65171,8 @@ function truncateBytes(text, limit) {
 }
 
 // src/run/compare.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join5, resolve as resolve4 } from "node:path";
+import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join6, resolve as resolve4 } from "node:path";
 
 // src/gateway/canonical.ts
 function canonicalize(value) {
@@ -64033,21 +65184,21 @@ function canonicalize(value) {
   }
   return value;
 }
-function canonicalJson2(value) {
+function canonicalJson3(value) {
   return JSON.stringify(canonicalize(value)) ?? "null";
 }
 function includesArgs(args, subset) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
   const record2 = args;
   return Object.entries(subset).every(
-    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson2(record2[key]) === canonicalJson2(want)
+    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson3(record2[key]) === canonicalJson3(want)
   );
 }
 function fillPlaceholders(template, args) {
   return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
     if (!Object.hasOwn(args, name) || args[name] === void 0) return whole;
     const v = args[name];
-    return typeof v === "string" ? v : canonicalJson2(v);
+    return typeof v === "string" ? v : canonicalJson3(v);
   });
 }
 
@@ -64153,9 +65304,13 @@ function scan(sql, visit4) {
       let depth = 1;
       end = i + 2;
       while (end < sql.length && depth > 0) {
-        if (sql[end] === "/" && sql[end + 1] === "*") depth++, end += 2;
-        else if (sql[end] === "*" && sql[end + 1] === "/") depth--, end += 2;
-        else end++;
+        const pair = sql.slice(end, end + 2);
+        if (pair === "/*" || pair === "*/") {
+          depth += pair === "/*" ? 1 : -1;
+          end += 2;
+        } else {
+          end++;
+        }
       }
     } else if (c === "$") {
       const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
@@ -64450,9 +65605,9 @@ function refuseTool(session, name) {
 async function validCall(session, tool, args, via) {
   const callNumber = session.nextCallNumber(tool.name);
   const keyValue = tool.idempotency_key === void 0 ? void 0 : args[tool.idempotency_key];
-  const call = { session, tool, args, argsJson: canonicalJson2(args), via };
+  const call = { session, tool, args, argsJson: canonicalJson3(args), via };
   if (keyValue === void 0 || keyValue === null) return faultedCall(call, callNumber);
-  call.key = `${tool.name}\0${canonicalJson2(keyValue)}`;
+  call.key = `${tool.name}\0${canonicalJson3(keyValue)}`;
   return session.idempotency.serialize(
     call.key,
     async () => replayStored(call) ?? faultedCall(call, callNumber)
@@ -64466,7 +65621,7 @@ function replayStored(call) {
     return errorOutcome(
       409,
       "IDEMPOTENCY_CONFLICT",
-      `The ${name} ${canonicalJson2(call.args[name])} was already used with different arguments.`
+      `The ${name} ${canonicalJson3(call.args[name])} was already used with different arguments.`
     );
   }
   return { ...answerOutcome(stored.answer), changes: [], replay: true };
@@ -72548,7 +73703,7 @@ var Protocol = class {
     };
   }
 };
-function isPlainObject2(value) {
+function isPlainObject3(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 function mergeCapabilities(base2, additional) {
@@ -72559,7 +73714,7 @@ function mergeCapabilities(base2, additional) {
     if (addValue === void 0)
       continue;
     const baseValue = result[k];
-    if (isPlainObject2(baseValue) && isPlainObject2(addValue)) {
+    if (isPlainObject3(baseValue) && isPlainObject3(addValue)) {
       result[k] = { ...baseValue, ...addValue };
     } else {
       result[k] = addValue;
@@ -75322,862 +76477,151 @@ async function createGateway(opts = {}) {
   };
 }
 
-// src/grade/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text;
-  if (typeof value === "bigint") text = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text = String(value);
-  } else if (typeof value === "string") text = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text = value.toLowerCase();
-  if (text === "t" || text === "true") return true;
-  if (text === "f" || text === "false") return false;
-  return null;
-}
+// src/judge/prompt.ts
+var SYSTEM = [
+  "You grade one reply of an AI agent against one criterion.",
+  "Answer with a single JSON object and nothing else:",
+  '{"label": "pass" or "fail", "score": a number from 0 to 1, "quote": the exact words of the reply that decide it}',
+  'The quote must be copied verbatim from the reply; use "" when no words of the reply apply.'
+].join("\n");
+function judgeMessages(q) {
+  return [
+    { role: "system", content: SYSTEM },
+    {
+      role: "user",
+      content: `Criterion: ${q.criterion}
 
-// src/grade/values.ts
-var GradeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "GradeError";
-  }
-};
-function isPlainObject3(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+User message:
+<<<
+${q.message}
+>>>
+
+Agent reply:
+<<<
+${q.reply}
+>>>`
+    }
+  ];
 }
-function parseJsonStructure(v) {
-  if (Array.isArray(v) || isPlainObject3(v)) return v;
-  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
+function jsonObject(text) {
+  const trimmed = text.trim();
   try {
-    const parsed = JSON.parse(v);
-    return Array.isArray(parsed) || isPlainObject3(parsed) ? parsed : null;
+    return JSON.parse(trimmed);
   } catch {
-    return null;
+    const start = trimmed.indexOf("{");
+    const end = trimmed.lastIndexOf("}");
+    if (start < 0 || end <= start) throw new Error("no JSON object in the answer");
+    return JSON.parse(trimmed.slice(start, end + 1));
   }
 }
-function sameValue(a, b) {
-  const x = a === void 0 ? null : a;
-  const y = b === void 0 ? null : b;
-  if (x === null || y === null) return x === y;
-  if (typeof x === "boolean" || typeof y === "boolean") {
-    const p = parseBoolean(x);
-    return p !== null && p === parseBoolean(y);
-  }
-  const dx = parseDecimal(x);
-  const dy = parseDecimal(y);
-  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
-  const ix = parseInstant(x);
-  const iy = parseInstant(y);
-  if (ix && iy) return compareInstants(ix, iy) === 0;
-  if (x === y) return true;
-  const jx = parseJsonStructure(x);
-  const jy = parseJsonStructure(y);
-  if (!jx || !jy) return false;
-  if (Array.isArray(jx) || Array.isArray(jy)) {
-    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
-  }
-  return sameRow(jx, jy);
-}
-function sameRow(a, b) {
-  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
-  }
-  return true;
-}
-function orderValues(a, b, comparator = "an ordering") {
-  if (a === null || a === void 0 || b === null || b === void 0) return null;
-  const da = parseDecimal(a);
-  const db = parseDecimal(b);
-  if (da && db) return compareDecimals(da, db);
-  const ia = parseInstant(a);
-  const ib = parseInstant(b);
-  if (ia && ib) return compareInstants(ia, ib);
-  throw new GradeError(
-    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
-  );
-}
-function stringForm(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson3(v);
-  return String(v);
-}
-function canonicalJson3(v) {
-  return JSON.stringify(sortKeys(v)) ?? "null";
-}
-function sortKeys(v) {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (typeof v === "bigint") return v.toString();
-  if (!isPlainObject3(v)) return v;
-  return Object.fromEntries(
-    Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])
-  );
-}
-function compilePattern(pattern, what) {
-  if (typeof pattern !== "string") {
-    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
-  }
+function parseJudgeAnswer(text, reply) {
+  let value;
   try {
-    return new RegExp(pattern);
-  } catch (e) {
-    throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
-    );
+    value = jsonObject(text);
+  } catch (err) {
+    throw new Error(`${err.message}: ${JSON.stringify(text.slice(0, 200))}`);
   }
-}
-function unmatchedRows(actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row of expected) {
-    const i = left.findIndex((candidate) => sameRow(candidate, row));
-    if (i === -1) missing.push(row);
-    else left.splice(i, 1);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(`expected a JSON object, got ${JSON.stringify(value)}`);
   }
-  return { missing, unexpected: left };
-}
-function asRows(v, comparator) {
-  if (!Array.isArray(v) || !v.every(isPlainObject3)) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  const { label, score, quote } = value;
+  if (label !== "pass" && label !== "fail")
+    throw new Error(`label must be "pass" or "fail", got ${JSON.stringify(label)}`);
+  if (typeof score !== "number" || !Number.isFinite(score) || score < 0 || score > 1) {
+    throw new Error(`score must be a number from 0 to 1, got ${JSON.stringify(score)}`);
   }
-  return v;
-}
-function compareValues(actual, comparator, expected) {
-  switch (comparator) {
-    case "equals":
-      return sameValue(actual, expected);
-    case "not_equals":
-      return !sameValue(actual, expected);
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte": {
-      const order = orderValues(actual, expected, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
-      }
-      return expected.some((option) => sameValue(actual, option));
-    case "matches": {
-      const pattern = compilePattern(expected, "matches");
-      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
-    }
-    case "rows": {
-      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
-      return missing.length === 0 && unexpected.length === 0;
-    }
-    case "empty":
-      if (typeof expected !== "boolean") {
-        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
-      }
-      return asRows(actual, "empty").length === 0 === expected;
+  const answer = { label, score, quoteDropped: false };
+  if (typeof quote === "string" && quote.trim() !== "") {
+    if (reply.includes(quote)) answer.quote = quote;
+    else answer.quoteDropped = true;
   }
-}
-function formatValue(v) {
-  let text;
-  if (v === void 0 || v === null) text = "null";
-  else if (typeof v === "string") text = parseDecimal(v) ? v : JSON.stringify(v);
-  else if (v instanceof Date) text = v.toISOString();
-  else if (typeof v === "object") text = canonicalJson3(v);
-  else text = String(v);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  return answer;
 }
 
-// src/grade/verdicts.ts
-function passed(message, expected, actual) {
-  return withEvidence({ verdict: "pass", message }, expected, actual);
+// src/judge/client.ts
+function endpoint(url2) {
+  const base2 = url2.replace(/\/+$/, "");
+  return base2.endsWith("/chat/completions") ? base2 : `${base2}/chat/completions`;
 }
-function failed(label, message, expected, actual) {
-  return withEvidence({ verdict: "fail", label, message }, expected, actual);
-}
-function errored(message) {
-  return { verdict: "error", label: "EVALUATION_ERROR", message };
-}
-function withEvidence(grade, expected, actual) {
-  if (expected !== void 0) grade.expected = expected;
-  if (actual !== void 0) grade.actual = actual;
-  return grade;
-}
-function plural5(n, thing, things = `${thing}s`) {
-  return `${n} ${n === 1 ? thing : things}`;
-}
-
-// src/grade/calls.ts
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function inSeqOrder(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq);
-}
-function seqs(calls) {
-  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
-  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
-}
-function argsInclude(call, args) {
-  const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    return Object.keys(args).length === 0;
+function choiceText(body) {
+  const choice = body?.choices?.[0];
+  if (!choice?.message) return { error: "the judge answered without a choice" };
+  if (typeof choice.message.refusal === "string" && choice.message.refusal !== "") {
+    return { error: `the judge refused: ${choice.message.refusal.slice(0, 200)}` };
   }
-  const named2 = given;
-  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
+  if (choice.finish_reason === "content_filter") return { error: "the judge refused: content_filter" };
+  if (typeof choice.message.content !== "string") return { error: "the judge answered with no text" };
+  return { text: choice.message.content };
 }
-function describeArgs(args) {
-  if (!args || Object.keys(args).length === 0) return "";
-  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
-}
-function gradeToolCalled(spec, calls) {
-  const min = spec.min ?? 1;
-  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
-  const range = spec.max === void 0 ? `at least ${plural5(min, "time")}` : spec.max === min ? `exactly ${plural5(min, "time")}` : `between ${min} and ${plural5(spec.max, "time")}`;
-  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
-  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
-  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min) {
-    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  if (spec.max !== void 0 && matching2.length > spec.max) {
-    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  return passed(
-    `${spec.tool} was called ${plural5(matching2.length, "time")}${describeArgs(spec.args)}`,
-    expected,
-    matching2.length
-  );
-}
-function gradeToolNotCalled(tool, calls) {
-  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
-  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
-  return failed(
-    "FORBIDDEN_CALL",
-    `expected ${tool} never called, got ${plural5(made.length, "call")} (${seqs(made)})`,
-    0,
-    made.length
-  );
-}
-function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson3(call.args)})`;
-}
-function gradeNoDuplicateEffect(tool, calls) {
-  const applied = /* @__PURE__ */ new Map();
-  for (const call of inSeqOrder(calls)) {
-    if (call.tool !== tool || !call.mutated || call.replay) continue;
-    const effect2 = effectOf(call);
-    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
-  }
-  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
-  if (duplicates.length === 0) {
-    return passed(`${tool} applied ${plural5(applied.size, "effect")}, none twice`, 1, applied.size);
-  }
-  const [effect, group] = duplicates[0];
-  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
-  const others = duplicates.length > 1 ? `, and ${plural5(duplicates.length - 1, "other effect")} more than once` : "";
-  return failed(
-    "DUPLICATE_EFFECT",
-    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
-    1,
-    group.length
-  );
-}
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
-  if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
-  }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
-  const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
-    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
-  });
-  return failed(
-    "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
-  );
-}
-function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max) {
-    return passed(`${plural5(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
-  }
-  const byTool = countByTool(calls);
-  return failed(
-    "TOO_MANY_CALLS",
-    `expected at most ${plural5(max, "call")}, got ${calls.length} (${byTool})`,
-    max,
-    calls.length
-  );
-}
-function retriesOf(calls) {
-  const previous = /* @__PURE__ */ new Map();
-  const retries = [];
-  for (const call of inSeqOrder(calls)) {
-    const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson3(prior.args) === canonicalJson3(call.args)) {
-      retries.push(call);
-    }
-    previous.set(call.tool, call);
-  }
-  return retries;
-}
-function gradeMaxRetries(max, calls) {
-  const retries = retriesOf(calls);
-  if (retries.length <= max) {
-    return passed(
-      `${plural5(retries.length, "retry", "retries")}, within the limit of ${max}`,
-      max,
-      retries.length
-    );
-  }
-  return failed(
-    "TOO_MANY_RETRIES",
-    `expected at most ${plural5(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
-    max,
-    retries.length
-  );
-}
-function countByTool(calls) {
-  const counts2 = /* @__PURE__ */ new Map();
-  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
-  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
-}
-
-// src/grade/query.ts
-var PHRASES = {
-  equals: "",
-  not_equals: "anything but ",
-  gt: "more than ",
-  gte: "at least ",
-  lt: "less than ",
-  lte: "at most ",
-  in: "one of ",
-  matches: "a match for "
-};
-function givenComparators(check3) {
-  return COMPARATOR_NAMES.filter((name) => name in check3 && check3[name] !== void 0);
-}
-function gradeQueryCheck(check3, result, id) {
-  if (!result) return errored(`the query of ${id} was not run on the final state`);
-  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
-  const rows = result.rows ?? [];
-  const comparators = givenComparators(check3);
-  if (comparators.length === 0) {
-    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
-  }
+async function askJudge(options2, question) {
+  const headers = { "content-type": "application/json" };
+  if (options2.apiKey) headers.authorization = `Bearer ${options2.apiKey}`;
+  let response;
+  let body;
   try {
-    const grades = comparators.map((c) => gradeComparator(c, check3[c], rows, result.sql));
-    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
-  } catch (e) {
-    if (e instanceof GradeError) return errored(e.message);
-    throw e;
-  }
-}
-function gradeComparator(comparator, expected, rows, sql) {
-  if (comparator === "rows") return gradeRows(expected, rows, sql);
-  if (comparator === "empty") return gradeEmpty(expected, rows);
-  const expectedText = `${PHRASES[comparator]}${comparator === "matches" ? `/${expected}/` : formatValue(expected)}`;
-  const subject = querySubject(sql, rows[0] ? Object.keys(rows[0])[0] : void 0);
-  if (rows.length === 0) {
-    return failed("STATE_MISMATCH", `${subject}: expected ${expectedText}, got no rows`, expected, []);
-  }
-  const columns = Object.keys(rows[0]);
-  if (rows.length > 1 || columns.length !== 1) {
-    throw new GradeError(
-      `${comparator} compares one value, but the query returned ${plural5(rows.length, "row")} of ${plural5(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
-    );
-  }
-  const actual = rows[0][columns[0]];
-  if (compareValues(actual, comparator, expected)) {
-    return passed(`${subject} is ${formatValue(actual)} (expected ${expectedText})`, expected, actual);
-  }
-  return failed(
-    "STATE_MISMATCH",
-    `${subject}: expected ${expectedText}, got ${formatValue(actual)}`,
-    expected,
-    actual
-  );
-}
-function gradeRows(expected, rows, sql) {
-  const asMultiset = compareValues(rows, "rows", expected);
-  const want = expected;
-  if (hasTopLevelOrderBy(sql)) {
-    const at = firstDifference(rows, want);
-    const shown = `${plural5(want.length, "row")} in order`;
-    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
-    return failed(
-      "STATE_MISMATCH",
-      `expected ${shown}, got ${plural5(rows.length, "row")}; row ${at + 1}: expected ${at < want.length ? formatValue(want[at]) : "no row"}, got ${at < rows.length ? formatValue(rows[at]) : "no row"}`,
-      want,
-      rows
-    );
-  }
-  if (asMultiset) return passed(`the query returned the ${plural5(want.length, "row")}`, want, rows);
-  const { missing, unexpected } = unmatchedRows(rows, want);
-  const parts = [
-    missing.length ? `missing ${formatValue(missing[0])}${more(missing.length)}` : "",
-    unexpected.length ? `unexpected ${formatValue(unexpected[0])}${more(unexpected.length)}` : ""
-  ].filter(Boolean);
-  return failed(
-    "STATE_MISMATCH",
-    `expected ${plural5(want.length, "row")}, got ${plural5(rows.length, "row")}: ${parts.join("; ")}`,
-    want,
-    rows
-  );
-}
-function more(n) {
-  return n > 1 ? ` and ${n - 1} more` : "";
-}
-function firstDifference(actual, expected) {
-  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
-    if (i >= actual.length || i >= expected.length || !sameRow(actual[i], expected[i])) return i;
-  }
-  return -1;
-}
-function gradeEmpty(expected, rows) {
-  const ok = compareValues(rows, "empty", expected);
-  if (ok) {
-    return passed(
-      expected ? "the query returned no rows, as expected" : `the query returned ${plural5(rows.length, "row")}`
-    );
-  }
-  if (expected) {
-    return failed(
-      "EXTRA_EFFECT",
-      `expected no rows, got ${plural5(rows.length, "row")} (first ${formatValue(rows[0])})`,
-      [],
-      rows
-    );
-  }
-  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
-}
-function hasTopLevelOrderBy(sql) {
-  return /\border\s+by\b/i.test(topLevelCode(sql));
-}
-function topLevelCode(sql) {
-  let out = "";
-  let depth = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i];
-    const two = sql.slice(i, i + 2);
-    let end = -1;
-    if (c === "'" || c === '"') {
-      end = i + 1;
-      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
-    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
-    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
-    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
-      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
-      const close = sql.indexOf(tag, i + tag.length);
-      end = close === -1 ? sql.length : close + tag.length - 1;
-    }
-    if (end !== -1) {
-      out += " ";
-      i = end;
-      continue;
-    }
-    if (c === "(") depth++;
-    else if (c === ")") depth = Math.max(0, depth - 1);
-    else if (depth === 0) out += c;
-    if (c === "(" || c === ")") out += " ";
-  }
-  return out;
-}
-var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
-function querySubject(sql, column) {
-  const m = KEYED_SELECT.exec(sql);
-  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
-  const named2 = column && column !== "?column?" ? column : selected;
-  if (m && named2) {
-    const table2 = m[2].replace(/"/g, "");
-    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
-    return `${table2}[${key}].${named2}`;
-  }
-  return named2 ?? "the query";
-}
-
-// src/grade/claims.ts
-function gradeCompleted(agent) {
-  const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
-  const expected = "exit 0 with a valid result";
-  if (agent.timedOut) {
-    const message = `the agent timed out after ${Math.round(agent.durationMs)} ms`;
-    return failed("INCOMPLETE_RUN", message, expected, actual);
-  }
-  if (agent.exitCode !== 0) {
-    const how = agent.signal ? `was killed by ${agent.signal}` : agent.exitCode === null ? "did not run to an exit" : `exited with code ${agent.exitCode}`;
-    const why = agent.resultError ? `: ${agent.resultError}` : "";
-    return failed("INCOMPLETE_RUN", `expected the agent to exit 0, but it ${how}${why}`, expected, actual);
-  }
-  if (!agent.result || agent.resultError !== void 0) {
-    const why = agent.resultError ?? "no result line";
-    return failed(
-      "INCOMPLETE_RUN",
-      `the agent exited 0 but printed no valid result: ${why}`,
-      expected,
-      actual
-    );
-  }
-  return passed("the agent exited 0 and printed a valid result", expected, actual);
-}
-function gradeOutcome(expected, agent) {
-  const claimed = agent.result?.outcome;
-  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
-  const got = claimed ?? (agent.result ? "no outcome" : "no result");
-  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
-}
-function allowedWriteTools(scenario, calls, tools) {
-  if (tools) {
-    const names = scenario.tools ?? [...tools.keys()];
-    return names.filter((name) => {
-      const risk = tools.get(name)?.risk;
-      return risk === "write" || risk === "write_irreversible";
+    response = await fetch(endpoint(options2.url), {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: options2.model, temperature: 0, messages: judgeMessages(question) }),
+      signal: AbortSignal.timeout(options2.timeoutMs)
     });
+    if (response.status === 429) return { error: "the judge is rate-limited (HTTP 429)" };
+    if (!response.ok) return { error: `the judge answered HTTP ${response.status}` };
+    body = await response.json();
+  } catch (err) {
+    const e = err;
+    if (e.name === "TimeoutError") return { error: `the judge did not answer within ${options2.timeoutMs}ms` };
+    if (e instanceof SyntaxError) return { error: `the judge's response is not JSON: ${e.message}` };
+    const cause = e.cause;
+    return { error: `the judge is unreachable: ${cause?.code ?? cause?.message ?? e.message}` };
   }
-  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
+  const text = choiceText(body);
+  if ("error" in text) return text;
+  try {
+    return { answer: parseJudgeAnswer(text.text, question.reply) };
+  } catch (err) {
+    return { error: `the judge's answer is unparsable: ${err.message}` };
+  }
 }
-function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools) {
-  const claimed = agent.result?.outcome;
-  if (claimed !== "SUCCESS") {
-    return passed(
-      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
-      "SUCCESS",
-      claimed ?? null
-    );
-  }
-  const spec = expectation.outcome_verified;
-  if (spec !== true) {
-    const { query: _query, ...comparators } = spec;
-    const grade = gradeQueryCheck(comparators, query, expectation.id);
-    if (grade.verdict !== "fail") {
-      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
-    }
-    return {
-      ...grade,
-      label: "HALLUCINATED_SUCCESS",
-      message: `the agent claimed SUCCESS, but ${grade.message}`
-    };
-  }
-  const ordered = inSeqOrder(calls);
-  const writes = ordered.filter((c) => c.risk !== "read");
-  const unlanded = writes.find(
-    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
-  );
-  if (unlanded) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
-      "every successful write landed",
-      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
-    );
-  }
-  const allowed = allowedWriteTools(scenario, calls, tools);
-  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
-      "at least one write that landed",
-      `${writes.length} write calls, none landed`
-    );
-  }
-  return passed(
-    "the agent claimed SUCCESS, and every write that answered success landed",
-    "SUCCESS",
-    "SUCCESS"
-  );
-}
-function gradeReply(kind, expected, agent) {
-  const reply = agent.result?.reply;
-  if (typeof reply !== "string") {
-    return failed(
-      "REPLY_MISMATCH",
-      "the agent printed no result, so there is no reply to check",
-      expected,
-      null
-    );
-  }
-  const shown = formatValue(reply);
-  if (kind === "reply_matches") {
-    let pattern;
-    try {
-      pattern = compilePattern(expected, "reply_matches");
-    } catch (e) {
-      if (e instanceof GradeError) return errored(e.message);
-      throw e;
-    }
-    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
-  }
-  const contains = reply.includes(expected);
-  if (kind === "reply_contains") {
-    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
-      "REPLY_MISMATCH",
-      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
-      expected,
-      reply
-    );
-  }
-  return contains ? failed(
-    "REPLY_MISMATCH",
-    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
-    expected,
-    reply
-  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
-}
-function gradeJudge(spec, result) {
-  if (!result) return errored("no judge configured");
-  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
-  const threshold = spec.threshold ?? 0.7;
-  const why = result.reason ? `: ${result.reason}` : "";
-  if (result.pass && result.score >= threshold) {
-    return passed(
-      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
-      threshold,
-      result.score
-    );
-  }
-  const criterion = JSON.stringify(spec.criterion);
-  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
-  return failed("JUDGE_FAIL", message, threshold, result.score);
+function toJudgeResult(outcome) {
+  if ("error" in outcome) return { error: outcome.error };
+  const { answer } = outcome;
+  const result = { score: answer.score, pass: answer.label === "pass" };
+  if (answer.quote) result.reason = `"${answer.quote}"`;
+  return result;
 }
 
-// src/grade/state.ts
-var COUNTS = [
-  ["inserted", "insert"],
-  ["updated", "update"],
-  ["deleted", "delete"]
-];
-var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
-function changesOf2(diff, table2, op) {
-  const t = diff.tables[table2];
-  if (!t) return [];
-  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
-}
-function rowName(change) {
-  if (change.key) {
-    const values = Object.values(change.key);
-    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
+// src/judge/episode.ts
+function judgeClientOptions(config2, env) {
+  const options2 = {
+    url: config2.url,
+    model: config2.model,
+    timeoutMs: durationMs(config2.timeout)
+  };
+  if (config2.api_key_env) {
+    const key = env[config2.api_key_env];
+    if (!key) throw new Error(`judge.api_key_env names ${config2.api_key_env}, which is not set`);
+    options2.apiKey = key;
   }
-  return formatValue(change.after ?? change.before ?? null);
+  return options2;
 }
-function rowNames(changes) {
-  const shown = changes.slice(0, 3).map(rowName).join(", ");
-  return changes.length > 3 ? `${shown}, ...` : shown;
-}
-function matchesWhere(change, where) {
-  const fits = (row) => row !== void 0 && Object.entries(where).every(([column, value]) => column in row && sameValue(row[column], value));
-  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
-}
-function describeWhere(where) {
-  if (!where || Object.keys(where).length === 0) return "";
-  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
-}
-function gradeChanges(spec, diff) {
-  const where = spec.where;
-  const expected = {};
-  const actual = {};
-  const mismatches = [];
-  let label;
-  for (const [count2, op] of COUNTS) {
-    const want = spec[count2];
-    if (want === void 0) continue;
-    const rows = changesOf2(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
-    expected[count2] = want;
-    actual[count2] = rows.length;
-    if (rows.length === want) continue;
-    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
-    mismatches.push(
-      `expected ${plural5(want, `${count2} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
-    );
-  }
-  const subject = `${spec.table}${describeWhere(where)}`;
-  if (Object.keys(expected).length === 0) {
-    return passed(`${subject}: no count given, nothing to check`, expected, actual);
-  }
-  if (!label) {
-    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
-    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
-  }
-  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
-}
-function describeTable(t) {
-  const parts = COUNTS.filter(([count2]) => t[count2].length > 0).map(
-    ([count2]) => `${t[count2].length} ${count2}`
-  );
-  return parts.join(", ");
-}
-function gradeOnlyChanges(allowed, diff) {
-  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
-  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
-  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
-  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
-  return failed(
-    "EXTRA_EFFECT",
-    `${scope}, but ${named2.join(" and ")} changed`,
-    allowed,
-    outside.map((t) => t.table)
-  );
-}
-function gradeForbidChanges(spec, diff, calls) {
-  const ops = spec.ops ?? ["insert", "update", "delete"];
-  const found = [];
-  for (const op of ops) {
-    const net2 = changesOf2(diff, spec.table, op);
-    if (net2.length > 0) {
-      found.push(`${plural5(net2.length, `${PAST[op]} row`)} (${rowNames(net2)})`);
+async function judgeEpisode(scenario, record2, options2) {
+  const results = /* @__PURE__ */ new Map();
+  let droppedQuotes = 0;
+  const asks = scenario.expect.filter((e) => "judge" in e);
+  if (!options2 || asks.length === 0 || record2.infraError) return { results, droppedQuotes };
+  const reply = record2.agent.result?.reply;
+  for (const e of asks) {
+    if (typeof reply !== "string") {
+      results.set(e.id, { error: "the agent gave no reply to judge" });
       continue;
     }
-    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
-    if (byCall.length > 0) {
-      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
-      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
-    }
+    const criterion = e.judge.criterion;
+    const outcome = await askJudge(options2, { criterion, message: scenario.input.message, reply });
+    if ("answer" in outcome && outcome.answer.quoteDropped) droppedQuotes++;
+    results.set(e.id, toJudgeResult(outcome));
   }
-  const forbidden = ops.join("/");
-  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
-  return failed(
-    "EXTRA_EFFECT",
-    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
-    ops,
-    found
-  );
-}
-
-// src/grade/episode.ts
-var COMPLETED2 = "completed";
-function gradeEpisode(scenario, record2, tools, judgeResults) {
-  const results = [];
-  const infra = record2.infraError;
-  const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
-  results.push({
-    id: COMPLETED2,
-    kind: COMPLETED2,
-    critical: true,
-    ...notGraded ?? gradeCompleted(record2.agent)
-  });
-  for (const expectation of scenario.expect) {
-    const kind = expectationKind(expectation);
-    const grade = notGraded ?? guarded(() => gradeExpectation(kind, expectation, scenario, record2, tools, judgeResults));
-    results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
-  }
-  return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
-}
-function guarded(grade) {
-  try {
-    return grade();
-  } catch (e) {
-    if (e instanceof GradeError) return errored(e.message);
-    throw e;
-  }
-}
-function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
-  const { calls, diff, agent } = record2;
-  switch (kind) {
-    case "query": {
-      const { id: _id, critical: _critical, query: _query, ...comparators } = e;
-      return gradeQueryCheck(comparators, record2.queries[e.id], e.id);
-    }
-    case "changes":
-      return gradeChanges(e.changes, diff);
-    case "only_changes":
-      return gradeOnlyChanges(e.only_changes, diff);
-    case "forbid_changes":
-      return gradeForbidChanges(e.forbid_changes, diff, calls);
-    case "tool_called":
-      return gradeToolCalled(e.tool_called, calls);
-    case "tool_not_called":
-      return gradeToolNotCalled(e.tool_not_called, calls);
-    case "no_duplicate_effect":
-      return gradeNoDuplicateEffect(e.no_duplicate_effect, calls);
-    case "order":
-      return gradeOrder(e.order, calls);
-    case "max_tool_calls":
-      return gradeMaxToolCalls(e.max_tool_calls, calls);
-    case "max_retries":
-      return gradeMaxRetries(e.max_retries, calls);
-    case "outcome":
-      return gradeOutcome(e.outcome, agent);
-    case "outcome_verified": {
-      const ov = e;
-      return gradeOutcomeVerified(ov, scenario, agent, calls, record2.queries[e.id], tools);
-    }
-    case "reply_contains":
-      return gradeReply(kind, e.reply_contains, agent);
-    case "reply_not_contains":
-      return gradeReply(kind, e.reply_not_contains, agent);
-    case "reply_matches":
-      return gradeReply(kind, e.reply_matches, agent);
-    case "judge":
-      return gradeJudge(e.judge, judgeResults?.get(e.id));
-  }
+  return { results, droppedQuotes };
 }
 
 // src/plan/expand.ts
@@ -77861,6 +78305,34 @@ async function chooseEngine(db, overrides2 = {}) {
   });
 }
 
+// src/run/adaptive.ts
+async function runAdaptive(input2) {
+  const { policy, sides } = input2;
+  const decisions = /* @__PURE__ */ new Map();
+  let active = input2.scenarios;
+  let done = 0;
+  while (active.length > 0 && !input2.signal?.aborted) {
+    const target = nextLook(done, policy);
+    await input2.runBatch(expandEpisodes(active, sides, target - done, input2.suiteHash, done + 1));
+    done = target;
+    const goOn = [];
+    for (const scenario of active) {
+      const g = input2.episodesOf(scenario.id);
+      const base2 = sides.includes("base") ? summarizeSide(scenario, g.base) : null;
+      const decision = decideCase(base2, summarizeSide(scenario, g.head), policy);
+      decisions.set(scenario.id, decision);
+      if (decision.more && done < policy.max) goOn.push(scenario);
+    }
+    input2.onLook?.({ repeats: done, cases: active.length, goOn: goOn.length });
+    active = goOn;
+  }
+  return decisions;
+}
+function adaptivePolicy(repeats) {
+  if (typeof repeats === "number" || repeats.min >= repeats.max) return null;
+  return { min: repeats.min, max: repeats.max };
+}
+
 // src/run/verify-pin.ts
 var PinMismatchError = class extends Error {
   constructor(problems) {
@@ -77873,9 +78345,9 @@ ${problems.map((p) => `  - ${p}`).join("\n")}`
   }
   problems;
 };
-function pinProblems(pin, graded) {
+function pinProblems(pin, graded2) {
   const problems = [];
-  for (const [id, sides] of graded) {
+  for (const [id, sides] of graded2) {
     const seeds = {};
     for (const side of ["base", "head"]) {
       const episodes = sides[side];
@@ -77913,8 +78385,8 @@ function pinProblems(pin, graded) {
   }
   return problems;
 }
-function verifyPinned(pin, graded) {
-  const problems = pinProblems(pin, graded);
+function verifyPinned(pin, graded2) {
+  const problems = pinProblems(pin, graded2);
   if (problems.length > 0) throw new PinMismatchError(problems);
 }
 
@@ -78158,7 +78630,9 @@ async function readOnlyQuery(sandbox, sql) {
 }
 
 // src/run/episode-log.ts
-import { createWriteStream } from "node:fs";
+import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync3 } from "node:fs";
+import { appendFile as appendFile2 } from "node:fs/promises";
+import { join as join4 } from "node:path";
 var EpisodeLog = class {
   constructor(path4) {
     this.path = path4;
@@ -78168,16 +78642,67 @@ var EpisodeLog = class {
   stream;
   closed = false;
   /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
-  async write(graded) {
+  async write(graded2) {
     if (this.closed) return;
-    const ok = this.stream.write(`${JSON.stringify(graded)}
+    const ok = this.stream.write(`${JSON.stringify(graded2)}
 `);
     if (!ok) await new Promise((r) => this.stream.once("drain", () => r()));
   }
+  /** Flushes and closes the file. */
   async close() {
     if (this.closed) return;
     this.closed = true;
     await new Promise((r) => this.stream.end(() => r()));
+  }
+};
+var CaseSpool = class {
+  constructor(dir, caseIds) {
+    this.dir = dir;
+    mkdirSync2(dir, { recursive: true });
+    for (const [i, id] of caseIds.entries()) this.files.set(id, join4(dir, `${i}.jsonl`));
+  }
+  dir;
+  files = /* @__PURE__ */ new Map();
+  // Appends to one file are chained so two workers finishing the same case never interleave lines.
+  pending = /* @__PURE__ */ new Map();
+  /** Appends one graded episode to its case's file. */
+  async write(graded2) {
+    const id = graded2.record.scenario;
+    const file2 = this.files.get(id);
+    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
+    const line = `${JSON.stringify(graded2)}
+`;
+    const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line));
+    this.pending.set(id, next);
+    try {
+      await next;
+    } finally {
+      if (this.pending.get(id) === next) this.pending.delete(id);
+    }
+  }
+  /** Every graded episode of one case, by side, in the order they finished. */
+  read(id) {
+    const file2 = this.files.get(id);
+    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
+    const out = { base: [], head: [] };
+    let text;
+    try {
+      text = readFileSync2(file2, "utf8");
+    } catch (err) {
+      if (err.code === "ENOENT") return out;
+      throw err;
+    }
+    for (const line of text.split("\n")) {
+      if (!line) continue;
+      const g = JSON.parse(line);
+      out[g.record.side].push(g);
+    }
+    return out;
+  }
+  /** Waits for pending appends, then removes the spool directory. */
+  async dispose() {
+    await Promise.allSettled([...this.pending.values()]);
+    rmSync3(this.dir, { recursive: true, force: true });
   }
 };
 
@@ -80243,7 +80768,7 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -80314,7 +80839,7 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 
 // src/agent/process-group.ts
 import { spawn as spawn2 } from "node:child_process";
-import { readdirSync as readdirSync2, readFileSync as readFileSync2 } from "node:fs";
+import { readdirSync as readdirSync2, readFileSync as readFileSync3 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
 var POLL_MS = 25;
@@ -80350,7 +80875,7 @@ function signalGroup(pgid, signal) {
 }
 function procStat(pid) {
   try {
-    const stat5 = readFileSync2(`/proc/${pid}/stat`, "utf8");
+    const stat5 = readFileSync3(`/proc/${pid}/stat`, "utf8");
     const fields = stat5.slice(stat5.lastIndexOf(")") + 2).split(" ");
     return { state: fields[0], pgid: Number(fields[2]) };
   } catch {
@@ -80746,7 +81271,7 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync as appendFileSync2, closeSync, mkdirSync as mkdirSync2, openSync, readFileSync as readFileSync3 } from "node:fs";
+import { appendFileSync as appendFileSync2, closeSync, mkdirSync as mkdirSync3, openSync, readFileSync as readFileSync4 } from "node:fs";
 import { dirname as dirname3 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
@@ -80769,7 +81294,7 @@ function appendLog(logFile, line) {
 function logTail(logFile) {
   let text;
   try {
-    const all = readFileSync3(logFile);
+    const all = readFileSync4(logFile);
     text = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
   } catch {
     return "(no log)";
@@ -80781,7 +81306,7 @@ var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync2(dirname3(logFile), { recursive: true });
+    mkdirSync3(dirname3(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync(logFile, "a");
     try {
@@ -81068,7 +81593,7 @@ ${res.output.slice(-2e3)}`
     }
   }
   if (agent.url) {
-    const logFile = join4(opts.outDir, `agent-server-${side}.log`);
+    const logFile = join5(opts.outDir, `agent-server-${side}.log`);
     const server = await startAgentServer({
       serve: agent.serve,
       url: agent.url,
@@ -81109,7 +81634,7 @@ async function runCompare(opts) {
   const configName = opts.config ?? "stategate.yml";
   const progress = opts.onProgress ?? (() => void 0);
   const startedAt = /* @__PURE__ */ new Date();
-  mkdirSync3(outDir, { recursive: true });
+  mkdirSync4(outDir, { recursive: true });
   const controller = new AbortController();
   const abort = () => controller.abort();
   opts.signal?.addEventListener("abort", abort);
@@ -81132,7 +81657,7 @@ async function runCompare(opts) {
       phase: "load",
       message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
     });
-    const suite = await loadPinnedSuite(join5(suiteCheckout.dir, configName));
+    const suite = await loadPinnedSuite(join6(suiteCheckout.dir, configName));
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
     const concurrency = opts.concurrency ?? suite.config.concurrency;
@@ -81148,7 +81673,7 @@ async function runCompare(opts) {
     const runtimes = {};
     for (const side of sides) {
       const checkout = checkouts[side];
-      const agent = await loadSideConfig(join5(checkout.dir, configName), suite, side);
+      const agent = await loadSideConfig(join6(checkout.dir, configName), suite, side);
       progress({ type: "phase", phase: "setup", message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,
@@ -81167,63 +81692,91 @@ async function runCompare(opts) {
       phase: "episodes",
       message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
     });
-    const log2 = new EpisodeLog(join5(outDir, "episodes.jsonl"));
+    const log2 = new EpisodeLog(join6(outDir, "episodes.jsonl"));
     cleanups.push(() => log2.close());
-    const graded = /* @__PURE__ */ new Map();
-    for (const s of scenarios) graded.set(s.id, { base: [], head: [] });
+    const spool = new CaseSpool(
+      mkdtempSync3(join6(outDir, "spool-")),
+      scenarios.map((s) => s.id)
+    );
+    cleanups.push(() => spool.dispose());
     const seeds = {};
     const cacheKey = (p) => {
       const c = checkouts[p.side];
       return [c.dir, c.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
     };
-    await schedule(
-      planned,
+    const run4 = async (p) => {
+      const cached2 = opts.episodeCache?.get(cacheKey(p));
+      if (cached2) return { ...cached2, episode: p.id, side: p.side };
+      const record2 = await runEpisode(
+        {
+          template,
+          gateway,
+          tools: suite.tools,
+          side: runtimes[p.side],
+          expose: suite.config.database.expose,
+          signal: controller.signal,
+          pin
+        },
+        p
+      );
+      if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
+      return record2;
+    };
+    const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
+    const sequential = opts.repeats === void 0 ? adaptivePolicy(suite.config.repeats) : null;
+    const runBatch = (batch) => schedule(
+      batch,
+      // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
+      // any length holds no more than the episodes running at once.
       async (p) => {
-        const cached2 = opts.episodeCache?.get(cacheKey(p));
-        if (cached2) return { ...cached2, episode: p.id, side: p.side };
-        const record2 = await runEpisode(
-          {
-            template,
-            gateway,
-            tools: suite.tools,
-            side: runtimes[p.side],
-            expose: suite.config.database.expose,
-            signal: controller.signal,
-            pin
-          },
-          p
-        );
-        if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
-        return record2;
+        const record2 = await run4(p);
+        const judged = await judgeEpisode(p.scenario, record2, judge);
+        const g = gradeEpisode(p.scenario, record2, suite.tools, judged.results);
+        await log2.write(g);
+        await spool.write(g);
+        return g.passed;
       },
       {
         concurrency,
         signal: controller.signal,
-        onDone: async (record2, p, done, total) => {
-          const g = gradeEpisode(p.scenario, record2, suite.tools);
-          graded.get(p.scenario.id)[p.side].push(g);
+        onDone: (passed2, p, done, total) => {
           const key = `${p.side}:${p.scenario.id}`;
           seeds[key] = [...seeds[key] ?? [], p.seed];
-          await log2.write(g);
-          progress({ type: "episode", done, total, scenario: p.scenario.id, side: p.side, passed: g.passed });
+          progress({ type: "episode", done, total, scenario: p.scenario.id, side: p.side, passed: passed2 });
         }
       }
     );
+    if (sequential) {
+      await runAdaptive({
+        scenarios,
+        sides,
+        suiteHash: pin.suiteHash,
+        policy: sequential,
+        runBatch: async (batch) => void await runBatch(batch),
+        episodesOf: (id) => spool.read(id),
+        signal: controller.signal
+      });
+    } else await runBatch(planned);
+    await log2.close();
+    reportRefused(gateway.refused(), progress);
     progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
-    const report2 = assembleReport({
-      scenarios,
-      graded,
-      suite,
-      pin,
-      engine,
-      checkouts,
-      repeats,
-      seeds,
-      shard: opts.shard ?? null,
-      interrupted: controller.signal.aborted,
-      startedAt,
-      headOnly: opts.base === null
-    });
+    const report2 = reportFromSpool(
+      spool,
+      {
+        scenarios,
+        suite,
+        pin,
+        engine,
+        checkouts,
+        repeats,
+        seeds,
+        shard: opts.shard ?? null,
+        interrupted: controller.signal.aborted,
+        startedAt,
+        headOnly: opts.base === null
+      },
+      sequential
+    );
     return writeReports(report2, outDir);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
@@ -81239,14 +81792,46 @@ function databaseFor(suite, opts) {
   const url2 = opts.databaseUrl ?? db.url ?? (opts.engine === "postgres" ? process.env.STATEGATE_DATABASE_URL : void 0);
   return { ...db, url: url2 };
 }
+function reportRefused(refused, progress) {
+  if (refused.length === 0) return;
+  const shown = refused.slice(0, 5).map((r) => r.path).join(", ");
+  const more2 = refused.length > 5 ? `, and ${refused.length - 5} more` : "";
+  progress({
+    type: "log",
+    level: "warn",
+    message: `the gateway refused ${refused.length} request(s) to unknown episode URLs with 404: ${shown}${more2}`
+  });
+}
+function reportFromSpool(spool, input2, sequential = null) {
+  const {
+    counts: _c,
+    verdict: _v,
+    stats: _s,
+    ...facts
+  } = assembleReport({
+    ...input2,
+    scenarios: [],
+    graded: /* @__PURE__ */ new Map()
+  });
+  const cases = input2.scenarios.map((scenario) => {
+    const sides = spool.read(scenario.id);
+    verifyPinned(input2.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
+    return compareCase(scenario, input2.headOnly ? null : sides.base, sides.head, {
+      sequential: sequential ?? void 0
+    });
+  });
+  const report2 = withTotals({ ...facts, cases });
+  if (sequential) report2.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
+  return report2;
+}
 function fixedRepeats(suite) {
   const r = suite.config.repeats;
   return typeof r === "number" ? r : r.min;
 }
 function writeReports(report2, outDir) {
-  mkdirSync3(outDir, { recursive: true });
-  const reportPath = join5(outDir, "report.json");
-  const markdownPath = join5(outDir, "report.md");
+  mkdirSync4(outDir, { recursive: true });
+  const reportPath = join6(outDir, "report.json");
+  const markdownPath = join6(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
   writeFileSync2(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
@@ -81256,8 +81841,8 @@ function writeReports(report2, outDir) {
 
 // src/action/annotations.ts
 var import_yaml4 = __toESM(require_dist3(), 1);
-import { readFileSync as readFileSync4 } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join6, relative as relative2, sep as sep2 } from "node:path";
+import { readFileSync as readFileSync5 } from "node:fs";
+import { isAbsolute as isAbsolute2, join as join7, relative as relative2, sep as sep2 } from "node:path";
 function caseLevel(report2, c) {
   const gate = report2.gate ?? DEFAULT_GATE;
   const classes = gateClassesOf(c);
@@ -81272,7 +81857,9 @@ function caseAnnotations(report2, locate2) {
     const level = caseLevel(report2, c);
     if (level === null || !c.file) continue;
     const evidence = [c.divergence?.sentence, ...c.state_diff.slice(0, 3).map(describeDiff)].filter(Boolean);
-    const changed = (c.expectations_changed ?? []).filter((e) => e.change !== "fixed");
+    const changed = (c.expectations_changed ?? []).filter(
+      (e) => e.change !== "fixed" && e.change !== "pre-existing"
+    );
     if (changed.length === 0) {
       const at = locate2(c.file, null);
       out.push({
@@ -81309,7 +81896,7 @@ function describeDiff(d) {
 function scenarioLocator(repoRoot, suiteDir) {
   const lines = /* @__PURE__ */ new Map();
   return (scenarioFile, expectationId) => {
-    const abs = isAbsolute2(scenarioFile) ? scenarioFile : join6(suiteDir, scenarioFile);
+    const abs = isAbsolute2(scenarioFile) ? scenarioFile : join7(suiteDir, scenarioFile);
     const path4 = relative2(repoRoot, abs).split(sep2).join("/");
     let found = lines.get(abs);
     if (!found) {
@@ -81324,7 +81911,7 @@ function expectationLines(file2) {
   const expectations = /* @__PURE__ */ new Map();
   let text;
   try {
-    text = readFileSync4(file2, "utf8");
+    text = readFileSync5(file2, "utf8");
   } catch {
     return { top: 1, expectations };
   }
@@ -81497,7 +82084,7 @@ async function completeCheckRun(gh, target, id, outcome) {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync5 } from "node:fs";
+import { readFileSync as readFileSync6 } from "node:fs";
 var EventError = class extends Error {
   constructor(message) {
     super(message);
@@ -81550,7 +82137,7 @@ function readPayload(path4) {
   if (!path4) return {};
   let text;
   try {
-    text = readFileSync5(path4, "utf8");
+    text = readFileSync6(path4, "utf8");
   } catch (err) {
     throw new EventError(
       `cannot read the event payload GITHUB_EVENT_PATH=${path4}: ${err.message}`
@@ -82421,15 +83008,15 @@ function endpointWithDefaults(defaults2, route, options2) {
 }
 function withDefaults(oldDefaults, newDefaults) {
   const DEFAULTS2 = merge2(oldDefaults, newDefaults);
-  const endpoint2 = endpointWithDefaults.bind(null, DEFAULTS2);
-  return Object.assign(endpoint2, {
+  const endpoint22 = endpointWithDefaults.bind(null, DEFAULTS2);
+  return Object.assign(endpoint22, {
     DEFAULTS: DEFAULTS2,
     defaults: withDefaults.bind(null, DEFAULTS2),
     merge: merge2.bind(null, DEFAULTS2),
     parse: parse3
   });
 }
-var endpoint = withDefaults(null, DEFAULTS);
+var endpoint2 = withDefaults(null, DEFAULTS);
 
 // node_modules/@octokit/request/node_modules/content-type/dist/index.js
 var SP = 32;
@@ -82967,8 +83554,8 @@ function isPlainObject5(value) {
 }
 var noop2 = () => "";
 async function fetchWrapper(requestOptions) {
-  const fetch = requestOptions.request?.fetch || globalThis.fetch;
-  if (!fetch) {
+  const fetch2 = requestOptions.request?.fetch || globalThis.fetch;
+  if (!fetch2) {
     throw new Error(
       "fetch is not set. Please pass a fetch implementation as new Octokit({ request: { fetch }}). Learn more at https://github.com/octokit/octokit.js/#fetch-missing"
     );
@@ -82984,7 +83571,7 @@ async function fetchWrapper(requestOptions) {
   );
   let fetchResponse;
   try {
-    fetchResponse = await fetch(requestOptions.url, {
+    fetchResponse = await fetch2(requestOptions.url, {
       method: requestOptions.method,
       body,
       redirect: requestOptions.request?.redirect,
@@ -83108,29 +83695,29 @@ function toErrorMessage(data) {
   return `Unknown error: ${JSON.stringify(data)}`;
 }
 function withDefaults2(oldEndpoint, newDefaults) {
-  const endpoint2 = oldEndpoint.defaults(newDefaults);
+  const endpoint22 = oldEndpoint.defaults(newDefaults);
   const newApi = function(route, parameters) {
-    const endpointOptions = endpoint2.merge(route, parameters);
+    const endpointOptions = endpoint22.merge(route, parameters);
     if (!endpointOptions.request || !endpointOptions.request.hook) {
-      return fetchWrapper(endpoint2.parse(endpointOptions));
+      return fetchWrapper(endpoint22.parse(endpointOptions));
     }
     const request2 = (route2, parameters2) => {
       return fetchWrapper(
-        endpoint2.parse(endpoint2.merge(route2, parameters2))
+        endpoint22.parse(endpoint22.merge(route2, parameters2))
       );
     };
     Object.assign(request2, {
-      endpoint: endpoint2,
-      defaults: withDefaults2.bind(null, endpoint2)
+      endpoint: endpoint22,
+      defaults: withDefaults2.bind(null, endpoint22)
     });
     return endpointOptions.request.hook(request2, endpointOptions);
   };
   return Object.assign(newApi, {
-    endpoint: endpoint2,
-    defaults: withDefaults2.bind(null, endpoint2)
+    endpoint: endpoint22,
+    defaults: withDefaults2.bind(null, endpoint22)
   });
 }
-var request = withDefaults2(endpoint, defaults_default);
+var request = withDefaults2(endpoint2, defaults_default);
 
 // node_modules/@octokit/graphql/dist-bundle/index.js
 var VERSION5 = "0.0.0-development";
@@ -83265,12 +83852,12 @@ function withAuthorizationPrefix(token) {
   return `token ${token}`;
 }
 async function hook(token, request2, route, parameters) {
-  const endpoint2 = request2.endpoint.merge(
+  const endpoint3 = request2.endpoint.merge(
     route,
     parameters
   );
-  endpoint2.headers.authorization = withAuthorizationPrefix(token);
-  return request2(endpoint2);
+  endpoint3.headers.authorization = withAuthorizationPrefix(token);
+  return request2(endpoint3);
 }
 var createTokenAuth = function createTokenAuth2(token) {
   if (!token) {
@@ -85865,8 +86452,8 @@ var endpoints_default = Endpoints;
 // node_modules/@octokit/plugin-rest-endpoint-methods/dist-src/endpoints-to-methods.js
 var endpointMethodsMap = /* @__PURE__ */ new Map();
 for (const [scope, endpoints] of Object.entries(endpoints_default)) {
-  for (const [methodName, endpoint2] of Object.entries(endpoints)) {
-    const [route, defaults2, decorations] = endpoint2;
+  for (const [methodName, endpoint3] of Object.entries(endpoints)) {
+    const [route, defaults2, decorations] = endpoint3;
     const [method, url2] = route.split(/ /);
     const endpointDefaults = Object.assign(
       {
@@ -85913,9 +86500,9 @@ var handler = {
   set(target, methodName, value) {
     return target.cache[methodName] = value;
   },
-  get({ octokit, scope, cache }, methodName) {
-    if (cache[methodName]) {
-      return cache[methodName];
+  get({ octokit, scope, cache: cache2 }, methodName) {
+    if (cache2[methodName]) {
+      return cache2[methodName];
     }
     const method = endpointMethodsMap.get(scope).get(methodName);
     if (!method) {
@@ -85923,7 +86510,7 @@ var handler = {
     }
     const { endpointDefaults, decorations } = method;
     if (decorations) {
-      cache[methodName] = decorate(
+      cache2[methodName] = decorate(
         octokit,
         scope,
         methodName,
@@ -85931,9 +86518,9 @@ var handler = {
         decorations
       );
     } else {
-      cache[methodName] = octokit.request.defaults(endpointDefaults);
+      cache2[methodName] = octokit.request.defaults(endpointDefaults);
     }
-    return cache[methodName];
+    return cache2[methodName];
   }
 };
 function endpointsToMethods(octokit) {
@@ -86220,7 +86807,7 @@ function problemAnnotations(places) {
 }
 
 // src/action/shard-reports.ts
-import { readFileSync as readFileSync6 } from "node:fs";
+import { readFileSync as readFileSync7 } from "node:fs";
 import { resolve as resolve6 } from "node:path";
 var ShardReportError = class extends Error {
   constructor(message) {
@@ -86234,7 +86821,7 @@ async function readShardReports(pattern, cwd, exclude) {
   return files.map((file2) => {
     let value;
     try {
-      value = JSON.parse(readFileSync6(file2, "utf8"));
+      value = JSON.parse(readFileSync7(file2, "utf8"));
     } catch (err) {
       throw new ShardReportError(`merge: ${file2} is not readable JSON: ${err.message}`);
     }

@@ -43,7 +43,14 @@ export async function runDecisions(
   };
   const sequential = 'adaptive' in policy ? policy.adaptive : undefined;
   if (sequential)
-    await runAdaptive({ scenarios, sides: SIDES, suiteHash, policy: sequential, runBatch, graded });
+    await runAdaptive({
+      scenarios,
+      sides: SIDES,
+      suiteHash,
+      policy: sequential,
+      runBatch,
+      episodesOf: (id) => graded.get(id)!,
+    });
   else await runBatch(expandEpisodes(scenarios, SIDES, (policy as { fixed: number }).fixed, suiteHash));
   const report = buildReport({
     cases: scenarios.map((scenario) => ({ scenario, ...graded.get(scenario.id)! })),

@@ -14,10 +14,10 @@ export interface AdaptiveInput {
   sides: Side[];
   suiteHash: string;
   policy: SequentialPolicy;
-  /** Runs and grades a batch of episodes, adding them to `graded` before it resolves. */
+  /** Runs and grades a batch of episodes; `episodesOf` sees them once it resolves. */
   runBatch: (episodes: PlannedEpisode[]) => Promise<void>;
-  /** The graded episodes so far, per scenario id and side. */
-  graded: Map<string, Record<Side, GradedEpisode[]>>;
+  /** The graded episodes of one case so far, by side. */
+  episodesOf: (scenarioId: string) => Record<Side, GradedEpisode[]>;
   signal?: AbortSignal;
   /** Told after each look how many cases go on. */
   onLook?: (look: { repeats: number; cases: number; goOn: number }) => void;
@@ -36,9 +36,9 @@ export async function runAdaptive(input: AdaptiveInput): Promise<Map<string, Cas
     done = target;
     const goOn: Scenario[] = [];
     for (const scenario of active) {
-      const g = input.graded.get(scenario.id);
-      const base = sides.includes('base') ? summarizeSide(scenario, g?.base ?? []) : null;
-      const decision = decideCase(base, summarizeSide(scenario, g?.head ?? []), policy);
+      const g = input.episodesOf(scenario.id);
+      const base = sides.includes('base') ? summarizeSide(scenario, g.base) : null;
+      const decision = decideCase(base, summarizeSide(scenario, g.head), policy);
       decisions.set(scenario.id, decision);
       if (decision.more && done < policy.max) goOn.push(scenario);
     }

@@ -7,6 +7,7 @@ import type { Suite } from '../config/suite.js';
 import { ConfigError } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
+import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
 import { pinSuite } from '../plan/pin.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
@@ -15,6 +16,8 @@ import { renderMarkdown } from '../report/markdown.js';
 import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
+import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
+import { adaptivePolicy, runAdaptive } from './adaptive.js';
 import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { type AssembleInput, assembleReport } from './assemble.js';
 import { type Checkout, resolveCheckout } from './checkout.js';
@@ -131,43 +134,65 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
       return record;
     };
-    await schedule(
-      planned,
-      // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
-      // any length holds no more than the episodes running at once.
-      async (p) => {
-        const g = gradeEpisode(p.scenario, await run(p), suite.tools);
-        await log.write(g);
-        await spool.write(g);
-        return g.passed;
-      },
-      {
-        concurrency,
-        signal: controller.signal,
-        onDone: (passed, p, done, total) => {
-          const key = `${p.side}:${p.scenario.id}`;
-          seeds[key] = [...(seeds[key] ?? []), p.seed];
-          progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed });
+    // Judge and adaptive-repeat hooks: `judge:` grades judge expectations; `repeats: {min, max}`
+    // (unless --repeats is given) runs looks until the sequential test decides each case.
+    const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
+    const sequential = opts.repeats === undefined ? adaptivePolicy(suite.config.repeats) : null;
+    const runBatch = (batch: PlannedEpisode[]) =>
+      schedule(
+        batch,
+        // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
+        // any length holds no more than the episodes running at once.
+        async (p) => {
+          const record = await run(p);
+          const judged = await judgeEpisode(p.scenario, record, judge);
+          const g = gradeEpisode(p.scenario, record, suite.tools, judged.results);
+          await log.write(g);
+          await spool.write(g);
+          return g.passed;
         },
-      },
-    );
+        {
+          concurrency,
+          signal: controller.signal,
+          onDone: (passed, p, done, total) => {
+            const key = `${p.side}:${p.scenario.id}`;
+            seeds[key] = [...(seeds[key] ?? []), p.seed];
+            progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed });
+          },
+        },
+      );
+    if (sequential) {
+      await runAdaptive({
+        scenarios,
+        sides,
+        suiteHash: pin.suiteHash,
+        policy: sequential,
+        runBatch: async (batch) => void (await runBatch(batch)),
+        episodesOf: (id) => spool.read(id),
+        signal: controller.signal,
+      });
+    } else await runBatch(planned);
     await log.close();
     reportRefused(gateway.refused(), progress);
 
     progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
-    const report = reportFromSpool(spool, {
-      scenarios,
-      suite,
-      pin,
-      engine,
-      checkouts,
-      repeats,
-      seeds,
-      shard: opts.shard ?? null,
-      interrupted: controller.signal.aborted,
-      startedAt,
-      headOnly: opts.base === null,
-    });
+    const report = reportFromSpool(
+      spool,
+      {
+        scenarios,
+        suite,
+        pin,
+        engine,
+        checkouts,
+        repeats,
+        seeds,
+        shard: opts.shard ?? null,
+        interrupted: controller.signal.aborted,
+        startedAt,
+        headOnly: opts.base === null,
+      },
+      sequential,
+    );
     return writeReports(report, outDir);
   } catch (err) {
     if (err instanceof ConfigError) throw err;
@@ -211,7 +236,11 @@ function reportRefused(refused: RefusedCall[], progress: (event: ProgressEvent) 
 }
 
 /** Builds report.json one case at a time, each case's episodes read back from the spool. */
-function reportFromSpool(spool: CaseSpool, input: Omit<AssembleInput, 'graded'>): Report {
+function reportFromSpool(
+  spool: CaseSpool,
+  input: Omit<AssembleInput, 'graded'>,
+  sequential: SequentialPolicy | null = null,
+): Report {
   const {
     counts: _c,
     verdict: _v,
@@ -225,9 +254,13 @@ function reportFromSpool(spool: CaseSpool, input: Omit<AssembleInput, 'graded'>)
   const cases = input.scenarios.map((scenario) => {
     const sides = spool.read(scenario.id);
     verifyPinned(input.pin, new Map([[scenario.id, sides]]));
-    return compareCase(scenario, input.headOnly ? null : sides.base, sides.head);
+    return compareCase(scenario, input.headOnly ? null : sides.base, sides.head, {
+      sequential: sequential ?? undefined,
+    });
   });
-  return withTotals({ ...facts, cases });
+  const report = withTotals({ ...facts, cases });
+  if (sequential) report.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
+  return report;
 }
 
 function fixedRepeats(suite: Suite): number {

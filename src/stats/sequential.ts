@@ -50,7 +50,8 @@ export function decideExpectation(
 ): ExpectationDecision {
   checkPolicy(policy);
   if (head.fails === 0) return { decision: 'not-worse', p: null };
-  if (base.runs === 0) return { decision: 'continue', p: null };
+  // The base never graded it (evaluation errors): more repeats have nothing to compare against.
+  if (base.runs === 0) return { decision: 'undecided', p: null };
   const p = barnardHeadWorse(head.fails, head.runs, base.fails, base.runs);
   if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: 'worse', p };
   const looked = Math.min(base.runs, head.runs);

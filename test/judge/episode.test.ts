@@ -54,7 +54,7 @@ describe('judgeEpisode', () => {
     expect(judged.droppedQuotes).toBe(1);
     expect(judged.results.get('polite')).toEqual({ score: 0.8, pass: true, reason: '"Done."' });
     expect(judged.results.get('apology')).toEqual({ score: 0.9, pass: true });
-    const graded = gradeEpisode(s, e.record, [], judged.results);
+    const graded = gradeEpisode(s, e.record, new Map(), judged.results);
     const verdicts = Object.fromEntries(graded.results.map((r) => [r.id, r.verdict]));
     expect(verdicts).toMatchObject({ polite: 'pass', apology: 'fail' });
   });
@@ -62,7 +62,7 @@ describe('judgeEpisode', () => {
   it('without a judge, judge expectations are errors, not scores', async () => {
     const e = episode(s, 'head', 1);
     const judged = await judgeEpisode(s, e.record, null);
-    const graded = gradeEpisode(s, e.record, [], judged.results);
+    const graded = gradeEpisode(s, e.record, new Map(), judged.results);
     expect(graded.results.find((r) => r.id === 'polite')?.verdict).toBe('error');
   });
 

@@ -22,7 +22,7 @@ async function run(headFailing: (repeat: number) => boolean) {
     sides: ['base', 'head'],
     suiteHash: 'h',
     policy,
-    graded,
+    episodesOf: (id) => graded.get(id)!,
     runBatch: async (batch) => {
       planned.push(...batch);
       await schedule(

@@ -65,6 +65,10 @@ describe('decideExpectation', () => {
     expect(d(0, 20, 2, 20)).toBe('undecided');
   });
 
+  it('is undecided when the base never graded the expectation', () => {
+    expect(d(0, 0, 2, 3)).toBe('undecided');
+  });
+
   it('has nothing to decide when the head never failed', () => {
     expect(decideExpectation({ fails: 2, runs: 3 }, { fails: 0, runs: 3 }, policy)).toEqual({
       decision: 'not-worse',
