@@ -21930,6 +21930,34 @@ function decideCase(base2, head, policy) {
   return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
 }
 
+// src/gateway/canonical.ts
+function canonicalize(value) {
+  if (Array.isArray(value)) return value.map(canonicalize);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
+    );
+  }
+  return value;
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+function includesArgs(args, subset) {
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
+  const record2 = args;
+  return Object.entries(subset).every(
+    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
+  );
+}
+function fillPlaceholders(template, args) {
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (!Object.hasOwn(args, name) || args[name] === void 0) return whole;
+    const v = args[name];
+    return typeof v === "string" ? v : canonicalJson(v);
+  });
+}
+
 // src/compare/trajectory.ts
 var MAX_VALUE = 40;
 function toTrajectory(calls) {
@@ -21944,14 +21972,6 @@ function toTrajectory(calls) {
     if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
     return step;
   });
-}
-function canonicalJson(value) {
-  if (value === void 0) return "null";
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== void 0).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
 }
 function elide(text, max = MAX_VALUE) {
   return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
@@ -45927,32 +45947,20 @@ import { createHash as createHash2 } from "node:crypto";
 
 // src/plan/pin.ts
 import { createHash } from "node:crypto";
-function canonicalJson3(value) {
-  return JSON.stringify(sortKeys2(value));
-}
-function sortKeys2(value) {
-  if (Array.isArray(value)) return value.map(sortKeys2);
-  if (value && typeof value === "object" && !(value instanceof Date)) {
-    const out = {};
-    for (const k of Object.keys(value).sort()) out[k] = sortKeys2(value[k]);
-    return out;
-  }
-  return value;
-}
 function sha256(text) {
   return createHash("sha256").update(text).digest("hex");
 }
 function pinSuite(suite) {
-  const templateHash2 = sha256(canonicalJson3(suite.template));
+  const templateHash2 = sha256(canonicalJson(suite.template));
   const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
   tools.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const twinsHash = sha256(canonicalJson3(tools));
+  const twinsHash = sha256(canonicalJson(tools));
   const scenarios = {};
   for (const s of [...suite.scenarios].sort((a, b) => a.id < b.id ? -1 : 1)) {
     const { file: _file2, lines: _lines, ...content } = s;
-    scenarios[s.id] = sha256(canonicalJson3(content));
+    scenarios[s.id] = sha256(canonicalJson(content));
   }
-  const suiteHash = sha256(canonicalJson3({ templateHash: templateHash2, twinsHash, scenarios }));
+  const suiteHash = sha256(canonicalJson({ templateHash: templateHash2, twinsHash, scenarios }));
   return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
 }
 function seedFor(suiteHash, scenarioId, repeat) {
@@ -46329,34 +46337,6 @@ function renderTerminal(report2, options2 = {}) {
 import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import { join as join6, resolve as resolve4 } from "node:path";
 
-// src/gateway/canonical.ts
-function canonicalize(value) {
-  if (Array.isArray(value)) return value.map(canonicalize);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
-    );
-  }
-  return value;
-}
-function canonicalJson4(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-function includesArgs(args, subset) {
-  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
-  const record2 = args;
-  return Object.entries(subset).every(
-    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson4(record2[key]) === canonicalJson4(want)
-  );
-}
-function fillPlaceholders(template, args) {
-  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (!Object.hasOwn(args, name) || args[name] === void 0) return whole;
-    const v = args[name];
-    return typeof v === "string" ? v : canonicalJson4(v);
-  });
-}
-
 // src/gateway/faults.ts
 import { createHash as createHash3 } from "node:crypto";
 function faultDraw(seed, ruleIndex, tool, callNumber) {
@@ -46666,9 +46646,9 @@ function refuseTool(session, name) {
 async function validCall(session, tool, args, via) {
   const callNumber = session.nextCallNumber(tool.name);
   const keyValue = tool.idempotency_key === void 0 ? void 0 : args[tool.idempotency_key];
-  const call = { session, tool, args, argsJson: canonicalJson4(args), via };
+  const call = { session, tool, args, argsJson: canonicalJson(args), via };
   if (keyValue === void 0 || keyValue === null) return faultedCall(call, callNumber);
-  call.key = `${tool.name}\0${canonicalJson4(keyValue)}`;
+  call.key = `${tool.name}\0${canonicalJson(keyValue)}`;
   return session.idempotency.serialize(
     call.key,
     async () => replayStored(call) ?? faultedCall(call, callNumber)
@@ -46682,7 +46662,7 @@ function replayStored(call) {
     return errorOutcome(
       409,
       "IDEMPOTENCY_CONFLICT",
-      `The ${name} ${canonicalJson4(call.args[name])} was already used with different arguments.`
+      `The ${name} ${canonicalJson(call.args[name])} was already used with different arguments.`
     );
   }
   return { ...answerOutcome(stored.answer), changes: [], replay: true };
@@ -61040,9 +61020,6 @@ async function runCompare(opts) {
       sequential
     );
     return writeReports(report2, outDir);
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    throw err;
   } finally {
     stopInterrupt();
     opts.signal?.removeEventListener("abort", abort);

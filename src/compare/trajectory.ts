@@ -1,5 +1,6 @@
 // An episode's trajectory: its recorded calls as steps, and their compact plain-text rendering
 // (`refund_payment(amount=40, order_id=ORD-1001)`) shared by every explanation sentence.
+import { canonicalJson } from '../gateway/canonical.js';
 import type { CallRecord } from '../record.js';
 
 export type Effect = 'applied' | 'replayed' | 'none';
@@ -36,17 +37,8 @@ export function toTrajectory(calls: readonly CallRecord[]): Step[] {
     });
 }
 
-/** A stable text for any JSON value: object keys sorted, so equal values compare equal. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
+/** A stable text for any JSON value: the gateway's canonical form, so equal values compare equal. */
+export { canonicalJson };
 
 /** Shortens text beyond `max` characters with an ellipsis. */
 export function elide(text: string, max = MAX_VALUE): string {

@@ -2,6 +2,7 @@
 // Both sides of a pair run exactly this; the report stores it so a pair can be proven pinned.
 import { createHash } from 'node:crypto';
 import type { Suite } from '../config/suite.js';
+import { canonicalJson } from '../gateway/canonical.js';
 
 export interface PinnedSuite {
   suiteHash: string;
@@ -11,21 +12,8 @@ export interface PinnedSuite {
   scenarios: Record<string, string>;
 }
 
-/** JSON with object keys sorted recursively, so equal content always hashes alike. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-/** Returns a copy with object keys sorted recursively. */
-export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
-    return out;
-  }
-  return value;
-}
+// The gateway's canonical form (keys sorted recursively) is the one every hash and comparison uses.
+export { canonicalJson } from '../gateway/canonical.js';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');

@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import { compareCase } from '../compare/case.js';
 import type { Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
-import { ConfigError } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
@@ -194,9 +193,6 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       sequential,
     );
     return writeReports(report, outDir);
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    throw err;
   } finally {
     stopInterrupt();
     opts.signal?.removeEventListener('abort', abort);
@@ -279,4 +275,3 @@ export function writeReports(report: Report, outDir: string): CompareResult {
   return { report, reportPath, markdownPath, markdown };
 }
 
-export type { Scenario };
