@@ -274,4 +274,3 @@ export function writeReports(report: Report, outDir: string): CompareResult {
   writeFileSync(markdownPath, markdown);
   return { report, reportPath, markdownPath, markdown };
 }
-
