@@ -14,7 +14,7 @@ import type { CompareOptions, CompareResult } from '../run/api.js';
 import { databaseFor, runCompare, writeReports } from '../run/compare.js';
 import { interruptExitCode } from '../run/interrupt.js';
 import { chooseEngine } from '../sandbox/index.js';
-import { runDemo } from './demo.js';
+import { runDemo, runFlakyDemo } from './demo.js';
 import type { CliValues } from './main.js';
 import { createProgress } from './progress.js';
 
@@ -175,11 +175,16 @@ export async function commandMerge(values: CliValues, files: string[]): Promise<
 
 export async function commandDemo(values: CliValues): Promise<number> {
   try {
-    return await runDemo({
+    const options = {
       engine: engineOption(values),
       out: values.out,
       color: !values['no-color'] && Boolean(process.stdout.isTTY),
-    });
+    };
+    if (values.flaky) {
+      await runFlakyDemo(options);
+      return 0;
+    }
+    return await runDemo(options);
   } catch (err) {
     if (err instanceof ConfigError) {
       printProblems(err.problems);

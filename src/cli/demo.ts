@@ -1,12 +1,14 @@
 // `stategate demo` (npm run demo): the example refund agent's three versions as pinned pairs,
 // v1.2.4 -> v1.3.0 (the "faster refunds" rewrite), v1.3.0 -> v1.3.1 (the fix), v1.2.4 -> v1.3.1.
+// `stategate demo --flaky`: the seeded-random flaky agent of examples/flaky-agent, graded alone, so
+// the report explains where its passing and failing repeats fork.
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EpisodeRecord } from '../record.js';
 import { renderTerminal } from '../report/terminal.js';
-import type { CompareOptions } from '../run/api.js';
+import type { CompareOptions, CompareResult } from '../run/api.js';
 import { runCompare } from '../run/compare.js';
 import { createProgress } from './progress.js';
 
@@ -34,11 +36,45 @@ export function writeDemoVersion(root: string, version: string, dir: string): vo
   );
 }
 
-export async function runDemo(opts: {
+export interface DemoOptions {
   engine?: CompareOptions['engine'];
+  /** For the postgres engine: the server's admin URL. */
+  databaseUrl?: string;
   out?: string;
   color: boolean;
-}): Promise<number> {
+}
+
+export const FLAKY_CONFIG = 'examples/flaky-agent/stategate.yml';
+
+/** Runs the flaky agent's suite alone (8 repeats) and prints its report; resolves to its report. */
+export async function runFlakyDemo(opts: DemoOptions): Promise<CompareResult> {
+  const root = projectRoot();
+  const work = mkdtempSync(join(tmpdir(), 'stategate-demo-flaky-'));
+  try {
+    // The agent's command runs from the checkout root, so the copy keeps the example's path; the
+    // agent borrows the refund agent's tool client and protocol.
+    for (const example of ['flaky-agent', 'refund-agent']) {
+      cpSync(join(root, 'examples', example), join(work, 'examples', example), { recursive: true });
+    }
+    const result = await runCompare({
+      base: null,
+      head: work,
+      repo: work,
+      config: FLAKY_CONFIG,
+      out: resolve(opts.out ?? join('.stategate', 'demo-flaky')),
+      engine: opts.engine,
+      databaseUrl: opts.databaseUrl,
+      onProgress: createProgress(),
+    });
+    process.stdout.write(renderTerminal(result.report, { color: opts.color }));
+    process.stdout.write(`Report: ${result.markdownPath}\n`);
+    return result;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export async function runDemo(opts: DemoOptions): Promise<number> {
   const root = projectRoot();
   const work = mkdtempSync(join(tmpdir(), 'stategate-demo-'));
   const out = resolve(opts.out ?? join('.stategate', 'demo'));
@@ -57,6 +93,7 @@ export async function runDemo(opts: {
         repo: work,
         out: join(out, `${base}-to-${head}`),
         engine: opts.engine,
+        databaseUrl: opts.databaseUrl,
         episodeCache,
         onProgress: createProgress(),
       });

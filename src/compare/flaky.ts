@@ -2,7 +2,15 @@
 // said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ...").
 import type { GradedEpisode } from '../record.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
-import { renderCall, renderOutcome, type Step, stepSignature, toTrajectory } from './trajectory.js';
+import {
+  differingArgs,
+  renderArgs,
+  renderCall,
+  renderOutcome,
+  type Step,
+  stepSignature,
+  toTrajectory,
+} from './trajectory.js';
 
 interface Repeat {
   steps: Step[];
@@ -21,17 +29,48 @@ function prefixAt(r: Repeat, i: number): string {
   return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join('\u0001');
 }
 
+/**
+ * When every repeat that made a call at the fork called the same tool with different arguments,
+ * the keys whose values differ: the rest is the same everywhere and would only bury the difference.
+ */
+function forkKeys(repeats: Repeat[], i: number): string[] | null {
+  const steps = repeats.flatMap((r) => (r.steps[i] ? [r.steps[i]] : []));
+  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const keys = new Set<string>();
+  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
+  return keys.size === 0 || keys.has('') ? null : [...keys].sort();
+}
+
+/** A call with only `keys` of its arguments, `…` standing for the others. */
+function renderCallOn(step: Step, keys: string[] | null): string {
+  const args = step.args as Record<string, unknown> | undefined;
+  if (!keys || !args) return renderCall(step);
+  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
+  const omitted = Object.keys(args).some((k) => args[k] !== undefined && !keys.includes(k));
+  const text = renderArgs(shown);
+  return `${step.tool}(${text}${omitted ? `${text ? ', ' : ''}…` : ''})`;
+}
+
 /** What each distinct action of a group at step i was, with how many repeats took it. */
-function actions(group: Repeat[], i: number): { action: string; n: number }[] {
+function actions(group: Repeat[], i: number, keys: string[] | null): { action: string; n: number }[] {
   const bySig = new Map<string, Repeat[]>();
   for (const r of group) bySig.set(signatureAt(r, i), [...(bySig.get(signatureAt(r, i)) ?? []), r]);
   return [...bySig.values()].map((rs) => {
     const step = rs[0].steps[i];
     const action = step
-      ? `called ${renderCall(step)} and got ${renderOutcome(step)}`
+      ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}`
       : `stopped after ${i} call${i === 1 ? '' : 's'}`;
     return { action, n: rs.length };
   });
+}
+
+/** `after every repeat called X and got Y, ` when all repeats made the same call just before the fork. */
+function sharedStepBefore(repeats: Repeat[], i: number): string {
+  if (i === 0) return '';
+  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
+  const step = repeats[0].steps[i - 1];
+  if (before.size !== 1 || !step) return '';
+  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
 }
 
 function itemize(list: { action: string; n: number }[]): string {
@@ -76,9 +115,10 @@ export function explainFlaky(episodes: readonly GradedEpisode[]): string | null 
   for (let i = 0; i < longest; i++) {
     const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
     if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const pass = actions(passing, i);
-    const failed = actions(failing, i);
-    const lead = `${passing.length} of ${repeats.length} repeats`;
+    const keys = forkKeys(repeats, i);
+    const pass = actions(passing, i, keys);
+    const failed = actions(failing, i, keys);
+    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
     const passText =
       pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
     const theFailing = failing.length === 1 ? 'the failing one' : `the ${failing.length} failing ones`;

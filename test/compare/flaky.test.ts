@@ -27,7 +27,7 @@ describe('explainFlaky', () => {
       { calls: [find(2), call('ask_user', { question: 'Which account?' })] },
     ]);
     expect(explainFlaky(episodes)).toBe(
-      'At step 2, 3 of 5 repeats called ask_user(question="Which account?") and got 200 and passed; the 2 failing ones called refund_payment(amount=40, customer_id=CUS-2) and got 200 (applied).',
+      'At step 2, after every repeat called lookup_customer(email=pat@example.com) and got 2 results, 3 of 5 repeats called ask_user(question="Which account?") and got 200 and passed; the 2 failing ones called refund_payment(amount=40, customer_id=CUS-2) and got 200 (applied).',
     );
   });
 
@@ -47,7 +47,8 @@ describe('explainFlaky', () => {
       { calls: [find(1)], ...fail },
     ]);
     expect(explainFlaky(later)).toBe(
-      'At step 2, 1 of 3 repeats called refund_payment(amount=40, customer_id=CUS-1) and got 200 (applied) and passed; the 2 failing ones: 1 called refund_payment(amount=40, customer_id=CUS-2) and got 200 (applied), 1 stopped after 1 call.',
+      // Same tool, so only the argument that differs is shown.
+      'At step 2, after every repeat called lookup_customer(email=pat@example.com) and got 1 result, 1 of 3 repeats called refund_payment(customer_id=CUS-1, …) and got 200 (applied) and passed; the 2 failing ones: 1 called refund_payment(customer_id=CUS-2, …) and got 200 (applied), 1 stopped after 1 call.',
     );
   });
 
@@ -58,7 +59,7 @@ describe('explainFlaky', () => {
       { calls: [find(1), refund('CUS-2')], ...fail },
     ]);
     expect(explainFlaky(episodes)).toBe(
-      'At step 2, 2 of 3 repeats passed (1 called ask_user(question="Which account?") and got 200, 1 called escalate_to_human() and got 200); the failing one called refund_payment(amount=40, customer_id=CUS-2) and got 200 (applied).',
+      'At step 2, after every repeat called lookup_customer(email=pat@example.com) and got 1 result, 2 of 3 repeats passed (1 called ask_user(question="Which account?") and got 200, 1 called escalate_to_human() and got 200); the failing one called refund_payment(amount=40, customer_id=CUS-2) and got 200 (applied).',
     );
   });
 

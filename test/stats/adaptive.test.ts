@@ -142,6 +142,24 @@ describe('the decision benchmark', () => {
       episodes: 100,
     });
   });
+
+  // The draws are seeded, so these rates are the benchmark's own, not a sample of them: the
+  // recommended policy (docs/statistics.md) holds the targets on 2,000 cases per agent.
+  it('keeps false BLOCKs at or under 5% and detects 0% -> 30% at least 90% of the time with 8..24', async () => {
+    const recommended = { adaptive: { min: 8, max: 24 } };
+    const cases = 2000;
+    const unchanged = await runDecisions({ base: 0.2, head: 0.2 }, recommended, cases, 101);
+    const regression = await runDecisions({ base: 0, head: 0.3 }, recommended, cases, 102);
+    const fixed20 = await runDecisions({ base: 0, head: 0.3 }, { fixed: 20 }, cases, 102);
+    expect(unchanged.blocked / cases).toBeLessThanOrEqual(0.05);
+    expect(regression.blocked / cases).toBeGreaterThanOrEqual(0.9);
+    expect(regression.episodes).toBeLessThan(fixed20.episodes);
+  });
+
+  it('cannot reach 90% detection of 0% -> 30% from min 3: a head passes its first 3 repeats 34% of the time', async () => {
+    const r = await runDecisions({ base: 0, head: 0.3 }, { adaptive: { min: 3, max: 20 } }, 2000, 103);
+    expect(r.blocked / r.cases).toBeLessThan(1 - 0.7 ** 3 + 0.02);
+  });
 });
 
 describe('the renderings of adaptive repeats', () => {
