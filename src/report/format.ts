@@ -93,6 +93,26 @@ export function rateWords(s: SideSummary): string {
   return w ? `${percent(stats.pass_rate)} (${percent(w.low)}–${percent(w.high)})` : percent(stats.pass_rate);
 }
 
+/** What each repeat column means, said once beside the numbers. */
+export const REPEAT_DEFINITIONS =
+  'all-N: passed every repeat; per-run pass rate: passing / graded repeats, Wilson 95% interval; ' +
+  'pass@k: 1 - C(n-c,k)/C(n,k), the chance at least one of k repeats passes (unbiased); ' +
+  'pass^k: C(c,k)/C(n,k), the chance k repeats all pass (n graded repeats, c passing)';
+
+/** pass@k and pass^k of a side for each k but 1 (which is the per-run rate): `pass@5 100%, pass^5 40%`. */
+export function passKWords(s: SideSummary): string {
+  const stats = s.stats ?? sideStats(s);
+  const words: string[] = [];
+  for (const [k, at] of Object.entries(stats.pass_at_k)) {
+    if (k === '1') continue;
+    const hat = stats.pass_hat_k[k];
+    words.push(
+      `pass@${k} ${at === null ? '—' : percent(at)}, pass^${k} ${hat === null ? '—' : percent(hat)}`,
+    );
+  }
+  return words.length > 0 ? words.join('; ') : '—';
+}
+
 /** The metrics of a side as table cells: tool calls, latency, cost, tokens. */
 export function metricWords(s: SideSummary): {
   calls: string;
@@ -136,9 +156,14 @@ export function changeWords(e: ChangedExpectation): string {
   return parts.filter(Boolean).join('; ');
 }
 
-/** The tags of a changed expectation: `critical, STATE_MISMATCH`. */
+/** The tag of a judge expectation whose failures warn instead of blocking. */
+export const UNCALIBRATED_TAG = 'judge uncalibrated';
+
+/** The tags of a changed expectation: `critical, STATE_MISMATCH`, `critical, judge uncalibrated, JUDGE_FAIL`. */
 export function changeTags(e: ChangedExpectation): string {
-  return [e.critical ? 'critical' : '', e.label ?? ''].filter(Boolean).join(', ');
+  return [e.critical ? 'critical' : '', e.uncalibrated ? UNCALIBRATED_TAG : '', e.label ?? '']
+    .filter(Boolean)
+    .join(', ');
 }
 
 /** A state value for a table cell or a line: strings bare, the rest as compact JSON, elided. */
@@ -201,7 +226,9 @@ export function suiteLines(report: Report): string[] {
         ? '—'
         : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== '1');
-    const extra = hat.map(([k, v]) => `, pass^${k} ${percent(v)}`).join('');
+    const extra = hat
+      .map(([k, v]) => `, pass@${k} ${percent(s.pass_at_k[k] ?? null)}, pass^${k} ${percent(v)}`)
+      .join('');
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
   }
   for (const side of ['base', 'head'] as const) {

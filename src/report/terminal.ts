@@ -11,11 +11,13 @@ import {
   flakyWords,
   groupCases,
   metricWords,
+  passKWords,
   plural,
   rateWords,
   runLine,
   stateLine,
   suiteLines,
+  UNCALIBRATED_TAG,
 } from './format.js';
 import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
 
@@ -46,7 +48,8 @@ function field(label: string, lines: string[]): string[] {
 
 function sideLine(s: SideSummary): string {
   const m = metricWords(s);
-  return `all-N ${allNWords(s)} · ${rateWords(s)} per run · ${m.calls} calls · ${m.latency} · ${m.cost} · ${m.tokens} tokens`;
+  const passK = passKWords(s);
+  return `all-N ${allNWords(s)} · ${rateWords(s)} per run${passK === '—' ? '' : ` · ${passK}`} · ${m.calls} calls · ${m.latency} · ${m.cost} · ${m.tokens} tokens`;
 }
 
 function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
@@ -106,7 +109,8 @@ export function renderSideTable(report: Report, side: Side = 'head', options: Te
       const example =
         e.example && e.pass < e.pass + e.fail + e.error ? `: ${e.example.replace(/\s+/g, ' ')}` : '';
       const note = labels || example ? `  ${paint(`${labels}${example}`, 'dim')}` : '';
-      rows.push(['', tally(e), `  ${id}${e.critical ? ' (critical)' : ''}${note}`]);
+      const tags = [e.critical ? 'critical' : '', e.uncalibrated ? UNCALIBRATED_TAG : ''].filter(Boolean);
+      rows.push(['', tally(e), `  ${id}${tags.length > 0 ? ` (${tags.join(', ')})` : ''}${note}`]);
     }
   }
   // Pad on the text without colour codes, so columns line up either way.

@@ -47,7 +47,7 @@ describe('buildReport', () => {
       { table: 'orders', key: 'ORD-1001', column: 'refunded_amount', base: 40, head: 80 },
     ]);
     expect(c.flaky_explanation?.head).toMatch(
-      /^At step 2, 3 of 5 repeats called get_refund_policy\(order_id=ORD-1001\)/,
+      /^At step 2, after every repeat called lookup_order\(order_id=ORD-1001\) and got 200, 3 of 5 repeats called get_refund_policy\(order_id=ORD-1001\)/,
     );
     expect(c.head?.stats).toMatchObject({ n: 5, c: 3, all_n: false });
     expect(c.file).toBe('scenarios/refund-timeout-after-mutation.yaml');

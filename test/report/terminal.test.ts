@@ -37,9 +37,11 @@ describe('renderTerminal', () => {
     expect(block).toContain(
       '  broke     refunded-exactly-once (critical, STATE_MISMATCH): failed in 2 of 5 head repeats; passed in 5 of 5 base repeats',
     );
-    expect(block).toContain('  flaky     head: At step 2, 3 of 5 repeats');
     expect(block).toContain(
-      '  head      all-N no, 3 of 5 · 60% (23%–88%) per run · 3.6 calls · 1.0 s · $0.0300 · 2,700 in / 240 out tokens',
+      '  flaky     head: At step 2, after every repeat called lookup_order(order_id=ORD-1001) and got 200, 3 of 5 repeats',
+    );
+    expect(block).toContain(
+      '  head      all-N no, 3 of 5 · 60% (23%–88%) per run · pass@5 100%, pass^5 0% · 3.6 calls · 1.0 s · $0.0300 · 2,700 in / 240 out tokens',
     );
     expect(text).toContain('UNCHANGED  2 cases: happy-path, lookup-only');
   });

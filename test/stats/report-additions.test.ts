@@ -114,3 +114,32 @@ describe('cost per success', () => {
     expect(renderMarkdown(r)).not.toContain('per successful episode');
   });
 });
+
+describe('pass@k and pass^k for the k the user asks for', () => {
+  it('reads pass_k from stategate.yml and reports those k, hand-computed', async () => {
+    const { StategateConfig } = await import('../../src/config/schema.js');
+    const config = StategateConfig.parse({ version: 1, agent: { command: 'node a.mjs' }, pass_k: [1, 2] });
+    expect(config.pass_k).toEqual([1, 2]);
+    expect(() =>
+      StategateConfig.parse({ version: 1, agent: { command: 'node a.mjs' }, pass_k: [0] }),
+    ).toThrow();
+    // head: 1 of 3 repeats passed. pass@2 = 1 - C(2,2)/C(3,2) = 1 - 1/3; pass^2 = C(1,2)/C(3,2) = 0.
+    const failed = { verdicts: { refunded_once: 'fail' as const } };
+    const r = buildReport({
+      ...facts,
+      ks: config.pass_k,
+      cases: [
+        {
+          scenario: refund,
+          base: repeats(refund, 'base', [{}, {}, {}]),
+          head: repeats(refund, 'head', [{}, failed, failed]),
+        },
+      ],
+    });
+    const head = r.cases[0].head!.stats!;
+    expect(Object.keys(head.pass_at_k)).toEqual(['1', '2']);
+    expect(head.pass_at_k['2']).toBeCloseTo(2 / 3, 12);
+    expect(head.pass_hat_k['2']).toBe(0);
+    expect(renderMarkdown(r)).toContain('pass@2 67%, pass^2 0%');
+  });
+});
