@@ -1,10 +1,19 @@
 // Bench 3: episodes per second of the whole pipeline with the trivial agent, base and head, at a
-// given concurrency; and the harness's resident memory as the episodes go by.
+// given concurrency; and the harness's memory as the episodes go by.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/compare.js';
 import { ADMIN_URL, benchSuite } from './suite.js';
+
+/** The harness's memory when a share of the episodes was done. */
+export interface MemorySample {
+  share: number;
+  /** V8 heap in use right after a forced full GC, MiB: what the run still holds (null without --expose-gc). */
+  heapMiB: number | null;
+  /** Resident set size, MiB (includes memory V8 and malloc keep for reuse). */
+  rssMiB: number;
+}
 
 export interface ThroughputResult {
   concurrency: number;
@@ -15,13 +24,21 @@ export interface ThroughputResult {
   perSecond: number;
   /** Highest RSS seen during the run, MiB. */
   peakRssMiB: number;
-  /** RSS (MiB) when 10%, 25%, 50%, 75% and 100% of the episodes were done. */
-  rssAt: { share: number; mib: number }[];
+  /** Memory when 10%, 25%, 50%, 75% and 100% of the episodes were done. */
+  memoryAt: MemorySample[];
   verdict: string;
 }
 
 const MIB = 1024 * 1024;
 const SHARES = [0.1, 0.25, 0.5, 0.75, 1];
+
+/** Heap in use after a full GC (node --expose-gc), else null. */
+function heapAfterGc(): number | null {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return null;
+  gc();
+  return process.memoryUsage().heapUsed / MIB;
+}
 
 /** Runs `scenarios` x `repeats` x 2 sides at `concurrency` and times the episodes phase. */
 export async function throughput(
@@ -32,8 +49,9 @@ export async function throughput(
   const suite = benchSuite(10, scenarios, repeats, concurrency);
   let start = 0;
   let end = 0;
+  let paused = 0;
   let peak = process.memoryUsage.rss();
-  const rssAt: { share: number; mib: number }[] = [];
+  const memoryAt: MemorySample[] = [];
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 100);
@@ -41,11 +59,14 @@ export async function throughput(
     if (e.type === 'phase' && e.phase === 'episodes') start = performance.now();
     if (e.type === 'episode') {
       end = performance.now();
-      const next = SHARES[rssAt.length];
+      const next = SHARES[memoryAt.length];
       if (next !== undefined && e.done >= Math.ceil(next * e.total)) {
         const rss = process.memoryUsage.rss();
         peak = Math.max(peak, rss);
-        rssAt.push({ share: next, mib: rss / MIB });
+        const t = performance.now();
+        memoryAt.push({ share: next, heapMiB: heapAfterGc(), rssMiB: rss / MIB });
+        // The forced GC is not the harness's time.
+        paused += performance.now() - t;
       }
     }
   };
@@ -60,7 +81,7 @@ export async function throughput(
       onProgress,
     });
     const episodes = scenarios * repeats * 2;
-    const seconds = (end - start) / 1000;
+    const seconds = (end - start - paused) / 1000;
     return {
       concurrency,
       scenarios,
@@ -69,11 +90,18 @@ export async function throughput(
       seconds,
       perSecond: episodes / seconds,
       peakRssMiB: peak / MIB,
-      rssAt,
+      memoryAt,
       verdict: report.verdict,
     };
   } finally {
     clearInterval(sampler);
     rmSync(suite.dir, { recursive: true, force: true });
   }
+}
+
+/** Growth of the heap after GC from 25% to 100% of the episodes (the memory target's measure), or NaN. */
+export function heapGrowth(r: ThroughputResult): number {
+  const quarter = r.memoryAt.find((p) => p.share === 0.25)?.heapMiB ?? null;
+  const last = r.memoryAt.at(-1)?.heapMiB ?? null;
+  return quarter === null || last === null ? Number.NaN : (last - quarter) / quarter;
 }

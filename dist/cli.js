@@ -294,8 +294,8 @@ var require_utils = __commonJS({
       }
       return output2;
     };
-    exports.basename = (path5, { windows } = {}) => {
-      const segs = path5.split(windows ? /[\\/]/ : "/");
+    exports.basename = (path6, { windows } = {}) => {
+      const segs = path6.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -1892,17 +1892,17 @@ var require_visit = __commonJS({
     visit4.BREAK = BREAK;
     visit4.SKIP = SKIP;
     visit4.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path5) {
-      const ctrl = callVisitor(key, node2, visitor, path5);
+    function visit_(key, node2, visitor, path6) {
+      const ctrl = callVisitor(key, node2, visitor, path6);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path5, ctrl);
-        return visit_(key, ctrl, visitor, path5);
+        replaceNode(key, path6, ctrl);
+        return visit_(key, ctrl, visitor, path6);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
+          path6 = Object.freeze(path6.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path5);
+            const ci = visit_(i, node2.items[i], visitor, path6);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -1913,13 +1913,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path5);
+          path6 = Object.freeze(path6.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path6);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path5);
+          const cv = visit_("value", node2.value, visitor, path6);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -1940,17 +1940,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path5) {
-      const ctrl = await callVisitor(key, node2, visitor, path5);
+    async function visitAsync_(key, node2, visitor, path6) {
+      const ctrl = await callVisitor(key, node2, visitor, path6);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path5, ctrl);
-        return visitAsync_(key, ctrl, visitor, path5);
+        replaceNode(key, path6, ctrl);
+        return visitAsync_(key, ctrl, visitor, path6);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
+          path6 = Object.freeze(path6.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path5);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path6);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -1961,13 +1961,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity2.isPair(node2)) {
-          path5 = Object.freeze(path5.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path5);
+          path6 = Object.freeze(path6.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path6);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path5);
+          const cv = await visitAsync_("value", node2.value, visitor, path6);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -1994,23 +1994,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path5) {
+    function callVisitor(key, node2, visitor, path6) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path5);
+        return visitor(key, node2, path6);
       if (identity2.isMap(node2))
-        return visitor.Map?.(key, node2, path5);
+        return visitor.Map?.(key, node2, path6);
       if (identity2.isSeq(node2))
-        return visitor.Seq?.(key, node2, path5);
+        return visitor.Seq?.(key, node2, path6);
       if (identity2.isPair(node2))
-        return visitor.Pair?.(key, node2, path5);
+        return visitor.Pair?.(key, node2, path6);
       if (identity2.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path5);
+        return visitor.Scalar?.(key, node2, path6);
       if (identity2.isAlias(node2))
-        return visitor.Alias?.(key, node2, path5);
+        return visitor.Alias?.(key, node2, path6);
       return void 0;
     }
-    function replaceNode(key, path5, node2) {
-      const parent = path5[path5.length - 1];
+    function replaceNode(key, path6, node2) {
+      const parent = path6[path6.length - 1];
       if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity2.isPair(parent)) {
@@ -2622,10 +2622,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path5, value) {
+    function collectionFromPath(schema, path6, value) {
       let v = value;
-      for (let i = path5.length - 1; i >= 0; --i) {
-        const k = path5[i];
+      for (let i = path6.length - 1; i >= 0; --i) {
+        const k = path6[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -2644,7 +2644,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path5) => path5 == null || typeof path5 === "object" && !!path5[Symbol.iterator]().next().done;
+    var isEmptyPath = (path6) => path6 == null || typeof path6 === "object" && !!path6[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -2674,11 +2674,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path5, value) {
-        if (isEmptyPath(path5))
+      addIn(path6, value) {
+        if (isEmptyPath(path6))
           this.add(value);
         else {
-          const [key, ...rest] = path5;
+          const [key, ...rest] = path6;
           const node2 = this.get(key, true);
           if (identity2.isCollection(node2))
             node2.addIn(rest, value);
@@ -2692,8 +2692,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path5) {
-        const [key, ...rest] = path5;
+      deleteIn(path6) {
+        const [key, ...rest] = path6;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -2707,8 +2707,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path5, keepScalar) {
-        const [key, ...rest] = path5;
+      getIn(path6, keepScalar) {
+        const [key, ...rest] = path6;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
@@ -2726,8 +2726,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path5) {
-        const [key, ...rest] = path5;
+      hasIn(path6) {
+        const [key, ...rest] = path6;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -2737,8 +2737,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path5, value) {
-        const [key, ...rest] = path5;
+      setIn(path6, value) {
+        const [key, ...rest] = path6;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -5253,9 +5253,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path5, value) {
+      addIn(path6, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path5, value);
+          this.contents.addIn(path6, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -5330,14 +5330,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path5) {
-        if (Collection.isEmptyPath(path5)) {
+      deleteIn(path6) {
+        if (Collection.isEmptyPath(path6)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path5) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path6) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -5352,10 +5352,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path5, keepScalar) {
-        if (Collection.isEmptyPath(path5))
+      getIn(path6, keepScalar) {
+        if (Collection.isEmptyPath(path6))
           return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity2.isCollection(this.contents) ? this.contents.getIn(path5, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path6, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -5366,10 +5366,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path5) {
-        if (Collection.isEmptyPath(path5))
+      hasIn(path6) {
+        if (Collection.isEmptyPath(path6))
           return this.contents !== void 0;
-        return identity2.isCollection(this.contents) ? this.contents.hasIn(path5) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path6) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -5386,13 +5386,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path5, value) {
-        if (Collection.isEmptyPath(path5)) {
+      setIn(path6, value) {
+        if (Collection.isEmptyPath(path6)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path5), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path6), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path5, value);
+          this.contents.setIn(path6, value);
         }
       }
       /**
@@ -7353,9 +7353,9 @@ var require_cst_visit = __commonJS({
     visit4.BREAK = BREAK;
     visit4.SKIP = SKIP;
     visit4.REMOVE = REMOVE;
-    visit4.itemAtPath = (cst, path5) => {
+    visit4.itemAtPath = (cst, path6) => {
       let item = cst;
-      for (const [field2, index] of path5) {
+      for (const [field2, index] of path6) {
         const tok = item?.[field2];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -7364,23 +7364,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit4.parentCollection = (cst, path5) => {
-      const parent = visit4.itemAtPath(cst, path5.slice(0, -1));
-      const field2 = path5[path5.length - 1][0];
+    visit4.parentCollection = (cst, path6) => {
+      const parent = visit4.itemAtPath(cst, path6.slice(0, -1));
+      const field2 = path6[path6.length - 1][0];
       const coll = parent?.[field2];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path5, item, visitor) {
-      let ctrl = visitor(item, path5);
+    function _visit(path6, item, visitor) {
+      let ctrl = visitor(item, path6);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field2 of ["key", "value"]) {
         const token = item[field2];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path5.concat([[field2, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path6.concat([[field2, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -7391,10 +7391,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field2 === "key")
-            ctrl = ctrl(item, path5);
+            ctrl = ctrl(item, path6);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path5) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path6) : ctrl;
     }
     exports.visit = visit4;
   }
@@ -12096,7 +12096,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve7.call(this, root, ref);
+      let _sch = resolve8.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -12123,7 +12123,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve7(root, ref) {
+    function resolve8(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -12374,8 +12374,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path5) {
-      let input2 = path5;
+    function removeDotSegments(path6) {
+      let input2 = path6;
       const output2 = [];
       let nextSlash = -1;
       let len = 0;
@@ -12449,11 +12449,11 @@ var require_utils2 = __commonJS({
       }
       return output2.join("");
     }
-    function removeDotSegmentsRelative(path5) {
-      if (path5 === "" || path5[0] === "/") {
-        return removeDotSegments(path5);
+    function removeDotSegmentsRelative(path6) {
+      if (path6 === "" || path6[0] === "/") {
+        return removeDotSegments(path6);
       }
-      const segments = path5.split("/");
+      const segments = path6.split("/");
       const last = segments.length - 1;
       const output2 = [];
       let trailingDirectory = false;
@@ -12816,8 +12816,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path5 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path5 && path5 !== "/" ? path5 : void 0;
+        const path6 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path6 && path6 !== "/" ? path6 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -12987,7 +12987,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve7(baseURI, relativeURI, options2) {
+    function resolve8(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -13378,7 +13378,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve7,
+      resolve: resolve8,
       resolveComponent,
       equal,
       serialize,
@@ -19529,7 +19529,7 @@ var require_dist3 = __commonJS({
     function parse4(stream, callback2) {
       const parser = new parser_1.Parser();
       stream.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve7) => stream.on("end", () => resolve7()));
+      return new Promise((resolve8) => stream.on("end", () => resolve8()));
     }
   }
 });
@@ -19916,7 +19916,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path5 = __require("path");
+    var path6 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util2 = __require("util");
@@ -19955,7 +19955,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path5.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path5.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path6.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path6.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats, fname) {
@@ -20087,7 +20087,7 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path5 = __require("path");
+    var path6 = __require("path");
     var fs = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
@@ -20298,12 +20298,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve7, reject) => {
+        return new this._Promise((resolve8, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve7(this);
+              resolve8(this);
             }
           });
         });
@@ -20685,8 +20685,8 @@ var require_client = __commonJS({
         } else {
           query = new Query2(config2, values, callback2);
           if (!query.callback) {
-            result = new this._Promise((resolve7, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve7(res);
+            result = new this._Promise((resolve8, reject) => {
+              query.callback = (err, res) => err ? reject(err) : resolve8(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20786,8 +20786,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve7) => {
-            this.connection.once("end", resolve7);
+          return new this._Promise((resolve8) => {
+            this.connection.once("end", resolve8);
           });
         }
       }
@@ -20836,8 +20836,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve7, reject) {
-        res = resolve7;
+      const result = new Promise2(function(resolve8, reject) {
+        res = resolve8;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20898,7 +20898,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve7) => resolve7(f()));
+        return new Promise2((resolve8) => resolve8(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21293,8 +21293,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve7, reject) {
-          this._once("end", resolve7);
+        function(resolve8, reject) {
+          this._once("end", resolve8);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21473,12 +21473,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve7, reject) => {
+      return new this._Promise((resolve8, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve7(this);
+            resolve8(this);
           }
         });
       });
@@ -21502,8 +21502,8 @@ var require_client2 = __commonJS({
         query = new NativeQuery(config2, values, callback2);
         if (!query.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve7, reject) => {
-            resolveOut = resolve7;
+          result = new this._Promise((resolve8, reject) => {
+            resolveOut = resolve8;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21566,8 +21566,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve7, reject) {
-          cb = (err) => err ? reject(err) : resolve7();
+        result = new this._Promise(function(resolve8, reject) {
+          cb = (err) => err ? reject(err) : resolve8();
         });
       }
       const doEnd = function() {
@@ -21784,6 +21784,64 @@ var require_lib2 = __commonJS({
 
 // src/cli/main.ts
 import { parseArgs } from "node:util";
+
+// src/judge/agreement.ts
+var MIN_CALIBRATION_LABELS = 20;
+var MIN_AGREEMENT = 0.8;
+var MIN_KAPPA = 0.6;
+function emptyTable() {
+  return { both_pass: 0, judge_pass_human_fail: 0, judge_fail_human_pass: 0, both_fail: 0 };
+}
+function tally(table2, judgePass, humanPass) {
+  if (judgePass && humanPass) table2.both_pass++;
+  else if (judgePass) table2.judge_pass_human_fail++;
+  else if (humanPass) table2.judge_fail_human_pass++;
+  else table2.both_fail++;
+}
+function tableSize(t) {
+  return t.both_pass + t.judge_pass_human_fail + t.judge_fail_human_pass + t.both_fail;
+}
+function scaled(t) {
+  const a = t.both_pass;
+  const b = t.judge_pass_human_fail;
+  const c = t.judge_fail_human_pass;
+  const d = t.both_fail;
+  const n = a + b + c + d;
+  return { n, observed: n * (a + d), chance: (a + b) * (a + c) + (c + d) * (b + d) };
+}
+function agreement(t) {
+  const n = tableSize(t);
+  return n === 0 ? null : (t.both_pass + t.both_fail) / n;
+}
+function cohensKappa(t) {
+  const { n, observed, chance } = scaled(t);
+  const square = n * n;
+  if (n === 0 || chance === square) return null;
+  return (observed - chance) / (square - chance);
+}
+function fixed(x) {
+  return x.toFixed(3);
+}
+function calibrationOf(t) {
+  const n = tableSize(t);
+  const po = agreement(t);
+  const kappa = cohensKappa(t);
+  const whyNot = [];
+  if (n < MIN_CALIBRATION_LABELS) {
+    whyNot.push(`${n} labels with a judge verdict, fewer than ${MIN_CALIBRATION_LABELS}`);
+  }
+  if (po === null || po < MIN_AGREEMENT) {
+    whyNot.push(`agreement ${po === null ? "\u2014" : fixed(po)} below ${MIN_AGREEMENT}`);
+  }
+  if (kappa === null) {
+    whyNot.push(
+      n === 0 ? "kappa undefined: no labels" : "kappa undefined: the judge and the human each gave every item the same label"
+    );
+  } else if (kappa < MIN_KAPPA) {
+    whyNot.push(`kappa ${fixed(kappa)} below ${MIN_KAPPA}`);
+  }
+  return { n, agreement: po, kappa, calibrated: whyNot.length === 0, whyNot };
+}
 
 // src/cli/commands.ts
 import { readFileSync as readFileSync5, writeFileSync as writeFileSync3 } from "node:fs";
@@ -23245,10 +23303,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path5) {
-  if (!path5)
+function getElementAtPath(obj, path6) {
+  if (!path6)
     return obj;
-  return path5.reduce((acc, key) => acc?.[key], obj);
+  return path6.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23588,11 +23646,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path5, issues) {
+function prefixIssues(path6, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path5);
+    iss.path.unshift(path6);
     return iss;
   });
 }
@@ -24054,16 +24112,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path5 = []) => {
+  const processError = (error63, path6 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path5, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else {
-        const fullpath = [...path5, ...issue2.path];
+        const fullpath = [...path6, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24102,17 +24160,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path5 = []) => {
+  const processError = (error63, path6 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path5, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path5, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
       } else {
-        const fullpath = [...path5, ...issue2.path];
+        const fullpath = [...path6, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -24151,8 +24209,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path5 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path5) {
+  const path6 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path6) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -27495,7 +27553,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve7) {
+function isRecursive(inst, stack, resolve8) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -27505,7 +27563,7 @@ function isRecursive(inst, stack, resolve7) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve7);
+      const answer = isRecursive(child, stack, resolve8);
       if (answer > result)
         result = answer;
     }
@@ -27516,7 +27574,7 @@ function isRecursive(inst, stack, resolve7) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve7) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve8) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -27580,7 +27638,7 @@ function isRecursive(inst, stack, resolve7) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve7 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve8 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -31781,8 +31839,8 @@ function ko_default() {
 var capitalizeFirstCharacter = (text) => {
   return text.charAt(0).toUpperCase() + text.slice(1);
 };
-function getUnitTypeFromNumber(number4) {
-  const abs = Math.abs(number4);
+function getUnitTypeFromNumber(number5) {
+  const abs = Math.abs(number5);
   const last = abs % 10;
   const last2 = abs % 100;
   if (last2 >= 11 && last2 <= 19 || last === 0)
@@ -41290,13 +41348,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path5 = ref.slice(1).split("/").filter(Boolean);
-  if (path5.length === 0) {
+  const path6 = ref.slice(1).split("/").filter(Boolean);
+  if (path6.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path5[0] === defsKey) {
-    const key = path5[1] === void 0 ? void 0 : decodeJSONPointerSegment(path5[1]);
+  if (path6[0] === defsKey) {
+    const key = path6[1] === void 0 ? void 0 : decodeJSONPointerSegment(path6[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -42193,8 +42251,12 @@ var JudgeConfig = external_exports.strictObject({
   url: external_exports.string().min(1).describe("An OpenAI-compatible chat completions base URL."),
   model: external_exports.string().min(1),
   api_key_env: external_exports.string().optional().describe("The variable (listed in agent.pass_env or set for the harness) holding the key."),
-  timeout: Duration.default("30s")
+  timeout: Duration.default("30s"),
+  calibration: external_exports.string().min(1).optional().describe(
+    "The file `stategate judge calibrate` writes (default judge-calibration.json beside this file, when it exists)."
+  )
 });
+var JUDGE_THRESHOLD_DEFAULT = 0.7;
 var StategateConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   agent: AgentConfig,
@@ -42208,6 +42270,7 @@ var StategateConfig = external_exports.strictObject({
   twins: OneOrMany.default(["twins/*.yaml"]),
   scenarios: OneOrMany.default(["scenarios/**/*.yaml"]),
   repeats: Repeats.default(5),
+  pass_k: external_exports.array(external_exports.number().int().min(1).max(1e3)).min(1).optional().describe("The k of pass@k and pass^k in the report (default: 1 and each side's number of repeats)."),
   concurrency: external_exports.number().int().min(1).max(256).default(4),
   gate: external_exports.strictObject({
     block: external_exports.array(GateClass).default(["new-critical-failure"]),
@@ -42334,7 +42397,10 @@ var kinds = {
   reply_matches: external_exports.strictObject({ ...base, reply_matches: external_exports.string() }),
   judge: external_exports.strictObject({
     ...base,
-    judge: external_exports.strictObject({ criterion: external_exports.string().min(1), threshold: external_exports.number().min(0).max(1).default(0.7) })
+    judge: external_exports.strictObject({
+      criterion: external_exports.string().min(1),
+      threshold: external_exports.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT)
+    })
   })
 };
 var EXPECTATION_KINDS = Object.keys(kinds);
@@ -42355,6 +42421,37 @@ var ScenarioFile = external_exports.strictObject({
   tools: external_exports.array(external_exports.string().min(1)).optional().describe("Allowed tools; default all."),
   faults: external_exports.array(FaultRule).default([]),
   expect: external_exports.array(Expectation).default([])
+});
+var JudgeLabel = external_exports.strictObject({
+  criterion: external_exports.string().min(1).describe("The criterion, word for word as in the judge expectations."),
+  message: external_exports.string().describe("The user's message the reply answered."),
+  reply: external_exports.string().describe("The agent reply that was labelled."),
+  label: external_exports.enum(["pass", "fail"]).describe("The human's label."),
+  threshold: external_exports.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT).describe("The score the judge needs for a pass, as in the judge expectations.")
+});
+var LabelsFile = external_exports.strictObject({ labels: external_exports.array(JudgeLabel).min(1) });
+var Count = external_exports.number().int().min(0);
+var AgreementTable = external_exports.strictObject({
+  both_pass: Count,
+  judge_pass_human_fail: Count,
+  judge_fail_human_pass: Count,
+  both_fail: Count
+});
+var CriterionCalibration = external_exports.object({
+  criterion: external_exports.string().min(1),
+  model: external_exports.string().min(1),
+  labels: Count,
+  judge_errors: Count,
+  n: Count,
+  agreement: external_exports.number().min(0).max(1).nullable(),
+  kappa: external_exports.number().nullable(),
+  table: AgreementTable,
+  calibrated: external_exports.boolean(),
+  why_not: external_exports.array(external_exports.string()).default([])
+});
+var JudgeCalibrationFile = external_exports.object({
+  version: external_exports.literal(1),
+  criteria: external_exports.array(CriterionCalibration)
 });
 function expectationKind(e) {
   for (const k of EXPECTATION_KINDS) if (k in e) return k;
@@ -42950,10 +43047,18 @@ function round(value, digits) {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
-function countExpectations(scenario, episodes) {
+function uncalibratedJudges(scenario, calibrated = []) {
+  const known = new Set(calibrated);
+  const ids2 = /* @__PURE__ */ new Set();
+  for (const e of scenario.expect) if ("judge" in e && !known.has(e.judge.criterion)) ids2.add(e.id);
+  return ids2;
+}
+function countExpectations(scenario, episodes, uncalibrated) {
   const counts2 = {};
-  for (const e of expectationsOf(scenario))
+  for (const e of expectationsOf(scenario)) {
     counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+    if (uncalibrated.has(e.id)) counts2[e.id].uncalibrated = true;
+  }
   const failExamples = {};
   const errorExamples = {};
   for (const episode of episodes) {
@@ -43017,13 +43122,13 @@ function sideCost(episodes) {
     per_dependable_case: dependable ? total : null
   };
 }
-function summarizeSide(scenario, episodes, ks) {
+function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ new Set()) {
   const ordered = inRepeatOrder(episodes);
   const infraErrors = ordered.filter((e) => !isGradable(e)).length;
   const summary = {
     runs: ordered.length,
     passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered),
+    expectations: countExpectations(scenario, ordered, uncalibrated),
     infraErrors,
     episodes: ordered.map((e) => e.record.episode)
   };
@@ -43057,7 +43162,7 @@ function ids(base2, head) {
 function changedExpectations(base2, head, decision) {
   const broke2 = [];
   const preexisting = [];
-  const fixed = [];
+  const fixed2 = [];
   const errored2 = [];
   for (const id of ids(base2, head)) {
     const h = head.expectations[id];
@@ -43065,6 +43170,7 @@ function changedExpectations(base2, head, decision) {
     const critical = h?.critical ?? b?.critical ?? false;
     const entry = (change, from) => {
       const e = { id, critical, change, base: counts(b), head: counts(h) };
+      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
       const label = topLabel(from);
       if (label) e.label = label;
       if (from?.example !== void 0) e.message = from.example;
@@ -43080,14 +43186,14 @@ function changedExpectations(base2, head, decision) {
       e.test = { decision: test.decision, p: test.p };
       (e.change === "broke" ? broke2 : preexisting).push(e);
     } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed.push(entry("fixed", b));
+    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
     if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
   }
   broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke2, ...fixed, ...preexisting, ...errored2];
+  return [...broke2, ...fixed2, ...preexisting, ...errored2];
 }
 function blocks(c) {
-  return c.critical && (c.test === void 0 || c.test.decision === "worse");
+  return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
 }
 function plural3(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -43116,8 +43222,9 @@ function brokeReason(changes, base2, head) {
   const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
   const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
   const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} broke` : "";
+  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
   const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${more2}${test}.`;
+  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
 }
 function pValue(p) {
   return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
@@ -43158,8 +43265,8 @@ function classifySummaries(base2, head, notes = {}, decision) {
     return result("new-critical-failure", brokeReason(ordered, base2, head));
   }
   if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const fixed = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed.length > 0) return result("improved", fixedReason(fixed, base2, head));
+  const fixed2 = changed.filter((c) => c.change === "fixed");
+  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
   const preexisting = changed.filter((c) => c.change === "pre-existing");
   if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
   return result("unchanged", unchangedReason(base2, head));
@@ -43237,14 +43344,36 @@ function signatureAt(r, i) {
 function prefixAt(r, i) {
   return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
 }
-function actions(group, i) {
+function forkKeys(repeats, i) {
+  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
+  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const keys = /* @__PURE__ */ new Set();
+  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
+  return keys.size === 0 || keys.has("") ? null : [...keys].sort();
+}
+function renderCallOn(step, keys) {
+  const args = step.args;
+  if (!keys || !args) return renderCall(step);
+  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
+  const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
+  const text = renderArgs(shown);
+  return `${step.tool}(${text}${omitted ? `${text ? ", " : ""}\u2026` : ""})`;
+}
+function actions(group, i, keys) {
   const bySig = /* @__PURE__ */ new Map();
   for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
   return [...bySig.values()].map((rs) => {
     const step = rs[0].steps[i];
-    const action = step ? `called ${renderCall(step)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
     return { action, n: rs.length };
   });
+}
+function sharedStepBefore(repeats, i) {
+  if (i === 0) return "";
+  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
+  const step = repeats[0].steps[i - 1];
+  if (before.size !== 1 || !step) return "";
+  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
 }
 function itemize(list) {
   return list.map((a) => `${a.n} ${a.action}`).join(", ");
@@ -43279,9 +43408,10 @@ function explainFlaky(episodes) {
   for (let i = 0; i < longest; i++) {
     const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
     if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const pass = actions(passing, i);
-    const failed3 = actions(failing, i);
-    const lead = `${passing.length} of ${repeats.length} repeats`;
+    const keys = forkKeys(repeats, i);
+    const pass = actions(passing, i, keys);
+    const failed3 = actions(failing, i, keys);
+    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
     const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
     const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
     const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
@@ -43443,8 +43573,9 @@ function representative(episodes, passed2) {
   return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
 }
 function compareCase(scenario, base2, head, options2 = {}) {
-  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks);
-  const headSummary = summarizeSide(scenario, head, options2.ks);
+  const uncalibrated = uncalibratedJudges(scenario, options2.calibratedCriteria);
+  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks, uncalibrated);
+  const headSummary = summarizeSide(scenario, head, options2.ks, uncalibrated);
   const decision = options2.sequential ? decideCase(baseSummary, headSummary, options2.sequential) : void 0;
   const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head), decision);
   const report2 = {
@@ -43692,6 +43823,10 @@ function check2(reports) {
         return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
       }
     }
+    const calibration = (x) => `${x.judge_calibration?.model ?? ""}\0${x.judge_calibration?.sha256 ?? ""}`;
+    if (calibration(r) !== calibration(first)) {
+      return `${describe3(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe3(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
+    }
     for (const side of ["base", "head"]) {
       const a = first.sides[side];
       const b = r.sides[side];
@@ -43755,6 +43890,7 @@ function tryMergeReports(reports) {
   const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
   if (reason !== void 0) merged.engine_reason = reason;
   if (first.gate) merged.gate = first.gate;
+  if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
@@ -43769,7 +43905,7 @@ function mergeReports(reports) {
 }
 
 // src/config/load.ts
-import path4 from "node:path";
+import path5 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
@@ -43781,27 +43917,27 @@ import { createRequire } from "module";
 import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
-function cleanPath(path5) {
-  let normalized = normalize(path5);
+function cleanPath(path6) {
+  let normalized = normalize(path6);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
 var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path5, separator) {
-  return path5.replace(SLASHES_REGEX, separator);
+function convertSlashes(path6, separator) {
+  return path6.replace(SLASHES_REGEX, separator);
 }
 var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path5) {
-  return path5 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path5);
+function isRootDirectory(path6) {
+  return path6 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path6);
 }
-function normalizePath(path5, options2) {
+function normalizePath(path6, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path5.includes("/") || path5.startsWith(".");
-  if (resolvePaths) path5 = resolve(path5);
-  if (normalizePath$1 || pathNeedsCleaning) path5 = cleanPath(path5);
-  if (path5 === ".") return "";
-  const needsSeperator = path5[path5.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path5 + pathSeparator : path5, pathSeparator);
+  const pathNeedsCleaning = process.platform === "win32" && path6.includes("/") || path6.startsWith(".");
+  if (resolvePaths) path6 = resolve(path6);
+  if (normalizePath$1 || pathNeedsCleaning) path6 = cleanPath(path6);
+  if (path6 === ".") return "";
+  const needsSeperator = path6[path6.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path6 + pathSeparator : path6, pathSeparator);
 }
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
@@ -43838,8 +43974,8 @@ var pushDirectory = (directoryPath, paths) => {
   paths.push(directoryPath || ".");
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path5 = directoryPath || ".";
-  if (filters.every((filter) => filter(path5, true))) paths.push(path5);
+  const path6 = directoryPath || ".";
+  if (filters.every((filter) => filter(path6, true))) paths.push(path6);
 };
 var empty$2 = () => {
 };
@@ -43891,26 +44027,26 @@ var empty = () => {
 function build$3(options2) {
   return options2.group ? groupFiles : empty;
 }
-var resolveSymlinksAsync = function(path5, state, callback$1) {
+var resolveSymlinksAsync = function(path6, state, callback$1) {
   const { queue, fs, options: { suppressErrors } } = state;
   queue.enqueue();
-  fs.realpath(path5, (error62, resolvedPath) => {
+  fs.realpath(path6, (error62, resolvedPath) => {
     if (error62) return queue.dequeue(suppressErrors ? null : error62, state);
     fs.stat(resolvedPath, (error$1, stat4) => {
       if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive2(path5, resolvedPath, state)) return queue.dequeue(null, state);
+      if (stat4.isDirectory() && isRecursive2(path6, resolvedPath, state)) return queue.dequeue(null, state);
       callback$1(stat4, resolvedPath);
       queue.dequeue(null, state);
     });
   });
 };
-var resolveSymlinks = function(path5, state, callback$1) {
+var resolveSymlinks = function(path6, state, callback$1) {
   const { queue, fs, options: { suppressErrors } } = state;
   queue.enqueue();
   try {
-    const resolvedPath = fs.realpathSync(path5);
+    const resolvedPath = fs.realpathSync(path6);
     const stat4 = fs.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive2(path5, resolvedPath, state)) return;
+    if (stat4.isDirectory() && isRecursive2(path6, resolvedPath, state)) return;
     callback$1(stat4, resolvedPath);
   } catch (e) {
     if (!suppressErrors) throw e;
@@ -43920,9 +44056,9 @@ function build$2(options2, isSynchronous) {
   if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive2(path5, resolved, state) {
+function isRecursive2(path6, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path5);
+  let parent = dirname(path6);
   let depth = 1;
   while (parent !== state.root && depth < 2) {
     const resolvedPath = state.symlinks.get(parent);
@@ -43930,7 +44066,7 @@ function isRecursive2(path5, resolved, state) {
     if (isSameRoot) depth++;
     else parent = dirname(parent);
   }
-  state.symlinks.set(path5, resolved);
+  state.symlinks.set(path6, resolved);
   return depth > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
@@ -44102,19 +44238,19 @@ var Walker = class {
         const filename = this.joinPath(entry.name, directoryPath);
         this.pushFile(filename, files, this.state.counts, filters);
       } else if (entry.isDirectory()) {
-        let path5 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path5)) continue;
-        this.pushDirectory(path5, paths, filters);
-        this.walkDirectory(this.state, path5, path5, depth - 1, this.walk);
+        let path6 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path6)) continue;
+        this.pushDirectory(path6, paths, filters);
+        this.walkDirectory(this.state, path6, path6, depth - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path5 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path5, this.state, (stat4, resolvedPath) => {
+        let path6 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path6, this.state, (stat4, resolvedPath) => {
           if (stat4.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path5 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path5 + pathSeparator, depth - 1, this.walk);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path6 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path6 + pathSeparator, depth - 1, this.walk);
           } else {
-            resolvedPath = useRealPaths ? resolvedPath : path5;
+            resolvedPath = useRealPaths ? resolvedPath : path6;
             const filename = basename(resolvedPath);
             const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
@@ -44280,7 +44416,7 @@ var Builder = class {
       isMatch = globFn(patterns, ...options2);
       this.globCache[patterns.join("\0")] = isMatch;
     }
-    this.options.filters.push((path5) => isMatch(path5));
+    this.options.filters.push((path6) => isMatch(path6));
     return this;
   }
 };
@@ -44355,19 +44491,19 @@ function buildRelative(cwd, root) {
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
-function ensureNonDriveRelativePath(path5) {
-  return path5.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+function ensureNonDriveRelativePath(path6) {
+  return path6.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
 }
 var splitPatternOptions = { parts: true };
-function splitPattern(path5) {
+function splitPattern(path6) {
   var _result$parts;
-  const result = import_picomatch.default.scan(path5, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path5];
+  const result = import_picomatch.default.scan(path6, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path6];
 }
 var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
 var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path5) => path5.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path5) => path5.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePosixPath = (path6) => path6.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path6) => path6.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
 var escapePath = isWin ? escapeWin32Path : escapePosixPath;
 function isDynamicPattern(pattern, options2) {
   if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
@@ -44462,25 +44598,25 @@ function buildCrawler(options2, patterns) {
     posix: true
   };
   const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
-  const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
+  const ignore2 = (0, import_picomatch.default)(processed.ignore, matchOptions);
   const partialMatcher = getPartialMatcher(processed.match, matchOptions);
   const format = buildFormat(cwd, root, absolute);
   const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
   const excludePredicate = (_, p) => {
     const relativePath = excludeFormatter(p, true);
-    return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
+    return relativePath !== "." && !partialMatcher(relativePath) || ignore2(relativePath);
   };
   let maxDepth;
   if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
   const crawler = new Builder({
     filters: [debug ? (p, isDirectory) => {
-      const path5 = format(p, isDirectory);
-      const matches = matcher(path5) && !ignore(path5);
-      if (matches) log(`matched ${path5}`);
+      const path6 = format(p, isDirectory);
+      const matches = matcher(path6) && !ignore2(path6);
+      if (matches) log(`matched ${path6}`);
       return matches;
     } : (p, isDirectory) => {
-      const path5 = format(p, isDirectory);
-      return matcher(path5) && !ignore(path5);
+      const path6 = format(p, isDirectory);
+      return matcher(path6) && !ignore2(path6);
     }],
     exclude: debug ? (_, p) => {
       const skipped = excludePredicate(_, p);
@@ -44687,20 +44823,20 @@ function nodePosition(source, node2) {
   const range = node2?.range;
   return range ? positionAt(source, range[0]) : { line: 1, col: 1 };
 }
-function nodeAt(source, path5, opts = {}) {
-  return walk(source, path5, opts.key ?? false).node;
+function nodeAt(source, path6, opts = {}) {
+  return walk(source, path6, opts.key ?? false).node;
 }
-function walk(source, path5, key) {
+function walk(source, path6, key) {
   let node2 = source.doc.contents;
-  for (let i = 0; i < path5.length; i++) {
+  for (let i = 0; i < path6.length; i++) {
     if ((0, import_yaml.isAlias)(node2)) node2 = node2.resolve(source.doc);
-    const segment = path5[i];
+    const segment = path6[i];
     if ((0, import_yaml.isMap)(node2)) {
       const pair = findPair(source, node2, String(segment));
       if (!pair) return { node: node2, complete: false };
-      if (i === path5.length - 1 && key) return { node: pair.key, complete: true };
+      if (i === path6.length - 1 && key) return { node: pair.key, complete: true };
       if (pair.value === null || pair.value === void 0) {
-        return { node: pair.key, complete: i === path5.length - 1 };
+        return { node: pair.key, complete: i === path6.length - 1 };
       }
       node2 = pair.value;
     } else if ((0, import_yaml.isSeq)(node2) && typeof segment === "number" && node2.items[segment] !== void 0) {
@@ -44730,17 +44866,17 @@ function keyText(key) {
   if ((0, import_yaml.isScalar)(key)) return String(key.value);
   return String(key);
 }
-function locate(source, path5, opts = {}) {
-  return nodePosition(source, nodeAt(source, path5, opts));
+function locate(source, path6, opts = {}) {
+  return nodePosition(source, nodeAt(source, path6, opts));
 }
-function problemAt(source, path5, message, opts = {}) {
-  const out = { file: source.file, ...locate(source, path5, opts), message };
-  if (path5.length > 0) out.path = formatPath(path5);
+function problemAt(source, path6, message, opts = {}) {
+  const out = { file: source.file, ...locate(source, path6, opts), message };
+  if (path6.length > 0) out.path = formatPath(path6);
   return out;
 }
-function formatPath(path5) {
+function formatPath(path6) {
   let out = "";
-  for (const segment of path5) {
+  for (const segment of path6) {
     if (typeof segment === "number") out += `[${segment}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(String(segment)))
       out += out === "" ? String(segment) : `.${String(segment)}`;
@@ -44748,14 +44884,14 @@ function formatPath(path5) {
   }
   return out;
 }
-function rangeAt(source, path5) {
-  const { node: node2, complete } = walk(source, path5, false);
+function rangeAt(source, path6) {
+  const { node: node2, complete } = walk(source, path6, false);
   if ((0, import_yaml.isAlias)(node2)) return null;
   return complete && node2?.range ? [node2.range[0], node2.range[1]] : null;
 }
-function problemAtText(source, path5, needle, message) {
-  const problem = problemAt(source, path5, message);
-  const range = rangeAt(source, path5);
+function problemAtText(source, path6, needle, message) {
+  const problem = problemAt(source, path6, message);
+  const range = rangeAt(source, path6);
   if (!range) return problem;
   const i = source.text.slice(range[0], range[1]).indexOf(needle);
   return i === -1 ? problem : { ...problem, ...positionAt(source, range[0] + i) };
@@ -44892,9 +45028,9 @@ function options(schema) {
   const def = defOf(s);
   return def.type === "union" ? def.options.flatMap(options) : [s];
 }
-function objectKeysAt(schema, path5) {
+function objectKeysAt(schema, path6) {
   let candidates = options(schema);
-  for (const segment of path5) {
+  for (const segment of path6) {
     const next = [];
     for (const c of candidates) {
       const def = defOf(c);
@@ -45134,9 +45270,9 @@ var NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function expandEnv(source, env) {
   const problems = [];
   (0, import_yaml2.visit)(source.doc, {
-    Scalar(key, node2, path5) {
+    Scalar(key, node2, path6) {
       if (key === "key" || typeof node2.value !== "string" || !node2.value.includes("$")) return;
-      const fieldPath = pathOf(path5, node2);
+      const fieldPath = pathOf(path6, node2);
       const raw = node2.range ? source.text.slice(node2.range[0], node2.range[1]) : "";
       let searchFrom = 0;
       const at = (needle) => {
@@ -45231,8 +45367,8 @@ function inputSchemaProblems(ajv2, schema, source, at) {
     ajv2.compile(schema);
   } catch (err) {
     const message = err.message;
-    const path5 = [...at, ...compileErrorPath(message, schema)];
-    return [problemAt(source, path5, `invalid JSON Schema: ${message}`, { key: true })];
+    const path6 = [...at, ...compileErrorPath(message, schema)];
+    return [problemAt(source, path6, `invalid JSON Schema: ${message}`, { key: true })];
   } finally {
     forget(ajv2, schema);
   }
@@ -45280,14 +45416,18 @@ function compileErrorPath(message, schema) {
 function findKey(root, key) {
   const queue = [{ value: root, path: [] }];
   while (queue.length > 0) {
-    const { value, path: path5 } = queue.shift();
+    const { value, path: path6 } = queue.shift();
     if (typeof value !== "object" || value === null) continue;
-    if (!Array.isArray(value) && Object.hasOwn(value, key)) return [...path5, key];
+    if (!Array.isArray(value) && Object.hasOwn(value, key)) return [...path6, key];
     for (const [k, v] of Object.entries(value))
-      queue.push({ value: v, path: [...path5, Array.isArray(value) ? Number(k) : k] });
+      queue.push({ value: v, path: [...path6, Array.isArray(value) ? Number(k) : k] });
   }
   return void 0;
 }
+
+// src/config/judge-files.ts
+import { createHash } from "node:crypto";
+import path2 from "node:path";
 
 // src/config/source-file.ts
 import { readFile, stat as stat2 } from "node:fs/promises";
@@ -45303,29 +45443,29 @@ function suitePath(root, absPath) {
   return path.relative(root, absPath).split(path.sep).join("/");
 }
 async function readTextFile(absPath, file2) {
-  const fail2 = (message, line = 1, col = 1) => ({
+  const fail3 = (message, line = 1, col = 1) => ({
     ok: false,
     problem: { file: file2, line, col, message }
   });
   let bytes;
   try {
     const info = await stat2(absPath);
-    if (!info.isFile()) return fail2("not a regular file");
-    if (info.size > MAX_FILE_BYTES) return fail2(tooLarge(info.size));
+    if (!info.isFile()) return fail3("not a regular file");
+    if (info.size > MAX_FILE_BYTES) return fail3(tooLarge(info.size));
     bytes = await readFile(absPath);
   } catch (err) {
     const code = err.code;
     if (code === "ENOENT" || code === "ENOTDIR")
       return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
-    if (code === "EACCES") return fail2("permission denied");
-    return fail2(`cannot read the file: ${err.message}`);
+    if (code === "EACCES") return fail3("permission denied");
+    return fail3(`cannot read the file: ${err.message}`);
   }
-  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
+  if (bytes.length > MAX_FILE_BYTES) return fail3(tooLarge(bytes.length));
   const bad = firstNonTextByte(bytes);
   if (bad !== -1) {
     const { line, col } = bytePosition(bytes, bad);
     const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
-    return fail2(
+    return fail3(
       `not a text file: ${what} at line ${line}, col ${col} (suite files are UTF-8 text)`,
       line,
       col
@@ -45367,6 +45507,92 @@ function bytePosition(bytes, offset) {
   }
   const col = new TextDecoder("utf-8").decode(bytes.subarray(lineStart, offset)).length + 1;
   return { line, col };
+}
+
+// src/config/judge-files.ts
+var DEFAULT_CALIBRATION_FILE = "judge-calibration.json";
+async function loadLabels(labelsPath) {
+  const abs = path2.resolve(labelsPath);
+  const file2 = displayPath(abs);
+  const read = await readTextFile(abs, file2);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const parsed = parseYaml(file2, read.text);
+  if (parsed.problems.length > 0 || parsed.value === void 0)
+    return { ok: false, problems: parsed.problems };
+  const value = parsed.value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      problems: [notAMapping(parsed.source, value, "labels: [{criterion, message, reply, label}]")]
+    };
+  }
+  const result = validate2(LabelsFile, value, parsed.source);
+  return result.ok ? { ok: true, value: result.data.labels } : { ok: false, problems: result.problems };
+}
+function calibrationPath(root, judge) {
+  return path2.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
+}
+async function loadJudgeCalibration(absPath, root) {
+  const file2 = displayPath(absPath);
+  const read = await readTextFile(absPath, file2);
+  if (!read.ok) return read.missing ? { ok: true, value: null } : { ok: false, problems: [read.problem] };
+  const parsed = parseYaml(file2, read.text);
+  if (parsed.problems.length > 0 || parsed.value === void 0)
+    return { ok: false, problems: parsed.problems };
+  if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+    return {
+      ok: false,
+      problems: [
+        notAMapping(
+          parsed.source,
+          parsed.value,
+          '"version": 1 and "criteria" (written by stategate judge calibrate)'
+        )
+      ]
+    };
+  }
+  const result = validate2(JudgeCalibrationFile, parsed.value, parsed.source);
+  if (!result.ok) return { ok: false, problems: result.problems };
+  const problems = [];
+  const seen = /* @__PURE__ */ new Set();
+  result.data.criteria.forEach((c, i) => {
+    const key = JSON.stringify([c.criterion, c.model]);
+    if (seen.has(key)) {
+      const message = `criterion ${JSON.stringify(c.criterion)} with model ${JSON.stringify(c.model)} is given twice`;
+      problems.push(problemAt(parsed.source, ["criteria", i], message));
+    }
+    seen.add(key);
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      file: suitePath(root, absPath),
+      sha256: createHash("sha256").update(read.text).digest("hex"),
+      criteria: result.data.criteria
+    }
+  };
+}
+async function loadJudgeSection(configPath, env = process.env) {
+  const abs = path2.resolve(configPath);
+  const file2 = displayPath(abs);
+  const read = await readTextFile(abs, file2);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const parsed = parseYaml(
+    file2,
+    read.text,
+    (source) => expandEnv(source, env).filter((p) => p.path === "judge" || p.path?.startsWith("judge."))
+  );
+  if (parsed.value === void 0) return { ok: false, problems: parsed.problems };
+  const raw = parsed.value;
+  if (typeof raw !== "object" || raw === null || raw.judge === void 0) {
+    const where = problemAt(parsed.source, [], "no judge: section (url, model): see docs/judge.md");
+    return { ok: false, problems: [...parsed.problems, where] };
+  }
+  const result = validate2(JudgeConfig, raw.judge, parsed.source, ["judge"]);
+  const problems = [...parsed.problems, ...result.ok ? [] : result.problems];
+  if (!result.ok || problems.length > 0) return { ok: false, problems };
+  return { ok: true, value: { judge: result.data, configFile: abs, root: path2.dirname(abs) } };
 }
 
 // src/config/suite-checks.ts
@@ -45479,13 +45705,13 @@ function judgeWithoutConfig(source, scenario) {
 }
 
 // src/config/template-files.ts
-import path2 from "node:path";
+import path3 from "node:path";
 var FixtureRows = external_exports.record(external_exports.string().min(1), external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())));
 async function loadTemplateFiles(schema, fixtures, root, config2, files) {
   const problems = [];
   const template = { schema: [], fixtures: [] };
   const read = async (named2) => {
-    const abs = path2.resolve(root, named2.name);
+    const abs = path3.resolve(root, named2.name);
     const result = await readTextFile(abs, displayPath(abs));
     if (result.ok) {
       files[suitePath(root, abs)] = result.text;
@@ -45506,7 +45732,7 @@ async function loadTemplateFiles(schema, fixtures, root, config2, files) {
         problemAt(
           config2,
           f.field,
-          `a fixture is a .sql, .yaml, .yml or .json file, got '${path2.basename(f.name)}'`
+          `a fixture is a .sql, .yaml, .yml or .json file, got '${path3.basename(f.name)}'`
         )
       );
       return null;
@@ -45525,7 +45751,7 @@ async function loadTemplateFiles(schema, fixtures, root, config2, files) {
   return { template, problems };
 }
 function fixtureKind(name) {
-  const ext = path2.extname(name).toLowerCase();
+  const ext = path3.extname(name).toLowerCase();
   if (ext === ".sql") return "sql";
   return [".yaml", ".yml", ".json"].includes(ext) ? "rows" : null;
 }
@@ -45686,13 +45912,13 @@ function toolChecks(tool, source, at, ajv2) {
   tool.preconditions.forEach((p, i) => {
     sqlFields.push({ path: [...at, "preconditions", i, "query"], sql: p.query });
   });
-  for (const { path: path5, sql } of sqlFields) {
+  for (const { path: path6, sql } of sqlFields) {
     for (const name of bindNamedParams(sql).names) {
       if (known.has(name)) continue;
       problems.push(
         problemAtText(
           source,
-          path5,
+          path6,
           `:${name}`,
           `the parameter :${name} is not an argument in input.properties (${argList})`
         )
@@ -45707,13 +45933,13 @@ function toolChecks(tool, source, at, ajv2) {
       text: p.error.message
     }))
   ];
-  for (const { path: path5, text } of templates) {
+  for (const { path: path6, text } of templates) {
     for (const m of (text ?? "").matchAll(/\{([^{}\s]+)\}/g)) {
       if (known.has(m[1])) continue;
       problems.push(
         problemAtText(
           source,
-          path5,
+          path6,
           m[0],
           `the placeholder ${m[0]} is not an argument in input.properties (${argList})`
         )
@@ -45725,14 +45951,14 @@ function toolChecks(tool, source, at, ajv2) {
 
 // src/config/sql-statements.ts
 var import_yaml3 = __toESM(require_dist(), 1);
-import path3 from "node:path";
+import path4 from "node:path";
 function collectSqlStatements(suite) {
   const out = [];
   const sources = /* @__PURE__ */ new Map();
   const sourceOf = (rel) => {
     if (!sources.has(rel)) {
       const text = suite.files[rel];
-      const file2 = displayPath(path3.resolve(suite.root, rel));
+      const file2 = displayPath(path4.resolve(suite.root, rel));
       sources.set(rel, text === void 0 ? null : parseYaml(file2, text).source);
     }
     return sources.get(rel) ?? null;
@@ -45747,7 +45973,7 @@ function collectSqlStatements(suite) {
       const where = source ? statementPosition(source, field2, statement, searchFrom) : null;
       if (where) searchFrom = where.offset + 1;
       out.push({
-        file: source?.file ?? displayPath(path3.resolve(suite.root, rel)),
+        file: source?.file ?? displayPath(path4.resolve(suite.root, rel)),
         line: where?.line ?? 1,
         col: where?.col ?? 1,
         what: label,
@@ -45812,8 +46038,8 @@ function statementPosition(source, field2, statement, searchFrom) {
 // src/config/load.ts
 async function loadSuite(configPath, opts = {}) {
   const env = opts.env ?? process.env;
-  const configAbs = path4.resolve(configPath);
-  const root = path4.resolve(opts.suiteRoot ?? path4.dirname(configAbs));
+  const configAbs = path5.resolve(configPath);
+  const root = path5.resolve(opts.suiteRoot ?? path5.dirname(configAbs));
   const read = await readTextFile(configAbs, displayPath(configAbs));
   if (!read.ok) return { ok: false, problems: [read.problem] };
   let unset = /* @__PURE__ */ new Set();
@@ -45862,6 +46088,12 @@ async function loadSuite(configPath, opts = {}) {
     if (result.scenario) scenarios.push(result.scenario);
   }
   problems.push(...suiteChecks(twinNames, scenarioFiles, config2, { twinsComplete }));
+  let judgeCalibration = null;
+  if (config2?.judge) {
+    const calibration = await loadJudgeCalibration(calibrationPath(root, config2.judge), root);
+    if (calibration.ok) judgeCalibration = calibration.value;
+    else problems.push(...calibration.problems);
+  }
   if (problems.length > 0 || !config2) return { ok: false, problems: sortProblems(problems) };
   const suite = {
     configFile: configAbs,
@@ -45870,7 +46102,8 @@ async function loadSuite(configPath, opts = {}) {
     scenarios,
     tools,
     template: template.template,
-    files
+    files,
+    judgeCalibration
   };
   return { ok: true, suite };
 }
@@ -45890,7 +46123,7 @@ async function expandGlobs(patterns, root, config2, problems) {
 }
 async function readYamlFiles(rels, root, files, problems) {
   const out = await mapLimited(rels, async (name) => {
-    const abs = path4.resolve(root, name);
+    const abs = path5.resolve(root, name);
     const rel = suitePath(root, abs);
     const read = await readTextFile(abs, displayPath(abs));
     if (!read.ok) return { problem: read.problem };
@@ -45943,12 +46176,12 @@ var ConfigError = class extends Error {
 };
 
 // src/plan/expand.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 
 // src/plan/pin.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 function sha256(text) {
-  return createHash("sha256").update(text).digest("hex");
+  return createHash2("sha256").update(text).digest("hex");
 }
 function pinSuite(suite) {
   const templateHash2 = sha256(canonicalJson(suite.template));
@@ -45964,7 +46197,7 @@ function pinSuite(suite) {
   return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
 }
 function seedFor(suiteHash, scenarioId, repeat) {
-  const h = createHash("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
+  const h = createHash2("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
   return h.readUInt32BE(0);
 }
 
@@ -45979,7 +46212,7 @@ function parseShard(text) {
   return { index, total };
 }
 function shardOf(scenarioId, total) {
-  const h = createHash2("sha256").update(scenarioId).digest();
+  const h = createHash3("sha256").update(scenarioId).digest();
   return h.readUInt32BE(0) % total + 1;
 }
 function sliceScenarios(scenarios, shard) {
@@ -45998,87 +46231,6 @@ function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
     });
   }
   return out;
-}
-
-// src/report/junit.ts
-var INVALID_XML = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-function xmlEscape(text) {
-  return text.replace(INVALID_XML, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
-}
-function attrs(values) {
-  return Object.entries(values).filter(([, v]) => v !== void 0).map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`).join("");
-}
-function outcomeOf(c, side, s) {
-  const out = {};
-  const ungraded = s.infraErrors ?? 0;
-  if (c.class === "incomplete" && (s.runs === 0 || ungraded > 0)) {
-    const message = s.runs === 0 ? `the ${side} has no episodes of this scenario` : `${ungraded} of ${s.runs} repeats could not be graded`;
-    out.error = { message, body: c.reason ?? message };
-  }
-  const graded2 = s.runs - ungraded;
-  if (s.passes < graded2) {
-    const failed2 = Object.entries(s.expectations).filter(([, e]) => e.fail > 0);
-    const lines = failed2.map(([id, e]) => {
-      const tagText = [e.critical ? "critical" : "", ...Object.keys(e.labels ?? {})].filter(Boolean).join(", ");
-      return `${id}${tagText ? ` (${tagText})` : ""}: failed in ${e.fail} of ${s.runs} repeats${e.example ? `. ${e.example}` : ""}`;
-    });
-    const firstLabel = failed2.map(([, e]) => Object.keys(e.labels ?? {})[0]).find(Boolean);
-    out.failure = {
-      message: `${graded2 - s.passes} of ${graded2} repeats failed: ${failed2.map(([id]) => id).join(", ")}`,
-      type: firstLabel ?? "FAILED",
-      body: lines.join("\n")
-    };
-  }
-  return out;
-}
-function testcase(c, side, s) {
-  const o = outcomeOf(c, side, s);
-  const props = [
-    ["class", c.class],
-    ["flaky", String(c.flaky[side])],
-    ["passes", `${s.passes}/${s.runs}`]
-  ];
-  const lines = [
-    `    <testcase${attrs({ classname: `stategate.${side}`, name: c.id, file: c.file })}>`,
-    "      <properties>"
-  ];
-  for (const [name, value] of props) lines.push(`        <property${attrs({ name, value })}/>`);
-  lines.push("      </properties>");
-  if (o.error)
-    lines.push(
-      `      <error${attrs({ message: o.error.message, type: "INCOMPLETE_RUN" })}>${xmlEscape(o.error.body)}</error>`
-    );
-  if (o.failure)
-    lines.push(
-      `      <failure${attrs({ message: o.failure.message, type: o.failure.type })}>${xmlEscape(o.failure.body)}</failure>`
-    );
-  lines.push("    </testcase>");
-  return { xml: lines.join("\n"), failed: Boolean(o.failure), errored: Boolean(o.error) };
-}
-function renderJunit(report2) {
-  const suites = [];
-  let tests = 0;
-  let failures = 0;
-  let errors = 0;
-  for (const side of ["base", "head"]) {
-    const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).filter((c) => c[side]);
-    if (cases.length === 0) continue;
-    const made = cases.map((c) => testcase(c, side, c[side]));
-    const f = made.filter((m) => m.failed).length;
-    const e = made.filter((m) => m.errored).length;
-    tests += made.length;
-    failures += f;
-    errors += e;
-    suites.push(
-      [
-        `  <testsuite${attrs({ name: `stategate.${side}`, tests: made.length, failures: f, errors: e })}>`,
-        ...made.map((m) => m.xml),
-        "  </testsuite>"
-      ].join("\n")
-    );
-  }
-  const root = `<testsuites${attrs({ name: "stategate", tests, failures, errors })}>`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', root, ...suites, "</testsuites>", ""].join("\n");
 }
 
 // src/report/format.ts
@@ -46140,6 +46292,19 @@ function rateWords(s) {
   const w = stats.wilson;
   return w ? `${percent2(stats.pass_rate)} (${percent2(w.low)}\u2013${percent2(w.high)})` : percent2(stats.pass_rate);
 }
+var REPEAT_DEFINITIONS = "all-N: passed every repeat; per-run pass rate: passing / graded repeats, Wilson 95% interval; pass@k: 1 - C(n-c,k)/C(n,k), the chance at least one of k repeats passes (unbiased); pass^k: C(c,k)/C(n,k), the chance k repeats all pass (n graded repeats, c passing)";
+function passKWords(s) {
+  const stats = s.stats ?? sideStats(s);
+  const words = [];
+  for (const [k, at] of Object.entries(stats.pass_at_k)) {
+    if (k === "1") continue;
+    const hat = stats.pass_hat_k[k];
+    words.push(
+      `pass@${k} ${at === null ? "\u2014" : percent2(at)}, pass^${k} ${hat === null ? "\u2014" : percent2(hat)}`
+    );
+  }
+  return words.length > 0 ? words.join("; ") : "\u2014";
+}
 function metricWords(s) {
   const m = s.metrics;
   if (!m) return { calls: "\u2014", latency: "\u2014", cost: "\u2014", tokens: "\u2014" };
@@ -46150,12 +46315,12 @@ function metricWords(s) {
     tokens: `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`
   };
 }
-function tally(c) {
+function tally2(c) {
   return c.pass + c.fail + c.error;
 }
 function changeWords(e) {
   const side = (name, c, what) => {
-    const n = tally(c);
+    const n = tally2(c);
     if (n === 0) return `no ${name} run`;
     const verb = what === "fail" ? "failed" : what === "pass" ? "passed" : "could not be evaluated";
     return `${verb} in ${c[what]} of ${n} ${name} repeats`;
@@ -46169,8 +46334,9 @@ function changeWords(e) {
   ];
   return parts.filter(Boolean).join("; ");
 }
+var UNCALIBRATED_TAG = "judge uncalibrated";
 function changeTags(e) {
-  return [e.critical ? "critical" : "", e.label ?? ""].filter(Boolean).join(", ");
+  return [e.critical ? "critical" : "", e.uncalibrated ? UNCALIBRATED_TAG : "", e.label ?? ""].filter(Boolean).join(", ");
 }
 function stateValue(v) {
   return elide(typeof v === "string" ? v : canonicalJson(v), 60);
@@ -46213,7 +46379,7 @@ function suiteLines(report2) {
     if (!s || s.scenarios === 0) continue;
     const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent2(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
-    const extra = hat.map(([k, v]) => `, pass^${k} ${percent2(v)}`).join("");
+    const extra = hat.map(([k, v]) => `, pass@${k} ${percent2(s.pass_at_k[k] ?? null)}, pass^${k} ${percent2(v)}`).join("");
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent2(s.pass_rate)}${extra}`);
   }
   for (const side of ["base", "head"]) {
@@ -46225,6 +46391,91 @@ function suiteLines(report2) {
     if (cost) out.push(`${side} cost: ${costWords(cost)}`);
   }
   return out;
+}
+
+// src/report/junit.ts
+var INVALID_XML = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+function xmlEscape(text) {
+  return text.replace(INVALID_XML, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+}
+function attrs(values) {
+  return Object.entries(values).filter(([, v]) => v !== void 0).map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`).join("");
+}
+function outcomeOf(c, side, s) {
+  const out = {};
+  const ungraded = s.infraErrors ?? 0;
+  if (c.class === "incomplete" && (s.runs === 0 || ungraded > 0)) {
+    const message = s.runs === 0 ? `the ${side} has no episodes of this scenario` : `${ungraded} of ${s.runs} repeats could not be graded`;
+    out.error = { message, body: c.reason ?? message };
+  }
+  const graded2 = s.runs - ungraded;
+  if (s.passes < graded2) {
+    const failed2 = Object.entries(s.expectations).filter(([, e]) => e.fail > 0);
+    const lines = failed2.map(([id, e]) => {
+      const tagText = [
+        e.critical ? "critical" : "",
+        e.uncalibrated ? UNCALIBRATED_TAG : "",
+        ...Object.keys(e.labels ?? {})
+      ].filter(Boolean).join(", ");
+      return `${id}${tagText ? ` (${tagText})` : ""}: failed in ${e.fail} of ${s.runs} repeats${e.example ? `. ${e.example}` : ""}`;
+    });
+    const firstLabel = failed2.map(([, e]) => Object.keys(e.labels ?? {})[0]).find(Boolean);
+    out.failure = {
+      message: `${graded2 - s.passes} of ${graded2} repeats failed: ${failed2.map(([id]) => id).join(", ")}`,
+      type: firstLabel ?? "FAILED",
+      body: lines.join("\n")
+    };
+  }
+  return out;
+}
+function testcase(c, side, s) {
+  const o = outcomeOf(c, side, s);
+  const props = [
+    ["class", c.class],
+    ["flaky", String(c.flaky[side])],
+    ["passes", `${s.passes}/${s.runs}`]
+  ];
+  const lines = [
+    `    <testcase${attrs({ classname: `stategate.${side}`, name: c.id, file: c.file })}>`,
+    "      <properties>"
+  ];
+  for (const [name, value] of props) lines.push(`        <property${attrs({ name, value })}/>`);
+  lines.push("      </properties>");
+  if (o.error)
+    lines.push(
+      `      <error${attrs({ message: o.error.message, type: "INCOMPLETE_RUN" })}>${xmlEscape(o.error.body)}</error>`
+    );
+  if (o.failure)
+    lines.push(
+      `      <failure${attrs({ message: o.failure.message, type: o.failure.type })}>${xmlEscape(o.failure.body)}</failure>`
+    );
+  lines.push("    </testcase>");
+  return { xml: lines.join("\n"), failed: Boolean(o.failure), errored: Boolean(o.error) };
+}
+function renderJunit(report2) {
+  const suites = [];
+  let tests = 0;
+  let failures = 0;
+  let errors = 0;
+  for (const side of ["base", "head"]) {
+    const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).filter((c) => c[side]);
+    if (cases.length === 0) continue;
+    const made = cases.map((c) => testcase(c, side, c[side]));
+    const f = made.filter((m) => m.failed).length;
+    const e = made.filter((m) => m.errored).length;
+    tests += made.length;
+    failures += f;
+    errors += e;
+    suites.push(
+      [
+        `  <testsuite${attrs({ name: `stategate.${side}`, tests: made.length, failures: f, errors: e })}>`,
+        ...made.map((m) => m.xml),
+        "  </testsuite>"
+      ].join("\n")
+    );
+  }
+  const root = `<testsuites${attrs({ name: "stategate", tests, failures, errors })}>`;
+  return ['<?xml version="1.0" encoding="UTF-8"?>', root, ...suites, "</testsuites>", ""].join("\n");
 }
 
 // src/report/terminal.ts
@@ -46243,7 +46494,8 @@ function field(label, lines) {
 }
 function sideLine(s) {
   const m = metricWords(s);
-  return `all-N ${allNWords(s)} \xB7 ${rateWords(s)} per run \xB7 ${m.calls} calls \xB7 ${m.latency} \xB7 ${m.cost} \xB7 ${m.tokens} tokens`;
+  const passK = passKWords(s);
+  return `all-N ${allNWords(s)} \xB7 ${rateWords(s)} per run${passK === "\u2014" ? "" : ` \xB7 ${passK}`} \xB7 ${m.calls} calls \xB7 ${m.latency} \xB7 ${m.cost} \xB7 ${m.tokens} tokens`;
 }
 function caseBlock(c, paint, blocking) {
   const flaky = flakyWords(c);
@@ -46275,7 +46527,7 @@ function idList(cases, max = 10) {
   const ids2 = cases.slice(0, max).map((c) => c.id);
   return cases.length > max ? `${ids2.join(", ")} and ${cases.length - max} more` : ids2.join(", ");
 }
-function tally2(c) {
+function tally3(c) {
   const n = c.pass + c.fail + c.error;
   return `${c.pass}/${n}${c.error > 0 ? ` (${c.error} not evaluated)` : ""}`;
 }
@@ -46295,7 +46547,8 @@ function renderSideTable(report2, side = "head", options2 = {}) {
       const labels = Object.entries(e.labels ?? {}).map(([label, n]) => `${label} \xD7${n}`).join(", ");
       const example = e.example && e.pass < e.pass + e.fail + e.error ? `: ${e.example.replace(/\s+/g, " ")}` : "";
       const note = labels || example ? `  ${paint(`${labels}${example}`, "dim")}` : "";
-      rows.push(["", tally2(e), `  ${id}${e.critical ? " (critical)" : ""}${note}`]);
+      const tags = [e.critical ? "critical" : "", e.uncalibrated ? UNCALIBRATED_TAG : ""].filter(Boolean);
+      rows.push(["", tally3(e), `  ${id}${tags.length > 0 ? ` (${tags.join(", ")})` : ""}${note}`]);
     }
   }
   const visible = (t) => t.replace(/\x1b\[\d+m/g, "").length;
@@ -46338,9 +46591,9 @@ import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync3, writeFileSync as 
 import { join as join6, resolve as resolve4 } from "node:path";
 
 // src/gateway/faults.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 function faultDraw(seed, ruleIndex, tool, callNumber) {
-  const digest = createHash3("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
+  const digest = createHash4("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
   return digest.readUIntBE(0, 6) / 2 ** 48;
 }
 function whenHolds(rule, index, ctx) {
@@ -47176,8 +47429,8 @@ function getErrorMap2() {
 
 // node_modules/zod/v3/helpers/parseUtil.js
 var makeIssue = (params) => {
-  const { data, path: path5, errorMaps, issueData } = params;
-  const fullPath = [...path5, ...issueData.path || []];
+  const { data, path: path6, errorMaps, issueData } = params;
+  const fullPath = [...path6, ...issueData.path || []];
   const fullIssue = {
     ...issueData,
     path: fullPath
@@ -47292,11 +47545,11 @@ var errorUtil;
 
 // node_modules/zod/v3/types.js
 var ParseInputLazyPath = class {
-  constructor(parent, value, path5, key) {
+  constructor(parent, value, path6, key) {
     this._cachedPath = [];
     this.parent = parent;
     this.data = value;
-    this._path = path5;
+    this._path = path6;
     this._key = key;
   }
   get path() {
@@ -50847,11 +51100,11 @@ function normalizeObjectSchema(schema) {
   }
   return void 0;
 }
-function getDotPath(path5) {
-  if (path5.length === 0) {
+function getDotPath(path6) {
+  if (path6.length === 0) {
     return "object root";
   }
-  return path5.reduce((acc, seg, index) => {
+  return path6.reduce((acc, seg, index) => {
     if (index === 0) {
       return String(seg);
     }
@@ -54309,7 +54562,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve7) => setTimeout(resolve7, pollInterval));
+        await new Promise((resolve8) => setTimeout(resolve8, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -54326,7 +54579,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve7, reject) => {
+    return new Promise((resolve8, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -54404,7 +54657,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve7(parseResult.data);
+            resolve8(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -54666,12 +54919,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve7, reject) => {
+    return new Promise((resolve8, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve7, interval);
+      const timeoutId = setTimeout(resolve8, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -55811,7 +56064,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve7) => setTimeout(resolve7, pollInterval));
+      await new Promise((resolve8) => setTimeout(resolve8, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -56913,9 +57166,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve7) => {
+        return new Promise((resolve8) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve7,
+            resolveJson: resolve8,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -57300,6 +57553,30 @@ function toWebRequest(req, text) {
   });
 }
 
+// src/gateway/recent-set.ts
+var RecentSet = class {
+  constructor(limit) {
+    this.limit = limit;
+    if (!Number.isInteger(limit) || limit < 0)
+      throw new Error(`limit must be a whole number >= 0, got ${limit}`);
+  }
+  limit;
+  members = /* @__PURE__ */ new Set();
+  add(value) {
+    this.members.delete(value);
+    this.members.add(value);
+    while (this.members.size > this.limit) {
+      this.members.delete(this.members.values().next().value);
+    }
+  }
+  has(value) {
+    return this.members.has(value);
+  }
+  get size() {
+    return this.members.size;
+  }
+};
+
 // src/gateway/arguments.ts
 var import_ajv3 = __toESM(require_ajv(), 1);
 var import_ajv_formats3 = __toESM(require_dist2(), 1);
@@ -57345,8 +57622,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve7) => {
-      release = resolve7;
+    const mine = new Promise((resolve8) => {
+      release = resolve8;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -57438,27 +57715,32 @@ var EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
 async function createGateway(opts = {}) {
   const host = opts.host ?? "127.0.0.1";
   const sessions = /* @__PURE__ */ new Map();
-  const closedTokens = /* @__PURE__ */ new Set();
+  const closedTokens = new RecentSet(opts.closedTokensKept ?? 1024);
   const refused = [];
-  const refuse = (req, res, path5, reason) => {
-    refused.push({
-      at: (/* @__PURE__ */ new Date()).toISOString(),
-      path: path5,
-      status: 404,
-      reason: `${req.method ?? "?"}: ${reason}`
-    });
+  const refusedKept = opts.refusedKept ?? 1e3;
+  let refusedCount = 0;
+  const refuse = (req, res, path6, reason) => {
+    refusedCount++;
+    if (refused.length < refusedKept) {
+      refused.push({
+        at: (/* @__PURE__ */ new Date()).toISOString(),
+        path: path6,
+        status: 404,
+        reason: `${req.method ?? "?"}: ${reason}`
+      });
+    }
     req.resume();
     sendJson(res, 404, UNKNOWN_EPISODE);
   };
   const route = async (req, res) => {
-    const path5 = (req.url ?? "/").split("?")[0];
-    const match = EPISODE_PATH.exec(path5);
-    if (!match) return refuse(req, res, path5, "not an episode URL");
+    const path6 = (req.url ?? "/").split("?")[0];
+    const match = EPISODE_PATH.exec(path6);
+    if (!match) return refuse(req, res, path6, "not an episode URL");
     const token = match[1];
     const session = sessions.get(token);
     if (!session) {
       const reason = closedTokens.has(token) ? "the episode is closed" : "unknown episode token";
-      return refuse(req, res, path5, reason);
+      return refuse(req, res, path6, reason);
     }
     const rest = match[2] ?? "";
     const work = rest === "/mcp" ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
@@ -57473,11 +57755,11 @@ async function createGateway(opts = {}) {
   });
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve7, reject) => {
+  await new Promise((resolve8, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve7();
+      resolve8();
     });
   });
   const port = server.address().port;
@@ -57508,10 +57790,12 @@ async function createGateway(opts = {}) {
       };
     },
     refused: () => [...refused],
+    refusedCount: () => refusedCount,
+    sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve7) => {
-        server.close(() => resolve7());
+      await new Promise((resolve8) => {
+        server.close(() => resolve8());
         server.closeAllConnections();
       });
     }
@@ -57632,6 +57916,75 @@ function toJudgeResult(outcome) {
   return result;
 }
 
+// src/judge/calibration.ts
+var ERROR_EXAMPLES = 3;
+async function runCalibration(labels, options2, onProgress = () => void 0) {
+  const runs = /* @__PURE__ */ new Map();
+  let done = 0;
+  for (const item of labels) {
+    let run3 = runs.get(item.criterion);
+    if (!run3) {
+      run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
+      runs.set(item.criterion, run3);
+    }
+    run3.labels++;
+    const outcome = await askJudge(options2, {
+      criterion: item.criterion,
+      message: item.message,
+      reply: item.reply
+    });
+    done++;
+    if ("error" in outcome) {
+      run3.judgeErrors++;
+      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
+      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
+      continue;
+    }
+    const judgePass = outcome.answer.label === "pass" && outcome.answer.score >= item.threshold;
+    const humanPass = item.label === "pass";
+    tally(run3.table, judgePass, humanPass);
+    onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
+  }
+  return [...runs.values()];
+}
+function criterionCalibration(run3, model) {
+  const verdict = calibrationOf(run3.table);
+  return {
+    criterion: run3.criterion,
+    model,
+    labels: run3.labels,
+    judge_errors: run3.judgeErrors,
+    n: verdict.n,
+    agreement: verdict.agreement,
+    kappa: verdict.kappa,
+    table: run3.table,
+    calibrated: verdict.calibrated,
+    why_not: verdict.whyNot
+  };
+}
+function mergeCalibration(previous, fresh) {
+  const key = (c) => JSON.stringify([c.criterion, c.model]);
+  const replaced = new Set(fresh.map(key));
+  const criteria = [...previous.filter((c) => !replaced.has(key(c))), ...fresh];
+  criteria.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return { version: 1, criteria };
+}
+function calibratedCriteria(criteria, model) {
+  if (!criteria || model === void 0) return [];
+  return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
+}
+function judgeCalibrationFacts(suite) {
+  const judge = suite.config.judge;
+  if (!judge) return void 0;
+  const calibration = suite.judgeCalibration ?? null;
+  return {
+    model: judge.model,
+    file: calibration?.file ?? null,
+    sha256: calibration?.sha256 ?? null,
+    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
+  };
+}
+
 // src/judge/episode.ts
 function judgeClientOptions(config2, env) {
   const options2 = {
@@ -57693,9 +58046,9 @@ function table(header, rows) {
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
 function sideRow(name, s) {
-  if (!s) return [name, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
+  if (!s) return [name, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
   const m = metricWords(s);
-  return [name, allNWords(s), rateWords(s), m.calls, m.latency, m.cost, m.tokens];
+  return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens];
 }
 function caseTitle(c) {
   const flaky = flakyWords(c);
@@ -57746,6 +58099,7 @@ ${lines.join("\n")}`);
     "side",
     "all-N",
     "per-run pass rate (95% CI)",
+    "pass@k, pass^k",
     "tool calls",
     "latency (median)",
     "cost (total)",
@@ -57770,7 +58124,8 @@ function verdictLines(report2, decision) {
   lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
   lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
   const suite = suiteLines(report2);
-  if (suite.length > 0) lines.push("", ...suite.map((l) => `- ${mdText(l)}`));
+  if (suite.length > 0)
+    lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
   return lines;
 }
 function notice(parts, plan) {
@@ -58113,16 +58468,16 @@ function runtimeCandidates(env = process.env) {
   const paths = ["/var/run/docker.sock"];
   if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
   paths.push(join(homedir(), ".docker", "run", "docker.sock"));
-  return paths.map((path5) => ({ label: path5, path: path5 }));
+  return paths.map((path6) => ({ label: path6, path: path6 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     let socket;
     let reply = "";
     const done = (ok) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve7(ok);
+      resolve8(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -58231,7 +58586,7 @@ function serverUser() {
   }
 }
 function run(file2, args, user) {
-  return new Promise((resolve7, reject) => {
+  return new Promise((resolve8, reject) => {
     const child = spawn(file2, args, {
       ...user ?? {},
       env: { ...process.env, LC_ALL: "C" },
@@ -58243,17 +58598,17 @@ function run(file2, args, user) {
     child.on("error", reject);
     child.on(
       "close",
-      (code) => code === 0 ? resolve7() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve8() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort() {
-  return new Promise((resolve7, reject) => {
+  return new Promise((resolve8, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve7(port));
+      server.close(() => resolve8(port));
     });
   });
 }
@@ -58275,10 +58630,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve7, reject) => {
+  const ready = new Promise((resolve8, reject) => {
     child.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve7();
+      if (log2.includes(READY)) resolve8();
     });
     child.on("error", reject);
     child.on(
@@ -58289,9 +58644,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child, ready, log: () => log2 };
 }
 function waitExit(child) {
-  return new Promise((resolve7) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve7();
-    else child.once("exit", () => resolve7());
+  return new Promise((resolve8) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve8();
+    else child.once("exit", () => resolve8());
   });
 }
 function alive(pid) {
@@ -58434,6 +58789,7 @@ function ownerGone(owner) {
 // src/sandbox/cluster.ts
 var DROP_CONCURRENCY = 4;
 var CLOSE_CONCURRENCY = 6;
+var MAX_DROP_BACKLOG = 16;
 var Cluster = class _Cluster {
   constructor(adminUrl, runPrefix, admin, version2, strategy) {
     this.adminUrl = adminUrl;
@@ -58452,6 +58808,8 @@ var Cluster = class _Cluster {
   closers = [];
   running = 0;
   waiting = [];
+  /** Clones waiting for the drop backlog to shrink. */
+  waitingForRoom = [];
   counter = 0;
   closed = false;
   /** Connects to the server and reads its version. */
@@ -58488,6 +58846,7 @@ var Cluster = class _Cluster {
   createDatabase(name, opts = {}) {
     this.assertOpen();
     return this.track(async () => {
+      if (opts.template) await this.dropRoom();
       let sql = `CREATE DATABASE ${ident(name)}`;
       if (opts.template) {
         sql += ` TEMPLATE ${ident(opts.template)}`;
@@ -58551,8 +58910,21 @@ var Cluster = class _Cluster {
     };
     const p = run3();
     this.drops.add(p);
-    void p.finally(() => this.drops.delete(p));
+    void p.finally(() => {
+      this.drops.delete(p);
+      for (const wake of this.waitingForRoom.splice(0)) wake();
+    });
     return p;
+  }
+  /** Queued or running drops (bounded by MAX_DROP_BACKLOG while clones are made). */
+  get dropBacklog() {
+    return this.drops.size;
+  }
+  /** Resolves once the drop backlog is below its bound. */
+  async dropRoom() {
+    while (this.drops.size >= MAX_DROP_BACKLOG) {
+      await new Promise((r) => this.waitingForRoom.push(r));
+    }
   }
   /**
    * Waits for queued drops, drops every database and role that carries the run prefix (unless the
@@ -58660,10 +59032,10 @@ function redact(url2) {
 }
 
 // src/sandbox/template.ts
-import { createHash as createHash5 } from "node:crypto";
+import { createHash as createHash6 } from "node:crypto";
 
 // src/sandbox/fingerprint.ts
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 var A = ident(AUDIT_SCHEMA);
 var MODULUS = 1n << 256n;
 var CANONICAL_SETTINGS = `SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -58697,7 +59069,7 @@ function combineSums(sums) {
   return (value % MODULUS + MODULUS) % MODULUS;
 }
 function fingerprintOf(sum) {
-  return createHash4("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
+  return createHash5("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
 }
 function addSums(a, b) {
   return (a + b) % MODULUS;
@@ -58777,7 +59149,7 @@ var NumberText = class {
 var NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 function parseRowJson(text) {
   let i = 0;
-  const fail2 = () => {
+  const fail3 = () => {
     throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
   };
   const skipSpace = () => {
@@ -58785,7 +59157,7 @@ function parseRowJson(text) {
   };
   const expect = (c) => {
     skipSpace();
-    if (text[i] !== c) fail2();
+    if (text[i] !== c) fail3();
     i++;
   };
   const string4 = () => {
@@ -58811,7 +59183,7 @@ function parseRowJson(text) {
       skipSpace();
       const c = text[i++];
       if (c === close) return;
-      if (c !== ",") fail2();
+      if (c !== ",") fail3();
     }
   };
   const words = [
@@ -58826,7 +59198,7 @@ function parseRowJson(text) {
       const out2 = {};
       items("}", () => {
         skipSpace();
-        if (text[i] !== '"') fail2();
+        if (text[i] !== '"') fail3();
         const key = string4();
         expect(":");
         out2[key] = value();
@@ -58847,21 +59219,21 @@ function parseRowJson(text) {
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
-    if (!m) return fail2();
+    if (!m) return fail3();
     i += m[0].length;
     return new NumberText(m[0]);
   };
   const out = value();
   skipSpace();
-  if (i !== text.length) fail2();
+  if (i !== text.length) fail3();
   return out;
 }
-function plain(value, number4, scalar) {
-  if (value instanceof NumberText) return number4(value.text);
-  if (Array.isArray(value)) return value.map((v) => plain(v, number4, scalar));
+function plain(value, number5, scalar) {
+  if (value instanceof NumberText) return number5(value.text);
+  if (Array.isArray(value)) return value.map((v) => plain(v, number5, scalar));
   if (value !== null && typeof value === "object") {
     const out = {};
-    for (const [k, v] of Object.entries(value)) out[k] = plain(v, number4, scalar);
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v, number5, scalar);
     return out;
   }
   return scalar(value);
@@ -58871,9 +59243,9 @@ var TIMESTAMPS = /* @__PURE__ */ new Set(["timestamp", "timestamptz"]);
 function columnValue(value, column) {
   const base2 = column?.element ?? column?.type ?? "json";
   if (base2 === "json" || base2 === "jsonb") return plain(value, Number, (v) => v);
-  const number4 = EXACT.has(base2) ? (t) => t : Number;
+  const number5 = EXACT.has(base2) ? (t) => t : Number;
   const scalar = TIMESTAMPS.has(base2) ? (v) => typeof v === "string" ? isoTimestamp(v) : v : (v) => v;
-  return plain(value, number4, scalar);
+  return plain(value, number5, scalar);
 }
 
 // src/sandbox/capture.ts
@@ -59069,9 +59441,9 @@ function sessionOf(client, typeNames) {
   };
 }
 var PgSandbox = class {
-  constructor(name, number4, facts) {
+  constructor(name, number5, facts) {
     this.name = name;
-    this.number = number4;
+    this.number = number5;
     this.facts = facts;
     this.url = facts.cluster.url(name);
     this.pool = sandboxPool(this.url, 4);
@@ -59195,7 +59567,7 @@ var TypeNames = class {
 
 // src/sandbox/template.ts
 function templateHash(spec) {
-  return createHash5("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
+  return createHash6("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
 }
 var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
@@ -59286,6 +59658,10 @@ var PgTemplate = class {
   tables;
   scratch = null;
   stock = [];
+  /**
+   * A clone made ahead, or a new one. A clone made ahead that failed is retried once, now (a bounded
+   * retry: a lasting cause fails this call with the server's message, and the next call tries again).
+   */
   async clone(label) {
     const ready = this.stock.shift();
     this.refill();
@@ -59307,13 +59683,25 @@ var PgTemplate = class {
     const { cluster } = this.facts;
     const n = cluster.next();
     const name = `${cluster.runPrefix}_e_${n}`;
-    await cluster.createDatabase(name, { template: this.name, label });
+    try {
+      await cluster.createDatabase(name, { template: this.name, label });
+    } catch (e) {
+      if (!cluster.isClosed) void cluster.queueDrop(name);
+      throw new Error(
+        `could not create the episode's database (a clone of ${this.name}): ${e.message}`
+      );
+    }
     return new PgSandbox(name, n, this.facts);
   }
   refill() {
     while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
       const made = this.make("ahead").then(async (s) => {
-        await s.warm();
+        try {
+          await s.warm();
+        } catch (e) {
+          void s.dispose();
+          throw e;
+        }
         return s;
       });
       made.catch(() => void 0);
@@ -59635,6 +60023,7 @@ function assembleReport(input2) {
     engine: input2.engine.name,
     engineReason: input2.engine.reason,
     gate: input2.suite.config.gate,
+    ks: input2.suite.config.pass_k,
     repeats: input2.repeats,
     seeds: input2.seeds,
     shard: input2.shard,
@@ -59690,6 +60079,7 @@ async function resolveCheckout(spec, repo) {
 
 // src/run/episode.ts
 var EMPTY_DIFF = { tables: {}, fingerprints: {} };
+var ignore = () => void 0;
 function notRun(reason) {
   return {
     exitCode: null,
@@ -59753,7 +60143,7 @@ async function runEpisode(ctx, planned) {
     timings
   };
   if (ctx.pin) record2.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
-  const fail2 = (stage, err) => {
+  const fail3 = (stage, err) => {
     record2.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
   let sandbox;
@@ -59766,7 +60156,7 @@ async function runEpisode(ctx, planned) {
         initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
       }
     } catch (err) {
-      fail2("sandbox", err);
+      fail3("sandbox", err);
       return record2;
     }
     lap("reset");
@@ -59783,7 +60173,7 @@ async function runEpisode(ctx, planned) {
         initialState
       });
     } catch (err) {
-      fail2("gateway", err);
+      fail3("gateway", err);
       return record2;
     }
     let databaseUrl2;
@@ -59791,13 +60181,13 @@ async function runEpisode(ctx, planned) {
       try {
         databaseUrl2 = await sandbox.exposeUrl();
       } catch (err) {
-        fail2("sandbox", err);
+        fail3("sandbox", err);
         return record2;
       }
     }
     lap("session");
     if (ctx.signal?.aborted) {
-      fail2("interrupted", "the run was interrupted before this episode started");
+      fail3("interrupted", "the run was interrupted before this episode started");
       return record2;
     }
     record2.agent = await ctx.side.runAgent({
@@ -59816,7 +60206,7 @@ async function runEpisode(ctx, planned) {
     });
     timings.agent = Math.round(record2.agent.durationMs * 100) / 100;
     t = clock();
-    if (ctx.signal?.aborted) fail2("interrupted", "the run was interrupted while this episode ran");
+    if (ctx.signal?.aborted) fail3("interrupted", "the run was interrupted while this episode ran");
     await session.close();
     record2.calls = session.calls();
     session = void 0;
@@ -59824,7 +60214,7 @@ async function runEpisode(ctx, planned) {
     try {
       record2.diff = await sandbox.captureDiff();
     } catch (err) {
-      fail2("capture", err);
+      fail3("capture", err);
     }
     lap("capture");
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
@@ -59833,12 +60223,12 @@ async function runEpisode(ctx, planned) {
     lap("queries");
     return record2;
   } catch (err) {
-    fail2("gateway", err);
+    fail3("gateway", err);
     return record2;
   } finally {
-    if (session) await session.close().catch(() => void 0);
-    if (sandbox) void sandbox.dispose().catch(() => void 0);
-    if (initialState) void initialState.dispose().catch(() => void 0);
+    if (session) await session.close().catch(ignore);
+    if (sandbox) void sandbox.dispose().catch(ignore);
+    if (initialState) void initialState.dispose().catch(ignore);
   }
 }
 async function readOnlyQuery(sandbox, sql) {
@@ -59858,9 +60248,9 @@ import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSyn
 import { appendFile } from "node:fs/promises";
 import { join as join4 } from "node:path";
 var EpisodeLog = class {
-  constructor(path5) {
-    this.path = path5;
-    this.stream = createWriteStream(path5, { flags: "w" });
+  constructor(path6) {
+    this.path = path6;
+    this.stream = createWriteStream(path6, { flags: "w" });
   }
   path;
   stream;
@@ -60238,8 +60628,8 @@ import { stat as stat3 } from "node:fs/promises";
 // src/agent/within.ts
 async function within(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve7) => {
-    timer = setTimeout(() => resolve7(void 0), ms);
+  const timeout = new Promise((resolve8) => {
+    timer = setTimeout(() => resolve8(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -60259,9 +60649,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child) {
-  return new Promise((resolve7) => {
-    child.once("error", (err) => resolve7(err));
-    child.once("exit", (code, signal) => resolve7({ code, signal }));
+  return new Promise((resolve8) => {
+    child.once("error", (err) => resolve8(err));
+    child.once("exit", (code, signal) => resolve8({ code, signal }));
   });
 }
 async function runInGroup(opts) {
@@ -60295,7 +60685,7 @@ ${opts.command}` : opts.command;
     "pipe"
   ]);
   const exited = waitForExit(child);
-  const closed = new Promise((resolve7) => child.once("close", () => resolve7()));
+  const closed = new Promise((resolve8) => child.once("close", () => resolve8()));
   child.stdout?.on("data", (chunk) => stdout.push(chunk));
   child.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child.stdin) {
@@ -60450,12 +60840,12 @@ import net from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     const socket = net.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve7(error62);
+      resolve8(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -60465,7 +60855,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -60473,7 +60863,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome.error = error62;
-      resolve7(outcome);
+      resolve8(outcome);
     };
     const request = (url2.protocol === "https:" ? https : http).request(
       url2,
@@ -60556,12 +60946,12 @@ var ServeProcess = class _ServeProcess {
     } finally {
       closeSync(fd);
     }
-    this.exited = new Promise((resolve7) => {
+    this.exited = new Promise((resolve8) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve7(exit);
+        resolve8(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -60941,7 +61331,6 @@ async function runCompare(opts) {
       scenarios.map((s) => s.id)
     );
     cleanups.push(() => spool.dispose());
-    const seeds = {};
     const cacheKey = (p) => {
       const c = checkouts[p.side];
       return [c.dir, c.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
@@ -60982,8 +61371,6 @@ async function runCompare(opts) {
         concurrency,
         signal: controller.signal,
         onDone: (passed2, p, done, total) => {
-          const key = `${p.side}:${p.scenario.id}`;
-          seeds[key] = [...seeds[key] ?? [], p.seed];
           progress({ type: "episode", done, total, scenario: p.scenario.id, side: p.side, passed: passed2 });
         }
       }
@@ -61000,7 +61387,7 @@ async function runCompare(opts) {
       });
     } else await runBatch(planned);
     await log2.close();
-    reportRefused(gateway.refused(), progress);
+    reportRefused(gateway.refused(), gateway.refusedCount(), progress);
     progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
     const report2 = reportFromSpool(
       spool,
@@ -61011,7 +61398,6 @@ async function runCompare(opts) {
         engine,
         checkouts,
         repeats,
-        seeds,
         shard: opts.shard ?? null,
         interrupted: controller.signal.aborted,
         startedAt,
@@ -61031,17 +61417,18 @@ function databaseFor(suite, opts) {
   const url2 = opts.databaseUrl ?? db.url ?? (opts.engine === "postgres" ? process.env.STATEGATE_DATABASE_URL : void 0);
   return { ...db, url: url2 };
 }
-function reportRefused(refused, progress) {
-  if (refused.length === 0) return;
+function reportRefused(refused, total, progress) {
+  if (total === 0) return;
   const shown = refused.slice(0, 5).map((r) => r.path).join(", ");
-  const more2 = refused.length > 5 ? `, and ${refused.length - 5} more` : "";
+  const more2 = total > 5 ? `, and ${total - 5} more` : "";
   progress({
     type: "log",
     level: "warn",
-    message: `the gateway refused ${refused.length} request(s) to unknown episode URLs with 404: ${shown}${more2}`
+    message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
 function reportFromSpool(spool, input2, sequential = null) {
+  const seeds = {};
   const {
     counts: _c,
     verdict: _v,
@@ -61049,17 +61436,24 @@ function reportFromSpool(spool, input2, sequential = null) {
     ...facts
   } = assembleReport({
     ...input2,
+    seeds,
     scenarios: [],
     graded: /* @__PURE__ */ new Map()
   });
+  const judgeCalibration = judgeCalibrationFacts(input2.suite);
   const cases = input2.scenarios.map((scenario) => {
     const sides = spool.read(scenario.id);
+    for (const side of ["base", "head"]) {
+      if (sides[side].length > 0) seeds[`${side}:${scenario.id}`] = sides[side].map((g) => g.record.seed);
+    }
     verifyPinned(input2.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
     return compareCase(scenario, input2.headOnly ? null : sides.base, sides.head, {
-      sequential: sequential ?? void 0
+      sequential: sequential ?? void 0,
+      calibratedCriteria: judgeCalibration?.calibrated
     });
   });
-  const report2 = withTotals({ ...facts, cases });
+  const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
+  const report2 = withTotals({ ...facts, ...calibration, cases });
   if (sequential) report2.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
   return report2;
 }
@@ -61139,6 +61533,32 @@ function writeDemoVersion(root, version2, dir) {
     join7(dir, "examples", "refund-agent", "manifest.json")
   );
 }
+var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
+async function runFlakyDemo(opts) {
+  const root = projectRoot();
+  const work = mkdtempSync4(join7(tmpdir3(), "stategate-demo-flaky-"));
+  try {
+    for (const example of ["flaky-agent", "refund-agent"]) {
+      cpSync(join7(root, "examples", example), join7(work, "examples", example), { recursive: true });
+    }
+    const result = await runCompare({
+      base: null,
+      head: work,
+      repo: work,
+      config: FLAKY_CONFIG,
+      out: resolve5(opts.out ?? join7(".stategate", "demo-flaky")),
+      engine: opts.engine,
+      databaseUrl: opts.databaseUrl,
+      onProgress: createProgress()
+    });
+    process.stdout.write(renderTerminal(result.report, { color: opts.color }));
+    process.stdout.write(`Report: ${result.markdownPath}
+`);
+    return result;
+  } finally {
+    rmSync4(work, { recursive: true, force: true });
+  }
+}
 async function runDemo(opts) {
   const root = projectRoot();
   const work = mkdtempSync4(join7(tmpdir3(), "stategate-demo-"));
@@ -61159,6 +61579,7 @@ async function runDemo(opts) {
         repo: work,
         out: join7(out, `${base2}-to-${head}`),
         engine: opts.engine,
+        databaseUrl: opts.databaseUrl,
         episodeCache,
         onProgress: createProgress()
       });
@@ -61327,11 +61748,16 @@ async function commandMerge(values, files) {
 }
 async function commandDemo(values) {
   try {
-    return await runDemo({
+    const options2 = {
       engine: engineOption(values),
       out: values.out,
       color: !values["no-color"] && Boolean(process.stdout.isTTY)
-    });
+    };
+    if (values.flaky) {
+      await runFlakyDemo(options2);
+      return 0;
+    }
+    return await runDemo(options2);
   } catch (err) {
     if (err instanceof ConfigError) {
       printProblems(err.problems);
@@ -61339,6 +61765,96 @@ async function commandDemo(values) {
     }
     return fail(err.message);
   }
+}
+
+// src/cli/judge.ts
+import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { dirname as dirname5, resolve as resolve7 } from "node:path";
+function fail2(message) {
+  process.stderr.write(`stategate: ${message}
+`);
+  return 1;
+}
+function problemsOf(loaded) {
+  if (loaded.ok) return loaded.value;
+  for (const p of loaded.problems) process.stderr.write(`${formatProblem(p)}
+`);
+  const n = loaded.problems.length;
+  process.stderr.write(`${n} problem${n === 1 ? "" : "s"} found.
+`);
+  return 1;
+}
+function progressLine(p) {
+  const what = "error" in p.outcome ? `judge error: ${p.outcome.error}` : `judge ${p.outcome.judgePass ? "pass" : "fail"}, human ${p.outcome.humanPass ? "pass" : "fail"}`;
+  return `[${p.done}/${p.total}] ${what} (${JSON.stringify(p.criterion).slice(0, 60)})
+`;
+}
+var number4 = (x) => x === null ? "\u2014" : x.toFixed(3);
+function renderCriterion(c, errors = []) {
+  const t = c.table;
+  const cell = (n) => String(n).padStart(10);
+  const lines = [
+    `Criterion ${JSON.stringify(c.criterion)} (model ${c.model})`,
+    `  labels ${c.labels}, judge errors ${c.judge_errors} (left out), n ${c.n}`,
+    `  agreement ${number4(c.agreement)}, kappa ${number4(c.kappa)}`,
+    `                human pass  human fail`,
+    `    judge pass  ${cell(t.both_pass)}  ${cell(t.judge_pass_human_fail)}`,
+    `    judge fail  ${cell(t.judge_fail_human_pass)}  ${cell(t.both_fail)}`
+  ];
+  if (errors.length > 0) {
+    const more2 = c.judge_errors > errors.length ? ` (and ${c.judge_errors - errors.length} more)` : "";
+    lines.push(`  judge errors: ${errors.join("; ")}${more2}`);
+  }
+  lines.push(c.calibrated ? "  calibrated: yes" : `  calibrated: no (${c.why_not.join("; ")})`);
+  return `${lines.join("\n")}
+`;
+}
+async function commandJudge(values, args) {
+  const [sub, labelsPath, ...extra] = args;
+  if (sub !== "calibrate") {
+    return fail2(
+      sub === void 0 ? "judge needs a subcommand: stategate judge calibrate LABELS.yaml" : `unknown judge subcommand '${sub}' (expected calibrate)`
+    );
+  }
+  if (!labelsPath) return fail2("judge calibrate needs a labels file: stategate judge calibrate LABELS.yaml");
+  if (extra.length > 0) return fail2(`judge calibrate takes one labels file, got also ${extra.join(" ")}`);
+  try {
+    return await calibrate(values, labelsPath);
+  } catch (err) {
+    return fail2(err.message);
+  }
+}
+async function calibrate(values, labelsPath) {
+  const section = problemsOf(await loadJudgeSection(resolve7(values.config ?? "stategate.yml")));
+  if (typeof section === "number") return section;
+  const labels = problemsOf(await loadLabels(labelsPath));
+  if (typeof labels === "number") return labels;
+  const out = values.out ? resolve7(values.out) : calibrationPath(section.root, section.judge);
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname5(out)));
+  if (typeof previous === "number") return previous;
+  const options2 = judgeClientOptions(section.judge, process.env);
+  process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
+`);
+  const runs = await runCalibration(labels, options2, (p) => process.stderr.write(progressLine(p)));
+  const fresh = runs.map((r) => criterionCalibration(r, options2.model));
+  for (const [i, c] of fresh.entries())
+    process.stdout.write(`${renderCriterion(c, runs[i].errorExamples)}
+`);
+  if (fresh.every((c) => c.n === 0)) {
+    return fail2(
+      `the judge gave no verdict on any label (${runs[0]?.errorExamples[0] ?? "no labels"}); nothing written`
+    );
+  }
+  const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
+  mkdirSync5(dirname5(out), { recursive: true });
+  writeFileSync4(out, `${JSON.stringify(file2, null, 2)}
+`);
+  const calibrated = fresh.filter((c) => c.calibrated).length;
+  process.stdout.write(
+    `Wrote ${displayPath(out)}: ${calibrated} of ${fresh.length} criteria calibrated for ${options2.model} (rule: n >= ${MIN_CALIBRATION_LABELS}, agreement >= ${MIN_AGREEMENT}, kappa >= ${MIN_KAPPA}).
+`
+  );
+  return calibrated === fresh.length ? 0 : 2;
 }
 
 // src/cli/main.ts
@@ -61355,15 +61871,23 @@ Usage:
       report all problems at once.
   stategate merge REPORT.json... [--out DIR] [--fail-on LEVEL]
       Join shard reports (refuses different pinned suites or overlapping slices), then gate.
-  stategate demo [--engine ENGINE]
+  stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
+      --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
+  stategate judge calibrate LABELS.yaml [--config FILE] [--out FILE]
+      Ask the judge of stategate.yml about every human-labelled reply; print agreement, Cohen's
+      kappa and the 2x2 table per criterion; write the calibration file (default
+      judge-calibration.json beside stategate.yml). Until a criterion has >= ${MIN_CALIBRATION_LABELS} labels, >= ${MIN_AGREEMENT * 100}%
+      agreement and kappa >= ${MIN_KAPPA} for the judge's model, its failures warn instead of blocking.
+      Exit 0 every criterion calibrated, 2 some not.
 
 Options:
   --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml)
   --repeats N           episodes per scenario and side (overrides the config)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate)
+  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);
+                        for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
@@ -61391,6 +61915,7 @@ var OPTIONS = {
   junit: { type: "string" },
   repo: { type: "string" },
   "no-color": { type: "boolean" },
+  flaky: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" }
 };
@@ -61429,6 +61954,8 @@ Run 'stategate --help' for usage.
       return commandMerge(values, rest);
     case "demo":
       return commandDemo(values);
+    case "judge":
+      return commandJudge(values, rest);
     default:
       process.stderr.write(`stategate: unknown command '${command}'
 Run 'stategate --help' for usage.

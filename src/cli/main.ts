@@ -1,6 +1,8 @@
 // The stategate command: parses arguments and dispatches to the subcommands.
 import { parseArgs } from 'node:util';
+import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agreement.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
+import { commandJudge } from './judge.js';
 
 export const VERSION = '0.1.0';
 
@@ -16,15 +18,23 @@ Usage:
       report all problems at once.
   stategate merge REPORT.json... [--out DIR] [--fail-on LEVEL]
       Join shard reports (refuses different pinned suites or overlapping slices), then gate.
-  stategate demo [--engine ENGINE]
+  stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
+      --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
+  stategate judge calibrate LABELS.yaml [--config FILE] [--out FILE]
+      Ask the judge of stategate.yml about every human-labelled reply; print agreement, Cohen's
+      kappa and the 2x2 table per criterion; write the calibration file (default
+      judge-calibration.json beside stategate.yml). Until a criterion has >= ${MIN_CALIBRATION_LABELS} labels, >= ${MIN_AGREEMENT * 100}%
+      agreement and kappa >= ${MIN_KAPPA} for the judge's model, its failures warn instead of blocking.
+      Exit 0 every criterion calibrated, 2 some not.
 
 Options:
   --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml)
   --repeats N           episodes per scenario and side (overrides the config)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate)
+  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);
+                        for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
@@ -53,6 +63,7 @@ const OPTIONS = {
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },
+  flaky: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -93,6 +104,8 @@ export async function main(argv: string[]): Promise<number> {
       return commandMerge(values, rest);
     case 'demo':
       return commandDemo(values);
+    case 'judge':
+      return commandJudge(values, rest);
     default:
       process.stderr.write(`stategate: unknown command '${command}'\nRun 'stategate --help' for usage.\n`);
       return 1;

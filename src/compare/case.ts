@@ -9,7 +9,7 @@ import { firstDivergence } from './divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import { explainFlaky } from './flaky.js';
 import { STATE_DIFF_CAP, stateDifferences } from './state-diff.js';
-import { summarizeSide } from './summary.js';
+import { summarizeSide, uncalibratedJudges } from './summary.js';
 
 /** One scenario's graded episodes per side; `base` null when the case has no base side. */
 export interface CaseInput {
@@ -25,6 +25,8 @@ export interface CaseOptions {
   stateDiffCap?: number;
   /** Adaptive repeats: classify with the sequential test of this policy. */
   sequential?: SequentialPolicy;
+  /** Judge criteria calibrated for the judge's model; a judge expectation on any other is uncalibrated. */
+  calibratedCriteria?: readonly string[];
 }
 
 /** The episode that shows a side best: graded, and passed or failed as asked, else the first. */
@@ -41,8 +43,9 @@ export function compareCase(
   head: readonly GradedEpisode[],
   options: CaseOptions = {},
 ): CaseReport {
-  const baseSummary = base === null ? null : summarizeSide(scenario, base, options.ks);
-  const headSummary = summarizeSide(scenario, head, options.ks);
+  const uncalibrated = uncalibratedJudges(scenario, options.calibratedCriteria);
+  const baseSummary = base === null ? null : summarizeSide(scenario, base, options.ks, uncalibrated);
+  const headSummary = summarizeSide(scenario, head, options.ks, uncalibrated);
   const decision = options.sequential ? decideCase(baseSummary, headSummary, options.sequential) : undefined;
   const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head), decision);
 

@@ -63,6 +63,7 @@ function changedExpectations(
       from: ExpectationCounts | undefined,
     ): ChangedExpectation => {
       const e: ChangedExpectation = { id, critical, change, base: counts(b), head: counts(h) };
+      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
       const label = topLabel(from);
       if (label) e.label = label;
       if (from?.example !== undefined) e.message = from.example;
@@ -87,9 +88,12 @@ function changedExpectations(
   return [...broke, ...fixed, ...preexisting, ...errored];
 }
 
-/** A break that blocks: critical, and (with adaptive repeats) the test says the head is worse. */
+/**
+ * A break that blocks: critical, not an uncalibrated judge verdict, and (with adaptive repeats) the
+ * test says the head is worse.
+ */
 function blocks(c: ChangedExpectation): boolean {
-  return c.critical && (c.test === undefined || c.test.decision === 'worse');
+  return c.critical && !c.uncalibrated && (c.test === undefined || c.test.decision === 'worse');
 }
 
 function plural(n: number, word: string): string {
@@ -129,6 +133,11 @@ function brokeReason(changes: ChangedExpectation[], base: SideSummary | null, he
       ? ` and passed in all ${base.runs} base repeats`
       : ` and in only ${first.base.fail} of ${base.runs} base repeats`;
   const more = rest.length > 0 ? `; ${plural(rest.length, 'more expectation')} broke` : '';
+  const judge = !first.uncalibrated
+    ? ''
+    : first.critical
+      ? '; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking'
+      : '; its judge criterion is uncalibrated for this judge model';
   const test = !first.test
     ? ''
     : first.test.decision === 'worse'
@@ -136,7 +145,7 @@ function brokeReason(changes: ChangedExpectation[], base: SideSummary | null, he
       : first.critical
         ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block`
         : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
-  return `${base ? '' : NEW_SCENARIO}${what} ${where}${against}${more}${test}.`;
+  return `${base ? '' : NEW_SCENARIO}${what} ${where}${against}${judge}${more}${test}.`;
 }
 
 function pValue(p: number | null): string {

@@ -18,10 +18,27 @@ function round(value: number, digits: number): number {
   return Math.round(value * f) / f;
 }
 
-function countExpectations(scenario: Scenario, episodes: GradedEpisode[]): Record<string, ExpectationCounts> {
+/**
+ * The ids of the scenario's `judge` expectations whose criterion is not in `calibrated` (the criteria
+ * calibrated for the judge's model): their failures warn, never block.
+ */
+export function uncalibratedJudges(scenario: Scenario, calibrated: readonly string[] = []): Set<string> {
+  const known = new Set(calibrated);
+  const ids = new Set<string>();
+  for (const e of scenario.expect) if ('judge' in e && !known.has(e.judge.criterion)) ids.add(e.id);
+  return ids;
+}
+
+function countExpectations(
+  scenario: Scenario,
+  episodes: GradedEpisode[],
+  uncalibrated: ReadonlySet<string>,
+): Record<string, ExpectationCounts> {
   const counts: Record<string, ExpectationCounts> = {};
-  for (const e of expectationsOf(scenario))
+  for (const e of expectationsOf(scenario)) {
     counts[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+    if (uncalibrated.has(e.id)) counts[e.id].uncalibrated = true;
+  }
   const failExamples: Record<string, string> = {};
   const errorExamples: Record<string, string> = {};
   for (const episode of episodes) {
@@ -97,18 +114,22 @@ export function sideCost(episodes: readonly GradedEpisode[]): SideCost | undefin
   };
 }
 
-/** Sums up one side's graded episodes of one scenario (an empty list gives a summary of zero runs). */
+/**
+ * Sums up one side's graded episodes of one scenario (an empty list gives a summary of zero runs);
+ * `uncalibrated` marks judge expectations (see uncalibratedJudges).
+ */
 export function summarizeSide(
   scenario: Scenario,
   episodes: readonly GradedEpisode[],
   ks?: number[],
+  uncalibrated: ReadonlySet<string> = new Set(),
 ): SideSummary {
   const ordered = inRepeatOrder(episodes);
   const infraErrors = ordered.filter((e) => !isGradable(e)).length;
   const summary: SideSummary = {
     runs: ordered.length,
     passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered),
+    expectations: countExpectations(scenario, ordered, uncalibrated),
     infraErrors,
     episodes: ordered.map((e) => e.record.episode),
   };

@@ -1,12 +1,13 @@
 // The JSON Schemas users point their editors at, generated from the zod schemas (the source of
 // truth). scripts/gen-schema.ts writes them to schema/; a test checks the committed files match.
 import { z } from 'zod';
-import { ScenarioFile, StategateConfig, TwinFile } from './schema.js';
+import { LabelsFile, ScenarioFile, StategateConfig, TwinFile } from './schema.js';
 
 const SCHEMAS = [
   { file: 'stategate.schema.json', schema: StategateConfig, title: 'stategate.yml' },
   { file: 'scenario.schema.json', schema: ScenarioFile, title: 'Stategate scenario file' },
   { file: 'twin.schema.json', schema: TwinFile, title: 'Stategate twin file' },
+  { file: 'labels.schema.json', schema: LabelsFile, title: 'Stategate judge labels file' },
 ] as const;
 
 /** Each JSON Schema file's name and its text, as written to schema/. */

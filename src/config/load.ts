@@ -5,6 +5,7 @@ import { glob } from 'tinyglobby';
 import { readConfig } from './config-file.js';
 import { expandEnv } from './env-expand.js';
 import { inputSchemaChecker } from './input-schema.js';
+import { calibrationPath, type JudgeCalibration, loadJudgeCalibration } from './judge-files.js';
 import { readScenario } from './scenario-file.js';
 import type { Scenario, Tool } from './schema.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
@@ -85,6 +86,12 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
     if (result.scenario) scenarios.push(result.scenario);
   }
   problems.push(...suiteChecks(twinNames, scenarioFiles, config, { twinsComplete }));
+  let judgeCalibration: JudgeCalibration | null = null;
+  if (config?.judge) {
+    const calibration = await loadJudgeCalibration(calibrationPath(root, config.judge), root);
+    if (calibration.ok) judgeCalibration = calibration.value;
+    else problems.push(...calibration.problems);
+  }
 
   if (problems.length > 0 || !config) return { ok: false, problems: sortProblems(problems) };
   const suite: Suite = {
@@ -95,6 +102,7 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
     tools,
     template: template.template,
     files,
+    judgeCalibration,
   };
   return { ok: true, suite };
 }

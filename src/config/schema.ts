@@ -74,7 +74,17 @@ export const JudgeConfig = z.strictObject({
     .optional()
     .describe('The variable (listed in agent.pass_env or set for the harness) holding the key.'),
   timeout: Duration.default('30s'),
+  calibration: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The file `stategate judge calibrate` writes (default judge-calibration.json beside this file, when it exists).',
+    ),
 });
+
+/** The score a judge verdict needs when a criterion gives no threshold. */
+export const JUDGE_THRESHOLD_DEFAULT = 0.7;
 
 export const StategateConfig = z.strictObject({
   version: z.literal(1),
@@ -89,6 +99,11 @@ export const StategateConfig = z.strictObject({
   twins: OneOrMany.default(['twins/*.yaml']),
   scenarios: OneOrMany.default(['scenarios/**/*.yaml']),
   repeats: Repeats.default(5),
+  pass_k: z
+    .array(z.number().int().min(1).max(1000))
+    .min(1)
+    .optional()
+    .describe("The k of pass@k and pass^k in the report (default: 1 and each side's number of repeats)."),
   concurrency: z.number().int().min(1).max(256).default(4),
   gate: z
     .strictObject({
@@ -249,7 +264,10 @@ const kinds = {
   reply_matches: z.strictObject({ ...base, reply_matches: z.string() }),
   judge: z.strictObject({
     ...base,
-    judge: z.strictObject({ criterion: z.string().min(1), threshold: z.number().min(0).max(1).default(0.7) }),
+    judge: z.strictObject({
+      criterion: z.string().min(1),
+      threshold: z.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT),
+    }),
   }),
 };
 export const EXPECTATION_KINDS = Object.keys(kinds) as ExpectationKind[];
@@ -283,6 +301,52 @@ export const ScenarioFile = z.strictObject({
   expect: z.array(Expectation).default([]),
 });
 
+// ---------------------------------------------------------------- judge labels and calibration
+
+export const JudgeLabel = z.strictObject({
+  criterion: z.string().min(1).describe('The criterion, word for word as in the judge expectations.'),
+  message: z.string().describe("The user's message the reply answered."),
+  reply: z.string().describe('The agent reply that was labelled.'),
+  label: z.enum(['pass', 'fail']).describe("The human's label."),
+  threshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(JUDGE_THRESHOLD_DEFAULT)
+    .describe('The score the judge needs for a pass, as in the judge expectations.'),
+});
+
+export const LabelsFile = z.strictObject({ labels: z.array(JudgeLabel).min(1) });
+
+const Count = z.number().int().min(0);
+
+/** Judge verdicts against human labels: rows are the judge's verdict, columns the human's label. */
+export const AgreementTable = z.strictObject({
+  both_pass: Count,
+  judge_pass_human_fail: Count,
+  judge_fail_human_pass: Count,
+  both_fail: Count,
+});
+
+// Not strict: the file is written by a tool and may gain fields; a reader ignores what it does not know.
+export const CriterionCalibration = z.object({
+  criterion: z.string().min(1),
+  model: z.string().min(1),
+  labels: Count,
+  judge_errors: Count,
+  n: Count,
+  agreement: z.number().min(0).max(1).nullable(),
+  kappa: z.number().nullable(),
+  table: AgreementTable,
+  calibrated: z.boolean(),
+  why_not: z.array(z.string()).default([]),
+});
+
+export const JudgeCalibrationFile = z.object({
+  version: z.literal(1),
+  criteria: z.array(CriterionCalibration),
+});
+
 // ---------------------------------------------------------------- inferred types
 
 export type StategateConfig = z.infer<typeof StategateConfig>;
@@ -296,6 +360,10 @@ export type FaultName = z.infer<typeof FaultName>;
 export type QueryCheck = z.infer<typeof QueryCheck>;
 export type CaseClass = z.infer<typeof CaseClassName>;
 export type GateClass = z.infer<typeof GateClass>;
+export type JudgeLabel = z.infer<typeof JudgeLabel>;
+export type AgreementTable = z.infer<typeof AgreementTable>;
+export type CriterionCalibration = z.infer<typeof CriterionCalibration>;
+export type JudgeCalibrationFile = z.infer<typeof JudgeCalibrationFile>;
 
 type Kinds = typeof kinds;
 /** An expectation, discriminated by which kind key it carries. */

@@ -1,6 +1,7 @@
 // The loaded suite: everything a run reads from disk, validated.
 
 import type { TemplateSpec } from '../sandbox/types.js';
+import type { JudgeCalibration } from './judge-files.js';
 import type { Scenario, StategateConfig, Tool } from './schema.js';
 
 /** One problem in one file, with its position: errors are values until the edge. */
@@ -24,6 +25,8 @@ export interface Suite {
   template: TemplateSpec;
   /** Raw file contents by suite-relative path, for content hashing (pin). */
   files: Record<string, string>;
+  /** The judge calibration file; null when there is none (every judge criterion uncalibrated). */
+  judgeCalibration?: JudgeCalibration | null;
 }
 
 /** Either the suite or every problem found, all at once. */

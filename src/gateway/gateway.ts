@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { RefusedCall } from '../record.js';
 import { gatewayError, sendJson, serveJson } from './http-json.js';
 import { serveMcp } from './mcp.js';
+import { RecentSet } from './recent-set.js';
 import { EpisodeSession } from './session.js';
 import type { Gateway, GatewaySession, SessionSpec } from './types.js';
 
@@ -14,6 +15,10 @@ export interface GatewayOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
+  /** How many recently closed tokens keep the reason "the episode is closed" (default 1,024). */
+  closedTokensKept?: number;
+  /** How many refused requests are kept in full (default 1,000; all are counted). */
+  refusedKept?: number;
 }
 
 // One body for every unknown token, so a reply never tells which tokens exist.
@@ -24,16 +29,23 @@ const EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
 export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const host = opts.host ?? '127.0.0.1';
   const sessions = new Map<string, EpisodeSession>();
-  const closedTokens = new Set<string>();
+  // Memory must not grow with the episodes: only recent closed tokens are remembered (a closed and
+  // an unknown token get the same 404 body; the reason in the record is the only difference).
+  const closedTokens = new RecentSet<string>(opts.closedTokensKept ?? 1024);
   const refused: RefusedCall[] = [];
+  const refusedKept = opts.refusedKept ?? 1000;
+  let refusedCount = 0;
 
   const refuse = (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
-    refused.push({
-      at: new Date().toISOString(),
-      path,
-      status: 404,
-      reason: `${req.method ?? '?'}: ${reason}`,
-    });
+    refusedCount++;
+    if (refused.length < refusedKept) {
+      refused.push({
+        at: new Date().toISOString(),
+        path,
+        status: 404,
+        reason: `${req.method ?? '?'}: ${reason}`,
+      });
+    }
     // Drain the body so a keep-alive connection stays usable.
     req.resume();
     sendJson(res, 404, UNKNOWN_EPISODE);
@@ -105,6 +117,8 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
       };
     },
     refused: () => [...refused],
+    refusedCount: () => refusedCount,
+    sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
       await new Promise<void>((resolve) => {

@@ -37,7 +37,11 @@ export interface GatewaySession {
 export interface Gateway {
   readonly port: number;
   open(spec: SessionSpec): GatewaySession;
-  /** Requests to unknown episode URLs: refused with 404 and kept here. */
+  /** Requests to unknown episode URLs, refused with 404: the first ones (up to a limit) in full. */
   refused(): RefusedCall[];
+  /** How many requests were refused in all. */
+  refusedCount(): number;
+  /** How much the gateway holds: open sessions, remembered closed tokens, refused requests kept. */
+  sizes(): { sessions: number; closedTokens: number; refused: number };
   close(): Promise<void>;
 }

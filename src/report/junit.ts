@@ -1,6 +1,7 @@
 // JUnit XML for CI test tabs: one <testcase> per scenario and side (classname stategate.<side>),
 // a <failure> when a graded repeat failed, an <error> when the side could not be graded.
 import type { Side } from '../record.js';
+import { UNCALIBRATED_TAG } from './format.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 
 // Characters XML 1.0 does not allow at all, escaped or not, and unpaired surrogates.
@@ -44,7 +45,11 @@ function outcomeOf(c: CaseReport, side: Side, s: SideSummary): Outcome {
   if (s.passes < graded) {
     const failed = Object.entries(s.expectations).filter(([, e]) => e.fail > 0);
     const lines = failed.map(([id, e]) => {
-      const tagText = [e.critical ? 'critical' : '', ...Object.keys(e.labels ?? {})]
+      const tagText = [
+        e.critical ? 'critical' : '',
+        e.uncalibrated ? UNCALIBRATED_TAG : '',
+        ...Object.keys(e.labels ?? {}),
+      ]
         .filter(Boolean)
         .join(', ');
       return `${id}${tagText ? ` (${tagText})` : ''}: failed in ${e.fail} of ${s.runs} repeats${e.example ? `. ${e.example}` : ''}`;

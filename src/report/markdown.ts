@@ -13,7 +13,9 @@ import {
   flakyWords,
   groupCases,
   metricWords,
+  passKWords,
   plural,
+  REPEAT_DEFINITIONS,
   rateWords,
   runLine,
   signatureWords,
@@ -56,9 +58,9 @@ function table(header: string[], rows: string[][]): string {
 }
 
 function sideRow(name: string, s: SideSummary | null): string[] {
-  if (!s) return [name, 'no run', '—', '—', '—', '—', '—'];
+  if (!s) return [name, 'no run', '—', '—', '—', '—', '—', '—'];
   const m = metricWords(s);
-  return [name, allNWords(s), rateWords(s), m.calls, m.latency, m.cost, m.tokens];
+  return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens];
 }
 
 function caseTitle(c: CaseReport): string {
@@ -109,6 +111,7 @@ function caseDetail(c: CaseReport): string {
     'side',
     'all-N',
     'per-run pass rate (95% CI)',
+    'pass@k, pass^k',
     'tool calls',
     'latency (median)',
     'cost (total)',
@@ -139,7 +142,8 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
   const suite = suiteLines(report);
-  if (suite.length > 0) lines.push('', ...suite.map((l) => `- ${mdText(l)}`));
+  if (suite.length > 0)
+    lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
   return lines;
 }
 

@@ -41,6 +41,12 @@ function check(reports: readonly Report[]): string | null {
         return `${describe(r, i)} has pin.${field} ${short(r.pin[field])} but ${describe(first, 0)} has ${short(first.pin[field])}: merge only shards of one run on one pinned suite`;
       }
     }
+    // Shards judged against different calibrations would block on different rules.
+    const calibration = (x: Report) =>
+      `${x.judge_calibration?.model ?? ''}\0${x.judge_calibration?.sha256 ?? ''}`;
+    if (calibration(r) !== calibration(first)) {
+      return `${describe(r, i)} used another judge calibration (${r.judge_calibration?.file ?? 'none'}) than ${describe(first, 0)} (${first.judge_calibration?.file ?? 'none'})`;
+    }
     for (const side of ['base', 'head'] as Side[]) {
       const a = first.sides[side];
       const b = r.sides[side];
@@ -108,6 +114,7 @@ export function tryMergeReports(reports: readonly Report[]): MergeResult {
   const reason = engines.length > 1 ? `the shards ran on ${engines.join(', ')}` : first.engine_reason;
   if (reason !== undefined) merged.engine_reason = reason;
   if (first.gate) merged.gate = first.gate;
+  if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];

@@ -15,6 +15,8 @@ export interface ExpectationCounts {
   labels?: Partial<Record<FailureLabel, number>>;
   /** Additive: one failure message, for the explanation. */
   example?: string;
+  /** Additive: a judge expectation whose criterion is not calibrated for the judge's model: its failures warn, never block. */
+  uncalibrated?: true;
 }
 
 /** Additive: one side's statistics on one scenario, over the repeats that could be graded. */
@@ -124,6 +126,8 @@ export interface ChangedExpectation {
   message?: string;
   /** Additive, adaptive repeats: the sequential test's decision on this expectation and its p-value. */
   test?: { decision: 'worse' | 'not-worse' | 'undecided' | 'continue'; p: number | null };
+  /** Additive: an uncalibrated judge expectation (see ExpectationCounts.uncalibrated). */
+  uncalibrated?: true;
 }
 
 export interface CaseReport {
@@ -176,4 +180,16 @@ export interface Report {
   cost?: Partial<Record<Side, SuiteCost>>;
   /** Additive, merged reports: shard indexes (1-based) of the whole that no report covered. */
   missing_shards?: number[];
+  /** Additive, with a `judge:` section: the calibration the run read and the criteria it calibrates. */
+  judge_calibration?: JudgeCalibrationFacts;
+}
+
+/** Which judge verdicts may block: the model, the calibration file read (null: none) and its criteria. */
+export interface JudgeCalibrationFacts {
+  model: string;
+  /** The calibration file, relative to the suite root; null when there was none. */
+  file: string | null;
+  sha256: string | null;
+  /** The criteria calibrated for `model`; every other judge criterion is uncalibrated. */
+  calibrated: string[];
 }

@@ -2,10 +2,10 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { compareCase } from '../compare/case.js';
-import type { Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
+import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
 import { pinSuite } from '../plan/pin.js';
@@ -107,7 +107,6 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       scenarios.map((s) => s.id),
     );
     cleanups.push(() => spool.dispose());
-    const seeds: Record<string, number[]> = {};
 
     const cacheKey = (p: PlannedEpisode) => {
       const c = checkouts[p.side]!;
@@ -154,8 +153,6 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
           concurrency,
           signal: controller.signal,
           onDone: (passed, p, done, total) => {
-            const key = `${p.side}:${p.scenario.id}`;
-            seeds[key] = [...(seeds[key] ?? []), p.seed];
             progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed });
           },
         },
@@ -172,7 +169,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       });
     } else await runBatch(planned);
     await log.close();
-    reportRefused(gateway.refused(), progress);
+    reportRefused(gateway.refused(), gateway.refusedCount(), progress);
 
     progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
     const report = reportFromSpool(
@@ -184,7 +181,6 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         engine,
         checkouts,
         repeats,
-        seeds,
         shard: opts.shard ?? null,
         interrupted: controller.signal.aborted,
         startedAt,
@@ -217,26 +213,35 @@ export function databaseFor(
 }
 
 /** Says when requests came in under unknown episode URLs: an agent guessing at another episode. */
-function reportRefused(refused: RefusedCall[], progress: (event: ProgressEvent) => void): void {
-  if (refused.length === 0) return;
+function reportRefused(
+  refused: RefusedCall[],
+  total: number,
+  progress: (event: ProgressEvent) => void,
+): void {
+  if (total === 0) return;
   const shown = refused
     .slice(0, 5)
     .map((r) => r.path)
     .join(', ');
-  const more = refused.length > 5 ? `, and ${refused.length - 5} more` : '';
+  const more = total > 5 ? `, and ${total - 5} more` : '';
   progress({
     type: 'log',
     level: 'warn',
-    message: `the gateway refused ${refused.length} request(s) to unknown episode URLs with 404: ${shown}${more}`,
+    message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more}`,
   });
 }
 
-/** Builds report.json one case at a time, each case's episodes read back from the spool. */
+/**
+ * Builds report.json one case at a time, each case's episodes read back from the spool (the seeds
+ * too, so nothing is kept per episode while the run goes).
+ */
 function reportFromSpool(
   spool: CaseSpool,
-  input: Omit<AssembleInput, 'graded'>,
+  input: Omit<AssembleInput, 'graded' | 'seeds'>,
   sequential: SequentialPolicy | null = null,
 ): Report {
+  // Filled below as the cases are read; the report holds this same object.
+  const seeds: Record<string, number[]> = {};
   const {
     counts: _c,
     verdict: _v,
@@ -244,17 +249,25 @@ function reportFromSpool(
     ...facts
   } = assembleReport({
     ...input,
+    seeds,
     scenarios: [],
     graded: new Map(),
   });
+  // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
+  const judgeCalibration = judgeCalibrationFacts(input.suite);
   const cases = input.scenarios.map((scenario) => {
     const sides = spool.read(scenario.id);
+    for (const side of ['base', 'head'] as const) {
+      if (sides[side].length > 0) seeds[`${side}:${scenario.id}`] = sides[side].map((g) => g.record.seed);
+    }
     verifyPinned(input.pin, new Map([[scenario.id, sides]]));
     return compareCase(scenario, input.headOnly ? null : sides.base, sides.head, {
       sequential: sequential ?? undefined,
+      calibratedCriteria: judgeCalibration?.calibrated,
     });
   });
-  const report = withTotals({ ...facts, cases });
+  const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
+  const report = withTotals({ ...facts, ...calibration, cases });
   if (sequential) report.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
   return report;
 }

@@ -23,6 +23,7 @@ export interface EpisodeContext {
 }
 
 const EMPTY_DIFF: StateDiff = { tables: {}, fingerprints: {} };
+const ignore = () => undefined;
 
 function notRun(reason: string): AgentRun {
   return {
@@ -182,10 +183,11 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     fail('gateway', err);
     return record;
   } finally {
-    if (session) await session.close().catch(() => undefined);
-    // Drops happen off the critical path; the engine awaits them on close().
-    if (sandbox) void sandbox.dispose().catch(() => undefined);
-    if (initialState) void initialState.dispose().catch(() => undefined);
+    if (session) await session.close().catch(ignore);
+    // Drops happen off the critical path; the engine awaits them on close(). The handler is not a
+    // closure of this function: one would keep the whole record alive until the drop is done.
+    if (sandbox) void sandbox.dispose().catch(ignore);
+    if (initialState) void initialState.dispose().catch(ignore);
   }
 }
 

@@ -11,6 +11,11 @@ export type CloneStrategy = 'WAL_LOG' | 'FILE_COPY';
 
 const DROP_CONCURRENCY = 4;
 const CLOSE_CONCURRENCY = 6;
+// Each DROP DATABASE waits for a checkpoint, and a checkpoint writes out every clone not yet
+// dropped: when clones come faster than drops, the backlog (databases on the server, queued drops
+// in the harness) would grow with the run and slow each checkpoint further. Past this many queued
+// or running drops, a new clone waits for one to finish.
+export const MAX_DROP_BACKLOG = 16;
 
 /** The admin side of one server for one run. */
 export class Cluster {
@@ -19,6 +24,8 @@ export class Cluster {
   private readonly closers: (() => Promise<void>)[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Clones waiting for the drop backlog to shrink. */
+  private readonly waitingForRoom: (() => void)[] = [];
   private counter = 0;
   private closed = false;
 
@@ -72,6 +79,7 @@ export class Cluster {
   createDatabase(name: string, opts: { template?: string; label?: string } = {}): Promise<void> {
     this.assertOpen();
     return this.track(async () => {
+      if (opts.template) await this.dropRoom();
       let sql = `CREATE DATABASE ${ident(name)}`;
       if (opts.template) {
         sql += ` TEMPLATE ${ident(opts.template)}`;
@@ -144,8 +152,24 @@ export class Cluster {
     };
     const p = run();
     this.drops.add(p);
-    void p.finally(() => this.drops.delete(p));
+    void p.finally(() => {
+      this.drops.delete(p);
+      // Every waiter checks again: waking one per drop could strand a waiter when drops run out.
+      for (const wake of this.waitingForRoom.splice(0)) wake();
+    });
     return p;
+  }
+
+  /** Queued or running drops (bounded by MAX_DROP_BACKLOG while clones are made). */
+  get dropBacklog(): number {
+    return this.drops.size;
+  }
+
+  /** Resolves once the drop backlog is below its bound. */
+  private async dropRoom(): Promise<void> {
+    while (this.drops.size >= MAX_DROP_BACKLOG) {
+      await new Promise<void>((r) => this.waitingForRoom.push(r));
+    }
   }
 
   /**

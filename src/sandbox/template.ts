@@ -127,6 +127,10 @@ class PgTemplate implements Template {
     this.refill();
   }
 
+  /**
+   * A clone made ahead, or a new one. A clone made ahead that failed is retried once, now (a bounded
+   * retry: a lasting cause fails this call with the server's message, and the next call tries again).
+   */
   async clone(label: string): Promise<Sandbox> {
     const ready = this.stock.shift();
     this.refill();
@@ -136,7 +140,7 @@ class PgTemplate implements Template {
         this.facts.cluster.relabel(sandbox.name, label);
         return sandbox;
       } catch {
-        // A clone made ahead failed: make this one now, so the error (if any) is this call's.
+        // Make this one now, so the error (if any) is this call's.
       }
     }
     return this.make(label);
@@ -152,14 +156,28 @@ class PgTemplate implements Template {
     const { cluster } = this.facts;
     const n = cluster.next();
     const name = `${cluster.runPrefix}_e_${n}`;
-    await cluster.createDatabase(name, { template: this.name, label });
+    try {
+      await cluster.createDatabase(name, { template: this.name, label });
+    } catch (e) {
+      // CREATE DATABASE may have succeeded before its comment failed.
+      if (!cluster.isClosed) void cluster.queueDrop(name);
+      throw new Error(
+        `could not create the episode's database (a clone of ${this.name}): ${(e as Error).message}`,
+      );
+    }
     return new PgSandbox(name, n, this.facts);
   }
 
   private refill(): void {
     while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
       const made = this.make('ahead').then(async (s) => {
-        await s.warm();
+        try {
+          await s.warm();
+        } catch (e) {
+          // A clone nobody will get must not wait for close() to be dropped.
+          void s.dispose();
+          throw e;
+        }
         return s;
       });
       made.catch(() => undefined);

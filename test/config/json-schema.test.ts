@@ -25,6 +25,7 @@ describe('schema/*.json', () => {
       'stategate.schema.json',
       'scenario.schema.json',
       'twin.schema.json',
+      'labels.schema.json',
     ]);
     for (const { file, text } of fresh) expect(committed(file), file).toBe(text);
   });

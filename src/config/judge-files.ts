@@ -1,0 +1,137 @@
+// The judge's own files: human labels (`stategate judge calibrate LABELS.yaml`), the calibration
+// file it writes (read back by every run), and the `judge:` section of stategate.yml on its own.
+// Each loader returns every problem with file:line:col, like the suite loader.
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { expandEnv } from './env-expand.js';
+import { notAMapping } from './scenario-file.js';
+import {
+  type CriterionCalibration,
+  JudgeCalibrationFile,
+  JudgeConfig,
+  type JudgeLabel,
+  LabelsFile,
+  type StategateConfig,
+} from './schema.js';
+import { displayPath, readTextFile, suitePath } from './source-file.js';
+import type { Problem } from './suite.js';
+import { parseYaml, problemAt } from './yaml-source.js';
+import { validate } from './zod-problems.js';
+
+/** The calibration file's name when `judge.calibration` does not give one. */
+export const DEFAULT_CALIBRATION_FILE = 'judge-calibration.json';
+
+/** A calibration file as a run reads it. */
+export interface JudgeCalibration {
+  /** The file, relative to the suite root. */
+  file: string;
+  /** sha256 of the file's bytes, so a report can say which calibration it used. */
+  sha256: string;
+  criteria: CriterionCalibration[];
+}
+
+export type Loaded<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
+/** Loads a labels file: every label, or every problem at once. */
+export async function loadLabels(labelsPath: string): Promise<Loaded<JudgeLabel[]>> {
+  const abs = path.resolve(labelsPath);
+  const file = displayPath(abs);
+  const read = await readTextFile(abs, file);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const parsed = parseYaml(file, read.text);
+  if (parsed.problems.length > 0 || parsed.value === undefined)
+    return { ok: false, problems: parsed.problems };
+  const value = parsed.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      problems: [notAMapping(parsed.source, value, 'labels: [{criterion, message, reply, label}]')],
+    };
+  }
+  const result = validate(LabelsFile, value, parsed.source);
+  return result.ok ? { ok: true, value: result.data.labels } : { ok: false, problems: result.problems };
+}
+
+/** Where a suite's calibration file is: `judge.calibration`, else the default beside stategate.yml. */
+export function calibrationPath(root: string, judge: NonNullable<StategateConfig['judge']>): string {
+  return path.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
+}
+
+/**
+ * Reads a calibration file. A missing file is no calibration (null: every criterion uncalibrated);
+ * a malformed one is problems, since a run must not guess which verdicts may block.
+ */
+export async function loadJudgeCalibration(
+  absPath: string,
+  root: string,
+): Promise<Loaded<JudgeCalibration | null>> {
+  const file = displayPath(absPath);
+  const read = await readTextFile(absPath, file);
+  if (!read.ok) return read.missing ? { ok: true, value: null } : { ok: false, problems: [read.problem] };
+  // JSON is YAML: the YAML parser keeps positions for the problems.
+  const parsed = parseYaml(file, read.text);
+  if (parsed.problems.length > 0 || parsed.value === undefined)
+    return { ok: false, problems: parsed.problems };
+  if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+    return {
+      ok: false,
+      problems: [
+        notAMapping(
+          parsed.source,
+          parsed.value,
+          '"version": 1 and "criteria" (written by stategate judge calibrate)',
+        ),
+      ],
+    };
+  }
+  const result = validate(JudgeCalibrationFile, parsed.value, parsed.source);
+  if (!result.ok) return { ok: false, problems: result.problems };
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  result.data.criteria.forEach((c, i) => {
+    const key = JSON.stringify([c.criterion, c.model]);
+    if (seen.has(key)) {
+      const message = `criterion ${JSON.stringify(c.criterion)} with model ${JSON.stringify(c.model)} is given twice`;
+      problems.push(problemAt(parsed.source, ['criteria', i], message));
+    }
+    seen.add(key);
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      file: suitePath(root, absPath),
+      sha256: createHash('sha256').update(read.text).digest('hex'),
+      criteria: result.data.criteria,
+    },
+  };
+}
+
+export type JudgeSection = NonNullable<StategateConfig['judge']>;
+
+/**
+ * The `judge:` section of stategate.yml, validated alone (calibrating reads no scenario, twin or
+ * database setting, so problems elsewhere in the file do not stop it), and the suite root.
+ */
+export async function loadJudgeSection(
+  configPath: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Loaded<{ judge: JudgeSection; configFile: string; root: string }>> {
+  const abs = path.resolve(configPath);
+  const file = displayPath(abs);
+  const read = await readTextFile(abs, file);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const parsed = parseYaml(file, read.text, (source) =>
+    expandEnv(source, env).filter((p) => p.path === 'judge' || p.path?.startsWith('judge.')),
+  );
+  if (parsed.value === undefined) return { ok: false, problems: parsed.problems };
+  const raw = parsed.value as { judge?: unknown } | null;
+  if (typeof raw !== 'object' || raw === null || raw.judge === undefined) {
+    const where = problemAt(parsed.source, [], 'no judge: section (url, model): see docs/judge.md');
+    return { ok: false, problems: [...parsed.problems, where] };
+  }
+  const result = validate(JudgeConfig, raw.judge, parsed.source, ['judge']);
+  const problems = [...parsed.problems, ...(result.ok ? [] : result.problems)];
+  if (!result.ok || problems.length > 0) return { ok: false, problems };
+  return { ok: true, value: { judge: result.data, configFile: abs, root: path.dirname(abs) } };
+}
