@@ -135,8 +135,12 @@ const runs = [];
 for (const concurrency of [1, 2, 4]) runs.push(await throughput(SMALL, REPEATS, concurrency));
 const big = await throughput(SCENARIOS, REPEATS, 8);
 runs.push(big);
+const sizes =
+  SMALL === SCENARIOS
+    ? `Every concurrency runs the same suite of ${SCENARIOS.toLocaleString('en')} generated scenarios.`
+    : `Concurrency 1, 2 and 4 run ${SMALL} generated scenarios to bound the time; concurrency 8 runs ${SCENARIOS}.`;
 out(
-  `Concurrency 1, 2 and 4 run ${SMALL} generated scenarios to bound the time; concurrency 8 runs ${SCENARIOS}. ` +
+  `${sizes} ` +
     `Each: ${REPEATS} repeats x 2 sides. Episodes per second over the episodes phase; RSS is the harness process ` +
     '(agents are separate processes). Graded episodes stream to episodes.jsonl and to a per-case spool as they ' +
     'finish, and the report is built one case at a time from the spool, so the harness holds only the episodes ' +
