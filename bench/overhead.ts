@@ -24,6 +24,8 @@ export interface StageMedians {
   capture: number;
   queries: number;
   grading: number;
+  /** A clone made on demand rather than ahead (the pipeline makes it during the previous episode). */
+  clone: number;
   cleanup: number;
   nodeStart: number;
   /** Everything but the agent: reset, session, gateway close, capture, queries and grading. */
@@ -76,7 +78,7 @@ export async function stageMedians(rows: number, episodes: number, nodeStart: nu
       gradeEpisode(byId.get(g.record.scenario)!, g.record, loaded.tools);
       return performance.now() - t0;
     });
-    const cleanup = await cleanupMedian(loaded.template, Math.min(episodes, 15));
+    const { clone, cleanup } = await cloneAndCleanupMedians(loaded.template, Math.min(episodes, 15));
     const m = {
       reset: med('reset'),
       session: med('session'),
@@ -90,6 +92,7 @@ export async function stageMedians(rows: number, episodes: number, nodeStart: nu
       rows,
       episodes: graded.length,
       ...m,
+      clone,
       cleanup,
       nodeStart,
       harness: m.reset + m.session + m.gatewayClose + m.capture + m.queries + m.grading,
@@ -99,23 +102,29 @@ export async function stageMedians(rows: number, episodes: number, nodeStart: nu
   }
 }
 
-/** Dropping a sandbox (done off the episode's critical path by the pipeline), median of `reps`. */
-async function cleanupMedian(
+/**
+ * Making a clone on demand (CREATE DATABASE ... TEMPLATE and its first connection, which the pipeline
+ * does ahead, while the previous episode runs) and dropping it (done off the critical path), medians.
+ */
+async function cloneAndCleanupMedians(
   spec: Parameters<Awaited<ReturnType<typeof createPostgresEngine>>['buildTemplate']>[0],
   reps: number,
-): Promise<number> {
-  const engine = await createPostgresEngine({ adminUrl: ADMIN_URL });
+): Promise<{ clone: number; cleanup: number }> {
+  const engine = await createPostgresEngine({ adminUrl: ADMIN_URL, clonesAhead: 0 });
   try {
     const template = await engine.buildTemplate(spec);
-    const times: number[] = [];
+    const clones: number[] = [];
+    const drops: number[] = [];
     for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
       const sandbox = await template.clone(`cleanup-${i}`);
       await sandbox.query('SELECT 1');
-      const t0 = performance.now();
+      const t1 = performance.now();
       await sandbox.dispose();
-      times.push(performance.now() - t0);
+      drops.push(performance.now() - t1);
+      clones.push(t1 - t0);
     }
-    return summary(times).median;
+    return { clone: summary(clones).median, cleanup: summary(drops).median };
   } finally {
     await engine.close();
   }

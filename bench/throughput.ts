@@ -1,10 +1,11 @@
 // Bench 3: episodes per second of the whole pipeline with the trivial agent, base and head, at a
 // given concurrency; and the harness's memory as the episodes go by.
-import { rmSync } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/compare.js';
-import { ADMIN_URL, benchSuite } from './suite.js';
+import { ADMIN_URL, benchSuite, summary } from './suite.js';
 
 /** The harness's memory when a share of the episodes was done. */
 export interface MemorySample {
@@ -26,11 +27,26 @@ export interface ThroughputResult {
   peakRssMiB: number;
   /** Memory when 10%, 25%, 50%, 75% and 100% of the episodes were done. */
   memoryAt: MemorySample[];
+  /** The episodes' wait for their database (timings.reset), ms: whether clones made ahead kept up. */
+  reset: { median: number; p99: number };
   verdict: string;
 }
 
 const MIB = 1024 * 1024;
 const SHARES = [0.1, 0.25, 0.5, 0.75, 1];
+
+/** Median and p99 of timings.reset over episodes.jsonl, read a line at a time after the run. */
+async function resetTimes(file: string): Promise<{ median: number; p99: number }> {
+  const values: number[] = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (line)
+      values.push(
+        (JSON.parse(line) as { record: { timings: { reset?: number } } }).record.timings.reset ?? 0,
+      );
+  }
+  const s = summary(values);
+  return { median: s.median, p99: s.p99 };
+}
 
 /** Heap in use after a full GC (node --expose-gc), else null. */
 function heapAfterGc(): number | null {
@@ -81,6 +97,7 @@ export async function throughput(
       onProgress,
     });
     const episodes = scenarios * repeats * 2;
+    const reset = await resetTimes(join(suite.dir, 'out', 'episodes.jsonl'));
     const seconds = (end - start - paused) / 1000;
     return {
       concurrency,
@@ -91,6 +108,7 @@ export async function throughput(
       perSecond: episodes / seconds,
       peakRssMiB: peak / MIB,
       memoryAt,
+      reset,
       verdict: report.verdict,
     };
   } finally {
