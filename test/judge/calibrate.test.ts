@@ -2,17 +2,16 @@
 // server speaking the chat-completions format whose judging depends on the model it is asked as.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JudgeCalibrationFile } from '../../src/config/schema.js';
+import { answer, type ChatServer, completion, replyIn, startChatServer } from '../helpers/chat-server.js';
 import { ROOT } from '../helpers/demo-repo.js';
 
 const CRITERION = 'The reply tells the customer the refund was issued once';
 const dirs: string[] = [];
-let server: Server;
+let chat: ChatServer;
 let url = '';
 
 /**
@@ -26,28 +25,16 @@ function judge(model: string, reply: string): { status: number; label?: 'pass' |
 }
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => {
-      raw += c;
-    });
-    req.on('end', () => {
-      const body = JSON.parse(raw) as { model: string; messages: { content: string }[] };
-      const reply = /Agent reply:\n<<<\n([\s\S]*)\n>>>/.exec(body.messages[1].content)?.[1] ?? '';
-      const verdict = judge(body.model, reply);
-      res.writeHead(verdict.status, { 'content-type': 'application/json' });
-      if (!verdict.label) return void res.end('{"error": "boom"}');
-      const content = JSON.stringify({ label: verdict.label, score: 0.9, quote: '' });
-      res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-    });
+  chat = await startChatServer((body, _req, res) => {
+    const verdict = judge(body.model as string, replyIn(body));
+    if (!verdict.label) return answer(res, verdict.status, '{"error": "boom"}');
+    answer(res, verdict.status, completion(JSON.stringify({ label: verdict.label, score: 0.9, quote: '' })));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  url = chat.url;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await chat.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

@@ -1,48 +1,32 @@
 // The judge client against a loopback server speaking the chat-completions format.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradeJudge } from '../../src/grade/claims.js';
 import { askJudge, toJudgeResult } from '../../src/judge/client.js';
 import { parseJudgeAnswer } from '../../src/judge/prompt.js';
+import {
+  answer,
+  type ChatResponder,
+  type ChatServer,
+  completion,
+  startChatServer,
+} from '../helpers/chat-server.js';
 
-type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
-
-let server: Server;
+let chat: ChatServer;
 let url = '';
-let handler: Handler = () => undefined;
+let handler: ChatResponder = () => undefined;
 const seen: { body: Record<string, unknown>; auth?: string; path?: string }[] = [];
 
-const completion = (content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    choices: [{ index: 0, message: { role: 'assistant', content, ...extra }, finish_reason: 'stop' }],
-  });
-
-function answer(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(body);
-}
-
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => {
-      raw += c;
-    });
-    req.on('end', () => {
-      const body = JSON.parse(raw) as Record<string, unknown>;
-      seen.push({ body, auth: req.headers.authorization, path: req.url });
-      handler(body, req, res);
-    });
+  chat = await startChatServer((body, req, res) => {
+    seen.push({ body, auth: req.headers.authorization, path: req.url });
+    handler(body, req, res);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  url = chat.url;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => chat.close());
 
 const question = {
   criterion: 'The reply tells the customer the refund was issued once',

@@ -1,41 +1,28 @@
 // Judging an episode's reply on its `judge` expectations, and grading with what the judge said.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gradeEpisode } from '../../src/grade/index.js';
 import { judgeClientOptions, judgeEpisode } from '../../src/judge/episode.js';
 import { episode, scenario } from '../compare/builders.js';
+import { answer, type ChatServer, completion, startChatServer } from '../helpers/chat-server.js';
 
-let server: Server;
+let chat: ChatServer;
 let url = '';
 const asked: string[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => {
-      raw += c;
-    });
-    req.on('end', () => {
-      const content = JSON.stringify(JSON.parse(raw).messages);
-      asked.push(content);
-      // Polite replies pass; a criterion about apologising gets a quote the reply does not contain.
-      const verdict = content.includes('apolog')
-        ? { label: 'pass', score: 0.9, quote: 'We are so sorry' }
-        : { label: 'pass', score: 0.8, quote: 'Done.' };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ choices: [{ message: { role: 'assistant', content: JSON.stringify(verdict) } }] }),
-      );
-    });
+  chat = await startChatServer((body, _req, res) => {
+    const content = JSON.stringify(body.messages);
+    asked.push(content);
+    // Polite replies pass; a criterion about apologising gets a quote the reply does not contain.
+    const verdict = content.includes('apolog')
+      ? { label: 'pass', score: 0.9, quote: 'We are so sorry' }
+      : { label: 'pass', score: 0.8, quote: 'Done.' };
+    answer(res, 200, completion(JSON.stringify(verdict)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  url = chat.url;
 });
 
-afterAll(async () => {
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => chat.close());
 
 const s = scenario('polite', [
   { id: 'polite', judge: { criterion: 'The reply is polite', threshold: 0.7 } },

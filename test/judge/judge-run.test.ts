@@ -2,46 +2,35 @@
 // agent, real Postgres, and a loopback server speaking the chat-completions format. The judge passes
 // a reply that says the receipt was sent, and fails any other.
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/compare.js';
+import { answer, type ChatServer, completion, startChatServer } from '../helpers/chat-server.js';
 import { ROOT } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dirs: string[] = [];
-let server: Server;
+let chat: ChatServer;
 let url = '';
 let status = 200;
 const replies: string[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => {
-      raw += c;
-    });
-    req.on('end', () => {
-      const messages = JSON.parse(raw).messages as { content: string }[];
-      replies.push(messages[1].content);
-      res.writeHead(status, { 'content-type': 'application/json' });
-      const sent = messages[1].content.includes('I have sent the receipt');
-      const verdict = sent
-        ? { label: 'pass', score: 0.9, quote: 'I have sent the receipt' }
-        : { label: 'fail', score: 0.1, quote: '' };
-      res.end(
-        JSON.stringify({ choices: [{ message: { role: 'assistant', content: JSON.stringify(verdict) } }] }),
-      );
-    });
+  chat = await startChatServer((body, _req, res) => {
+    const messages = body.messages as { content: string }[];
+    replies.push(messages[1].content);
+    const sent = messages[1].content.includes('I have sent the receipt');
+    const verdict = sent
+      ? { label: 'pass', score: 0.9, quote: 'I have sent the receipt' }
+      : { label: 'fail', score: 0.1, quote: '' };
+    answer(res, status, completion(JSON.stringify(verdict)));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  url = chat.url;
 });
 
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await chat.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
