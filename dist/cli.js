@@ -60023,7 +60023,6 @@ function assembleReport(input2) {
     engine: input2.engine.name,
     engineReason: input2.engine.reason,
     gate: input2.suite.config.gate,
-    ks: input2.suite.config.pass_k,
     repeats: input2.repeats,
     seeds: input2.seeds,
     shard: input2.shard,
@@ -61448,6 +61447,7 @@ function reportFromSpool(spool, input2, sequential = null) {
     }
     verifyPinned(input2.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
     return compareCase(scenario, input2.headOnly ? null : sides.base, sides.head, {
+      ks: input2.suite.config.pass_k,
       sequential: sequential ?? void 0,
       calibratedCriteria: judgeCalibration?.calibrated
     });

@@ -47,7 +47,6 @@ export function assembleReport(input: AssembleInput): Report {
     engine: input.engine.name,
     engineReason: input.engine.reason,
     gate: input.suite.config.gate,
-    ks: input.suite.config.pass_k,
     repeats: input.repeats,
     seeds: input.seeds,
     shard: input.shard,

@@ -262,6 +262,7 @@ function reportFromSpool(
     }
     verifyPinned(input.pin, new Map([[scenario.id, sides]]));
     return compareCase(scenario, input.headOnly ? null : sides.base, sides.head, {
+      ks: input.suite.config.pass_k,
       sequential: sequential ?? undefined,
       calibratedCriteria: judgeCalibration?.calibrated,
     });

@@ -14,14 +14,17 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A checkout of the flaky agent's suite with `repeats: {min: 3, max: 8}`; `fixed` makes it pick by id. */
+/** A checkout of the flaky agent's suite with `repeats: {min: 3, max: 8}` and `pass_k: [1, 2]`; `fixed` makes it pick by id. */
 function side(fixed: boolean): string {
   const dir = mkdtempSync(join(tmpdir(), 'sg-adaptive-'));
   dirs.push(dir);
   cpSync(join(ROOT, 'examples', 'flaky-agent'), join(dir, 'examples', 'flaky-agent'), { recursive: true });
   cpSync(join(ROOT, 'examples', 'refund-agent'), join(dir, 'examples', 'refund-agent'), { recursive: true });
   const config = join(dir, 'examples', 'flaky-agent', 'stategate.yml');
-  writeFileSync(config, readFileSync(config, 'utf8').replace(/^repeats: 8$/m, 'repeats: { min: 3, max: 8 }'));
+  writeFileSync(
+    config,
+    readFileSync(config, 'utf8').replace(/^repeats: 8$/m, 'repeats: { min: 3, max: 8 }\npass_k: [1, 2]'),
+  );
   if (fixed) {
     const agent = join(dir, 'examples', 'flaky-agent', 'agent.mjs');
     const text = readFileSync(agent, 'utf8');
@@ -75,5 +78,9 @@ describe('adaptive repeats through runCompare', () => {
       expect(shared.class).toBe('regressed');
     }
     expect(markdown).toContain('Repeats:');
+    // pass_k in stategate.yml picks the k of pass@k and pass^k, per case and over the suite.
+    expect(Object.keys(unique.head!.stats!.pass_at_k)).toEqual(['1', '2']);
+    expect(Object.keys(report.stats!.head!.pass_hat_k)).toEqual(['1', '2']);
+    expect(markdown).toContain('pass@2 100%, pass^2 100%');
   });
 });
