@@ -42741,7 +42741,7 @@ function gradeReply(kind, expected, agent) {
 function gradeJudge(spec, result) {
   if (!result) return errored("no judge configured");
   if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
-  const threshold = spec.threshold ?? 0.7;
+  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
   const why = result.reason ? `: ${result.reason}` : "";
   if (result.pass && result.score >= threshold) {
     return passed(
@@ -45443,29 +45443,29 @@ function suitePath(root, absPath) {
   return path.relative(root, absPath).split(path.sep).join("/");
 }
 async function readTextFile(absPath, file2) {
-  const fail3 = (message, line = 1, col = 1) => ({
+  const fail2 = (message, line = 1, col = 1) => ({
     ok: false,
     problem: { file: file2, line, col, message }
   });
   let bytes;
   try {
     const info = await stat2(absPath);
-    if (!info.isFile()) return fail3("not a regular file");
-    if (info.size > MAX_FILE_BYTES) return fail3(tooLarge(info.size));
+    if (!info.isFile()) return fail2("not a regular file");
+    if (info.size > MAX_FILE_BYTES) return fail2(tooLarge(info.size));
     bytes = await readFile(absPath);
   } catch (err) {
     const code = err.code;
     if (code === "ENOENT" || code === "ENOTDIR")
       return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
-    if (code === "EACCES") return fail3("permission denied");
-    return fail3(`cannot read the file: ${err.message}`);
+    if (code === "EACCES") return fail2("permission denied");
+    return fail2(`cannot read the file: ${err.message}`);
   }
-  if (bytes.length > MAX_FILE_BYTES) return fail3(tooLarge(bytes.length));
+  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
   const bad = firstNonTextByte(bytes);
   if (bad !== -1) {
     const { line, col } = bytePosition(bytes, bad);
     const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
-    return fail3(
+    return fail2(
       `not a text file: ${what} at line ${line}, col ${col} (suite files are UTF-8 text)`,
       line,
       col
@@ -45511,55 +45511,51 @@ function bytePosition(bytes, offset) {
 
 // src/config/judge-files.ts
 var DEFAULT_CALIBRATION_FILE = "judge-calibration.json";
-async function loadLabels(labelsPath) {
-  const abs = path2.resolve(labelsPath);
-  const file2 = displayPath(abs);
-  const read = await readTextFile(abs, file2);
-  if (!read.ok) return { ok: false, problems: [read.problem] };
+async function loadMapping(absPath, schema, expected, missingOk = false) {
+  const file2 = displayPath(absPath);
+  const read = await readTextFile(absPath, file2);
+  if (!read.ok)
+    return read.missing && missingOk ? { ok: true, data: null } : { ok: false, problems: [read.problem] };
   const parsed = parseYaml(file2, read.text);
   if (parsed.problems.length > 0 || parsed.value === void 0)
     return { ok: false, problems: parsed.problems };
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      problems: [notAMapping(parsed.source, value, "labels: [{criterion, message, reply, label}]")]
-    };
+    return { ok: false, problems: [notAMapping(parsed.source, value, expected)] };
   }
-  const result = validate2(LabelsFile, value, parsed.source);
-  return result.ok ? { ok: true, value: result.data.labels } : { ok: false, problems: result.problems };
+  const result = validate2(schema, value, parsed.source);
+  if (!result.ok) return result;
+  return { ok: true, data: result.data, text: read.text, source: parsed.source };
+}
+async function loadLabels(labelsPath) {
+  const loaded = await loadMapping(
+    path2.resolve(labelsPath),
+    LabelsFile,
+    "labels: [{criterion, message, reply, label}]"
+  );
+  if (!loaded.ok) return loaded;
+  return { ok: true, value: loaded.data?.labels ?? [] };
 }
 function calibrationPath(root, judge) {
   return path2.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
 }
 async function loadJudgeCalibration(absPath, root) {
-  const file2 = displayPath(absPath);
-  const read = await readTextFile(absPath, file2);
-  if (!read.ok) return read.missing ? { ok: true, value: null } : { ok: false, problems: [read.problem] };
-  const parsed = parseYaml(file2, read.text);
-  if (parsed.problems.length > 0 || parsed.value === void 0)
-    return { ok: false, problems: parsed.problems };
-  if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
-    return {
-      ok: false,
-      problems: [
-        notAMapping(
-          parsed.source,
-          parsed.value,
-          '"version": 1 and "criteria" (written by stategate judge calibrate)'
-        )
-      ]
-    };
-  }
-  const result = validate2(JudgeCalibrationFile, parsed.value, parsed.source);
-  if (!result.ok) return { ok: false, problems: result.problems };
+  const loaded = await loadMapping(
+    absPath,
+    JudgeCalibrationFile,
+    '"version": 1 and "criteria" (written by stategate judge calibrate)',
+    true
+  );
+  if (!loaded.ok) return loaded;
+  if (loaded.data === null) return { ok: true, value: null };
+  const { data, text, source } = loaded;
   const problems = [];
   const seen = /* @__PURE__ */ new Set();
-  result.data.criteria.forEach((c, i) => {
+  data.criteria.forEach((c, i) => {
     const key = JSON.stringify([c.criterion, c.model]);
     if (seen.has(key)) {
       const message = `criterion ${JSON.stringify(c.criterion)} with model ${JSON.stringify(c.model)} is given twice`;
-      problems.push(problemAt(parsed.source, ["criteria", i], message));
+      problems.push(problemAt(source, ["criteria", i], message));
     }
     seen.add(key);
   });
@@ -45568,8 +45564,8 @@ async function loadJudgeCalibration(absPath, root) {
     ok: true,
     value: {
       file: suitePath(root, absPath),
-      sha256: createHash("sha256").update(read.text).digest("hex"),
-      criteria: result.data.criteria
+      sha256: createHash("sha256").update(text).digest("hex"),
+      criteria: data.criteria
     }
   };
 }
@@ -57940,7 +57936,8 @@ async function runCalibration(labels, options2, onProgress = () => void 0) {
       onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
       continue;
     }
-    const judgePass = outcome.answer.label === "pass" && outcome.answer.score >= item.threshold;
+    const { criterion, threshold } = item;
+    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
     const humanPass = item.label === "pass";
     tally(run3.table, judgePass, humanPass);
     onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
@@ -59149,7 +59146,7 @@ var NumberText = class {
 var NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
 function parseRowJson(text) {
   let i = 0;
-  const fail3 = () => {
+  const fail2 = () => {
     throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
   };
   const skipSpace = () => {
@@ -59157,7 +59154,7 @@ function parseRowJson(text) {
   };
   const expect = (c) => {
     skipSpace();
-    if (text[i] !== c) fail3();
+    if (text[i] !== c) fail2();
     i++;
   };
   const string4 = () => {
@@ -59183,7 +59180,7 @@ function parseRowJson(text) {
       skipSpace();
       const c = text[i++];
       if (c === close) return;
-      if (c !== ",") fail3();
+      if (c !== ",") fail2();
     }
   };
   const words = [
@@ -59198,7 +59195,7 @@ function parseRowJson(text) {
       const out2 = {};
       items("}", () => {
         skipSpace();
-        if (text[i] !== '"') fail3();
+        if (text[i] !== '"') fail2();
         const key = string4();
         expect(":");
         out2[key] = value();
@@ -59219,13 +59216,13 @@ function parseRowJson(text) {
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
-    if (!m) return fail3();
+    if (!m) return fail2();
     i += m[0].length;
     return new NumberText(m[0]);
   };
   const out = value();
   skipSpace();
-  if (i !== text.length) fail3();
+  if (i !== text.length) fail2();
   return out;
 }
 function plain(value, number5, scalar) {
@@ -60142,7 +60139,7 @@ async function runEpisode(ctx, planned) {
     timings
   };
   if (ctx.pin) record2.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
-  const fail3 = (stage, err) => {
+  const fail2 = (stage, err) => {
     record2.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
   let sandbox;
@@ -60155,7 +60152,7 @@ async function runEpisode(ctx, planned) {
         initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
       }
     } catch (err) {
-      fail3("sandbox", err);
+      fail2("sandbox", err);
       return record2;
     }
     lap("reset");
@@ -60172,7 +60169,7 @@ async function runEpisode(ctx, planned) {
         initialState
       });
     } catch (err) {
-      fail3("gateway", err);
+      fail2("gateway", err);
       return record2;
     }
     let databaseUrl2;
@@ -60180,13 +60177,13 @@ async function runEpisode(ctx, planned) {
       try {
         databaseUrl2 = await sandbox.exposeUrl();
       } catch (err) {
-        fail3("sandbox", err);
+        fail2("sandbox", err);
         return record2;
       }
     }
     lap("session");
     if (ctx.signal?.aborted) {
-      fail3("interrupted", "the run was interrupted before this episode started");
+      fail2("interrupted", "the run was interrupted before this episode started");
       return record2;
     }
     record2.agent = await ctx.side.runAgent({
@@ -60205,7 +60202,7 @@ async function runEpisode(ctx, planned) {
     });
     timings.agent = Math.round(record2.agent.durationMs * 100) / 100;
     t = clock();
-    if (ctx.signal?.aborted) fail3("interrupted", "the run was interrupted while this episode ran");
+    if (ctx.signal?.aborted) fail2("interrupted", "the run was interrupted while this episode ran");
     await session.close();
     record2.calls = session.calls();
     session = void 0;
@@ -60213,7 +60210,7 @@ async function runEpisode(ctx, planned) {
     try {
       record2.diff = await sandbox.captureDiff();
     } catch (err) {
-      fail3("capture", err);
+      fail2("capture", err);
     }
     lap("capture");
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
@@ -60222,7 +60219,7 @@ async function runEpisode(ctx, planned) {
     lap("queries");
     return record2;
   } catch (err) {
-    fail3("gateway", err);
+    fail2("gateway", err);
     return record2;
   } finally {
     if (session) await session.close().catch(ignore);
@@ -61770,18 +61767,9 @@ async function commandDemo(values) {
 // src/cli/judge.ts
 import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync4 } from "node:fs";
 import { dirname as dirname5, resolve as resolve7 } from "node:path";
-function fail2(message) {
-  process.stderr.write(`stategate: ${message}
-`);
-  return 1;
-}
 function problemsOf(loaded) {
   if (loaded.ok) return loaded.value;
-  for (const p of loaded.problems) process.stderr.write(`${formatProblem(p)}
-`);
-  const n = loaded.problems.length;
-  process.stderr.write(`${n} problem${n === 1 ? "" : "s"} found.
-`);
+  printProblems(loaded.problems);
   return 1;
 }
 function progressLine(p) {
@@ -61812,16 +61800,16 @@ function renderCriterion(c, errors = []) {
 async function commandJudge(values, args) {
   const [sub, labelsPath, ...extra] = args;
   if (sub !== "calibrate") {
-    return fail2(
+    return fail(
       sub === void 0 ? "judge needs a subcommand: stategate judge calibrate LABELS.yaml" : `unknown judge subcommand '${sub}' (expected calibrate)`
     );
   }
-  if (!labelsPath) return fail2("judge calibrate needs a labels file: stategate judge calibrate LABELS.yaml");
-  if (extra.length > 0) return fail2(`judge calibrate takes one labels file, got also ${extra.join(" ")}`);
+  if (!labelsPath) return fail("judge calibrate needs a labels file: stategate judge calibrate LABELS.yaml");
+  if (extra.length > 0) return fail(`judge calibrate takes one labels file, got also ${extra.join(" ")}`);
   try {
     return await calibrate(values, labelsPath);
   } catch (err) {
-    return fail2(err.message);
+    return fail(err.message);
   }
 }
 async function calibrate(values, labelsPath) {
@@ -61841,7 +61829,7 @@ async function calibrate(values, labelsPath) {
     process.stdout.write(`${renderCriterion(c, runs[i].errorExamples)}
 `);
   if (fresh.every((c) => c.n === 0)) {
-    return fail2(
+    return fail(
       `the judge gave no verdict on any label (${runs[0]?.errorExamples[0] ?? "no labels"}); nothing written`
     );
   }

@@ -18,7 +18,7 @@ import { runDemo, runFlakyDemo } from './demo.js';
 import type { CliValues } from './main.js';
 import { createProgress } from './progress.js';
 
-function fail(message: string): number {
+export function fail(message: string): number {
   process.stderr.write(`stategate: ${message}\n`);
   return 1;
 }
@@ -65,7 +65,7 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   };
 }
 
-function printProblems(problems: Problem[]): void {
+export function printProblems(problems: Problem[]): void {
   for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
   process.stderr.write(`${problems.length} problem${problems.length === 1 ? '' : 's'} found.\n`);
 }

@@ -11,7 +11,6 @@ import {
 } from '../config/judge-files.js';
 import type { CriterionCalibration } from '../config/schema.js';
 import { displayPath } from '../config/source-file.js';
-import { formatProblem } from '../config/suite.js';
 import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agreement.js';
 import {
   type CalibrateProgress,
@@ -20,18 +19,13 @@ import {
   runCalibration,
 } from '../judge/calibration.js';
 import { judgeClientOptions } from '../judge/episode.js';
+import { fail, printProblems } from './commands.js';
 import type { CliValues } from './main.js';
 
-function fail(message: string): number {
-  process.stderr.write(`stategate: ${message}\n`);
-  return 1;
-}
-
+/** The loaded value, or 1 after printing its problems as every command does. */
 function problemsOf<T>(loaded: Loaded<T>): number | T {
   if (loaded.ok) return loaded.value;
-  for (const p of loaded.problems) process.stderr.write(`${formatProblem(p)}\n`);
-  const n = loaded.problems.length;
-  process.stderr.write(`${n} problem${n === 1 ? '' : 's'} found.\n`);
+  printProblems(loaded.problems);
   return 1;
 }
 

@@ -3,6 +3,7 @@
 // Each loader returns every problem with file:line:col, like the suite loader.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { z } from 'zod';
 import { expandEnv } from './env-expand.js';
 import { notAMapping } from './scenario-file.js';
 import {
@@ -15,7 +16,7 @@ import {
 } from './schema.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { Problem } from './suite.js';
-import { parseYaml, problemAt } from './yaml-source.js';
+import { parseYaml, problemAt, type YamlSource } from './yaml-source.js';
 import { validate } from './zod-problems.js';
 
 /** The calibration file's name when `judge.calibration` does not give one. */
@@ -32,24 +33,44 @@ export interface JudgeCalibration {
 
 export type Loaded<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
 
-/** Loads a labels file: every label, or every problem at once. */
-export async function loadLabels(labelsPath: string): Promise<Loaded<JudgeLabel[]>> {
-  const abs = path.resolve(labelsPath);
-  const file = displayPath(abs);
-  const read = await readTextFile(abs, file);
-  if (!read.ok) return { ok: false, problems: [read.problem] };
+/** A file whose top level is a mapping, validated by `schema`; data null when missing and `missingOk`. */
+type Mapped<T> =
+  | { ok: true; data: T; text: string; source: YamlSource }
+  | { ok: true; data: null }
+  | { ok: false; problems: Problem[] };
+
+async function loadMapping<S extends z.ZodType>(
+  absPath: string,
+  schema: S,
+  expected: string,
+  missingOk = false,
+): Promise<Mapped<z.infer<S>>> {
+  const file = displayPath(absPath);
+  const read = await readTextFile(absPath, file);
+  if (!read.ok)
+    return read.missing && missingOk ? { ok: true, data: null } : { ok: false, problems: [read.problem] };
+  // A JSON file is YAML too: the YAML parser keeps positions for the problems.
   const parsed = parseYaml(file, read.text);
   if (parsed.problems.length > 0 || parsed.value === undefined)
     return { ok: false, problems: parsed.problems };
   const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      problems: [notAMapping(parsed.source, value, 'labels: [{criterion, message, reply, label}]')],
-    };
+    return { ok: false, problems: [notAMapping(parsed.source, value, expected)] };
   }
-  const result = validate(LabelsFile, value, parsed.source);
-  return result.ok ? { ok: true, value: result.data.labels } : { ok: false, problems: result.problems };
+  const result = validate(schema, value, parsed.source);
+  if (!result.ok) return result;
+  return { ok: true, data: result.data, text: read.text, source: parsed.source };
+}
+
+/** Loads a labels file: every label, or every problem at once. */
+export async function loadLabels(labelsPath: string): Promise<Loaded<JudgeLabel[]>> {
+  const loaded = await loadMapping(
+    path.resolve(labelsPath),
+    LabelsFile,
+    'labels: [{criterion, message, reply, label}]',
+  );
+  if (!loaded.ok) return loaded;
+  return { ok: true, value: loaded.data?.labels ?? [] };
 }
 
 /** Where a suite's calibration file is: `judge.calibration`, else the default beside stategate.yml. */
@@ -65,34 +86,22 @@ export async function loadJudgeCalibration(
   absPath: string,
   root: string,
 ): Promise<Loaded<JudgeCalibration | null>> {
-  const file = displayPath(absPath);
-  const read = await readTextFile(absPath, file);
-  if (!read.ok) return read.missing ? { ok: true, value: null } : { ok: false, problems: [read.problem] };
-  // JSON is YAML: the YAML parser keeps positions for the problems.
-  const parsed = parseYaml(file, read.text);
-  if (parsed.problems.length > 0 || parsed.value === undefined)
-    return { ok: false, problems: parsed.problems };
-  if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-    return {
-      ok: false,
-      problems: [
-        notAMapping(
-          parsed.source,
-          parsed.value,
-          '"version": 1 and "criteria" (written by stategate judge calibrate)',
-        ),
-      ],
-    };
-  }
-  const result = validate(JudgeCalibrationFile, parsed.value, parsed.source);
-  if (!result.ok) return { ok: false, problems: result.problems };
+  const loaded = await loadMapping(
+    absPath,
+    JudgeCalibrationFile,
+    '"version": 1 and "criteria" (written by stategate judge calibrate)',
+    true,
+  );
+  if (!loaded.ok) return loaded;
+  if (loaded.data === null) return { ok: true, value: null };
+  const { data, text, source } = loaded;
   const problems: Problem[] = [];
   const seen = new Set<string>();
-  result.data.criteria.forEach((c, i) => {
+  data.criteria.forEach((c, i) => {
     const key = JSON.stringify([c.criterion, c.model]);
     if (seen.has(key)) {
       const message = `criterion ${JSON.stringify(c.criterion)} with model ${JSON.stringify(c.model)} is given twice`;
-      problems.push(problemAt(parsed.source, ['criteria', i], message));
+      problems.push(problemAt(source, ['criteria', i], message));
     }
     seen.add(key);
   });
@@ -101,8 +110,8 @@ export async function loadJudgeCalibration(
     ok: true,
     value: {
       file: suitePath(root, absPath),
-      sha256: createHash('sha256').update(read.text).digest('hex'),
-      criteria: result.data.criteria,
+      sha256: createHash('sha256').update(text).digest('hex'),
+      criteria: data.criteria,
     },
   };
 }

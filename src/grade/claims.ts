@@ -1,6 +1,6 @@
 // Expectations on what the agent said (its exit, its claimed outcome, its reply), and the one that
 // checks a claim of success against the evidence.
-import type { ExpectationOf, Scenario, Tool } from '../config/schema.js';
+import { type ExpectationOf, JUDGE_THRESHOLD_DEFAULT, type Scenario, type Tool } from '../config/schema.js';
 import type { AgentRun, CallRecord, Outcome, QueryResult } from '../record.js';
 import { inSeqOrder, isSuccess } from './calls.js';
 import { gradeQueryCheck } from './query.js';
@@ -191,7 +191,7 @@ export type JudgeResult = { score: number; pass: boolean; reason?: string } | { 
 export function gradeJudge(spec: ExpectationOf<'judge'>['judge'], result: JudgeResult | undefined): Grade {
   if (!result) return errored('no judge configured');
   if ('error' in result) return errored(`the judge gave no verdict: ${result.error}`);
-  const threshold = spec.threshold ?? 0.7;
+  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
   const why = result.reason ? `: ${result.reason}` : '';
   if (result.pass && result.score >= threshold) {
     return passed(

@@ -7,9 +7,10 @@ import type {
   JudgeLabel,
 } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
+import { gradeJudge } from '../grade/claims.js';
 import type { JudgeCalibrationFacts } from '../report/types.js';
 import { calibrationOf, emptyTable, tally } from './agreement.js';
-import { askJudge, type JudgeClientOptions } from './client.js';
+import { askJudge, type JudgeClientOptions, toJudgeResult } from './client.js';
 
 /** One criterion's labels asked of the judge: the table, and the errors left out of it. */
 export interface CriterionRun {
@@ -32,9 +33,9 @@ export interface CalibrateProgress {
 const ERROR_EXAMPLES = 3;
 
 /**
- * Asks the judge about every labelled reply. The judge's verdict is pass when it labels the reply
- * pass with a score at or above the label's threshold (as gradeJudge grades). A judge error is
- * counted per criterion and left out of the table: neither a disagreement nor a pass.
+ * Asks the judge about every labelled reply. The judge's verdict is gradeJudge's on the label's
+ * criterion and threshold, exactly as in a run. A judge error is counted per criterion and left out
+ * of the table: neither a disagreement nor a pass.
  */
 export async function runCalibration(
   labels: readonly JudgeLabel[],
@@ -62,7 +63,8 @@ export async function runCalibration(
       onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
       continue;
     }
-    const judgePass = outcome.answer.label === 'pass' && outcome.answer.score >= item.threshold;
+    const { criterion, threshold } = item;
+    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === 'pass';
     const humanPass = item.label === 'pass';
     tally(run.table, judgePass, humanPass);
     onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
