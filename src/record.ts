@@ -55,6 +55,12 @@ export interface CallRecord {
   changes: RowChange[];
   /** How it came in. */
   via: 'http' | 'mcp';
+  /**
+   * The call never got its reply: the episode ended (deadline, or the agent gone) or the client
+   * closed the connection while it was in flight. Then `status` is 499 and `error.code` CUT_OFF;
+   * `args` is null when the body had not fully arrived, and `changes` holds whatever the tool did.
+   */
+  cutOff?: true;
 }
 
 /** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */

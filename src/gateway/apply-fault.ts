@@ -12,7 +12,9 @@ export async function withFault(call: ValidCall, rule: FaultRule): Promise<Outco
   const db = call.session.spec.sandbox;
   const fault = rule.fault;
   const commit = () => runTool(db, tool, args, { mode: 'commit' });
-  const hold = () => sleep(faultDelayMs(rule));
+  // A cut-off session ends the hold at once: the reply will not be sent anyway.
+  const hold = () =>
+    sleep(faultDelayMs(rule), undefined, { signal: call.session.cutoff }).catch(() => undefined);
   switch (fault) {
     case 'timeout_before_mutation':
     case 'rate_limited':

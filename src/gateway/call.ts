@@ -1,5 +1,6 @@
 // The call path, one for HTTP and MCP alike (docs/gateway.md, "Order of checks"): allowed tools,
-// known tool, body, arguments, idempotency, faults, preconditions, the tool. Every call is recorded.
+// known tool, body, arguments, idempotency, faults, preconditions, the tool. Every call is recorded,
+// including one the session cut off (the episode ended before its body arrived or its reply left).
 import type { Tool } from '../config/schema.js';
 import type { CallRecord } from '../record.js';
 import { withFault } from './apply-fault.js';
@@ -8,12 +9,14 @@ import { pickFault } from './faults.js';
 import {
   type Args,
   answerOutcome,
+  cutOffOutcome,
   errorOutcome,
   fromRun,
   type Outcome,
   type ValidCall,
   type Wire,
 } from './outcome.js';
+import { type BodyRead, jsonDepth, MAX_JSON_DEPTH } from './request-body.js';
 import { runTool } from './run-tool.js';
 import type { EpisodeSession } from './session.js';
 
@@ -21,9 +24,10 @@ export type { Wire } from './outcome.js';
 
 /** One call as a transport received it. */
 export interface CallInput {
+  /** The tool's name; '' when the request ended before it could be known (an MCP body). */
   tool: string;
-  /** The raw request body (HTTP), arguments already parsed (MCP), or a body over the size limit. */
-  body: { json: string } | { value: unknown } | { tooLarge: number };
+  /** The raw request body (HTTP), arguments already parsed (MCP), or a body read that failed. */
+  body: { json: string } | { value: unknown } | Exclude<BodyRead, { text: string }>;
   via: 'http' | 'mcp';
 }
 
@@ -46,8 +50,11 @@ export async function handleCall(session: EpisodeSession, input: CallInput): Pro
   let outcome: Outcome;
   let effectKey: string | undefined;
   try {
-    if (!tool) outcome = refuseTool(session, input.tool);
+    if ('cutOff' in input.body) outcome = bodyCutOff(input.body.cutOff);
+    else if (session.cutoff.aborted) outcome = cutOffOutcome(`Cut off before it ran: ${cutReason(session)}.`);
+    else if (!tool && (input.tool !== '' || parsed.ok)) outcome = refuseTool(session, input.tool);
     else if (!parsed.ok) outcome = parsed.outcome;
+    else if (!tool) outcome = refuseTool(session, input.tool);
     else {
       const problem = session.checks.get(tool.name)!(parsed.args);
       const args = parsed.args as Args;
@@ -61,6 +68,8 @@ export async function handleCall(session: EpisodeSession, input: CallInput): Pro
     // A bug or a lost database connection must not take the gateway down: the caller gets a 500.
     outcome = errorOutcome(500, 'GATEWAY_ERROR', err instanceof Error ? err.message : String(err));
   }
+  // Cut off while it ran: no reply goes out, so the record says what the caller never saw.
+  if (session.cutoff.aborted && !outcome.cutOff) outcome = cutAfterRun(outcome, cutReason(session));
   session.record({
     ...recordFields(outcome),
     seq,
@@ -76,6 +85,7 @@ export async function handleCall(session: EpisodeSession, input: CallInput): Pro
 }
 
 function parseBody(body: CallInput['body']): { ok: true; args: unknown } | { ok: false; outcome: Outcome } {
+  if ('cutOff' in body) return { ok: false, outcome: bodyCutOff(body.cutOff) };
   if ('tooLarge' in body) {
     return {
       ok: false,
@@ -85,6 +95,13 @@ function parseBody(body: CallInput['body']): { ok: true; args: unknown } | { ok:
   if ('value' in body) return { ok: true, args: body.value ?? {} };
   // An empty body is a call without arguments.
   if (body.json.trim() === '') return { ok: true, args: {} };
+  // Counted on the text before parsing: nothing deep is ever built, walked or canonicalized.
+  if (jsonDepth(body.json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    return {
+      ok: false,
+      outcome: errorOutcome(400, 'BODY_TOO_DEEP', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`),
+    };
+  }
   try {
     return { ok: true, args: JSON.parse(body.json) };
   } catch (err) {
@@ -93,6 +110,21 @@ function parseBody(body: CallInput['body']): { ok: true; args: unknown } | { ok:
       outcome: errorOutcome(400, 'INVALID_JSON', `The body is not JSON: ${(err as Error).message}`),
     };
   }
+}
+
+function cutReason(session: EpisodeSession): string {
+  return String(session.cutoff.reason ?? 'the episode ended');
+}
+
+function bodyCutOff(cut: { bytes: number; reason: string }): Outcome {
+  return cutOffOutcome(`Cut off while its body was arriving (${cut.bytes} bytes in): ${cut.reason}.`);
+}
+
+/** A call that ran (or was refused) while the session was being cut off: its reply never leaves. */
+function cutAfterRun(o: Outcome, reason: string): Outcome {
+  const answered = o.error ? `${o.status} ${o.error.code}` : String(o.status);
+  const cut = cutOffOutcome(`Cut off before its reply was sent (${answered}): ${reason}.`, o.changes);
+  return o.fault ? { ...cut, fault: o.fault } : cut;
 }
 
 function refuseTool(session: EpisodeSession, name: string): Outcome {
@@ -185,7 +217,7 @@ async function deliverAgain(call: ValidCall): Promise<void> {
 /** The record fields that come from the outcome: what the caller saw and what the database did. */
 function recordFields(
   o: Outcome,
-): Pick<CallRecord, 'status' | 'result' | 'error' | 'fault' | 'mutated' | 'replay' | 'changes'> {
+): Pick<CallRecord, 'status' | 'result' | 'error' | 'fault' | 'mutated' | 'replay' | 'changes' | 'cutOff'> {
   return {
     status: o.status,
     ...(o.error ? { error: o.error } : { result: o.result }),
@@ -193,13 +225,15 @@ function recordFields(
     mutated: o.changes.length > 0,
     replay: o.replay ?? false,
     changes: o.changes,
+    ...(o.cutOff ? { cutOff: true as const } : {}),
   };
 }
 
 function toReply(o: Outcome): CallReply {
   const headers = { ...(o.headers ?? {}) };
   if (o.replay) headers['idempotent-replayed'] = 'true';
-  if (o.wire === 'dropped') return { status: 0, headers, wire: 'dropped' };
+  // A cut-off call's connection is closed without a reply, like a dropped one.
+  if (o.wire === 'dropped' || o.cutOff) return { status: 0, headers, wire: 'dropped' };
   const body = o.error ? { error: o.error } : { result: o.result ?? null };
   return { status: o.status, body, headers, wire: o.wire ?? 'json' };
 }

@@ -19,6 +19,12 @@ export interface GatewayOptions {
   closedTokensKept?: number;
   /** How many refused requests are kept in full (default 1,000; all are counted). */
   refusedKept?: number;
+  /** How long a closing session waits for calls in flight before cutting them off (default 1,000 ms). */
+  closeGraceMs?: number;
+  /** A request's headers must arrive within this (default 10 s): slow headers hold no socket for long. */
+  headersTimeoutMs?: number;
+  /** A whole request must arrive within this (default 120 s); an episode's deadline cuts sooner. */
+  requestTimeoutMs?: number;
 }
 
 // One body for every unknown token, so a reply never tells which tokens exist.
@@ -62,18 +68,34 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
       return refuse(req, res, path, reason);
     }
     const rest = match[2] ?? '';
+    // When the session is cut off, the request's connection goes at once: the agent gets no reply.
+    const onCut = () => req.socket.destroy();
+    session.cutoff.addEventListener('abort', onCut, { once: true });
     const work = rest === '/mcp' ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
-    await session.track(work);
+    try {
+      await session.track(work);
+    } finally {
+      session.cutoff.removeEventListener('abort', onCut);
+    }
   };
 
-  const server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      // Transport failures (a client gone mid-request) end that request, never the server.
-      if (!res.headersSent && !res.destroyed) {
-        sendJson(res, 500, gatewayError('GATEWAY_ERROR', err instanceof Error ? err.message : String(err)));
-      }
-    });
-  });
+  const headersTimeout = opts.headersTimeoutMs ?? 10_000;
+  const server = createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(opts.requestTimeoutMs ?? 120_000, headersTimeout),
+      // How often those two are checked (Node's default, 30 s, would let a slow request overstay).
+      connectionsCheckingInterval: Math.min(1_000, headersTimeout),
+    },
+    (req, res) => {
+      route(req, res).catch((err: unknown) => {
+        // Transport failures (a client gone mid-request) end that request, never the server.
+        if (!res.headersSent && !res.destroyed) {
+          sendJson(res, 500, gatewayError('GATEWAY_ERROR', err instanceof Error ? err.message : String(err)));
+        }
+      });
+    },
+  );
   server.on('clientError', (_err, socket) => socket.destroy());
   // Idle keep-alive connections outlive common client pool expiries (4 to 5 s), so the client
   // closes first and never sends a request on a socket the server is closing.
@@ -94,7 +116,7 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
     if (!session) return;
     sessions.delete(token);
     closedTokens.add(token);
-    await session.close();
+    await session.close(opts.closeGraceMs ?? 1_000);
   };
 
   return {

@@ -3,22 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Tool } from '../config/schema.js';
 import { type CallReply, handleCall } from './call.js';
+import { readBody } from './request-body.js';
 import type { EpisodeSession } from './session.js';
 
-/** Request bodies above this size get 413 PAYLOAD_TOO_LARGE. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Reads the whole body; past the limit the rest is drained and only its size is kept. */
-export async function readBody(req: IncomingMessage): Promise<{ text: string } | { tooLarge: number }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-  }
-  if (size > MAX_BODY_BYTES) return { tooLarge: size };
-  return { text: Buffer.concat(chunks).toString('utf8') };
-}
+export { MAX_BODY_BYTES, readBody } from './request-body.js';
 
 /** The tool list as the HTTP side shows it. */
 export function toolList(tools: Iterable<Tool>): {
@@ -47,7 +35,7 @@ export async function serveJson(
   }
   if (req.method !== 'POST')
     return sendJson(res, 405, gatewayError('METHOD_NOT_ALLOWED', 'Use POST.'), { allow: 'POST' });
-  const body = await readBody(req);
+  const body = await readBody(req, session.cutoff);
   const reply = await handleCall(session, {
     tool: name,
     body: 'text' in body ? { json: body.text } : body,

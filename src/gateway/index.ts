@@ -1,6 +1,7 @@
 // The tool gateway's public surface.
 
 export { canonicalize, canonicalJson } from './canonical.js';
+export { type EpisodeDeadline, episodeDeadline } from './deadline.js';
 export { faultDraw } from './faults.js';
 export { createGateway, type GatewayOptions } from './gateway.js';
 export type { Gateway, GatewaySession, SessionSpec } from './types.js';

@@ -9,8 +9,12 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type CallReply, handleCall, type Wire } from './call.js';
-import { gatewayError, readBody, sendJson, shapeWire } from './http-json.js';
+import { gatewayError, sendJson, shapeWire, writeReply } from './http-json.js';
+import { jsonDepth, MAX_JSON_DEPTH, readBody } from './request-body.js';
 import type { EpisodeSession } from './session.js';
+
+// A tools/call request holds its arguments two levels down: { params: { arguments: ... } }.
+const MAX_MCP_DEPTH = MAX_JSON_DEPTH + 2;
 
 // Worst first: when one request carries several calls, the most broken wire wins.
 const WIRE_RANK: Record<Wire, number> = { dropped: 3, truncated: 2, malformed: 1, json: 0 };
@@ -32,9 +36,12 @@ export async function serveMcp(
       },
     );
   }
-  const body = await readBody(req);
-  if ('tooLarge' in body) {
-    return sendJson(res, 413, gatewayError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.'));
+  const read = await readBody(req, session.cutoff);
+  const text = 'text' in read ? read.text : '';
+  // Bodies the SDK must never see are answered here and recorded as calls of a tool not yet named.
+  const refusal = 'text' in read ? bodyRefusal(text) : read;
+  if (refusal) {
+    return writeReply(req, res, await handleCall(session, { tool: '', body: refusal, via: 'mcp' }));
   }
   let wire = 'json' as Wire;
   const mcp = new McpServer({ name: 'stategate', version: '1' }, { capabilities: { tools: {} } });
@@ -61,8 +68,8 @@ export async function serveMcp(
   });
   try {
     await mcp.connect(transport);
-    const response = await transport.handleRequest(toWebRequest(req, body.text));
-    const text = await response.text();
+    const response = await transport.handleRequest(toWebRequest(req, text));
+    const replyText = await response.text();
     if (wire === 'dropped') {
       req.socket.destroy();
       return;
@@ -71,7 +78,7 @@ export async function serveMcp(
     response.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    const out = Buffer.from(text === '' ? '' : shapeWire(text, wire), 'utf8');
+    const out = Buffer.from(replyText === '' ? '' : shapeWire(replyText, wire), 'utf8');
     headers['content-length'] = String(out.length);
     if (!res.headersSent && !res.destroyed) {
       res.writeHead(response.status, headers);
@@ -79,6 +86,17 @@ export async function serveMcp(
     }
   } finally {
     await mcp.close().catch(() => undefined);
+  }
+}
+
+/** A body too deep, or not JSON at all, as the call path's input (the SDK then never parses it). */
+function bodyRefusal(text: string): { json: string } | undefined {
+  if (jsonDepth(text, MAX_MCP_DEPTH) > MAX_MCP_DEPTH) return { json: text };
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch {
+    return { json: text };
   }
 }
 

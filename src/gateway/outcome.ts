@@ -25,6 +25,8 @@ export interface Outcome {
   answer?: ToolAnswer;
   /** duplicate_delivery: the request reaches the tool a second time. */
   duplicate?: boolean;
+  /** The session cut the request off: no reply goes out (see CallRecord.cutOff). */
+  cutOff?: boolean;
 }
 
 /** Everything the call path knows about a call that passed validation. */
@@ -47,6 +49,14 @@ export function fromRun(run: ToolRun): Outcome {
 export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
   if (answer.ok) return { status: answer.status, result: answer.result };
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
+}
+
+/** The status a cut-off call is recorded with: the caller got no reply (as nginx's 499). */
+export const CUT_OFF_STATUS = 499;
+
+/** A call cut off by its session; `changes` are what the tool did before (none if it never ran). */
+export function cutOffOutcome(message: string, changes: RowChange[] = []): Outcome {
+  return { status: CUT_OFF_STATUS, error: { code: 'CUT_OFF', message }, changes, cutOff: true };
 }
 
 /** An error that changed nothing. */

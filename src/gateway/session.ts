@@ -1,5 +1,6 @@
 // One episode's state inside the gateway: its tools, its call record, its counters and idempotency
-// keys, and the calls still in flight (close() waits for them).
+// keys, and the calls still in flight: close() waits for them a short grace, then cuts them off, and
+// so does the episode's deadline at once.
 import type { Tool } from '../config/schema.js';
 import type { CallRecord } from '../record.js';
 import { type ArgumentCheck, argumentCheck } from './arguments.js';
@@ -19,6 +20,9 @@ export class EpisodeSession {
   private readonly inflight = new Set<Promise<unknown>>();
   private lastSeq = 0;
   private closing: Promise<void> | undefined;
+  private readonly cut = new AbortController();
+  private readonly onDeadline = () =>
+    this.cutOff(String(this.spec.deadline?.reason ?? "the episode's deadline passed"));
 
   /** Compiles every tool's argument check; throws on an invalid input schema or a missing initial state. */
   constructor(
@@ -36,6 +40,18 @@ export class EpisodeSession {
       this.suiteTools.set(tool.name, tool);
       this.checks.set(tool.name, argumentCheck(tool));
     }
+    if (spec.deadline?.aborted) this.onDeadline();
+    else spec.deadline?.addEventListener('abort', this.onDeadline, { once: true });
+  }
+
+  /** Aborts when the session stops serving: in-flight requests end and are recorded as cut off. */
+  get cutoff(): AbortSignal {
+    return this.cut.signal;
+  }
+
+  /** Cuts off every request in flight and every later one; `reason` goes into their records. */
+  cutOff(reason: string): void {
+    if (!this.cut.signal.aborted) this.cut.abort(reason);
   }
 
   /** The next sequence number, in arrival order (1-based). */
@@ -67,9 +83,23 @@ export class EpisodeSession {
     return work;
   }
 
-  /** Marks the session closed and resolves when every tracked request has settled. */
-  close(): Promise<void> {
+  /**
+   * Resolves when every tracked request has settled: they get `graceMs` to finish, then the rest are
+   * cut off (a tool already running in the database still finishes, so its changes are recorded).
+   */
+  close(graceMs: number): Promise<void> {
     this.closing ??= (async () => {
+      // The deadline's listener would otherwise keep this session alive as long as the signal lives.
+      this.spec.deadline?.removeEventListener('abort', this.onDeadline);
+      if (this.inflight.size > 0 && !this.cut.signal.aborted) {
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        });
+        await Promise.race([Promise.allSettled([...this.inflight]), grace]);
+        clearTimeout(timer);
+        if (this.inflight.size > 0) this.cutOff('the episode ended');
+      }
       while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     })();
     return this.closing;

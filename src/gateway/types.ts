@@ -20,6 +20,11 @@ export interface SessionSpec {
   sandbox: Sandbox;
   /** Initial-state reader for stale_response: same template + scenario state, never written. */
   initialState?: Sandbox;
+  /**
+   * Aborts when the episode's time is up (its agent timeout passed, or the run was interrupted):
+   * requests in flight are cut off at once and recorded so, and later ones are cut off on arrival.
+   */
+  deadline?: AbortSignal;
 }
 
 /** One episode's view of the gateway. */
@@ -30,7 +35,10 @@ export interface GatewaySession {
   readonly mcpUrl: string;
   /** The calls recorded so far, in sequence order. */
   calls(): CallRecord[];
-  /** Ends the session: later requests to its URLs get 404; in-flight calls finish first. */
+  /**
+   * Ends the session: later requests to its URLs get 404; in-flight calls get a short grace to
+   * finish, then are cut off (recorded with `cutOff: true`).
+   */
   close(): Promise<void>;
 }
 

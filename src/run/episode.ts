@@ -3,6 +3,7 @@
 // incomplete); what the agent does, however badly, is ordinary evidence.
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
+import { episodeDeadline } from '../gateway/deadline.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
@@ -101,6 +102,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
   let sandbox: Sandbox | undefined;
   let initialState: Sandbox | undefined;
   let session: GatewaySession | undefined;
+  // Requests to the gateway end with the episode: at the agent's timeout, or on interrupt.
+  const deadline = episodeDeadline(ctx.signal);
   try {
     try {
       sandbox = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
@@ -124,6 +127,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         faults: scenario.faults,
         sandbox,
         initialState,
+        deadline: deadline.signal,
       });
     } catch (err) {
       fail('gateway', err);
@@ -144,6 +148,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       fail('interrupted', 'the run was interrupted before this episode started');
       return record;
     }
+    const timeoutMs = durationMs(ctx.side.agent.timeout);
+    deadline.start(timeoutMs);
     record.agent = await ctx.side.runAgent({
       input: { message: scenario.input.message, context: scenario.input.context },
       vars: {
@@ -155,7 +161,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         side: planned.side,
         databaseUrl,
       },
-      timeoutMs: durationMs(ctx.side.agent.timeout),
+      timeoutMs,
       signal: ctx.signal,
     });
     timings.agent = Math.round(record.agent.durationMs * 100) / 100;
@@ -183,6 +189,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     fail('gateway', err);
     return record;
   } finally {
+    deadline.clear();
     if (session) await session.close().catch(ignore);
     // Drops happen off the critical path; the engine awaits them on close(). The handler is not a
     // closure of this function: one would keep the whole record alive until the drop is done.
