@@ -1,16 +1,21 @@
 // loadSuite: stategate.yml, the twin and scenario files its globs match, and the template files,
 // validated together. Every problem from every file comes back at once, each with file:line:col.
 import path from 'node:path';
-import { glob } from 'tinyglobby';
 import { readConfig } from './config-file.js';
 import { expandEnv } from './env-expand.js';
 import { inputSchemaChecker } from './input-schema.js';
-import { calibrationPath, type JudgeCalibration, loadJudgeCalibration } from './judge-files.js';
+import {
+  calibrationPath,
+  DEFAULT_CALIBRATION_FILE,
+  type JudgeCalibration,
+  loadJudgeCalibration,
+} from './judge-files.js';
 import { readScenario } from './scenario-file.js';
 import type { Scenario, Tool } from './schema.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { LoadResult, Problem, Suite } from './suite.js';
 import { type ParsedFile, suiteChecks, type TwinNames } from './suite-checks.js';
+import { globInside, namedFileProblem, realPlace, type SuiteDir, suiteDir } from './suite-paths.js';
 import { loadTemplateFiles, type NamedFile } from './template-files.js';
 import { readTwinFile } from './twin-file.js';
 import { parseYaml, problemAt, type YamlSource } from './yaml-source.js';
@@ -34,6 +39,12 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   const env = opts.env ?? process.env;
   const configAbs = path.resolve(configPath);
   const root = path.resolve(opts.suiteRoot ?? path.dirname(configAbs));
+  // The config itself may be a link too: it must really be in its own directory.
+  const configDir = path.dirname(configAbs);
+  if ((await realPlace(await suiteDir(configDir), configAbs)) === 'outside') {
+    const message = `${path.basename(configAbs)} is a link to a file outside ${displayPath(configDir)}: the config must be inside the directory it is in`;
+    return { ok: false, problems: [{ file: displayPath(configAbs), line: 1, col: 1, message }] };
+  }
   const read = await readTextFile(configAbs, displayPath(configAbs));
   if (!read.ok) return { ok: false, problems: [read.problem] };
   let unset = new Set<string | undefined>();
@@ -50,15 +61,16 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   if (!lists) return { ok: false, problems };
 
   const files: Record<string, string> = {};
+  const dir = await suiteDir(root);
   const before = problems.length;
-  const twinRels = await expandGlobs(lists.twins, root, parsed.source, problems);
+  const twinRels = await expandGlobs(lists.twins, dir, parsed.source, problems);
   // With a twin glob matching nothing, any tool may be missing: "unknown tool" would only be noise.
   let twinsComplete = problems.length === before;
-  const scenarioRels = await expandGlobs(lists.scenarios, root, parsed.source, problems);
+  const scenarioRels = await expandGlobs(lists.scenarios, dir, parsed.source, problems);
   const [twinRead, scenarioRead, template] = await Promise.all([
     readYamlFiles(twinRels, root, files, problems),
     readYamlFiles(scenarioRels, root, files, problems),
-    loadTemplateFiles(lists.schema, lists.fixtures, root, parsed.source, files),
+    loadTemplateFiles(lists.schema, lists.fixtures, dir, parsed.source, files),
   ]);
   problems.push(...template.problems);
   const twinFiles = twinRead.parsed;
@@ -88,7 +100,13 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   problems.push(...suiteChecks(twinNames, scenarioFiles, config, { twinsComplete }));
   let judgeCalibration: JudgeCalibration | null = null;
   if (config?.judge) {
-    const calibration = await loadJudgeCalibration(calibrationPath(root, config.judge), root);
+    const named = config.judge.calibration
+      ? { name: config.judge.calibration, field: ['judge', 'calibration'] }
+      : { name: DEFAULT_CALIBRATION_FILE, field: ['judge'] };
+    const outside = await namedFileProblem(parsed.source, named, dir);
+    const calibration = outside
+      ? { ok: false as const, problems: [outside] }
+      : await loadJudgeCalibration(calibrationPath(root, config.judge), root);
     if (calibration.ok) judgeCalibration = calibration.value;
     else problems.push(...calibration.problems);
   }
@@ -107,23 +125,25 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   return { ok: true, suite };
 }
 
-/** Expands each glob against the root (sorted, without duplicates); a glob matching nothing is a problem. */
+/**
+ * Expands each glob inside the suite directory (sorted, without duplicates); a glob matching
+ * nothing, leaving the directory or matching a link out of it is a problem at its entry.
+ */
 async function expandGlobs(
   patterns: NamedFile[],
-  root: string,
+  dir: SuiteDir,
   config: YamlSource,
   problems: Problem[],
 ): Promise<string[]> {
-  const matches = await Promise.all(
-    patterns.map((p) => glob(p.name, { cwd: root, onlyFiles: true, expandDirectories: false, dot: false })),
-  );
+  const matches = await Promise.all(patterns.map((p) => globInside(config, p, dir)));
   const all = new Set<string>();
   matches.forEach((found, i) => {
-    if (found.length === 0) {
-      const message = `'${patterns[i].name}' matches no file in ${displayPath(root)}`;
+    problems.push(...found.problems);
+    if (found.files.length === 0 && found.problems.length === 0) {
+      const message = `'${patterns[i].name}' matches no file in ${displayPath(dir.root)}`;
       problems.push(problemAt(config, patterns[i].field, message));
     }
-    for (const f of found) all.add(f);
+    for (const f of found.files) all.add(f);
   });
   return [...all].sort();
 }

@@ -7,6 +7,7 @@ import type { TemplateSpec } from '../sandbox/types.js';
 import { notAMapping } from './scenario-file.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { Problem } from './suite.js';
+import { namedFileProblem, type SuiteDir } from './suite-paths.js';
 import { type FieldPath, parseYaml, problemAt, type YamlSource } from './yaml-source.js';
 import { validate } from './zod-problems.js';
 
@@ -24,13 +25,20 @@ export interface NamedFile {
 export async function loadTemplateFiles(
   schema: NamedFile[],
   fixtures: NamedFile[],
-  root: string,
+  dir: SuiteDir,
   config: YamlSource,
   files: Record<string, string>,
 ): Promise<{ template: TemplateSpec; problems: Problem[] }> {
   const problems: Problem[] = [];
   const template: TemplateSpec = { schema: [], fixtures: [] };
+  const root = dir.root;
   const read = async (named: NamedFile) => {
+    // Checked before reading: a file outside the suite is never opened.
+    const outside = await namedFileProblem(config, named, dir);
+    if (outside) {
+      problems.push(outside);
+      return null;
+    }
     const abs = path.resolve(root, named.name);
     const result = await readTextFile(abs, displayPath(abs));
     if (result.ok) {
