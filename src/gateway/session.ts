@@ -1,6 +1,7 @@
 // One episode's state inside the gateway: its tools, its call record, its counters and idempotency
 // keys, and the calls still in flight: close() waits for them a short grace, then cuts them off, and
 // so does the episode's deadline at once.
+import { setMaxListeners } from 'node:events';
 import type { Tool } from '../config/schema.js';
 import type { CallRecord } from '../record.js';
 import { type ArgumentCheck, argumentCheck } from './arguments.js';
@@ -40,6 +41,8 @@ export class EpisodeSession {
       this.suiteTools.set(tool.name, tool);
       this.checks.set(tool.name, argumentCheck(tool));
     }
+    // One listener per request in flight (hundreds at once are normal): no leak warning.
+    setMaxListeners(0, this.cut.signal);
     if (spec.deadline?.aborted) this.onDeadline();
     else spec.deadline?.addEventListener('abort', this.onDeadline, { once: true });
   }
