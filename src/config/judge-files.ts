@@ -16,6 +16,7 @@ import {
 } from './schema.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { Problem } from './suite.js';
+import { namedFileProblem, suiteDir } from './suite-paths.js';
 import { parseYaml, problemAt, type YamlSource } from './yaml-source.js';
 import { validate } from './zod-problems.js';
 
@@ -142,5 +143,12 @@ export async function loadJudgeSection(
   const result = validate(JudgeConfig, raw.judge, parsed.source, ['judge']);
   const problems = [...parsed.problems, ...(result.ok ? [] : result.problems)];
   if (!result.ok || problems.length > 0) return { ok: false, problems };
-  return { ok: true, value: { judge: result.data, configFile: abs, root: path.dirname(abs) } };
+  // The calibration file is read and written here: never outside the suite directory.
+  const root = path.dirname(abs);
+  const named = result.data.calibration
+    ? { name: result.data.calibration, field: ['judge', 'calibration'] }
+    : { name: DEFAULT_CALIBRATION_FILE, field: ['judge'] };
+  const outside = await namedFileProblem(parsed.source, named, await suiteDir(root));
+  if (outside) return { ok: false, problems: [outside] };
+  return { ok: true, value: { judge: result.data, configFile: abs, root } };
 }

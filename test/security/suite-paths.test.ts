@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadJudgeSection } from '../../src/config/judge-files.js';
 import { loadSuite } from '../../src/config/load.js';
 import type { LoadResult, Problem } from '../../src/config/suite.js';
 import { makeSuite, tempRoot, VALID_DIR, VALID_ENV } from '../config/helpers.js';
@@ -156,6 +157,10 @@ describe('suite paths that leave the suite directory', () => {
       "judge.calibration '../outside/calibration.json' leaves the suite directory",
     );
     expect(p.line).toBe(await lineOf(byName, 'calibration:'));
+    // `stategate judge calibrate` writes the file it names: it must refuse the same entry.
+    const section = await loadJudgeSection(path.join(byName, 'stategate.yml'), VALID_ENV);
+    expect(section.ok).toBe(false);
+    if (!section.ok) expect(section.problems[0].message).toContain('leaves the suite directory');
     const byLink = await suiteWith([]);
     await symlink(path.join(outside, 'calibration.json'), path.join(byLink, 'judge-calibration.json'));
     findProblem(
