@@ -97,16 +97,20 @@ export async function globInside(
     followSymbolicLinks: false,
     fs: LINKS_AS_FILES as never,
   });
+  const places = await Promise.all(found.map((rel) => realPlace(dir, path.resolve(dir.root, rel))));
   const files: string[] = [];
   const problems: Problem[] = [];
-  for (const rel of found) {
+  let left = false;
+  found.forEach((rel, i) => {
     const abs = path.resolve(dir.root, rel);
     if (!within(dir.root, abs)) {
-      problems.push(outsideProblem(config, pattern, dir, 'leaves the suite directory'));
-    } else if ((await realPlace(dir, abs)) === 'outside') {
+      // One problem for the pattern, however many files outside it matched.
+      if (!left) problems.push(outsideProblem(config, pattern, dir, 'leaves the suite directory'));
+      left = true;
+    } else if (places[i] === 'outside') {
       const why = `matches ${suitePath(dir.root, abs)}, a link to a file outside the suite directory`;
       problems.push(outsideProblem(config, pattern, dir, why));
     } else files.push(suitePath(dir.root, abs));
-  }
+  });
   return { files, problems };
 }
