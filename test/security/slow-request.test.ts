@@ -208,6 +208,24 @@ describe('the gateway alone', () => {
     expect(num(await ep.scalar('SELECT count(*) FROM notes'))).toBe(0);
   }, 60_000);
 
+  it('cuts off a slow MCP request the same way, recorded before its tool name is known', async () => {
+    const deadline = episodeDeadline();
+    const ep = await shop.episode({ deadline: deadline.signal });
+    const socket = await startSlowPost(
+      shop.gateway.port,
+      new URL(ep.session.mcpUrl).pathname,
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_',
+    );
+    await settle(300);
+    deadline.start(200);
+    await closed(socket);
+    await ep.session.close();
+    deadline.clear();
+    expect(ep.session.calls()).toMatchObject([
+      { via: 'mcp', tool: '', status: 499, cutOff: true, args: null, error: { code: 'CUT_OFF' } },
+    ]);
+  }, 60_000);
+
   it('cuts off, on close, a call held by a fault delay longer than the episode, keeping what the tool did', async () => {
     const ep = await shop.episode({
       faults: [rule({ tool: 'add_note', fault: 'delay', delay_ms: 600_000 })],
