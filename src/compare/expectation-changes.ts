@@ -26,7 +26,7 @@ export function diffExpectation(base: Expectation, head: Expectation): Expectati
   if (!base.critical && head.critical) out.tightened.push('now critical');
   const kind = expectationKind(base);
   if (expectationKind(head) !== kind) {
-    out.loosened.push(`replaced: was a ${kind} check, now a ${expectationKind(head)} check`);
+    out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
     return out;
   }
   const b = base as Record<string, unknown>;
