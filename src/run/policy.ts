@@ -2,7 +2,7 @@
 // review: by default its gate lists, its repeats floor and its judge calibration are the base's, and
 // the base's suite is what `suite_changes` is measured against.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { diffSuites, repeatsWithFloor } from '../compare/suite-changes.js';
 import { loadSuite } from '../config/load.js';
 import { StategateConfig } from '../config/schema.js';
@@ -68,7 +68,9 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
 async function baseSuite(input: PolicyInput): Promise<BaseSuite> {
   if (!input.base) return { missing: 'no base: the head runs alone' };
   if (input.pinnedSide === 'base') return { suite: input.pinned };
-  const path = join(input.base.dir, input.configName);
+  const path = resolve(input.base.dir, input.configName);
+  // Base and head are the same directory: its suite is already loaded.
+  if (path === input.pinned.configFile) return { suite: input.pinned };
   if (!existsSync(path))
     return { missing: `the base has no ${input.configName} (the pull request adopts Stategate)` };
   const loaded = await loadSuite(path);
