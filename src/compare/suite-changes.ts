@@ -1,7 +1,8 @@
 // Every difference between the base's suite and the suite that ran (report.json `suite_changes`):
 // scenarios, their expectations, faults, tools, state and input; twins; schema and fixtures; the
-// gate lists, repeats and judge. Pure: a function of two loaded suites. An entry `weakens` when it
-// lets through an episode the base's suite would have failed, or when the gate cannot show it does not.
+// gate lists, repeats, judge and database.expose. Pure: a function of two loaded suites. An entry
+// `weakens` when it lets through an episode the base's suite would have failed, or when the gate
+// cannot show it does not.
 import type { Expectation, Scenario, StategateConfig, Tool } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { canonicalJson } from '../gateway/canonical.js';
@@ -180,6 +181,12 @@ function policyChanges(base: StategateConfig, head: StategateConfig): SuiteChang
       weakens,
       text: `repeats ${weakens ? 'lowered' : 'changed'} from ${repeatsWords(base.repeats)} to ${repeatsWords(head.repeats)}`,
     });
+  }
+  if (base.database.expose !== head.database.expose) {
+    // An agent with its own database URL can write the state the expectations read.
+    const weakens = head.database.expose;
+    const text = `database.expose ${weakens ? 'turned on: the agent can write its database directly' : 'turned off'}`;
+    out.push({ kind: 'database-changed', subject: 'database.expose', weakens, text });
   }
   const bj = base.judge;
   const hj = head.judge;

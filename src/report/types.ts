@@ -208,7 +208,8 @@ export interface SuiteChange {
     | 'fixtures-changed'
     | 'gate-changed'
     | 'repeats-changed'
-    | 'judge-changed';
+    | 'judge-changed'
+    | 'database-changed';
   /** The scenario id, tool name, file or setting it is about. */
   subject: string;
   /** The change lets through something the base's suite would have caught (or cannot be shown not to). */

@@ -239,6 +239,16 @@ describe('diffSuites', () => {
     const judged = policy({ judge: { url: 'http://127.0.0.1:9/v1', model: 'm1' } });
     const other = policy({ judge: { url: 'http://127.0.0.1:9/v1', model: 'm2' } });
     expect(weakenings(diffSuites(judged, other)).map((c) => c.text)).toEqual(['judge.model changed']);
+    const exposed = policy({ database: { expose: true } });
+    expect(diffSuites(policy({}), exposed)).toEqual([
+      {
+        kind: 'database-changed',
+        subject: 'database.expose',
+        weakens: true,
+        text: 'database.expose turned on: the agent can write its database directly',
+      },
+    ]);
+    expect(diffSuites(exposed, policy({}))[0].weakens).toBe(false);
   });
 });
 
