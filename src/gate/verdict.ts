@@ -72,7 +72,10 @@ function listCases(ids: string[]): string {
 }
 
 function listWeakenings(texts: readonly string[]): string {
-  const shown = texts.slice(0, 5).join('; ');
+  const shown = texts
+    .slice(0, 5)
+    .map((t) => (t.length > 200 ? `${t.slice(0, 199)}…` : t))
+    .join('; ');
   return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
 }
 

@@ -268,5 +268,10 @@ export function suiteChangesTitle(changes: readonly SuiteChange[]): string {
   return `Suite changes against the base: ${count(changes.length)}, ${weak === 0 ? 'none weakens' : `${count(weak)} ${weak === 1 ? 'weakens' : 'weaken'}`} the suite`;
 }
 
+/** One suite change's sentence, elided: a list of a hundred tools stays one readable line. */
+export function suiteChangeText(c: SuiteChange): string {
+  return elide(c.text.replace(/\s+/g, ' '), 300);
+}
+
 /** How many suite changes a rendering lists before pointing at report.json. */
 export const SUITE_CHANGES_SHOWN = 40;

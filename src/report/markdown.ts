@@ -25,6 +25,7 @@ import {
   signatureWords,
   stateValue,
   suiteChangesTitle,
+  suiteChangeText,
   suiteLines,
 } from './format.js';
 import { mdCode, mdText } from './markdown-text.js';
@@ -160,7 +161,7 @@ function suiteChangeLines(report: Report): string[] {
   if (changes.length > 0) {
     const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
     lines.push('', `### ${mdText(suiteChangesTitle(changes))}`, '');
-    lines.push(...shown.map((c) => `- ${c.weakens ? '**weakens:** ' : ''}${mdText(c.text)}`));
+    lines.push(...shown.map((c) => `- ${c.weakens ? '**weakens:** ' : ''}${mdText(suiteChangeText(c))}`));
     if (changes.length > shown.length)
       lines.push(`- ${plural(changes.length - shown.length, 'more change')} in report.json`);
   }

@@ -1,6 +1,5 @@
 // The report as plain text for a terminal or a CI log: the same information as the markdown, in
 // the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
-
 import type { Side } from '../record.js';
 import { reportDecision } from './build.js';
 import {
@@ -21,6 +20,7 @@ import {
   SUITE_CHANGES_SHOWN,
   stateLine,
   suiteChangesTitle,
+  suiteChangeText,
   suiteLines,
   UNCALIBRATED_TAG,
 } from './format.js';
@@ -138,7 +138,8 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   if (changes.length > 0) {
     out.push(paint(suiteChangesTitle(changes), 'bold'));
     const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
-    for (const c of shown) out.push(`  ${c.weakens ? paint('weakens', 'red') : 'change '}  ${c.text}`);
+    for (const c of shown)
+      out.push(`  ${c.weakens ? paint('weakens', 'red') : 'change '}  ${suiteChangeText(c)}`);
     if (changes.length > shown.length)
       out.push(`  ${plural(changes.length - shown.length, 'more change')} in report.json`);
   }
