@@ -1,4 +1,5 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
+import { weakenings } from '../compare/suite-changes.js';
 import type { Report } from '../report/types.js';
 import type { CheckAnnotation } from './annotations.js';
 import type { GitHub } from './github.js';
@@ -38,6 +39,7 @@ export function checkTitle(report: Report): string {
   const parts = CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
     ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
   );
+  if (weakenings(report.suite_changes).length > 0) parts.unshift('suite weakened');
   const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
   return `${report.verdict}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
 }

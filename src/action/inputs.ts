@@ -17,6 +17,8 @@ export interface ActionInputs {
   /** The base to compare against when the event has none (push, workflow_dispatch). */
   baseRef: string | null;
   engine: 'auto' | EngineName | null;
+  /** Whose stategate.yml gives the gate policy: the base's (default) or the head's. */
+  policyFrom: 'base' | 'head';
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
@@ -92,6 +94,12 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     }
   }
 
+  const policyText = text('policy-from') || 'base';
+  const policyFrom = policyText === 'head' ? 'head' : 'base';
+  if (policyText !== 'base' && policyText !== 'head') {
+    problems.push(`policy-from: expected base or head, got "${policyText}"`);
+  }
+
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;
   const token = text('github-token');
@@ -103,8 +111,10 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     if (repeatsText !== '') problems.push('repeats has no effect with merge: set it on the shard jobs');
     if (engineText !== '') problems.push('engine has no effect with merge: set it on the shard jobs');
     if (baseRef !== null) problems.push('base-ref has no effect with merge: set it on the shard jobs');
+    if (policyFrom === 'head')
+      problems.push('policy-from has no effect with merge: set it on the shard jobs');
   }
 
   if (problems.length > 0) throw new InputError(problems);
-  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, junit, out };
+  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, policyFrom, junit, out };
 }

@@ -93,6 +93,7 @@ async function compare(
     shard: inputs.shard,
     out: outDir,
     engine: inputs.engine ?? undefined,
+    policyFrom: inputs.policyFrom,
     onProgress: (e) => groups.progress(e),
   });
 }

@@ -52,6 +52,10 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   if (suiteFrom !== undefined && suiteFrom !== 'head' && suiteFrom !== 'base') {
     throw new Error(`--suite-from: expected head | base, got '${suiteFrom}'`);
   }
+  const policyFrom = values['policy-from'];
+  if (policyFrom !== undefined && policyFrom !== 'head' && policyFrom !== 'base') {
+    throw new Error(`--policy-from: expected base | head, got '${policyFrom}'`);
+  }
   return {
     repo: values.repo,
     config: values.config,
@@ -61,6 +65,7 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
     out: values.out,
     engine: engineOption(values),
     suiteFrom: suiteFrom as 'head' | 'base' | undefined,
+    policyFrom: policyFrom as 'head' | 'base' | undefined,
     onProgress: createProgress(),
   };
 }

@@ -38,6 +38,10 @@ Options:
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
+  --policy-from SIDE    base | head: whose stategate.yml gives the gate, the repeats floor and the
+                        judge calibration (default base; the head's when the base has no stategate.yml).
+                        Every difference from the base's suite is reported; one that weakens it is
+                        at least WARN (BLOCK when the base's gate.block lists suite-weakened)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --no-color            plain terminal output
@@ -60,6 +64,7 @@ const OPTIONS = {
   'fail-on': { type: 'string' },
   engine: { type: 'string' },
   'suite-from': { type: 'string' },
+  'policy-from': { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },

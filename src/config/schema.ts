@@ -59,7 +59,8 @@ export const CaseClassName = z.enum([
   'unchanged',
   'incomplete',
 ]);
-export const GateClass = z.enum([...CaseClassName.options, 'flaky']);
+// `suite-weakened` is a fact about the suite, not a case: the head's suite lets through what the base's caught.
+export const GateClass = z.enum([...CaseClassName.options, 'flaky', 'suite-weakened']);
 
 export const Repeats = z.union([
   z.number().int().min(1).max(1000),

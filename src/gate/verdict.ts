@@ -2,6 +2,8 @@
 // gate.block, else WARN when any is in gate.warn, else PASS. Two runs are never PASS whatever the
 // gate says, because they prove nothing about the cases they did not grade: an interrupted run (or
 // a merge missing shards), and a run with zero graded cases (no case, or every case incomplete).
+// A suite weakened against the base's is at least WARN, and BLOCK when gate.block lists
+// `suite-weakened`, whatever gate.warn says.
 import { type CaseClass, GateClass } from '../config/schema.js';
 import type { CaseReport, GateVerdict } from '../report/types.js';
 
@@ -22,6 +24,10 @@ export interface RunFacts {
   interrupted?: boolean;
   /** Shards of a merged report that no report covered. */
   missingShards?: readonly number[];
+  /** How the suite that ran is weaker than the base's, one sentence each. */
+  suiteWeakened?: readonly string[];
+  /** Why the policy is not the one asked for (the base's stategate.yml could not be loaded). */
+  policyProblem?: string;
 }
 
 /** One reason for the verdict, e.g. `new-critical-failure: refund-timeout` at BLOCK. */
@@ -65,6 +71,14 @@ function listCases(ids: string[]): string {
   return ids.length > 3 ? `${shown} and ${ids.length - 3} more` : shown;
 }
 
+function listWeakenings(texts: readonly string[]): string {
+  const shown = texts
+    .slice(0, 5)
+    .map((t) => (t.length > 200 ? `${t.slice(0, 199)}…` : t))
+    .join('; ');
+  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
+}
+
 function matching(
   cases: readonly GatedCase[],
   classes: readonly string[],
@@ -88,8 +102,19 @@ export function gateDecision(
   checkPolicy(gate);
   const block = matching(cases, gate.block, 'BLOCK');
   const warn = matching(cases, gate.warn, 'WARN');
+  const weakened = run.suiteWeakened ?? [];
+  if (weakened.length > 0) {
+    const level = gate.block.includes('suite-weakened') ? block : warn;
+    level.unshift({
+      verdict: level === block ? 'BLOCK' : 'WARN',
+      class: 'suite-weakened',
+      cases: [],
+      text: `suite weakened: ${listWeakenings(weakened)}`,
+    });
+  }
   const facts: GateReason[] = [];
   const fact = (text: string) => facts.push({ verdict: 'WARN', class: null, cases: [], text });
+  if (run.policyProblem) fact(run.policyProblem);
   if (run.interrupted) fact('the run was interrupted before every episode finished');
   if (run.missingShards && run.missingShards.length > 0) {
     fact(`shard${run.missingShards.length === 1 ? '' : 's'} ${run.missingShards.join(', ')} did not report`);

@@ -2,8 +2,16 @@
 
 import { type CaseInput, type CaseOptions, compareCase } from '../compare/case.js';
 import { sideStats, suiteStats } from '../compare/stats.js';
+import { weakenings } from '../compare/suite-changes.js';
 import { type CaseClass, CaseClassName } from '../config/schema.js';
-import { DEFAULT_GATE, type GatePolicy, gateVerdict } from '../gate/verdict.js';
+import {
+  DEFAULT_GATE,
+  type GateDecision,
+  type GatePolicy,
+  gateDecision,
+  gateVerdict,
+  type RunFacts,
+} from '../gate/verdict.js';
 import type { Side } from '../record.js';
 import type { EngineName } from '../sandbox/types.js';
 import { LOOK_ALPHA } from '../stats/sequential.js';
@@ -91,16 +99,32 @@ export function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['c
   return out;
 }
 
+/** What the verdict reads from a report beside its cases: interruption, missing shards, a weakened suite, the policy's source. */
+export function runFactsOf(
+  report: Pick<Report, 'interrupted' | 'missing_shards' | 'suite_changes' | 'policy_from'>,
+): RunFacts {
+  const from = report.policy_from;
+  return {
+    interrupted: report.interrupted,
+    missingShards: report.missing_shards,
+    suiteWeakened: weakenings(report.suite_changes).map((c) => c.text),
+    policyProblem:
+      from?.side === 'default' ? `the built-in default policy gated this run: ${from.reason}` : undefined,
+  };
+}
+
+/** The verdict of a report and every reason for it, as the renderings show them. */
+export function reportDecision(report: Report): GateDecision {
+  return gateDecision(report.cases, report.gate ?? DEFAULT_GATE, runFactsOf(report));
+}
+
 /** Fills in what follows from the cases (counts, suite statistics, verdict), cases sorted by id. */
 export function withTotals(
   report: Omit<Report, 'counts' | 'verdict' | 'stats' | 'signatures' | 'cost'>,
 ): Report {
   const cases = [...report.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const gate = report.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const verdict = gateVerdict(cases, gate, {
-    interrupted: report.interrupted,
-    missingShards: report.missing_shards,
-  });
+  const verdict = gateVerdict(cases, gate, runFactsOf(report));
   const { version, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report;
   // Key order is the reading order of report.json: the verdict first, the cases last.
   return {

@@ -4,7 +4,15 @@ import { sideStats } from '../compare/stats.js';
 import { canonicalJson, elide } from '../compare/trajectory.js';
 import type { CaseClass } from '../config/schema.js';
 import { gateClassesOf } from '../gate/verdict.js';
-import type { CaseReport, ChangedExpectation, Report, SideSummary, StateDifference } from './types.js';
+import type {
+  CaseReport,
+  ChangedExpectation,
+  PolicySource,
+  Report,
+  SideSummary,
+  StateDifference,
+  SuiteChange,
+} from './types.js';
 
 /** Classes from most to least severe: the order cases are read in. */
 export const CLASS_ORDER: CaseClass[] = [
@@ -241,3 +249,29 @@ export function suiteLines(report: Report): string[] {
   }
   return out;
 }
+
+/** Where the gate policy came from, in a sentence. */
+export function policyLine(from: PolicySource): string {
+  if (from.side === 'base') return `Gate policy from ${from.reason}.`;
+  if (from.side === 'head') return `Gate policy from the head: ${from.reason}.`;
+  return `Gate policy: the built-in default, because ${from.reason}.`;
+}
+
+/** The suite changes, the ones that weaken the suite first. */
+export function orderedSuiteChanges(changes: readonly SuiteChange[]): SuiteChange[] {
+  return [...changes.filter((c) => c.weakens), ...changes.filter((c) => !c.weakens)];
+}
+
+/** `Suite changes: 3, 2 weaken the suite`. */
+export function suiteChangesTitle(changes: readonly SuiteChange[]): string {
+  const weak = changes.filter((c) => c.weakens).length;
+  return `Suite changes against the base: ${count(changes.length)}, ${weak === 0 ? 'none weakens' : `${count(weak)} ${weak === 1 ? 'weakens' : 'weaken'}`} the suite`;
+}
+
+/** One suite change's sentence, elided: a list of a hundred tools stays one readable line. */
+export function suiteChangeText(c: SuiteChange): string {
+  return elide(c.text.replace(/\s+/g, ' '), 300);
+}
+
+/** How many suite changes a rendering lists before pointing at report.json. */
+export const SUITE_CHANGES_SHOWN = 40;

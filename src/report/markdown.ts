@@ -2,7 +2,8 @@
 // evidence, the other changed cases, and the rest folded. One content for the sticky comment, the
 // check-run summary and the job summary; only the size limit differs. Over the limit, the least
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
-import { type GateDecision, gateDecision } from '../gate/verdict.js';
+import type { GateDecision } from '../gate/verdict.js';
+import { reportDecision } from './build.js';
 import {
   allNWords,
   changeTags,
@@ -13,13 +14,18 @@ import {
   flakyWords,
   groupCases,
   metricWords,
+  orderedSuiteChanges,
   passKWords,
   plural,
+  policyLine,
   REPEAT_DEFINITIONS,
   rateWords,
   runLine,
+  SUITE_CHANGES_SHOWN,
   signatureWords,
   stateValue,
+  suiteChangesTitle,
+  suiteChangeText,
   suiteLines,
 } from './format.js';
 import { mdCode, mdText } from './markdown-text.js';
@@ -140,10 +146,26 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
     (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
+  lines.push(...suiteChangeLines(report));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
+  return lines;
+}
+
+/** The policy's source and every difference from the base's suite, shown before the cases. */
+function suiteChangeLines(report: Report): string[] {
+  const lines: string[] = [];
+  const changes = report.suite_changes ?? [];
+  if (changes.length > 0) {
+    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+    lines.push('', `### ${mdText(suiteChangesTitle(changes))}`, '');
+    lines.push(...shown.map((c) => `- ${c.weakens ? '**weakens:** ' : ''}${mdText(suiteChangeText(c))}`));
+    if (changes.length > shown.length)
+      lines.push(`- ${plural(changes.length - shown.length, 'more change')} in report.json`);
+  }
+  if (report.policy_from) lines.push('', mdText(policyLine(report.policy_from)));
   return lines;
 }
 
@@ -248,14 +270,7 @@ function planWithin(parts: Parts, detail: (i: number) => string): Plan {
 export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
   const variant = options.variant ?? 'comment';
   const limit = options.limit ?? MARKDOWN_LIMITS[variant];
-  const decision = gateDecision(
-    report.cases,
-    report.gate ?? { block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] },
-    {
-      interrupted: report.interrupted,
-      missingShards: report.missing_shards,
-    },
-  );
+  const decision = reportDecision(report);
   const header = [...(variant === 'comment' ? [COMMENT_MARKER] : []), ...verdictLines(report, decision)].join(
     '\n',
   );

@@ -47,6 +47,11 @@ function check(reports: readonly Report[]): string | null {
     if (calibration(r) !== calibration(first)) {
       return `${describe(r, i)} used another judge calibration (${r.judge_calibration?.file ?? 'none'}) than ${describe(first, 0)} (${first.judge_calibration?.file ?? 'none'})`;
     }
+    // Shards of one run measured one suite against one base under one policy.
+    const trust = (x: Report) => JSON.stringify([x.policy_from ?? null, x.suite_changes ?? null]);
+    if (trust(r) !== trust(first)) {
+      return `${describe(r, i)} reports other suite changes or another policy source than ${describe(first, 0)}`;
+    }
     for (const side of ['base', 'head'] as Side[]) {
       const a = first.sides[side];
       const b = r.sides[side];
@@ -115,6 +120,8 @@ export function tryMergeReports(reports: readonly Report[]): MergeResult {
   if (reason !== undefined) merged.engine_reason = reason;
   if (first.gate) merged.gate = first.gate;
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
+  if (first.policy_from) merged.policy_from = first.policy_from;
+  if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];

@@ -1,7 +1,7 @@
 // The report as plain text for a terminal or a CI log: the same information as the markdown, in
 // the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
-import { gateDecision } from '../gate/verdict.js';
 import type { Side } from '../record.js';
+import { reportDecision } from './build.js';
 import {
   allNWords,
   changeTags,
@@ -11,11 +11,16 @@ import {
   flakyWords,
   groupCases,
   metricWords,
+  orderedSuiteChanges,
   passKWords,
   plural,
+  policyLine,
   rateWords,
   runLine,
+  SUITE_CHANGES_SHOWN,
   stateLine,
+  suiteChangesTitle,
+  suiteChangeText,
   suiteLines,
   UNCALIBRATED_TAG,
 } from './format.js';
@@ -124,18 +129,21 @@ export function renderSideTable(report: Report, side: Side = 'head', options: Te
 /** Renders a report as plain text, with ANSI colour when asked. */
 export function renderTerminal(report: Report, options: TerminalOptions = {}): string {
   const paint = painter(options.color);
-  const decision = gateDecision(
-    report.cases,
-    report.gate ?? { block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] },
-    {
-      interrupted: report.interrupted,
-      missingShards: report.missing_shards,
-    },
-  );
+  const decision = reportDecision(report);
   const out: string[] = [
     `${paint('Stategate:', 'bold')} ${paint(report.verdict, VERDICT_STYLE[report.verdict])}`,
   ];
   for (const r of decision.reasons) out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${r.text}`);
+  const changes = report.suite_changes ?? [];
+  if (changes.length > 0) {
+    out.push(paint(suiteChangesTitle(changes), 'bold'));
+    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+    for (const c of shown)
+      out.push(`  ${c.weakens ? paint('weakens', 'red') : 'change '}  ${suiteChangeText(c)}`);
+    if (changes.length > shown.length)
+      out.push(`  ${plural(changes.length - shown.length, 'more change')} in report.json`);
+  }
+  if (report.policy_from) out.push(policyLine(report.policy_from));
   out.push(countsLine(report), runLine(report), ...suiteLines(report).map((l) => `  ${l}`));
 
   const { blocking, changed, rest } = groupCases(report);

@@ -182,6 +182,40 @@ export interface Report {
   missing_shards?: number[];
   /** Additive, with a `judge:` section: the calibration the run read and the criteria it calibrates. */
   judge_calibration?: JudgeCalibrationFacts;
+  /** Additive: whose stategate.yml the gate policy (gate, repeats floor, judge calibration) came from. */
+  policy_from?: PolicySource;
+  /** Additive: every difference of the suite that ran from the base's suite; absent when there is no base suite to compare. */
+  suite_changes?: SuiteChange[];
+}
+
+/** Where the gate policy came from, and why from there. */
+export interface PolicySource {
+  /** `default`: the built-in policy, because the base's stategate.yml could not be loaded. */
+  side: 'base' | 'head' | 'default';
+  reason: string;
+}
+
+/** One difference between the base's suite and the suite that ran. */
+export interface SuiteChange {
+  kind:
+    | 'scenario-added'
+    | 'scenario-removed'
+    | 'scenario-edited'
+    | 'twin-added'
+    | 'twin-removed'
+    | 'twin-changed'
+    | 'schema-changed'
+    | 'fixtures-changed'
+    | 'gate-changed'
+    | 'repeats-changed'
+    | 'judge-changed'
+    | 'database-changed';
+  /** The scenario id, tool name, file or setting it is about. */
+  subject: string;
+  /** The change lets through something the base's suite would have caught (or cannot be shown not to). */
+  weakens: boolean;
+  /** One sentence, e.g. `scenario refund-twice: expectation no-double-refund removed`. */
+  text: string;
 }
 
 /** Which judge verdicts may block: the model, the calibration file read (null: none) and its criteria. */

@@ -28,6 +28,8 @@ export interface CompareOptions {
   /** A postgres admin URL, overriding database.url (with --engine postgres, $STATEGATE_DATABASE_URL is the fallback). */
   databaseUrl?: string;
   suiteFrom?: 'head' | 'base';
+  /** Whose stategate.yml gives the gate, the repeats floor and the judge calibration (default base). */
+  policyFrom?: 'base' | 'head';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

@@ -24,6 +24,7 @@ import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
+import { policyWords, resolvePolicy } from './policy.js';
 import { schedule } from './scheduler.js';
 import { prepareSide, type SideRuntime } from './side.js';
 import { verifyPinned } from './verify-pin.js';
@@ -61,7 +62,17 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       phase: 'load',
       message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`,
     });
-    const suite = await loadPinnedSuite(join(suiteCheckout.dir, configName));
+    const policy = await resolvePolicy({
+      policyFrom: opts.policyFrom ?? 'base',
+      pinned: await loadPinnedSuite(join(suiteCheckout.dir, configName)),
+      pinnedSide: suiteSide,
+      base: checkouts.base,
+      configName,
+    });
+    if (policy.warning) progress({ type: 'log', level: 'warn', message: policy.warning });
+    progress({ type: 'log', level: 'info', message: `gate policy: ${policyWords(policy.source)}` });
+    // The suite as it runs: the pinned scenarios, twins and template under the policy's gate and repeats.
+    const suite = policy.suite;
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
     const concurrency = opts.concurrency ?? suite.config.concurrency;
@@ -187,6 +198,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         headOnly: opts.base === null,
       },
       sequential,
+      { policy_from: policy.source, ...(policy.changes ? { suite_changes: policy.changes } : {}) },
     );
     return writeReports(report, outDir);
   } finally {
@@ -239,6 +251,7 @@ function reportFromSpool(
   spool: CaseSpool,
   input: Omit<AssembleInput, 'graded' | 'seeds'>,
   sequential: SequentialPolicy | null = null,
+  trust: Pick<Report, 'policy_from' | 'suite_changes'> = {},
 ): Report {
   // Filled below as the cases are read; the report holds this same object.
   const seeds: Record<string, number[]> = {};
@@ -268,7 +281,7 @@ function reportFromSpool(
     });
   });
   const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
-  const report = withTotals({ ...facts, ...calibration, cases });
+  const report = withTotals({ ...facts, ...trust, ...calibration, cases });
   if (sequential) report.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
   return report;
 }

@@ -43,6 +43,7 @@ describe('parseInputs', () => {
       token: 'ghs_abc',
       baseRef: null,
       engine: null,
+      policyFrom: 'base',
       junit: null,
       out: '.stategate',
     });
@@ -82,6 +83,8 @@ describe('parseInputs', () => {
       'comment: expected true or false, got "yes"',
       'engine: expected one of auto, embedded, postgres, testcontainers, got "docker"',
     ]);
+    expect(problems({ 'policy-from': 'pr' })).toEqual(['policy-from: expected base or head, got "pr"']);
+    expect(parse({ 'policy-from': 'head' }).policyFrom).toBe('head');
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
   });
@@ -94,5 +97,8 @@ describe('parseInputs', () => {
       problems({ merge: 'reports/*.json', repeats: '5', engine: 'embedded', 'base-ref': 'main' }),
     ).toHaveLength(3);
     expect(parse({ merge: 'reports/*.json' }).merge).toBe('reports/*.json');
+    expect(problems({ merge: 'reports/*.json', 'policy-from': 'head' })).toEqual([
+      'policy-from has no effect with merge: set it on the shard jobs',
+    ]);
   });
 });

@@ -102,16 +102,37 @@ describe('the action on a pull request', () => {
     expect(h.api.requests.filter((q) => q.operationId === 'issues/update-comment')).toHaveLength(1);
   });
 
+  it("judges a head that relaxes its own gate by the base's gate, and names the relaxation first", async () => {
+    const r = await h.step('adopting-gate', h.pullRequestEvent(10, 'adopting-gate'), { repeats: 1 });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.outputs.verdict).toBe('BLOCK');
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    expect(report.policy_from).toEqual({ side: 'base', reason: "the base's stategate.yml" });
+    expect(report.gate.block).toEqual(['new-critical-failure']);
+    const [run] = h.checkRunsOn('adopting-gate');
+    expect(run.conclusion).toBe('failure');
+    expect(run.output.title).toMatch(/^BLOCK: suite weakened, \d new critical failures?/);
+    const [comment] = h.comments(10);
+    const body = comment.body as string;
+    expect(body).toContain('- warns: suite weakened: gate.block no longer lists new-critical-failure');
+    const changes = body.indexOf('### Suite changes against the base: 2, 1 weakens the suite');
+    expect(changes).toBeGreaterThan(0);
+    expect(changes).toBeLessThan(body.indexOf('### Blocking'));
+    expect(run.output.summary).toContain('### Suite changes against the base');
+  });
+
   it('fails the step on WARN with fail-on: warn, and the check is neutral; junit and comment: false', async () => {
     const r = await h.step('adopting-gate', h.pullRequestEvent(9, 'adopting-gate'), {
       repeats: 1,
+      // The head's own warn-only gate applies only when the workflow asks for the head's policy.
+      'policy-from': 'head',
       'fail-on': 'warn',
       comment: 'false',
       junit: 'stategate-junit.xml',
     });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.outputs.verdict).toBe('WARN');
-    const [run] = h.checkRunsOn('adopting-gate');
+    const run = h.checkRunsOn('adopting-gate').at(-1)!;
     expect(run.conclusion).toBe('neutral');
     expect(run.output.title).toMatch(/^WARN: /);
     expect(run.annotations.length).toBeGreaterThan(0);

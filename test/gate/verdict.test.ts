@@ -72,9 +72,49 @@ describe('gateVerdict', () => {
     );
   });
 
+  it('a weakened suite is at least WARN whatever gate.warn says, and BLOCK when gate.block lists suite-weakened', () => {
+    const clean = [kase('a', 'unchanged')];
+    const weakened = { suiteWeakened: ['scenario refund-twice removed', 'repeats lowered from 5 to 1'] };
+    const open = { block: [], warn: [] };
+    expect(gateVerdict(clean, open)).toBe('PASS');
+    expect(gateDecision(clean, open, weakened)).toEqual({
+      verdict: 'WARN',
+      reasons: [
+        {
+          verdict: 'WARN',
+          class: 'suite-weakened',
+          cases: [],
+          text: 'suite weakened: scenario refund-twice removed; repeats lowered from 5 to 1',
+        },
+      ],
+    });
+    const strict = { block: ['suite-weakened'], warn: ['regressed'] };
+    expect(gateDecision([kase('b', 'regressed')], strict, weakened)).toMatchObject({
+      verdict: 'BLOCK',
+      reasons: [
+        { verdict: 'BLOCK', class: 'suite-weakened' },
+        { verdict: 'WARN', class: 'regressed' },
+      ],
+    });
+    expect(gateVerdict(clean, strict, { suiteWeakened: [] })).toBe('PASS');
+    const many = { suiteWeakened: Array.from({ length: 7 }, (_, i) => `scenario s${i} removed`) };
+    expect(gateDecision(clean, open, many).reasons[0].text).toBe(
+      'suite weakened: scenario s0 removed; scenario s1 removed; scenario s2 removed; scenario s3 removed; scenario s4 removed; and 2 more',
+    );
+  });
+
+  it('a policy that is not the one asked for warns', () => {
+    expect(
+      gateDecision([kase('a', 'unchanged')], DEFAULT_GATE, { policyProblem: 'the base config is broken' }),
+    ).toEqual({
+      verdict: 'WARN',
+      reasons: [{ verdict: 'WARN', class: null, cases: [], text: 'the base config is broken' }],
+    });
+  });
+
   it('rejects an unknown class with a message that lists the known ones', () => {
     expect(() => gateVerdict([], { block: ['new-critical'], warn: [] })).toThrow(
-      "gate.block: unknown class 'new-critical' (expected one of new-critical-failure, regressed, improved, unchanged, incomplete, flaky)",
+      "gate.block: unknown class 'new-critical' (expected one of new-critical-failure, regressed, improved, unchanged, incomplete, flaky, suite-weakened)",
     );
   });
 });

@@ -167,19 +167,24 @@ describe('judge expectations in a run', () => {
     expect(md).toContain('`tells-the-customer` (critical, judge uncalibrated, JUDGE_FAIL)');
 
     // A calibration made with another model does not count.
-    calibrate(head, 'another-model');
+    calibrate(base, 'another-model');
     const other = await pair(base, head);
     expect(other.judged.class).toBe('regressed');
     expect(other.report.judge_calibration).toMatchObject({ file: 'judge-calibration.json', calibrated: [] });
   });
 
-  it('the same failure blocks once the criterion is calibrated for the judge model', {
+  it("the same failure blocks once the base's calibration covers the criterion for the judge model", {
     timeout: 300_000,
   }, async () => {
     status = 200;
     const base = checkout({ critical: true });
     const head = checkout({ critical: true, reply: 'Done.' });
+    // The calibration is policy: the base's counts, the head's own file does not.
     calibrate(head, 'judge-model');
+    const unbelieved = await pair(base, head);
+    expect(unbelieved.judged.class).toBe('regressed');
+    expect(unbelieved.report.judge_calibration).toMatchObject({ file: null, calibrated: [] });
+    calibrate(base, 'judge-model');
     const { report, judged } = await pair(base, head);
     expect(judged.head!.expectations['tells-the-customer'].uncalibrated).toBeUndefined();
     expect(judged.class).toBe('new-critical-failure');

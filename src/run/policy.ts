@@ -1,0 +1,96 @@
+// Which stategate.yml the gate policy comes from. The head's suite runs, but the head is the code under
+// review: by default its gate lists, its repeats floor and its judge calibration are the base's, and
+// the base's suite is what `suite_changes` is measured against.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { diffSuites, repeatsWithFloor } from '../compare/suite-changes.js';
+import { loadSuite } from '../config/load.js';
+import { StategateConfig } from '../config/schema.js';
+import { formatProblem, type Suite } from '../config/suite.js';
+import type { Side } from '../record.js';
+import type { PolicySource, SuiteChange } from '../report/types.js';
+import type { Checkout } from './checkout.js';
+
+export type PolicyFrom = 'base' | 'head';
+
+export interface RunPolicy {
+  /** The suite that runs, with the gate, repeats and judge calibration of the policy put in. */
+  suite: Suite;
+  source: PolicySource;
+  /** Differences from the base's suite; undefined when there is no base suite to compare with. */
+  changes: SuiteChange[] | undefined;
+  /** Said as a warning: the base's stategate.yml exists but did not load. */
+  warning?: string;
+}
+
+export interface PolicyInput {
+  policyFrom: PolicyFrom;
+  /** The pinned suite, and which side it was loaded from. */
+  pinned: Suite;
+  pinnedSide: Side;
+  /** The base's checkout; undefined for a head-only run. */
+  base: Checkout | undefined;
+  /** stategate.yml, relative to the checkout. */
+  configName: string;
+}
+
+type BaseSuite = { suite: Suite } | { missing: string } | { problem: string };
+
+/** Loads the base's own suite (from its own checkout) and decides the policy of the run. */
+export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
+  const { pinned } = input;
+  const base = await baseSuite(input);
+  const changes = 'suite' in base ? diffSuites(base.suite, pinned) : undefined;
+  if (input.policyFrom === 'head') {
+    return { suite: pinned, source: { side: 'head', reason: 'policy-from head was asked for' }, changes };
+  }
+  if ('missing' in base) return { suite: pinned, source: { side: 'head', reason: base.missing }, changes };
+  if ('problem' in base) {
+    const reason = `the base's ${input.configName} could not be loaded (${base.problem}); suite changes are unknown`;
+    const suite = withPolicy(pinned, {
+      // The gate a stategate.yml without `gate:` has.
+      gate: StategateConfig.shape.gate.parse(undefined),
+      repeats: pinned.config.repeats,
+      // No calibration is believed: every judge criterion warns instead of blocking.
+      judgeCalibration: null,
+    });
+    return { suite, source: { side: 'default', reason }, changes, warning: reason };
+  }
+  const policy = base.suite;
+  const suite = withPolicy(pinned, {
+    gate: policy.config.gate,
+    repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
+    judgeCalibration: policy.judgeCalibration ?? null,
+  });
+  return { suite, source: { side: 'base', reason: `the base's ${input.configName}` }, changes };
+}
+
+async function baseSuite(input: PolicyInput): Promise<BaseSuite> {
+  if (!input.base) return { missing: 'no base: the head runs alone' };
+  if (input.pinnedSide === 'base') return { suite: input.pinned };
+  const path = resolve(input.base.dir, input.configName);
+  // Base and head are the same directory: its suite is already loaded.
+  if (path === input.pinned.configFile) return { suite: input.pinned };
+  if (!existsSync(path))
+    return { missing: `the base has no ${input.configName} (the pull request adopts Stategate)` };
+  const loaded = await loadSuite(path);
+  if (loaded.ok) return { suite: loaded.suite };
+  const more = loaded.problems.length > 1 ? ` and ${loaded.problems.length - 1} more problems` : '';
+  return { problem: `${formatProblem(loaded.problems[0])}${more}` };
+}
+
+function withPolicy(
+  suite: Suite,
+  policy: Pick<Suite['config'], 'gate' | 'repeats'> & { judgeCalibration: Suite['judgeCalibration'] },
+): Suite {
+  return {
+    ...suite,
+    config: { ...suite.config, gate: policy.gate, repeats: policy.repeats },
+    judgeCalibration: policy.judgeCalibration,
+  };
+}
+
+/** The policy's source in words, for logs: `the base's stategate.yml`. */
+export function policyWords(source: PolicySource): string {
+  return source.side === 'default' ? 'the built-in default' : `from ${source.side}: ${source.reason}`;
+}
