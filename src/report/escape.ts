@@ -28,12 +28,16 @@ export function visible(text: string): string {
  * references, `scheme://` and `www.` links. A zero-width space keeps the visible text unchanged.
  */
 function defuse(text: string): string {
-  return text
-    .replace(/@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`)
-    .replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`)
-    .replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`)
-    .replace(/:(?=\/\/)/g, `${BREAK}:`)
-    .replace(/(www)\./gi, `$1${BREAK}.`);
+  return (
+    text
+      // A mention follows anything but an ASCII word character; an address has a dot in its domain.
+      .replace(/(?<![A-Za-z0-9_])@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`)
+      .replace(/@(?=[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-])/gu, `@${BREAK}`)
+      .replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`)
+      .replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`)
+      .replace(/:(?=\/\/)/g, `${BREAK}:`)
+      .replace(/(www)\./gi, `$1${BREAK}.`)
+  );
 }
 
 /**
@@ -63,7 +67,7 @@ export function mdText(text: string): string {
       // At a line start these would open a list or underline the line above as a heading, and
       // four spaces a code block: a leading space as a reference leaves nothing to start a block.
       .replace(/^([-+=])/, '\\$1')
-      .replace(/^(\d{1,9})([.)])/, '$1\\$2')
+      .replace(/^(\d{1,9})([.)])(?= |$)/, '$1\\$2')
       .replace(/^ /, '&#32;')
   );
 }

@@ -1,9 +1,10 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
 import { sideStats } from '../compare/stats.js';
-import { canonicalJson, elide } from '../compare/trajectory.js';
+import { canonicalJson } from '../compare/trajectory.js';
 import type { CaseClass } from '../config/schema.js';
 import { gateClassesOf } from '../gate/verdict.js';
+import { clip } from './escape.js';
 import type { CaseReport, ChangedExpectation, Report, SideSummary, StateDifference } from './types.js';
 
 /** Classes from most to least severe: the order cases are read in. */
@@ -168,7 +169,7 @@ export function changeTags(e: ChangedExpectation): string {
 
 /** A state value for a table cell or a line: strings bare, the rest as compact JSON, elided. */
 export function stateValue(v: unknown): string {
-  return elide(typeof v === 'string' ? v : canonicalJson(v), 60);
+  return clip(typeof v === 'string' ? v : canonicalJson(v), 60);
 }
 
 /** A state difference as one line: `orders[ORD-1001].refund_count: base 1, head 2`. */

@@ -54,9 +54,14 @@ export function textOutsideCode(html: string): string {
 }
 
 /**
- * What GitHub would turn into a notification or a link in rendered text: an @mention, an e-mail
- * address, a #123 or GH-123 reference, a `scheme://` or `www.` link.
+ * What GitHub would turn into a notification or a link in rendered text: an @mention (after a
+ * character that is not an ASCII word character), an e-mail address, a #123 or GH-123 reference,
+ * a `scheme://` or `www.` link.
  */
 export function liveReferences(text: string): string[] {
-  return text.match(/@[\p{L}\p{N}_]|#[\p{L}\p{N}_]|GH-\d|[A-Za-z]:\/\/|www\.[\p{L}\p{N}]/giu) ?? [];
+  return (
+    text.match(
+      /(?<![A-Za-z0-9_])@[\p{L}\p{N}_]|@[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-]|#[\p{L}\p{N}_]|GH-\d|[A-Za-z]:\/\/|www\.[\p{L}\p{N}]/giu,
+    ) ?? []
+  );
 }
