@@ -77,8 +77,17 @@ export function mdCell(text: string): string {
   return mdText(text);
 }
 
+/**
+ * Breaks `<!--` in text shown verbatim: it renders as is, but a copy of the comment's hidden
+ * marker must not appear anywhere in the comment but its first line.
+ */
+function unmark(text: string): string {
+  return text.replace(/<!--/g, `<!${BREAK}--`);
+}
+
 /** A code span around content already made one visible line, fenced longer than any backtick run in it. */
-function codeSpan(content: string): string {
+function codeSpan(raw: string): string {
+  const content = unmark(raw);
   const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
   const fence = '`'.repeat(longest + 1);
   // A span strips one space from each end, and a backtick at an end would join the fence.
@@ -120,7 +129,7 @@ export function mdBlock(text: string): string {
     .map((line) => line.replace(/\t/g, '  ').replace(INVISIBLE, REPLACEMENT));
   const longest = Math.max(0, ...lines.flatMap((l) => l.match(/~+/g) ?? []).map((run) => run.length));
   const fence = '~'.repeat(Math.max(3, longest + 1));
-  return `${fence}\n${lines.join('\n')}\n${fence}`;
+  return `${fence}\n${unmark(lines.join('\n'))}\n${fence}`;
 }
 
 /** One line of plain text (check-run annotations, the terminal): visible, with nothing to mention or link. */
