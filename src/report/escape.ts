@@ -2,6 +2,7 @@
 // report says: GitHub markdown (PR comment, report.md, check-run and job summaries), plain text
 // (check-run annotations, terminal) and XML (JUnit). Whatever such a string holds, it shows as its
 // own text: it never formats, links, mentions anyone, starts a line, breaks a table or a code span.
+// (The terminal needs only `visible`: no control character may rewrite the lines around it.)
 
 /** What shows instead of a character that has no visible form of its own. */
 export const REPLACEMENT = '\uFFFD';
@@ -88,10 +89,10 @@ function unmark(text: string): string {
 /** A code span around content already made one visible line, fenced longer than any backtick run in it. */
 function codeSpan(raw: string): string {
   const content = unmark(raw);
+  if (content === '') return '` `';
   const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
   const fence = '`'.repeat(longest + 1);
   // A span strips one space from each end, and a backtick at an end would join the fence.
-  if (content === '') return '` `';
   const pad =
     content.startsWith('`') ||
     content.endsWith('`') ||
@@ -132,7 +133,7 @@ export function mdBlock(text: string): string {
   return `${fence}\n${unmark(lines.join('\n'))}\n${fence}`;
 }
 
-/** One line of plain text (check-run annotations, the terminal): visible, with nothing to mention or link. */
+/** One line of plain text (check-run annotations): visible, with nothing to mention or link. */
 export function plainText(text: string): string {
   return defuse(visible(text));
 }
