@@ -3,7 +3,27 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_GATE, gateClassesOf } from '../gate/verdict.js';
+import { clip, plainText } from '../report/escape.js';
 import type { CaseReport, Report } from '../report/types.js';
+
+// GitHub's limits: a title of 255 characters, a message of 64 KB (kept well under, in characters).
+const TITLE_MAX = 255;
+const MESSAGE_MAX = 16_000;
+const LINE_MAX = 2_000;
+
+/** An annotation's title: one line of plain text, within GitHub's limit. */
+function title(text: string): string {
+  return plainText(clip(text, TITLE_MAX));
+}
+
+/** An annotation's message: each line one line of plain text, the whole within the limit. */
+function message(lines: (string | undefined)[]): string {
+  const text = lines
+    .filter((l): l is string => Boolean(l))
+    .map((l) => plainText(clip(l, LINE_MAX)))
+    .join('\n');
+  return clip(text, MESSAGE_MAX);
+}
 
 /** A check-run annotation, in the REST API's own field names. */
 export interface CheckAnnotation {
@@ -45,8 +65,8 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
         start_line: at.line,
         end_line: at.line,
         annotation_level: level,
-        title: `${c.id}: ${c.class}${c.flaky.head ? ' (flaky)' : ''}`,
-        message: [c.reason ?? `Scenario ${c.id} is ${c.class}.`, ...evidence].join('\n'),
+        title: title(`${c.id}: ${c.class}${c.flaky.head ? ' (flaky)' : ''}`),
+        message: message([c.reason ?? `Scenario ${c.id} is ${c.class}.`, ...evidence]),
       });
       continue;
     }
@@ -58,8 +78,10 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
         start_line: at.line,
         end_line: at.line,
         annotation_level: level,
-        title: `${c.id}: ${e.critical ? 'critical ' : ''}expectation ${e.id} ${e.change === 'error' ? 'could not be evaluated' : 'broke'} (${c.class})`,
-        message: [`${e.id} ${counts}.`, e.message, ...evidence].filter(Boolean).join('\n'),
+        title: title(
+          `${c.id}: ${e.critical ? 'critical ' : ''}expectation ${e.id} ${e.change === 'error' ? 'could not be evaluated' : 'broke'} (${c.class})`,
+        ),
+        message: message([`${e.id} ${counts}.`, e.message, ...evidence]),
       });
     }
   }

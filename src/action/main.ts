@@ -5,6 +5,7 @@ import * as core from '@actions/core';
 import { mergeReports } from '../compare/index.js';
 import { ConfigError, type Problem } from '../config/suite.js';
 import { checkConclusion, gateFails } from '../gate/verdict.js';
+import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
 import type { Report } from '../report/types.js';
@@ -170,7 +171,7 @@ async function fail(err: unknown, workspace: string, posting: Posting | null): P
       conclusion: 'failure',
       title,
       summary: places
-        .map((p) => `- ${p.file ? `\`${p.file}:${p.line}:${p.col}\` ` : ''}${p.message}`)
+        .map((p) => `- ${p.file ? `${mdCode(`${p.file}:${p.line}:${p.col}`)} ` : ''}${mdText(p.message)}`)
         .join('\n'),
       annotations: problemAnnotations(places),
     });
@@ -181,7 +182,8 @@ async function fail(err: unknown, workspace: string, posting: Posting | null): P
   await posting?.complete({
     conclusion: 'failure',
     title: 'Stategate could not run',
-    summary: message,
+    // The message may quote the suite, the agent or the database: shown verbatim, never rendered.
+    summary: mdBlock(message),
     annotations: [],
   });
   core.setFailed(message);

@@ -1,6 +1,7 @@
 // Configuration problems as annotations: paths made relative to the repository so GitHub can place them.
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Problem } from '../config/suite.js';
+import { plainText } from '../report/escape.js';
 import type { CheckAnnotation } from './annotations.js';
 
 /** A problem's place in the repository; `file` is absent when the file lies outside it (a base worktree). */
@@ -32,6 +33,6 @@ export function problemAnnotations(places: ProblemPlace[]): CheckAnnotation[] {
       end_line: Math.max(1, p.line),
       annotation_level: 'failure' as const,
       title: 'stategate: invalid suite',
-      message: p.message,
+      message: plainText(p.message),
     }));
 }

@@ -1,9 +1,10 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
 import { sideStats } from '../compare/stats.js';
-import { canonicalJson, elide } from '../compare/trajectory.js';
+import { canonicalJson } from '../compare/trajectory.js';
 import type { CaseClass } from '../config/schema.js';
 import { gateClassesOf } from '../gate/verdict.js';
+import { clip } from './escape.js';
 import type {
   CaseReport,
   ChangedExpectation,
@@ -176,7 +177,7 @@ export function changeTags(e: ChangedExpectation): string {
 
 /** A state value for a table cell or a line: strings bare, the rest as compact JSON, elided. */
 export function stateValue(v: unknown): string {
-  return elide(typeof v === 'string' ? v : canonicalJson(v), 60);
+  return clip(typeof v === 'string' ? v : canonicalJson(v), 60);
 }
 
 /** A state difference as one line: `orders[ORD-1001].refund_count: base 1, head 2`. */
@@ -270,7 +271,7 @@ export function suiteChangesTitle(changes: readonly SuiteChange[]): string {
 
 /** One suite change's sentence, elided: a list of a hundred tools stays one readable line. */
 export function suiteChangeText(c: SuiteChange): string {
-  return elide(c.text.replace(/\s+/g, ' '), 300);
+  return clip(c.text.replace(/\s+/g, ' '), 300);
 }
 
 /** How many suite changes a rendering lists before pointing at report.json. */

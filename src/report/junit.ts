@@ -1,23 +1,11 @@
 // JUnit XML for CI test tabs: one <testcase> per scenario and side (classname stategate.<side>),
 // a <failure> when a graded repeat failed, an <error> when the side could not be graded.
 import type { Side } from '../record.js';
+import { xmlEscape } from './escape.js';
 import { UNCALIBRATED_TAG } from './format.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 
-// Characters XML 1.0 does not allow at all, escaped or not, and unpaired surrogates.
-const INVALID_XML =
-  /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** Escapes text for an XML attribute or element, dropping characters XML cannot carry. */
-export function xmlEscape(text: string): string {
-  return text
-    .replace(INVALID_XML, '\uFFFD')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
-}
+export { xmlEscape };
 
 function attrs(values: Record<string, string | number | undefined>): string {
   return Object.entries(values)

@@ -28,7 +28,7 @@ import {
   suiteChangeText,
   suiteLines,
 } from './format.js';
-import { mdCode, mdText } from './markdown-text.js';
+import { mdCellCode, mdCode, mdText } from './markdown-text.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 
 /** The hidden first line of the sticky PR comment, by which the action finds it again. */
@@ -66,12 +66,13 @@ function table(header: string[], rows: string[][]): string {
 function sideRow(name: string, s: SideSummary | null): string[] {
   if (!s) return [name, 'no run', '—', '—', '—', '—', '—', '—'];
   const m = metricWords(s);
-  return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens];
+  // Words made from a report's numbers and keys: escaped too, a report may come from anywhere.
+  return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
 }
 
 function caseTitle(c: CaseReport): string {
   const flaky = flakyWords(c);
-  return `${mdCode(c.id)}: ${classWords(c.class)}${flaky ? `, ${flaky}` : ''}`;
+  return `${mdCode(c.id)}: ${mdText(classWords(c.class))}${flaky ? `, ${flaky}` : ''}`;
 }
 
 /** Everything one case has to say, in reading order. */
@@ -85,12 +86,14 @@ function caseDetail(c: CaseReport): string {
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
   if (c.state_diff.length > 0) {
     const rows = c.state_diff.map((d) => [
-      mdCode(`${d.table}[${d.key}]`),
+      mdCellCode(`${d.table}[${d.key}]`),
       mdText(d.column),
       mdText(stateValue(d.base)),
       mdText(stateValue(d.head)),
     ]);
-    const cut = c.state_diff_cut ? `\n\n${plural(c.state_diff_cut, 'more difference')} in report.json.` : '';
+    const cut = c.state_diff_cut
+      ? `\n\n${mdText(plural(c.state_diff_cut, 'more difference'))} in report.json.`
+      : '';
     parts.push(
       `**State that differs** (final values):\n\n${table(['row', 'column', 'base', 'head'], rows)}${cut}`,
     );
@@ -100,7 +103,7 @@ function caseDetail(c: CaseReport): string {
     const lines = changed.map((e) => {
       const tags = changeTags(e);
       const example = e.message ? ` Example: ${mdText(e.message)}` : '';
-      return `- ${e.change} ${mdCode(e.id)}${tags ? ` (${tags})` : ''}: ${mdText(changeWords(e))}.${example}`;
+      return `- ${mdText(e.change)} ${mdCode(e.id)}${tags ? ` (${mdText(tags)})` : ''}: ${mdText(changeWords(e))}.${example}`;
     });
     parts.push(`**Expectations:**\n${lines.join('\n')}`);
   }
@@ -137,11 +140,11 @@ function caseLine(c: CaseReport): string {
 
 function restRow(c: CaseReport): string {
   const allN = (s: SideSummary | null) => (s ? `${s.passes}/${s.runs}` : '—');
-  return `| ${mdCode(c.id)} | ${classWords(c.class)} | ${allN(c.base)} | ${allN(c.head)} |`;
+  return `| ${mdCellCode(c.id)} | ${mdText(classWords(c.class))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 
 function verdictLines(report: Report, decision: GateDecision): string[] {
-  const lines = [`## Stategate: ${report.verdict}`, ''];
+  const lines = [`## Stategate: ${mdText(report.verdict)}`, ''];
   const reasons = decision.reasons.map(
     (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
   );
@@ -312,14 +315,17 @@ function shrink(plan: Plan): boolean {
   return full >= 0 || line >= 0;
 }
 
-/** Cuts text to at most `limit` UTF-8 bytes without splitting a character. */
+/**
+ * Cuts text to at most `limit` UTF-8 bytes at a line break: every line is whole, so no escape,
+ * code span or table row is left half open for the text after it to break out of.
+ */
 function truncateBytes(text: string, limit: number): string {
   let out = '';
   let used = 0;
-  for (const ch of text) {
-    used += size(ch);
+  for (const line of text.split(/(?<=\n)/)) {
+    used += size(line);
     if (used > limit) break;
-    out += ch;
+    out += line;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
 import type { Side } from '../record.js';
 import { reportDecision } from './build.js';
+import { visible as inert } from './escape.js';
 import {
   allNWords,
   changeTags,
@@ -47,8 +48,10 @@ const VERDICT_STYLE: Record<GateVerdict, keyof typeof STYLES> = {
 
 const LABEL_WIDTH = 10;
 
+// Values are shown through `inert`: a carriage return, an escape sequence or a bidi override from
+// an agent or a database must not rewrite the lines around it in a terminal or a CI log.
 function field(label: string, lines: string[]): string[] {
-  return lines.map((line, i) => `  ${(i === 0 ? label : '').padEnd(LABEL_WIDTH)}${line}`);
+  return lines.map((line, i) => `  ${inert(i === 0 ? label : '').padEnd(LABEL_WIDTH)}${line}`);
 }
 
 function sideLine(s: SideSummary): string {
@@ -59,33 +62,33 @@ function sideLine(s: SideSummary): string {
 
 function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
   const flaky = flakyWords(c);
-  const title = `${paint(classWords(c.class).toUpperCase(), blocking ? 'red' : c.class === 'improved' ? 'green' : 'yellow')}  ${paint(c.id, 'bold')}${flaky ? `  (${flaky})` : ''}`;
+  const title = `${paint(inert(classWords(c.class).toUpperCase()), blocking ? 'red' : c.class === 'improved' ? 'green' : 'yellow')}  ${paint(inert(c.id), 'bold')}${flaky ? `  (${flaky})` : ''}`;
   const out = [title];
-  if (c.file) out.push(...field('file', [c.file]));
-  if (c.reason) out.push(...field('why', [c.reason]));
-  if (c.divergence) out.push(...field('steps', [c.divergence.sentence]));
+  if (c.file) out.push(...field('file', [inert(c.file)]));
+  if (c.reason) out.push(...field('why', [inert(c.reason)]));
+  if (c.divergence) out.push(...field('steps', [inert(c.divergence.sentence)]));
   if (c.state_diff.length > 0) {
     const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
-    out.push(...field('state', [...c.state_diff.map(stateLine), ...more]));
+    out.push(...field('state', [...c.state_diff.map((d) => inert(stateLine(d))), ...more]));
   }
   for (const e of c.expectations_changed ?? []) {
     const tags = changeTags(e);
-    const lines = [`${e.id}${tags ? ` (${tags})` : ''}: ${changeWords(e)}`];
-    if (e.message) lines.push(paint(e.message.replace(/\s+/g, ' '), 'dim'));
+    const lines = [inert(`${e.id}${tags ? ` (${tags})` : ''}: ${changeWords(e)}`)];
+    if (e.message) lines.push(paint(inert(e.message.replace(/\s+/g, ' ')), 'dim'));
     out.push(...field(e.change, lines));
   }
   for (const side of ['base', 'head'] as const) {
     const text = c.flaky_explanation?.[side];
-    if (text) out.push(...field('flaky', [`${side}: ${text}`]));
+    if (text) out.push(...field('flaky', [`${side}: ${inert(text)}`]));
   }
-  if (c.repeats_decision) out.push(...field('repeats', [c.repeats_decision.reason]));
-  if (c.base) out.push(...field('base', [sideLine(c.base)]));
-  if (c.head) out.push(...field('head', [sideLine(c.head)]));
+  if (c.repeats_decision) out.push(...field('repeats', [inert(c.repeats_decision.reason)]));
+  if (c.base) out.push(...field('base', [inert(sideLine(c.base))]));
+  if (c.head) out.push(...field('head', [inert(sideLine(c.head))]));
   return out;
 }
 
 function idList(cases: CaseReport[], max = 10): string {
-  const ids = cases.slice(0, max).map((c) => c.id);
+  const ids = cases.slice(0, max).map((c) => inert(c.id));
   return cases.length > max ? `${ids.join(', ')} and ${cases.length - max} more` : ids.join(', ');
 }
 
@@ -105,17 +108,19 @@ export function renderSideTable(report: Report, side: Side = 'head', options: Te
     rows.push([
       allN ? paint('yes', 'green') : paint('no', 'red'),
       `${s.passes}/${s.runs}`,
-      paint(c.id, 'bold'),
+      paint(inert(c.id), 'bold'),
     ]);
     for (const [id, e] of Object.entries(s.expectations)) {
-      const labels = Object.entries(e.labels ?? {})
-        .map(([label, n]) => `${label} ×${n}`)
-        .join(', ');
+      const labels = inert(
+        Object.entries(e.labels ?? {})
+          .map(([label, n]) => `${label} ×${n}`)
+          .join(', '),
+      );
       const example =
-        e.example && e.pass < e.pass + e.fail + e.error ? `: ${e.example.replace(/\s+/g, ' ')}` : '';
+        e.example && e.pass < e.pass + e.fail + e.error ? `: ${inert(e.example.replace(/\s+/g, ' '))}` : '';
       const note = labels || example ? `  ${paint(`${labels}${example}`, 'dim')}` : '';
       const tags = [e.critical ? 'critical' : '', e.uncalibrated ? UNCALIBRATED_TAG : ''].filter(Boolean);
-      rows.push(['', tally(e), `  ${id}${tags.length > 0 ? ` (${tags.join(', ')})` : ''}${note}`]);
+      rows.push(['', tally(e), `  ${inert(id)}${tags.length > 0 ? ` (${tags.join(', ')})` : ''}${note}`]);
     }
   }
   // Pad on the text without colour codes, so columns line up either way.
@@ -131,20 +136,25 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   const paint = painter(options.color);
   const decision = reportDecision(report);
   const out: string[] = [
-    `${paint('Stategate:', 'bold')} ${paint(report.verdict, VERDICT_STYLE[report.verdict])}`,
+    `${paint('Stategate:', 'bold')} ${paint(inert(report.verdict), VERDICT_STYLE[report.verdict])}`,
   ];
-  for (const r of decision.reasons) out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${r.text}`);
+  for (const r of decision.reasons)
+    out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(r.text)}`);
   const changes = report.suite_changes ?? [];
   if (changes.length > 0) {
     out.push(paint(suiteChangesTitle(changes), 'bold'));
     const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
     for (const c of shown)
-      out.push(`  ${c.weakens ? paint('weakens', 'red') : 'change '}  ${suiteChangeText(c)}`);
+      out.push(`  ${c.weakens ? paint('weakens', 'red') : 'change '}  ${inert(suiteChangeText(c))}`);
     if (changes.length > shown.length)
       out.push(`  ${plural(changes.length - shown.length, 'more change')} in report.json`);
   }
-  if (report.policy_from) out.push(policyLine(report.policy_from));
-  out.push(countsLine(report), runLine(report), ...suiteLines(report).map((l) => `  ${l}`));
+  if (report.policy_from) out.push(inert(policyLine(report.policy_from)));
+  out.push(
+    inert(countsLine(report)),
+    inert(runLine(report)),
+    ...suiteLines(report).map((l) => `  ${inert(l)}`),
+  );
 
   const { blocking, changed, rest } = groupCases(report);
   for (const c of blocking) out.push('', ...caseBlock(c, paint, true));

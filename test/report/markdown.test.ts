@@ -57,10 +57,11 @@ describe('renderMarkdown', () => {
       '**Flaky head:** At step 2, after every repeat called lookup_order(order_id=ORD-1001) and got 200, 3 of 5 repeats',
     );
     expect(section).toContain(
-      '| base | yes, 5 of 5 | 100% (57%–100%) | pass@5 100%, pass^5 100% | 4.0 | 1.0 s | $0.0500 | 4,500 in / 400 out |',
+      // `\$` keeps a dollar sign from opening math.
+      '| base | yes, 5 of 5 | 100% (57%–100%) | pass@5 100%, pass^5 100% | 4.0 | 1.0 s | \\$0.0500 | 4,500 in / 400 out |',
     );
     expect(section).toContain(
-      '| head | no, 3 of 5 | 60% (23%–88%) | pass@5 100%, pass^5 0% | 3.6 | 1.0 s | $0.0300 | 2,700 in / 240 out |',
+      '| head | no, 3 of 5 | 60% (23%–88%) | pass@5 100%, pass^5 0% | 3.6 | 1.0 s | \\$0.0300 | 2,700 in / 240 out |',
     );
     // pass@k and pass^k for k = N: 3 of 5 passed, so at least one of 5 passes (100%), all 5 never (0%).
     expect(md).toContain('pass@k: 1 - C(n-c,k)/C(n,k)');
