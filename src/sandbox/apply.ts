@@ -77,7 +77,9 @@ export async function applySqlFile(session: SqlSession, file: string, sql: strin
         `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}${refusalNote(err)}`,
       );
     }
-    const failing = await replayToFind(session, statements, err.message);
+    // A file of one statement needs no replay (which could not run one that refuses a transaction).
+    const failing =
+      statements.length === 1 ? statements[0] : await replayToFind(session, statements, err.message);
     if (failing) {
       const { line, col } = lineCol(sql, failing.offset);
       throw new SqlFileError(

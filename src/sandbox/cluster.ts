@@ -147,10 +147,11 @@ export class Cluster {
     opts: { owner?: boolean } = {},
   ): Promise<void> {
     this.assertOpen();
+    // One round trip, one transaction: a role never exists without the comment the sweep goes by.
     await this.admin.query(
-      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${literal(password)}`,
+      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${literal(password)};
+       COMMENT ON ROLE ${ident(name)} IS ${literal(ownerComment(label))}`,
     );
-    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal(ownerComment(label))}`);
     if (opts.owner && !this.superuser) await this.admin.query(`GRANT ${ident(name)} TO CURRENT_USER`);
   }
 
