@@ -226,8 +226,21 @@ export class Cluster {
   }
 }
 
-/** Drops one database, disconnecting its sessions first. */
+/**
+ * Drops one database, disconnecting its sessions first. Its owner (the suite's role) may have
+ * marked it IS_TEMPLATE, which DROP DATABASE refuses: that mark is undone and the drop tried again.
+ */
 export async function dropDatabase(admin: pg.Pool | pg.Client, version: number, name: string): Promise<void> {
+  try {
+    await dropOnce(admin, version, name);
+  } catch (e) {
+    if (!/cannot drop a template database/.test((e as Error).message)) throw e;
+    await admin.query(`ALTER DATABASE ${ident(name)} IS_TEMPLATE false`);
+    await dropOnce(admin, version, name);
+  }
+}
+
+async function dropOnce(admin: pg.Pool | pg.Client, version: number, name: string): Promise<void> {
   if (version >= 130000) {
     await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
     return;
@@ -282,8 +295,11 @@ const session = async (fn) => {
   const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
   // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
   await Promise.all(dbs.map(({ datname }) => session(async (c) => {
+    const name = c.escapeIdentifier(datname);
+    // The suite's role may have marked its database a template, which DROP DATABASE refuses.
+    await c.query('ALTER DATABASE ' + name + ' IS_TEMPLATE false').catch(() => undefined);
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+    await c.query('DROP DATABASE IF EXISTS ' + name + (v >= 130000 ? ' WITH (FORCE)' : ''));
   })));
   await session(async (c) => {
     for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {

@@ -327,6 +327,33 @@ CREATE TRIGGER t_run BEFORE INSERT ON t FOR EACH ROW EXECUTE PROCEDURE run_it();
     );
   }, 180_000);
 
+  it('cannot keep its databases from being dropped by marking them templates', async () => {
+    const mark =
+      "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I IS_TEMPLATE true', current_database()); END $$";
+    const t = await engine.buildTemplate({
+      schema: [{ file: 'db/schema.sql', sql: `CREATE TABLE t (x int);\n${mark};` }],
+      fixtures: [],
+    });
+    const s = await t.clone('marked');
+    await s.transaction((tx) => tx.query(mark));
+    const marked = await onServer(url, async (c) =>
+      (
+        await c.query(
+          'SELECT datname FROM pg_database WHERE datistemplate AND datname = ANY($1) ORDER BY 1',
+          [[t.name, s.name]],
+        )
+      ).rows.map((r) => r.datname),
+    );
+    expect(marked).toEqual([t.name, s.name].sort());
+    // Dropped now, and the template with the rest at close (checked below).
+    await s.dispose();
+    const left = await onServer(
+      url,
+      async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [s.name])).rowCount,
+    );
+    expect(left).toBe(0);
+  }, 180_000);
+
   it('leaves no role or database of the run, and no new superuser, once closed', async () => {
     await Promise.all(open.splice(0).map((s) => s.dispose()));
     await engine.close();
