@@ -223,19 +223,18 @@ export async function prepareStatement(
       const before = body.slice(0, at);
       return `${err.message} (line ${before.split('\n').length}, column ${at - before.lastIndexOf('\n')})${refusalNote(err)}`;
     }
+    // A generic plan keeps every parameter a parameter (NULLs would fold calls away unchecked).
+    // The harness's own text, so one round trip of several statements is fine here.
+    const nulls = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => 'NULL').join(', ')})` : '';
     try {
-      // A generic plan keeps every parameter a parameter (NULLs would fold calls away unchecked).
-      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan', []);
-      const nulls = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => 'NULL').join(', ')})` : '';
-      await tx.query(`EXPLAIN EXECUTE ${PREPARED}${nulls}`, []);
+      await tx.query(`SET LOCAL plan_cache_mode = force_generic_plan; EXPLAIN EXECUTE ${PREPARED}${nulls}`);
       return null;
     } catch (e) {
       // Only a missing privilege counts here; anything else EXPLAIN says, running will say better.
       const err = e as { message: string; code?: string };
       return err.code === '42501' ? err.message + refusalNote(err) : null;
     } finally {
-      await tx.query('ROLLBACK TO SAVEPOINT stategate_prepare', []);
-      await tx.query(`DEALLOCATE ${PREPARED}`, []);
+      await tx.query(`ROLLBACK TO SAVEPOINT stategate_prepare; DEALLOCATE ${PREPARED}`);
     }
   });
   return value;
