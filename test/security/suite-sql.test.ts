@@ -3,7 +3,6 @@
 // and twins. Suite SQL runs as an unprivileged role that owns only the run's databases, so each
 // attempt is refused with the file and line and why, on every engine, and the run leaves no role
 // or database behind.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -14,13 +13,12 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSqlStatements, loadSuite } from '../../src/config/load.js';
 import { applyScenarioState } from '../../src/sandbox/apply.js';
-import { sweepLeftovers } from '../../src/sandbox/leftovers.js';
 import type { Engine, Sandbox, Template } from '../../src/sandbox/types.js';
 import { engines, sharedEmbeddedServer, TEST_DATABASE_URL } from '../helpers/engines.js';
 
@@ -406,46 +404,4 @@ describe('a twin that reads a server file, through a whole run', () => {
     expect(everything).toContain('permission denied for function pg_read_file');
     expect(everything).not.toContain(secret);
   }, 300_000);
-});
-
-describe('the leftover sweep after a run that died (postgres engine)', () => {
-  it("drops the dead run's suite role and the database it marked a template, and no role it did not make", async () => {
-    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-    const comment = pg.escapeLiteral(
-      JSON.stringify({
-        stategate: 1,
-        pid: dead,
-        host: hostname(),
-        pidStart: null,
-        created: new Date().toISOString(),
-      }),
-    );
-    const hex = randomBytes(4).toString('hex');
-    const prefix = `sg_${hex}`;
-    // What a killed run leaves: its suite role, and a clone that role marked IS_TEMPLATE.
-    const owner = `${prefix}_o_1`;
-    const db = `${prefix}_e_2`;
-    // Not the run-prefix shape, though they claim the same dead owner: never stategate's to drop.
-    const others = [`sg_${hex}`, `sgx_${hex}_o_1`, `sg_${hex}0_o_1`];
-    await onServer(TEST_DATABASE_URL, async (c) => {
-      try {
-        await c.query(`CREATE ROLE ${owner} LOGIN; COMMENT ON ROLE ${owner} IS ${comment}`);
-        await c.query(`CREATE DATABASE ${db} OWNER ${owner}`);
-        await c.query(`COMMENT ON DATABASE ${db} IS ${comment}; ALTER DATABASE ${db} IS_TEMPLATE true`);
-        for (const r of others) await c.query(`CREATE ROLE ${r}; COMMENT ON ROLE ${r} IS ${comment}`);
-        const swept = await sweepLeftovers(TEST_DATABASE_URL);
-        expect(swept.failed.filter((f) => f.startsWith(prefix))).toEqual([]);
-        const left = await c.query(
-          `SELECT rolname AS name FROM pg_roles WHERE rolname = ANY($1)
-           UNION ALL SELECT datname FROM pg_database WHERE datname = $2 ORDER BY 1`,
-          [[owner, ...others], db],
-        );
-        expect(left.rows.map((r) => r.name)).toEqual([...others].sort());
-      } finally {
-        await c.query(`ALTER DATABASE ${db} IS_TEMPLATE false`).catch(() => undefined);
-        await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-        for (const r of [owner, ...others]) await c.query(`DROP ROLE IF EXISTS ${r}`);
-      }
-    });
-  }, 180_000);
 });
