@@ -5,11 +5,14 @@
 import type { Row } from '../record.js';
 import { splitStatements } from '../sql/named-params.js';
 import { ident, qualified } from './names.js';
+import { refusalNote } from './suite-role.js';
 import type { Sandbox, SqlSession } from './types.js';
 
 /** The server error fields this module reports. */
 interface ServerError {
   message: string;
+  /** SQLSTATE, e.g. 42501 (insufficient_privilege). */
+  code?: string;
   position?: string;
   detail?: string;
   hint?: string;
@@ -71,15 +74,20 @@ export async function applySqlFile(session: SqlSession, file: string, sql: strin
       const stmt = [...statements].reverse().find((s) => s.offset <= at);
       throw new SqlFileError(
         file,
-        `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}`,
+        `${file}:${line}:${col}: ${describe(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ''}${refusalNote(err)}`,
       );
     }
-    const failing = await replayToFind(session, statements, err.message);
+    // A file of one statement needs no replay (which could not run one that refuses a transaction).
+    const failing =
+      statements.length === 1 ? statements[0] : await replayToFind(session, statements, err.message);
     if (failing) {
       const { line, col } = lineCol(sql, failing.offset);
-      throw new SqlFileError(file, `${file}:${line}:${col}: ${describe(err)} in: ${excerpt(failing.text)}`);
+      throw new SqlFileError(
+        file,
+        `${file}:${line}:${col}: ${describe(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`,
+      );
     }
-    throw new SqlFileError(file, `${file}: ${describe(err)}`);
+    throw new SqlFileError(file, `${file}: ${describe(err)}${refusalNote(err)}`);
   }
 }
 
@@ -171,18 +179,22 @@ async function insertBatch(
     return;
   } catch (e) {
     await session.query('ROLLBACK TO SAVEPOINT sg_rows');
-    if (rows.length === 1) throw new Error(`${where}: row ${first + 1}: ${describe(e as ServerError)}`);
+    if (rows.length === 1) throw rowError(where, first + 1, e as ServerError);
   }
   for (let i = 0; i < rows.length; i++) {
     try {
       await run([rows[i]]);
     } catch (e) {
       await session.query('ROLLBACK TO SAVEPOINT sg_rows');
-      throw new Error(`${where}: row ${first + i + 1}: ${describe(e as ServerError)}`);
+      throw rowError(where, first + i + 1, e as ServerError);
     }
   }
   // Every row went in alone: the batch failed for a reason no single row has, and the rows are in now.
   await session.query('RELEASE SAVEPOINT sg_rows');
+}
+
+function rowError(where: string, row: number, err: ServerError): Error {
+  return new Error(`${where}: row ${row}: ${describe(err)}${refusalNote(err)}`);
 }
 
 /** A scenario's state on top of the template: rows per table, then SQL (DESIGN.md section 4). */
@@ -212,7 +224,8 @@ export async function applyScenarioState(
       try {
         await tx.query(sql);
       } catch (e) {
-        throw new Error(`state.sql[${i}]: ${describe(e as ServerError)} in: ${excerpt(sql)}`);
+        const err = e as ServerError;
+        throw new Error(`state.sql[${i}]: ${describe(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
   });

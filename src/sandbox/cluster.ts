@@ -36,6 +36,8 @@ export class Cluster {
     /** server_version_num, e.g. 150020. */
     readonly version: number,
     readonly strategy: CloneStrategy | null,
+    /** Whether the admin role is a superuser (otherwise it joins the roles whose databases it creates). */
+    readonly superuser: boolean,
   ) {}
 
   /** Connects to the server and reads its version. */
@@ -49,9 +51,14 @@ export class Cluster {
     admin.on('error', () => undefined);
     admin.on('connect', (client) => client.on('error', () => undefined));
     let version: number;
+    let superuser: boolean;
     try {
-      const r = await admin.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version_num']);
+      const r = await admin.query<{ v: string; su: boolean }>(
+        'SELECT current_setting($1) AS v, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS su',
+        ['server_version_num'],
+      );
       version = Number(r.rows[0].v);
+      superuser = r.rows[0].su === true;
     } catch (e) {
       await admin.end().catch(() => undefined);
       throw new Error(
@@ -62,7 +69,7 @@ export class Cluster {
     // checkpoint per clone (seconds on a busy shared server) and was no faster on the embedded one
     // (docs/engines.md has the numbers).
     const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
-    return new Cluster(adminUrl, runPrefix, admin, version, chosen);
+    return new Cluster(adminUrl, runPrefix, admin, version, chosen, superuser);
   }
 
   /** The next number for a database or role name of this run. */
@@ -75,8 +82,14 @@ export class Cluster {
     return databaseUrl(this.adminUrl, database, user);
   }
 
-  /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
-  createDatabase(name: string, opts: { template?: string; label?: string } = {}): Promise<void> {
+  /**
+   * Creates a database (optionally from a template, optionally owned by a role of this run) that
+   * only its owner and granted roles may connect to.
+   */
+  createDatabase(
+    name: string,
+    opts: { template?: string; label?: string; owner?: string } = {},
+  ): Promise<void> {
     this.assertOpen();
     return this.track(async () => {
       if (opts.template) await this.dropRoom();
@@ -85,6 +98,7 @@ export class Cluster {
         sql += ` TEMPLATE ${ident(opts.template)}`;
         if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
       }
+      if (opts.owner) sql += ` OWNER ${ident(opts.owner)}`;
       await this.admin.query(sql);
       // One round trip, one transaction (CREATE DATABASE itself cannot run inside one).
       await this.admin.query(
@@ -121,13 +135,24 @@ export class Cluster {
     return this.closed;
   }
 
-  /** Creates a login role with a password that owns nothing. */
-  async createRole(name: string, password: string, label?: string): Promise<void> {
+  /**
+   * Creates a login role with a password, no server-wide privilege and no membership in any role.
+   * `owner`: the role will own databases the admin creates for it; an admin that is not a superuser
+   * must be a member of a role to create a database owned by it, so it joins this one.
+   */
+  async createRole(
+    name: string,
+    password: string,
+    label?: string,
+    opts: { owner?: boolean } = {},
+  ): Promise<void> {
     this.assertOpen();
+    // One round trip, one transaction: a role never exists without the comment the sweep goes by.
     await this.admin.query(
-      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${literal(password)}`,
+      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${literal(password)};
+       COMMENT ON ROLE ${ident(name)} IS ${literal(ownerComment(label))}`,
     );
-    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal(ownerComment(label))}`);
+    if (opts.owner && !this.superuser) await this.admin.query(`GRANT ${ident(name)} TO CURRENT_USER`);
   }
 
   /** Drops a database (disconnecting its sessions) and then the given roles. */
@@ -201,8 +226,21 @@ export class Cluster {
   }
 }
 
-/** Drops one database, disconnecting its sessions first. */
+/**
+ * Drops one database, disconnecting its sessions first. Its owner (the suite's role) may have
+ * marked it IS_TEMPLATE, which DROP DATABASE refuses: that mark is undone and the drop tried again.
+ */
 export async function dropDatabase(admin: pg.Pool | pg.Client, version: number, name: string): Promise<void> {
+  try {
+    await dropOnce(admin, version, name);
+  } catch (e) {
+    if (!/cannot drop a template database/.test((e as Error).message)) throw e;
+    await admin.query(`ALTER DATABASE ${ident(name)} IS_TEMPLATE false`);
+    await dropOnce(admin, version, name);
+  }
+}
+
+async function dropOnce(admin: pg.Pool | pg.Client, version: number, name: string): Promise<void> {
   if (version >= 130000) {
     await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
     return;
@@ -257,8 +295,11 @@ const session = async (fn) => {
   const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
   // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
   await Promise.all(dbs.map(({ datname }) => session(async (c) => {
+    const name = c.escapeIdentifier(datname);
+    // The suite's role may have marked its database a template, which DROP DATABASE refuses.
+    await c.query('ALTER DATABASE ' + name + ' IS_TEMPLATE false').catch(() => undefined);
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+    await c.query('DROP DATABASE IF EXISTS ' + name + (v >= 130000 ? ' WITH (FORCE)' : ''));
   })));
   await session(async (c) => {
     for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {

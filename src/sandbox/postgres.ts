@@ -8,7 +8,7 @@ import type { Engine, EngineName } from './types.js';
 
 /** Options of createPostgresEngine. */
 export interface PostgresEngineOptions {
-  /** A URL of a role that may CREATE DATABASE (and CREATE ROLE, for database.expose). */
+  /** A URL of a role that may CREATE DATABASE and CREATE ROLE (suite SQL runs as a role it creates). */
   adminUrl: string;
   reason?: string;
   /** `sg_` and 8 hex digits; random by default. */

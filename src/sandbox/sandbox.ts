@@ -14,6 +14,7 @@ import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
 import { addSums, combineSums, fingerprintOf, LOG_SUMS } from './fingerprint.js';
 import { ident } from './names.js';
+import type { SuiteRole } from './suite-role.js';
 import type { TypeNames } from './type-names.js';
 import type { Sandbox, SqlSession } from './types.js';
 import { SESSION_OPTIONS, sandboxTypes } from './values.js';
@@ -21,6 +22,8 @@ import { SESSION_OPTIONS, sandboxTypes } from './values.js';
 /** What every clone of one template shares. */
 export interface TemplateFacts {
   cluster: Cluster;
+  /** The unprivileged role that owns the template and its clones; every session of a clone logs in as it. */
+  owner: SuiteRole;
   tables: TableInfo[];
   /** User schemas (granted to expose roles). */
   schemas: string[];
@@ -65,7 +68,7 @@ export class PgSandbox implements Sandbox {
     private readonly number: number,
     private readonly facts: TemplateFacts,
   ) {
-    this.url = facts.cluster.url(name);
+    this.url = facts.cluster.url(name, facts.owner);
     this.pool = sandboxPool(this.url, 4);
     this.session = sessionOf(this.pool, facts.typeNames);
   }

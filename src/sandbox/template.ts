@@ -1,5 +1,6 @@
 // Building the template: schema, fixtures, change capture, fingerprints; then no session may stay
 // connected, because CREATE DATABASE ... TEMPLATE refuses a template that someone is using.
+// Everything inside the template (and its clones) runs as the template's unprivileged owner role.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { splitStatements } from '../sql/named-params.js';
@@ -10,6 +11,7 @@ import type { Cluster } from './cluster.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
 import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
+import { createSuiteRole, givePublicSchema, refusalNote, type SuiteRole } from './suite-role.js';
 import { TypeNames } from './type-names.js';
 import type { Sandbox, Template, TemplateSpec } from './types.js';
 import { SESSION_OPTIONS, sandboxTypes } from './values.js';
@@ -32,14 +34,17 @@ export async function buildTemplate(
 ): Promise<Template> {
   const n = cluster.next();
   const name = `${cluster.runPrefix}_tpl_${n}`;
-  await cluster.createDatabase(name, { label: 'template' });
+  const owner = await createSuiteRole(cluster, `owner of ${name}`);
+  // Logged in as the owner role: suite SQL cannot step back up to the admin (SET ROLE could be RESET).
   const client = new pg.Client({
-    connectionString: cluster.url(name),
+    connectionString: cluster.url(name, owner),
     types: sandboxTypes,
     options: SESSION_OPTIONS,
   });
   client.on('error', () => undefined);
   try {
+    await cluster.createDatabase(name, { label: 'template', owner: owner.name });
+    await givePublicSchema(cluster, name, owner);
     await client.connect();
     const typeNames = new TypeNames();
     const session = sessionOf(client, typeNames);
@@ -66,7 +71,7 @@ export async function buildTemplate(
         throw e;
       }
     }
-    const facts = await installCapture(client, cluster, typeNames);
+    const facts = await installCapture(client, cluster, typeNames, owner);
     // Clones then start with frozen, analysed tables: no hint-bit writes on first read, good plans.
     await client.query('VACUUM (FREEZE, ANALYZE)');
     await client.end();
@@ -77,7 +82,7 @@ export async function buildTemplate(
     return new PgTemplate(name, templateHash(spec), facts, clonesAhead);
   } catch (e) {
     await client.end().catch(() => undefined);
-    void cluster.queueDrop(name);
+    void cluster.queueDrop(name, [owner.name]);
     throw e;
   }
 }
@@ -86,6 +91,7 @@ async function installCapture(
   client: pg.Client,
   cluster: Cluster,
   typeNames: TypeNames,
+  owner: SuiteRole,
 ): Promise<TemplateFacts> {
   const schemas = (await client.query<{ nspname: string }>(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
     (r) => r.nspname,
@@ -101,7 +107,7 @@ async function installCapture(
     sums[t.key] = combineSums((await client.query<{ sums: string[] }>(TABLE_SUMS, [t.sql])).rows[0].sums);
   }
   await typeNames.load(client);
-  return { cluster, tables, schemas, sums, typeNames };
+  return { cluster, owner, tables, schemas, sums, typeNames };
 }
 
 /**
@@ -157,7 +163,7 @@ class PgTemplate implements Template {
     const n = cluster.next();
     const name = `${cluster.runPrefix}_e_${n}`;
     try {
-      await cluster.createDatabase(name, { template: this.name, label });
+      await cluster.createDatabase(name, { template: this.name, label, owner: this.facts.owner.name });
     } catch (e) {
       // CREATE DATABASE may have succeeded before its comment failed.
       if (!cluster.isClosed) void cluster.queueDrop(name);
@@ -188,7 +194,11 @@ class PgTemplate implements Template {
 
 const PREPARED = 'stategate_check';
 
-/** Prepares one statement without running it; the server's message (with line and column) or null. */
+/**
+ * Prepares one statement without running it; the server's message (with line and column) or null.
+ * PREPARE checks names and types only: EXPLAIN of a generic plan also checks the privileges the
+ * statement needs (a function the suite role may not call), still without running it.
+ */
 export async function prepareStatement(
   sandbox: Sandbox,
   sql: string,
@@ -205,15 +215,26 @@ export async function prepareStatement(
     await tx.query('SAVEPOINT stategate_prepare', []);
     try {
       await tx.query(prefix + body, []);
-      await tx.query(`DEALLOCATE ${PREPARED}`, []);
-      return null;
     } catch (e) {
       await tx.query('ROLLBACK TO SAVEPOINT stategate_prepare', []);
-      const err = e as { message: string; position?: string };
-      if (!err.position) return err.message;
+      const err = e as { message: string; position?: string; code?: string };
+      if (!err.position) return err.message + refusalNote(err);
       const at = Math.max(Number(err.position) - 1 - prefix.length, 0);
       const before = body.slice(0, at);
-      return `${err.message} (line ${before.split('\n').length}, column ${at - before.lastIndexOf('\n')})`;
+      return `${err.message} (line ${before.split('\n').length}, column ${at - before.lastIndexOf('\n')})${refusalNote(err)}`;
+    }
+    // A generic plan keeps every parameter a parameter (NULLs would fold calls away unchecked).
+    // The harness's own text, so one round trip of several statements is fine here.
+    const nulls = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => 'NULL').join(', ')})` : '';
+    try {
+      await tx.query(`SET LOCAL plan_cache_mode = force_generic_plan; EXPLAIN EXECUTE ${PREPARED}${nulls}`);
+      return null;
+    } catch (e) {
+      // Only a missing privilege counts here; anything else EXPLAIN says, running will say better.
+      const err = e as { message: string; code?: string };
+      return err.code === '42501' ? err.message + refusalNote(err) : null;
+    } finally {
+      await tx.query(`ROLLBACK TO SAVEPOINT stategate_prepare; DEALLOCATE ${PREPARED}`);
     }
   });
   return value;

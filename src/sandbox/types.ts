@@ -25,7 +25,7 @@ export interface SqlSession {
 export interface Sandbox extends SqlSession {
   /** The database name (carries the run prefix, so a later run can sweep leftovers). */
   readonly name: string;
-  /** An admin URL of this database (for the harness). */
+  /** A URL of this database as the template's unprivileged owner role (for the harness, never the agent). */
   readonly url: string;
   /**
    * Runs `fn` in one transaction on a dedicated connection and commits; rolls back when it throws.

@@ -53,10 +53,13 @@ const roleUrl = (() => {
 })();
 const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
 
-/** The databases the test role owns: every clone and template the run made. */
+/**
+ * The databases the test role made: every clone and template of the run. Each is owned by the
+ * run's unprivileged suite role, which the test role (not a superuser) joins to create them.
+ */
 async function ownedDatabases(): Promise<string[]> {
   const r = await admin.query<{ datname: string }>(
-    'SELECT datname FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba WHERE r.rolname = $1',
+    "SELECT datname FROM pg_database d WHERE pg_has_role($1, d.datdba, 'MEMBER')",
     [role],
   );
   return r.rows.map((row) => row.datname);
@@ -90,7 +93,7 @@ done({ put: put.status });
 beforeAll(async () => {
   await admin.connect();
   await admin.query(
-    `CREATE ROLE ${pg.escapeIdentifier(role)} LOGIN CREATEDB PASSWORD ${pg.escapeLiteral(password)}`,
+    `CREATE ROLE ${pg.escapeIdentifier(role)} LOGIN CREATEDB CREATEROLE PASSWORD ${pg.escapeLiteral(password)}`,
   );
 });
 
