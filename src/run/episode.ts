@@ -200,11 +200,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
   try {
-    const { value } = await sandbox.transaction(async (tx) => {
-      await tx.query('SET TRANSACTION READ ONLY');
-      return tx.query(sql);
-    });
-    return { sql, rows: value.rows };
+    const { rows } = await sandbox.readOnly(sql);
+    return { sql, rows };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }

@@ -103,6 +103,27 @@ export class PgSandbox implements Sandbox {
     }
   }
 
+  /**
+   * Runs one suite query that must not write: the transaction is READ ONLY and locked so by a first
+   * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
+   */
+  async readOnly(sql: string): Promise<{ rows: Record<string, unknown>[] }> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await client.query('SELECT 1');
+      const session = sessionOf(client, this.facts.typeNames);
+      const result = await session.query(sql);
+      return { rows: result.rows };
+    } finally {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      client.release(broken);
+    }
+  }
+
   async markInitial(): Promise<void> {
     const r = await this.pool.query<{ id: string }>(LOG_WATERMARK);
     this.watermark = r.rows[0].id;

@@ -32,6 +32,8 @@ export interface Sandbox extends SqlSession {
    * `changes` are the net row changes the transaction made (the gateway records them per call).
    */
   transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }>;
+  /** Runs one query in a read-only transaction that is always rolled back (expectation queries). */
+  readOnly(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
   /** Marks the current state as the initial state the episode's diff is taken against. */
   markInitial(): Promise<void>;
   /** The row diff of every table, initial vs now, and a fingerprint per table. */

@@ -327,6 +327,22 @@ CREATE TRIGGER t_run BEFORE INSERT ON t FOR EACH ROW EXECUTE PROCEDURE run_it();
     );
   }, 180_000);
 
+  it('cannot write from an expectation query, even by switching its transaction to read-write', async () => {
+    const s = await clone('expect-writes');
+    await s.markInitial();
+    const attempts = [
+      "SET TRANSACTION READ WRITE; UPDATE kv SET v = 'forged' RETURNING v",
+      "UPDATE kv SET v = 'forged' RETURNING v",
+    ];
+    for (const sql of attempts) {
+      await expect(s.readOnly(sql)).rejects.toThrow(
+        /read-write mode must be set before any query|read-only transaction/,
+      );
+    }
+    expect((await s.readOnly('SELECT v FROM kv')).rows).toEqual([{ v: 'fixture' }]);
+    expect(Object.keys((await s.captureDiff()).tables)).toEqual([]);
+  });
+
   it('cannot keep its databases from being dropped by marking them templates', async () => {
     const mark =
       "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I IS_TEMPLATE true', current_database()); END $$";
