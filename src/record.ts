@@ -55,6 +55,11 @@ export interface CallRecord {
   changes: RowChange[];
   /** How it came in. */
   via: 'http' | 'mcp';
+  /**
+   * Additive: the harness failed this call (the twin's SQL raised an error it does not declare as
+   * `not_found` or a precondition, or the gateway lost its database). The episode is then not graded.
+   */
+  harnessError?: string;
 }
 
 /** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */
@@ -99,7 +104,8 @@ export interface QueryResult {
 
 /** An error outside the agent: the episode cannot be graded (DESIGN.md section 7, `incomplete`). */
 export interface InfraError {
-  stage: 'sandbox' | 'gateway' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
+  /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
+  stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
   message: string;
 }
 

@@ -25,6 +25,8 @@ export interface Outcome {
   answer?: ToolAnswer;
   /** duplicate_delivery: the request reaches the tool a second time. */
   duplicate?: boolean;
+  /** The harness failed this call (a SQL error of the twin, a lost connection): the episode cannot be graded. */
+  harnessError?: string;
 }
 
 /** Everything the call path knows about a call that passed validation. */
@@ -47,6 +49,11 @@ export function fromRun(run: ToolRun): Outcome {
 export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
   if (answer.ok) return { status: answer.status, result: answer.result };
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
+}
+
+/** The error text when the tool's own SQL failed in a way the twin does not declare, else undefined. */
+export function harnessErrorOf(answer: ToolAnswer | undefined): string | undefined {
+  return answer && !answer.ok && answer.harness ? `${answer.code}: ${answer.message}` : undefined;
 }
 
 /** An error that changed nothing. */

@@ -9,7 +9,14 @@ import { fillPlaceholders } from './canonical.js';
 /** What the tool answered: a result, or an error with an HTTP status and a code. */
 export type ToolAnswer =
   | { ok: true; status: 200; result: unknown }
-  | { ok: false; status: number; code: string; message: string };
+  | {
+      ok: false;
+      status: number;
+      code: string;
+      message: string;
+      /** The tool's own SQL failed (not a declared not_found or precondition): the suite's fault, not the agent's. */
+      harness?: true;
+    };
 
 /** The answer and the net row changes the run committed. */
 export interface ToolRun {
@@ -111,15 +118,18 @@ function shapeAnswer(tool: Tool, args: Args, rows: Record<string, unknown>[]): T
   };
 }
 
-/** Maps a database error to an answer: integrity errors 409, bad values 422, anything else 500. */
+/**
+ * Maps a database error to an answer: integrity errors 409, bad values 422, anything else 500. Each
+ * is marked `harness`: the twin declared no such answer, so the episode cannot be graded.
+ */
 export function sqlErrorAnswer(err: unknown): ToolAnswer {
   const message = err instanceof Error ? err.message : String(err);
   const sqlstate = (err as { code?: unknown } | null)?.code;
   if (typeof sqlstate === 'string' && sqlstate.startsWith('23')) {
-    return { ok: false, status: 409, code: 'CONSTRAINT_VIOLATION', message };
+    return { ok: false, status: 409, code: 'CONSTRAINT_VIOLATION', message, harness: true };
   }
   if (typeof sqlstate === 'string' && sqlstate.startsWith('22')) {
-    return { ok: false, status: 422, code: 'INVALID_VALUE', message };
+    return { ok: false, status: 422, code: 'INVALID_VALUE', message, harness: true };
   }
-  return { ok: false, status: 500, code: 'TOOL_ERROR', message };
+  return { ok: false, status: 500, code: 'TOOL_ERROR', message, harness: true };
 }

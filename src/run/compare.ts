@@ -2,7 +2,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { compareCase } from '../compare/case.js';
-import type { Suite } from '../config/suite.js';
+import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
@@ -24,6 +24,7 @@ import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
+import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
 import { schedule } from './scheduler.js';
 import { prepareSide, type SideRuntime } from './side.js';
 import { verifyPinned } from './verify-pin.js';
@@ -73,6 +74,10 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     progress({ type: 'log', level: 'info', message: `engine: ${engine.name} (${engine.reason})` });
     const template = await engine.buildTemplate(suite.template);
     if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
+    // A statement that cannot prepare would fail inside the harness in every episode of both sides.
+    progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
+    const refused = await prepareSuiteSql(suite, template);
+    if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
 
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());

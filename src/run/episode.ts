@@ -6,7 +6,7 @@ import { durationMs } from '../config/schema.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import type { AgentRun, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
+import type { AgentRun, CallRecord, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
 import { applyScenarioState } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
 import type { SideRuntime } from './side.js';
@@ -166,6 +166,9 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     record.calls = session.calls();
     session = undefined;
     lap('gateway_close');
+    // The agent saw an error the twin never declares: what it did next is no evidence about it.
+    const broken = record.calls.find((c) => c.harnessError !== undefined);
+    if (broken) fail('tool', harnessFailure(broken));
 
     try {
       record.diff = await sandbox.captureDiff();
@@ -189,6 +192,11 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     if (sandbox) void sandbox.dispose().catch(ignore);
     if (initialState) void initialState.dispose().catch(ignore);
   }
+}
+
+/** The infraError message of a call the harness failed: the error first, then what to do. */
+function harnessFailure(call: CallRecord): string {
+  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found or precondition; fix the twin's SQL, or declare the case with a precondition)`;
 }
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
