@@ -1,7 +1,9 @@
 // `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { sharedPortProblem } from '../agent/port.js';
 import { compareCase } from '../compare/case.js';
+import type { AgentConfig } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
@@ -67,6 +69,13 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const repeats = opts.repeats ?? fixedRepeats(suite);
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+    const agents: Partial<Record<Side, AgentConfig>> = {};
+    for (const side of sides) {
+      agents[side] = await loadSideConfig(join(checkouts[side]!.dir, configName), suite, side);
+    }
+    // Two sides on one literal port would share one server: the head could run as the base.
+    const sharedPort = sharedPortProblem(agents);
+    if (sharedPort) throw new Error(sharedPort);
 
     progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
     const engine: Engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
@@ -85,12 +94,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
     for (const side of sides) {
       const checkout = checkouts[side]!;
-      const agent = await loadSideConfig(join(checkout.dir, configName), suite, side);
       progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,
         checkout,
-        agent,
+        agent: agents[side]!,
         outDir,
         harnessEnv: process.env,
         onLog: (message) => progress({ type: 'log', level: 'info', message }),
