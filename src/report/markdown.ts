@@ -18,6 +18,7 @@ import {
   REPEAT_DEFINITIONS,
   rateWords,
   runLine,
+  sidesNotes,
   signatureWords,
   stateValue,
   suiteLines,
@@ -141,6 +142,7 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
+  for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

@@ -15,6 +15,7 @@ import {
   plural,
   rateWords,
   runLine,
+  sidesNotes,
   stateLine,
   suiteLines,
   UNCALIBRATED_TAG,
@@ -136,7 +137,8 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
     `${paint('Stategate:', 'bold')} ${paint(report.verdict, VERDICT_STYLE[report.verdict])}`,
   ];
   for (const r of decision.reasons) out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${r.text}`);
-  out.push(countsLine(report), runLine(report), ...suiteLines(report).map((l) => `  ${l}`));
+  out.push(countsLine(report), runLine(report), ...sidesNotes(report));
+  out.push(...suiteLines(report).map((l) => `  ${l}`));
 
   const { blocking, changed, rest } = groupCases(report);
   for (const c of blocking) out.push('', ...caseBlock(c, paint, true));

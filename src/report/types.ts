@@ -157,7 +157,10 @@ export interface Report {
   /** Additive: why that engine. */
   engine_reason?: string;
   pin: { suite_hash: string; template_hash: string; scenarios: Record<string, string> };
-  sides: Record<Side, { ref: string; sha: string | null } | null>;
+  /** `dirty` (additive): a directory with uncommitted changes ran, not the commit `sha` names. */
+  sides: Record<Side, { ref: string; sha: string | null; dirty?: true } | null>;
+  /** Additive: base and head are the same files (same git tree, or the same directory). */
+  identical_sides?: true;
   counts: Record<CaseClass, number>;
   cases: CaseReport[];
   /** Additive. */

@@ -21,7 +21,7 @@ import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
 import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { type AssembleInput, assembleReport } from './assemble.js';
-import { type Checkout, resolveCheckout } from './checkout.js';
+import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
 import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
@@ -52,9 +52,22 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
     for (const side of sides) {
       const spec = side === 'head' ? opts.head : (opts.base as string);
-      const checkout = await resolveCheckout(spec, repo);
+      // The run's own output is no uncommitted change of the side it runs.
+      const checkout = await resolveCheckout(spec, repo, { ignore: [outDir] });
       cleanups.push(() => checkout.dispose());
       checkouts[side] = checkout;
+      for (const message of checkout.warnings ?? [])
+        progress({ type: 'log', level: 'warn', message: `${side}: ${message}` });
+      if (checkout.dirty) {
+        progress({ type: 'log', level: 'warn', message: `${side}: ${checkoutLabel(checkout)}` });
+      }
+    }
+    if (sameFiles(checkouts.base, checkouts.head)) {
+      progress({
+        type: 'log',
+        level: 'warn',
+        message: 'base and head are the same files: the comparison cannot show what a change does',
+      });
     }
 
     const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
