@@ -58,7 +58,7 @@ const EXPECT = `  - id: stored
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
 
 /** A repository with one commit per version of the server, tagged; agent.url as given. */
-function repoWith(url: string, env = ''): string {
+function repoWith(url: string, env = '', server = SERVER, repeats = 2): string {
   const dir = mkdtempSync(join(tmpdir(), 'sg-shared-port-'));
   dirs.push(dir);
   git(dir, 'init', '-q', '-b', 'main');
@@ -67,10 +67,10 @@ function repoWith(url: string, env = ''): string {
   writeSuite(
     {
       twin: TWIN,
-      agentFiles: { 'server.mjs': SERVER },
+      agentFiles: { 'server.mjs': server },
       agent: `  url: ${url}\n  serve: node server.mjs\n  timeout: 60s${env}`,
       expect: EXPECT,
-      repeats: 2,
+      repeats,
     },
     dir,
   );
@@ -112,6 +112,43 @@ describe('two checkouts of one repository with agent.url + agent.serve', () => {
     );
     expect(listening.map((m) => m?.[1])).toEqual(['v1', 'v2']);
     expect(listening[0]?.[2]).not.toBe(listening[1]?.[2]);
+  });
+
+  it("restarts a side's server that dies for that side only, on its own port", {
+    timeout: 300_000,
+  }, async () => {
+    // v2's first incarnation exits after its first answer; the restart finds the mark and stays up.
+    const dying = SERVER.replace(
+      "res.end(JSON.stringify({ reply: VERSION + ' ' + put.status, outcome: 'SUCCESS' }));",
+      `res.end(JSON.stringify({ reply: VERSION + ' ' + put.status, outcome: 'SUCCESS' }));
+  const { existsSync, writeFileSync } = await import('node:fs');
+  if (VERSION === 'v2' && !existsSync('died-once')) { writeFileSync('died-once', ''); setTimeout(() => process.exit(3), 50); }`,
+    );
+    const repo = repoWith('http://127.0.0.1:{port}/', '', dying, 4);
+    const out = join(repo, 'out');
+    await runCompare({ base: 'v1', head: 'v2', repo, out, engine: 'embedded', concurrency: 1 });
+    const logs = Object.fromEntries(
+      ['base', 'head'].map((side) => [side, readFileSync(join(out, `agent-server-${side}.log`), 'utf8')]),
+    );
+    const listening = (log: string) =>
+      [...log.matchAll(/(v\d) listening on (\d+)/g)].map((m) => `${m[1]}:${m[2]}`);
+    expect(logs.head).toContain('restarting the agent server (once)');
+    expect(logs.base).not.toContain('restarting');
+    const head = listening(logs.head);
+    expect(head).toHaveLength(2);
+    expect(head[0]).toBe(head[1]);
+    expect(listening(logs.base)).toHaveLength(1);
+    // Whatever answered each side was that side's own server.
+    const all = episodes(out);
+    expect(all).toHaveLength(8);
+    for (const g of all) {
+      const version = g.record.side === 'base' ? 'v1' : 'v2';
+      for (const call of g.record.calls) expect(call.args).toEqual({ k: g.record.episode, v: version });
+      if (g.record.agent.result) expect(g.record.agent.result.reply).toBe(`${version} 200`);
+    }
+    expect(
+      all.filter((g) => g.record.side === 'head' && g.record.agent.result).length,
+    ).toBeGreaterThanOrEqual(3);
   });
 
   it('refuses one literal port for both sides before any episode', { timeout: 300_000 }, async () => {
