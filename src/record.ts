@@ -107,6 +107,11 @@ export interface InfraError {
   /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
   stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
   message: string;
+  /**
+   * Additive, stage `tool`: an integrity or data error, which the call's argument values can cause.
+   * Met by the head only, it is the head's doing and must not turn a failure into `incomplete`.
+   */
+  fromArguments?: true;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */

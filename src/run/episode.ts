@@ -168,7 +168,14 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     lap('gateway_close');
     // The agent saw an error the twin never declares: what it did next is no evidence about it.
     const broken = record.calls.find((c) => c.harnessError !== undefined);
-    if (broken) fail('tool', harnessFailure(broken));
+    if (broken) {
+      fail('tool', harnessFailure(broken));
+      if (
+        record.infraError?.stage === 'tool' &&
+        /^(CONSTRAINT_VIOLATION|INVALID_VALUE):/.test(broken.harnessError!)
+      )
+        record.infraError.fromArguments = true;
+    }
 
     try {
       record.diff = await sandbox.captureDiff();

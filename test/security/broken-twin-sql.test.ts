@@ -1,7 +1,8 @@
 // Attack: a head whose twin SQL cannot run. Every write would fail inside the harness on both sides
 // alike, every case would read "unchanged" and the gate would PASS. A statement that does not
 // prepare is refused before any episode; a SQL error only the run can meet (a constraint the twin
-// does not declare) makes the case incomplete with the database's message, never PASS.
+// does not declare) makes the case incomplete with the database's message, never PASS, and a head
+// that alone meets one cannot hide a failure behind it.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -122,6 +123,26 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
       }
     });
   }
+
+  it('blocks a head that alone makes the twin fail on its values, rather than warning incomplete', {
+    timeout: 300_000,
+  }, async () => {
+    // The attack on the rule above: a head that would fail puts a key it knows collides, so that
+    // its case reads "incomplete" (a warning) instead of a failure. The base never meets the error.
+    const base = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'fresh');
+    const head = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed');
+    const { report } = await runCompare({
+      base,
+      head,
+      repo: head,
+      out: join(head, 'out'),
+      engine: 'embedded',
+    });
+    expect(report.cases[0].class).toBe('new-critical-failure');
+    expect(report.cases[0].reason).toMatch(/failed inside the harness on the values the head sent/);
+    expect(report.cases[0].reason).toMatch(/duplicate key value violates unique constraint/);
+    expect(report.verdict).toBe('BLOCK');
+  });
 
   it('leaves a declared not_found an ordinary answer the agent is graded on', {
     timeout: 300_000,
