@@ -61,8 +61,14 @@ export async function resolveCheckout(
     const sha = await git(asDir, ['rev-parse', 'HEAD']).catch(() => null);
     if (sha === null) return { ref: spec, dir: asDir, sha, tree: null, dispose: async () => undefined };
     const changes = await workingChanges(asDir, opts.ignore ?? []);
-    const dirty = changes.length > 0;
-    const tree = dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha);
+    const dirty = changes !== null && changes.length > 0;
+    // Unknown changes give no tree: such a side is never called the same files as another.
+    const tree =
+      changes === null
+        ? null
+        : dirty
+          ? await workingTree(asDir, opts.ignore ?? [])
+          : await committedTree(asDir, sha);
     return { ref: spec, dir: asDir, sha, dirty, tree, dispose: async () => undefined };
   }
   let sha: string;
@@ -74,7 +80,7 @@ export async function resolveCheckout(
   const warnings: string[] = [];
   // A ref naming the commit the working tree is on runs that commit, not the edits beside it.
   const headSha = await git(repo, ['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => null);
-  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? [])).length > 0) {
+  if (headSha === sha && ((await workingChanges(repo, opts.ignore ?? [])) ?? []).length > 0) {
     warnings.push(
       `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`,
     );
@@ -114,8 +120,8 @@ function excludes(dir: string, ignore: string[]): string[] {
     .map((rel) => `:(exclude)${rel}`);
 }
 
-/** Changed, deleted and untracked (not ignored) files under `dir`, as `git status` lists them. */
-async function workingChanges(dir: string, ignore: string[]): Promise<string[]> {
+/** Changed, deleted and untracked (not ignored) files under `dir`; null when git cannot tell. */
+async function workingChanges(dir: string, ignore: string[]): Promise<string[] | null> {
   const out = await git(dir, [
     'status',
     '--porcelain',
@@ -123,8 +129,8 @@ async function workingChanges(dir: string, ignore: string[]): Promise<string[]> 
     '--',
     '.',
     ...excludes(dir, ignore),
-  ]);
-  return out.split('\n').filter(Boolean);
+  ]).catch(() => null);
+  return out === null ? null : out.split('\n').filter(Boolean);
 }
 
 /** The tree of `dir` at its commit (a subdirectory's own tree when `dir` is one). */
