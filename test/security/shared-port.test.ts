@@ -161,6 +161,23 @@ describe('two checkouts of one repository with agent.url + agent.serve', () => {
     expect(existsSync(join(out, 'agent-server-base.log'))).toBe(false);
   });
 
+  it('refuses {port} without agent.serve: nothing of this side would listen there', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = writeSuite({
+      twin: TWIN,
+      agentFiles: {},
+      agent: '  url: http://127.0.0.1:{port}/\n  timeout: 60s',
+      expect: EXPECT,
+    });
+    dirs.push(dir);
+    const out = join(dir, 'out');
+    await expect(runCompare({ base: null, head: dir, repo: dir, out, engine: 'embedded' })).rejects.toThrow(
+      'head: agent.url http://127.0.0.1:{port}/ has {port}, which only a server Stategate starts can listen on',
+    );
+    expect(existsSync(join(out, 'episodes.jsonl'))).toBe(false);
+  });
+
   it('refuses a URL that already answers before its serve started', { timeout: 300_000 }, async () => {
     // An impostor already listens where the head's server would: its answers must never count.
     const impostor: Server = createServer((_req, res) => {
