@@ -108,10 +108,11 @@ export interface InfraError {
   stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
   message: string;
   /**
-   * Additive, stage `tool`: an integrity or data error, which the call's argument values can cause.
-   * Met by the head only, it is the head's doing and must not turn a failure into `incomplete`.
+   * Additive, stage `tool`: a SQL error the calls provoked (their values, data or concurrency: any
+   * SQLSTATE but the server's own failures). Met by the head only, it is the head's doing and must
+   * not turn a failure into `incomplete`.
    */
-  fromArguments?: true;
+  provoked?: true;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */

@@ -3,7 +3,7 @@
 // A case without a base side (a new scenario, or a head-only run) has no evidence to compare
 // against, so it is classified by the head alone: a critical failure is a new-critical-failure,
 // any other failure regressed, else unchanged; its reason says so. Before incomplete: a head whose
-// tool calls alone made the twin's SQL fail on their values (argumentErrors) is a new-critical-failure.
+// tool calls alone provoked SQL errors in the twin (provokedErrors) is a new-critical-failure.
 import type { CaseClass, Scenario } from '../config/schema.js';
 import type { FailureLabel, GradedEpisode, Side } from '../record.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
@@ -194,14 +194,14 @@ export function classifySummaries(
     expectations_changed: changed,
   });
 
-  // Only the head's calls made the twin's SQL fail on their values: its doing, not a broken suite,
+  // Only the head's calls provoked SQL errors in the twin: its doing, not a broken suite,
   // so it may not pass as `incomplete` (a warning) what the base never did.
-  const headErrors = head.argumentErrors ?? 0;
-  if (base && base.runs > 0 && headErrors > 0 && (base.argumentErrors ?? 0) === 0) {
+  const headErrors = head.provokedErrors ?? 0;
+  if (base && base.runs > 0 && headErrors > 0 && (base.provokedErrors ?? 0) === 0) {
     const note = notes.head ? ` (${notes.head})` : '';
     return result(
       'new-critical-failure',
-      `In ${headErrors} of ${head.runs} head repeats a tool call failed inside the harness on the values the head sent${note}; no base repeat did.`,
+      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`,
     );
   }
   const incomplete = incompleteReason(base, head, notes);

@@ -133,8 +133,8 @@ export function summarizeSide(
     infraErrors,
     episodes: ordered.map((e) => e.record.episode),
   };
-  const argumentErrors = ordered.filter((e) => e.record.infraError?.fromArguments).length;
-  if (argumentErrors > 0) summary.argumentErrors = argumentErrors;
+  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
+  if (provokedErrors > 0) summary.provokedErrors = provokedErrors;
   const metrics = metricsOf(ordered);
   if (metrics) summary.metrics = metrics;
   summary.stats = sideStats(summary, ks);

@@ -51,9 +51,10 @@ export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
 }
 
-/** The error text when the tool's own SQL failed in a way the twin does not declare, else undefined. */
+/** The error text ("CODE (SQLSTATE xxxxx): message") when the tool's own SQL failed in a way the twin does not declare. */
 export function harnessErrorOf(answer: ToolAnswer | undefined): string | undefined {
-  return answer && !answer.ok && answer.harness ? `${answer.code}: ${answer.message}` : undefined;
+  if (!answer || answer.ok || !answer.harness) return undefined;
+  return `${answer.code}${answer.sqlstate ? ` (SQLSTATE ${answer.sqlstate})` : ''}: ${answer.message}`;
 }
 
 /** An error that changed nothing. */

@@ -65,8 +65,8 @@ export interface SideSummary {
   };
   /** Repeats that could not be graded for reasons outside the agent. */
   infraErrors?: number;
-  /** Additive: of those, repeats whose tool calls met an integrity or data error the twin does not declare. */
-  argumentErrors?: number;
+  /** Additive: of those, repeats whose tool calls provoked a SQL error the twin does not declare. */
+  provokedErrors?: number;
   /** Episode ids, to find the records in episodes.jsonl. */
   episodes?: string[];
   /** Additive: pass rate, all-N, pass@k, pass^k and the Wilson interval. */

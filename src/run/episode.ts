@@ -3,6 +3,7 @@
 // incomplete); what the agent does, however badly, is ordinary evidence.
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
+import { provokedByCall } from '../gateway/run-tool.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
@@ -170,11 +171,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     const broken = record.calls.find((c) => c.harnessError !== undefined);
     if (broken) {
       fail('tool', harnessFailure(broken));
-      if (
-        record.infraError?.stage === 'tool' &&
-        /^(CONSTRAINT_VIOLATION|INVALID_VALUE):/.test(broken.harnessError!)
-      )
-        record.infraError.fromArguments = true;
+      const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError!)?.[1];
+      if (record.infraError?.stage === 'tool' && provokedByCall(sqlstate)) record.infraError.provoked = true;
     }
 
     try {

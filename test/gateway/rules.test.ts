@@ -182,6 +182,7 @@ describe('SQL answers', () => {
       code: 'CONSTRAINT_VIOLATION',
       message: 'boom 23505',
       harness: true,
+      sqlstate: '23505',
     });
     expect(sqlErrorAnswer(pgError('23503'))).toMatchObject({ status: 409 });
     expect(sqlErrorAnswer(pgError('22P02'))).toMatchObject({ status: 422, code: 'INVALID_VALUE' });

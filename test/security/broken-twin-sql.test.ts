@@ -119,7 +119,9 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
       for (const g of episodes) {
         expect(g.record.infraError?.stage).toBe('tool');
         expect(g.record.calls[0].status).toBe(409);
-        expect(g.record.calls[0].harnessError).toMatch(/^CONSTRAINT_VIOLATION: duplicate key/);
+        expect(g.record.calls[0].harnessError).toMatch(
+          /^CONSTRAINT_VIOLATION \(SQLSTATE 23505\): duplicate key/,
+        );
       }
     });
   }
@@ -139,7 +141,7 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
       engine: 'embedded',
     });
     expect(report.cases[0].class).toBe('new-critical-failure');
-    expect(report.cases[0].reason).toMatch(/failed inside the harness on the values the head sent/);
+    expect(report.cases[0].reason).toMatch(/made the twin's SQL fail inside the harness/);
     expect(report.cases[0].reason).toMatch(/duplicate key value violates unique constraint/);
     expect(report.verdict).toBe('BLOCK');
   });
