@@ -61,6 +61,11 @@ export interface CallRecord {
    * `args` is null when the body had not fully arrived, and `changes` holds whatever the tool did.
    */
   cutOff?: true;
+  /**
+   * Additive: the harness failed this call (the twin's SQL raised an error it does not declare as
+   * `not_found` or a precondition, or the gateway lost its database). The episode is then not graded.
+   */
+  harnessError?: string;
 }
 
 /** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */
@@ -105,8 +110,15 @@ export interface QueryResult {
 
 /** An error outside the agent: the episode cannot be graded (DESIGN.md section 7, `incomplete`). */
 export interface InfraError {
-  stage: 'sandbox' | 'gateway' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
+  /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
+  stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
   message: string;
+  /**
+   * Additive, stage `tool`: a SQL error the calls provoked (their values, data or concurrency: any
+   * SQLSTATE but the server's own failures). Met by the head only, it is the head's doing and must
+   * not turn a failure into `incomplete`.
+   */
+  provoked?: true;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The demo refund agent as a long-lived HTTP server (agent.url): POST / with the stdin object plus
 // tools_url, mcp_url, episode and seed; the response is the result object. Same planner as agent.mjs.
+// It listens on PORT, which Stategate sets for agent.serve when agent.url says {port}:
+//   agent: { url: "http://127.0.0.1:{port}/", serve: node examples/refund-agent/server.mjs }
 import { createServer } from 'node:http';
 import { httpTools } from './http-tools.mjs';
 import { loadManifest } from './manifest.mjs';

@@ -111,6 +111,12 @@ class RunningAgentServer implements AgentServer {
   /** Starts serve and waits until it accepts connections; only then are its exits watched. */
   async launch(): Promise<void> {
     const { serve, cwd, env, logFile } = this.opts;
+    // Whatever answers before serve started is not this side's server: its episodes would reach it.
+    if ((await tryConnect(this.target, CONNECT_TIMEOUT_MS)) === null) {
+      throw new AgentStartError(
+        `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`,
+      );
+    }
     let proc: ServeProcess;
     try {
       proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs);
@@ -132,7 +138,10 @@ class RunningAgentServer implements AgentServer {
     }
     this.restarts++;
     appendLog(this.logFile, 'restarting the agent server (once)');
-    this.restarting = this.launch()
+    // What the dead server started must be gone first, or its port would look taken.
+    this.restarting = proc
+      .stop()
+      .then(() => this.launch())
       .catch((err: Error) => {
         this.down = `${what} and could not be restarted: ${err.message}`;
       })

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mergeReports } from '../compare/index.js';
-import { collectSqlStatements, loadSuite } from '../config/load.js';
+import { loadSuite } from '../config/load.js';
 import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { exitCodeFor, type FailOn } from '../gate/index.js';
 import { parseShard } from '../plan/expand.js';
@@ -13,6 +13,7 @@ import type { Report } from '../report/types.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
 import { databaseFor, runCompare, writeReports } from '../run/compare.js';
 import { interruptExitCode } from '../run/interrupt.js';
+import { prepareSuiteSql } from '../run/prepare-suite.js';
 import { chooseEngine } from '../sandbox/index.js';
 import { runDemo, runFlakyDemo } from './demo.js';
 import type { CliValues } from './main.js';
@@ -132,11 +133,7 @@ export async function commandValidate(values: CliValues): Promise<number> {
     const requested = engineOption(values);
     engine = await chooseEngine(databaseFor(suite, { engine: requested }), { engine: requested });
     const template = await engine.buildTemplate(suite.template);
-    for (const st of collectSqlStatements(suite)) {
-      const error = await template.prepare(st.sql, st.paramCount);
-      if (error)
-        problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
-    }
+    problems.push(...(await prepareSuiteSql(suite, template)));
   } catch (err) {
     problems.push({
       file: suite.configFile,

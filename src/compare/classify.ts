@@ -2,7 +2,8 @@
 // incomplete, new-critical-failure, regressed, improved, unchanged; `flaky` beside any class.
 // A case without a base side (a new scenario, or a head-only run) has no evidence to compare
 // against, so it is classified by the head alone: a critical failure is a new-critical-failure,
-// any other failure regressed, else unchanged; its reason says so.
+// any other failure regressed, else unchanged; its reason says so. Before incomplete: a head whose
+// tool calls alone provoked SQL errors in the twin (provokedErrors) is a new-critical-failure.
 import type { CaseClass, Scenario } from '../config/schema.js';
 import type { FailureLabel, GradedEpisode, Side } from '../record.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
@@ -193,6 +194,16 @@ export function classifySummaries(
     expectations_changed: changed,
   });
 
+  // Only the head's calls provoked SQL errors in the twin: its doing, not a broken suite,
+  // so it may not pass as `incomplete` (a warning) what the base never did.
+  const headErrors = head.provokedErrors ?? 0;
+  if (base && base.runs > 0 && headErrors > 0 && (base.provokedErrors ?? 0) === 0) {
+    const note = notes.head ? ` (${notes.head})` : '';
+    return result(
+      'new-critical-failure',
+      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`,
+    );
+  }
   const incomplete = incompleteReason(base, head, notes);
   if (incomplete) return result('incomplete', incomplete);
   const broke = changed.filter((c) => c.change === 'broke');

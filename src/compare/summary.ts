@@ -133,6 +133,8 @@ export function summarizeSide(
     infraErrors,
     episodes: ordered.map((e) => e.record.episode),
   };
+  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
+  if (provokedErrors > 0) summary.provokedErrors = provokedErrors;
   const metrics = metricsOf(ordered);
   if (metrics) summary.metrics = metrics;
   summary.stats = sideStats(summary, ks);

@@ -32,8 +32,16 @@ export const AgentConfig = z
       .string()
       .min(1)
       .optional()
-      .describe('A long-lived agent server: POST per episode (DESIGN.md section 6).'),
-    serve: z.string().min(1).optional().describe('Starts the agent server once per side (with agent.url).'),
+      .describe(
+        'A long-lived agent server: POST per episode. With agent.serve, write the port as {port} (http://127.0.0.1:{port}/): each side gets a free port of its own.',
+      ),
+    serve: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Starts the agent server once per side (with agent.url); it listens on the port in PORT. A URL that answers before it started is refused.',
+      ),
     setup: z.string().min(1).optional().describe('Run once per side before its first episode.'),
     timeout: Duration.default('60s').describe('Per episode.'),
     env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),

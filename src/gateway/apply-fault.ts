@@ -3,7 +3,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultRule } from '../config/schema.js';
 import { faultDelayMs, faultError, retryAfterSeconds } from './faults.js';
-import { answerOutcome, errorOutcome, fromRun, type Outcome, type ValidCall, type Wire } from './outcome.js';
+import {
+  answerOutcome,
+  errorOutcome,
+  fromRun,
+  harnessErrorOf,
+  type Outcome,
+  type ValidCall,
+  type Wire,
+} from './outcome.js';
 import { runTool } from './run-tool.js';
 
 /** What each fault makes of the call: what the dependency does, and what the caller sees. */
@@ -73,12 +81,17 @@ export async function withFault(call: ValidCall, rule: FaultRule): Promise<Outco
       const run = await runTool(db, tool, args, { mode: 'first-statement' });
       await hold();
       const e = faultError(rule);
-      return { ...errorOutcome(e.status, e.code, e.message), changes: run.changes, fault };
+      return {
+        ...errorOutcome(e.status, e.code, e.message),
+        changes: run.changes,
+        fault,
+        harnessError: harnessErrorOf(run.answer),
+      };
     }
     case 'success_without_effect': {
       const run = await runTool(db, tool, args, { mode: 'rollback' });
       await hold();
-      return { ...answerOutcome(run.answer), changes: [], fault };
+      return { ...answerOutcome(run.answer), changes: [], fault, harnessError: harnessErrorOf(run.answer) };
     }
     case 'empty_result': {
       await hold();

@@ -12,6 +12,7 @@ import {
   cutOffOutcome,
   errorOutcome,
   fromRun,
+  harnessErrorOf,
   type Outcome,
   type ValidCall,
   type Wire,
@@ -66,7 +67,7 @@ export async function handleCall(session: EpisodeSession, input: CallInput): Pro
     }
   } catch (err) {
     // A bug or a lost database connection must not take the gateway down: the caller gets a 500.
-    outcome = errorOutcome(500, 'GATEWAY_ERROR', err instanceof Error ? err.message : String(err));
+    outcome = gatewayError(err);
   }
   // Cut off while it ran: no reply goes out, so the record says what the caller never saw.
   if (session.cutoff.aborted && !outcome.cutOff) outcome = cutAfterRun(outcome, cutReason(session));
@@ -197,7 +198,7 @@ async function deliverAgain(call: ValidCall): Promise<void> {
     outcome =
       replayStored(call) ?? fromRun(await runTool(session.spec.sandbox, tool, args, { mode: 'commit' }));
   } catch (err) {
-    outcome = errorOutcome(500, 'GATEWAY_ERROR', err instanceof Error ? err.message : String(err));
+    outcome = gatewayError(err);
   }
   if (call.key !== undefined && outcome.answer)
     session.idempotency.keep(call.key, call.argsJson, outcome.answer);
@@ -214,10 +215,20 @@ async function deliverAgain(call: ValidCall): Promise<void> {
   });
 }
 
+/** An error of the gateway itself: the caller gets a 500 and the episode cannot be graded. */
+function gatewayError(err: unknown): Outcome {
+  const message = err instanceof Error ? err.message : String(err);
+  return { ...errorOutcome(500, 'GATEWAY_ERROR', message), harnessError: `GATEWAY_ERROR: ${message}` };
+}
+
 /** The record fields that come from the outcome: what the caller saw and what the database did. */
 function recordFields(
   o: Outcome,
-): Pick<CallRecord, 'status' | 'result' | 'error' | 'fault' | 'mutated' | 'replay' | 'changes' | 'cutOff'> {
+): Pick<
+  CallRecord,
+  'status' | 'result' | 'error' | 'fault' | 'mutated' | 'replay' | 'changes' | 'cutOff' | 'harnessError'
+> {
+  const harnessError = o.harnessError ?? harnessErrorOf(o.answer);
   return {
     status: o.status,
     ...(o.error ? { error: o.error } : { result: o.result }),
@@ -226,6 +237,7 @@ function recordFields(
     replay: o.replay ?? false,
     changes: o.changes,
     ...(o.cutOff ? { cutOff: true as const } : {}),
+    ...(harnessError ? { harnessError } : {}),
   };
 }
 

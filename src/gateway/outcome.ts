@@ -27,6 +27,8 @@ export interface Outcome {
   duplicate?: boolean;
   /** The session cut the request off: no reply goes out (see CallRecord.cutOff). */
   cutOff?: boolean;
+  /** The harness failed this call (a SQL error of the twin, a lost connection): the episode cannot be graded. */
+  harnessError?: string;
 }
 
 /** Everything the call path knows about a call that passed validation. */
@@ -57,6 +59,12 @@ export const CUT_OFF_STATUS = 499;
 /** A call cut off by its session; `changes` are what the tool did before (none if it never ran). */
 export function cutOffOutcome(message: string, changes: RowChange[] = []): Outcome {
   return { status: CUT_OFF_STATUS, error: { code: 'CUT_OFF', message }, changes, cutOff: true };
+}
+
+/** The error text ("CODE (SQLSTATE xxxxx): message") when the tool's own SQL failed in a way the twin does not declare. */
+export function harnessErrorOf(answer: ToolAnswer | undefined): string | undefined {
+  if (!answer || answer.ok || !answer.harness) return undefined;
+  return `${answer.code}${answer.sqlstate ? ` (SQLSTATE ${answer.sqlstate})` : ''}: ${answer.message}`;
 }
 
 /** An error that changed nothing. */

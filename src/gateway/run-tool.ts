@@ -9,7 +9,16 @@ import { fillPlaceholders } from './canonical.js';
 /** What the tool answered: a result, or an error with an HTTP status and a code. */
 export type ToolAnswer =
   | { ok: true; status: 200; result: unknown }
-  | { ok: false; status: number; code: string; message: string };
+  | {
+      ok: false;
+      status: number;
+      code: string;
+      message: string;
+      /** The tool's own SQL failed (not a declared not_found or precondition): not the agent's answer to grade. */
+      harness?: true;
+      /** The database's SQLSTATE, when it gave one. */
+      sqlstate?: string;
+    };
 
 /** The answer and the net row changes the run committed. */
 export interface ToolRun {
@@ -111,15 +120,26 @@ function shapeAnswer(tool: Tool, args: Args, rows: Record<string, unknown>[]): T
   };
 }
 
-/** Maps a database error to an answer: integrity errors 409, bad values 422, anything else 500. */
+/**
+ * Maps a database error to an answer: integrity errors 409, bad values 422, anything else 500. Each
+ * is marked `harness`: the twin declared no such answer, so the episode cannot be graded.
+ */
 export function sqlErrorAnswer(err: unknown): ToolAnswer {
   const message = err instanceof Error ? err.message : String(err);
-  const sqlstate = (err as { code?: unknown } | null)?.code;
-  if (typeof sqlstate === 'string' && sqlstate.startsWith('23')) {
-    return { ok: false, status: 409, code: 'CONSTRAINT_VIOLATION', message };
-  }
-  if (typeof sqlstate === 'string' && sqlstate.startsWith('22')) {
-    return { ok: false, status: 422, code: 'INVALID_VALUE', message };
-  }
-  return { ok: false, status: 500, code: 'TOOL_ERROR', message };
+  const code = (err as { code?: unknown } | null)?.code;
+  const sqlstate = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const fields = { message, harness: true as const, ...(sqlstate ? { sqlstate } : {}) };
+  if (sqlstate?.startsWith('23')) return { ok: false, status: 409, code: 'CONSTRAINT_VIOLATION', ...fields };
+  if (sqlstate?.startsWith('22')) return { ok: false, status: 422, code: 'INVALID_VALUE', ...fields };
+  return { ok: false, status: 500, code: 'TOOL_ERROR', ...fields };
+}
+
+/**
+ * Whether a SQL error can come from the call itself (its values, its data, its concurrency) rather
+ * than from the database server: the suite's statements all prepared before the run, so any error
+ * with a SQLSTATE outside connection (08), resources (53), operator intervention (57), system (58)
+ * and internal (XX) classes is one the calls provoked.
+ */
+export function provokedByCall(sqlstate: string | undefined): boolean {
+  return sqlstate !== undefined && !['08', '53', '57', '58', 'XX'].includes(sqlstate.slice(0, 2));
 }

@@ -196,7 +196,8 @@ export function countsLine(report: Report): string {
 export function runLine(report: Report): string {
   const side = (name: 'base' | 'head') => {
     const s = report.sides[name];
-    return s ? `${name} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ''}` : `no ${name}`;
+    if (!s) return `no ${name}`;
+    return `${name} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ''}${s.dirty ? ' with uncommitted changes' : ''}`;
   };
   const pair = report.sides.base ? `${side('base')} → ${side('head')}` : `${side('head')} alone`;
   const repeats = report.repeats ? ` × ${plural(report.repeats, 'repeat')}` : '';
@@ -204,6 +205,14 @@ export function runLine(report: Report): string {
   const shard = report.shard ? `, shard ${report.shard.index}/${report.shard.total}` : '';
   const reason = report.engine_reason ? ` (${report.engine_reason})` : '';
   return `${pair}; pinned suite ${shortHash(report.pin.suite_hash)}, template ${shortHash(report.pin.template_hash)}; ${scenarios}${shard}; engine ${report.engine}${reason}`;
+}
+
+/** What a reader must know about the sides before reading the cases: base and head the same files. */
+export function sidesNotes(report: Report): string[] {
+  if (!report.identical_sides) return [];
+  return [
+    'Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does.',
+  ];
 }
 
 /** Failure signatures with counts, most frequent first: `wrong-state-update 3, duplicate-effect 1`. */

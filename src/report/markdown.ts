@@ -22,6 +22,7 @@ import {
   rateWords,
   runLine,
   SUITE_CHANGES_SHOWN,
+  sidesNotes,
   signatureWords,
   stateValue,
   suiteChangesTitle,
@@ -151,6 +152,7 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push(...suiteChangeLines(report));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
+  for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

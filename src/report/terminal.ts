@@ -19,6 +19,7 @@ import {
   rateWords,
   runLine,
   SUITE_CHANGES_SHOWN,
+  sidesNotes,
   stateLine,
   suiteChangesTitle,
   suiteChangeText,
@@ -153,6 +154,7 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   out.push(
     inert(countsLine(report)),
     inert(runLine(report)),
+    ...sidesNotes(report).map(inert),
     ...suiteLines(report).map((l) => `  ${inert(l)}`),
   );
 

@@ -65,6 +65,8 @@ export interface SideSummary {
   };
   /** Repeats that could not be graded for reasons outside the agent. */
   infraErrors?: number;
+  /** Additive: of those, repeats whose tool calls provoked a SQL error the twin does not declare. */
+  provokedErrors?: number;
   /** Episode ids, to find the records in episodes.jsonl. */
   episodes?: string[];
   /** Additive: pass rate, all-N, pass@k, pass^k and the Wilson interval. */
@@ -157,7 +159,10 @@ export interface Report {
   /** Additive: why that engine. */
   engine_reason?: string;
   pin: { suite_hash: string; template_hash: string; scenarios: Record<string, string> };
-  sides: Record<Side, { ref: string; sha: string | null } | null>;
+  /** `dirty` (additive): a directory with uncommitted changes ran, not the commit `sha` names. */
+  sides: Record<Side, { ref: string; sha: string | null; dirty?: true } | null>;
+  /** Additive: base and head are the same files (same git tree, or the same directory). */
+  identical_sides?: true;
   counts: Record<CaseClass, number>;
   cases: CaseReport[];
   /** Additive. */

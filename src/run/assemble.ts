@@ -6,7 +6,7 @@ import type { GradedEpisode, Side } from '../record.js';
 import { buildReport } from '../report/build.js';
 import type { Report } from '../report/types.js';
 import type { Engine } from '../sandbox/types.js';
-import type { Checkout } from './checkout.js';
+import { type Checkout, sameFiles } from './checkout.js';
 import { verifyPinned } from './verify-pin.js';
 
 export interface AssembleInput {
@@ -31,9 +31,10 @@ export function assembleReport(input: AssembleInput): Report {
   verifyPinned(input.pin, input.graded);
   const side = (s: Side) => {
     const c = input.checkouts[s];
-    return c ? { ref: c.ref, sha: c.sha } : null;
+    if (!c) return null;
+    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true as const } : { ref: c.ref, sha: c.sha };
   };
-  return buildReport({
+  const report = buildReport({
     cases: input.scenarios.map((scenario) => {
       const g = input.graded.get(scenario.id)!;
       return { scenario, base: input.headOnly ? null : g.base, head: g.head };
@@ -55,4 +56,6 @@ export function assembleReport(input: AssembleInput): Report {
     durationMs: Date.now() - input.startedAt.getTime(),
     episodesFile: input.episodesFile ?? 'episodes.jsonl',
   });
+  if (!input.headOnly && sameFiles(input.checkouts.base, input.checkouts.head)) report.identical_sides = true;
+  return report;
 }

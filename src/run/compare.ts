@@ -1,8 +1,10 @@
 // `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { sharedPortProblem } from '../agent/port.js';
 import { compareCase } from '../compare/case.js';
-import type { Suite } from '../config/suite.js';
+import type { AgentConfig } from '../config/schema.js';
+import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
@@ -19,12 +21,13 @@ import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
 import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { type AssembleInput, assembleReport } from './assemble.js';
-import { type Checkout, resolveCheckout } from './checkout.js';
+import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
 import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { policyWords, resolvePolicy } from './policy.js';
+import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
 import { schedule } from './scheduler.js';
 import { prepareSide, type SideRuntime } from './side.js';
 import { verifyPinned } from './verify-pin.js';
@@ -50,9 +53,22 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
     for (const side of sides) {
       const spec = side === 'head' ? opts.head : (opts.base as string);
-      const checkout = await resolveCheckout(spec, repo);
+      // The run's own output is no uncommitted change of the side it runs.
+      const checkout = await resolveCheckout(spec, repo, { ignore: [outDir] });
       cleanups.push(() => checkout.dispose());
       checkouts[side] = checkout;
+      for (const message of checkout.warnings ?? [])
+        progress({ type: 'log', level: 'warn', message: `${side}: ${message}` });
+      if (checkout.dirty) {
+        progress({ type: 'log', level: 'warn', message: `${side}: ${checkoutLabel(checkout)}` });
+      }
+    }
+    if (sameFiles(checkouts.base, checkouts.head)) {
+      progress({
+        type: 'log',
+        level: 'warn',
+        message: 'base and head are the same files: the comparison cannot show what a change does',
+      });
     }
 
     const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
@@ -77,6 +93,13 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const repeats = opts.repeats ?? fixedRepeats(suite);
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+    const agents: Partial<Record<Side, AgentConfig>> = {};
+    for (const side of sides) {
+      agents[side] = await loadSideConfig(join(checkouts[side]!.dir, configName), suite, side);
+    }
+    // Two sides on one literal port would share one server: the head could run as the base.
+    const sharedPort = sharedPortProblem(agents);
+    if (sharedPort) throw new Error(sharedPort);
 
     progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
     const engine: Engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
@@ -84,6 +107,10 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     progress({ type: 'log', level: 'info', message: `engine: ${engine.name} (${engine.reason})` });
     const template = await engine.buildTemplate(suite.template);
     if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
+    // A statement that cannot prepare would fail inside the harness in every episode of both sides.
+    progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
+    const refused = await prepareSuiteSql(suite, template);
+    if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
 
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());
@@ -91,12 +118,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
     for (const side of sides) {
       const checkout = checkouts[side]!;
-      const agent = await loadSideConfig(join(checkout.dir, configName), suite, side);
       progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,
         checkout,
-        agent,
+        agent: agents[side]!,
         outDir,
         harnessEnv: process.env,
         onLog: (message) => progress({ type: 'log', level: 'info', message }),

@@ -4,10 +4,11 @@
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
 import { episodeDeadline } from '../gateway/deadline.js';
+import { provokedByCall } from '../gateway/run-tool.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import type { AgentRun, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
+import type { AgentRun, CallRecord, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
 import { applyScenarioState } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
 import type { SideRuntime } from './side.js';
@@ -172,6 +173,13 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     record.calls = session.calls();
     session = undefined;
     lap('gateway_close');
+    // The agent saw an error the twin never declares: what it did next is no evidence about it.
+    const broken = record.calls.find((c) => c.harnessError !== undefined);
+    if (broken) {
+      fail('tool', harnessFailure(broken));
+      const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError!)?.[1];
+      if (record.infraError?.stage === 'tool' && provokedByCall(sqlstate)) record.infraError.provoked = true;
+    }
 
     try {
       record.diff = await sandbox.captureDiff();
@@ -196,6 +204,11 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     if (sandbox) void sandbox.dispose().catch(ignore);
     if (initialState) void initialState.dispose().catch(ignore);
   }
+}
+
+/** The infraError message of a call the harness failed: the error first, then what to do. */
+function harnessFailure(call: CallRecord): string {
+  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found or precondition; fix the twin's SQL, or declare the case with a precondition)`;
 }
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {

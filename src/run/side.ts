@@ -1,7 +1,14 @@
 // A side at run time: its checkout, its agent configuration, and how to start its agent.
 import { join } from 'node:path';
 import type { AgentServer, EpisodeVars } from '../agent/index.js';
-import { buildAgentEnv, runCommandAgent, runSetup, startAgentServer } from '../agent/index.js';
+import {
+  AgentStartError,
+  buildAgentEnv,
+  runCommandAgent,
+  runSetup,
+  startAgentServer,
+} from '../agent/index.js';
+import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../record.js';
 import type { Checkout } from './checkout.js';
@@ -51,11 +58,13 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
 
   if (agent.url) {
     const logFile = join(opts.outDir, `agent-server-${side}.log`);
+    const { url, env } = await sidePort(side, agent, baseEnv());
+    if (url !== agent.url) opts.onLog?.(`${side}: agent server on ${url}`);
     const server: AgentServer = await startAgentServer({
       serve: agent.serve,
-      url: agent.url,
+      url,
       cwd: checkout.dir,
-      env: baseEnv(),
+      env,
       logFile,
     });
     return {
@@ -84,4 +93,23 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       }),
     stop: async () => undefined,
   };
+}
+
+/** agent.url with `{port}` filled by a free port of this side's own, and PORT set for its serve. */
+async function sidePort(
+  side: Side,
+  agent: AgentConfig,
+  env: Record<string, string>,
+): Promise<{ url: string; env: Record<string, string> }> {
+  const url = agent.url!;
+  if (!hasPortPlaceholder(url)) return { url, env };
+  if (agent.serve === undefined) {
+    throw new AgentStartError(
+      `${side}: agent.url ${url} has {port}, which only a server Stategate starts can listen on: add agent.serve, or write the port of the server you started`,
+    );
+  }
+  const host = urlHost(url);
+  if (host === null) throw new AgentStartError(`${side}: agent.url ${JSON.stringify(url)} is not a URL`);
+  const port = await freePort(host);
+  return { url: fillPort(url, port), env: { ...env, PORT: String(port) } };
 }

@@ -1,7 +1,6 @@
 // Real agents end to end through runCompare: an agent on the official MCP client, a long-lived agent
 // server with no Stategate imports, and an agent writing straight to its exposed episode database.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -74,15 +73,6 @@ function viasOf(out: string): Set<string> {
   return new Set(episodesOf(out).flatMap((g) => g.record.calls.map((c) => c.via)));
 }
 
-/** A TCP port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 const TIMEOUT_SCENARIO = 'refund-timeout-after-mutation';
 const BLOCK_CLASSES: Record<string, string> = {
   'refund-timeout-after-mutation': 'new-critical-failure',
@@ -147,17 +137,15 @@ describe('an agent on the official MCP client', () => {
 
 describe('an agent server (agent.url + agent.serve)', () => {
   it('gives the demo the same classes as the command agent', { timeout: 600_000 }, async () => {
-    const serverSide = async (version: string) => {
-      const port = await freePort();
-      return demoSide(version, (c) => {
+    // Both sides share one agent section: {port} gives each side's server a port of its own.
+    const serverSide = async (version: string) =>
+      demoSide(version, (c) => {
         c.agent = {
-          url: `http://127.0.0.1:${port}/`,
+          url: 'http://127.0.0.1:{port}/',
           serve: 'node examples/refund-agent/server.mjs',
-          env: { PORT: port },
           timeout: '30s',
         };
       });
-    };
     const commandSide = (version: string) => demoSide(version, () => undefined);
     const reports: Record<string, Report> = {};
     for (const [name, side] of [

@@ -174,13 +174,15 @@ describe('SQL answers', () => {
     for (const v of [false, 0, '0', '0.00', 'f', 'false', '', null, undefined]) expect(truthy(v)).toBe(false);
   });
 
-  it('maps integrity errors to 409, data errors to 422, the rest to 500', () => {
+  it('maps integrity errors to 409, data errors to 422, the rest to 500, each a harness error', () => {
     const pgError = (code: string) => Object.assign(new Error(`boom ${code}`), { code });
     expect(sqlErrorAnswer(pgError('23505'))).toEqual({
       ok: false,
       status: 409,
       code: 'CONSTRAINT_VIOLATION',
       message: 'boom 23505',
+      harness: true,
+      sqlstate: '23505',
     });
     expect(sqlErrorAnswer(pgError('23503'))).toMatchObject({ status: 409 });
     expect(sqlErrorAnswer(pgError('22P02'))).toMatchObject({ status: 422, code: 'INVALID_VALUE' });

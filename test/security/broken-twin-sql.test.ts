@@ -1,0 +1,168 @@
+// Attack: a head whose twin SQL cannot run. Every write would fail inside the harness on both sides
+// alike, every case would read "unchanged" and the gate would PASS. A statement that does not
+// prepare is refused before any episode; a SQL error only the run can meet (a constraint the twin
+// does not declare) makes the case incomplete with the database's message, never PASS, and a head
+// that alone meets one cannot hide a failure behind it.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { GradedEpisode } from '../../src/record.js';
+import { runCompare } from '../../src/run/compare.js';
+import { CALL_TOOL, stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const twin = (sql: string) => `tools:
+  put:
+    description: Store a value under a key.
+    risk: write
+    input:
+      type: object
+      properties: { k: { type: string }, v: { type: string } }
+      required: [k, v]
+      additionalProperties: false
+    sql: ${sql}
+    returns: one
+`;
+
+/** An agent that leaves a mark that it ran, puts one value, and says it succeeded whatever happened. */
+const AGENT = `${CALL_TOOL}
+import { writeFileSync } from 'node:fs';
+writeFileSync('agent-ran', '');
+const put = await call('put', { k: process.env.KEY ?? 'a', v: 'b' });
+done({ put: put.status });
+`;
+
+function suite(sql: string, key: string, engine: 'embedded' | 'postgres' = 'embedded'): string {
+  const dir = writeSuite({
+    twin: twin(sql),
+    agentFiles: { 'agent.mjs': AGENT },
+    agent: `  command: node agent.mjs\n  env: { KEY: ${key} }\n  timeout: 60s`,
+    expect: '  - id: reads\n    query: SELECT count(*) FROM kv\n    gte: 1\n',
+    engine,
+  });
+  dirs.push(dir);
+  return dir;
+}
+
+describe('a twin whose SQL names a missing column', () => {
+  it('makes compare exit 1 with the file:line before any episode runs', { timeout: 300_000 }, async () => {
+    const dir = suite('INSERT INTO kv (k, vv) VALUES (:k, :v) RETURNING k', 'a');
+    const res = await stategate(dir, ['compare', '--base', '.', '--head', '.', '--engine', 'embedded']);
+    expect(res.code).toBe(1);
+    // twin.yaml line 10 is the sql line; the problem names the column and what to do.
+    expect(res.stderr).toMatch(/^twin\.yaml:10:\d+: tool put: .*column "vv" .*does not exist/m);
+    expect(res.stderr).toMatch(/the suite cannot run: fix this statement/);
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(dir, 'agent-ran'))).toBe(false);
+    expect(existsSync(join(dir, '.stategate', 'episodes.jsonl'))).toBe(false);
+    expect(existsSync(join(dir, '.stategate', 'report.json'))).toBe(false);
+  });
+
+  it('makes run exit 1 the same way', { timeout: 300_000 }, async () => {
+    const dir = suite('INSERT INTO kv (k, vv) VALUES (:k, :v) RETURNING k', 'a');
+    const res = await stategate(dir, ['run', '--engine', 'embedded']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^twin\.yaml:10:\d+: tool put: .*"vv"/m);
+    expect(existsSync(join(dir, 'agent-ran'))).toBe(false);
+  });
+});
+
+describe('a SQL error only the run meets (a constraint the twin does not declare)', () => {
+  // The fixture holds key 'seed': putting it again violates the primary key, which no precondition
+  // of the twin declares. Both sides meet it alike, so without the check every case is unchanged.
+  it('makes `stategate run` show the database error instead of blaming the agent', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed');
+    const res = await stategate(dir, ['run', '--engine', 'embedded', '--fail-on', 'warn']);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toMatch(/INCOMPLETE\s+only/);
+    expect(res.stdout).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
+    expect(res.stdout).toMatch(/fix the twin's SQL/);
+    const report = JSON.parse(readFileSync(join(dir, '.stategate', 'report.json'), 'utf8'));
+    expect(report.verdict).not.toBe('PASS');
+    expect(report.cases[0].class).toBe('incomplete');
+  });
+
+  for (const engine of ['embedded', 'postgres'] as const) {
+    it(`on the ${engine} engine: compare calls the case incomplete with the SQL error in report.json and report.md`, {
+      timeout: 300_000,
+    }, async () => {
+      const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed', engine);
+      const out = join(dir, 'out');
+      const { report, markdown } = await runCompare({
+        base: dir,
+        head: dir,
+        repo: dir,
+        out,
+        repeats: 2,
+        engine,
+        databaseUrl: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+      });
+      expect(report.verdict).not.toBe('PASS');
+      expect(report.cases).toHaveLength(1);
+      const only = report.cases[0];
+      expect(only.class).toBe('incomplete');
+      expect(only.reason).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
+      expect(markdown).toMatch(/duplicate key value violates unique constraint/);
+      expect(readFileSync(join(out, 'report.md'), 'utf8')).toBe(markdown);
+      // Every episode says which call the harness failed; the agent still saw an error answer.
+      const episodes = readFileSync(join(out, 'episodes.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as GradedEpisode);
+      expect(episodes).toHaveLength(4);
+      for (const g of episodes) {
+        expect(g.record.infraError?.stage).toBe('tool');
+        expect(g.record.calls[0].status).toBe(409);
+        expect(g.record.calls[0].harnessError).toMatch(
+          /^CONSTRAINT_VIOLATION \(SQLSTATE 23505\): duplicate key/,
+        );
+      }
+    });
+  }
+
+  it('blocks a head that alone makes the twin fail on its values, rather than warning incomplete', {
+    timeout: 300_000,
+  }, async () => {
+    // The attack on the rule above: a head that would fail puts a key it knows collides, so that
+    // its case reads "incomplete" (a warning) instead of a failure. The base never meets the error.
+    const base = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'fresh');
+    const head = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed');
+    const { report } = await runCompare({
+      base,
+      head,
+      repo: head,
+      out: join(head, 'out'),
+      engine: 'embedded',
+    });
+    expect(report.cases[0].class).toBe('new-critical-failure');
+    expect(report.cases[0].reason).toMatch(/made the twin's SQL fail inside the harness/);
+    expect(report.cases[0].reason).toMatch(/duplicate key value violates unique constraint/);
+    expect(report.verdict).toBe('BLOCK');
+  });
+
+  it('leaves a declared not_found an ordinary answer the agent is graded on', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = suite('UPDATE kv SET v = :v WHERE k = :k RETURNING k', 'missing');
+    const declared = readFileSync(join(dir, 'twin.yaml'), 'utf8').replace(
+      '    returns: one\n',
+      '    returns: one\n    not_found: { status: 404, code: NO_KEY }\n',
+    );
+    writeFileSync(join(dir, 'twin.yaml'), declared);
+    const { report } = await runCompare({
+      base: dir,
+      head: dir,
+      repo: dir,
+      out: join(dir, 'out'),
+      engine: 'embedded',
+    });
+    expect(report.cases[0].class).toBe('unchanged');
+    expect(report.verdict).toBe('PASS');
+  });
+});
