@@ -1,5 +1,7 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
+import { checkConclusion } from '../gate/verdict.js';
 import type { Report } from '../report/types.js';
+import { verdictWords } from '../report/unverified.js';
 import type { CheckAnnotation } from './annotations.js';
 import type { GitHub } from './github.js';
 import { GITHUB_TEXT_LIMIT, trimMarkdown } from './trim.js';
@@ -39,7 +41,16 @@ export function checkTitle(report: Report): string {
     ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
   );
   const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
-  return `${report.verdict}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+}
+
+/**
+ * The check run's conclusion: PASS success, WARN neutral, BLOCK failure; a report from a run the base
+ * repository does not control is neutral at best, never success.
+ */
+export function checkConclusionOf(report: Pick<Report, 'verdict' | 'unverified'>): Conclusion {
+  const conclusion = checkConclusion(report.verdict);
+  return report.unverified && conclusion === 'success' ? 'neutral' : conclusion;
 }
 
 /** Creates the check run in_progress on the head commit; returns its id. */

@@ -20,6 +20,7 @@ import {
   UNCALIBRATED_TAG,
 } from './format.js';
 import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
+import { unverifiedSentence, verdictWords } from './unverified.js';
 
 export interface TerminalOptions {
   /** ANSI colour (the caller decides: a TTY, no NO_COLOR). */
@@ -133,8 +134,10 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
     },
   );
   const out: string[] = [
-    `${paint('Stategate:', 'bold')} ${paint(report.verdict, VERDICT_STYLE[report.verdict])}`,
+    `${paint('Stategate:', 'bold')} ${paint(verdictWords(report), VERDICT_STYLE[report.verdict])}`,
   ];
+  const unverified = unverifiedSentence(report);
+  if (unverified) out.push(`  ${unverified}`);
   for (const r of decision.reasons) out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${r.text}`);
   out.push(countsLine(report), runLine(report), ...suiteLines(report).map((l) => `  ${l}`));
 

@@ -182,6 +182,11 @@ export interface Report {
   missing_shards?: number[];
   /** Additive, with a `judge:` section: the calibration the run read and the criteria it calibrates. */
   judge_calibration?: JudgeCalibrationFacts;
+  /**
+   * Additive, merged reports: the run that produced the cases is not one the base repository controls
+   * (a fork's artifact). Its cases were checked for consistency, not re-run; the check is neutral at best.
+   */
+  unverified?: { reason: string };
 }
 
 /** Which judge verdicts may block: the model, the calibration file read (null: none) and its criteria. */

@@ -46,6 +46,7 @@ describe('readEvent', () => {
       baseSha: BASE,
       pullRequest: { number: 7, fork: false },
       workflowRun: null,
+      headRepository: 'acme/refunds',
     });
   });
 
@@ -67,7 +68,7 @@ describe('readEvent', () => {
       workflow_run: {
         head_sha: HEAD,
         head_branch: 'lean-prompt',
-        head_repository: { owner: { login: 'mallory' } },
+        head_repository: { full_name: 'mallory/refunds', owner: { login: 'mallory' } },
         pull_requests: prs,
       },
     });
@@ -81,6 +82,7 @@ describe('readEvent', () => {
     expect(readEvent(env('workflow_run', run([])))).toMatchObject({
       pullRequest: null,
       workflowRun: { headOwner: 'mallory', headBranch: 'lean-prompt' },
+      headRepository: 'mallory/refunds',
     });
   });
 

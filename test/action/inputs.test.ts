@@ -14,6 +14,8 @@ const defaults: Record<string, string> = {
   engine: '',
   junit: '',
   out: '.stategate',
+  'head-path': '.',
+  'reports-from': 'auto',
 };
 
 function parse(overrides: Record<string, string> = {}) {
@@ -45,6 +47,8 @@ describe('parseInputs', () => {
       engine: null,
       junit: null,
       out: '.stategate',
+      headPath: '.',
+      reportsFrom: 'auto',
     });
   });
 
@@ -82,6 +86,15 @@ describe('parseInputs', () => {
       'comment: expected true or false, got "yes"',
       'engine: expected one of auto, embedded, postgres, testcontainers, got "docker"',
     ]);
+    expect(problems({ 'head-path': '../elsewhere', 'reports-from': 'trusted' })).toEqual([
+      `head-path: expected a directory inside the workspace (relative, no '..'), got "../elsewhere"`,
+      'reports-from: expected auto or untrusted, got "trusted" (a run the base repository does not control cannot be declared trusted)',
+    ]);
+    expect(problems({ 'head-path': '/tmp/head' })).toHaveLength(1);
+    expect(parse({ 'head-path': 'head', 'reports-from': 'untrusted' })).toMatchObject({
+      headPath: 'head',
+      reportsFrom: 'untrusted',
+    });
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
   });
