@@ -2,27 +2,22 @@
 // them), paths that leave the workspace, unknown fields, or a class its own counts contradict. Each
 // is refused before anything is gated or posted: exit 1 with the file, the JSON path and what was
 // expected; in the action, the check run is completed as a failure with that message.
-import { rmSync, truncateSync } from 'node:fs';
-import { join } from 'node:path';
+import { truncateSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, MAX_ANNOTATIONS, scenarioLocator } from '../../src/action/annotations.js';
 import { REPORT_LIMITS } from '../../src/report/report-schema.js';
 import type { Report } from '../../src/report/types.js';
 import { agentVersion } from '../action/demo-repo.js';
 import { errors, Harness } from '../action/harness.js';
-import { genuineBlock, genuinePass, scratch, stategate, writeReport } from './reports.js';
+import { genuineBlock, genuinePass, removeScratch, scratch, stategate, writeReport } from './reports.js';
 
 // Cases are sorted by id: 0 email-after-refund (regressed), 1 lookup-only, 2 refund-happy-path,
 // 3 refund-timeout-after-mutation (new critical failure).
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(removeScratch);
 
 /** Runs `stategate merge` on one edited copy of a genuine report. */
 function mergeEdited(edit: (r: Report) => void, from: () => Report = genuineBlock) {
   const dir = scratch('malformed');
-  dirs.push(dir);
   const report = from();
   edit(report);
   writeReport(dir, 'shard/report.json', report);
@@ -38,7 +33,6 @@ function refused(result: ReturnType<typeof mergeEdited>, message: string) {
 describe('stategate merge refuses a malformed report.json', () => {
   it('a file over the size cap, without reading it', () => {
     const dir = scratch('huge');
-    dirs.push(dir);
     const path = writeReport(dir, 'shard/report.json', '{}');
     // A sparse file: its size is what is checked, before any byte is read.
     truncateSync(path, REPORT_LIMITS.bytes + 1);
@@ -180,7 +174,6 @@ describe('the action refuses a malformed report in a merge job', () => {
 
   it('completes the check run as a failure that names the file, the path and what was expected', async () => {
     const ws = scratch('malformed-job');
-    dirs.push(ws);
     const report = genuineBlock();
     report.cases[0].file = '../../.github/workflows/stategate.yml';
     writeReport(ws, 'reports/stategate-shard-1/report.json', report);
@@ -207,7 +200,6 @@ describe('the action refuses a malformed report in a merge job', () => {
 
   it('refuses a contradicting class the same way', async () => {
     const ws = scratch('contradiction-job');
-    dirs.push(ws);
     const report = genuineBlock();
     report.cases[3].class = 'unchanged';
     report.verdict = 'PASS';

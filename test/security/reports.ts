@@ -1,7 +1,7 @@
 // What the report attacks share: genuine report.json files built the way a run builds them, edits an
 // attacker makes to them, and the bundled `stategate` command run as a user runs it.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { buildReport } from '../../src/report/build.js';
@@ -61,9 +61,17 @@ export function forgeCounts(report: Report): Report {
   return forged;
 }
 
-/** A fresh directory for one attack. */
+const made: string[] = [];
+
+/** A fresh directory for one attack; removeScratch() removes them all. */
 export function scratch(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `sg-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `sg-${prefix}-`));
+  made.push(dir);
+  return dir;
+}
+
+export function removeScratch(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** Writes a report (an object, or raw text) to `dir/rel`, creating directories. */
