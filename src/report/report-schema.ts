@@ -254,8 +254,14 @@ export const ReportSchema = z.strictObject({
   cases: z.array(CaseReportSchema).max(L.cases),
   repeats: z.number().int().min(1).max(L.runs).optional(),
   seeds: z
-    .record(caseId, z.array(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs))
-    .refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
+    .record(
+      z
+        .string()
+        .max(L.id + 5)
+        .regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, 'expected SIDE:SCENARIO-ID (e.g. head:refund-twice)'),
+      z.array(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs),
+    )
+    .refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`)
     .optional(),
   shard: z
     .strictObject({
