@@ -157,7 +157,9 @@ async function publish(
   }
   writeJunit(inputs, workspace, report);
 
-  const locate = scenarioLocator(workspace, dirname(resolve(workspace, inputs.config)));
+  // Annotation paths are paths in the head's repository, and their lines are read from the head's files.
+  const headRoot = resolve(workspace, inputs.headPath);
+  const locate = scenarioLocator(headRoot, dirname(resolve(headRoot, inputs.config)));
   await posting.complete({
     conclusion: checkConclusionOf(report),
     title,
