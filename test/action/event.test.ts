@@ -50,6 +50,16 @@ describe('readEvent', () => {
     });
   });
 
+  it('reads pull_request_target like pull_request: the PR head, the event base, the head repository', () => {
+    expect(readEvent(env('pull_request_target', pr(true)))).toMatchObject({
+      name: 'pull_request_target',
+      headSha: HEAD,
+      baseSha: BASE,
+      pullRequest: { number: 7, fork: true },
+      headRepository: 'mallory/refunds',
+    });
+  });
+
   it('marks a PR from a fork', () => {
     expect(readEvent(env('pull_request', pr(true))).pullRequest).toEqual({ number: 7, fork: true });
   });
