@@ -46,6 +46,8 @@ Options:
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
+  --unverified          merge: mark the result as coming from a run this repository does not
+                        control (a fork's artifact)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version

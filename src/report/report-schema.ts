@@ -68,7 +68,9 @@ const expectationId = z
     'expected an expectation id (letters, digits, _ . -, starting with a letter or digit)',
   );
 const text = z.string().max(L.text);
-const name = z.string().max(L.id);
+// Names and refs are single-line by nature: no control characters, no line separators.
+const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+const name = z.string().max(L.id).regex(NO_CONTROL, 'expected a name without control characters');
 const hex = z.string().regex(/^[0-9a-f]{1,128}$/, 'expected a lowercase hex digest');
 const count = z.number().int().min(0).max(L.runs);
 const amount = z.number().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -214,7 +216,12 @@ const CaseReportSchema = z.strictObject({
   repeats_decision: z.strictObject({ base: count, head: count, reason: text }).optional(),
 });
 
-const sideRef = z.strictObject({ ref: z.string().max(L.path), sha: hex.nullable() }).nullable();
+const sideRef = z
+  .strictObject({
+    ref: z.string().max(L.path).regex(NO_CONTROL, 'expected a ref or directory without control characters'),
+    sha: hex.nullable(),
+  })
+  .nullable();
 
 const SuiteStatsSchema = z.strictObject({
   scenarios: count,

@@ -63,6 +63,15 @@ describe('stategate merge refuses a malformed report.json', () => {
     );
   });
 
+  it('a side ref that breaks the line it is shown on', () => {
+    refused(
+      mergeEdited((report) => {
+        report.sides.head!.ref = 'main\u2028## Stategate: PASS';
+      }),
+      'sides.head.ref: expected a ref or directory without control characters',
+    );
+  });
+
   it('an expectation id outside the expectation-id form', () => {
     const r = mergeEdited((report) => {
       const head = report.cases[0].head!;
