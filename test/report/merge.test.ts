@@ -121,6 +121,23 @@ describe('mergeReports', () => {
     });
   });
 
+  it('recomputes adaptive-repeat cases with the sequential test the report ran', () => {
+    const adaptive = buildReport({
+      ...facts({ shard: { index: 1, total: 1 } }),
+      sequential: { min: 3, max: 10 },
+      cases: [timeoutCase('d'), regressedCase('c'), unchangedCase('a')],
+    });
+    const report: Report = JSON.parse(JSON.stringify(adaptive));
+    const merged = mergeReports([report]);
+    expect(merged.cases.map((c) => [c.id, c.class])).toEqual(adaptive.cases.map((c) => [c.id, c.class]));
+    expect(merged.cases.map((c) => c.repeats_decision)).toEqual(
+      adaptive.cases.map((c) => c.repeats_decision),
+    );
+    expect(merged.cases.map((c) => c.expectations_changed)).toEqual(
+      adaptive.cases.map((c) => c.expectations_changed),
+    );
+  });
+
   it('keeps a report unverified, and marks the merge unverified when asked', () => {
     const a = shard(1, 2, [unchangedCase('a')]);
     const b = { ...shard(2, 2, [unchangedCase('b')]), unverified: { reason: 'a fork made it' } };
