@@ -15,6 +15,7 @@ import { caseAnnotations, scenarioLocator } from './annotations.js';
 import { resolveBase } from './base.js';
 import { checkConclusionOf, checkTitle } from './check-run.js';
 import { type EventContext, readEvent } from './event.js';
+import { checkHead } from './head.js';
 import { type ActionInputs, parseInputs } from './inputs.js';
 import { setOutputs } from './outputs.js';
 import { Posting, type Say } from './posting.js';
@@ -82,6 +83,7 @@ async function compare(
   groups: PhaseGroups,
 ): Promise<CompareResult> {
   groups.open('Resolving the base');
+  await checkHead(event, workspace, inputs.headPath);
   const base = await resolveBase({ baseRef: inputs.baseRef, eventBaseSha: event.baseSha }, workspace);
   if (base === null) {
     core.notice(

@@ -27,7 +27,12 @@ function targetEvent(number: number, branch: string): StepOptions['event'] {
 }
 
 /** The documented job: base checkout in the workspace, the head in its subdirectory, the stategate step. */
-async function documentedJob(number: number, branch: string, name: string) {
+async function documentedJob(
+  number: number,
+  branch: string,
+  name: string,
+  overrides: Record<string, string> = {},
+) {
   const step = stategateStep(forkWorkflow());
   const headPath = String(step.with?.['head-path']);
   const ws = checkout(h.repo, 'main', join(h.root, name));
@@ -37,7 +42,7 @@ async function documentedJob(number: number, branch: string, name: string) {
   const { isolation: _isolation, ...inputs } = step.with ?? {};
   const result = await runStep({
     workspace: ws,
-    with: { ...inputs, repeats: 1 },
+    with: { ...inputs, repeats: 1, ...overrides },
     event: targetEvent(number, branch),
     repository: `${OWNER}/${REPO}`,
     // On pull_request_target, GITHUB_SHA is the base branch's last commit.
@@ -76,6 +81,22 @@ describe('the action on pull_request_target, the head in a subdirectory', () => 
     }
     expect(h.comments(71)).toHaveLength(1);
     expect(h.comments(71)[0].body).toContain('## Stategate: BLOCK');
+  });
+
+  it('refuses to run when the head is the base checkout (head-path left at the workspace)', async () => {
+    const r = await documentedJob(73, 'careful-fix', 'target-no-head', { 'head-path': '.' });
+    expect(r.code).toBe(1);
+    expect(r.outputs.verdict).toBeUndefined();
+    const message = `pull_request_target: the head (head-path: .) is at ${h.repo.base.sha}, not the pull request's head ${h.repo.branches['careful-fix'].sha}.`;
+    expect(r.commands.filter((c) => c.command === 'error').map((c) => c.message)).toEqual([
+      expect.stringContaining(message),
+    ]);
+    expect(h.checkRunsOn('careful-fix').at(-1)).toMatchObject({
+      status: 'completed',
+      conclusion: 'failure',
+      output: { title: 'Stategate could not run', summary: expect.stringContaining(message) },
+    });
+    expect(h.comments(73)).toHaveLength(0);
   });
 
   it('passes the careful fix with a success check: the base repository ran it', async () => {
