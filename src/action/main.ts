@@ -7,6 +7,7 @@ import { ConfigError, type Problem } from '../config/suite.js';
 import { gateFails } from '../gate/verdict.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { mdText } from '../report/markdown-text.js';
 import { loadMergePolicy } from '../report/merge-policy.js';
 import type { Report } from '../report/types.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
@@ -208,10 +209,12 @@ async function fail(err: unknown, workspace: string, posting: Posting | null): P
   const message = err instanceof Error ? err.message : String(err);
   // A refused report.json is named as such: the input was bad, not stategate.
   const refused = (err as { name?: string } | null)?.name === 'ReportError';
+  // The message may quote what a report or the suite holds: it reaches the summary as text, never markup.
+  const lines = message.split('\n');
   await posting?.complete({
     conclusion: 'failure',
     title: refused ? 'Refused report.json: malformed or contradicting itself' : 'Stategate could not run',
-    summary: message,
+    summary: lines.length > 1 ? lines.map((l) => `- ${mdText(l)}`).join('\n') : mdText(message),
     annotations: [],
   });
   core.setFailed(message);

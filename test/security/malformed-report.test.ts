@@ -5,6 +5,7 @@
 import { truncateSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, MAX_ANNOTATIONS, scenarioLocator } from '../../src/action/annotations.js';
+import { mdText } from '../../src/report/markdown-text.js';
 import { REPORT_LIMITS } from '../../src/report/report-schema.js';
 import type { Report } from '../../src/report/types.js';
 import { agentVersion } from '../action/demo-repo.js';
@@ -202,9 +203,29 @@ describe('the action refuses a malformed report in a merge job', () => {
     expect(runs[0]).toMatchObject({
       status: 'completed',
       conclusion: 'failure',
-      output: { title: 'Refused report.json: malformed or contradicting itself', summary: message },
+      output: { title: 'Refused report.json: malformed or contradicting itself', summary: mdText(message) },
     });
     expect(h.comments(50)).toHaveLength(0);
+  });
+
+  it('quotes what the report holds as text in the check, never as markup', async () => {
+    const ws = scratch('markup-job');
+    const report = { ...genuineBlock(), '<img src=https://example.invalid/x.png>': '@acme/owners' };
+    writeReport(ws, 'reports/stategate-shard-1/report.json', report);
+    const r = await h.step(
+      'lean-prompt',
+      h.pullRequestEvent(52, 'lean-prompt'),
+      { repeats: '', engine: '', merge: 'reports/*/report.json' },
+      ws,
+    );
+    expect(r.code).toBe(1);
+    expect(errors(r).map((e) => e.message)).toEqual([
+      'reports/stategate-shard-1/report.json: ["<img src=https://example.invalid/x.png>"]: unknown field: a version 1 report.json has no such field',
+    ]);
+    const run = h.api.checkRuns.at(-1)!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output.summary).toContain('&lt;img src=https://example.invalid/x.png&gt;');
+    expect(run.output.summary).not.toContain('<img');
   });
 
   it('refuses a contradicting class the same way', async () => {
