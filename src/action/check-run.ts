@@ -7,6 +7,11 @@ import type { GitHub } from './github.js';
 import { GITHUB_TEXT_LIMIT, trimMarkdown } from './trim.js';
 
 export const CHECK_NAME = 'stategate';
+/**
+ * The check of results the base repository did not make. GitHub counts a neutral check as passing a
+ * required one, so unverified results never report under the name a branch protection rule requires.
+ */
+export const UNVERIFIED_CHECK_NAME = 'stategate (unverified)';
 /** The Checks API takes at most 50 annotations per request; more go in further updates. */
 export const ANNOTATIONS_PER_REQUEST = 50;
 
@@ -15,6 +20,8 @@ export interface CheckTarget {
   owner: string;
   repo: string;
   headSha: string;
+  /** The check run's name (default CHECK_NAME). */
+  name?: string;
 }
 
 export type Conclusion = 'success' | 'neutral' | 'failure';
@@ -58,7 +65,7 @@ export async function startCheckRun(gh: GitHub, target: CheckTarget, detailsUrl?
   const { data } = await gh.rest.checks.create({
     owner: target.owner,
     repo: target.repo,
-    name: CHECK_NAME,
+    name: target.name ?? CHECK_NAME,
     head_sha: target.headSha,
     status: 'in_progress',
     started_at: new Date().toISOString(),
@@ -101,7 +108,11 @@ export async function completeCheckRun(
   };
   const { data } =
     id === null
-      ? await gh.rest.checks.create({ ...completed, name: CHECK_NAME, head_sha: target.headSha })
+      ? await gh.rest.checks.create({
+          ...completed,
+          name: target.name ?? CHECK_NAME,
+          head_sha: target.headSha,
+        })
       : await gh.rest.checks.update({ ...completed, check_run_id: id });
   // Each update appends its annotations to the ones the run already has.
   for (const batch of batches.slice(1)) {

@@ -14,7 +14,7 @@ import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/compare.js';
 import { caseAnnotations, scenarioLocator } from './annotations.js';
 import { resolveBase } from './base.js';
-import { checkConclusionOf, checkTitle } from './check-run.js';
+import { CHECK_NAME, checkConclusionOf, checkTitle, UNVERIFIED_CHECK_NAME } from './check-run.js';
 import { type EventContext, readEvent } from './event.js';
 import { checkHead } from './head.js';
 import { type ActionInputs, parseInputs } from './inputs.js';
@@ -54,7 +54,7 @@ export async function run(): Promise<void> {
     const untrusted = untrustedReason(event, inputs.reportsFrom, inputs.merge !== null);
     if (untrusted) {
       core.warning(
-        `Unverified results: ${untrusted}. The check run says "unverified" and concludes neutral at best (failure on BLOCK).`,
+        `Unverified results: ${untrusted}. They are posted as the check run "${UNVERIFIED_CHECK_NAME}", neutral at best (failure on BLOCK).`,
       );
     }
 
@@ -63,6 +63,7 @@ export async function run(): Promise<void> {
       process.env.GITHUB_API_URL || 'https://api.github.com',
       event,
       say,
+      untrusted ? UNVERIFIED_CHECK_NAME : CHECK_NAME,
     );
     await posting.start(detailsUrl());
     const result = inputs.merge

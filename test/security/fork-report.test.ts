@@ -154,7 +154,8 @@ describe('the action posting a fork artifact from workflow_run', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.outputs.verdict).toBe('PASS');
     const [run] = h.checkRunsOn('lean-prompt');
-    expect(run).toMatchObject({ status: 'completed', conclusion: 'neutral' });
+    // GitHub counts a neutral check as passing a required one: this one never bears the required name.
+    expect(run).toMatchObject({ name: 'stategate (unverified)', status: 'completed', conclusion: 'neutral' });
     expect(run.output.title).toBe('PASS (unverified): 4 unchanged');
     expect(run.output.summary).toContain('## Stategate: PASS (unverified)');
     const [comment] = h.comments(61);
@@ -180,14 +181,17 @@ describe('the action posting a fork artifact from workflow_run', () => {
   it('a run of the base repository itself concludes success on PASS; reports-from: untrusted never does', async () => {
     const trusted = await post('careful-fix', genuinePass(), 'acme/refunds');
     expect(trusted.code, trusted.stdout + trusted.stderr).toBe(0);
-    expect(h.checkRunsOn('careful-fix').at(-1)).toMatchObject({ conclusion: 'success' });
+    expect(h.checkRunsOn('careful-fix').at(-1)).toMatchObject({ name: 'stategate', conclusion: 'success' });
     expect(h.checkRunsOn('careful-fix').at(-1)!.output.title).toBe('PASS: 2 unchanged');
 
     const untrusted = await post('careful-fix', genuinePass(), 'acme/refunds', {
       'reports-from': 'untrusted',
     });
     expect(untrusted.code).toBe(0);
-    expect(h.checkRunsOn('careful-fix').at(-1)).toMatchObject({ conclusion: 'neutral' });
+    expect(h.checkRunsOn('careful-fix').at(-1)).toMatchObject({
+      name: 'stategate (unverified)',
+      conclusion: 'neutral',
+    });
     expect(h.checkRunsOn('careful-fix').at(-1)!.output.title).toBe('PASS (unverified): 2 unchanged');
   });
 
@@ -207,9 +211,10 @@ describe('the action posting a fork artifact from workflow_run', () => {
     expect(run.output.summary).toContain('does not say which repository the triggering run came from');
   });
 
-  it('never concluded success for a report from a fork', () => {
+  it('never concluded success for a report from a fork, nor posted it as the required check', () => {
     const forkRuns = h.checkRunsOn('lean-prompt');
     expect(forkRuns.length).toBeGreaterThan(0);
     expect(forkRuns.filter((c) => c.conclusion === 'success')).toEqual([]);
+    expect(forkRuns.filter((c) => c.name === 'stategate')).toEqual([]);
   });
 });
