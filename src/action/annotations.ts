@@ -35,8 +35,17 @@ export interface CheckAnnotation {
   message: string;
 }
 
-/** Where in the repository a scenario (and optionally one of its expectations) is written. */
-export type Locate = (scenarioFile: string, expectationId: string | null) => { path: string; line: number };
+/**
+ * Where in the repository a scenario (and optionally one of its expectations) is written; null for
+ * a path outside the repository, which gets no annotation.
+ */
+export type Locate = (
+  scenarioFile: string,
+  expectationId: string | null,
+) => { path: string; line: number } | null;
+
+/** At most this many annotations per run: past them a reviewer reads the summary, and each 50 is a request. */
+export const MAX_ANNOTATIONS = 500;
 
 /** The gate level of a case: failure when its class (or its flakiness) blocks, warning when it warns. */
 export function caseLevel(report: Report, c: CaseReport): 'failure' | 'warning' | null {
@@ -52,6 +61,7 @@ export function caseLevel(report: Report, c: CaseReport): 'failure' | 'warning' 
 export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation[] {
   const out: CheckAnnotation[] = [];
   for (const c of report.cases) {
+    if (out.length >= MAX_ANNOTATIONS) break;
     const level = caseLevel(report, c);
     if (level === null || !c.file) continue;
     const evidence = [c.divergence?.sentence, ...c.state_diff.slice(0, 3).map(describeDiff)].filter(Boolean);
@@ -60,6 +70,7 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
     );
     if (changed.length === 0) {
       const at = locate(c.file, null);
+      if (!at) continue;
       out.push({
         path: at.path,
         start_line: at.line,
@@ -72,6 +83,7 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
     }
     for (const e of changed) {
       const at = locate(c.file, e.id);
+      if (!at) continue;
       const counts = `failed in ${e.head.fail + e.head.error} of ${sum(e.head)} head runs, passed in ${e.base.pass} of ${sum(e.base)} base runs`;
       out.push({
         path: at.path,
@@ -85,7 +97,7 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
       });
     }
   }
-  return out;
+  return out.slice(0, MAX_ANNOTATIONS);
 }
 
 function sum(c: { pass: number; fail: number; error: number }): number {
@@ -104,7 +116,10 @@ export function scenarioLocator(repoRoot: string, suiteDir: string): Locate {
   const lines = new Map<string, { top: number; expectations: Map<string, number> }>();
   return (scenarioFile, expectationId) => {
     const abs = isAbsolute(scenarioFile) ? scenarioFile : join(suiteDir, scenarioFile);
-    const path = relative(repoRoot, abs).split(sep).join('/');
+    const rel = relative(repoRoot, abs);
+    // A report names the file; a path that leaves the repository is not one to read or annotate.
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+    const path = rel.split(sep).join('/');
     let found = lines.get(abs);
     if (!found) {
       found = expectationLines(abs);

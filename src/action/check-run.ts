@@ -1,11 +1,18 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
 import { weakenings } from '../compare/suite-changes.js';
+import { checkConclusion } from '../gate/verdict.js';
 import type { Report } from '../report/types.js';
+import { verdictWords } from '../report/unverified.js';
 import type { CheckAnnotation } from './annotations.js';
 import type { GitHub } from './github.js';
 import { GITHUB_TEXT_LIMIT, trimMarkdown } from './trim.js';
 
 export const CHECK_NAME = 'stategate';
+/**
+ * The check of results the base repository did not make. GitHub counts a neutral check as passing a
+ * required one, so unverified results never report under the name a branch protection rule requires.
+ */
+export const UNVERIFIED_CHECK_NAME = 'stategate (unverified)';
 /** The Checks API takes at most 50 annotations per request; more go in further updates. */
 export const ANNOTATIONS_PER_REQUEST = 50;
 
@@ -14,6 +21,8 @@ export interface CheckTarget {
   owner: string;
   repo: string;
   headSha: string;
+  /** The check run's name (default CHECK_NAME). */
+  name?: string;
 }
 
 export type Conclusion = 'success' | 'neutral' | 'failure';
@@ -41,7 +50,16 @@ export function checkTitle(report: Report): string {
   );
   if (weakenings(report.suite_changes).length > 0) parts.unshift('suite weakened');
   const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
-  return `${report.verdict}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+}
+
+/**
+ * The check run's conclusion: PASS success, WARN neutral, BLOCK failure; a report from a run the base
+ * repository does not control is neutral at best, never success.
+ */
+export function checkConclusionOf(report: Pick<Report, 'verdict' | 'unverified'>): Conclusion {
+  const conclusion = checkConclusion(report.verdict);
+  return report.unverified && conclusion === 'success' ? 'neutral' : conclusion;
 }
 
 /** Creates the check run in_progress on the head commit; returns its id. */
@@ -49,7 +67,7 @@ export async function startCheckRun(gh: GitHub, target: CheckTarget, detailsUrl?
   const { data } = await gh.rest.checks.create({
     owner: target.owner,
     repo: target.repo,
-    name: CHECK_NAME,
+    name: target.name ?? CHECK_NAME,
     head_sha: target.headSha,
     status: 'in_progress',
     started_at: new Date().toISOString(),
@@ -92,7 +110,11 @@ export async function completeCheckRun(
   };
   const { data } =
     id === null
-      ? await gh.rest.checks.create({ ...completed, name: CHECK_NAME, head_sha: target.headSha })
+      ? await gh.rest.checks.create({
+          ...completed,
+          name: target.name ?? CHECK_NAME,
+          head_sha: target.headSha,
+        })
       : await gh.rest.checks.update({ ...completed, check_run_id: id });
   // Each update appends its annotations to the ones the run already has.
   for (const batch of batches.slice(1)) {

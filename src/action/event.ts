@@ -20,6 +20,11 @@ export interface EventContext {
   pullRequest: PullRequestRef | null;
   /** workflow_run only: where to look the PR up when the payload lists none (fork PRs). */
   workflowRun: { headOwner: string; headBranch: string } | null;
+  /**
+   * OWNER/REPO the head came from: the PR's head repository, or the triggering run's
+   * (workflow_run.head_repository); null when the payload does not say or the event has none.
+   */
+  headRepository: string | null;
 }
 
 /** Thrown when the runner's environment or the event payload lacks what the action needs. */
@@ -52,7 +57,16 @@ export function readEvent(env: NodeJS.ProcessEnv): EventContext {
     if (!Number.isInteger(number)) throw new EventError('the event payload has no pull_request.number');
     const headRepo = pr.head?.repo?.full_name;
     const fork = pr.head?.repo?.fork === true || (typeof headRepo === 'string' && headRepo !== repository);
-    return { name, owner, repo, headSha, baseSha, pullRequest: { number, fork }, workflowRun: null };
+    return {
+      name,
+      owner,
+      repo,
+      headSha,
+      baseSha,
+      pullRequest: { number, fork },
+      workflowRun: null,
+      headRepository: typeof headRepo === 'string' ? headRepo : null,
+    };
   }
 
   if (name === 'workflow_run') {
@@ -74,11 +88,22 @@ export function readEvent(env: NodeJS.ProcessEnv): EventContext {
       pullRequest: listed && Number.isInteger(listed.number) ? { number: listed.number, fork: false } : null,
       workflowRun:
         typeof headOwner === 'string' && typeof headBranch === 'string' ? { headOwner, headBranch } : null,
+      headRepository:
+        typeof run.head_repository?.full_name === 'string' ? run.head_repository.full_name : null,
     };
   }
 
   if (!/^[0-9a-f]{40}$/.test(sha)) throw new EventError(`GITHUB_SHA must be a commit SHA, got "${sha}"`);
-  return { name, owner, repo, headSha: sha, baseSha: null, pullRequest: null, workflowRun: null };
+  return {
+    name,
+    owner,
+    repo,
+    headSha: sha,
+    baseSha: null,
+    pullRequest: null,
+    workflowRun: null,
+    headRepository: null,
+  };
 }
 
 function readPayload(path: string | undefined): Json {

@@ -1,6 +1,7 @@
 // The action's inputs (action.yml), parsed and checked together so one run reports every mistake.
 import type { FailOn } from '../gate/verdict.js';
 import type { EngineName } from '../sandbox/types.js';
+import type { ReportsFrom } from './trust.js';
 
 /** What the workflow asked for, validated. */
 export interface ActionInputs {
@@ -22,6 +23,10 @@ export interface ActionInputs {
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
+  /** Where the head is checked out, relative to the workspace ('.' : the workspace itself). */
+  headPath: string;
+  /** Whether the results may be trusted: `auto` (from the event) or `untrusted`. */
+  reportsFrom: ReportsFrom;
 }
 
 /** Thrown when inputs are missing, malformed or contradict each other; lists every problem. */
@@ -104,6 +109,21 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   const junit = text('junit') || null;
   const token = text('github-token');
 
+  const headPath = text('head-path') || '.';
+  if (headPath.startsWith('/') || /^[A-Za-z]:/.test(headPath) || headPath.split(/[\\/]/).includes('..')) {
+    problems.push(
+      `head-path: expected a directory inside the workspace (relative, no '..'), got "${headPath}"`,
+    );
+  }
+
+  const reportsFromText = text('reports-from') || 'auto';
+  const reportsFrom: ReportsFrom = reportsFromText === 'untrusted' ? 'untrusted' : 'auto';
+  if (reportsFromText !== 'auto' && reportsFromText !== 'untrusted') {
+    problems.push(
+      `reports-from: expected auto or untrusted, got "${reportsFromText}" (a run the base repository does not control cannot be declared trusted)`,
+    );
+  }
+
   // A merge job runs nothing: inputs that shape a run would be silently ignored, so refuse them.
   if (merge !== null) {
     if (shardText !== '')
@@ -113,8 +133,24 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     if (baseRef !== null) problems.push('base-ref has no effect with merge: set it on the shard jobs');
     if (policyFrom === 'head')
       problems.push('policy-from has no effect with merge: set it on the shard jobs');
+    if (headPath !== '.') problems.push('head-path has no effect with merge: set it on the shard jobs');
   }
 
   if (problems.length > 0) throw new InputError(problems);
-  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, policyFrom, junit, out };
+  return {
+    config,
+    repeats,
+    failOn,
+    shard,
+    merge,
+    comment,
+    token,
+    baseRef,
+    engine,
+    policyFrom,
+    junit,
+    out,
+    headPath,
+    reportsFrom,
+  };
 }

@@ -4,23 +4,26 @@ import { dirname, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
 import { mergeReports } from '../compare/index.js';
 import { ConfigError, type Problem } from '../config/suite.js';
-import { checkConclusion, gateFails } from '../gate/verdict.js';
+import { gateFails } from '../gate/verdict.js';
 import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { loadMergePolicy } from '../report/merge-policy.js';
 import type { Report } from '../report/types.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/compare.js';
 import { caseAnnotations, scenarioLocator } from './annotations.js';
 import { resolveBase } from './base.js';
-import { checkTitle } from './check-run.js';
+import { CHECK_NAME, checkConclusionOf, checkTitle, UNVERIFIED_CHECK_NAME } from './check-run.js';
 import { type EventContext, readEvent } from './event.js';
+import { checkHead } from './head.js';
 import { type ActionInputs, parseInputs } from './inputs.js';
 import { setOutputs } from './outputs.js';
 import { Posting, type Say } from './posting.js';
 import { placeProblem, problemAnnotations } from './problems.js';
 import { readShardReports } from './shard-reports.js';
 import { writeSummary } from './summary.js';
+import { untrustedReason } from './trust.js';
 
 const say: Say = { info: (m) => core.info(m), warning: (m) => core.warning(m) };
 
@@ -48,16 +51,24 @@ export async function run(): Promise<void> {
       return;
     }
 
+    const untrusted = untrustedReason(event, inputs.reportsFrom, inputs.merge !== null);
+    if (untrusted) {
+      core.warning(
+        `Unverified results: ${untrusted}. They are posted as the check run "${UNVERIFIED_CHECK_NAME}", neutral at best (failure on BLOCK).`,
+      );
+    }
+
     posting = Posting.create(
       inputs.token,
       process.env.GITHUB_API_URL || 'https://api.github.com',
       event,
       say,
+      untrusted ? UNVERIFIED_CHECK_NAME : CHECK_NAME,
     );
     await posting.start(detailsUrl());
     const result = inputs.merge
-      ? await merge(inputs.merge, workspace, outDir, groups)
-      : await compare(inputs, event, workspace, outDir, groups);
+      ? await merge(inputs, workspace, outDir, groups, untrusted)
+      : unverified(await compare(inputs, event, workspace, outDir, groups), untrusted, outDir);
     groups.close();
     await publish(result, inputs, workspace, posting);
   } catch (err) {
@@ -74,6 +85,7 @@ async function compare(
   groups: PhaseGroups,
 ): Promise<CompareResult> {
   groups.open('Resolving the base');
+  await checkHead(event, workspace, inputs.headPath);
   const base = await resolveBase({ baseRef: inputs.baseRef, eventBaseSha: event.baseSha }, workspace);
   if (base === null) {
     core.notice(
@@ -86,8 +98,8 @@ async function compare(
   }
   return runCompare({
     base: base?.sha ?? null,
-    // The workspace is the head as checked out; '.' reads better in the report than a runner path.
-    head: '.',
+    // The head as checked out (the workspace, or head-path); '.' reads better than a runner path.
+    head: inputs.headPath,
     repo: workspace,
     config: inputs.config,
     repeats: inputs.repeats ?? undefined,
@@ -100,24 +112,40 @@ async function compare(
 }
 
 async function merge(
-  pattern: string,
+  inputs: ActionInputs,
   workspace: string,
   outDir: string,
   groups: PhaseGroups,
+  untrusted: string | null,
 ): Promise<CompareResult> {
   groups.open('Merging shard reports');
-  const shards = await readShardReports(pattern, workspace, resolve(outDir, 'report.json'));
+  const shards = await readShardReports(inputs.merge!, workspace, resolve(outDir, 'report.json'));
   for (const s of shards)
-    core.info(`${relative(workspace, s.file)}: ${s.report.verdict}, ${s.report.cases.length} cases`);
+    core.info(`${relative(workspace, s.file)}: ${s.report.cases.length} cases (its own verdict is not used)`);
+  // The gate is this checkout's, never the one the reports carry.
+  const policy = await loadMergePolicy(
+    inputs.config === 'stategate.yml' ? undefined : inputs.config,
+    workspace,
+  );
+  core.info(`Gating with ${policy.source}.`);
   let merged: Report;
   try {
-    merged = mergeReports(shards.map((s) => s.report));
+    merged = mergeReports(
+      shards.map((s) => s.report),
+      { gate: policy.gate, unverified: untrusted ?? undefined },
+    );
   } catch (err) {
     // The merge numbers the reports; say which file each number is.
     const files = shards.map((s, i) => `report ${i + 1} = ${relative(workspace, s.file)}`).join(', ');
     throw new Error(`merge: ${(err as Error).message} (${files})`);
   }
   return writeReports(merged, outDir);
+}
+
+/** Marks a run's report unverified (and rewrites it) when the base repository does not control the run. */
+function unverified(result: CompareResult, reason: string | null, outDir: string): CompareResult {
+  if (reason === null) return result;
+  return writeReports({ ...result.report, unverified: { reason } }, outDir);
 }
 
 async function publish(
@@ -134,9 +162,11 @@ async function publish(
   }
   writeJunit(inputs, workspace, report);
 
-  const locate = scenarioLocator(workspace, dirname(resolve(workspace, inputs.config)));
+  // Annotation paths are paths in the head's repository, and their lines are read from the head's files.
+  const headRoot = resolve(workspace, inputs.headPath);
+  const locate = scenarioLocator(headRoot, dirname(resolve(headRoot, inputs.config)));
   await posting.complete({
-    conclusion: checkConclusion(report.verdict),
+    conclusion: checkConclusionOf(report),
     title,
     summary: renderMarkdown(report, { variant: 'check' }),
     annotations: caseAnnotations(report, locate),
@@ -179,10 +209,12 @@ async function fail(err: unknown, workspace: string, posting: Posting | null): P
     return;
   }
   const message = err instanceof Error ? err.message : String(err);
+  // A refused report.json is named as such: the input was bad, not stategate.
+  const refused = (err as { name?: string } | null)?.name === 'ReportError';
   await posting?.complete({
     conclusion: 'failure',
-    title: 'Stategate could not run',
-    // The message may quote the suite, the agent or the database: shown verbatim, never rendered.
+    title: refused ? 'Refused report.json: malformed or contradicting itself' : 'Stategate could not run',
+    // The message may quote the suite, the agent, the database or a report: shown verbatim, never rendered.
     summary: mdBlock(message),
     annotations: [],
   });

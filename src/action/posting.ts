@@ -1,6 +1,6 @@
 // Everything the action posts to GitHub, with refusals turned into warnings: posting never decides the verdict.
 import type { CheckOutcome } from './check-run.js';
-import { completeCheckRun, startCheckRun } from './check-run.js';
+import { CHECK_NAME, completeCheckRun, startCheckRun } from './check-run.js';
 import { upsertComment } from './comment.js';
 import type { EventContext } from './event.js';
 import { createGitHub, type GitHub } from './github.js';
@@ -23,22 +23,34 @@ export class Posting {
     private readonly event: EventContext,
     private readonly say: Say,
     private readonly fork: boolean,
+    private readonly checkName: string,
   ) {}
 
   /** A posting context; with an empty token nothing is posted and the run says so once. */
-  static create(token: string, apiUrl: string, event: EventContext, say: Say): Posting {
+  static create(
+    token: string,
+    apiUrl: string,
+    event: EventContext,
+    say: Say,
+    checkName = CHECK_NAME,
+  ): Posting {
     const fork = event.pullRequest?.fork ?? false;
     if (!token) {
       say.warning(
         'github-token is empty: the check run and the comment are skipped; the report and the job summary are written.',
       );
-      return new Posting(null, event, say, fork);
+      return new Posting(null, event, say, fork, checkName);
     }
-    return new Posting(createGitHub(token, apiUrl, say.warning), event, say, fork);
+    return new Posting(createGitHub(token, apiUrl, say.warning), event, say, fork, checkName);
   }
 
   private get target() {
-    return { owner: this.event.owner, repo: this.event.repo, headSha: this.event.headSha };
+    return {
+      owner: this.event.owner,
+      repo: this.event.repo,
+      headSha: this.event.headSha,
+      name: this.checkName,
+    };
   }
 
   /** Creates the check run in_progress; a refusal is a warning and later updates are skipped. */
@@ -46,7 +58,7 @@ export class Posting {
     if (!this.gh) return;
     try {
       this.checkId = await startCheckRun(this.gh, this.target, detailsUrl);
-      this.say.info(`Check run stategate started on ${this.event.headSha.slice(0, 12)}.`);
+      this.say.info(`Check run ${this.checkName} started on ${this.event.headSha.slice(0, 12)}.`);
     } catch (err) {
       this.checkRefused = true;
       this.say.warning(postingWarning('check', err, this.fork));
@@ -59,7 +71,7 @@ export class Posting {
     try {
       const done = await completeCheckRun(this.gh, this.target, this.checkId, outcome);
       this.say.info(
-        `Check run stategate: ${outcome.conclusion} (${outcome.title})${done.url ? ` ${done.url}` : ''}`,
+        `Check run ${this.checkName}: ${outcome.conclusion} (${outcome.title})${done.url ? ` ${done.url}` : ''}`,
       );
     } catch (err) {
       this.say.warning(postingWarning('check', err, this.fork));

@@ -1,10 +1,10 @@
-// The merge job's input: the shard reports a glob names, read and checked to be report.json files.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+// The merge job's input: the shard reports a glob names, each read and validated (readReportFile).
+import { relative, resolve } from 'node:path';
 import { glob } from 'tinyglobby';
+import { readReportFile } from '../report/read-report.js';
 import type { Report } from '../report/types.js';
 
-/** Thrown when the glob matches nothing or a match is not a report. */
+/** Thrown when the glob matches nothing (a malformed match throws a ReportError). */
 export class ShardReportError extends Error {
   constructor(message: string) {
     super(message);
@@ -23,19 +23,6 @@ export async function readShardReports(
     .filter((f) => f !== resolve(exclude))
     .sort();
   if (files.length === 0) throw new ShardReportError(`merge: no files match "${pattern}" under ${cwd}`);
-  return files.map((file) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new ShardReportError(`merge: ${file} is not readable JSON: ${(err as Error).message}`);
-    }
-    const r = value as Partial<Report> | null;
-    if (r?.version !== 1 || !Array.isArray(r.cases) || typeof r.verdict !== 'string' || !r.pin) {
-      throw new ShardReportError(
-        `merge: ${file} is not a stategate report.json (version 1 with verdict, pin and cases)`,
-      );
-    }
-    return { file, report: r as Report };
-  });
+  // Each report is input to check, not a verdict to believe: schema, sizes, ids, paths, counts.
+  return files.map((file) => ({ file, report: readReportFile(file, relative(cwd, file) || file) }));
 }

@@ -1,6 +1,6 @@
 // The subcommands of the stategate command. Each returns its exit code: 0 the gate passed,
 // 2 the gate failed (--fail-on), 1 stategate could not run.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mergeReports } from '../compare/index.js';
 import { loadSuite } from '../config/load.js';
@@ -8,6 +8,8 @@ import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { exitCodeFor, type FailOn } from '../gate/index.js';
 import { parseShard } from '../plan/expand.js';
 import { renderJunit } from '../report/junit.js';
+import { loadMergePolicy } from '../report/merge-policy.js';
+import { readReportFile } from '../report/read-report.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { Report } from '../report/types.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
@@ -158,19 +160,23 @@ export async function commandMerge(values: CliValues, files: string[]): Promise<
   if (files.length === 0) return fail('merge needs one or more report.json files');
   try {
     const level = failOn(values);
-    const reports = files.map((f) => {
-      try {
-        return JSON.parse(readFileSync(f, 'utf8')) as Report;
-      } catch (err) {
-        throw new Error(`${f}: not a readable report.json (${(err as Error).message})`);
-      }
+    // Each report is input to check, not a verdict to believe: schema, sizes, ids, paths, counts.
+    const reports = files.map((f) => readReportFile(resolve(f), f));
+    const policy = await loadMergePolicy(values.config, process.cwd());
+    process.stderr.write(`stategate: gating with ${policy.source}\n`);
+    const merged = mergeReports(reports, {
+      gate: policy.gate,
+      unverified: values.unverified ? 'the reports were passed with --unverified' : undefined,
     });
-    const merged = mergeReports(reports);
     const out = resolve(values.out ?? '.stategate');
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
   } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
     return fail((err as Error).message);
   }
 }

@@ -16,8 +16,13 @@ Usage:
   stategate validate [--config FILE]
       Check every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once.
-  stategate merge REPORT.json... [--out DIR] [--fail-on LEVEL]
-      Join shard reports (refuses different pinned suites or overlapping slices), then gate.
+  stategate merge REPORT.json... [--config FILE] [--unverified] [--out DIR] [--fail-on LEVEL]
+      Join shard reports (refuses different pinned suites or overlapping slices), then gate. Every
+      report is validated (schema, sizes, ids, paths inside the workspace) and each case's class
+      recomputed from its counts (a contradiction is refused, exit 1); the verdict comes from the
+      gate of --config in the current directory (default stategate.yml; the built-in policy when
+      there is none), never from the reports. --unverified marks the result as coming from a run
+      this repository does not control (a fork's artifact).
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
@@ -29,7 +34,8 @@ Usage:
       Exit 0 every criterion calibrated, 2 some not.
 
 Options:
-  --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml)
+  --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml);
+                        for merge, the one whose gate decides, relative to the current directory
   --repeats N           episodes per scenario and side (overrides the config)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
@@ -44,6 +50,8 @@ Options:
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
+  --unverified          merge: mark the result as coming from a run this repository does not
+                        control (a fork's artifact)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -68,6 +76,7 @@ const OPTIONS = {
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },
+  unverified: { type: 'boolean' },
   flaky: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },

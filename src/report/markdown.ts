@@ -31,6 +31,7 @@ import {
 } from './format.js';
 import { mdCellCode, mdCode, mdText } from './markdown-text.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
+import { unverifiedSentence, verdictWords } from './unverified.js';
 
 /** The hidden first line of the sticky PR comment, by which the action finds it again. */
 export const COMMENT_MARKER = '<!-- stategate:comment -->';
@@ -145,7 +146,9 @@ function restRow(c: CaseReport): string {
 }
 
 function verdictLines(report: Report, decision: GateDecision): string[] {
-  const lines = [`## Stategate: ${mdText(report.verdict)}`, ''];
+  const lines = [`## Stategate: ${verdictWords(report)}`, ''];
+  const unverified = unverifiedSentence(report);
+  if (unverified) lines.push(`**${mdText(unverified)}**`, '');
   const reasons = decision.reasons.map(
     (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
   );

@@ -1,8 +1,19 @@
 // Joins the reports of shards of one run into the report of the whole (`stategate merge`). It
-// refuses reports of different pinned suites, templates or commits, and overlapping slices.
+// refuses reports of different pinned suites, templates or commits, and overlapping slices. It
+// believes nothing a report says about itself: each case's class is recomputed from its counts
+// (a contradiction is refused) and the verdict is decided by the merging checkout's gate.
+import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
 import type { Side } from '../record.js';
 import { withTotals } from './build.js';
+import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
 import type { CaseReport, Report } from './types.js';
+
+export interface MergeOptions {
+  /** The gate to decide with (the merging checkout's); default the built-in policy, never a report's. */
+  gate?: GatePolicy;
+  /** Marks the merged report unverified with this reason (reports from a run the base does not control). */
+  unverified?: string;
+}
 
 export type MergeResult = { ok: true; report: Report } | { ok: false; error: string };
 
@@ -91,12 +102,30 @@ function missingShards(reports: readonly Report[]): number[] {
   return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
 }
 
+/** Every case recomputed from its counts, or the first contradiction, naming the report. */
+function recheckAll(reports: readonly Report[]): { cases: CaseReport[] } | { error: string } {
+  const cases: CaseReport[] = [];
+  for (const [i, r] of reports.entries()) {
+    const policy = policyProblem(r);
+    if (policy) return { error: `${describe(r, i)}: ${policy.path}: ${policy.message}` };
+    for (const [j, c] of r.cases.entries()) {
+      const checked = recheckCase(c, sequentialPolicyOf(r), `cases[${j}]`);
+      if (!checked.ok)
+        return { error: `${describe(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
+      cases.push(checked.case);
+    }
+  }
+  return { cases };
+}
+
 /** Joins shard reports, or says why they cannot be joined. */
-export function tryMergeReports(reports: readonly Report[]): MergeResult {
+export function tryMergeReports(reports: readonly Report[], options: MergeOptions = {}): MergeResult {
   const error = check(reports);
   if (error) return { ok: false, error };
+  const rechecked = recheckAll(reports);
+  if ('error' in rechecked) return { ok: false, error: rechecked.error };
   const first = reports[0];
-  const cases: CaseReport[] = reports.flatMap((r) => r.cases);
+  const { cases } = rechecked;
   const engines = [...new Set(reports.map((r) => r.engine))];
   const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== undefined))];
   const starts = reports.map((r) => r.started_at).filter((t): t is string => typeof t === 'string');
@@ -118,7 +147,11 @@ export function tryMergeReports(reports: readonly Report[]): MergeResult {
   };
   const reason = engines.length > 1 ? `the shards ran on ${engines.join(', ')}` : first.engine_reason;
   if (reason !== undefined) merged.engine_reason = reason;
-  if (first.gate) merged.gate = first.gate;
+  const gate = options.gate ?? DEFAULT_GATE;
+  merged.gate = { block: [...gate.block], warn: [...gate.warn] };
+  // Distrust is kept: a report already unverified makes the merge unverified too.
+  const unverified = options.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
+  if (unverified !== undefined) merged.unverified = { reason: unverified };
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
   if (first.policy_from) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
@@ -131,9 +164,12 @@ export function tryMergeReports(reports: readonly Report[]): MergeResult {
   return { ok: true, report: withTotals(merged) };
 }
 
-/** Joins shard reports into one, recounting the classes and recomputing the verdict; throws a MergeError when they do not fit together. */
-export function mergeReports(reports: readonly Report[]): Report {
-  const result = tryMergeReports(reports);
+/**
+ * Joins shard reports into one, recomputing each case's class and the verdict (with `options.gate`);
+ * throws a MergeError when they do not fit together or contradict themselves.
+ */
+export function mergeReports(reports: readonly Report[], options: MergeOptions = {}): Report {
+  const result = tryMergeReports(reports, options);
   if (!result.ok) throw new MergeError(result.error);
   return result.report;
 }

@@ -27,6 +27,7 @@ import {
   UNCALIBRATED_TAG,
 } from './format.js';
 import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
+import { unverifiedSentence, verdictWords } from './unverified.js';
 
 export interface TerminalOptions {
   /** ANSI colour (the caller decides: a TTY, no NO_COLOR). */
@@ -137,8 +138,10 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   const paint = painter(options.color);
   const decision = reportDecision(report);
   const out: string[] = [
-    `${paint('Stategate:', 'bold')} ${paint(inert(report.verdict), VERDICT_STYLE[report.verdict])}`,
+    `${paint('Stategate:', 'bold')} ${paint(inert(verdictWords(report)), VERDICT_STYLE[report.verdict])}`,
   ];
+  const unverified = unverifiedSentence(report);
+  if (unverified) out.push(`  ${inert(unverified)}`);
   for (const r of decision.reasons)
     out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(r.text)}`);
   const changes = report.suite_changes ?? [];

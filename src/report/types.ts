@@ -191,6 +191,11 @@ export interface Report {
   policy_from?: PolicySource;
   /** Additive: every difference of the suite that ran from the base's suite; absent when there is no base suite to compare. */
   suite_changes?: SuiteChange[];
+  /**
+   * Additive, merged reports: the run that produced the cases is not one the base repository controls
+   * (a fork's artifact). Its cases were checked for consistency, not re-run; the check is neutral at best.
+   */
+  unverified?: { reason: string };
 }
 
 /** Where the gate policy came from, and why from there. */

@@ -46,6 +46,17 @@ describe('readEvent', () => {
       baseSha: BASE,
       pullRequest: { number: 7, fork: false },
       workflowRun: null,
+      headRepository: 'acme/refunds',
+    });
+  });
+
+  it('reads pull_request_target like pull_request: the PR head, the event base, the head repository', () => {
+    expect(readEvent(env('pull_request_target', pr(true)))).toMatchObject({
+      name: 'pull_request_target',
+      headSha: HEAD,
+      baseSha: BASE,
+      pullRequest: { number: 7, fork: true },
+      headRepository: 'mallory/refunds',
     });
   });
 
@@ -67,7 +78,7 @@ describe('readEvent', () => {
       workflow_run: {
         head_sha: HEAD,
         head_branch: 'lean-prompt',
-        head_repository: { owner: { login: 'mallory' } },
+        head_repository: { full_name: 'mallory/refunds', owner: { login: 'mallory' } },
         pull_requests: prs,
       },
     });
@@ -81,6 +92,7 @@ describe('readEvent', () => {
     expect(readEvent(env('workflow_run', run([])))).toMatchObject({
       pullRequest: null,
       workflowRun: { headOwner: 'mallory', headBranch: 'lean-prompt' },
+      headRepository: 'mallory/refunds',
     });
   });
 

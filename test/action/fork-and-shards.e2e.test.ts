@@ -91,7 +91,10 @@ describe('a pull request from a fork (read-only token)', () => {
     expect(h.comments(31)).toHaveLength(1);
     expect(h.comments(31)[0].body).toContain('## Stategate: BLOCK');
     const [run] = h.checkRunsOn('lean-prompt');
-    expect(run).toMatchObject({ conclusion: 'failure', status: 'completed' });
+    // The artifact came from the fork's run: the base repository did not make these results.
+    expect(run).toMatchObject({ name: 'stategate (unverified)', conclusion: 'failure', status: 'completed' });
+    expect(run.output.title).toMatch(/^BLOCK \(unverified\): /);
+    expect(h.comments(31)[0].body).toContain('the triggering workflow run came from mallory/refunds');
   });
 });
 

@@ -14,6 +14,8 @@ const defaults: Record<string, string> = {
   engine: '',
   junit: '',
   out: '.stategate',
+  'head-path': '.',
+  'reports-from': 'auto',
 };
 
 function parse(overrides: Record<string, string> = {}) {
@@ -46,6 +48,8 @@ describe('parseInputs', () => {
       policyFrom: 'base',
       junit: null,
       out: '.stategate',
+      headPath: '.',
+      reportsFrom: 'auto',
     });
   });
 
@@ -85,6 +89,15 @@ describe('parseInputs', () => {
     ]);
     expect(problems({ 'policy-from': 'pr' })).toEqual(['policy-from: expected base or head, got "pr"']);
     expect(parse({ 'policy-from': 'head' }).policyFrom).toBe('head');
+    expect(problems({ 'head-path': '../elsewhere', 'reports-from': 'trusted' })).toEqual([
+      `head-path: expected a directory inside the workspace (relative, no '..'), got "../elsewhere"`,
+      'reports-from: expected auto or untrusted, got "trusted" (a run the base repository does not control cannot be declared trusted)',
+    ]);
+    expect(problems({ 'head-path': '/tmp/head' })).toHaveLength(1);
+    expect(parse({ 'head-path': 'head', 'reports-from': 'untrusted' })).toMatchObject({
+      headPath: 'head',
+      reportsFrom: 'untrusted',
+    });
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
   });

@@ -95,6 +95,59 @@ describe('mergeReports', () => {
     );
   });
 
+  it("decides with the merging checkout's gate, never the gate or verdict the shards carry", () => {
+    const lenient = { gate: { block: [], warn: [] } };
+    const a = shard(1, 2, [regressedCase('c')], lenient);
+    const b = shard(2, 2, [unchangedCase('a')], lenient);
+    expect([a.verdict, b.verdict]).toEqual(['PASS', 'PASS']);
+    expect(mergeReports([a, b]).verdict).toBe('WARN');
+    const strict = mergeReports([a, b], { gate: { block: ['regressed'], warn: [] } });
+    expect(strict.verdict).toBe('BLOCK');
+    expect(strict.gate).toEqual({ block: ['regressed'], warn: [] });
+  });
+
+  it('recomputes what each case derives from its counts, and refuses a class they contradict', () => {
+    const a = shard(1, 1, [regressedCase('c')]);
+    const edited: Report = JSON.parse(JSON.stringify(a));
+    edited.cases[0].expectations_changed = [];
+    edited.cases[0].reason = 'Nothing changed.';
+    const merged = mergeReports([edited]);
+    expect(merged.cases[0].expectations_changed).toEqual(a.cases[0].expectations_changed);
+    expect(merged.cases[0].reason).toBe(a.cases[0].reason);
+    edited.cases[0].class = 'improved';
+    expect(tryMergeReports([edited])).toEqual({
+      ok: false,
+      error: `report 1 (shard 1/1): cases[0].class: says 'improved', but its own counts make it 'regressed' (${a.cases[0].reason})`,
+    });
+  });
+
+  it('recomputes adaptive-repeat cases with the sequential test the report ran', () => {
+    const adaptive = buildReport({
+      ...facts({ shard: { index: 1, total: 1 } }),
+      sequential: { min: 3, max: 10 },
+      cases: [timeoutCase('d'), regressedCase('c'), unchangedCase('a')],
+    });
+    const report: Report = JSON.parse(JSON.stringify(adaptive));
+    const merged = mergeReports([report]);
+    expect(merged.cases.map((c) => [c.id, c.class])).toEqual(adaptive.cases.map((c) => [c.id, c.class]));
+    expect(merged.cases.map((c) => c.repeats_decision)).toEqual(
+      adaptive.cases.map((c) => c.repeats_decision),
+    );
+    expect(merged.cases.map((c) => c.expectations_changed)).toEqual(
+      adaptive.cases.map((c) => c.expectations_changed),
+    );
+  });
+
+  it('keeps a report unverified, and marks the merge unverified when asked', () => {
+    const a = shard(1, 2, [unchangedCase('a')]);
+    const b = { ...shard(2, 2, [unchangedCase('b')]), unverified: { reason: 'a fork made it' } };
+    expect(mergeReports([a, b]).unverified).toEqual({ reason: 'a fork made it' });
+    expect(mergeReports([a], { unverified: 'from mallory/refunds' }).unverified).toEqual({
+      reason: 'from mallory/refunds',
+    });
+    expect(mergeReports([a]).unverified).toBeUndefined();
+  });
+
   it('refuses nothing to merge and files that are not reports', () => {
     expect(() => mergeReports([])).toThrow('no reports to merge');
     expect(() => mergeReports([{ version: 2 } as unknown as Report])).toThrow(
