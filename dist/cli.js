@@ -19,8 +19,8 @@ var __commonJS = (cb, mod) => function __require3() {
   }
 };
 var __export = (target, all) => {
-  for (var name in all)
-    __defProp(target, name, { get: all[name], enumerable: true });
+  for (var name2 in all)
+    __defProp(target, name2, { get: all[name2], enumerable: true });
 };
 var __copyProps = (to, from, except, desc) => {
   if (from && typeof from === "object" || typeof from === "function") {
@@ -38,1782 +38,6 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
   isNodeMode || !mod || !mod.__esModule ? __defProp(target, "default", { value: mod, enumerable: true }) : target,
   mod
 ));
-
-// node_modules/picomatch/lib/constants.js
-var require_constants = __commonJS({
-  "node_modules/picomatch/lib/constants.js"(exports, module) {
-    "use strict";
-    var WIN_SLASH = "\\\\/";
-    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
-    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
-    var DOT_LITERAL = "\\.";
-    var PLUS_LITERAL = "\\+";
-    var QMARK_LITERAL = "\\?";
-    var SLASH_LITERAL = "\\/";
-    var ONE_CHAR = "(?=.)";
-    var QMARK = "[^/]";
-    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
-    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
-    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
-    var NO_DOT = `(?!${DOT_LITERAL})`;
-    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
-    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
-    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
-    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
-    var STAR = `${QMARK}*?`;
-    var SEP = "/";
-    var POSIX_CHARS = {
-      DOT_LITERAL,
-      PLUS_LITERAL,
-      QMARK_LITERAL,
-      SLASH_LITERAL,
-      ONE_CHAR,
-      QMARK,
-      END_ANCHOR,
-      DOTS_SLASH,
-      NO_DOT,
-      NO_DOTS,
-      NO_DOT_SLASH,
-      NO_DOTS_SLASH,
-      QMARK_NO_DOT,
-      STAR,
-      START_ANCHOR,
-      SEP
-    };
-    var WINDOWS_CHARS = {
-      ...POSIX_CHARS,
-      SLASH_LITERAL: `[${WIN_SLASH}]`,
-      QMARK: WIN_NO_SLASH,
-      STAR: `${WIN_NO_SLASH}*?`,
-      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
-      NO_DOT: `(?!${DOT_LITERAL})`,
-      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
-      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
-      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
-      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
-      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
-      SEP: "\\"
-    };
-    var POSIX_REGEX_SOURCE = {
-      __proto__: null,
-      alnum: "a-zA-Z0-9",
-      alpha: "a-zA-Z",
-      ascii: "\\x00-\\x7F",
-      blank: " \\t",
-      cntrl: "\\x00-\\x1F\\x7F",
-      digit: "0-9",
-      graph: "\\x21-\\x7E",
-      lower: "a-z",
-      print: "\\x20-\\x7E ",
-      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
-      space: " \\t\\r\\n\\v\\f",
-      upper: "A-Z",
-      word: "A-Za-z0-9_",
-      xdigit: "A-Fa-f0-9"
-    };
-    module.exports = {
-      DEFAULT_MAX_EXTGLOB_RECURSION,
-      MAX_LENGTH: 1024 * 64,
-      POSIX_REGEX_SOURCE,
-      // regular expressions
-      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
-      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
-      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
-      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
-      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
-      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
-      // Replace globs with equivalent patterns to reduce parsing time.
-      REPLACEMENTS: {
-        __proto__: null,
-        "***": "*",
-        "**/**": "**",
-        "**/**/**": "**"
-      },
-      // Digits
-      CHAR_0: 48,
-      /* 0 */
-      CHAR_9: 57,
-      /* 9 */
-      // Alphabet chars.
-      CHAR_UPPERCASE_A: 65,
-      /* A */
-      CHAR_LOWERCASE_A: 97,
-      /* a */
-      CHAR_UPPERCASE_Z: 90,
-      /* Z */
-      CHAR_LOWERCASE_Z: 122,
-      /* z */
-      CHAR_LEFT_PARENTHESES: 40,
-      /* ( */
-      CHAR_RIGHT_PARENTHESES: 41,
-      /* ) */
-      CHAR_ASTERISK: 42,
-      /* * */
-      // Non-alphabetic chars.
-      CHAR_AMPERSAND: 38,
-      /* & */
-      CHAR_AT: 64,
-      /* @ */
-      CHAR_BACKWARD_SLASH: 92,
-      /* \ */
-      CHAR_CARRIAGE_RETURN: 13,
-      /* \r */
-      CHAR_CIRCUMFLEX_ACCENT: 94,
-      /* ^ */
-      CHAR_COLON: 58,
-      /* : */
-      CHAR_COMMA: 44,
-      /* , */
-      CHAR_DOT: 46,
-      /* . */
-      CHAR_DOUBLE_QUOTE: 34,
-      /* " */
-      CHAR_EQUAL: 61,
-      /* = */
-      CHAR_EXCLAMATION_MARK: 33,
-      /* ! */
-      CHAR_FORM_FEED: 12,
-      /* \f */
-      CHAR_FORWARD_SLASH: 47,
-      /* / */
-      CHAR_GRAVE_ACCENT: 96,
-      /* ` */
-      CHAR_HASH: 35,
-      /* # */
-      CHAR_HYPHEN_MINUS: 45,
-      /* - */
-      CHAR_LEFT_ANGLE_BRACKET: 60,
-      /* < */
-      CHAR_LEFT_CURLY_BRACE: 123,
-      /* { */
-      CHAR_LEFT_SQUARE_BRACKET: 91,
-      /* [ */
-      CHAR_LINE_FEED: 10,
-      /* \n */
-      CHAR_NO_BREAK_SPACE: 160,
-      /* \u00A0 */
-      CHAR_PERCENT: 37,
-      /* % */
-      CHAR_PLUS: 43,
-      /* + */
-      CHAR_QUESTION_MARK: 63,
-      /* ? */
-      CHAR_RIGHT_ANGLE_BRACKET: 62,
-      /* > */
-      CHAR_RIGHT_CURLY_BRACE: 125,
-      /* } */
-      CHAR_RIGHT_SQUARE_BRACKET: 93,
-      /* ] */
-      CHAR_SEMICOLON: 59,
-      /* ; */
-      CHAR_SINGLE_QUOTE: 39,
-      /* ' */
-      CHAR_SPACE: 32,
-      /*   */
-      CHAR_TAB: 9,
-      /* \t */
-      CHAR_UNDERSCORE: 95,
-      /* _ */
-      CHAR_VERTICAL_LINE: 124,
-      /* | */
-      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
-      /* \uFEFF */
-      /**
-       * Create EXTGLOB_CHARS
-       */
-      extglobChars(chars) {
-        return {
-          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
-          "?": { type: "qmark", open: "(?:", close: ")?" },
-          "+": { type: "plus", open: "(?:", close: ")+" },
-          "*": { type: "star", open: "(?:", close: ")*" },
-          "@": { type: "at", open: "(?:", close: ")" }
-        };
-      },
-      /**
-       * Create GLOB_CHARS
-       */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
-      }
-    };
-  }
-});
-
-// node_modules/picomatch/lib/utils.js
-var require_utils = __commonJS({
-  "node_modules/picomatch/lib/utils.js"(exports) {
-    "use strict";
-    var {
-      REGEX_BACKSLASH,
-      REGEX_REMOVE_BACKSLASH,
-      REGEX_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_GLOBAL
-    } = require_constants();
-    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
-    exports.isWindows = () => {
-      if (typeof navigator !== "undefined" && navigator.platform) {
-        const platform2 = navigator.platform.toLowerCase();
-        return platform2 === "win32" || platform2 === "windows";
-      }
-      if (typeof process !== "undefined" && process.platform) {
-        return process.platform === "win32";
-      }
-      return false;
-    };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
-        return match === "\\" ? "" : match;
-      });
-    };
-    exports.escapeLast = (input2, char, lastIdx) => {
-      const idx = input2.lastIndexOf(char, lastIdx);
-      if (idx === -1) return input2;
-      if (input2[idx - 1] === "\\") return exports.escapeLast(input2, char, idx - 1);
-      return `${input2.slice(0, idx)}\\${input2.slice(idx)}`;
-    };
-    exports.removePrefix = (input2, state = {}) => {
-      let output2 = input2;
-      if (output2.startsWith("./")) {
-        output2 = output2.slice(2);
-        state.prefix = "./";
-      }
-      return output2;
-    };
-    exports.wrapOutput = (input2, state = {}, options2 = {}) => {
-      const prepend = options2.contains ? "" : "^";
-      const append = options2.contains ? "" : "$";
-      let output2 = `${prepend}(?:${input2})${append}`;
-      if (state.negated === true) {
-        output2 = `(?:^(?!${output2}).*$)`;
-      }
-      return output2;
-    };
-    exports.basename = (path6, { windows } = {}) => {
-      const segs = path6.split(windows ? /[\\/]/ : "/");
-      const last = segs[segs.length - 1];
-      if (last === "") {
-        return segs[segs.length - 2];
-      }
-      return last;
-    };
-  }
-});
-
-// node_modules/picomatch/lib/scan.js
-var require_scan = __commonJS({
-  "node_modules/picomatch/lib/scan.js"(exports, module) {
-    "use strict";
-    var utils = require_utils();
-    var {
-      CHAR_ASTERISK,
-      /* * */
-      CHAR_AT,
-      /* @ */
-      CHAR_BACKWARD_SLASH,
-      /* \ */
-      CHAR_COMMA,
-      /* , */
-      CHAR_DOT,
-      /* . */
-      CHAR_EXCLAMATION_MARK,
-      /* ! */
-      CHAR_FORWARD_SLASH,
-      /* / */
-      CHAR_LEFT_CURLY_BRACE,
-      /* { */
-      CHAR_LEFT_PARENTHESES,
-      /* ( */
-      CHAR_LEFT_SQUARE_BRACKET,
-      /* [ */
-      CHAR_PLUS,
-      /* + */
-      CHAR_QUESTION_MARK,
-      /* ? */
-      CHAR_RIGHT_CURLY_BRACE,
-      /* } */
-      CHAR_RIGHT_PARENTHESES,
-      /* ) */
-      CHAR_RIGHT_SQUARE_BRACKET
-      /* ] */
-    } = require_constants();
-    var isPathSeparator = (code) => {
-      return code === CHAR_FORWARD_SLASH || code === CHAR_BACKWARD_SLASH;
-    };
-    var depth = (token) => {
-      if (token.isPrefix !== true) {
-        token.depth = token.isGlobstar ? Infinity : 1;
-      }
-    };
-    var scan2 = (input2, options2) => {
-      const opts = options2 || {};
-      const length = input2.length - 1;
-      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
-      const slashes = [];
-      const tokens = [];
-      const parts = [];
-      let str = input2;
-      let index = -1;
-      let start = 0;
-      let lastIndex = 0;
-      let isBrace = false;
-      let isBracket = false;
-      let isGlob = false;
-      let isExtglob = false;
-      let isGlobstar = false;
-      let braceEscaped = false;
-      let backslashes = false;
-      let negated = false;
-      let negatedExtglob = false;
-      let finished = false;
-      let braces = 0;
-      let prev;
-      let code;
-      let token = { value: "", depth: 0, isGlob: false };
-      const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
-      const advance = () => {
-        prev = code;
-        return str.charCodeAt(++index);
-      };
-      while (index < length) {
-        code = advance();
-        let next;
-        if (code === CHAR_BACKWARD_SLASH) {
-          backslashes = token.backslashes = true;
-          code = advance();
-          if (code === CHAR_LEFT_CURLY_BRACE) {
-            braceEscaped = true;
-          }
-          continue;
-        }
-        if (braceEscaped === true || code === CHAR_LEFT_CURLY_BRACE) {
-          braces++;
-          while (eos() !== true && (code = advance())) {
-            if (code === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (code === CHAR_LEFT_CURLY_BRACE) {
-              braces++;
-              continue;
-            }
-            if (braceEscaped !== true && code === CHAR_DOT && (code = advance()) === CHAR_DOT) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (braceEscaped !== true && code === CHAR_COMMA) {
-              isBrace = token.isBrace = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              if (scanToEnd === true) {
-                continue;
-              }
-              break;
-            }
-            if (code === CHAR_RIGHT_CURLY_BRACE) {
-              braces--;
-              if (braces === 0) {
-                braceEscaped = false;
-                isBrace = token.isBrace = true;
-                finished = true;
-                break;
-              }
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code === CHAR_FORWARD_SLASH) {
-          slashes.push(index);
-          tokens.push(token);
-          token = { value: "", depth: 0, isGlob: false };
-          if (finished === true) continue;
-          if (prev === CHAR_DOT && index === start + 1) {
-            start += 2;
-            continue;
-          }
-          lastIndex = index + 1;
-          continue;
-        }
-        if (opts.noext !== true) {
-          const isExtglobChar = code === CHAR_PLUS || code === CHAR_AT || code === CHAR_ASTERISK || code === CHAR_QUESTION_MARK || code === CHAR_EXCLAMATION_MARK;
-          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
-            isGlob = token.isGlob = true;
-            isExtglob = token.isExtglob = true;
-            finished = true;
-            if (code === CHAR_EXCLAMATION_MARK && index === start) {
-              negatedExtglob = true;
-            }
-            if (scanToEnd === true) {
-              let parens = 0;
-              while (eos() !== true && (code = advance())) {
-                if (code === CHAR_BACKWARD_SLASH) {
-                  backslashes = token.backslashes = true;
-                  advance();
-                  continue;
-                }
-                if (code === CHAR_LEFT_PARENTHESES) {
-                  parens++;
-                  continue;
-                }
-                if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                  finished = true;
-                  break;
-                }
-              }
-              continue;
-            }
-            break;
-          }
-        }
-        if (code === CHAR_ASTERISK) {
-          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
-          isGlob = token.isGlob = true;
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code === CHAR_QUESTION_MARK) {
-          isGlob = token.isGlob = true;
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (code === CHAR_LEFT_SQUARE_BRACKET) {
-          while (eos() !== true && (next = advance())) {
-            if (next === CHAR_BACKWARD_SLASH) {
-              backslashes = token.backslashes = true;
-              advance();
-              continue;
-            }
-            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
-              isBracket = token.isBracket = true;
-              isGlob = token.isGlob = true;
-              finished = true;
-              break;
-            }
-          }
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-        if (opts.nonegate !== true && code === CHAR_EXCLAMATION_MARK && index === start) {
-          negated = token.negated = true;
-          start++;
-          continue;
-        }
-        if (opts.noparen !== true && code === CHAR_LEFT_PARENTHESES) {
-          isGlob = token.isGlob = true;
-          if (scanToEnd === true) {
-            let parens = 1;
-            while (eos() !== true && (code = advance())) {
-              if (code === CHAR_BACKWARD_SLASH) {
-                backslashes = token.backslashes = true;
-                advance();
-                continue;
-              }
-              if (code === CHAR_LEFT_PARENTHESES) {
-                parens++;
-                continue;
-              }
-              if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
-                finished = true;
-                break;
-              }
-            }
-            continue;
-          }
-          break;
-        }
-        if (isGlob === true) {
-          finished = true;
-          if (scanToEnd === true) {
-            continue;
-          }
-          break;
-        }
-      }
-      if (opts.noext === true) {
-        isExtglob = false;
-        isGlob = false;
-      }
-      let base2 = str;
-      let prefix = "";
-      let glob2 = "";
-      if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
-        lastIndex -= start;
-      }
-      if (base2 && isGlob === true && lastIndex > 0) {
-        base2 = str.slice(0, lastIndex);
-        glob2 = str.slice(lastIndex);
-      } else if (isGlob === true) {
-        base2 = "";
-        glob2 = str;
-      } else {
-        base2 = str;
-      }
-      if (base2 && base2 !== "" && base2 !== "/" && base2 !== str) {
-        if (isPathSeparator(base2.charCodeAt(base2.length - 1))) {
-          base2 = base2.slice(0, -1);
-        }
-      }
-      if (opts.unescape === true) {
-        if (glob2) glob2 = utils.removeBackslashes(glob2);
-        if (base2 && backslashes === true) {
-          base2 = utils.removeBackslashes(base2);
-        }
-      }
-      const state = {
-        prefix,
-        input: input2,
-        start,
-        base: base2,
-        glob: glob2,
-        isBrace,
-        isBracket,
-        isGlob,
-        isExtglob,
-        isGlobstar,
-        negated,
-        negatedExtglob
-      };
-      if (opts.tokens === true) {
-        state.maxDepth = 0;
-        if (!isPathSeparator(code)) {
-          tokens.push(token);
-        }
-        state.tokens = tokens;
-      }
-      if (opts.parts === true || opts.tokens === true) {
-        let prevIndex;
-        for (let idx = 0; idx < slashes.length; idx++) {
-          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
-          const i = slashes[idx];
-          const value2 = input2.slice(n2, i);
-          if (opts.tokens) {
-            if (idx === 0 && start !== 0) {
-              tokens[idx].isPrefix = true;
-              tokens[idx].value = prefix;
-            } else {
-              tokens[idx].value = value2;
-            }
-            depth(tokens[idx]);
-            state.maxDepth += tokens[idx].depth;
-          }
-          if (i >= start) {
-            parts.push(value2);
-            prevIndex = i;
-          }
-        }
-        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
-        const value = input2.slice(n);
-        parts.push(value);
-        if (opts.tokens && prevIndex && prevIndex + 1 < input2.length) {
-          tokens[tokens.length - 1].value = value;
-          depth(tokens[tokens.length - 1]);
-          state.maxDepth += tokens[tokens.length - 1].depth;
-        }
-        state.slashes = slashes;
-        state.parts = parts;
-      }
-      return state;
-    };
-    module.exports = scan2;
-  }
-});
-
-// node_modules/picomatch/lib/parse.js
-var require_parse = __commonJS({
-  "node_modules/picomatch/lib/parse.js"(exports, module) {
-    "use strict";
-    var constants = require_constants();
-    var utils = require_utils();
-    var {
-      MAX_LENGTH,
-      POSIX_REGEX_SOURCE,
-      REGEX_NON_SPECIAL_CHARS,
-      REGEX_SPECIAL_CHARS_BACKREF,
-      REPLACEMENTS
-    } = constants;
-    var expandRange = (args, options2) => {
-      if (typeof options2.expandRange === "function") {
-        return options2.expandRange(...args, options2);
-      }
-      args.sort();
-      const value = `[${args.join("-")}]`;
-      try {
-        new RegExp(value);
-      } catch (ex) {
-        return args.map((v) => utils.escapeRegex(v)).join("..");
-      }
-      return value;
-    };
-    var syntaxError = (type, char) => {
-      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
-    };
-    var splitTopLevel = (input2) => {
-      const parts = [];
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let value = "";
-      let escaped = false;
-      for (const ch of input2) {
-        if (escaped === true) {
-          value += ch;
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          value += ch;
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          value += ch;
-          continue;
-        }
-        if (quote === 0) {
-          if (ch === "[") {
-            bracket++;
-          } else if (ch === "]" && bracket > 0) {
-            bracket--;
-          } else if (bracket === 0) {
-            if (ch === "(") {
-              paren++;
-            } else if (ch === ")" && paren > 0) {
-              paren--;
-            } else if (ch === "|" && paren === 0) {
-              parts.push(value);
-              value = "";
-              continue;
-            }
-          }
-        }
-        value += ch;
-      }
-      parts.push(value);
-      return parts;
-    };
-    var isPlainBranch = (branch) => {
-      let escaped = false;
-      for (const ch of branch) {
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (/[?*+@!()[\]{}]/.test(ch)) {
-          return false;
-        }
-      }
-      return true;
-    };
-    var normalizeSimpleBranch = (branch) => {
-      let value = branch.trim();
-      let changed = true;
-      while (changed === true) {
-        changed = false;
-        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
-          value = value.slice(2, -1);
-          changed = true;
-        }
-      }
-      if (!isPlainBranch(value)) {
-        return;
-      }
-      return value.replace(/\\(.)/g, "$1");
-    };
-    var hasRepeatedCharPrefixOverlap = (branches) => {
-      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
-      for (let i = 0; i < values.length; i++) {
-        for (let j = i + 1; j < values.length; j++) {
-          const a = values[i];
-          const b = values[j];
-          const char = a[0];
-          if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
-            continue;
-          }
-          if (a === b || a.startsWith(b) || b.startsWith(a)) {
-            return true;
-          }
-        }
-      }
-      return false;
-    };
-    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
-      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
-        return;
-      }
-      let bracket = 0;
-      let paren = 0;
-      let quote = 0;
-      let escaped = false;
-      for (let i = 1; i < pattern.length; i++) {
-        const ch = pattern[i];
-        if (escaped === true) {
-          escaped = false;
-          continue;
-        }
-        if (ch === "\\") {
-          escaped = true;
-          continue;
-        }
-        if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
-          continue;
-        }
-        if (quote === 1) {
-          continue;
-        }
-        if (ch === "[") {
-          bracket++;
-          continue;
-        }
-        if (ch === "]" && bracket > 0) {
-          bracket--;
-          continue;
-        }
-        if (bracket > 0) {
-          continue;
-        }
-        if (ch === "(") {
-          paren++;
-          continue;
-        }
-        if (ch === ")") {
-          paren--;
-          if (paren === 0) {
-            if (requireEnd === true && i !== pattern.length - 1) {
-              return;
-            }
-            return {
-              type: pattern[0],
-              body: pattern.slice(2, i),
-              end: i
-            };
-          }
-        }
-      }
-    };
-    var buildCharClassStar = (chars) => {
-      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
-      return `${source}*`;
-    };
-    var getStarExtglobSequenceChars = (pattern) => {
-      let index = 0;
-      const chars = [];
-      while (index < pattern.length) {
-        const match = parseRepeatedExtglob(pattern.slice(index), false);
-        if (!match || match.type !== "*") {
-          return;
-        }
-        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
-        if (branches.length !== 1) {
-          return;
-        }
-        const branch = normalizeSimpleBranch(branches[0]);
-        if (!branch || branch.length !== 1) {
-          return;
-        }
-        chars.push(branch);
-        index += match.end + 1;
-      }
-      if (chars.length < 1) {
-        return;
-      }
-      return chars;
-    };
-    var repeatedExtglobRecursion = (pattern) => {
-      let depth = 0;
-      let value = pattern.trim();
-      let match = parseRepeatedExtglob(value);
-      while (match) {
-        depth++;
-        value = match.body.trim();
-        match = parseRepeatedExtglob(value);
-      }
-      return depth;
-    };
-    var analyzeRepeatedExtglob = (body, options2) => {
-      if (options2.maxExtglobRecursion === false) {
-        return { risky: false };
-      }
-      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
-      const branches = splitTopLevel(body).map((branch) => branch.trim());
-      if (branches.length > 1) {
-        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
-          return { risky: true };
-        }
-      }
-      const safeChars = [];
-      let sawStarSequence = false;
-      let combinable = true;
-      for (const branch of branches) {
-        const chars = getStarExtglobSequenceChars(branch);
-        if (chars) {
-          sawStarSequence = true;
-          safeChars.push(...chars);
-          continue;
-        }
-        const literal4 = normalizeSimpleBranch(branch);
-        if (literal4 && literal4.length === 1) {
-          safeChars.push(literal4);
-          continue;
-        }
-        combinable = false;
-        if (repeatedExtglobRecursion(branch) > max) {
-          return { risky: true };
-        }
-      }
-      if (sawStarSequence) {
-        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
-      }
-      return { risky: false };
-    };
-    var parse4 = (input2, options2) => {
-      if (typeof input2 !== "string") {
-        throw new TypeError("Expected a string");
-      }
-      input2 = REPLACEMENTS[input2] || input2;
-      const opts = { ...options2 };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      let len = input2.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      const bos = { type: "bos", value: "", output: opts.prepend || "" };
-      const tokens = [bos];
-      const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
-      const {
-        DOT_LITERAL,
-        PLUS_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOT_SLASH,
-        NO_DOTS_SLASH,
-        QMARK,
-        QMARK_NO_DOT,
-        STAR,
-        START_ANCHOR
-      } = PLATFORM_CHARS;
-      const globstar = (opts2) => {
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const nodot = opts.dot ? "" : NO_DOT;
-      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
-      let star = opts.bash === true ? globstar(opts) : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      if (typeof opts.noext === "boolean") {
-        opts.noextglob = opts.noext;
-      }
-      const state = {
-        input: input2,
-        index: -1,
-        start: 0,
-        dot: opts.dot === true,
-        consumed: "",
-        output: "",
-        prefix: "",
-        backtrack: false,
-        negated: false,
-        brackets: 0,
-        braces: 0,
-        parens: 0,
-        quotes: 0,
-        globstar: false,
-        tokens
-      };
-      input2 = utils.removePrefix(input2, state);
-      len = input2.length;
-      const extglobs = [];
-      const braces = [];
-      const stack = [];
-      let prev = bos;
-      let value;
-      const eos = () => state.index === len - 1;
-      const peek = state.peek = (n = 1) => input2[state.index + n];
-      const advance = state.advance = () => input2[++state.index] || "";
-      const remaining = () => input2.slice(state.index + 1);
-      const consume = (value2 = "", num = 0) => {
-        state.consumed += value2;
-        state.index += num;
-      };
-      const append = (token) => {
-        state.output += token.output != null ? token.output : token.value;
-        consume(token.value);
-      };
-      const negate = () => {
-        let count2 = 1;
-        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
-          advance();
-          state.start++;
-          count2++;
-        }
-        if (count2 % 2 === 0) {
-          return false;
-        }
-        state.negated = true;
-        state.start++;
-        return true;
-      };
-      const increment = (type) => {
-        state[type]++;
-        stack.push(type);
-      };
-      const decrement = (type) => {
-        state[type]--;
-        stack.pop();
-      };
-      const push = (tok) => {
-        if (prev.type === "globstar") {
-          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
-          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
-          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
-            state.output = state.output.slice(0, -prev.output.length);
-            prev.type = "star";
-            prev.value = "*";
-            prev.output = star;
-            state.output += prev.output;
-          }
-        }
-        if (extglobs.length && tok.type !== "paren") {
-          extglobs[extglobs.length - 1].inner += tok.value;
-        }
-        if (tok.value || tok.output) append(tok);
-        if (prev && prev.type === "text" && tok.type === "text") {
-          prev.output = (prev.output || prev.value) + tok.value;
-          prev.value += tok.value;
-          return;
-        }
-        tok.prev = prev;
-        tokens.push(tok);
-        prev = tok;
-      };
-      const extglobOpen = (type, value2) => {
-        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
-        token.prev = prev;
-        token.parens = state.parens;
-        token.output = state.output;
-        token.startIndex = state.index;
-        token.tokensIndex = tokens.length;
-        const output2 = (opts.capture ? "(" : "") + token.open;
-        increment("parens");
-        push({ type, value: value2, output: state.output ? "" : ONE_CHAR });
-        push({ type: "paren", extglob: true, value: advance(), output: output2 });
-        extglobs.push(token);
-      };
-      const extglobClose = (token) => {
-        const literal4 = input2.slice(token.startIndex, state.index + 1);
-        const body = input2.slice(token.startIndex + 2, state.index);
-        const analysis = analyzeRepeatedExtglob(body, opts);
-        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
-          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
-          const open2 = tokens[token.tokensIndex];
-          open2.type = "text";
-          open2.value = literal4;
-          open2.output = safeOutput || utils.escapeRegex(literal4);
-          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
-            tokens[i].value = "";
-            tokens[i].output = "";
-            delete tokens[i].suffix;
-          }
-          state.output = token.output + open2.output;
-          state.backtrack = true;
-          push({ type: "paren", extglob: true, value, output: "" });
-          decrement("parens");
-          return;
-        }
-        let output2 = token.close + (opts.capture ? ")" : "");
-        let rest;
-        if (token.type === "negate") {
-          let extglobStar = star;
-          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
-            extglobStar = globstar(opts);
-          }
-          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
-            output2 = token.close = `)$))${extglobStar}`;
-          }
-          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
-            const expression = parse4(rest, { ...options2, fastpaths: false }).output;
-            output2 = token.close = `)${expression})${extglobStar})`;
-          }
-          if (token.prev.type === "bos") {
-            state.negatedExtglob = true;
-          }
-        }
-        push({ type: "paren", extglob: true, value, output: output2 });
-        decrement("parens");
-      };
-      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input2)) {
-        let backslashes = false;
-        let output2 = input2.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc2, chars, first, rest, index) => {
-          if (first === "\\") {
-            backslashes = true;
-            return m;
-          }
-          if (first === "?") {
-            if (esc2) {
-              return esc2 + first + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            if (index === 0) {
-              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
-            }
-            return QMARK.repeat(chars.length);
-          }
-          if (first === ".") {
-            return DOT_LITERAL.repeat(chars.length);
-          }
-          if (first === "*") {
-            if (esc2) {
-              return esc2 + first + (rest ? star : "");
-            }
-            return star;
-          }
-          return esc2 ? m : `\\${m}`;
-        });
-        if (backslashes === true) {
-          if (opts.unescape === true) {
-            output2 = output2.replace(/\\/g, "");
-          } else {
-            output2 = output2.replace(/\\+/g, (m) => {
-              return m.length % 2 === 0 ? "\\\\" : m ? "\\" : "";
-            });
-          }
-        }
-        if (output2 === input2 && opts.contains === true) {
-          state.output = input2;
-          return state;
-        }
-        state.output = utils.wrapOutput(output2, state, options2);
-        return state;
-      }
-      while (!eos()) {
-        value = advance();
-        if (value === "\0") {
-          continue;
-        }
-        if (value === "\\") {
-          const next = peek();
-          if (next === "/" && opts.bash !== true) {
-            continue;
-          }
-          if (next === "." || next === ";") {
-            continue;
-          }
-          if (!next) {
-            value += "\\";
-            push({ type: "text", value });
-            continue;
-          }
-          const match = /^\\+/.exec(remaining());
-          let slashes = 0;
-          if (match && match[0].length > 2) {
-            slashes = match[0].length;
-            state.index += slashes;
-            if (slashes % 2 !== 0) {
-              value += "\\";
-            }
-          }
-          if (opts.unescape === true) {
-            value = advance();
-          } else {
-            value += advance();
-          }
-          if (state.brackets === 0) {
-            push({ type: "text", value });
-            continue;
-          }
-        }
-        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
-          if (opts.posix !== false && value === ":") {
-            const inner = prev.value.slice(1);
-            if (inner.includes("[")) {
-              prev.posix = true;
-              if (inner.includes(":")) {
-                const idx = prev.value.lastIndexOf("[");
-                const pre = prev.value.slice(0, idx);
-                const rest2 = prev.value.slice(idx + 2);
-                const posix2 = POSIX_REGEX_SOURCE[rest2];
-                if (posix2) {
-                  prev.value = pre + posix2;
-                  state.backtrack = true;
-                  advance();
-                  if (!bos.output && tokens.indexOf(prev) === 1) {
-                    bos.output = ONE_CHAR;
-                  }
-                  continue;
-                }
-              }
-            }
-          }
-          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
-            value = `\\${value}`;
-          }
-          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
-            value = `\\${value}`;
-          }
-          if (opts.posix === true && value === "!" && prev.value === "[") {
-            value = "^";
-          }
-          prev.value += value;
-          append({ value });
-          continue;
-        }
-        if (state.quotes === 1 && value !== '"') {
-          value = utils.escapeRegex(value);
-          prev.value += value;
-          append({ value });
-          continue;
-        }
-        if (value === '"') {
-          state.quotes = state.quotes === 1 ? 0 : 1;
-          if (opts.keepQuotes === true) {
-            push({ type: "text", value });
-          }
-          continue;
-        }
-        if (value === "(") {
-          increment("parens");
-          push({ type: "paren", value });
-          continue;
-        }
-        if (value === ")") {
-          if (state.parens === 0 && opts.strictBrackets === true) {
-            throw new SyntaxError(syntaxError("opening", "("));
-          }
-          const extglob = extglobs[extglobs.length - 1];
-          if (extglob && state.parens === extglob.parens + 1) {
-            extglobClose(extglobs.pop());
-            continue;
-          }
-          push({ type: "paren", value, output: state.parens ? ")" : "\\)" });
-          decrement("parens");
-          continue;
-        }
-        if (value === "[") {
-          if (opts.nobracket === true || !remaining().includes("]")) {
-            if (opts.nobracket !== true && opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("closing", "]"));
-            }
-            value = `\\${value}`;
-          } else {
-            increment("brackets");
-          }
-          push({ type: "bracket", value });
-          continue;
-        }
-        if (value === "]") {
-          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
-            push({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          if (state.brackets === 0) {
-            if (opts.strictBrackets === true) {
-              throw new SyntaxError(syntaxError("opening", "["));
-            }
-            push({ type: "text", value, output: `\\${value}` });
-            continue;
-          }
-          decrement("brackets");
-          const prevValue = prev.value.slice(1);
-          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
-            value = `/${value}`;
-          }
-          prev.value += value;
-          append({ value });
-          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
-            continue;
-          }
-          const escaped = utils.escapeRegex(prev.value);
-          state.output = state.output.slice(0, -prev.value.length);
-          if (opts.literalBrackets === true) {
-            state.output += escaped;
-            prev.value = escaped;
-            continue;
-          }
-          prev.value = `(${capture}${escaped}|${prev.value})`;
-          state.output += prev.value;
-          continue;
-        }
-        if (value === "{" && opts.nobrace !== true) {
-          increment("braces");
-          const open2 = {
-            type: "brace",
-            value,
-            output: "(",
-            outputIndex: state.output.length,
-            tokensIndex: state.tokens.length
-          };
-          braces.push(open2);
-          push(open2);
-          continue;
-        }
-        if (value === "}") {
-          const brace = braces[braces.length - 1];
-          if (opts.nobrace === true || !brace) {
-            push({ type: "text", value, output: value });
-            continue;
-          }
-          let output2 = ")";
-          if (brace.dots === true) {
-            const arr = tokens.slice();
-            const range = [];
-            for (let i = arr.length - 1; i >= 0; i--) {
-              tokens.pop();
-              if (arr[i].type === "brace") {
-                break;
-              }
-              if (arr[i].type !== "dots") {
-                range.unshift(arr[i].value);
-              }
-            }
-            output2 = expandRange(range, opts);
-            state.backtrack = true;
-          }
-          if (brace.comma !== true && brace.dots !== true) {
-            const out = state.output.slice(0, brace.outputIndex);
-            const toks = state.tokens.slice(brace.tokensIndex);
-            brace.value = brace.output = "\\{";
-            value = output2 = "\\}";
-            state.output = out;
-            for (const t of toks) {
-              state.output += t.output || t.value;
-            }
-          }
-          push({ type: "brace", value, output: output2 });
-          decrement("braces");
-          braces.pop();
-          continue;
-        }
-        if (value === "|") {
-          if (extglobs.length > 0) {
-            extglobs[extglobs.length - 1].conditions++;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (value === ",") {
-          let output2 = value;
-          const brace = braces[braces.length - 1];
-          if (brace && stack[stack.length - 1] === "braces") {
-            brace.comma = true;
-            output2 = "|";
-          }
-          push({ type: "comma", value, output: output2 });
-          continue;
-        }
-        if (value === "/") {
-          if (prev.type === "dot" && state.index === state.start + 1) {
-            state.start = state.index + 1;
-            state.consumed = "";
-            state.output = "";
-            tokens.pop();
-            prev = bos;
-            continue;
-          }
-          push({ type: "slash", value, output: SLASH_LITERAL });
-          continue;
-        }
-        if (value === ".") {
-          if (state.braces > 0 && prev.type === "dot") {
-            if (prev.value === ".") prev.output = DOT_LITERAL;
-            const brace = braces[braces.length - 1];
-            prev.type = "dots";
-            prev.output += value;
-            prev.value += value;
-            brace.dots = true;
-            continue;
-          }
-          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
-            push({ type: "text", value, output: DOT_LITERAL });
-            continue;
-          }
-          push({ type: "dot", value, output: DOT_LITERAL });
-          continue;
-        }
-        if (value === "?") {
-          const isGroup = prev && prev.value === "(";
-          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("qmark", value);
-            continue;
-          }
-          if (prev && prev.type === "paren") {
-            const next = peek();
-            let output2 = value;
-            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
-              output2 = `\\${value}`;
-            }
-            push({ type: "text", value, output: output2 });
-            continue;
-          }
-          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
-            push({ type: "qmark", value, output: QMARK_NO_DOT });
-            continue;
-          }
-          push({ type: "qmark", value, output: QMARK });
-          continue;
-        }
-        if (value === "!") {
-          if (opts.noextglob !== true && peek() === "(") {
-            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
-              extglobOpen("negate", value);
-              continue;
-            }
-          }
-          if (opts.nonegate !== true && state.index === 0) {
-            negate();
-            continue;
-          }
-        }
-        if (value === "+") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            extglobOpen("plus", value);
-            continue;
-          }
-          if (prev && prev.value === "(" || opts.regex === false) {
-            push({ type: "plus", value, output: PLUS_LITERAL });
-            continue;
-          }
-          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
-            push({ type: "plus", value });
-            continue;
-          }
-          push({ type: "plus", value: PLUS_LITERAL });
-          continue;
-        }
-        if (value === "@") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
-            push({ type: "at", extglob: true, value, output: "" });
-            continue;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (value !== "*") {
-          if (value === "$" || value === "^") {
-            value = `\\${value}`;
-          }
-          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
-          if (match) {
-            value += match[0];
-            state.index += match[0].length;
-          }
-          push({ type: "text", value });
-          continue;
-        }
-        if (prev && (prev.type === "globstar" || prev.star === true)) {
-          prev.type = "star";
-          prev.star = true;
-          prev.value += value;
-          prev.output = star;
-          state.backtrack = true;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        let rest = remaining();
-        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
-          extglobOpen("star", value);
-          continue;
-        }
-        if (prev.type === "star") {
-          if (opts.noglobstar === true) {
-            consume(value);
-            continue;
-          }
-          const prior = prev.prev;
-          const before = prior.prev;
-          const isStart = prior.type === "slash" || prior.type === "bos";
-          const afterStar = before && (before.type === "star" || before.type === "globstar");
-          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
-            push({ type: "star", value, output: "" });
-            continue;
-          }
-          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
-          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
-          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
-            push({ type: "star", value, output: "" });
-            continue;
-          }
-          while (rest.slice(0, 3) === "/**") {
-            const after = input2[state.index + 4];
-            if (after && after !== "/") {
-              break;
-            }
-            rest = rest.slice(3);
-            consume("/**", 3);
-          }
-          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
-          if (prior.type === "bos" && eos()) {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = globstar(opts);
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
-            prev.value += value;
-            state.globstar = true;
-            state.output += prior.output + prev.output;
-            consume(value);
-            continue;
-          }
-          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
-            const end = rest[1] !== void 0 ? "|$" : "";
-            state.output = state.output.slice(0, -(prior.output + prev.output).length);
-            prior.output = `(?:${prior.output}`;
-            prev.type = "globstar";
-            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
-            prev.value += value;
-            state.output += prior.output + prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          if (prior.type === "bos" && rest[0] === "/") {
-            prev.type = "globstar";
-            prev.value += value;
-            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
-            state.output = prev.output;
-            state.globstar = true;
-            consume(value + advance());
-            push({ type: "slash", value: "/", output: "" });
-            continue;
-          }
-          state.output = state.output.slice(0, -prev.output.length);
-          prev.type = "globstar";
-          prev.output = globstar(opts);
-          prev.value += value;
-          state.output += prev.output;
-          state.globstar = true;
-          consume(value);
-          continue;
-        }
-        const token = { type: "star", value, output: star };
-        if (opts.bash === true) {
-          token.output = ".*?";
-          if (prev.type === "bos" || prev.type === "slash") {
-            token.output = nodot + token.output;
-          }
-          push(token);
-          continue;
-        }
-        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
-          token.output = value;
-          push(token);
-          continue;
-        }
-        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
-          if (prev.type === "dot") {
-            state.output += NO_DOT_SLASH;
-            prev.output += NO_DOT_SLASH;
-          } else if (opts.dot === true) {
-            state.output += NO_DOTS_SLASH;
-            prev.output += NO_DOTS_SLASH;
-          } else {
-            state.output += nodot;
-            prev.output += nodot;
-          }
-          if (peek() !== "*") {
-            state.output += ONE_CHAR;
-            prev.output += ONE_CHAR;
-          }
-        }
-        push(token);
-      }
-      while (state.brackets > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
-        state.output = utils.escapeLast(state.output, "[");
-        decrement("brackets");
-      }
-      while (state.parens > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
-        state.output = utils.escapeLast(state.output, "(");
-        decrement("parens");
-      }
-      while (state.braces > 0) {
-        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
-        state.output = utils.escapeLast(state.output, "{");
-        decrement("braces");
-      }
-      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
-        push({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
-      }
-      if (state.backtrack === true) {
-        state.output = "";
-        for (const token of state.tokens) {
-          state.output += token.output != null ? token.output : token.value;
-          if (token.suffix) {
-            state.output += token.suffix;
-          }
-        }
-      }
-      return state;
-    };
-    parse4.fastpaths = (input2, options2) => {
-      const opts = { ...options2 };
-      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
-      const len = input2.length;
-      if (len > max) {
-        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
-      }
-      input2 = REPLACEMENTS[input2] || input2;
-      const {
-        DOT_LITERAL,
-        SLASH_LITERAL,
-        ONE_CHAR,
-        DOTS_SLASH,
-        NO_DOT,
-        NO_DOTS,
-        NO_DOTS_SLASH,
-        STAR,
-        START_ANCHOR
-      } = constants.globChars(opts.windows);
-      const nodot = opts.dot ? NO_DOTS : NO_DOT;
-      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
-      const capture = opts.capture ? "" : "?:";
-      const state = { negated: false, prefix: "" };
-      let star = opts.bash === true ? ".*?" : STAR;
-      if (opts.capture) {
-        star = `(${star})`;
-      }
-      const globstar = (opts2) => {
-        if (opts2.noglobstar === true) return star;
-        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
-      };
-      const create = (str) => {
-        switch (str) {
-          case "*":
-            return `${nodot}${ONE_CHAR}${star}`;
-          case ".*":
-            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*.*":
-            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "*/*":
-            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
-          case "**":
-            return nodot + globstar(opts);
-          case "**/*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
-          case "**/*.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
-          case "**/.*":
-            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
-          default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
-            if (!match) return;
-            const source2 = create(match[1]);
-            if (!source2) return;
-            return source2 + DOT_LITERAL + match[2];
-          }
-        }
-      };
-      const output2 = utils.removePrefix(input2, state);
-      let source = create(output2);
-      if (source && opts.strictSlashes !== true) {
-        source += `${SLASH_LITERAL}?`;
-      }
-      return source;
-    };
-    module.exports = parse4;
-  }
-});
-
-// node_modules/picomatch/lib/picomatch.js
-var require_picomatch = __commonJS({
-  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
-    "use strict";
-    var scan2 = require_scan();
-    var parse4 = require_parse();
-    var utils = require_utils();
-    var constants = require_constants();
-    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
-    var picomatch2 = (glob2, options2, returnState = false) => {
-      if (Array.isArray(glob2)) {
-        const fns = glob2.map((input2) => picomatch2(input2, options2, returnState));
-        const arrayMatcher = (str) => {
-          for (const isMatch of fns) {
-            const state2 = isMatch(str);
-            if (state2) return state2;
-          }
-          return false;
-        };
-        return arrayMatcher;
-      }
-      const isState = isObject2(glob2) && glob2.tokens && glob2.input;
-      if (glob2 === "" || typeof glob2 !== "string" && !isState) {
-        throw new TypeError("Expected pattern to be a non-empty string");
-      }
-      const opts = options2 || {};
-      const posix2 = opts.windows;
-      const regex = isState ? picomatch2.compileRe(glob2, options2) : picomatch2.makeRe(glob2, options2, false, true);
-      const state = regex.state;
-      delete regex.state;
-      let isIgnored = () => false;
-      if (opts.ignore) {
-        const ignoreOpts = { ...options2, ignore: null, onMatch: null, onResult: null };
-        isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
-      }
-      const matcher = (input2, returnObject = false) => {
-        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options2, { glob: glob2, posix: posix2 });
-        const result = { glob: glob2, state, regex, posix: posix2, input: input2, output: output2, match, isMatch };
-        if (typeof opts.onResult === "function") {
-          opts.onResult(result);
-        }
-        if (isMatch === false) {
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (isIgnored(input2)) {
-          if (typeof opts.onIgnore === "function") {
-            opts.onIgnore(result);
-          }
-          result.isMatch = false;
-          return returnObject ? result : false;
-        }
-        if (typeof opts.onMatch === "function") {
-          opts.onMatch(result);
-        }
-        return returnObject ? result : true;
-      };
-      if (returnState) {
-        matcher.state = state;
-      }
-      return matcher;
-    };
-    picomatch2.test = (input2, regex, options2, { glob: glob2, posix: posix2 } = {}) => {
-      if (typeof input2 !== "string") {
-        throw new TypeError("Expected input to be a string");
-      }
-      if (input2 === "") {
-        return { isMatch: false, output: "" };
-      }
-      const opts = options2 || {};
-      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
-      let match = input2 === glob2;
-      let output2 = match && format ? format(input2) : input2;
-      if (match === false) {
-        output2 = format ? format(input2) : input2;
-        match = output2 === glob2;
-      }
-      if (match === false || opts.capture === true) {
-        if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input2, regex, options2, posix2);
-        } else {
-          match = regex.exec(output2);
-        }
-      }
-      return { isMatch: Boolean(match), match, output: output2 };
-    };
-    picomatch2.matchBase = (input2, glob2, options2, posix2 = options2 && options2.windows) => {
-      const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options2);
-      return regex.test(utils.basename(input2, { windows: posix2 }));
-    };
-    picomatch2.isMatch = (str, patterns, options2) => picomatch2(patterns, options2)(str);
-    picomatch2.parse = (pattern, options2) => {
-      if (Array.isArray(pattern)) return pattern.map((p) => picomatch2.parse(p, options2));
-      return parse4(pattern, { ...options2, fastpaths: false });
-    };
-    picomatch2.scan = (input2, options2) => scan2(input2, options2);
-    picomatch2.compileRe = (state, options2, returnOutput = false, returnState = false) => {
-      if (returnOutput === true) {
-        return state.output;
-      }
-      const opts = options2 || {};
-      const prepend = opts.contains ? "" : "^";
-      const append = opts.contains ? "" : "$";
-      let source = `${prepend}(?:${state.output})${append}`;
-      if (state && state.negated === true) {
-        source = `^(?!${source}).*$`;
-      }
-      const regex = picomatch2.toRegex(source, options2);
-      if (returnState === true) {
-        regex.state = state;
-      }
-      return regex;
-    };
-    picomatch2.makeRe = (input2, options2 = {}, returnOutput = false, returnState = false) => {
-      if (!input2 || typeof input2 !== "string") {
-        throw new TypeError("Expected a non-empty string");
-      }
-      let parsed = { negated: false, fastpaths: true };
-      if (options2.fastpaths !== false && (input2[0] === "." || input2[0] === "*")) {
-        parsed.output = parse4.fastpaths(input2, options2);
-      }
-      if (!parsed.output) {
-        parsed = parse4(input2, options2);
-      }
-      return picomatch2.compileRe(parsed, options2, returnOutput, returnState);
-    };
-    picomatch2.toRegex = (source, options2) => {
-      try {
-        const opts = options2 || {};
-        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
-      } catch (err) {
-        if (options2 && options2.debug === true) throw err;
-        return /$^/;
-      }
-    };
-    picomatch2.constants = constants;
-    module.exports = picomatch2;
-  }
-});
-
-// node_modules/picomatch/index.js
-var require_picomatch2 = __commonJS({
-  "node_modules/picomatch/index.js"(exports, module) {
-    "use strict";
-    var pico = require_picomatch();
-    var utils = require_utils();
-    function picomatch2(glob2, options2, returnState = false) {
-      if (options2 && (options2.windows === null || options2.windows === void 0)) {
-        options2 = { ...options2, windows: utils.isWindows() };
-      }
-      return pico(glob2, options2, returnState);
-    }
-    Object.assign(picomatch2, pico);
-    module.exports = picomatch2;
-  }
-});
 
 // node_modules/yaml/dist/nodes/identity.js
 var require_identity = __commonJS({
@@ -1877,7 +101,7 @@ var require_visit = __commonJS({
   "node_modules/yaml/dist/visit.js"(exports) {
     "use strict";
     var identity2 = require_identity();
-    var BREAK = /* @__PURE__ */ Symbol("break visit");
+    var BREAK2 = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
     function visit4(node2, visitor) {
@@ -1889,39 +113,39 @@ var require_visit = __commonJS({
       } else
         visit_(null, node2, visitor_, Object.freeze([]));
     }
-    visit4.BREAK = BREAK;
+    visit4.BREAK = BREAK2;
     visit4.SKIP = SKIP;
     visit4.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path6) {
-      const ctrl = callVisitor(key, node2, visitor, path6);
+    function visit_(key, node2, visitor, path7) {
+      const ctrl = callVisitor(key, node2, visitor, path7);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visit_(key, ctrl, visitor, path6);
+        replaceNode(key, path7, ctrl);
+        return visit_(key, ctrl, visitor, path7);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path7 = Object.freeze(path7.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path6);
+            const ci = visit_(i, node2.items[i], visitor, path7);
             if (typeof ci === "number")
               i = ci - 1;
-            else if (ci === BREAK)
-              return BREAK;
+            else if (ci === BREAK2)
+              return BREAK2;
             else if (ci === REMOVE) {
               node2.items.splice(i, 1);
               i -= 1;
             }
           }
         } else if (identity2.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path6);
-          if (ck === BREAK)
-            return BREAK;
+          path7 = Object.freeze(path7.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path7);
+          if (ck === BREAK2)
+            return BREAK2;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path6);
-          if (cv === BREAK)
-            return BREAK;
+          const cv = visit_("value", node2.value, visitor, path7);
+          if (cv === BREAK2)
+            return BREAK2;
           else if (cv === REMOVE)
             node2.value = null;
         }
@@ -1937,39 +161,39 @@ var require_visit = __commonJS({
       } else
         await visitAsync_(null, node2, visitor_, Object.freeze([]));
     }
-    visitAsync.BREAK = BREAK;
+    visitAsync.BREAK = BREAK2;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path6) {
-      const ctrl = await callVisitor(key, node2, visitor, path6);
+    async function visitAsync_(key, node2, visitor, path7) {
+      const ctrl = await callVisitor(key, node2, visitor, path7);
       if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visitAsync_(key, ctrl, visitor, path6);
+        replaceNode(key, path7, ctrl);
+        return visitAsync_(key, ctrl, visitor, path7);
       }
       if (typeof ctrl !== "symbol") {
         if (identity2.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path7 = Object.freeze(path7.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path6);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path7);
             if (typeof ci === "number")
               i = ci - 1;
-            else if (ci === BREAK)
-              return BREAK;
+            else if (ci === BREAK2)
+              return BREAK2;
             else if (ci === REMOVE) {
               node2.items.splice(i, 1);
               i -= 1;
             }
           }
         } else if (identity2.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path6);
-          if (ck === BREAK)
-            return BREAK;
+          path7 = Object.freeze(path7.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path7);
+          if (ck === BREAK2)
+            return BREAK2;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path6);
-          if (cv === BREAK)
-            return BREAK;
+          const cv = await visitAsync_("value", node2.value, visitor, path7);
+          if (cv === BREAK2)
+            return BREAK2;
           else if (cv === REMOVE)
             node2.value = null;
         }
@@ -1994,23 +218,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path6) {
+    function callVisitor(key, node2, visitor, path7) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path6);
+        return visitor(key, node2, path7);
       if (identity2.isMap(node2))
-        return visitor.Map?.(key, node2, path6);
+        return visitor.Map?.(key, node2, path7);
       if (identity2.isSeq(node2))
-        return visitor.Seq?.(key, node2, path6);
+        return visitor.Seq?.(key, node2, path7);
       if (identity2.isPair(node2))
-        return visitor.Pair?.(key, node2, path6);
+        return visitor.Pair?.(key, node2, path7);
       if (identity2.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path6);
+        return visitor.Scalar?.(key, node2, path7);
       if (identity2.isAlias(node2))
-        return visitor.Alias?.(key, node2, path6);
+        return visitor.Alias?.(key, node2, path7);
       return void 0;
     }
-    function replaceNode(key, path6, node2) {
-      const parent = path6[path6.length - 1];
+    function replaceNode(key, path7, node2) {
+      const parent = path7[path7.length - 1];
       if (identity2.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity2.isPair(parent)) {
@@ -2089,8 +313,8 @@ var require_directives = __commonJS({
           this.atNextDocument = false;
         }
         const parts = line.trim().split(/[ \t]+/);
-        const name = parts.shift();
-        switch (name) {
+        const name2 = parts.shift();
+        switch (name2) {
           case "%TAG": {
             if (parts.length !== 2) {
               onError(0, "%TAG directive should contain exactly two parts");
@@ -2118,7 +342,7 @@ var require_directives = __commonJS({
             }
           }
           default:
-            onError(0, `Unknown directive ${name}`, true);
+            onError(0, `Unknown directive ${name2}`, true);
             return false;
         }
       }
@@ -2227,9 +451,9 @@ var require_anchors = __commonJS({
     }
     function findNewAnchor(prefix, exclude) {
       for (let i = 1; true; ++i) {
-        const name = `${prefix}${i}`;
-        if (!exclude.has(name))
-          return name;
+        const name2 = `${prefix}${i}`;
+        if (!exclude.has(name2))
+          return name2;
       }
     }
     function createNodeAnchors(doc, prefix) {
@@ -2383,8 +607,8 @@ var require_Node = __commonJS({
         };
         const res = toJS.toJS(this, "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count2, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count2);
+          for (const { count: count3, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count3);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
     };
@@ -2492,13 +716,13 @@ var require_Alias = __commonJS({
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
       } else if (identity2.isCollection(node2)) {
-        let count2 = 0;
+        let count3 = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
-          if (c > count2)
-            count2 = c;
+          if (c > count3)
+            count3 = c;
         }
-        return count2;
+        return count3;
       } else if (identity2.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
@@ -2622,10 +846,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity2 = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path6, value) {
+    function collectionFromPath(schema, path7, value) {
       let v = value;
-      for (let i = path6.length - 1; i >= 0; --i) {
-        const k = path6[i];
+      for (let i = path7.length - 1; i >= 0; --i) {
+        const k = path7[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -2644,7 +868,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path6) => path6 == null || typeof path6 === "object" && !!path6[Symbol.iterator]().next().done;
+    var isEmptyPath = (path7) => path7 == null || typeof path7 === "object" && !!path7[Symbol.iterator]().next().done;
     var Collection = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -2674,11 +898,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path6, value) {
-        if (isEmptyPath(path6))
+      addIn(path7, value) {
+        if (isEmptyPath(path7))
           this.add(value);
         else {
-          const [key, ...rest] = path6;
+          const [key, ...rest] = path7;
           const node2 = this.get(key, true);
           if (identity2.isCollection(node2))
             node2.addIn(rest, value);
@@ -2692,8 +916,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        const [key, ...rest] = path6;
+      deleteIn(path7) {
+        const [key, ...rest] = path7;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -2707,8 +931,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        const [key, ...rest] = path6;
+      getIn(path7, keepScalar) {
+        const [key, ...rest] = path7;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity2.isScalar(node2) ? node2.value : node2;
@@ -2726,8 +950,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path6) {
-        const [key, ...rest] = path6;
+      hasIn(path7) {
+        const [key, ...rest] = path7;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -2737,8 +961,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        const [key, ...rest] = path6;
+      setIn(path7, value) {
+        const [key, ...rest] = path7;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -2782,14 +1006,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text2, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text;
+        return text2;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text.length <= endStep)
-        return text;
+      if (text2.length <= endStep)
+        return text2;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -2806,14 +1030,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text, i, indent.length);
+        i = consumeMoreIndentedLines(text2, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text[i += 1]; ) {
+      for (let ch; ch = text2[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text[i + 1]) {
+          switch (text2[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -2830,12 +1054,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text, i, indent.length);
+            i = consumeMoreIndentedLines(text2, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text[i + 1];
+            const next = text2[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -2847,12 +1071,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text[i += 1];
+                ch = text2[i += 1];
                 overflow = true;
               }
               const j = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j])
-                return text;
+                return text2;
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
@@ -2867,39 +1091,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text;
+        return text2;
       if (onFold)
         onFold();
-      let res = text.slice(0, folds[0]);
+      let res = text2.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text.length;
+        const end2 = folds[i2 + 1] || text2.length;
         if (fold === 0)
           res = `
-${indent}${text.slice(0, end2)}`;
+${indent}${text2.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text[fold]}\\`;
+            res += `${text2[fold]}\\`;
           res += `
-${indent}${text.slice(fold + 1, end2)}`;
+${indent}${text2.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text, i, indent) {
+    function consumeMoreIndentedLines(text2, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text[start];
+      let ch = text2[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text[++i];
+          ch = text2[++i];
         } else {
           do {
-            ch = text[++i];
+            ch = text2[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text[start];
+          ch = text2[start];
         }
       }
       return end;
@@ -3266,8 +1490,8 @@ var require_stringify = __commonJS({
         tagObj = tags.find((t) => t.nodeClass && obj instanceof t.nodeClass);
       }
       if (!tagObj) {
-        const name = obj?.constructor?.name ?? (obj === null ? "null" : typeof obj);
-        throw new Error(`Tag not resolved for ${name} value`);
+        const name2 = obj?.constructor?.name ?? (obj === null ? "null" : typeof obj);
+        throw new Error(`Tag not resolved for ${name2} value`);
       }
       return tagObj;
     }
@@ -5253,9 +3477,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path6, value) {
+      addIn(path7, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path6, value);
+          this.contents.addIn(path7, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -5266,11 +3490,11 @@ var require_Document = __commonJS({
        * `name` will be used as a prefix for a new unique anchor.
        * If `name` is undefined, the generated anchor will use 'a' as a prefix.
        */
-      createAlias(node2, name) {
+      createAlias(node2, name2) {
         if (!node2.anchor) {
           const prev = anchors.anchorNames(this);
           node2.anchor = // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
-          !name || prev.has(name) ? anchors.findNewAnchor(name || "a", prev) : name;
+          !name2 || prev.has(name2) ? anchors.findNewAnchor(name2 || "a", prev) : name2;
         }
         return new Alias.Alias(node2.anchor);
       }
@@ -5330,14 +3554,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        if (Collection.isEmptyPath(path6)) {
+      deleteIn(path7) {
+        if (Collection.isEmptyPath(path7)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path6) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path7) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -5352,10 +3576,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        if (Collection.isEmptyPath(path6))
+      getIn(path7, keepScalar) {
+        if (Collection.isEmptyPath(path7))
           return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity2.isCollection(this.contents) ? this.contents.getIn(path6, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path7, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -5366,10 +3590,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path6) {
-        if (Collection.isEmptyPath(path6))
+      hasIn(path7) {
+        if (Collection.isEmptyPath(path7))
           return this.contents !== void 0;
-        return identity2.isCollection(this.contents) ? this.contents.hasIn(path6) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path7) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -5386,13 +3610,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        if (Collection.isEmptyPath(path6)) {
+      setIn(path7, value) {
+        if (Collection.isEmptyPath(path7)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection.collectionFromPath(this.schema, Array.from(path6), value);
+          this.contents = Collection.collectionFromPath(this.schema, Array.from(path7), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path6, value);
+          this.contents.setIn(path7, value);
         }
       }
       /**
@@ -5451,8 +3675,8 @@ var require_Document = __commonJS({
         };
         const res = toJS.toJS(this.contents, jsonArg ?? "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count2, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count2);
+          for (const { count: count3, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count3);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
       /**
@@ -5489,9 +3713,9 @@ var require_errors = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports) {
     "use strict";
     var YAMLError = class extends Error {
-      constructor(name, pos, code, message) {
+      constructor(name2, pos, code, message) {
         super();
-        this.name = name;
+        this.name = name2;
         this.code = code;
         this.message = message;
         this.pos = pos;
@@ -5529,12 +3753,12 @@ var require_errors = __commonJS({
         lineStr = prev + lineStr;
       }
       if (/[^ ]/.test(lineStr)) {
-        let count2 = 1;
+        let count3 = 1;
         const end = error62.linePos[1];
         if (end?.line === line && end.col > col) {
-          count2 = Math.max(1, Math.min(end.col - col, 80 - ci));
+          count3 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
-        const pointer = " ".repeat(ci) + "^".repeat(count2);
+        const pointer = " ".repeat(ci) + "^".repeat(count3);
         error62.message += `:
 
 ${lineStr}
@@ -6131,8 +4355,8 @@ var require_resolve_flow_collection = __commonJS({
       if (ce?.source === expectedEnd)
         cePos = ce.offset + ce.source.length;
       else {
-        const name = fcName[0].toUpperCase() + fcName.substring(1);
-        const msg = atRoot ? `${name} must end with a ${expectedEnd}` : `${name} in block collection must be sufficiently indented and end with a ${expectedEnd}`;
+        const name2 = fcName[0].toUpperCase() + fcName.substring(1);
+        const msg = atRoot ? `${name2} must end with a ${expectedEnd}` : `${name2} in block collection must be sufficiently indented and end with a ${expectedEnd}`;
         onError(offset, atRoot ? "MISSING_CHAR" : "BAD_INDENT", msg);
         if (ce && ce.source.length !== 1)
           ee.unshift(ce);
@@ -7342,7 +5566,7 @@ var require_cst_stringify = __commonJS({
 var require_cst_visit = __commonJS({
   "node_modules/yaml/dist/parse/cst-visit.js"(exports) {
     "use strict";
-    var BREAK = /* @__PURE__ */ Symbol("break visit");
+    var BREAK2 = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
     function visit4(cst, visitor) {
@@ -7350,12 +5574,12 @@ var require_cst_visit = __commonJS({
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit4.BREAK = BREAK;
+    visit4.BREAK = BREAK2;
     visit4.SKIP = SKIP;
     visit4.REMOVE = REMOVE;
-    visit4.itemAtPath = (cst, path6) => {
+    visit4.itemAtPath = (cst, path7) => {
       let item = cst;
-      for (const [field2, index] of path6) {
+      for (const [field2, index] of path7) {
         const tok = item?.[field2];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -7364,37 +5588,37 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit4.parentCollection = (cst, path6) => {
-      const parent = visit4.itemAtPath(cst, path6.slice(0, -1));
-      const field2 = path6[path6.length - 1][0];
+    visit4.parentCollection = (cst, path7) => {
+      const parent = visit4.itemAtPath(cst, path7.slice(0, -1));
+      const field2 = path7[path7.length - 1][0];
       const coll = parent?.[field2];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path6, item, visitor) {
-      let ctrl = visitor(item, path6);
+    function _visit(path7, item, visitor) {
+      let ctrl = visitor(item, path7);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field2 of ["key", "value"]) {
         const token = item[field2];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path6.concat([[field2, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path7.concat([[field2, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
-            else if (ci === BREAK)
-              return BREAK;
+            else if (ci === BREAK2)
+              return BREAK2;
             else if (ci === REMOVE) {
               token.items.splice(i, 1);
               i -= 1;
             }
           }
           if (typeof ctrl === "function" && field2 === "key")
-            ctrl = ctrl(item, path6);
+            ctrl = ctrl(item, path7);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path6) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path7) : ctrl;
     }
     exports.visit = visit4;
   }
@@ -9307,9 +7531,9 @@ var require_scope = __commonJS({
     exports.ValueScope = exports.ValueScopeName = exports.Scope = exports.varKinds = exports.UsedValueState = void 0;
     var code_1 = require_code();
     var ValueError = class extends Error {
-      constructor(name) {
-        super(`CodeGen: "code" for ${name} not defined`);
-        this.value = name.value;
+      constructor(name2) {
+        super(`CodeGen: "code" for ${name2} not defined`);
+        this.value = name2.value;
       }
     };
     var UsedValueState;
@@ -9376,8 +7600,8 @@ var require_scope = __commonJS({
         var _a3;
         if (value.ref === void 0)
           throw new Error("CodeGen: ref must be passed in value");
-        const name = this.toName(nameOrPrefix);
-        const { prefix } = name;
+        const name2 = this.toName(nameOrPrefix);
+        const { prefix } = name2;
         const valueKey = (_a3 = value.key) !== null && _a3 !== void 0 ? _a3 : value.ref;
         let vs = this._values[prefix];
         if (vs) {
@@ -9387,12 +7611,12 @@ var require_scope = __commonJS({
         } else {
           vs = this._values[prefix] = /* @__PURE__ */ new Map();
         }
-        vs.set(valueKey, name);
+        vs.set(valueKey, name2);
         const s = this._scope[prefix] || (this._scope[prefix] = []);
         const itemIndex = s.length;
         s[itemIndex] = value.ref;
-        name.setValue(value, { property: prefix, itemIndex });
-        return name;
+        name2.setValue(value, { property: prefix, itemIndex });
+        return name2;
       }
       getValue(prefix, keyOrRef) {
         const vs = this._values[prefix];
@@ -9401,17 +7625,17 @@ var require_scope = __commonJS({
         return vs.get(keyOrRef);
       }
       scopeRefs(scopeName, values = this._values) {
-        return this._reduceValues(values, (name) => {
-          if (name.scopePath === void 0)
-            throw new Error(`CodeGen: name "${name}" has no value`);
-          return (0, code_1._)`${scopeName}${name.scopePath}`;
+        return this._reduceValues(values, (name2) => {
+          if (name2.scopePath === void 0)
+            throw new Error(`CodeGen: name "${name2}" has no value`);
+          return (0, code_1._)`${scopeName}${name2.scopePath}`;
         });
       }
       scopeCode(values = this._values, usedValues, getCode) {
-        return this._reduceValues(values, (name) => {
-          if (name.value === void 0)
-            throw new Error(`CodeGen: name "${name}" has no value`);
-          return name.value.code;
+        return this._reduceValues(values, (name2) => {
+          if (name2.value === void 0)
+            throw new Error(`CodeGen: name "${name2}" has no value`);
+          return name2.value.code;
         }, usedValues, getCode);
       }
       _reduceValues(values, valueCode, usedValues = {}, getCode) {
@@ -9421,20 +7645,20 @@ var require_scope = __commonJS({
           if (!vs)
             continue;
           const nameSet = usedValues[prefix] = usedValues[prefix] || /* @__PURE__ */ new Map();
-          vs.forEach((name) => {
-            if (nameSet.has(name))
+          vs.forEach((name2) => {
+            if (nameSet.has(name2))
               return;
-            nameSet.set(name, UsedValueState.Started);
-            let c = valueCode(name);
+            nameSet.set(name2, UsedValueState.Started);
+            let c = valueCode(name2);
             if (c) {
               const def = this.opts.es5 ? exports.varKinds.var : exports.varKinds.const;
-              code = (0, code_1._)`${code}${def} ${name} = ${c};${this.opts._n}`;
-            } else if (c = getCode === null || getCode === void 0 ? void 0 : getCode(name)) {
+              code = (0, code_1._)`${code}${def} ${name2} = ${c};${this.opts._n}`;
+            } else if (c = getCode === null || getCode === void 0 ? void 0 : getCode(name2)) {
               code = (0, code_1._)`${code}${c}${this.opts._n}`;
             } else {
-              throw new ValueError(name);
+              throw new ValueError(name2);
             }
-            nameSet.set(name, UsedValueState.Completed);
+            nameSet.set(name2, UsedValueState.Completed);
           });
         }
         return code;
@@ -9511,10 +7735,10 @@ var require_codegen = __commonJS({
       }
     };
     var Def = class extends Node {
-      constructor(varKind, name, rhs) {
+      constructor(varKind, name2, rhs) {
         super();
         this.varKind = varKind;
-        this.name = name;
+        this.name = name2;
         this.rhs = rhs;
       }
       render({ es5, _n }) {
@@ -9734,17 +7958,17 @@ var require_codegen = __commonJS({
       }
     };
     var ForRange = class extends For {
-      constructor(varKind, name, from, to) {
+      constructor(varKind, name2, from, to) {
         super();
         this.varKind = varKind;
-        this.name = name;
+        this.name = name2;
         this.from = from;
         this.to = to;
       }
       render(opts) {
         const varKind = opts.es5 ? scope_1.varKinds.var : this.varKind;
-        const { name, from, to } = this;
-        return `for(${varKind} ${name}=${from}; ${name}<${to}; ${name}++)` + super.render(opts);
+        const { name: name2, from, to } = this;
+        return `for(${varKind} ${name2}=${from}; ${name2}<${to}; ${name2}++)` + super.render(opts);
       }
       get names() {
         const names = addExprNames(super.names, this.from);
@@ -9752,11 +7976,11 @@ var require_codegen = __commonJS({
       }
     };
     var ForIter = class extends For {
-      constructor(loop, varKind, name, iterable) {
+      constructor(loop, varKind, name2, iterable) {
         super();
         this.loop = loop;
         this.varKind = varKind;
-        this.name = name;
+        this.name = name2;
         this.iterable = iterable;
       }
       render(opts) {
@@ -9773,9 +7997,9 @@ var require_codegen = __commonJS({
       }
     };
     var Func = class extends BlockNode {
-      constructor(name, args, async) {
+      constructor(name2, args, async) {
         super();
-        this.name = name;
+        this.name = name2;
         this.args = args;
         this.async = async;
       }
@@ -9862,10 +8086,10 @@ var require_codegen = __commonJS({
       }
       // reserves unique name in the external scope and assigns value to it
       scopeValue(prefixOrName, value) {
-        const name = this._extScope.value(prefixOrName, value);
-        const vs = this._values[name.prefix] || (this._values[name.prefix] = /* @__PURE__ */ new Set());
-        vs.add(name);
-        return name;
+        const name2 = this._extScope.value(prefixOrName, value);
+        const vs = this._values[name2.prefix] || (this._values[name2.prefix] = /* @__PURE__ */ new Set());
+        vs.add(name2);
+        return name2;
       }
       getScopeValue(prefix, keyOrRef) {
         return this._extScope.getValue(prefix, keyOrRef);
@@ -9879,11 +8103,11 @@ var require_codegen = __commonJS({
         return this._extScope.scopeCode(this._values);
       }
       _def(varKind, nameOrPrefix, rhs, constant) {
-        const name = this._scope.toName(nameOrPrefix);
+        const name2 = this._scope.toName(nameOrPrefix);
         if (rhs !== void 0 && constant)
-          this._constants[name.str] = rhs;
-        this._leafNode(new Def(varKind, name, rhs));
-        return name;
+          this._constants[name2.str] = rhs;
+        this._leafNode(new Def(varKind, name2, rhs));
+        return name2;
       }
       // `const` declaration (`var` in es5 mode)
       const(nameOrPrefix, rhs, _constant) {
@@ -9964,20 +8188,20 @@ var require_codegen = __commonJS({
       }
       // `for` statement for a range of values
       forRange(nameOrPrefix, from, to, forBody, varKind = this.opts.es5 ? scope_1.varKinds.var : scope_1.varKinds.let) {
-        const name = this._scope.toName(nameOrPrefix);
-        return this._for(new ForRange(varKind, name, from, to), () => forBody(name));
+        const name2 = this._scope.toName(nameOrPrefix);
+        return this._for(new ForRange(varKind, name2, from, to), () => forBody(name2));
       }
       // `for-of` statement (in es5 mode replace with a normal for loop)
       forOf(nameOrPrefix, iterable, forBody, varKind = scope_1.varKinds.const) {
-        const name = this._scope.toName(nameOrPrefix);
+        const name2 = this._scope.toName(nameOrPrefix);
         if (this.opts.es5) {
           const arr = iterable instanceof code_1.Name ? iterable : this.var("_arr", iterable);
           return this.forRange("_i", 0, (0, code_1._)`${arr}.length`, (i) => {
-            this.var(name, (0, code_1._)`${arr}[${i}]`);
-            forBody(name);
+            this.var(name2, (0, code_1._)`${arr}[${i}]`);
+            forBody(name2);
           });
         }
-        return this._for(new ForIter("of", varKind, name, iterable), () => forBody(name));
+        return this._for(new ForIter("of", varKind, name2, iterable), () => forBody(name2));
       }
       // `for-in` statement.
       // With option `ownProperties` replaced with a `for-of` loop for object keys
@@ -9985,8 +8209,8 @@ var require_codegen = __commonJS({
         if (this.opts.ownProperties) {
           return this.forOf(nameOrPrefix, (0, code_1._)`Object.keys(${obj})`, forBody);
         }
-        const name = this._scope.toName(nameOrPrefix);
-        return this._for(new ForIter("in", varKind, name, obj), () => forBody(name));
+        const name2 = this._scope.toName(nameOrPrefix);
+        return this._for(new ForIter("in", varKind, name2, obj), () => forBody(name2));
       }
       // end `for` loop
       endFor() {
@@ -10051,8 +8275,8 @@ var require_codegen = __commonJS({
         return this;
       }
       // `function` heading (or definition if funcBody is passed)
-      func(name, args = code_1.nil, async, funcBody) {
-        this._blockNode(new Func(name, args, async));
+      func(name2, args = code_1.nil, async, funcBody) {
+        this._blockNode(new Func(name2, args, async));
         if (funcBody)
           this.code(funcBody).endFunc();
         return this;
@@ -11332,20 +9556,20 @@ var require_resolve = __commonJS({
       return false;
     }
     function countKeys(schema) {
-      let count2 = 0;
+      let count3 = 0;
       for (const key in schema) {
         if (key === "$ref")
           return Infinity;
-        count2++;
+        count3++;
         if (SIMPLE_INLINED.has(key))
           continue;
         if (typeof schema[key] == "object") {
-          (0, util_1.eachItem)(schema[key], (sch) => count2 += countKeys(sch));
+          (0, util_1.eachItem)(schema[key], (sch) => count3 += countKeys(sch));
         }
-        if (count2 === Infinity)
+        if (count3 === Infinity)
           return Infinity;
       }
-      return count2;
+      return count3;
     }
     function getFullPath(resolver, id = "", normalize2) {
       if (normalize2 !== false)
@@ -12096,7 +10320,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve8.call(this, root, ref);
+      let _sch = resolve10.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -12123,7 +10347,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve8(root, ref) {
+    function resolve10(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -12216,7 +10440,7 @@ var require_data = __commonJS({
 });
 
 // node_modules/fast-uri/lib/utils.js
-var require_utils2 = __commonJS({
+var require_utils = __commonJS({
   "node_modules/fast-uri/lib/utils.js"(exports, module) {
     "use strict";
     var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
@@ -12374,8 +10598,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path6) {
-      let input2 = path6;
+    function removeDotSegments(path7) {
+      let input2 = path7;
       const output2 = [];
       let nextSlash = -1;
       let len = 0;
@@ -12449,11 +10673,11 @@ var require_utils2 = __commonJS({
       }
       return output2.join("");
     }
-    function removeDotSegmentsRelative(path6) {
-      if (path6 === "" || path6[0] === "/") {
-        return removeDotSegments(path6);
+    function removeDotSegmentsRelative(path7) {
+      if (path7 === "" || path7[0] === "/") {
+        return removeDotSegments(path7);
       }
-      const segments = path6.split("/");
+      const segments = path7.split("/");
       const last = segments.length - 1;
       const output2 = [];
       let trailingDirectory = false;
@@ -12495,9 +10719,9 @@ var require_utils2 = __commonJS({
       let output2 = "";
       for (let i = 0; i < input2.length; i++) {
         if (input2[i] === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            const normalizedHex = hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            const normalizedHex = hex4.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decodeUnreserved && isUnreserved(decoded)) {
               output2 += decoded;
@@ -12517,9 +10741,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            const normalizedHex = hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            const normalizedHex = hex4.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decoded !== "." && isUnreserved(decoded)) {
               output2 += decoded;
@@ -12559,9 +10783,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            output2 += "%" + hex4.toUpperCase();
             i += 2;
             continue;
           }
@@ -12597,9 +10821,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            output2 += "%" + hex4.toUpperCase();
             i += 2;
             continue;
           }
@@ -12644,9 +10868,9 @@ var require_utils2 = __commonJS({
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            const normalizedHex = hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            const normalizedHex = hex4.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (isUnreserved(decoded)) {
               output2 += decoded;
@@ -12684,9 +10908,9 @@ var require_utils2 = __commonJS({
       let output2 = "";
       for (let i = 0; i < input2.length; i++) {
         if (input2[i] === "%" && i + 2 < input2.length) {
-          const hex3 = input2.slice(i + 1, i + 3);
-          if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+          const hex4 = input2.slice(i + 1, i + 3);
+          if (isHexPair(hex4)) {
+            output2 += "%" + hex4.toUpperCase();
             i += 2;
             continue;
           }
@@ -12753,7 +10977,7 @@ var require_utils2 = __commonJS({
 var require_schemes = __commonJS({
   "node_modules/fast-uri/lib/schemes.js"(exports, module) {
     "use strict";
-    var { isUUID } = require_utils2();
+    var { isUUID } = require_utils();
     var URN_REG = /^([\da-z][\d\-a-z]{0,31}):((?:[\w!$'()*+,\-./:;=@]|%[\da-f]{2})+)$/iu;
     var supportedSchemeNames = (
       /** @type {const} */
@@ -12766,10 +10990,10 @@ var require_schemes = __commonJS({
         "urn:uuid"
       ]
     );
-    function isValidSchemeName(name) {
+    function isValidSchemeName(name2) {
       return supportedSchemeNames.indexOf(
         /** @type {*} */
-        name
+        name2
       ) !== -1;
     }
     function wsIsSecure(wsComponent) {
@@ -12816,8 +11040,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path6 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path6 && path6 !== "/" ? path6 : void 0;
+        const path7 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path7 && path7 !== "/" ? path7 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -12964,7 +11188,7 @@ var require_schemes = __commonJS({
 var require_fast_uri = __commonJS({
   "node_modules/fast-uri/index.js"(exports, module) {
     "use strict";
-    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils2();
+    var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils();
     var { SCHEMES, getSchemeHandler } = require_schemes();
     var VALID_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/u;
     var MALFORMED_SCHEME_ERROR = "URI scheme is malformed.";
@@ -12987,7 +11211,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve8(baseURI, relativeURI, options2) {
+    function resolve10(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -13023,50 +11247,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base2, relative2, options2, skipNormalization) {
+    function resolveComponent(base2, relative3, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base2 = parse4(serialize(base2, options2), options2);
-        relative2 = parse4(serialize(relative2, options2), options2);
+        relative3 = parse4(serialize(relative3, options2), options2);
       }
       options2 = options2 || {};
-      if (!options2.tolerant && relative2.scheme) {
-        target.scheme = relative2.scheme;
-        target.userinfo = relative2.userinfo;
-        target.host = relative2.host;
-        target.port = relative2.port;
-        target.path = removeDotSegments(relative2.path || "");
-        target.query = relative2.query;
+      if (!options2.tolerant && relative3.scheme) {
+        target.scheme = relative3.scheme;
+        target.userinfo = relative3.userinfo;
+        target.host = relative3.host;
+        target.port = relative3.port;
+        target.path = removeDotSegments(relative3.path || "");
+        target.query = relative3.query;
       } else {
-        if (relative2.userinfo !== void 0 || relative2.host !== void 0 || relative2.port !== void 0) {
-          target.userinfo = relative2.userinfo;
-          target.host = relative2.host;
-          target.port = relative2.port;
-          target.path = removeDotSegments(relative2.path || "");
-          target.query = relative2.query;
+        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
+          target.userinfo = relative3.userinfo;
+          target.host = relative3.host;
+          target.port = relative3.port;
+          target.path = removeDotSegments(relative3.path || "");
+          target.query = relative3.query;
         } else {
-          if (!relative2.path) {
+          if (!relative3.path) {
             target.path = base2.path;
-            if (relative2.query !== void 0) {
-              target.query = relative2.query;
+            if (relative3.query !== void 0) {
+              target.query = relative3.query;
             } else {
               target.query = base2.query;
             }
           } else {
-            if (relative2.path[0] === "/") {
-              target.path = removeDotSegments(relative2.path);
+            if (relative3.path[0] === "/") {
+              target.path = removeDotSegments(relative3.path);
             } else {
               const baseHasAuthority = base2.userinfo !== void 0 || base2.host !== void 0 || base2.port !== void 0;
               if (baseHasAuthority && !base2.path) {
-                target.path = "/" + relative2.path;
+                target.path = "/" + relative3.path;
               } else if (!base2.path) {
-                target.path = relative2.path;
+                target.path = relative3.path;
               } else {
-                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative2.path;
+                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative3.path;
               }
               target.path = base2.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative2.query;
+            target.query = relative3.query;
           }
           target.userinfo = base2.userinfo;
           target.host = base2.host;
@@ -13074,7 +11298,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base2.scheme;
       }
-      target.fragment = relative2.fragment;
+      target.fragment = relative3.fragment;
       return target;
     }
     function equal(uriA, uriB, options2) {
@@ -13378,7 +11602,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve8,
+      resolve: resolve10,
       resolveComponent,
       equal,
       serialize,
@@ -13784,16 +12008,16 @@ var require_core = __commonJS({
         return this;
       }
       // Add format
-      addFormat(name, format) {
+      addFormat(name2, format) {
         if (typeof format == "string")
           format = new RegExp(format);
-        this.formats[name] = format;
+        this.formats[name2] = format;
         return this;
       }
       errorsText(errors = this.errors, { separator = ", ", dataVar = "data" } = {}) {
         if (!errors || errors.length === 0)
           return "No errors";
-        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text, msg) => text + separator + msg);
+        return errors.map((e) => `${dataVar}${e.instancePath} ${e.message}`).reduce((text2, msg) => text2 + separator + msg);
       }
       $dataMetaSchema(metaSchema, keywordsJsonPointers) {
         const rules = this.RULES.all;
@@ -13904,10 +12128,10 @@ var require_core = __commonJS({
           this.addSchema(optsSchemas[key], key);
     }
     function addInitialFormats() {
-      for (const name in this.opts.formats) {
-        const format = this.opts.formats[name];
+      for (const name2 in this.opts.formats) {
+        const format = this.opts.formats[name2];
         if (format)
-          this.addFormat(name, format);
+          this.addFormat(name2, format);
       }
     }
     function addInitialKeywords(defs) {
@@ -14883,8 +13107,8 @@ var require_contains = __commonJS({
         cxt.result(valid, () => cxt.reset());
         function validateItemsWithCount() {
           const schValid = gen.name("_valid");
-          const count2 = gen.let("count", 0);
-          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count2)));
+          const count3 = gen.let("count", 0);
+          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count3)));
         }
         function validateItems(_valid, block) {
           gen.forRange("i", 0, len, (i) => {
@@ -14897,16 +13121,16 @@ var require_contains = __commonJS({
             block();
           });
         }
-        function checkLimits(count2) {
-          gen.code((0, codegen_1._)`${count2}++`);
+        function checkLimits(count3) {
+          gen.code((0, codegen_1._)`${count3}++`);
           if (max === void 0) {
-            gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true).break());
+            gen.if((0, codegen_1._)`${count3} >= ${min}`, () => gen.assign(valid, true).break());
           } else {
-            gen.if((0, codegen_1._)`${count2} > ${max}`, () => gen.assign(valid, false).break());
+            gen.if((0, codegen_1._)`${count3} > ${max}`, () => gen.assign(valid, false).break());
             if (min === 1)
               gen.assign(valid, true);
             else
-              gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true));
+              gen.if((0, codegen_1._)`${count3} >= ${min}`, () => gen.assign(valid, true));
           }
         }
       }
@@ -16347,11 +14571,11 @@ var require_dist2 = __commonJS({
         (0, limit_1.default)(ajv2);
       return ajv2;
     };
-    formatsPlugin2.get = (name, mode = "full") => {
+    formatsPlugin2.get = (name2, mode = "full") => {
       const formats = mode === "fast" ? formats_1.fastFormats : formats_1.fullFormats;
-      const f = formats[name];
+      const f = formats[name2];
       if (!f)
-        throw new Error(`Unknown format "${name}"`);
+        throw new Error(`Unknown format "${name2}"`);
       return f;
     };
     function addFormats3(ajv2, list, fs, exportName) {
@@ -16364,6 +14588,1782 @@ var require_dist2 = __commonJS({
     module.exports = exports = formatsPlugin2;
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.default = formatsPlugin2;
+  }
+});
+
+// node_modules/picomatch/lib/constants.js
+var require_constants = __commonJS({
+  "node_modules/picomatch/lib/constants.js"(exports, module) {
+    "use strict";
+    var WIN_SLASH = "\\\\/";
+    var WIN_NO_SLASH = `[^${WIN_SLASH}]`;
+    var DEFAULT_MAX_EXTGLOB_RECURSION = 0;
+    var DOT_LITERAL = "\\.";
+    var PLUS_LITERAL = "\\+";
+    var QMARK_LITERAL = "\\?";
+    var SLASH_LITERAL = "\\/";
+    var ONE_CHAR = "(?=.)";
+    var QMARK = "[^/]";
+    var END_ANCHOR = `(?:${SLASH_LITERAL}|$)`;
+    var START_ANCHOR = `(?:^|${SLASH_LITERAL})`;
+    var DOTS_SLASH = `${DOT_LITERAL}{1,2}${END_ANCHOR}`;
+    var NO_DOT = `(?!${DOT_LITERAL})`;
+    var NO_DOTS = `(?!${START_ANCHOR}${DOTS_SLASH})`;
+    var NO_DOT_SLASH = `(?!${DOT_LITERAL}{0,1}${END_ANCHOR})`;
+    var NO_DOTS_SLASH = `(?!${DOTS_SLASH})`;
+    var QMARK_NO_DOT = `[^.${SLASH_LITERAL}]`;
+    var STAR = `${QMARK}*?`;
+    var SEP = "/";
+    var POSIX_CHARS = {
+      DOT_LITERAL,
+      PLUS_LITERAL,
+      QMARK_LITERAL,
+      SLASH_LITERAL,
+      ONE_CHAR,
+      QMARK,
+      END_ANCHOR,
+      DOTS_SLASH,
+      NO_DOT,
+      NO_DOTS,
+      NO_DOT_SLASH,
+      NO_DOTS_SLASH,
+      QMARK_NO_DOT,
+      STAR,
+      START_ANCHOR,
+      SEP
+    };
+    var WINDOWS_CHARS = {
+      ...POSIX_CHARS,
+      SLASH_LITERAL: `[${WIN_SLASH}]`,
+      QMARK: WIN_NO_SLASH,
+      STAR: `${WIN_NO_SLASH}*?`,
+      DOTS_SLASH: `${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$)`,
+      NO_DOT: `(?!${DOT_LITERAL})`,
+      NO_DOTS: `(?!(?:^|[${WIN_SLASH}])${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      NO_DOT_SLASH: `(?!${DOT_LITERAL}{0,1}(?:[${WIN_SLASH}]|$))`,
+      NO_DOTS_SLASH: `(?!${DOT_LITERAL}{1,2}(?:[${WIN_SLASH}]|$))`,
+      QMARK_NO_DOT: `[^.${WIN_SLASH}]`,
+      START_ANCHOR: `(?:^|[${WIN_SLASH}])`,
+      END_ANCHOR: `(?:[${WIN_SLASH}]|$)`,
+      SEP: "\\"
+    };
+    var POSIX_REGEX_SOURCE = {
+      __proto__: null,
+      alnum: "a-zA-Z0-9",
+      alpha: "a-zA-Z",
+      ascii: "\\x00-\\x7F",
+      blank: " \\t",
+      cntrl: "\\x00-\\x1F\\x7F",
+      digit: "0-9",
+      graph: "\\x21-\\x7E",
+      lower: "a-z",
+      print: "\\x20-\\x7E ",
+      punct: "\\-!\"#$%&'()\\*+,./:;<=>?@[\\]^_`{|}~",
+      space: " \\t\\r\\n\\v\\f",
+      upper: "A-Z",
+      word: "A-Za-z0-9_",
+      xdigit: "A-Fa-f0-9"
+    };
+    module.exports = {
+      DEFAULT_MAX_EXTGLOB_RECURSION,
+      MAX_LENGTH: 1024 * 64,
+      POSIX_REGEX_SOURCE,
+      // regular expressions
+      REGEX_BACKSLASH: /\\(?![*+?^${}(|)[\]])/g,
+      REGEX_NON_SPECIAL_CHARS: /^[^@![\].,$*+?^{}()|\\/]+/,
+      REGEX_SPECIAL_CHARS: /[-*+?.^${}(|)[\]]/,
+      REGEX_SPECIAL_CHARS_BACKREF: /(\\?)((\W)(\3*))/g,
+      REGEX_SPECIAL_CHARS_GLOBAL: /([-*+?.^${}(|)[\]])/g,
+      REGEX_REMOVE_BACKSLASH: /(?:\[.*?[^\\]\]|\\(?=.))/g,
+      // Replace globs with equivalent patterns to reduce parsing time.
+      REPLACEMENTS: {
+        __proto__: null,
+        "***": "*",
+        "**/**": "**",
+        "**/**/**": "**"
+      },
+      // Digits
+      CHAR_0: 48,
+      /* 0 */
+      CHAR_9: 57,
+      /* 9 */
+      // Alphabet chars.
+      CHAR_UPPERCASE_A: 65,
+      /* A */
+      CHAR_LOWERCASE_A: 97,
+      /* a */
+      CHAR_UPPERCASE_Z: 90,
+      /* Z */
+      CHAR_LOWERCASE_Z: 122,
+      /* z */
+      CHAR_LEFT_PARENTHESES: 40,
+      /* ( */
+      CHAR_RIGHT_PARENTHESES: 41,
+      /* ) */
+      CHAR_ASTERISK: 42,
+      /* * */
+      // Non-alphabetic chars.
+      CHAR_AMPERSAND: 38,
+      /* & */
+      CHAR_AT: 64,
+      /* @ */
+      CHAR_BACKWARD_SLASH: 92,
+      /* \ */
+      CHAR_CARRIAGE_RETURN: 13,
+      /* \r */
+      CHAR_CIRCUMFLEX_ACCENT: 94,
+      /* ^ */
+      CHAR_COLON: 58,
+      /* : */
+      CHAR_COMMA: 44,
+      /* , */
+      CHAR_DOT: 46,
+      /* . */
+      CHAR_DOUBLE_QUOTE: 34,
+      /* " */
+      CHAR_EQUAL: 61,
+      /* = */
+      CHAR_EXCLAMATION_MARK: 33,
+      /* ! */
+      CHAR_FORM_FEED: 12,
+      /* \f */
+      CHAR_FORWARD_SLASH: 47,
+      /* / */
+      CHAR_GRAVE_ACCENT: 96,
+      /* ` */
+      CHAR_HASH: 35,
+      /* # */
+      CHAR_HYPHEN_MINUS: 45,
+      /* - */
+      CHAR_LEFT_ANGLE_BRACKET: 60,
+      /* < */
+      CHAR_LEFT_CURLY_BRACE: 123,
+      /* { */
+      CHAR_LEFT_SQUARE_BRACKET: 91,
+      /* [ */
+      CHAR_LINE_FEED: 10,
+      /* \n */
+      CHAR_NO_BREAK_SPACE: 160,
+      /* \u00A0 */
+      CHAR_PERCENT: 37,
+      /* % */
+      CHAR_PLUS: 43,
+      /* + */
+      CHAR_QUESTION_MARK: 63,
+      /* ? */
+      CHAR_RIGHT_ANGLE_BRACKET: 62,
+      /* > */
+      CHAR_RIGHT_CURLY_BRACE: 125,
+      /* } */
+      CHAR_RIGHT_SQUARE_BRACKET: 93,
+      /* ] */
+      CHAR_SEMICOLON: 59,
+      /* ; */
+      CHAR_SINGLE_QUOTE: 39,
+      /* ' */
+      CHAR_SPACE: 32,
+      /*   */
+      CHAR_TAB: 9,
+      /* \t */
+      CHAR_UNDERSCORE: 95,
+      /* _ */
+      CHAR_VERTICAL_LINE: 124,
+      /* | */
+      CHAR_ZERO_WIDTH_NOBREAK_SPACE: 65279,
+      /* \uFEFF */
+      /**
+       * Create EXTGLOB_CHARS
+       */
+      extglobChars(chars) {
+        return {
+          "!": { type: "negate", open: "(?:(?!(?:", close: `))${chars.STAR})` },
+          "?": { type: "qmark", open: "(?:", close: ")?" },
+          "+": { type: "plus", open: "(?:", close: ")+" },
+          "*": { type: "star", open: "(?:", close: ")*" },
+          "@": { type: "at", open: "(?:", close: ")" }
+        };
+      },
+      /**
+       * Create GLOB_CHARS
+       */
+      globChars(win32) {
+        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+      }
+    };
+  }
+});
+
+// node_modules/picomatch/lib/utils.js
+var require_utils2 = __commonJS({
+  "node_modules/picomatch/lib/utils.js"(exports) {
+    "use strict";
+    var {
+      REGEX_BACKSLASH,
+      REGEX_REMOVE_BACKSLASH,
+      REGEX_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_GLOBAL
+    } = require_constants();
+    exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
+    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
+    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
+    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
+    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
+    exports.isWindows = () => {
+      if (typeof navigator !== "undefined" && navigator.platform) {
+        const platform2 = navigator.platform.toLowerCase();
+        return platform2 === "win32" || platform2 === "windows";
+      }
+      if (typeof process !== "undefined" && process.platform) {
+        return process.platform === "win32";
+      }
+      return false;
+    };
+    exports.removeBackslashes = (str) => {
+      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
+        return match === "\\" ? "" : match;
+      });
+    };
+    exports.escapeLast = (input2, char, lastIdx) => {
+      const idx = input2.lastIndexOf(char, lastIdx);
+      if (idx === -1) return input2;
+      if (input2[idx - 1] === "\\") return exports.escapeLast(input2, char, idx - 1);
+      return `${input2.slice(0, idx)}\\${input2.slice(idx)}`;
+    };
+    exports.removePrefix = (input2, state = {}) => {
+      let output2 = input2;
+      if (output2.startsWith("./")) {
+        output2 = output2.slice(2);
+        state.prefix = "./";
+      }
+      return output2;
+    };
+    exports.wrapOutput = (input2, state = {}, options2 = {}) => {
+      const prepend = options2.contains ? "" : "^";
+      const append = options2.contains ? "" : "$";
+      let output2 = `${prepend}(?:${input2})${append}`;
+      if (state.negated === true) {
+        output2 = `(?:^(?!${output2}).*$)`;
+      }
+      return output2;
+    };
+    exports.basename = (path7, { windows } = {}) => {
+      const segs = path7.split(windows ? /[\\/]/ : "/");
+      const last = segs[segs.length - 1];
+      if (last === "") {
+        return segs[segs.length - 2];
+      }
+      return last;
+    };
+  }
+});
+
+// node_modules/picomatch/lib/scan.js
+var require_scan = __commonJS({
+  "node_modules/picomatch/lib/scan.js"(exports, module) {
+    "use strict";
+    var utils = require_utils2();
+    var {
+      CHAR_ASTERISK,
+      /* * */
+      CHAR_AT,
+      /* @ */
+      CHAR_BACKWARD_SLASH,
+      /* \ */
+      CHAR_COMMA,
+      /* , */
+      CHAR_DOT,
+      /* . */
+      CHAR_EXCLAMATION_MARK,
+      /* ! */
+      CHAR_FORWARD_SLASH,
+      /* / */
+      CHAR_LEFT_CURLY_BRACE,
+      /* { */
+      CHAR_LEFT_PARENTHESES,
+      /* ( */
+      CHAR_LEFT_SQUARE_BRACKET,
+      /* [ */
+      CHAR_PLUS,
+      /* + */
+      CHAR_QUESTION_MARK,
+      /* ? */
+      CHAR_RIGHT_CURLY_BRACE,
+      /* } */
+      CHAR_RIGHT_PARENTHESES,
+      /* ) */
+      CHAR_RIGHT_SQUARE_BRACKET
+      /* ] */
+    } = require_constants();
+    var isPathSeparator = (code) => {
+      return code === CHAR_FORWARD_SLASH || code === CHAR_BACKWARD_SLASH;
+    };
+    var depth = (token) => {
+      if (token.isPrefix !== true) {
+        token.depth = token.isGlobstar ? Infinity : 1;
+      }
+    };
+    var scan2 = (input2, options2) => {
+      const opts = options2 || {};
+      const length = input2.length - 1;
+      const scanToEnd = opts.parts === true || opts.tokens === true || opts.scanToEnd === true;
+      const slashes = [];
+      const tokens = [];
+      const parts = [];
+      let str = input2;
+      let index = -1;
+      let start = 0;
+      let lastIndex = 0;
+      let isBrace = false;
+      let isBracket = false;
+      let isGlob = false;
+      let isExtglob = false;
+      let isGlobstar = false;
+      let braceEscaped = false;
+      let backslashes = false;
+      let negated = false;
+      let negatedExtglob = false;
+      let finished = false;
+      let braces = 0;
+      let prev;
+      let code;
+      let token = { value: "", depth: 0, isGlob: false };
+      const eos = () => index >= length;
+      const peek = () => str.charCodeAt(index + 1);
+      const advance = () => {
+        prev = code;
+        return str.charCodeAt(++index);
+      };
+      while (index < length) {
+        code = advance();
+        let next;
+        if (code === CHAR_BACKWARD_SLASH) {
+          backslashes = token.backslashes = true;
+          code = advance();
+          if (code === CHAR_LEFT_CURLY_BRACE) {
+            braceEscaped = true;
+          }
+          continue;
+        }
+        if (braceEscaped === true || code === CHAR_LEFT_CURLY_BRACE) {
+          braces++;
+          while (eos() !== true && (code = advance())) {
+            if (code === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (code === CHAR_LEFT_CURLY_BRACE) {
+              braces++;
+              continue;
+            }
+            if (braceEscaped !== true && code === CHAR_DOT && (code = advance()) === CHAR_DOT) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (braceEscaped !== true && code === CHAR_COMMA) {
+              isBrace = token.isBrace = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              if (scanToEnd === true) {
+                continue;
+              }
+              break;
+            }
+            if (code === CHAR_RIGHT_CURLY_BRACE) {
+              braces--;
+              if (braces === 0) {
+                braceEscaped = false;
+                isBrace = token.isBrace = true;
+                finished = true;
+                break;
+              }
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code === CHAR_FORWARD_SLASH) {
+          slashes.push(index);
+          tokens.push(token);
+          token = { value: "", depth: 0, isGlob: false };
+          if (finished === true) continue;
+          if (prev === CHAR_DOT && index === start + 1) {
+            start += 2;
+            continue;
+          }
+          lastIndex = index + 1;
+          continue;
+        }
+        if (opts.noext !== true) {
+          const isExtglobChar = code === CHAR_PLUS || code === CHAR_AT || code === CHAR_ASTERISK || code === CHAR_QUESTION_MARK || code === CHAR_EXCLAMATION_MARK;
+          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+            isGlob = token.isGlob = true;
+            isExtglob = token.isExtglob = true;
+            finished = true;
+            if (code === CHAR_EXCLAMATION_MARK && index === start) {
+              negatedExtglob = true;
+            }
+            if (scanToEnd === true) {
+              let parens = 0;
+              while (eos() !== true && (code = advance())) {
+                if (code === CHAR_BACKWARD_SLASH) {
+                  backslashes = token.backslashes = true;
+                  advance();
+                  continue;
+                }
+                if (code === CHAR_LEFT_PARENTHESES) {
+                  parens++;
+                  continue;
+                }
+                if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                  finished = true;
+                  break;
+                }
+              }
+              continue;
+            }
+            break;
+          }
+        }
+        if (code === CHAR_ASTERISK) {
+          if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
+          isGlob = token.isGlob = true;
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code === CHAR_QUESTION_MARK) {
+          isGlob = token.isGlob = true;
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (code === CHAR_LEFT_SQUARE_BRACKET) {
+          while (eos() !== true && (next = advance())) {
+            if (next === CHAR_BACKWARD_SLASH) {
+              backslashes = token.backslashes = true;
+              advance();
+              continue;
+            }
+            if (next === CHAR_RIGHT_SQUARE_BRACKET) {
+              isBracket = token.isBracket = true;
+              isGlob = token.isGlob = true;
+              finished = true;
+              break;
+            }
+          }
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+        if (opts.nonegate !== true && code === CHAR_EXCLAMATION_MARK && index === start) {
+          negated = token.negated = true;
+          start++;
+          continue;
+        }
+        if (opts.noparen !== true && code === CHAR_LEFT_PARENTHESES) {
+          isGlob = token.isGlob = true;
+          if (scanToEnd === true) {
+            let parens = 1;
+            while (eos() !== true && (code = advance())) {
+              if (code === CHAR_BACKWARD_SLASH) {
+                backslashes = token.backslashes = true;
+                advance();
+                continue;
+              }
+              if (code === CHAR_LEFT_PARENTHESES) {
+                parens++;
+                continue;
+              }
+              if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                finished = true;
+                break;
+              }
+            }
+            continue;
+          }
+          break;
+        }
+        if (isGlob === true) {
+          finished = true;
+          if (scanToEnd === true) {
+            continue;
+          }
+          break;
+        }
+      }
+      if (opts.noext === true) {
+        isExtglob = false;
+        isGlob = false;
+      }
+      let base2 = str;
+      let prefix = "";
+      let glob2 = "";
+      if (start > 0) {
+        prefix = str.slice(0, start);
+        str = str.slice(start);
+        lastIndex -= start;
+      }
+      if (base2 && isGlob === true && lastIndex > 0) {
+        base2 = str.slice(0, lastIndex);
+        glob2 = str.slice(lastIndex);
+      } else if (isGlob === true) {
+        base2 = "";
+        glob2 = str;
+      } else {
+        base2 = str;
+      }
+      if (base2 && base2 !== "" && base2 !== "/" && base2 !== str) {
+        if (isPathSeparator(base2.charCodeAt(base2.length - 1))) {
+          base2 = base2.slice(0, -1);
+        }
+      }
+      if (opts.unescape === true) {
+        if (glob2) glob2 = utils.removeBackslashes(glob2);
+        if (base2 && backslashes === true) {
+          base2 = utils.removeBackslashes(base2);
+        }
+      }
+      const state = {
+        prefix,
+        input: input2,
+        start,
+        base: base2,
+        glob: glob2,
+        isBrace,
+        isBracket,
+        isGlob,
+        isExtglob,
+        isGlobstar,
+        negated,
+        negatedExtglob
+      };
+      if (opts.tokens === true) {
+        state.maxDepth = 0;
+        if (!isPathSeparator(code)) {
+          tokens.push(token);
+        }
+        state.tokens = tokens;
+      }
+      if (opts.parts === true || opts.tokens === true) {
+        let prevIndex;
+        for (let idx = 0; idx < slashes.length; idx++) {
+          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
+          const i = slashes[idx];
+          const value2 = input2.slice(n2, i);
+          if (opts.tokens) {
+            if (idx === 0 && start !== 0) {
+              tokens[idx].isPrefix = true;
+              tokens[idx].value = prefix;
+            } else {
+              tokens[idx].value = value2;
+            }
+            depth(tokens[idx]);
+            state.maxDepth += tokens[idx].depth;
+          }
+          if (i >= start) {
+            parts.push(value2);
+            prevIndex = i;
+          }
+        }
+        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
+        const value = input2.slice(n);
+        parts.push(value);
+        if (opts.tokens && prevIndex && prevIndex + 1 < input2.length) {
+          tokens[tokens.length - 1].value = value;
+          depth(tokens[tokens.length - 1]);
+          state.maxDepth += tokens[tokens.length - 1].depth;
+        }
+        state.slashes = slashes;
+        state.parts = parts;
+      }
+      return state;
+    };
+    module.exports = scan2;
+  }
+});
+
+// node_modules/picomatch/lib/parse.js
+var require_parse = __commonJS({
+  "node_modules/picomatch/lib/parse.js"(exports, module) {
+    "use strict";
+    var constants = require_constants();
+    var utils = require_utils2();
+    var {
+      MAX_LENGTH,
+      POSIX_REGEX_SOURCE,
+      REGEX_NON_SPECIAL_CHARS,
+      REGEX_SPECIAL_CHARS_BACKREF,
+      REPLACEMENTS
+    } = constants;
+    var expandRange = (args, options2) => {
+      if (typeof options2.expandRange === "function") {
+        return options2.expandRange(...args, options2);
+      }
+      args.sort();
+      const value = `[${args.join("-")}]`;
+      try {
+        new RegExp(value);
+      } catch (ex) {
+        return args.map((v) => utils.escapeRegex(v)).join("..");
+      }
+      return value;
+    };
+    var syntaxError = (type, char) => {
+      return `Missing ${type}: "${char}" - use "\\\\${char}" to match literal characters`;
+    };
+    var splitTopLevel = (input2) => {
+      const parts = [];
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let value = "";
+      let escaped = false;
+      for (const ch of input2) {
+        if (escaped === true) {
+          value += ch;
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          value += ch;
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          value += ch;
+          continue;
+        }
+        if (quote === 0) {
+          if (ch === "[") {
+            bracket++;
+          } else if (ch === "]" && bracket > 0) {
+            bracket--;
+          } else if (bracket === 0) {
+            if (ch === "(") {
+              paren++;
+            } else if (ch === ")" && paren > 0) {
+              paren--;
+            } else if (ch === "|" && paren === 0) {
+              parts.push(value);
+              value = "";
+              continue;
+            }
+          }
+        }
+        value += ch;
+      }
+      parts.push(value);
+      return parts;
+    };
+    var isPlainBranch = (branch) => {
+      let escaped = false;
+      for (const ch of branch) {
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (/[?*+@!()[\]{}]/.test(ch)) {
+          return false;
+        }
+      }
+      return true;
+    };
+    var normalizeSimpleBranch = (branch) => {
+      let value = branch.trim();
+      let changed = true;
+      while (changed === true) {
+        changed = false;
+        if (/^@\([^\\()[\]{}|]+\)$/.test(value)) {
+          value = value.slice(2, -1);
+          changed = true;
+        }
+      }
+      if (!isPlainBranch(value)) {
+        return;
+      }
+      return value.replace(/\\(.)/g, "$1");
+    };
+    var hasRepeatedCharPrefixOverlap = (branches) => {
+      const values = branches.map(normalizeSimpleBranch).filter(Boolean);
+      for (let i = 0; i < values.length; i++) {
+        for (let j = i + 1; j < values.length; j++) {
+          const a = values[i];
+          const b = values[j];
+          const char = a[0];
+          if (!char || a !== char.repeat(a.length) || b !== char.repeat(b.length)) {
+            continue;
+          }
+          if (a === b || a.startsWith(b) || b.startsWith(a)) {
+            return true;
+          }
+        }
+      }
+      return false;
+    };
+    var parseRepeatedExtglob = (pattern, requireEnd = true) => {
+      if (pattern[0] !== "+" && pattern[0] !== "*" || pattern[1] !== "(") {
+        return;
+      }
+      let bracket = 0;
+      let paren = 0;
+      let quote = 0;
+      let escaped = false;
+      for (let i = 1; i < pattern.length; i++) {
+        const ch = pattern[i];
+        if (escaped === true) {
+          escaped = false;
+          continue;
+        }
+        if (ch === "\\") {
+          escaped = true;
+          continue;
+        }
+        if (ch === '"') {
+          quote = quote === 1 ? 0 : 1;
+          continue;
+        }
+        if (quote === 1) {
+          continue;
+        }
+        if (ch === "[") {
+          bracket++;
+          continue;
+        }
+        if (ch === "]" && bracket > 0) {
+          bracket--;
+          continue;
+        }
+        if (bracket > 0) {
+          continue;
+        }
+        if (ch === "(") {
+          paren++;
+          continue;
+        }
+        if (ch === ")") {
+          paren--;
+          if (paren === 0) {
+            if (requireEnd === true && i !== pattern.length - 1) {
+              return;
+            }
+            return {
+              type: pattern[0],
+              body: pattern.slice(2, i),
+              end: i
+            };
+          }
+        }
+      }
+    };
+    var buildCharClassStar = (chars) => {
+      const source = chars.length === 1 ? utils.escapeRegex(chars[0]) : `[${chars.map((ch) => utils.escapeRegex(ch)).join("")}]`;
+      return `${source}*`;
+    };
+    var getStarExtglobSequenceChars = (pattern) => {
+      let index = 0;
+      const chars = [];
+      while (index < pattern.length) {
+        const match = parseRepeatedExtglob(pattern.slice(index), false);
+        if (!match || match.type !== "*") {
+          return;
+        }
+        const branches = splitTopLevel(match.body).map((branch2) => branch2.trim());
+        if (branches.length !== 1) {
+          return;
+        }
+        const branch = normalizeSimpleBranch(branches[0]);
+        if (!branch || branch.length !== 1) {
+          return;
+        }
+        chars.push(branch);
+        index += match.end + 1;
+      }
+      if (chars.length < 1) {
+        return;
+      }
+      return chars;
+    };
+    var repeatedExtglobRecursion = (pattern) => {
+      let depth = 0;
+      let value = pattern.trim();
+      let match = parseRepeatedExtglob(value);
+      while (match) {
+        depth++;
+        value = match.body.trim();
+        match = parseRepeatedExtglob(value);
+      }
+      return depth;
+    };
+    var analyzeRepeatedExtglob = (body, options2) => {
+      if (options2.maxExtglobRecursion === false) {
+        return { risky: false };
+      }
+      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const branches = splitTopLevel(body).map((branch) => branch.trim());
+      if (branches.length > 1) {
+        if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
+          return { risky: true };
+        }
+      }
+      const safeChars = [];
+      let sawStarSequence = false;
+      let combinable = true;
+      for (const branch of branches) {
+        const chars = getStarExtglobSequenceChars(branch);
+        if (chars) {
+          sawStarSequence = true;
+          safeChars.push(...chars);
+          continue;
+        }
+        const literal4 = normalizeSimpleBranch(branch);
+        if (literal4 && literal4.length === 1) {
+          safeChars.push(literal4);
+          continue;
+        }
+        combinable = false;
+        if (repeatedExtglobRecursion(branch) > max) {
+          return { risky: true };
+        }
+      }
+      if (sawStarSequence) {
+        return combinable ? { risky: true, safeOutput: buildCharClassStar([...new Set(safeChars)]) } : { risky: true };
+      }
+      return { risky: false };
+    };
+    var parse4 = (input2, options2) => {
+      if (typeof input2 !== "string") {
+        throw new TypeError("Expected a string");
+      }
+      input2 = REPLACEMENTS[input2] || input2;
+      const opts = { ...options2 };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      let len = input2.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      const bos = { type: "bos", value: "", output: opts.prepend || "" };
+      const tokens = [bos];
+      const capture = opts.capture ? "" : "?:";
+      const PLATFORM_CHARS = constants.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
+      const {
+        DOT_LITERAL,
+        PLUS_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOT_SLASH,
+        NO_DOTS_SLASH,
+        QMARK,
+        QMARK_NO_DOT,
+        STAR,
+        START_ANCHOR
+      } = PLATFORM_CHARS;
+      const globstar = (opts2) => {
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const nodot = opts.dot ? "" : NO_DOT;
+      const qmarkNoDot = opts.dot ? QMARK : QMARK_NO_DOT;
+      let star = opts.bash === true ? globstar(opts) : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      if (typeof opts.noext === "boolean") {
+        opts.noextglob = opts.noext;
+      }
+      const state = {
+        input: input2,
+        index: -1,
+        start: 0,
+        dot: opts.dot === true,
+        consumed: "",
+        output: "",
+        prefix: "",
+        backtrack: false,
+        negated: false,
+        brackets: 0,
+        braces: 0,
+        parens: 0,
+        quotes: 0,
+        globstar: false,
+        tokens
+      };
+      input2 = utils.removePrefix(input2, state);
+      len = input2.length;
+      const extglobs = [];
+      const braces = [];
+      const stack = [];
+      let prev = bos;
+      let value;
+      const eos = () => state.index === len - 1;
+      const peek = state.peek = (n = 1) => input2[state.index + n];
+      const advance = state.advance = () => input2[++state.index] || "";
+      const remaining = () => input2.slice(state.index + 1);
+      const consume = (value2 = "", num = 0) => {
+        state.consumed += value2;
+        state.index += num;
+      };
+      const append = (token) => {
+        state.output += token.output != null ? token.output : token.value;
+        consume(token.value);
+      };
+      const negate = () => {
+        let count3 = 1;
+        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
+          advance();
+          state.start++;
+          count3++;
+        }
+        if (count3 % 2 === 0) {
+          return false;
+        }
+        state.negated = true;
+        state.start++;
+        return true;
+      };
+      const increment = (type) => {
+        state[type]++;
+        stack.push(type);
+      };
+      const decrement = (type) => {
+        state[type]--;
+        stack.pop();
+      };
+      const push = (tok) => {
+        if (prev.type === "globstar") {
+          const isBrace = state.braces > 0 && (tok.type === "comma" || tok.type === "brace");
+          const isExtglob = tok.extglob === true || extglobs.length && (tok.type === "pipe" || tok.type === "paren");
+          if (tok.type !== "slash" && tok.type !== "paren" && !isBrace && !isExtglob) {
+            state.output = state.output.slice(0, -prev.output.length);
+            prev.type = "star";
+            prev.value = "*";
+            prev.output = star;
+            state.output += prev.output;
+          }
+        }
+        if (extglobs.length && tok.type !== "paren") {
+          extglobs[extglobs.length - 1].inner += tok.value;
+        }
+        if (tok.value || tok.output) append(tok);
+        if (prev && prev.type === "text" && tok.type === "text") {
+          prev.output = (prev.output || prev.value) + tok.value;
+          prev.value += tok.value;
+          return;
+        }
+        tok.prev = prev;
+        tokens.push(tok);
+        prev = tok;
+      };
+      const extglobOpen = (type, value2) => {
+        const token = { ...EXTGLOB_CHARS[value2], conditions: 1, inner: "" };
+        token.prev = prev;
+        token.parens = state.parens;
+        token.output = state.output;
+        token.startIndex = state.index;
+        token.tokensIndex = tokens.length;
+        const output2 = (opts.capture ? "(" : "") + token.open;
+        increment("parens");
+        push({ type, value: value2, output: state.output ? "" : ONE_CHAR });
+        push({ type: "paren", extglob: true, value: advance(), output: output2 });
+        extglobs.push(token);
+      };
+      const extglobClose = (token) => {
+        const literal4 = input2.slice(token.startIndex, state.index + 1);
+        const body = input2.slice(token.startIndex + 2, state.index);
+        const analysis = analyzeRepeatedExtglob(body, opts);
+        if ((token.type === "plus" || token.type === "star") && analysis.risky) {
+          const safeOutput = analysis.safeOutput ? (token.output ? "" : ONE_CHAR) + (opts.capture ? `(${analysis.safeOutput})` : analysis.safeOutput) : void 0;
+          const open2 = tokens[token.tokensIndex];
+          open2.type = "text";
+          open2.value = literal4;
+          open2.output = safeOutput || utils.escapeRegex(literal4);
+          for (let i = token.tokensIndex + 1; i < tokens.length; i++) {
+            tokens[i].value = "";
+            tokens[i].output = "";
+            delete tokens[i].suffix;
+          }
+          state.output = token.output + open2.output;
+          state.backtrack = true;
+          push({ type: "paren", extglob: true, value, output: "" });
+          decrement("parens");
+          return;
+        }
+        let output2 = token.close + (opts.capture ? ")" : "");
+        let rest;
+        if (token.type === "negate") {
+          let extglobStar = star;
+          if (token.inner && token.inner.length > 1 && token.inner.includes("/")) {
+            extglobStar = globstar(opts);
+          }
+          if (extglobStar !== star || eos() || /^\)+$/.test(remaining())) {
+            output2 = token.close = `)$))${extglobStar}`;
+          }
+          if (token.inner.includes("*") && (rest = remaining()) && /^\.[^\\/.]+$/.test(rest)) {
+            const expression = parse4(rest, { ...options2, fastpaths: false }).output;
+            output2 = token.close = `)${expression})${extglobStar})`;
+          }
+          if (token.prev.type === "bos") {
+            state.negatedExtglob = true;
+          }
+        }
+        push({ type: "paren", extglob: true, value, output: output2 });
+        decrement("parens");
+      };
+      if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input2)) {
+        let backslashes = false;
+        let output2 = input2.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc2, chars, first, rest, index) => {
+          if (first === "\\") {
+            backslashes = true;
+            return m;
+          }
+          if (first === "?") {
+            if (esc2) {
+              return esc2 + first + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            if (index === 0) {
+              return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
+            }
+            return QMARK.repeat(chars.length);
+          }
+          if (first === ".") {
+            return DOT_LITERAL.repeat(chars.length);
+          }
+          if (first === "*") {
+            if (esc2) {
+              return esc2 + first + (rest ? star : "");
+            }
+            return star;
+          }
+          return esc2 ? m : `\\${m}`;
+        });
+        if (backslashes === true) {
+          if (opts.unescape === true) {
+            output2 = output2.replace(/\\/g, "");
+          } else {
+            output2 = output2.replace(/\\+/g, (m) => {
+              return m.length % 2 === 0 ? "\\\\" : m ? "\\" : "";
+            });
+          }
+        }
+        if (output2 === input2 && opts.contains === true) {
+          state.output = input2;
+          return state;
+        }
+        state.output = utils.wrapOutput(output2, state, options2);
+        return state;
+      }
+      while (!eos()) {
+        value = advance();
+        if (value === "\0") {
+          continue;
+        }
+        if (value === "\\") {
+          const next = peek();
+          if (next === "/" && opts.bash !== true) {
+            continue;
+          }
+          if (next === "." || next === ";") {
+            continue;
+          }
+          if (!next) {
+            value += "\\";
+            push({ type: "text", value });
+            continue;
+          }
+          const match = /^\\+/.exec(remaining());
+          let slashes = 0;
+          if (match && match[0].length > 2) {
+            slashes = match[0].length;
+            state.index += slashes;
+            if (slashes % 2 !== 0) {
+              value += "\\";
+            }
+          }
+          if (opts.unescape === true) {
+            value = advance();
+          } else {
+            value += advance();
+          }
+          if (state.brackets === 0) {
+            push({ type: "text", value });
+            continue;
+          }
+        }
+        if (state.brackets > 0 && (value !== "]" || prev.value === "[" || prev.value === "[^")) {
+          if (opts.posix !== false && value === ":") {
+            const inner = prev.value.slice(1);
+            if (inner.includes("[")) {
+              prev.posix = true;
+              if (inner.includes(":")) {
+                const idx = prev.value.lastIndexOf("[");
+                const pre = prev.value.slice(0, idx);
+                const rest2 = prev.value.slice(idx + 2);
+                const posix2 = POSIX_REGEX_SOURCE[rest2];
+                if (posix2) {
+                  prev.value = pre + posix2;
+                  state.backtrack = true;
+                  advance();
+                  if (!bos.output && tokens.indexOf(prev) === 1) {
+                    bos.output = ONE_CHAR;
+                  }
+                  continue;
+                }
+              }
+            }
+          }
+          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
+            value = `\\${value}`;
+          }
+          if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
+            value = `\\${value}`;
+          }
+          if (opts.posix === true && value === "!" && prev.value === "[") {
+            value = "^";
+          }
+          prev.value += value;
+          append({ value });
+          continue;
+        }
+        if (state.quotes === 1 && value !== '"') {
+          value = utils.escapeRegex(value);
+          prev.value += value;
+          append({ value });
+          continue;
+        }
+        if (value === '"') {
+          state.quotes = state.quotes === 1 ? 0 : 1;
+          if (opts.keepQuotes === true) {
+            push({ type: "text", value });
+          }
+          continue;
+        }
+        if (value === "(") {
+          increment("parens");
+          push({ type: "paren", value });
+          continue;
+        }
+        if (value === ")") {
+          if (state.parens === 0 && opts.strictBrackets === true) {
+            throw new SyntaxError(syntaxError("opening", "("));
+          }
+          const extglob = extglobs[extglobs.length - 1];
+          if (extglob && state.parens === extglob.parens + 1) {
+            extglobClose(extglobs.pop());
+            continue;
+          }
+          push({ type: "paren", value, output: state.parens ? ")" : "\\)" });
+          decrement("parens");
+          continue;
+        }
+        if (value === "[") {
+          if (opts.nobracket === true || !remaining().includes("]")) {
+            if (opts.nobracket !== true && opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("closing", "]"));
+            }
+            value = `\\${value}`;
+          } else {
+            increment("brackets");
+          }
+          push({ type: "bracket", value });
+          continue;
+        }
+        if (value === "]") {
+          if (opts.nobracket === true || prev && prev.type === "bracket" && prev.value.length === 1) {
+            push({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          if (state.brackets === 0) {
+            if (opts.strictBrackets === true) {
+              throw new SyntaxError(syntaxError("opening", "["));
+            }
+            push({ type: "text", value, output: `\\${value}` });
+            continue;
+          }
+          decrement("brackets");
+          const prevValue = prev.value.slice(1);
+          if (prev.posix !== true && prevValue[0] === "^" && !prevValue.includes("/")) {
+            value = `/${value}`;
+          }
+          prev.value += value;
+          append({ value });
+          if (opts.literalBrackets === false || utils.hasRegexChars(prevValue)) {
+            continue;
+          }
+          const escaped = utils.escapeRegex(prev.value);
+          state.output = state.output.slice(0, -prev.value.length);
+          if (opts.literalBrackets === true) {
+            state.output += escaped;
+            prev.value = escaped;
+            continue;
+          }
+          prev.value = `(${capture}${escaped}|${prev.value})`;
+          state.output += prev.value;
+          continue;
+        }
+        if (value === "{" && opts.nobrace !== true) {
+          increment("braces");
+          const open2 = {
+            type: "brace",
+            value,
+            output: "(",
+            outputIndex: state.output.length,
+            tokensIndex: state.tokens.length
+          };
+          braces.push(open2);
+          push(open2);
+          continue;
+        }
+        if (value === "}") {
+          const brace = braces[braces.length - 1];
+          if (opts.nobrace === true || !brace) {
+            push({ type: "text", value, output: value });
+            continue;
+          }
+          let output2 = ")";
+          if (brace.dots === true) {
+            const arr = tokens.slice();
+            const range = [];
+            for (let i = arr.length - 1; i >= 0; i--) {
+              tokens.pop();
+              if (arr[i].type === "brace") {
+                break;
+              }
+              if (arr[i].type !== "dots") {
+                range.unshift(arr[i].value);
+              }
+            }
+            output2 = expandRange(range, opts);
+            state.backtrack = true;
+          }
+          if (brace.comma !== true && brace.dots !== true) {
+            const out = state.output.slice(0, brace.outputIndex);
+            const toks = state.tokens.slice(brace.tokensIndex);
+            brace.value = brace.output = "\\{";
+            value = output2 = "\\}";
+            state.output = out;
+            for (const t of toks) {
+              state.output += t.output || t.value;
+            }
+          }
+          push({ type: "brace", value, output: output2 });
+          decrement("braces");
+          braces.pop();
+          continue;
+        }
+        if (value === "|") {
+          if (extglobs.length > 0) {
+            extglobs[extglobs.length - 1].conditions++;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (value === ",") {
+          let output2 = value;
+          const brace = braces[braces.length - 1];
+          if (brace && stack[stack.length - 1] === "braces") {
+            brace.comma = true;
+            output2 = "|";
+          }
+          push({ type: "comma", value, output: output2 });
+          continue;
+        }
+        if (value === "/") {
+          if (prev.type === "dot" && state.index === state.start + 1) {
+            state.start = state.index + 1;
+            state.consumed = "";
+            state.output = "";
+            tokens.pop();
+            prev = bos;
+            continue;
+          }
+          push({ type: "slash", value, output: SLASH_LITERAL });
+          continue;
+        }
+        if (value === ".") {
+          if (state.braces > 0 && prev.type === "dot") {
+            if (prev.value === ".") prev.output = DOT_LITERAL;
+            const brace = braces[braces.length - 1];
+            prev.type = "dots";
+            prev.output += value;
+            prev.value += value;
+            brace.dots = true;
+            continue;
+          }
+          if (state.braces + state.parens === 0 && prev.type !== "bos" && prev.type !== "slash") {
+            push({ type: "text", value, output: DOT_LITERAL });
+            continue;
+          }
+          push({ type: "dot", value, output: DOT_LITERAL });
+          continue;
+        }
+        if (value === "?") {
+          const isGroup = prev && prev.value === "(";
+          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("qmark", value);
+            continue;
+          }
+          if (prev && prev.type === "paren") {
+            const next = peek();
+            let output2 = value;
+            if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
+              output2 = `\\${value}`;
+            }
+            push({ type: "text", value, output: output2 });
+            continue;
+          }
+          if (opts.dot !== true && (prev.type === "slash" || prev.type === "bos")) {
+            push({ type: "qmark", value, output: QMARK_NO_DOT });
+            continue;
+          }
+          push({ type: "qmark", value, output: QMARK });
+          continue;
+        }
+        if (value === "!") {
+          if (opts.noextglob !== true && peek() === "(") {
+            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
+              extglobOpen("negate", value);
+              continue;
+            }
+          }
+          if (opts.nonegate !== true && state.index === 0) {
+            negate();
+            continue;
+          }
+        }
+        if (value === "+") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            extglobOpen("plus", value);
+            continue;
+          }
+          if (prev && prev.value === "(" || opts.regex === false) {
+            push({ type: "plus", value, output: PLUS_LITERAL });
+            continue;
+          }
+          if (prev && (prev.type === "bracket" || prev.type === "paren" || prev.type === "brace") || state.parens > 0) {
+            push({ type: "plus", value });
+            continue;
+          }
+          push({ type: "plus", value: PLUS_LITERAL });
+          continue;
+        }
+        if (value === "@") {
+          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+            push({ type: "at", extglob: true, value, output: "" });
+            continue;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (value !== "*") {
+          if (value === "$" || value === "^") {
+            value = `\\${value}`;
+          }
+          const match = REGEX_NON_SPECIAL_CHARS.exec(remaining());
+          if (match) {
+            value += match[0];
+            state.index += match[0].length;
+          }
+          push({ type: "text", value });
+          continue;
+        }
+        if (prev && (prev.type === "globstar" || prev.star === true)) {
+          prev.type = "star";
+          prev.star = true;
+          prev.value += value;
+          prev.output = star;
+          state.backtrack = true;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        let rest = remaining();
+        if (opts.noextglob !== true && /^\([^?]/.test(rest)) {
+          extglobOpen("star", value);
+          continue;
+        }
+        if (prev.type === "star") {
+          if (opts.noglobstar === true) {
+            consume(value);
+            continue;
+          }
+          const prior = prev.prev;
+          const before = prior.prev;
+          const isStart = prior.type === "slash" || prior.type === "bos";
+          const afterStar = before && (before.type === "star" || before.type === "globstar");
+          if (opts.bash === true && (!isStart || rest[0] && rest[0] !== "/")) {
+            push({ type: "star", value, output: "" });
+            continue;
+          }
+          const isBrace = state.braces > 0 && (prior.type === "comma" || prior.type === "brace");
+          const isExtglob = extglobs.length && (prior.type === "pipe" || prior.type === "paren");
+          if (!isStart && prior.type !== "paren" && !isBrace && !isExtglob) {
+            push({ type: "star", value, output: "" });
+            continue;
+          }
+          while (rest.slice(0, 3) === "/**") {
+            const after = input2[state.index + 4];
+            if (after && after !== "/") {
+              break;
+            }
+            rest = rest.slice(3);
+            consume("/**", 3);
+          }
+          const isEnd = eos() || state.parens > 0 && rest === ")".repeat(state.parens) && !extglobs.some((extglob) => extglob.type === "negate");
+          if (prior.type === "bos" && eos()) {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = globstar(opts);
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && !afterStar && isEnd) {
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = globstar(opts) + (opts.strictSlashes ? ")" : "|$)");
+            prev.value += value;
+            state.globstar = true;
+            state.output += prior.output + prev.output;
+            consume(value);
+            continue;
+          }
+          if (prior.type === "slash" && prior.prev.type !== "bos" && rest[0] === "/") {
+            const end = rest[1] !== void 0 ? "|$" : "";
+            state.output = state.output.slice(0, -(prior.output + prev.output).length);
+            prior.output = `(?:${prior.output}`;
+            prev.type = "globstar";
+            prev.output = `${globstar(opts)}${SLASH_LITERAL}|${SLASH_LITERAL}${end})`;
+            prev.value += value;
+            state.output += prior.output + prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          if (prior.type === "bos" && rest[0] === "/") {
+            prev.type = "globstar";
+            prev.value += value;
+            prev.output = `(?:^|${SLASH_LITERAL}|${globstar(opts)}${SLASH_LITERAL})`;
+            state.output = prev.output;
+            state.globstar = true;
+            consume(value + advance());
+            push({ type: "slash", value: "/", output: "" });
+            continue;
+          }
+          state.output = state.output.slice(0, -prev.output.length);
+          prev.type = "globstar";
+          prev.output = globstar(opts);
+          prev.value += value;
+          state.output += prev.output;
+          state.globstar = true;
+          consume(value);
+          continue;
+        }
+        const token = { type: "star", value, output: star };
+        if (opts.bash === true) {
+          token.output = ".*?";
+          if (prev.type === "bos" || prev.type === "slash") {
+            token.output = nodot + token.output;
+          }
+          push(token);
+          continue;
+        }
+        if (prev && (prev.type === "bracket" || prev.type === "paren") && opts.regex === true) {
+          token.output = value;
+          push(token);
+          continue;
+        }
+        if (state.index === state.start || prev.type === "slash" || prev.type === "dot") {
+          if (prev.type === "dot") {
+            state.output += NO_DOT_SLASH;
+            prev.output += NO_DOT_SLASH;
+          } else if (opts.dot === true) {
+            state.output += NO_DOTS_SLASH;
+            prev.output += NO_DOTS_SLASH;
+          } else {
+            state.output += nodot;
+            prev.output += nodot;
+          }
+          if (peek() !== "*") {
+            state.output += ONE_CHAR;
+            prev.output += ONE_CHAR;
+          }
+        }
+        push(token);
+      }
+      while (state.brackets > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "]"));
+        state.output = utils.escapeLast(state.output, "[");
+        decrement("brackets");
+      }
+      while (state.parens > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", ")"));
+        state.output = utils.escapeLast(state.output, "(");
+        decrement("parens");
+      }
+      while (state.braces > 0) {
+        if (opts.strictBrackets === true) throw new SyntaxError(syntaxError("closing", "}"));
+        state.output = utils.escapeLast(state.output, "{");
+        decrement("braces");
+      }
+      if (opts.strictSlashes !== true && (prev.type === "star" || prev.type === "bracket")) {
+        push({ type: "maybe_slash", value: "", output: `${SLASH_LITERAL}?` });
+      }
+      if (state.backtrack === true) {
+        state.output = "";
+        for (const token of state.tokens) {
+          state.output += token.output != null ? token.output : token.value;
+          if (token.suffix) {
+            state.output += token.suffix;
+          }
+        }
+      }
+      return state;
+    };
+    parse4.fastpaths = (input2, options2) => {
+      const opts = { ...options2 };
+      const max = typeof opts.maxLength === "number" ? Math.min(MAX_LENGTH, opts.maxLength) : MAX_LENGTH;
+      const len = input2.length;
+      if (len > max) {
+        throw new SyntaxError(`Input length: ${len}, exceeds maximum allowed length: ${max}`);
+      }
+      input2 = REPLACEMENTS[input2] || input2;
+      const {
+        DOT_LITERAL,
+        SLASH_LITERAL,
+        ONE_CHAR,
+        DOTS_SLASH,
+        NO_DOT,
+        NO_DOTS,
+        NO_DOTS_SLASH,
+        STAR,
+        START_ANCHOR
+      } = constants.globChars(opts.windows);
+      const nodot = opts.dot ? NO_DOTS : NO_DOT;
+      const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
+      const capture = opts.capture ? "" : "?:";
+      const state = { negated: false, prefix: "" };
+      let star = opts.bash === true ? ".*?" : STAR;
+      if (opts.capture) {
+        star = `(${star})`;
+      }
+      const globstar = (opts2) => {
+        if (opts2.noglobstar === true) return star;
+        return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
+      };
+      const create = (str) => {
+        switch (str) {
+          case "*":
+            return `${nodot}${ONE_CHAR}${star}`;
+          case ".*":
+            return `${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*.*":
+            return `${nodot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "*/*":
+            return `${nodot}${star}${SLASH_LITERAL}${ONE_CHAR}${slashDot}${star}`;
+          case "**":
+            return nodot + globstar(opts);
+          case "**/*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${ONE_CHAR}${star}`;
+          case "**/*.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${slashDot}${star}${DOT_LITERAL}${ONE_CHAR}${star}`;
+          case "**/.*":
+            return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
+          default: {
+            const match = /^(.*?)\.(\w+)$/.exec(str);
+            if (!match) return;
+            const source2 = create(match[1]);
+            if (!source2) return;
+            return source2 + DOT_LITERAL + match[2];
+          }
+        }
+      };
+      const output2 = utils.removePrefix(input2, state);
+      let source = create(output2);
+      if (source && opts.strictSlashes !== true) {
+        source += `${SLASH_LITERAL}?`;
+      }
+      return source;
+    };
+    module.exports = parse4;
+  }
+});
+
+// node_modules/picomatch/lib/picomatch.js
+var require_picomatch = __commonJS({
+  "node_modules/picomatch/lib/picomatch.js"(exports, module) {
+    "use strict";
+    var scan2 = require_scan();
+    var parse4 = require_parse();
+    var utils = require_utils2();
+    var constants = require_constants();
+    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var picomatch2 = (glob2, options2, returnState = false) => {
+      if (Array.isArray(glob2)) {
+        const fns = glob2.map((input2) => picomatch2(input2, options2, returnState));
+        const arrayMatcher = (str) => {
+          for (const isMatch of fns) {
+            const state2 = isMatch(str);
+            if (state2) return state2;
+          }
+          return false;
+        };
+        return arrayMatcher;
+      }
+      const isState = isObject2(glob2) && glob2.tokens && glob2.input;
+      if (glob2 === "" || typeof glob2 !== "string" && !isState) {
+        throw new TypeError("Expected pattern to be a non-empty string");
+      }
+      const opts = options2 || {};
+      const posix2 = opts.windows;
+      const regex = isState ? picomatch2.compileRe(glob2, options2) : picomatch2.makeRe(glob2, options2, false, true);
+      const state = regex.state;
+      delete regex.state;
+      let isIgnored = () => false;
+      if (opts.ignore) {
+        const ignoreOpts = { ...options2, ignore: null, onMatch: null, onResult: null };
+        isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
+      }
+      const matcher = (input2, returnObject = false) => {
+        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options2, { glob: glob2, posix: posix2 });
+        const result = { glob: glob2, state, regex, posix: posix2, input: input2, output: output2, match, isMatch };
+        if (typeof opts.onResult === "function") {
+          opts.onResult(result);
+        }
+        if (isMatch === false) {
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (isIgnored(input2)) {
+          if (typeof opts.onIgnore === "function") {
+            opts.onIgnore(result);
+          }
+          result.isMatch = false;
+          return returnObject ? result : false;
+        }
+        if (typeof opts.onMatch === "function") {
+          opts.onMatch(result);
+        }
+        return returnObject ? result : true;
+      };
+      if (returnState) {
+        matcher.state = state;
+      }
+      return matcher;
+    };
+    picomatch2.test = (input2, regex, options2, { glob: glob2, posix: posix2 } = {}) => {
+      if (typeof input2 !== "string") {
+        throw new TypeError("Expected input to be a string");
+      }
+      if (input2 === "") {
+        return { isMatch: false, output: "" };
+      }
+      const opts = options2 || {};
+      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
+      let match = input2 === glob2;
+      let output2 = match && format ? format(input2) : input2;
+      if (match === false) {
+        output2 = format ? format(input2) : input2;
+        match = output2 === glob2;
+      }
+      if (match === false || opts.capture === true) {
+        if (opts.matchBase === true || opts.basename === true) {
+          match = picomatch2.matchBase(input2, regex, options2, posix2);
+        } else {
+          match = regex.exec(output2);
+        }
+      }
+      return { isMatch: Boolean(match), match, output: output2 };
+    };
+    picomatch2.matchBase = (input2, glob2, options2, posix2 = options2 && options2.windows) => {
+      const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options2);
+      return regex.test(utils.basename(input2, { windows: posix2 }));
+    };
+    picomatch2.isMatch = (str, patterns, options2) => picomatch2(patterns, options2)(str);
+    picomatch2.parse = (pattern, options2) => {
+      if (Array.isArray(pattern)) return pattern.map((p) => picomatch2.parse(p, options2));
+      return parse4(pattern, { ...options2, fastpaths: false });
+    };
+    picomatch2.scan = (input2, options2) => scan2(input2, options2);
+    picomatch2.compileRe = (state, options2, returnOutput = false, returnState = false) => {
+      if (returnOutput === true) {
+        return state.output;
+      }
+      const opts = options2 || {};
+      const prepend = opts.contains ? "" : "^";
+      const append = opts.contains ? "" : "$";
+      let source = `${prepend}(?:${state.output})${append}`;
+      if (state && state.negated === true) {
+        source = `^(?!${source}).*$`;
+      }
+      const regex = picomatch2.toRegex(source, options2);
+      if (returnState === true) {
+        regex.state = state;
+      }
+      return regex;
+    };
+    picomatch2.makeRe = (input2, options2 = {}, returnOutput = false, returnState = false) => {
+      if (!input2 || typeof input2 !== "string") {
+        throw new TypeError("Expected a non-empty string");
+      }
+      let parsed = { negated: false, fastpaths: true };
+      if (options2.fastpaths !== false && (input2[0] === "." || input2[0] === "*")) {
+        parsed.output = parse4.fastpaths(input2, options2);
+      }
+      if (!parsed.output) {
+        parsed = parse4(input2, options2);
+      }
+      return picomatch2.compileRe(parsed, options2, returnOutput, returnState);
+    };
+    picomatch2.toRegex = (source, options2) => {
+      try {
+        const opts = options2 || {};
+        return new RegExp(source, opts.flags || (opts.nocase ? "i" : ""));
+      } catch (err) {
+        if (options2 && options2.debug === true) throw err;
+        return /$^/;
+      }
+    };
+    picomatch2.constants = constants;
+    module.exports = picomatch2;
+  }
+});
+
+// node_modules/picomatch/index.js
+var require_picomatch2 = __commonJS({
+  "node_modules/picomatch/index.js"(exports, module) {
+    "use strict";
+    var pico = require_picomatch();
+    var utils = require_utils2();
+    function picomatch2(glob2, options2, returnState = false) {
+      if (options2 && (options2.windows === null || options2.windows === void 0)) {
+        options2 = { ...options2, windows: utils.isWindows() };
+      }
+      return pico(glob2, options2, returnState);
+    }
+    Object.assign(picomatch2, pico);
+    module.exports = picomatch2;
   }
 });
 
@@ -17249,11 +17249,11 @@ var require_binaryParsers = __commonJS({
         var array2 = [];
         var i2;
         if (dimension.length > 1) {
-          var count2 = dimension.shift();
-          for (i2 = 0; i2 < count2; i2++) {
+          var count3 = dimension.shift();
+          for (i2 = 0; i2 < count3; i2++) {
             array2[i2] = parse4(dimension, elementType2);
           }
-          dimension.unshift(count2);
+          dimension.unshift(count3);
         } else {
           for (i2 = 0; i2 < dimension[0]; i2++) {
             array2[i2] = parseElement(elementType2);
@@ -17642,7 +17642,7 @@ var require_utils4 = __commonJS({
     var nodeCrypto = __require("crypto");
     module.exports = {
       postgresMd5PasswordHash,
-      randomBytes: randomBytes5,
+      randomBytes: randomBytes6,
       deriveKey,
       sha256: sha2562,
       hashByName,
@@ -17652,7 +17652,7 @@ var require_utils4 = __commonJS({
     var webCrypto = nodeCrypto.webcrypto || globalThis.crypto;
     var subtleCrypto = webCrypto.subtle;
     var textEncoder = new TextEncoder();
-    function randomBytes5(length) {
+    function randomBytes6(length) {
       return webCrypto.getRandomValues(Buffer.alloc(length));
     }
     async function md5(string4) {
@@ -17669,11 +17669,11 @@ var require_utils4 = __commonJS({
       const outer = await md5(Buffer.concat([Buffer.from(inner), salt]));
       return "md5" + outer;
     }
-    async function sha2562(text) {
-      return await subtleCrypto.digest("SHA-256", text);
+    async function sha2562(text2) {
+      return await subtleCrypto.digest("SHA-256", text2);
     }
-    async function hashByName(hashName, text) {
-      return await subtleCrypto.digest(hashName, text);
+    async function hashByName(hashName, text2) {
+      return await subtleCrypto.digest(hashName, text2);
     }
     async function hmacSha256(keyBuffer, msg) {
       const key = await subtleCrypto.importKey("raw", keyBuffer, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
@@ -17894,27 +17894,27 @@ var require_sasl = __commonJS({
         throw new Error("SASL: SCRAM-SERVER-FINAL-MESSAGE: server signature does not match");
       }
     }
-    function isPrintableChars(text) {
-      if (typeof text !== "string") {
+    function isPrintableChars(text2) {
+      if (typeof text2 !== "string") {
         throw new TypeError("SASL: text must be a string");
       }
-      return text.split("").map((_, i) => text.charCodeAt(i)).every((c) => c >= 33 && c <= 43 || c >= 45 && c <= 126);
+      return text2.split("").map((_, i) => text2.charCodeAt(i)).every((c) => c >= 33 && c <= 43 || c >= 45 && c <= 126);
     }
-    function isBase64(text) {
-      return /^(?:[a-zA-Z0-9+/]{4})*(?:[a-zA-Z0-9+/]{2}==|[a-zA-Z0-9+/]{3}=)?$/.test(text);
+    function isBase64(text2) {
+      return /^(?:[a-zA-Z0-9+/]{4})*(?:[a-zA-Z0-9+/]{2}==|[a-zA-Z0-9+/]{3}=)?$/.test(text2);
     }
-    function parseAttributePairs(text) {
-      if (typeof text !== "string") {
+    function parseAttributePairs(text2) {
+      if (typeof text2 !== "string") {
         throw new TypeError("SASL: attribute pairs text must be a string");
       }
       return new Map(
-        text.split(",").map((attrValue) => {
+        text2.split(",").map((attrValue) => {
           if (!/^.=/.test(attrValue)) {
             throw new Error("SASL: Invalid attribute pair entry");
           }
-          const name = attrValue[0];
+          const name2 = attrValue[0];
           const value = attrValue.substring(2);
-          return [name, value];
+          return [name2, value];
         })
       );
     }
@@ -18691,10 +18691,10 @@ var require_messages = __commonJS({
       length: 4
     };
     var DatabaseError2 = class extends Error {
-      constructor(message, length, name) {
+      constructor(message, length, name2) {
         super(message);
         this.length = length;
-        this.name = name;
+        this.name = name2;
       }
     };
     exports.DatabaseError = DatabaseError2;
@@ -18707,17 +18707,17 @@ var require_messages = __commonJS({
     };
     exports.CopyDataMessage = CopyDataMessage;
     var CopyResponse = class {
-      constructor(length, name, binary, columnCount) {
+      constructor(length, name2, binary, columnCount) {
         this.length = length;
-        this.name = name;
+        this.name = name2;
         this.binary = binary;
         this.columnTypes = new Array(columnCount);
       }
     };
     exports.CopyResponse = CopyResponse;
     var Field = class {
-      constructor(name, tableID, columnID, dataTypeID, dataTypeSize, dataTypeModifier, format) {
-        this.name = name;
+      constructor(name2, tableID, columnID, dataTypeID, dataTypeSize, dataTypeModifier, format) {
+        this.name = name2;
         this.tableID = tableID;
         this.columnID = columnID;
         this.dataTypeID = dataTypeID;
@@ -18790,9 +18790,9 @@ var require_messages = __commonJS({
     };
     exports.ReadyForQueryMessage = ReadyForQueryMessage;
     var CommandCompleteMessage = class {
-      constructor(length, text) {
+      constructor(length, text2) {
         this.length = length;
-        this.text = text;
+        this.text = text2;
         this.name = "commandComplete";
       }
     };
@@ -18973,23 +18973,23 @@ var require_serializer = __commonJS({
         /* code.startup */
       );
     };
-    var query = (text) => {
-      return writer.addCString(text).flush(
+    var query = (text2) => {
+      return writer.addCString(text2).flush(
         81
         /* code.query */
       );
     };
     var emptyArray = [];
     var parse4 = (query2) => {
-      const name = query2.name || "";
-      if (name.length > 63) {
+      const name2 = query2.name || "";
+      if (name2.length > 63) {
         console.error("Warning! Postgres only supports 63 characters for query names.");
-        console.error("You supplied %s (%s)", name, name.length);
+        console.error("You supplied %s (%s)", name2, name2.length);
         console.error("This can cause conflicts and silent errors executing queries");
       }
       const types3 = query2.types || emptyArray;
       const len = types3.length;
-      const buffer = writer.addCString(name).addCString(query2.text).addInt16(len);
+      const buffer = writer.addCString(name2).addCString(query2.text).addInt16(len);
       for (let i = 0; i < len; i++) {
         buffer.addInt32(types3[i]);
       }
@@ -19087,12 +19087,12 @@ var require_serializer = __commonJS({
       68
       /* code.describe */
     );
-    var describe6 = (msg) => {
+    var describe7 = (msg) => {
       return msg.name ? cstringMessage(68, `${msg.type}${msg.name || ""}`) : msg.type === "P" ? emptyDescribePortal : emptyDescribeStatement;
     };
     var close = (msg) => {
-      const text = `${msg.type}${msg.name || ""}`;
-      return cstringMessage(67, text);
+      const text2 = `${msg.type}${msg.name || ""}`;
+      return cstringMessage(67, text2);
     };
     var copyData = (chunk) => {
       return writer.add(chunk).flush(
@@ -19130,7 +19130,7 @@ var require_serializer = __commonJS({
       parse: parse4,
       bind,
       execute,
-      describe: describe6,
+      describe: describe7,
       close,
       flush: () => flushBuffer,
       sync: () => syncBuffer,
@@ -19364,8 +19364,8 @@ var require_parser2 = __commonJS({
       return new messages_1.ReadyForQueryMessage(LATEINIT_LENGTH, status);
     };
     var parseCommandCompleteMessage = (reader) => {
-      const text = reader.cstring();
-      return new messages_1.CommandCompleteMessage(LATEINIT_LENGTH, text);
+      const text2 = reader.cstring();
+      return new messages_1.CommandCompleteMessage(LATEINIT_LENGTH, text2);
     };
     var parseCopyData = (reader, length) => {
       const chunk = reader.bytes(length - 4);
@@ -19397,14 +19397,14 @@ var require_parser2 = __commonJS({
       return message;
     };
     var parseField = (reader) => {
-      const name = reader.cstring();
+      const name2 = reader.cstring();
       const tableID = reader.uint32();
       const columnID = reader.int16();
       const dataTypeID = reader.uint32();
       const dataTypeSize = reader.int16();
       const dataTypeModifier = reader.int32();
       const mode = reader.int16() === 0 ? "text" : "binary";
-      return new messages_1.Field(name, tableID, columnID, dataTypeID, dataTypeSize, dataTypeModifier, mode);
+      return new messages_1.Field(name2, tableID, columnID, dataTypeID, dataTypeSize, dataTypeModifier, mode);
     };
     var parseParameterDescriptionMessage = (reader) => {
       const parameterCount = reader.int16();
@@ -19424,9 +19424,9 @@ var require_parser2 = __commonJS({
       return new messages_1.DataRowMessage(LATEINIT_LENGTH, fields);
     };
     var parseParameterStatusMessage = (reader) => {
-      const name = reader.cstring();
+      const name2 = reader.cstring();
       const value = reader.cstring();
-      return new messages_1.ParameterStatusMessage(LATEINIT_LENGTH, name, value);
+      return new messages_1.ParameterStatusMessage(LATEINIT_LENGTH, name2, value);
     };
     var parseBackendKeyData = (reader) => {
       const processID = reader.int32();
@@ -19480,7 +19480,7 @@ var require_parser2 = __commonJS({
       }
       return message;
     };
-    var parseErrorMessage = (reader, name) => {
+    var parseErrorMessage = (reader, name2) => {
       const fields = {};
       let fieldType = reader.string(1);
       while (fieldType !== "\0") {
@@ -19488,7 +19488,7 @@ var require_parser2 = __commonJS({
         fieldType = reader.string(1);
       }
       const messageValue = fields.M;
-      const message = name === "notice" ? new messages_1.NoticeMessage(LATEINIT_LENGTH, messageValue) : new messages_1.DatabaseError(messageValue, LATEINIT_LENGTH, name);
+      const message = name2 === "notice" ? new messages_1.NoticeMessage(LATEINIT_LENGTH, messageValue) : new messages_1.DatabaseError(messageValue, LATEINIT_LENGTH, name2);
       message.severity = fields.S;
       message.code = fields.C;
       message.detail = fields.D;
@@ -19529,7 +19529,7 @@ var require_dist3 = __commonJS({
     function parse4(stream, callback2) {
       const parser = new parser_1.Parser();
       stream.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve8) => stream.on("end", () => resolve8()));
+      return new Promise((resolve10) => stream.on("end", () => resolve10()));
     }
   }
 });
@@ -19562,8 +19562,8 @@ var require_stream = __commonJS({
     };
     function getNodejsStreamFuncs() {
       function getStream2(ssl) {
-        const net2 = __require("net");
-        return new net2.Socket();
+        const net3 = __require("net");
+        return new net3.Socket();
       }
       function getSecureStream2(options2) {
         const tls = __require("tls");
@@ -19706,8 +19706,8 @@ var require_connection = __commonJS({
         if (self.sslNegotiation === "direct") {
           options2.ALPNProtocols = ["postgresql"];
         }
-        const net2 = __require("net");
-        if (net2.isIP && net2.isIP(host) === 0) {
+        const net3 = __require("net");
+        if (net3.isIP && net3.isIP(host) === 0) {
           options2.servername = host;
         }
         try {
@@ -19752,8 +19752,8 @@ var require_connection = __commonJS({
         }
         return this.stream.write(buffer);
       }
-      query(text) {
-        this._send(serialize.query(text));
+      query(text2) {
+        this._send(serialize.query(text2));
       }
       // send parse message
       parse(query) {
@@ -19916,7 +19916,7 @@ var require_split2 = __commonJS({
 var require_helper = __commonJS({
   "node_modules/pgpass/lib/helper.js"(exports, module) {
     "use strict";
-    var path6 = __require("path");
+    var path7 = __require("path");
     var Stream = __require("stream").Stream;
     var split = require_split2();
     var util2 = __require("util");
@@ -19955,7 +19955,7 @@ var require_helper = __commonJS({
     };
     module.exports.getFileName = function(rawEnv) {
       var env = rawEnv || process.env;
-      var file2 = env.PGPASSFILE || (isWin2 ? path6.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path6.join(env.HOME || "./", ".pgpass"));
+      var file2 = env.PGPASSFILE || (isWin2 ? path7.join(env.APPDATA || "./", "postgresql", "pgpass.conf") : path7.join(env.HOME || "./", ".pgpass"));
       return file2;
     };
     module.exports.usePgPass = function(stats, fname) {
@@ -20087,7 +20087,7 @@ var require_helper = __commonJS({
 var require_lib = __commonJS({
   "node_modules/pgpass/lib/index.js"(exports, module) {
     "use strict";
-    var path6 = __require("path");
+    var path7 = __require("path");
     var fs = __require("fs");
     var helper = require_helper();
     module.exports = function(connInfo, cb) {
@@ -20298,12 +20298,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve8, reject) => {
+        return new this._Promise((resolve10, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve8(this);
+              resolve10(this);
             }
           });
         });
@@ -20685,8 +20685,8 @@ var require_client = __commonJS({
         } else {
           query = new Query2(config2, values, callback2);
           if (!query.callback) {
-            result = new this._Promise((resolve8, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve8(res);
+            result = new this._Promise((resolve10, reject) => {
+              query.callback = (err, res) => err ? reject(err) : resolve10(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20786,8 +20786,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve8) => {
-            this.connection.once("end", resolve8);
+          return new this._Promise((resolve10) => {
+            this.connection.once("end", resolve10);
           });
         }
       }
@@ -20836,8 +20836,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve8, reject) {
-        res = resolve8;
+      const result = new Promise2(function(resolve10, reject) {
+        res = resolve10;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20898,7 +20898,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve8) => resolve8(f()));
+        return new Promise2((resolve10) => resolve10(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21148,9 +21148,9 @@ var require_pg_pool = __commonJS({
         this._idle.push(new IdleItem(client, idleListener, tid));
         this._pulseQueue();
       }
-      query(text, values, cb) {
-        if (typeof text === "function") {
-          const response2 = promisify2(this.Promise, text);
+      query(text2, values, cb) {
+        if (typeof text2 === "function") {
+          const response2 = promisify2(this.Promise, text2);
           setImmediate(function() {
             return response2.callback(new Error("Passing a function as the first parameter to pool.query is not supported"));
           });
@@ -21178,7 +21178,7 @@ var require_pg_pool = __commonJS({
           client.once("error", onError);
           this.log("dispatching query");
           try {
-            client.query(text, values, (err2, res) => {
+            client.query(text2, values, (err2, res) => {
               this.log("query dispatched");
               client.removeListener("error", onError);
               if (clientReleased) {
@@ -21293,8 +21293,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve8, reject) {
-          this._once("end", resolve8);
+        function(resolve10, reject) {
+          this._once("end", resolve10);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21473,12 +21473,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve8, reject) => {
+      return new this._Promise((resolve10, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve8(this);
+            resolve10(this);
           }
         });
       });
@@ -21502,8 +21502,8 @@ var require_client2 = __commonJS({
         query = new NativeQuery(config2, values, callback2);
         if (!query.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve8, reject) => {
-            resolveOut = resolve8;
+          result = new this._Promise((resolve10, reject) => {
+            resolveOut = resolve10;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21566,8 +21566,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve8, reject) {
-          cb = (err) => err ? reject(err) : resolve8();
+        result = new this._Promise(function(resolve10, reject) {
+          cb = (err) => err ? reject(err) : resolve10();
         });
       }
       const doEnd = function() {
@@ -21844,647 +21844,8 @@ function calibrationOf(t) {
 }
 
 // src/cli/commands.ts
-import { readFileSync as readFileSync5, writeFileSync as writeFileSync3 } from "node:fs";
-import { resolve as resolve6 } from "node:path";
-
-// src/stats/barnard.ts
-var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
-var EXACT_LIMIT = 4e4;
-var cache = /* @__PURE__ */ new Map();
-function checkCounts(fails, runs, side) {
-  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
-    throw new RangeError(
-      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side}; got ${fails} of ${runs}`
-    );
-  }
-}
-function pooledZ(headFails, headRuns, baseFails, baseRuns) {
-  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
-  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
-  if (variance === 0) return 0;
-  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
-}
-function binomialPmf(n, p) {
-  const out = new Float64Array(n + 1);
-  out[0] = (1 - p) ** n;
-  const ratio = p / (1 - p);
-  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
-  return out;
-}
-function normalUpperTail(z2) {
-  const x = Math.abs(z2) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * x);
-  const erfc = t * Math.exp(
-    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-  );
-  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
-}
-function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
-  checkCounts(headFails, headRuns, "head");
-  checkCounts(baseFails, baseRuns, "base");
-  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
-  const known = cache.get(key);
-  if (known !== void 0) return known;
-  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
-  let p;
-  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
-    p = normalUpperTail(observed);
-  } else {
-    const extreme = [];
-    for (let h = 0; h <= headRuns; h++) {
-      for (let b = 0; b <= baseRuns; b++) {
-        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
-      }
-    }
-    p = 0;
-    for (const rate of GRID) {
-      const ph = binomialPmf(headRuns, rate);
-      const pb = binomialPmf(baseRuns, rate);
-      let tail = 0;
-      for (const [h, b] of extreme) tail += ph[h] * pb[b];
-      if (tail > p) p = tail;
-    }
-    p = Math.min(1, p);
-  }
-  cache.set(key, p);
-  return p;
-}
-
-// src/stats/sequential.ts
-var LOOK_ALPHA = 0.02;
-function checkPolicy(policy) {
-  const { min, max, alpha = LOOK_ALPHA } = policy;
-  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
-    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
-  }
-  if (!(alpha > 0 && alpha < 1))
-    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
-}
-function decideExpectation(base2, head, policy) {
-  checkPolicy(policy);
-  if (head.fails === 0) return { decision: "not-worse", p: null };
-  if (base2.runs === 0) return { decision: "undecided", p: null };
-  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
-  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
-  const looked = Math.min(base2.runs, head.runs);
-  if (looked < policy.min) return { decision: "continue", p };
-  if (base2.fails / base2.runs >= head.fails / head.runs) return { decision: "not-worse", p };
-  if (looked >= policy.max) return { decision: "undecided", p };
-  return { decision: "continue", p };
-}
-function nextLook(n, policy) {
-  checkPolicy(policy);
-  if (n < policy.min) return policy.min;
-  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
-}
-
-// src/stats/case-decision.ts
-function graded(s) {
-  return s.runs - (s.infraErrors ?? 0);
-}
-function percent(p) {
-  return p < 1e-3 ? "<0.001" : p.toFixed(3);
-}
-function decideCase(base2, head, policy) {
-  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
-  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
-  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
-    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
-  }
-  const expectations = {};
-  for (const [id, h] of Object.entries(head.expectations)) {
-    if (h.fail === 0) continue;
-    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
-    expectations[id] = decideExpectation(
-      { fails: b.fail, runs: b.pass + b.fail },
-      { fails: h.fail, runs: h.pass + h.fail },
-      policy
-    );
-  }
-  const entries = Object.entries(expectations);
-  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
-  if (pending.length > 0) {
-    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
-  }
-  if (entries.length === 0) {
-    const agree = graded(base2) === base2.passes || base2.passes === 0;
-    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
-    return {
-      more: false,
-      expectations,
-      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
-    };
-  }
-  const said = entries.map(([id, d]) => {
-    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
-    const words = {
-      worse: "head worse",
-      "not-worse": "base fails it as often",
-      undecided: `no decision at max ${policy.max}`,
-      continue: "undecided"
-    }[d.decision];
-    return `${id}: ${words}${p}`;
-  });
-  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
-}
-
-// src/gateway/canonical.ts
-function canonicalize(value) {
-  if (Array.isArray(value)) return value.map(canonicalize);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
-    );
-  }
-  return value;
-}
-function canonicalJson(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-function includesArgs(args, subset) {
-  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
-  const record2 = args;
-  return Object.entries(subset).every(
-    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
-  );
-}
-function fillPlaceholders(template, args) {
-  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (!Object.hasOwn(args, name) || args[name] === void 0) return whole;
-    const v = args[name];
-    return typeof v === "string" ? v : canonicalJson(v);
-  });
-}
-
-// src/compare/trajectory.ts
-var MAX_VALUE = 40;
-function toTrajectory(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
-    const step = {
-      tool: c.tool,
-      args: c.args,
-      status: c.status,
-      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
-    };
-    if (c.fault) step.fault = c.fault;
-    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
-    return step;
-  });
-}
-function elide(text, max = MAX_VALUE) {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function stepSignature(step) {
-  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text(a, k) !== text(b, k));
-}
-
-// src/compare/episodes.ts
-var COMPLETED = "completed";
-function isGradable(e) {
-  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
-}
-function episodePassed(e) {
-  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
-}
-function ungradableReason(e) {
-  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
-  const errored2 = e.results.find((r) => r.verdict === "error");
-  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
-}
-function inRepeatOrder(episodes) {
-  return [...episodes].sort(
-    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
-  );
-}
-function expectationsOf(scenario) {
-  return [
-    { id: COMPLETED, critical: true },
-    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
-  ];
-}
-
-// src/grade/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text;
-  if (typeof value === "bigint") text = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text = String(value);
-  } else if (typeof value === "string") text = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text = value.toLowerCase();
-  if (text === "t" || text === "true") return true;
-  if (text === "f" || text === "false") return false;
-  return null;
-}
-
-// src/grade/values.ts
-var GradeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "GradeError";
-  }
-};
-function isPlainObject(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function parseJsonStructure(v) {
-  if (Array.isArray(v) || isPlainObject(v)) return v;
-  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
-  try {
-    const parsed = JSON.parse(v);
-    return Array.isArray(parsed) || isPlainObject(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-function sameValue(a, b) {
-  const x = a === void 0 ? null : a;
-  const y = b === void 0 ? null : b;
-  if (x === null || y === null) return x === y;
-  if (typeof x === "boolean" || typeof y === "boolean") {
-    const p = parseBoolean(x);
-    return p !== null && p === parseBoolean(y);
-  }
-  const dx = parseDecimal(x);
-  const dy = parseDecimal(y);
-  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
-  const ix = parseInstant(x);
-  const iy = parseInstant(y);
-  if (ix && iy) return compareInstants(ix, iy) === 0;
-  if (x === y) return true;
-  const jx = parseJsonStructure(x);
-  const jy = parseJsonStructure(y);
-  if (!jx || !jy) return false;
-  if (Array.isArray(jx) || Array.isArray(jy)) {
-    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
-  }
-  return sameRow(jx, jy);
-}
-function sameRow(a, b) {
-  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
-  }
-  return true;
-}
-function orderValues(a, b, comparator = "an ordering") {
-  if (a === null || a === void 0 || b === null || b === void 0) return null;
-  const da = parseDecimal(a);
-  const db = parseDecimal(b);
-  if (da && db) return compareDecimals(da, db);
-  const ia = parseInstant(a);
-  const ib = parseInstant(b);
-  if (ia && ib) return compareInstants(ia, ib);
-  throw new GradeError(
-    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
-  );
-}
-function stringForm(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson2(v);
-  return String(v);
-}
-function canonicalJson2(v) {
-  return JSON.stringify(sortKeys(v)) ?? "null";
-}
-function sortKeys(v) {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (typeof v === "bigint") return v.toString();
-  if (!isPlainObject(v)) return v;
-  return Object.fromEntries(
-    Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])
-  );
-}
-function compilePattern(pattern, what) {
-  if (typeof pattern !== "string") {
-    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch (e) {
-    throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
-    );
-  }
-}
-function unmatchedRows(actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row of expected) {
-    const i = left.findIndex((candidate) => sameRow(candidate, row));
-    if (i === -1) missing.push(row);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-function asRows(v, comparator) {
-  if (!Array.isArray(v) || !v.every(isPlainObject)) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
-  }
-  return v;
-}
-function compareValues(actual, comparator, expected) {
-  switch (comparator) {
-    case "equals":
-      return sameValue(actual, expected);
-    case "not_equals":
-      return !sameValue(actual, expected);
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte": {
-      const order = orderValues(actual, expected, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
-      }
-      return expected.some((option) => sameValue(actual, option));
-    case "matches": {
-      const pattern = compilePattern(expected, "matches");
-      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
-    }
-    case "rows": {
-      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
-      return missing.length === 0 && unexpected.length === 0;
-    }
-    case "empty":
-      if (typeof expected !== "boolean") {
-        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
-      }
-      return asRows(actual, "empty").length === 0 === expected;
-  }
-}
-function formatValue(v) {
-  let text;
-  if (v === void 0 || v === null) text = "null";
-  else if (typeof v === "string") text = parseDecimal(v) ? v : JSON.stringify(v);
-  else if (v instanceof Date) text = v.toISOString();
-  else if (typeof v === "object") text = canonicalJson2(v);
-  else text = String(v);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
-// src/grade/verdicts.ts
-function passed(message, expected, actual) {
-  return withEvidence({ verdict: "pass", message }, expected, actual);
-}
-function failed(label, message, expected, actual) {
-  return withEvidence({ verdict: "fail", label, message }, expected, actual);
-}
-function errored(message) {
-  return { verdict: "error", label: "EVALUATION_ERROR", message };
-}
-function withEvidence(grade, expected, actual) {
-  if (expected !== void 0) grade.expected = expected;
-  if (actual !== void 0) grade.actual = actual;
-  return grade;
-}
-function plural(n, thing, things = `${thing}s`) {
-  return `${n} ${n === 1 ? thing : things}`;
-}
-
-// src/grade/calls.ts
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function inSeqOrder(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq);
-}
-function seqs(calls) {
-  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
-  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
-}
-function argsInclude(call, args) {
-  const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    return Object.keys(args).length === 0;
-  }
-  const named2 = given;
-  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
-}
-function describeArgs(args) {
-  if (!args || Object.keys(args).length === 0) return "";
-  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
-}
-function gradeToolCalled(spec, calls) {
-  const min = spec.min ?? 1;
-  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
-  const range = spec.max === void 0 ? `at least ${plural(min, "time")}` : spec.max === min ? `exactly ${plural(min, "time")}` : `between ${min} and ${plural(spec.max, "time")}`;
-  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
-  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
-  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min) {
-    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  if (spec.max !== void 0 && matching2.length > spec.max) {
-    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  return passed(
-    `${spec.tool} was called ${plural(matching2.length, "time")}${describeArgs(spec.args)}`,
-    expected,
-    matching2.length
-  );
-}
-function gradeToolNotCalled(tool, calls) {
-  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
-  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
-  return failed(
-    "FORBIDDEN_CALL",
-    `expected ${tool} never called, got ${plural(made.length, "call")} (${seqs(made)})`,
-    0,
-    made.length
-  );
-}
-function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson2(call.args)})`;
-}
-function gradeNoDuplicateEffect(tool, calls) {
-  const applied = /* @__PURE__ */ new Map();
-  for (const call of inSeqOrder(calls)) {
-    if (call.tool !== tool || !call.mutated || call.replay) continue;
-    const effect2 = effectOf(call);
-    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
-  }
-  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
-  if (duplicates.length === 0) {
-    return passed(`${tool} applied ${plural(applied.size, "effect")}, none twice`, 1, applied.size);
-  }
-  const [effect, group] = duplicates[0];
-  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
-  const others = duplicates.length > 1 ? `, and ${plural(duplicates.length - 1, "other effect")} more than once` : "";
-  return failed(
-    "DUPLICATE_EFFECT",
-    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
-    1,
-    group.length
-  );
-}
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
-  if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
-  }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
-  const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
-    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
-  });
-  return failed(
-    "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
-  );
-}
-function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max) {
-    return passed(`${plural(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
-  }
-  const byTool = countByTool(calls);
-  return failed(
-    "TOO_MANY_CALLS",
-    `expected at most ${plural(max, "call")}, got ${calls.length} (${byTool})`,
-    max,
-    calls.length
-  );
-}
-function retriesOf(calls) {
-  const previous = /* @__PURE__ */ new Map();
-  const retries = [];
-  for (const call of inSeqOrder(calls)) {
-    const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson2(prior.args) === canonicalJson2(call.args)) {
-      retries.push(call);
-    }
-    previous.set(call.tool, call);
-  }
-  return retries;
-}
-function gradeMaxRetries(max, calls) {
-  const retries = retriesOf(calls);
-  if (retries.length <= max) {
-    return passed(
-      `${plural(retries.length, "retry", "retries")}, within the limit of ${max}`,
-      max,
-      retries.length
-    );
-  }
-  return failed(
-    "TOO_MANY_RETRIES",
-    `expected at most ${plural(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
-    max,
-    retries.length
-  );
-}
-function countByTool(calls) {
-  const counts2 = /* @__PURE__ */ new Map();
-  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
-  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
-}
+import { writeFileSync as writeFileSync3 } from "node:fs";
+import { resolve as resolve8 } from "node:path";
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -23111,7 +22472,7 @@ __export(util_exports, {
   hide: () => hide,
   installLazyProp: () => installLazyProp,
   isObject: () => isObject,
-  isPlainObject: () => isPlainObject2,
+  isPlainObject: () => isPlainObject,
   issue: () => issue,
   joinValues: () => joinValues,
   jsonStringifyReplacer: () => jsonStringifyReplacer,
@@ -23303,10 +22664,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path6) {
-  if (!path6)
+function getElementAtPath(obj, path7) {
+  if (!path7)
     return obj;
-  return path6.reduce((acc, key) => acc?.[key], obj);
+  return path7.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -23353,7 +22714,7 @@ var allowsEval = /* @__PURE__ */ cached(() => {
     return false;
   }
 });
-function isPlainObject2(o) {
+function isPlainObject(o) {
   if (isObject(o) === false)
     return false;
   const ctor = o.constructor;
@@ -23370,7 +22731,7 @@ function isPlainObject2(o) {
   return true;
 }
 function shallowClone(o) {
-  if (isPlainObject2(o))
+  if (isPlainObject(o))
     return { ...o };
   if (Array.isArray(o))
     return [...o];
@@ -23559,7 +22920,7 @@ function omit(schema, mask) {
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
 function extend(schema, shape) {
-  if (!isPlainObject2(shape)) {
+  if (!isPlainObject(shape)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema._zod.def.checks;
@@ -23581,7 +22942,7 @@ function extended(schema, shape) {
   return newShape;
 }
 function safeExtend(schema, shape) {
-  if (!isPlainObject2(shape)) {
+  if (!isPlainObject(shape)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
   return clone(schema, mergeDefs(schema._zod.def, { shape: extended(schema, shape) }));
@@ -23605,12 +22966,12 @@ function merge(a, b) {
   });
   return clone(a, def);
 }
-function partial(Class2, schema, mask, name = "partial") {
+function partial(Class2, schema, mask, name2 = "partial") {
   const currDef = schema._zod.def;
   const checks = currDef.checks;
   const hasChecks = checks && checks.length > 0;
   if (hasChecks) {
-    throw new Error(`.${name}() cannot be used on object schemas containing refinements`);
+    throw new Error(`.${name2}() cannot be used on object schemas containing refinements`);
   }
   const selected = mask ? new Set(maskedKeys(schema, mask)) : void 0;
   const newShape = {};
@@ -23646,11 +23007,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path6, issues) {
+function prefixIssues(path7, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path6);
+    iss.path.unshift(path7);
     return iss;
   });
 }
@@ -23713,14 +23074,14 @@ function codePointLength(str) {
   const units = str.length;
   if (!highSurrogate.test(str))
     return units;
-  let count2 = units;
+  let count3 = units;
   for (let i = 0; i < units - 1; i++) {
     if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
-      count2--;
+      count3--;
       i++;
     }
   }
-  return count2;
+  return count3;
 }
 function getLengthableOrigin(input2) {
   if (Array.isArray(input2))
@@ -23790,8 +23151,8 @@ function base64urlToUint8Array(base64url3) {
 function uint8ArrayToBase64url(bytes) {
   return uint8ArrayToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
 }
-function hexToUint8Array(hex3) {
-  const cleanHex = hex3.replace(/^0x/, "");
+function hexToUint8Array(hex4) {
+  const cleanHex = hex4.replace(/^0x/, "");
   if (cleanHex.length % 2 !== 0) {
     throw new Error("Invalid hex string length");
   }
@@ -23950,7 +23311,7 @@ function newError(Definition) {
   return new Definition();
 }
 // @__NO_SIDE_EFFECTS__
-function $constructor(name, initializer3, proto, params) {
+function $constructor(name2, initializer3, proto, params) {
   const zodProto = {};
   function Internals(def) {
     this.def = def;
@@ -23968,10 +23329,10 @@ function $constructor(name, initializer3, proto, params) {
       } finally {
         _zodDesc.value = void 0;
       }
-    } else if (inst._zod.traits.has(name)) {
+    } else if (inst._zod.traits.has(name2)) {
       return;
     }
-    inst._zod.traits.add(name);
+    inst._zod.traits.add(name2);
     initializer3(inst, def);
     if (initialized) {
       const own2 = Object.getPrototypeOf(inst);
@@ -23997,7 +23358,7 @@ function $constructor(name, initializer3, proto, params) {
   const Parent = params?.Parent ?? Object;
   class Definition extends Parent {
   }
-  Object.defineProperty(Definition, "name", { value: name });
+  Object.defineProperty(Definition, "name", { value: name2 });
   function _(def) {
     const inst = params?.Parent ? newError(Definition) : this;
     init(inst, def);
@@ -24018,10 +23379,10 @@ function $constructor(name, initializer3, proto, params) {
     value: (inst) => {
       if (params?.Parent && inst instanceof params.Parent)
         return true;
-      return inst?._zod?.traits?.has(name);
+      return inst?._zod?.traits?.has(name2);
     }
   });
-  Object.defineProperty(_, "name", { value: name });
+  Object.defineProperty(_, "name", { value: name2 });
   return _;
 }
 var $brand = /* @__PURE__ */ Symbol("zod_brand");
@@ -24031,8 +23392,8 @@ var $ZodAsyncError = class extends Error {
   }
 };
 var $ZodEncodeError = class extends Error {
-  constructor(name) {
-    super(`Encountered unidirectional transform during encode: ${name}`);
+  constructor(name2) {
+    super(`Encountered unidirectional transform during encode: ${name2}`);
     this.name = "ZodEncodeError";
   }
 };
@@ -24112,16 +23473,16 @@ function flattenError(error62, mapper = (issue2) => issue2.message) {
 }
 function formatError(error62, mapper = (issue2) => issue2.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error63, path6 = []) => {
+  const processError = (error63, path7 = []) => {
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else {
-        const fullpath = [...path6, ...issue2.path];
+        const fullpath = [...path7, ...issue2.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue2));
         } else {
@@ -24160,17 +23521,17 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
 }
 function treeifyError(error62, mapper = (issue2) => issue2.message) {
   const result = { errors: [] };
-  const processError = (error63, path6 = []) => {
+  const processError = (error63, path7 = []) => {
     var _a3;
     for (const issue2 of error63.issues) {
       if (issue2.code === "invalid_union" && issue2.errors.length) {
-        issue2.errors.map((issues) => processError({ issues }, [...path6, ...issue2.path]));
+        issue2.errors.map((issues) => processError({ issues }, [...path7, ...issue2.path]));
       } else if (issue2.code === "invalid_key") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else if (issue2.code === "invalid_element") {
-        processError({ issues: issue2.issues }, [...path6, ...issue2.path]);
+        processError({ issues: issue2.issues }, [...path7, ...issue2.path]);
       } else {
-        const fullpath = [...path6, ...issue2.path];
+        const fullpath = [...path7, ...issue2.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue2));
           continue;
@@ -24209,8 +23570,8 @@ function treeifyError(error62, mapper = (issue2) => issue2.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path6 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path6) {
+  const path7 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path7) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -26461,7 +25822,7 @@ function mergeValues(a, b) {
   if (a instanceof Date && b instanceof Date && +a === +b) {
     return { valid: true, data: a };
   }
-  if (isPlainObject2(a) && isPlainObject2(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const bKeys = Object.keys(b);
     const sharedKeys = Object.keys(a).filter((key) => bKeys.indexOf(key) !== -1);
     const newObj = { ...a, ...b };
@@ -26506,7 +25867,7 @@ function handleIntersectionResults(result, left, right) {
   const unrecKeys = /* @__PURE__ */ new Map();
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
-  const collect = (iss, side) => {
+  const collect = (iss, side2) => {
     let keys;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
@@ -26522,7 +25883,7 @@ function handleIntersectionResults(result, left, right) {
     for (const k of keys) {
       if (!unrecKeys.has(k))
         unrecKeys.set(k, {});
-      unrecKeys.get(k)[side] = true;
+      unrecKeys.get(k)[side2] = true;
     }
     return true;
   };
@@ -26682,7 +26043,7 @@ var $ZodRecord = /* @__PURE__ */ $constructor("$ZodRecord", (inst, def) => {
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
     const input2 = payload.value;
-    if (!isPlainObject2(input2)) {
+    if (!isPlainObject(input2)) {
       payload.issues.push({
         expected: "record",
         code: "invalid_type",
@@ -27553,7 +26914,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve8) {
+function isRecursive(inst, stack, resolve10) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -27563,7 +26924,7 @@ function isRecursive(inst, stack, resolve8) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve8);
+      const answer = isRecursive(child, stack, resolve10);
       if (answer > result)
         result = answer;
     }
@@ -27574,7 +26935,7 @@ function isRecursive(inst, stack, resolve8) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve8) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve10) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -27638,7 +26999,7 @@ function isRecursive(inst, stack, resolve8) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve8 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve10 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -28103,8 +27464,8 @@ function az_default() {
 }
 
 // node_modules/zod/v4/locales/be.js
-function getBelarusianPlural(count2, one, few, many) {
-  const absCount = Math.abs(count2);
+function getBelarusianPlural(count3, one, few, many) {
+  const absCount = Math.abs(count3);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -30751,8 +30112,8 @@ function hu_default() {
 }
 
 // node_modules/zod/v4/locales/hy.js
-function getArmenianPlural(count2, one, many) {
-  return Math.abs(count2) === 1 ? one : many;
+function getArmenianPlural(count3, one, many) {
+  return Math.abs(count3) === 1 ? one : many;
 }
 function withDefiniteArticle(word) {
   if (!word)
@@ -31836,8 +31197,8 @@ function ko_default() {
 }
 
 // node_modules/zod/v4/locales/lt.js
-var capitalizeFirstCharacter = (text) => {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+var capitalizeFirstCharacter = (text2) => {
+  return text2.charAt(0).toUpperCase() + text2.slice(1);
 };
 function getUnitTypeFromNumber(number5) {
   const abs = Math.abs(number5);
@@ -33490,8 +32851,8 @@ function ro_default() {
 }
 
 // node_modules/zod/v4/locales/ru.js
-function getRussianPlural(count2, one, few, many) {
-  const absCount = Math.abs(count2);
+function getRussianPlural(count3, one, few, many) {
+  const absCount = Math.abs(count3);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -35559,13 +34920,13 @@ ${code}
   return fn;
 }
 function addConstant(ctx, value) {
-  for (const [name2, v] of ctx.constants) {
+  for (const [name3, v] of ctx.constants) {
     if (v === value)
-      return name2;
+      return name3;
   }
-  const name = `c${ctx.constantCounter++}`;
-  ctx.constants.set(name, value);
-  return name;
+  const name2 = `c${ctx.constantCounter++}`;
+  ctx.constants.set(name2, value);
+  return name2;
 }
 function addUserConstant(ctx, fn) {
   ctx.definite = false;
@@ -36771,7 +36132,7 @@ function generateIntersectionCheck(doc, ctx, schema, accessor) {
 }
 function generateRecordCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const isPlainObjectConst = addConstant(ctx, isPlainObject2);
+  const isPlainObjectConst = addConstant(ctx, isPlainObject);
   doc.write(`if (!${isPlainObjectConst}(${accessor})) return INVALID;`);
   const outputVar = newVar(ctx);
   const kVar = newVar(ctx);
@@ -41348,13 +40709,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path6 = ref.slice(1).split("/").filter(Boolean);
-  if (path6.length === 0) {
+  const path7 = ref.slice(1).split("/").filter(Boolean);
+  if (path7.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path6[0] === defsKey) {
-    const key = path6[1] === void 0 ? void 0 : decodeJSONPointerSegment(path6[1]);
+  if (path7[0] === defsKey) {
+    const key = path7[1] === void 0 ? void 0 : decodeJSONPointerSegment(path7[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -41488,7 +40849,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural2(n) {
+function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -41527,7 +40888,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -41535,7 +40896,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -41777,7 +41138,7 @@ function convertBaseSchema(schema, ctx) {
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload) => {
-            if (!isPlainObject2(payload.value))
+            if (!isPlainObject(payload.value))
               return;
             const unrecognized = [];
             for (const key of Object.keys(payload.value)) {
@@ -42149,11 +41510,11 @@ function deepPartial(schema) {
 }
 
 // node_modules/zod/v4/classic/in-out.js
-function withChecks(side, checks) {
+function withChecks(side2, checks) {
   if (!checks?.length)
-    return side;
-  const def = side._zod.def;
-  return clone(side, mergeDefs(def, { checks: [...def.checks ?? [], ...checks] }), { parent: true });
+    return side2;
+  const def = side2._zod.def;
+  return clone(side2, mergeDefs(def, { checks: [...def.checks ?? [], ...checks] }), { parent: true });
 }
 function outSide(def) {
   return withChecks(def.out, def.checks);
@@ -42218,8 +41579,12 @@ var StringList = external_exports.array(external_exports.string().min(1));
 var OneOrMany = external_exports.union([external_exports.string().min(1), StringList]).transform((v) => Array.isArray(v) ? v : [v]);
 var AgentConfig = external_exports.strictObject({
   command: external_exports.string().min(1).optional().describe("Run with /bin/sh -c in the side checkout, once per episode."),
-  url: external_exports.string().min(1).optional().describe("A long-lived agent server: POST per episode (DESIGN.md section 6)."),
-  serve: external_exports.string().min(1).optional().describe("Starts the agent server once per side (with agent.url)."),
+  url: external_exports.string().min(1).optional().describe(
+    "A long-lived agent server: POST per episode. With agent.serve, write the port as {port} (http://127.0.0.1:{port}/): each side gets a free port of its own."
+  ),
+  serve: external_exports.string().min(1).optional().describe(
+    "Starts the agent server once per side (with agent.url); it listens on the port in PORT. A URL that answers before it started is refused."
+  ),
   setup: external_exports.string().min(1).optional().describe("Run once per side before its first episode."),
   timeout: Duration.default("60s").describe("Per episode."),
   env: external_exports.record(external_exports.string(), external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean()]).transform(String)).default({}),
@@ -42242,7 +41607,7 @@ var CaseClassName = external_exports.enum([
   "unchanged",
   "incomplete"
 ]);
-var GateClass = external_exports.enum([...CaseClassName.options, "flaky"]);
+var GateClass = external_exports.enum([...CaseClassName.options, "flaky", "suite-weakened"]);
 var Repeats = external_exports.union([
   external_exports.number().int().min(1).max(1e3),
   external_exports.strictObject({ min: external_exports.number().int().min(1), max: external_exports.number().int().min(1) })
@@ -42458,6 +41823,723 @@ function expectationKind(e) {
   throw new Error(`expectation ${e.id ?? "?"} has no kind`);
 }
 
+// src/gate/verdict.ts
+var DEFAULT_GATE = {
+  block: ["new-critical-failure"],
+  warn: ["regressed", "incomplete", "flaky"]
+};
+function checkPolicy(gate) {
+  for (const level of ["block", "warn"]) {
+    const list = gate[level];
+    if (!Array.isArray(list))
+      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
+    for (const name2 of list) {
+      if (!GateClass.options.includes(name2)) {
+        throw new Error(
+          `gate.${level}: unknown class '${name2}' (expected one of ${GateClass.options.join(", ")})`
+        );
+      }
+    }
+  }
+}
+function gateClassesOf(c) {
+  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
+}
+function listCases(ids2) {
+  const shown = ids2.slice(0, 3).join(", ");
+  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
+}
+function listWeakenings(texts) {
+  const shown = texts.slice(0, 5).map((t) => t.length > 200 ? `${t.slice(0, 199)}\u2026` : t).join("; ");
+  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
+}
+function matching(cases, classes, verdict) {
+  const out = [];
+  for (const cls of classes) {
+    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
+    if (ids2.length > 0)
+      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+  }
+  return out;
+}
+function gateDecision(cases, gate, run3 = {}) {
+  checkPolicy(gate);
+  const block = matching(cases, gate.block, "BLOCK");
+  const warn = matching(cases, gate.warn, "WARN");
+  const weakened = run3.suiteWeakened ?? [];
+  if (weakened.length > 0) {
+    const level = gate.block.includes("suite-weakened") ? block : warn;
+    level.unshift({
+      verdict: level === block ? "BLOCK" : "WARN",
+      class: "suite-weakened",
+      cases: [],
+      text: `suite weakened: ${listWeakenings(weakened)}`
+    });
+  }
+  const facts = [];
+  const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
+  if (run3.policyProblem) fact(run3.policyProblem);
+  if (run3.interrupted) fact("the run was interrupted before every episode finished");
+  if (run3.missingShards && run3.missingShards.length > 0) {
+    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
+  }
+  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
+  if (cases.length === 0) fact("no case was graded: the run has no cases");
+  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
+  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
+  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
+  return { verdict: "PASS", reasons: [] };
+}
+function gateVerdict(cases, gate, run3 = {}) {
+  return gateDecision(cases, gate, run3).verdict;
+}
+function gateFails(verdict, failOn2) {
+  if (failOn2 === "never") return false;
+  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
+}
+function exitCodeFor(verdict, failOn2) {
+  return gateFails(verdict, failOn2) ? 2 : 0;
+}
+
+// src/stats/barnard.ts
+var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
+var EXACT_LIMIT = 4e4;
+var cache = /* @__PURE__ */ new Map();
+function checkCounts(fails, runs, side2) {
+  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
+    throw new RangeError(
+      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side2}; got ${fails} of ${runs}`
+    );
+  }
+}
+function pooledZ(headFails, headRuns, baseFails, baseRuns) {
+  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
+  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
+  if (variance === 0) return 0;
+  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
+}
+function binomialPmf(n, p) {
+  const out = new Float64Array(n + 1);
+  out[0] = (1 - p) ** n;
+  const ratio = p / (1 - p);
+  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
+  return out;
+}
+function normalUpperTail(z2) {
+  const x = Math.abs(z2) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(
+    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  );
+  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
+  checkCounts(headFails, headRuns, "head");
+  checkCounts(baseFails, baseRuns, "base");
+  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
+  const known = cache.get(key);
+  if (known !== void 0) return known;
+  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
+  let p;
+  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
+    p = normalUpperTail(observed);
+  } else {
+    const extreme = [];
+    for (let h = 0; h <= headRuns; h++) {
+      for (let b = 0; b <= baseRuns; b++) {
+        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
+      }
+    }
+    p = 0;
+    for (const rate2 of GRID) {
+      const ph = binomialPmf(headRuns, rate2);
+      const pb = binomialPmf(baseRuns, rate2);
+      let tail = 0;
+      for (const [h, b] of extreme) tail += ph[h] * pb[b];
+      if (tail > p) p = tail;
+    }
+    p = Math.min(1, p);
+  }
+  cache.set(key, p);
+  return p;
+}
+
+// src/stats/sequential.ts
+var LOOK_ALPHA = 0.02;
+function checkPolicy2(policy) {
+  const { min, max, alpha = LOOK_ALPHA } = policy;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
+}
+function decideExpectation(base2, head, policy) {
+  checkPolicy2(policy);
+  if (head.fails === 0) return { decision: "not-worse", p: null };
+  if (base2.runs === 0) return { decision: "undecided", p: null };
+  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
+  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
+  const looked = Math.min(base2.runs, head.runs);
+  if (looked < policy.min) return { decision: "continue", p };
+  if (base2.fails / base2.runs >= head.fails / head.runs) return { decision: "not-worse", p };
+  if (looked >= policy.max) return { decision: "undecided", p };
+  return { decision: "continue", p };
+}
+function nextLook(n, policy) {
+  checkPolicy2(policy);
+  if (n < policy.min) return policy.min;
+  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
+}
+
+// src/stats/case-decision.ts
+function graded(s) {
+  return s.runs - (s.infraErrors ?? 0);
+}
+function percent(p) {
+  return p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function decideCase(base2, head, policy) {
+  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
+  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
+  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
+    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
+  }
+  const expectations = {};
+  for (const [id, h] of Object.entries(head.expectations)) {
+    if (h.fail === 0) continue;
+    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
+    expectations[id] = decideExpectation(
+      { fails: b.fail, runs: b.pass + b.fail },
+      { fails: h.fail, runs: h.pass + h.fail },
+      policy
+    );
+  }
+  const entries = Object.entries(expectations);
+  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
+  if (pending.length > 0) {
+    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
+  }
+  if (entries.length === 0) {
+    const agree = graded(base2) === base2.passes || base2.passes === 0;
+    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
+    return {
+      more: false,
+      expectations,
+      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
+    };
+  }
+  const said = entries.map(([id, d]) => {
+    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
+    const words = {
+      worse: "head worse",
+      "not-worse": "base fails it as often",
+      undecided: `no decision at max ${policy.max}`,
+      continue: "undecided"
+    }[d.decision];
+    return `${id}: ${words}${p}`;
+  });
+  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
+}
+
+// src/gateway/canonical.ts
+function canonicalize(value) {
+  if (Array.isArray(value)) return value.map(canonicalize);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
+    );
+  }
+  return value;
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+function includesArgs(args, subset) {
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
+  const record2 = args;
+  return Object.entries(subset).every(
+    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
+  );
+}
+function fillPlaceholders(template, args) {
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name2) => {
+    if (!Object.hasOwn(args, name2) || args[name2] === void 0) return whole;
+    const v = args[name2];
+    return typeof v === "string" ? v : canonicalJson(v);
+  });
+}
+
+// src/compare/trajectory.ts
+var MAX_VALUE = 40;
+function toTrajectory(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
+    const step = {
+      tool: c.tool,
+      args: c.args,
+      status: c.status,
+      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
+    };
+    if (c.fault) step.fault = c.fault;
+    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
+    return step;
+  });
+}
+function elide(text2, max = MAX_VALUE) {
+  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function stepSignature(step) {
+  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text2(a, k) !== text2(b, k));
+}
+
+// src/compare/episodes.ts
+var COMPLETED = "completed";
+function isGradable(e) {
+  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
+}
+function episodePassed(e) {
+  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
+}
+function ungradableReason(e) {
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
+  const errored2 = e.results.find((r) => r.verdict === "error");
+  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
+}
+function inRepeatOrder(episodes) {
+  return [...episodes].sort(
+    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
+  );
+}
+function expectationsOf(scenario) {
+  return [
+    { id: COMPLETED, critical: true },
+    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
+  ];
+}
+
+// src/grade/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text2;
+  if (typeof value === "bigint") text2 = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text2 = String(value);
+  } else if (typeof value === "string") text2 = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text2);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
+  }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
+}
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+}
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
+}
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text2 = value.toLowerCase();
+  if (text2 === "t" || text2 === "true") return true;
+  if (text2 === "f" || text2 === "false") return false;
+  return null;
+}
+
+// src/grade/values.ts
+var GradeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "GradeError";
+  }
+};
+function isPlainObject2(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function parseJsonStructure(v) {
+  if (Array.isArray(v) || isPlainObject2(v)) return v;
+  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
+  try {
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) || isPlainObject2(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+function sameValue(a, b) {
+  const x = a === void 0 ? null : a;
+  const y = b === void 0 ? null : b;
+  if (x === null || y === null) return x === y;
+  if (typeof x === "boolean" || typeof y === "boolean") {
+    const p = parseBoolean(x);
+    return p !== null && p === parseBoolean(y);
+  }
+  const dx = parseDecimal(x);
+  const dy = parseDecimal(y);
+  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
+  const ix = parseInstant(x);
+  const iy = parseInstant(y);
+  if (ix && iy) return compareInstants(ix, iy) === 0;
+  if (x === y) return true;
+  const jx = parseJsonStructure(x);
+  const jy = parseJsonStructure(y);
+  if (!jx || !jy) return false;
+  if (Array.isArray(jx) || Array.isArray(jy)) {
+    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
+  }
+  return sameRow(jx, jy);
+}
+function sameRow(a, b) {
+  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
+  }
+  return true;
+}
+function orderValues(a, b, comparator = "an ordering") {
+  if (a === null || a === void 0 || b === null || b === void 0) return null;
+  const da = parseDecimal(a);
+  const db = parseDecimal(b);
+  if (da && db) return compareDecimals(da, db);
+  const ia = parseInstant(a);
+  const ib = parseInstant(b);
+  if (ia && ib) return compareInstants(ia, ib);
+  throw new GradeError(
+    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
+  );
+}
+function stringForm(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson2(v);
+  return String(v);
+}
+function canonicalJson2(v) {
+  return JSON.stringify(sortKeys(v)) ?? "null";
+}
+function sortKeys(v) {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (typeof v === "bigint") return v.toString();
+  if (!isPlainObject2(v)) return v;
+  return Object.fromEntries(
+    Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])
+  );
+}
+function compilePattern(pattern, what) {
+  if (typeof pattern !== "string") {
+    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new GradeError(
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
+    );
+  }
+}
+function unmatchedRows(actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row of expected) {
+    const i = left.findIndex((candidate) => sameRow(candidate, row));
+    if (i === -1) missing.push(row);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+function asRows(v, comparator) {
+  if (!Array.isArray(v) || !v.every(isPlainObject2)) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  }
+  return v;
+}
+function compareValues(actual, comparator, expected) {
+  switch (comparator) {
+    case "equals":
+      return sameValue(actual, expected);
+    case "not_equals":
+      return !sameValue(actual, expected);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const order = orderValues(actual, expected, comparator);
+      if (order === null) return false;
+      if (comparator === "gt") return order > 0;
+      if (comparator === "gte") return order >= 0;
+      if (comparator === "lt") return order < 0;
+      return order <= 0;
+    }
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
+      }
+      return expected.some((option) => sameValue(actual, option));
+    case "matches": {
+      const pattern = compilePattern(expected, "matches");
+      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
+    }
+    case "rows": {
+      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
+      return missing.length === 0 && unexpected.length === 0;
+    }
+    case "empty":
+      if (typeof expected !== "boolean") {
+        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
+      return asRows(actual, "empty").length === 0 === expected;
+  }
+}
+function formatValue(v) {
+  let text2;
+  if (v === void 0 || v === null) text2 = "null";
+  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
+  else if (v instanceof Date) text2 = v.toISOString();
+  else if (typeof v === "object") text2 = canonicalJson2(v);
+  else text2 = String(v);
+  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
+}
+
+// src/grade/verdicts.ts
+function passed(message, expected, actual) {
+  return withEvidence({ verdict: "pass", message }, expected, actual);
+}
+function failed(label, message, expected, actual) {
+  return withEvidence({ verdict: "fail", label, message }, expected, actual);
+}
+function errored(message) {
+  return { verdict: "error", label: "EVALUATION_ERROR", message };
+}
+function withEvidence(grade, expected, actual) {
+  if (expected !== void 0) grade.expected = expected;
+  if (actual !== void 0) grade.actual = actual;
+  return grade;
+}
+function plural2(n, thing, things = `${thing}s`) {
+  return `${n} ${n === 1 ? thing : things}`;
+}
+
+// src/grade/calls.ts
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function inSeqOrder(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq);
+}
+function seqs(calls) {
+  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
+  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
+}
+function argsInclude(call, args) {
+  const given = call.args;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return Object.keys(args).length === 0;
+  }
+  const named2 = given;
+  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
+}
+function describeArgs(args) {
+  if (!args || Object.keys(args).length === 0) return "";
+  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
+}
+function gradeToolCalled(spec, calls) {
+  const min = spec.min ?? 1;
+  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
+  const range = spec.max === void 0 ? `at least ${plural2(min, "time")}` : spec.max === min ? `exactly ${plural2(min, "time")}` : `between ${min} and ${plural2(spec.max, "time")}`;
+  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
+  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
+  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
+  if (matching2.length < min) {
+    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  if (spec.max !== void 0 && matching2.length > spec.max) {
+    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  return passed(
+    `${spec.tool} was called ${plural2(matching2.length, "time")}${describeArgs(spec.args)}`,
+    expected,
+    matching2.length
+  );
+}
+function gradeToolNotCalled(tool, calls) {
+  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
+  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
+  return failed(
+    "FORBIDDEN_CALL",
+    `expected ${tool} never called, got ${plural2(made.length, "call")} (${seqs(made)})`,
+    0,
+    made.length
+  );
+}
+function effectOf(call) {
+  return call.effectKey ?? `${call.tool}(${canonicalJson2(call.args)})`;
+}
+function gradeNoDuplicateEffect(tool, calls) {
+  const applied = /* @__PURE__ */ new Map();
+  for (const call of inSeqOrder(calls)) {
+    if (call.tool !== tool || !call.mutated || call.replay) continue;
+    const effect2 = effectOf(call);
+    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
+  }
+  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
+  if (duplicates.length === 0) {
+    return passed(`${tool} applied ${plural2(applied.size, "effect")}, none twice`, 1, applied.size);
+  }
+  const [effect, group] = duplicates[0];
+  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
+  const others = duplicates.length > 1 ? `, and ${plural2(duplicates.length - 1, "other effect")} more than once` : "";
+  return failed(
+    "DUPLICATE_EFFECT",
+    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
+    1,
+    group.length
+  );
+}
+function gradeOrder(spec, calls) {
+  const ordered = inSeqOrder(calls);
+  const first = ordered.find((c) => c.tool === spec.before);
+  if (!first) {
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
+  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
+  if (missing.length === 0) {
+    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
+      ...earlier
+    ]);
+  }
+  const late2 = missing.map((tool) => {
+    const later = ordered.find((c) => c.tool === tool);
+    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
+  });
+  return failed(
+    "ORDER_VIOLATION",
+    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
+    spec.must_call,
+    [...earlier]
+  );
+}
+function gradeMaxToolCalls(max, calls) {
+  if (calls.length <= max) {
+    return passed(`${plural2(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
+  const byTool = countByTool(calls);
+  return failed(
+    "TOO_MANY_CALLS",
+    `expected at most ${plural2(max, "call")}, got ${calls.length} (${byTool})`,
+    max,
+    calls.length
+  );
+}
+function retriesOf(calls) {
+  const previous = /* @__PURE__ */ new Map();
+  const retries = [];
+  for (const call of inSeqOrder(calls)) {
+    const prior = previous.get(call.tool);
+    if (prior && !isSuccess(prior.status) && canonicalJson2(prior.args) === canonicalJson2(call.args)) {
+      retries.push(call);
+    }
+    previous.set(call.tool, call);
+  }
+  return retries;
+}
+function gradeMaxRetries(max, calls) {
+  const retries = retriesOf(calls);
+  if (retries.length <= max) {
+    return passed(
+      `${plural2(retries.length, "retry", "retries")}, within the limit of ${max}`,
+      max,
+      retries.length
+    );
+  }
+  return failed(
+    "TOO_MANY_RETRIES",
+    `expected at most ${plural2(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
+    max,
+    retries.length
+  );
+}
+function countByTool(calls) {
+  const counts2 = /* @__PURE__ */ new Map();
+  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
+  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
+}
+
 // src/grade/query.ts
 var PHRASES = {
   equals: "",
@@ -42470,7 +42552,7 @@ var PHRASES = {
   matches: "a match for "
 };
 function givenComparators(check3) {
-  return COMPARATOR_NAMES.filter((name) => name in check3 && check3[name] !== void 0);
+  return COMPARATOR_NAMES.filter((name2) => name2 in check3 && check3[name2] !== void 0);
 }
 function gradeQueryCheck(check3, result, id) {
   if (!result) return errored(`the query of ${id} was not run on the final state`);
@@ -42499,7 +42581,7 @@ function gradeComparator(comparator, expected, rows, sql) {
   const columns = Object.keys(rows[0]);
   if (rows.length > 1 || columns.length !== 1) {
     throw new GradeError(
-      `${comparator} compares one value, but the query returned ${plural(rows.length, "row")} of ${plural(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
+      `${comparator} compares one value, but the query returned ${plural2(rows.length, "row")} of ${plural2(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
     );
   }
   const actual = rows[0][columns[0]];
@@ -42518,16 +42600,16 @@ function gradeRows(expected, rows, sql) {
   const want = expected;
   if (hasTopLevelOrderBy(sql)) {
     const at = firstDifference(rows, want);
-    const shown = `${plural(want.length, "row")} in order`;
+    const shown = `${plural2(want.length, "row")} in order`;
     if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
     return failed(
       "STATE_MISMATCH",
-      `expected ${shown}, got ${plural(rows.length, "row")}; row ${at + 1}: expected ${at < want.length ? formatValue(want[at]) : "no row"}, got ${at < rows.length ? formatValue(rows[at]) : "no row"}`,
+      `expected ${shown}, got ${plural2(rows.length, "row")}; row ${at + 1}: expected ${at < want.length ? formatValue(want[at]) : "no row"}, got ${at < rows.length ? formatValue(rows[at]) : "no row"}`,
       want,
       rows
     );
   }
-  if (asMultiset) return passed(`the query returned the ${plural(want.length, "row")}`, want, rows);
+  if (asMultiset) return passed(`the query returned the ${plural2(want.length, "row")}`, want, rows);
   const { missing, unexpected } = unmatchedRows(rows, want);
   const parts = [
     missing.length ? `missing ${formatValue(missing[0])}${more(missing.length)}` : "",
@@ -42535,7 +42617,7 @@ function gradeRows(expected, rows, sql) {
   ].filter(Boolean);
   return failed(
     "STATE_MISMATCH",
-    `expected ${plural(want.length, "row")}, got ${plural(rows.length, "row")}: ${parts.join("; ")}`,
+    `expected ${plural2(want.length, "row")}, got ${plural2(rows.length, "row")}: ${parts.join("; ")}`,
     want,
     rows
   );
@@ -42553,13 +42635,13 @@ function gradeEmpty(expected, rows) {
   const ok = compareValues(rows, "empty", expected);
   if (ok) {
     return passed(
-      expected ? "the query returned no rows, as expected" : `the query returned ${plural(rows.length, "row")}`
+      expected ? "the query returned no rows, as expected" : `the query returned ${plural2(rows.length, "row")}`
     );
   }
   if (expected) {
     return failed(
       "EXTRA_EFFECT",
-      `expected no rows, got ${plural(rows.length, "row")} (first ${formatValue(rows[0])})`,
+      `expected no rows, got ${plural2(rows.length, "row")} (first ${formatValue(rows[0])})`,
       [],
       rows
     );
@@ -42644,8 +42726,8 @@ function gradeOutcome(expected, agent) {
 function allowedWriteTools(scenario, calls, tools) {
   if (tools) {
     const names = scenario.tools ?? [...tools.keys()];
-    return names.filter((name) => {
-      const risk = tools.get(name)?.risk;
+    return names.filter((name2) => {
+      const risk = tools.get(name2)?.risk;
       return risk === "write" || risk === "write_irreversible";
     });
   }
@@ -42792,16 +42874,16 @@ function gradeChanges(spec, diff) {
   const actual = {};
   const mismatches = [];
   let label;
-  for (const [count2, op] of COUNTS) {
-    const want = spec[count2];
+  for (const [count3, op] of COUNTS) {
+    const want = spec[count3];
     if (want === void 0) continue;
     const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
-    expected[count2] = want;
-    actual[count2] = rows.length;
+    expected[count3] = want;
+    actual[count3] = rows.length;
     if (rows.length === want) continue;
     label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
     mismatches.push(
-      `expected ${plural(want, `${count2} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+      `expected ${plural2(want, `${count3} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
     );
   }
   const subject = `${spec.table}${describeWhere(where)}`;
@@ -42815,8 +42897,8 @@ function gradeChanges(spec, diff) {
   return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
 }
 function describeTable(t) {
-  const parts = COUNTS.filter(([count2]) => t[count2].length > 0).map(
-    ([count2]) => `${t[count2].length} ${count2}`
+  const parts = COUNTS.filter(([count3]) => t[count3].length > 0).map(
+    ([count3]) => `${t[count3].length} ${count3}`
   );
   return parts.join(", ");
 }
@@ -42836,9 +42918,9 @@ function gradeForbidChanges(spec, diff, calls) {
   const ops = spec.ops ?? ["insert", "update", "delete"];
   const found = [];
   for (const op of ops) {
-    const net2 = changesOf(diff, spec.table, op);
-    if (net2.length > 0) {
-      found.push(`${plural(net2.length, `${PAST[op]} row`)} (${rowNames(net2)})`);
+    const net3 = changesOf(diff, spec.table, op);
+    if (net3.length > 0) {
+      found.push(`${plural2(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
       continue;
     }
     const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
@@ -42928,6 +43010,17 @@ function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
 }
 
 // src/grade/signature.ts
+var FAILURE_SIGNATURES = [
+  "agent-did-not-complete",
+  "duplicate-effect",
+  "success-claimed-without-effect",
+  "tool-error-not-recovered",
+  "extra-effect",
+  "missing-required-effect",
+  "no-state-changing-action",
+  "wrong-state-update",
+  "other"
+];
 function unrecoveredError(calls) {
   const ordered = inSeqOrder(calls);
   return ordered.find(
@@ -43132,6 +43225,8 @@ function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ ne
     infraErrors,
     episodes: ordered.map((e) => e.record.episode)
   };
+  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
+  if (provokedErrors > 0) summary.provokedErrors = provokedErrors;
   const metrics = metricsOf(ordered);
   if (metrics) summary.metrics = metrics;
   summary.stats = sideStats(summary, ks);
@@ -43200,15 +43295,15 @@ function plural3(n, word) {
 }
 function incompleteReason(base2, head, notes) {
   const parts = [];
-  for (const [side, s] of [
+  for (const [side2, s] of [
     ["base", base2],
     ["head", head]
   ]) {
     if (!s) continue;
-    if (s.runs === 0) parts.push(`the ${side} has no episodes of this scenario`);
+    if (s.runs === 0) parts.push(`the ${side2} has no episodes of this scenario`);
     else if ((s.infraErrors ?? 0) > 0) {
-      const note = notes[side] ? ` (${notes[side]})` : "";
-      parts.push(`${s.infraErrors} of ${s.runs} ${side} repeats could not be graded${note}`);
+      const note = notes[side2] ? ` (${notes[side2]})` : "";
+      parts.push(`${s.infraErrors} of ${s.runs} ${side2} repeats could not be graded${note}`);
     }
   }
   if (parts.length === 0) return null;
@@ -43256,6 +43351,14 @@ function classifySummaries(base2, head, notes = {}, decision) {
     reason,
     expectations_changed: changed
   });
+  const headErrors = head.provokedErrors ?? 0;
+  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
+    const note = notes.head ? ` (${notes.head})` : "";
+    return result(
+      "new-critical-failure",
+      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
+    );
+  }
   const incomplete = incompleteReason(base2, head, notes);
   if (incomplete) return result("incomplete", incomplete);
   const broke2 = changed.filter((c) => c.change === "broke");
@@ -43273,12 +43376,12 @@ function classifySummaries(base2, head, notes = {}, decision) {
 }
 function ungradableNotes(base2, head) {
   const notes = {};
-  for (const [side, episodes] of [
+  for (const [side2, episodes] of [
     ["base", base2],
     ["head", head]
   ]) {
     const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
-    if (note) notes[side] = note;
+    if (note) notes[side2] = note;
   }
   return notes;
 }
@@ -43356,8 +43459,8 @@ function renderCallOn(step, keys) {
   if (!keys || !args) return renderCall(step);
   const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
   const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
-  const text = renderArgs(shown);
-  return `${step.tool}(${text}${omitted ? `${text ? ", " : ""}\u2026` : ""})`;
+  const text2 = renderArgs(shown);
+  return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
 }
 function actions(group, i, keys) {
   const bySig = /* @__PURE__ */ new Map();
@@ -43503,12 +43606,12 @@ function netRows(t, into, sign) {
   }
 }
 function keylessDifferences(table2, b, h) {
-  const net2 = /* @__PURE__ */ new Map();
-  netRows(b, net2, 1);
-  netRows(h, net2, -1);
+  const net3 = /* @__PURE__ */ new Map();
+  netRows(b, net3, 1);
+  netRows(h, net3, -1);
   const out = [];
-  for (const id of [...net2.keys()].sort()) {
-    const { row, n } = net2.get(id);
+  for (const id of [...net3.keys()].sort()) {
+    const { row, n } = net3.get(id);
     const key = elide(renderArgs(row), 60);
     for (let i = 0; i < Math.abs(n); i++) {
       out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row : ABSENT, head: n > 0 ? ABSENT : row });
@@ -43519,21 +43622,21 @@ function keylessDifferences(table2, b, h) {
 function compareKeys(a, b) {
   return a.localeCompare(b, "en", { numeric: true });
 }
-function mentions(text, word) {
+function mentions(text2, word) {
   const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text);
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text2);
 }
 function readers(expectations) {
   const out = [];
   for (const e of expectations) {
     const critical = e.critical ?? false;
-    let text;
-    if ("query" in e) text = e.query;
-    else if ("changes" in e) text = e.changes.table;
-    else if ("forbid_changes" in e) text = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text = e.outcome_verified.query;
-    if (text !== void 0) {
-      const t = text;
+    let text2;
+    if ("query" in e) text2 = e.query;
+    else if ("changes" in e) text2 = e.changes.table;
+    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
+    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
+    if (text2 !== void 0) {
+      const t = text2;
       out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
     } else if ("only_changes" in e) {
       const allowed = new Set(e.only_changes);
@@ -43622,67 +43725,332 @@ function compareCase(scenario, base2, head, options2 = {}) {
   return report2;
 }
 
-// src/gate/verdict.ts
-var DEFAULT_GATE = {
-  block: ["new-critical-failure"],
-  warn: ["regressed", "incomplete", "flaky"]
+// src/compare/expectation-changes.ts
+var same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+var show = (v) => {
+  const text2 = typeof v === "string" ? v : canonicalJson(v);
+  return text2.length > 40 ? `${text2.slice(0, 39)}\u2026` : text2;
 };
-function checkPolicy2(gate) {
-  for (const level of ["block", "warn"]) {
-    const list = gate[level];
-    if (!Array.isArray(list))
-      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
-    for (const name of list) {
-      if (!GateClass.options.includes(name)) {
-        throw new Error(
-          `gate.${level}: unknown class '${name}' (expected one of ${GateClass.options.join(", ")})`
-        );
-      }
-    }
+function diffExpectation(base2, head) {
+  const out = { loosened: [], tightened: [] };
+  if (base2.critical && !head.critical) out.loosened.push("no longer critical");
+  if (!base2.critical && head.critical) out.tightened.push("now critical");
+  const kind = expectationKind(base2);
+  if (expectationKind(head) !== kind) {
+    out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
+    return out;
   }
-}
-function gateClassesOf(c) {
-  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
-}
-function listCases(ids2) {
-  const shown = ids2.slice(0, 3).join(", ");
-  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
-}
-function matching(cases, classes, verdict) {
-  const out = [];
-  for (const cls of classes) {
-    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
-    if (ids2.length > 0)
-      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+  const b = base2;
+  const h = head;
+  switch (kind) {
+    case "query":
+      queryCheck(b, h, "", out);
+      break;
+    case "outcome_verified":
+      if (b.outcome_verified === true || h.outcome_verified === true) {
+        if (!same(b.outcome_verified, h.outcome_verified)) out.loosened.push("outcome_verified changed");
+      } else
+        queryCheck(
+          b.outcome_verified,
+          h.outcome_verified,
+          "outcome_verified ",
+          out
+        );
+      break;
+    case "changes":
+      changesCheck(b.changes, h.changes, out);
+      break;
+    case "only_changes":
+      widened("only_changes", b.only_changes, h.only_changes, out);
+      break;
+    case "forbid_changes": {
+      const bf = b.forbid_changes;
+      const hf = h.forbid_changes;
+      if (bf.table !== hf.table)
+        out.loosened.push(`forbid_changes table changed from ${bf.table} to ${hf.table}`);
+      else narrowed("forbid_changes.ops", bf.ops, hf.ops, out);
+      break;
+    }
+    case "tool_called":
+      toolCalled(b.tool_called, h.tool_called, out);
+      break;
+    case "order": {
+      const bo = b.order;
+      const ho = h.order;
+      if (bo.before !== ho.before)
+        out.loosened.push(`order.before changed from ${bo.before} to ${ho.before}`);
+      else narrowed("order.must_call", bo.must_call, ho.must_call, out);
+      break;
+    }
+    case "max_tool_calls":
+    case "max_retries":
+      bound(kind, b[kind], h[kind], "max", out);
+      break;
+    case "judge": {
+      const bj = b.judge;
+      const hj = h.judge;
+      if (bj.criterion !== hj.criterion) out.loosened.push("judge criterion changed");
+      bound("judge.threshold", bj.threshold, hj.threshold, "min", out);
+      break;
+    }
+    default:
+      if (!same(b[kind], h[kind]))
+        out.loosened.push(`${kind} changed from ${show(b[kind])} to ${show(h[kind])}`);
   }
   return out;
 }
-function gateDecision(cases, gate, run3 = {}) {
-  checkPolicy2(gate);
-  const block = matching(cases, gate.block, "BLOCK");
-  const warn = matching(cases, gate.warn, "WARN");
-  const facts = [];
-  const fact = (text) => facts.push({ verdict: "WARN", class: null, cases: [], text });
-  if (run3.interrupted) fact("the run was interrupted before every episode finished");
-  if (run3.missingShards && run3.missingShards.length > 0) {
-    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
+function toolCalled(b, h, out) {
+  if (b.tool !== h.tool) {
+    out.loosened.push(`tool_called.tool changed from ${b.tool} to ${h.tool}`);
+    return;
   }
-  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
-  if (cases.length === 0) fact("no case was graded: the run has no cases");
-  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
-  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
-  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
-  return { verdict: "PASS", reasons: [] };
+  bound("tool_called.min", b.min, h.min, "min", out);
+  if (b.max !== void 0 && h.max === void 0) out.loosened.push("tool_called.max dropped");
+  else if (b.max === void 0 && h.max !== void 0) out.tightened.push("tool_called.max added");
+  else if (b.max !== void 0 && h.max !== void 0) bound("tool_called.max", b.max, h.max, "max", out);
+  const bArgs = b.args ?? {};
+  const hArgs = h.args ?? {};
+  const lost = Object.keys(bArgs).filter((k) => !(k in hArgs) || !same(bArgs[k], hArgs[k]));
+  if (lost.length > 0) out.loosened.push(`tool_called.args no longer require ${lost.join(", ")} as before`);
+  else if (!same(bArgs, hArgs)) out.tightened.push("tool_called.args narrowed");
 }
-function gateVerdict(cases, gate, run3 = {}) {
-  return gateDecision(cases, gate, run3).verdict;
+function changesCheck(b, h, out) {
+  if (b.table !== h.table) out.loosened.push(`changes.table changed from ${b.table} to ${h.table}`);
+  for (const key of ["inserted", "updated", "deleted", "where"]) {
+    if (same(b[key], h[key])) continue;
+    if (b[key] === void 0) out[key === "where" ? "loosened" : "tightened"].push(`changes.${key} added`);
+    else if (h[key] === void 0) out.loosened.push(`changes.${key} dropped`);
+    else out.loosened.push(`changes.${key} changed from ${show(b[key])} to ${show(h[key])}`);
+  }
 }
-function gateFails(verdict, failOn2) {
-  if (failOn2 === "never") return false;
-  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
+function queryCheck(b, h, prefix, out) {
+  if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
+  for (const name2 of COMPARATOR_NAMES) {
+    const bv = b[name2];
+    const hv = h[name2];
+    if (bv === void 0 && hv === void 0) continue;
+    if (hv === void 0) {
+      out.loosened.push(`${prefix}${name2} dropped`);
+      continue;
+    }
+    if (bv === void 0) {
+      out.tightened.push(`${prefix}${name2} added`);
+      continue;
+    }
+    if (same(bv, hv)) continue;
+    const label = `${prefix}${name2}`;
+    if (name2 === "in") widened(label, bv, hv, out);
+    else if ((name2 === "gt" || name2 === "gte") && typeof bv === "number" && typeof hv === "number")
+      bound(label, bv, hv, "min", out);
+    else if ((name2 === "lt" || name2 === "lte") && typeof bv === "number" && typeof hv === "number")
+      bound(label, bv, hv, "max", out);
+    else if (name2 === "matches") out.loosened.push(`${label} changed from /${show(bv)}/ to /${show(hv)}/`);
+    else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
+  }
 }
-function exitCodeFor(verdict, failOn2) {
-  return gateFails(verdict, failOn2) ? 2 : 0;
+function widened(label, b, h, out) {
+  const bs = new Set(b.map((v) => canonicalJson(v)));
+  const hs = new Set(h.map((v) => canonicalJson(v)));
+  const added = h.filter((v) => !bs.has(canonicalJson(v)));
+  if (added.length > 0) out.loosened.push(`${label} widened to allow ${added.map(show).join(", ")}`);
+  else if (b.some((v) => !hs.has(canonicalJson(v)))) out.tightened.push(`${label} narrowed`);
+}
+function narrowed(label, b, h, out) {
+  const removed = b.filter((v) => !h.includes(v));
+  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.join(", ")}`);
+  else if (h.some((v) => !b.includes(v))) out.tightened.push(`${label} extended`);
+}
+function bound(label, b, h, which, out) {
+  if (b === h) return;
+  const looser = which === "max" ? h > b : h < b;
+  out[looser ? "loosened" : "tightened"].push(`${label} ${h > b ? "raised" : "lowered"} from ${b} to ${h}`);
+}
+
+// src/compare/suite-changes.ts
+function diffSuites(base2, head) {
+  return [
+    ...scenarioChanges(base2.scenarios, head.scenarios),
+    ...twinChanges(base2.tools, head.tools),
+    ...templateChanges(base2, head),
+    ...policyChanges(base2.config, head.config)
+  ];
+}
+function weakenings(changes) {
+  return (changes ?? []).filter((c) => c.weakens);
+}
+var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+function byId(items, id) {
+  const out = /* @__PURE__ */ new Map();
+  for (const item of items) if (!out.has(id(item))) out.set(id(item), item);
+  return out;
+}
+function sortedKeys(...maps) {
+  return [...new Set(maps.flatMap((m) => [...m.keys()]))].sort();
+}
+function scenarioChanges(base2, head) {
+  const b = byId(base2, (s) => s.id);
+  const h = byId(head, (s) => s.id);
+  const out = [];
+  for (const id of sortedKeys(b, h)) {
+    const bs = b.get(id);
+    const hs = h.get(id);
+    if (bs && !hs) {
+      out.push({ kind: "scenario-removed", subject: id, weakens: true, text: `scenario ${id} removed` });
+    } else if (!bs && hs) {
+      out.push({ kind: "scenario-added", subject: id, weakens: false, text: `scenario ${id} added` });
+    } else if (bs && hs) {
+      out.push(...scenarioEdits(bs, hs));
+    }
+  }
+  return out;
+}
+function scenarioEdits(b, h) {
+  const out = [];
+  const edit = (weakens, what) => out.push({ kind: "scenario-edited", subject: b.id, weakens, text: `scenario ${b.id}: ${what}` });
+  const be = byId(b.expect, (e) => e.id);
+  const he = byId(h.expect, (e) => e.id);
+  for (const id of sortedKeys(be, he)) {
+    const x = be.get(id);
+    const y = he.get(id);
+    if (x && !y) edit(true, `expectation ${id} removed`);
+    else if (!x && y) edit(false, `expectation ${id} added`);
+    else if (x && y) {
+      const d = diffExpectation(x, y);
+      if (d.loosened.length > 0) edit(true, `expectation ${id} loosened: ${d.loosened.join(", ")}`);
+      if (d.tightened.length > 0) edit(false, `expectation ${id} tightened: ${d.tightened.join(", ")}`);
+    }
+  }
+  const bFaults = b.faults.map((f) => canonicalJson(f));
+  const hFaults = h.faults.map((f) => canonicalJson(f));
+  const removed = b.faults.filter((_, i) => !hFaults.includes(bFaults[i]));
+  const added = h.faults.filter((_, i) => !bFaults.includes(hFaults[i]));
+  for (const f of removed) edit(true, `fault ${f.fault} on ${f.tool} removed or changed`);
+  for (const f of added) edit(false, `fault ${f.fault} on ${f.tool} added`);
+  if (!same2(b.tools, h.tools)) {
+    const list = (t) => t ? t.join(", ") || "none" : "all";
+    edit(true, `allowed tools changed from ${list(b.tools)} to ${list(h.tools)}`);
+  }
+  if (!same2(b.state, h.state)) edit(true, "initial state changed");
+  if (!same2(b.input, h.input)) edit(true, "input changed");
+  return out;
+}
+function twinChanges(base2, head) {
+  const out = [];
+  for (const name2 of sortedKeys(base2, head)) {
+    const b = base2.get(name2);
+    const h = head.get(name2);
+    if (b && !h)
+      out.push({ kind: "twin-removed", subject: name2, weakens: true, text: `twin tool ${name2} removed` });
+    else if (!b && h)
+      out.push({ kind: "twin-added", subject: name2, weakens: false, text: `twin tool ${name2} added` });
+    else if (b && h) {
+      const fields = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
+      if (fields.length > 0)
+        out.push({
+          kind: "twin-changed",
+          subject: name2,
+          weakens: true,
+          text: `twin tool ${name2} changed (${fields.join(", ")})`
+        });
+    }
+  }
+  return out;
+}
+function templateChanges(base2, head) {
+  const out = [];
+  const part = (kind, word, b, h) => {
+    const text2 = (s, f) => s.files[f] ?? "";
+    const bodies = (s, list) => list.map((f) => [f, text2(s, f)]);
+    if (same2(bodies(base2, b), bodies(head, h))) return;
+    const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base2, f) !== text2(head, f)).sort();
+    const what = changed.length > 0 ? changed.join(", ") : "order of files";
+    out.push({ kind, subject: word, weakens: true, text: `${word} changed: ${what}` });
+  };
+  part(
+    "schema-changed",
+    "schema",
+    base2.template.schema.map((s) => s.file),
+    head.template.schema.map((s) => s.file)
+  );
+  part(
+    "fixtures-changed",
+    "fixtures",
+    base2.template.fixtures.map((f) => f.file),
+    head.template.fixtures.map((f) => f.file)
+  );
+  return out;
+}
+function policyChanges(base2, head) {
+  const out = [];
+  for (const level of ["block", "warn"]) {
+    const b = base2.gate[level];
+    const h = head.gate[level];
+    const dropped = b.filter((c) => !h.includes(c));
+    const added = h.filter((c) => !b.includes(c));
+    const subject = `gate.${level}`;
+    if (dropped.length > 0)
+      out.push({
+        kind: "gate-changed",
+        subject,
+        weakens: true,
+        text: `gate.${level} no longer lists ${dropped.join(", ")}`
+      });
+    if (added.length > 0)
+      out.push({
+        kind: "gate-changed",
+        subject,
+        weakens: false,
+        text: `gate.${level} now lists ${added.join(", ")}`
+      });
+  }
+  const br = repeatsRange(base2.repeats);
+  const hr = repeatsRange(head.repeats);
+  if (br.min !== hr.min || br.max !== hr.max) {
+    const weakens = hr.min < br.min || hr.max < br.max;
+    out.push({
+      kind: "repeats-changed",
+      subject: "repeats",
+      weakens,
+      text: `repeats ${weakens ? "lowered" : "changed"} from ${repeatsWords(base2.repeats)} to ${repeatsWords(head.repeats)}`
+    });
+  }
+  if (base2.database.expose !== head.database.expose) {
+    const weakens = head.database.expose;
+    const text2 = `database.expose ${weakens ? "turned on: the agent can write its database directly" : "turned off"}`;
+    out.push({ kind: "database-changed", subject: "database.expose", weakens, text: text2 });
+  }
+  const bj = base2.judge;
+  const hj = head.judge;
+  if (bj && hj) {
+    for (const key of ["url", "model"]) {
+      if (bj[key] !== hj[key])
+        out.push({
+          kind: "judge-changed",
+          subject: `judge.${key}`,
+          weakens: true,
+          text: `judge.${key} changed`
+        });
+    }
+  } else if (bj && !hj) {
+    out.push({ kind: "judge-changed", subject: "judge", weakens: true, text: "judge section removed" });
+  } else if (!bj && hj) {
+    out.push({ kind: "judge-changed", subject: "judge", weakens: false, text: "judge section added" });
+  }
+  return out;
+}
+function repeatsRange(r) {
+  return typeof r === "number" ? { min: r, max: r } : { min: r.min, max: r.max };
+}
+function repeatsWords(r) {
+  return typeof r === "number" ? String(r) : `{min: ${r.min}, max: ${r.max}}`;
+}
+function repeatsWithFloor(head, base2) {
+  const b = repeatsRange(base2);
+  const h = repeatsRange(head);
+  if (h.min >= b.min && h.max >= b.max) return head;
+  if (typeof base2 === "number" && typeof head === "number") return base2;
+  const min = Math.max(h.min, b.min);
+  return { min, max: Math.max(h.max, b.max, min) };
 }
 
 // src/report/build.ts
@@ -43693,26 +44061,26 @@ function countClasses(cases) {
 }
 function suiteStatsOf(cases) {
   const out = {};
-  for (const side of ["base", "head"]) {
+  for (const side2 of ["base", "head"]) {
     const per = [];
     for (const c of cases) {
-      const s = c[side];
+      const s = c[side2];
       if (s) per.push(s.stats ?? sideStats(s));
     }
-    if (per.length > 0) out[side] = suiteStats(per);
+    if (per.length > 0) out[side2] = suiteStats(per);
   }
   return out;
 }
 function suiteSignaturesOf(cases) {
   const out = {};
-  for (const side of ["base", "head"]) {
+  for (const side2 of ["base", "head"]) {
     for (const c of cases) {
-      const s = c[side];
+      const s = c[side2];
       if (!s?.signatures) continue;
-      out[side] ??= {};
-      const sums = out[side];
-      for (const [name, n] of Object.entries(s.signatures)) {
-        sums[name] = (sums[name] ?? 0) + n;
+      out[side2] ??= {};
+      const sums = out[side2];
+      for (const [name2, n] of Object.entries(s.signatures)) {
+        sums[name2] = (sums[name2] ?? 0) + n;
       }
     }
   }
@@ -43720,8 +44088,8 @@ function suiteSignaturesOf(cases) {
 }
 function suiteCostOf(cases) {
   const out = {};
-  for (const side of ["base", "head"]) {
-    const costs = cases.flatMap((c) => c[side]?.cost ? [c[side].cost] : []);
+  for (const side2 of ["base", "head"]) {
+    const costs = cases.flatMap((c) => c[side2]?.cost ? [c[side2].cost] : []);
     if (costs.length === 0) continue;
     const total = Math.round(costs.reduce((a, c) => a + c.total_usd, 0) * 1e6) / 1e6;
     const successes = costs.reduce((a, c) => a + c.successful_episodes, 0);
@@ -43735,17 +44103,26 @@ function suiteCostOf(cases) {
       per_successful_episode: per(successes),
       per_dependable_case: per(dependable)
     };
-    out[side] = cost;
+    out[side2] = cost;
   }
   return out;
+}
+function runFactsOf(report2) {
+  const from = report2.policy_from;
+  return {
+    interrupted: report2.interrupted,
+    missingShards: report2.missing_shards,
+    suiteWeakened: weakenings(report2.suite_changes).map((c) => c.text),
+    policyProblem: from?.side === "default" ? `the built-in default policy gated this run: ${from.reason}` : void 0
+  };
+}
+function reportDecision(report2) {
+  return gateDecision(report2.cases, report2.gate ?? DEFAULT_GATE, runFactsOf(report2));
 }
 function withTotals(report2) {
   const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const verdict = gateVerdict(cases, gate, {
-    interrupted: report2.interrupted,
-    missingShards: report2.missing_shards
-  });
+  const verdict = gateVerdict(cases, gate, runFactsOf(report2));
   const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report2;
   return {
     version: version2,
@@ -43792,6 +44169,123 @@ function buildReport(input2) {
   return withTotals(report2);
 }
 
+// src/report/recheck.ts
+function sideProblem(s, at) {
+  const infra = s.infraErrors ?? 0;
+  if (s.passes > s.runs)
+    return { path: `${at}.passes`, message: `${s.passes} passes out of ${s.runs} runs is impossible` };
+  if (infra > s.runs) {
+    return {
+      path: `${at}.infraErrors`,
+      message: `${infra} ungradable repeats out of ${s.runs} runs is impossible`
+    };
+  }
+  if (s.passes + infra > s.runs) {
+    return {
+      path: `${at}.passes`,
+      message: `${s.passes} passes and ${infra} ungradable repeats are more than the side's ${s.runs} runs`
+    };
+  }
+  if (s.episodes && s.episodes.length > s.runs) {
+    return { path: `${at}.episodes`, message: `${s.episodes.length} episode ids for ${s.runs} runs` };
+  }
+  for (const [id, e] of Object.entries(s.expectations)) {
+    const where = `${at}.expectations[${JSON.stringify(id)}]`;
+    if (e.pass + e.fail + e.error > s.runs) {
+      return {
+        path: where,
+        message: `${e.pass} pass + ${e.fail} fail + ${e.error} error is more than the side's ${s.runs} runs`
+      };
+    }
+    if (e.pass < s.passes) {
+      return {
+        path: where,
+        message: `passed ${e.pass} times, but the side says ${s.passes} repeats passed every expectation`
+      };
+    }
+  }
+  return null;
+}
+function sequentialPolicyOf(report2) {
+  const p = report2.repeats_policy;
+  return p ? { min: p.min, max: p.max, alpha: p.alpha } : null;
+}
+function policyProblem(report2) {
+  const p = report2.repeats_policy;
+  if (p && p.alpha !== LOOK_ALPHA) {
+    return {
+      path: "repeats_policy.alpha",
+      message: `expected ${LOOK_ALPHA}, the level of stategate's sequential test, got ${p.alpha}`
+    };
+  }
+  return null;
+}
+function ksOf(s) {
+  return s.stats ? Object.keys(s.stats.pass_at_k).map(Number) : void 0;
+}
+function restat(s) {
+  if (!s?.stats) return s;
+  return { ...s, stats: sideStats(s, ksOf(s)) };
+}
+function flakyText(f) {
+  const sides = [f.base ? "base" : "", f.head ? "head" : ""].filter(Boolean);
+  return sides.length > 0 ? `flaky on ${sides.join(" and ")}` : "not flaky";
+}
+function recheckCase(c, policy, at) {
+  if (c.head === null) {
+    return { ok: false, problem: { path: `${at}.head`, message: "expected the head side, got null" } };
+  }
+  for (const side2 of ["base", "head"]) {
+    const s = c[side2];
+    const problem = s ? sideProblem(s, `${at}.${side2}`) : null;
+    if (problem) return { ok: false, problem };
+  }
+  let decision;
+  let classification;
+  try {
+    decision = policy ? decideCase(c.base, c.head, policy) : void 0;
+    classification = classifySummaries(c.base, c.head, {}, decision);
+  } catch (err) {
+    return {
+      ok: false,
+      problem: { path: at, message: `its counts cannot be classified: ${err.message}` }
+    };
+  }
+  if (classification.class !== c.class) {
+    return {
+      ok: false,
+      problem: {
+        path: `${at}.class`,
+        message: `says '${c.class}', but its own counts make it '${classification.class}' (${classification.reason})`
+      }
+    };
+  }
+  const { flaky } = classification;
+  if (flaky.base !== c.flaky.base || flaky.head !== c.flaky.head) {
+    return {
+      ok: false,
+      problem: {
+        path: `${at}.flaky`,
+        message: `says ${flakyText(c.flaky)}, but its own counts make it ${flakyText(flaky)}`
+      }
+    };
+  }
+  let out;
+  try {
+    out = { ...c, base: restat(c.base), head: restat(c.head) };
+  } catch (err) {
+    return {
+      ok: false,
+      problem: { path: at, message: `its statistics cannot be recomputed: ${err.message}` }
+    };
+  }
+  out.expectations_changed = classification.expectations_changed;
+  if (c.class !== "incomplete" || c.reason === void 0) out.reason = classification.reason;
+  if (decision)
+    out.repeats_decision = { base: c.base?.runs ?? 0, head: c.head.runs, reason: decision.reason };
+  return { ok: true, case: out };
+}
+
 // src/report/merge.ts
 var MergeError = class extends Error {
   constructor(message) {
@@ -43827,11 +44321,15 @@ function check2(reports) {
     if (calibration(r) !== calibration(first)) {
       return `${describe3(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe3(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
     }
-    for (const side of ["base", "head"]) {
-      const a = first.sides[side];
-      const b = r.sides[side];
+    const trust = (x) => JSON.stringify([x.policy_from ?? null, x.suite_changes ?? null]);
+    if (trust(r) !== trust(first)) {
+      return `${describe3(r, i)} reports other suite changes or another policy source than ${describe3(first, 0)}`;
+    }
+    for (const side2 of ["base", "head"]) {
+      const a = first.sides[side2];
+      const b = r.sides[side2];
       if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
-        return `${describe3(r, i)} ran ${side} ${sideText(b)} but ${describe3(first, 0)} ran ${side} ${sideText(a)}`;
+        return `${describe3(r, i)} ran ${side2} ${sideText(b)} but ${describe3(first, 0)} ran ${side2} ${sideText(a)}`;
       }
     }
   }
@@ -43864,11 +44362,27 @@ function missingShards(reports) {
   const present = new Set(reports.map((r) => r.shard.index));
   return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
 }
-function tryMergeReports(reports) {
+function recheckAll(reports) {
+  const cases = [];
+  for (const [i, r] of reports.entries()) {
+    const policy = policyProblem(r);
+    if (policy) return { error: `${describe3(r, i)}: ${policy.path}: ${policy.message}` };
+    for (const [j, c] of r.cases.entries()) {
+      const checked = recheckCase(c, sequentialPolicyOf(r), `cases[${j}]`);
+      if (!checked.ok)
+        return { error: `${describe3(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
+      cases.push(checked.case);
+    }
+  }
+  return { cases };
+}
+function tryMergeReports(reports, options2 = {}) {
   const error62 = check2(reports);
   if (error62) return { ok: false, error: error62 };
+  const rechecked = recheckAll(reports);
+  if ("error" in rechecked) return { ok: false, error: rechecked.error };
   const first = reports[0];
-  const cases = reports.flatMap((r) => r.cases);
+  const { cases } = rechecked;
   const engines = [...new Set(reports.map((r) => r.engine))];
   const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== void 0))];
   const starts = reports.map((r) => r.started_at).filter((t) => typeof t === "string");
@@ -43889,8 +44403,13 @@ function tryMergeReports(reports) {
   };
   const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
   if (reason !== void 0) merged.engine_reason = reason;
-  if (first.gate) merged.gate = first.gate;
+  const gate = options2.gate ?? DEFAULT_GATE;
+  merged.gate = { block: [...gate.block], warn: [...gate.warn] };
+  const unverified = options2.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
+  if (unverified !== void 0) merged.unverified = { reason: unverified };
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
+  if (first.policy_from) merged.policy_from = first.policy_from;
+  if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
@@ -43898,788 +44417,14 @@ function tryMergeReports(reports) {
   if (missing.length > 0) merged.missing_shards = missing;
   return { ok: true, report: withTotals(merged) };
 }
-function mergeReports(reports) {
-  const result = tryMergeReports(reports);
+function mergeReports(reports, options2 = {}) {
+  const result = tryMergeReports(reports, options2);
   if (!result.ok) throw new MergeError(result.error);
   return result.report;
 }
 
 // src/config/load.ts
-import path5 from "node:path";
-
-// node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
-import { isAbsolute, posix, resolve as resolve2 } from "path";
-import { fileURLToPath } from "url";
-
-// node_modules/fdir/dist/index.mjs
-import { createRequire } from "module";
-import { basename, dirname, normalize, relative, resolve, sep } from "path";
-import * as nativeFs from "fs";
-var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
-function cleanPath(path6) {
-  let normalized = normalize(path6);
-  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
-  return normalized;
-}
-var SLASHES_REGEX = /[\\/]/g;
-function convertSlashes(path6, separator) {
-  return path6.replace(SLASHES_REGEX, separator);
-}
-var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
-function isRootDirectory(path6) {
-  return path6 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path6);
-}
-function normalizePath(path6, options2) {
-  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
-  const pathNeedsCleaning = process.platform === "win32" && path6.includes("/") || path6.startsWith(".");
-  if (resolvePaths) path6 = resolve(path6);
-  if (normalizePath$1 || pathNeedsCleaning) path6 = cleanPath(path6);
-  if (path6 === ".") return "";
-  const needsSeperator = path6[path6.length - 1] !== pathSeparator;
-  return convertSlashes(needsSeperator ? path6 + pathSeparator : path6, pathSeparator);
-}
-function joinPathWithBasePath(filename, directoryPath) {
-  return directoryPath + filename;
-}
-function joinPathWithRelativePath(root, options2) {
-  return function(filename, directoryPath) {
-    const sameRoot = directoryPath.startsWith(root);
-    if (sameRoot) return directoryPath.slice(root.length) + filename;
-    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
-  };
-}
-function joinPath(filename) {
-  return filename;
-}
-function joinDirectoryPath(filename, directoryPath, separator) {
-  return directoryPath + filename + separator;
-}
-function build$7(root, options2) {
-  const { relativePaths, includeBasePath } = options2;
-  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
-}
-function pushDirectoryWithRelativePath(root) {
-  return function(directoryPath, paths) {
-    paths.push(directoryPath.substring(root.length) || ".");
-  };
-}
-function pushDirectoryFilterWithRelativePath(root) {
-  return function(directoryPath, paths, filters) {
-    const relativePath = directoryPath.substring(root.length) || ".";
-    if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
-  };
-}
-var pushDirectory = (directoryPath, paths) => {
-  paths.push(directoryPath || ".");
-};
-var pushDirectoryFilter = (directoryPath, paths, filters) => {
-  const path6 = directoryPath || ".";
-  if (filters.every((filter) => filter(path6, true))) paths.push(path6);
-};
-var empty$2 = () => {
-};
-function build$6(root, options2) {
-  const { includeDirs, filters, relativePaths } = options2;
-  if (!includeDirs) return empty$2;
-  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
-  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
-}
-var pushFileFilterAndCount = (filename, _paths, counts2, filters) => {
-  if (filters.every((filter) => filter(filename, false))) counts2.files++;
-};
-var pushFileFilter = (filename, paths, _counts, filters) => {
-  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
-};
-var pushFileCount = (_filename, _paths, counts2, _filters) => {
-  counts2.files++;
-};
-var pushFile = (filename, paths) => {
-  paths.push(filename);
-};
-var empty$1 = () => {
-};
-function build$5(options2) {
-  const { excludeFiles, filters, onlyCounts } = options2;
-  if (excludeFiles) return empty$1;
-  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
-  else if (onlyCounts) return pushFileCount;
-  else return pushFile;
-}
-var getArray = (paths) => {
-  return paths;
-};
-var getArrayGroup = () => {
-  return [""].slice(0, 0);
-};
-function build$4(options2) {
-  return options2.group ? getArrayGroup : getArray;
-}
-var groupFiles = (groups, directory, files) => {
-  groups.push({
-    directory,
-    files,
-    dir: directory
-  });
-};
-var empty = () => {
-};
-function build$3(options2) {
-  return options2.group ? groupFiles : empty;
-}
-var resolveSymlinksAsync = function(path6, state, callback$1) {
-  const { queue, fs, options: { suppressErrors } } = state;
-  queue.enqueue();
-  fs.realpath(path6, (error62, resolvedPath) => {
-    if (error62) return queue.dequeue(suppressErrors ? null : error62, state);
-    fs.stat(resolvedPath, (error$1, stat4) => {
-      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
-      if (stat4.isDirectory() && isRecursive2(path6, resolvedPath, state)) return queue.dequeue(null, state);
-      callback$1(stat4, resolvedPath);
-      queue.dequeue(null, state);
-    });
-  });
-};
-var resolveSymlinks = function(path6, state, callback$1) {
-  const { queue, fs, options: { suppressErrors } } = state;
-  queue.enqueue();
-  try {
-    const resolvedPath = fs.realpathSync(path6);
-    const stat4 = fs.statSync(resolvedPath);
-    if (stat4.isDirectory() && isRecursive2(path6, resolvedPath, state)) return;
-    callback$1(stat4, resolvedPath);
-  } catch (e) {
-    if (!suppressErrors) throw e;
-  }
-};
-function build$2(options2, isSynchronous) {
-  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
-  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
-}
-function isRecursive2(path6, resolved, state) {
-  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname(path6);
-  let depth = 1;
-  while (parent !== state.root && depth < 2) {
-    const resolvedPath = state.symlinks.get(parent);
-    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
-    if (isSameRoot) depth++;
-    else parent = dirname(parent);
-  }
-  state.symlinks.set(path6, resolved);
-  return depth > 1;
-}
-function isRecursiveUsingRealPaths(resolved, state) {
-  return state.visited.includes(resolved + state.options.pathSeparator);
-}
-var onlyCountsSync = (state) => {
-  return state.counts;
-};
-var groupsSync = (state) => {
-  return state.groups;
-};
-var defaultSync = (state) => {
-  return state.paths;
-};
-var limitFilesSync = (state) => {
-  return state.paths.slice(0, state.options.maxFiles);
-};
-var onlyCountsAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.counts, state.options.suppressErrors);
-  return null;
-};
-var defaultAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.paths, state.options.suppressErrors);
-  return null;
-};
-var limitFilesAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
-  return null;
-};
-var groupsAsync = (state, error62, callback$1) => {
-  report(error62, callback$1, state.groups, state.options.suppressErrors);
-  return null;
-};
-function report(error62, callback$1, output2, suppressErrors) {
-  if (error62 && !suppressErrors) callback$1(error62, output2);
-  else callback$1(null, output2);
-}
-function build$1(options2, isSynchronous) {
-  const { onlyCounts, group, maxFiles } = options2;
-  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
-  else if (group) return isSynchronous ? groupsSync : groupsAsync;
-  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
-  else return isSynchronous ? defaultSync : defaultAsync;
-}
-var readdirOpts = { withFileTypes: true };
-var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  state.queue.enqueue();
-  if (currentDepth < 0) return state.queue.dequeue(null, state);
-  const { fs } = state;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  fs.readdir(crawlPath || ".", readdirOpts, (error62, entries = []) => {
-    callback$1(entries, directoryPath, currentDepth);
-    state.queue.dequeue(state.options.suppressErrors ? null : error62, state);
-  });
-};
-var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
-  const { fs } = state;
-  if (currentDepth < 0) return;
-  state.visited.push(crawlPath);
-  state.counts.directories++;
-  let entries = [];
-  try {
-    entries = fs.readdirSync(crawlPath || ".", readdirOpts);
-  } catch (e) {
-    if (!state.options.suppressErrors) throw e;
-  }
-  callback$1(entries, directoryPath, currentDepth);
-};
-function build(isSynchronous) {
-  return isSynchronous ? walkSync : walkAsync;
-}
-var Queue = class {
-  count = 0;
-  constructor(onQueueEmpty) {
-    this.onQueueEmpty = onQueueEmpty;
-  }
-  enqueue() {
-    this.count++;
-    return this.count;
-  }
-  dequeue(error62, output2) {
-    if (this.onQueueEmpty && (--this.count <= 0 || error62)) {
-      this.onQueueEmpty(error62, output2);
-      if (error62) {
-        output2.controller.abort();
-        this.onQueueEmpty = void 0;
-      }
-    }
-  }
-};
-var Counter = class {
-  _files = 0;
-  _directories = 0;
-  set files(num) {
-    this._files = num;
-  }
-  get files() {
-    return this._files;
-  }
-  set directories(num) {
-    this._directories = num;
-  }
-  get directories() {
-    return this._directories;
-  }
-  /**
-  * @deprecated use `directories` instead
-  */
-  /* c8 ignore next 3 */
-  get dirs() {
-    return this._directories;
-  }
-};
-var Aborter = class {
-  aborted = false;
-  abort() {
-    this.aborted = true;
-  }
-};
-var Walker = class {
-  root;
-  isSynchronous;
-  state;
-  joinPath;
-  pushDirectory;
-  pushFile;
-  getArray;
-  groupFiles;
-  resolveSymlink;
-  walkDirectory;
-  callbackInvoker;
-  constructor(root, options2, callback$1) {
-    this.isSynchronous = !callback$1;
-    this.callbackInvoker = build$1(options2, this.isSynchronous);
-    this.root = normalizePath(root, options2);
-    this.state = {
-      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
-      paths: [""].slice(0, 0),
-      groups: [],
-      counts: new Counter(),
-      options: options2,
-      queue: new Queue((error62, state) => this.callbackInvoker(state, error62, callback$1)),
-      symlinks: /* @__PURE__ */ new Map(),
-      visited: [""].slice(0, 0),
-      controller: new Aborter(),
-      fs: options2.fs || nativeFs
-    };
-    this.joinPath = build$7(this.root, options2);
-    this.pushDirectory = build$6(this.root, options2);
-    this.pushFile = build$5(options2);
-    this.getArray = build$4(options2);
-    this.groupFiles = build$3(options2);
-    this.resolveSymlink = build$2(options2, this.isSynchronous);
-    this.walkDirectory = build(this.isSynchronous);
-  }
-  start() {
-    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
-    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
-    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
-  }
-  walk = (entries, directoryPath, depth) => {
-    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
-    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
-    const files = this.getArray(this.state.paths);
-    for (let i = 0; i < entries.length; ++i) {
-      const entry = entries[i];
-      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
-        const filename = this.joinPath(entry.name, directoryPath);
-        this.pushFile(filename, files, this.state.counts, filters);
-      } else if (entry.isDirectory()) {
-        let path6 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
-        if (exclude && exclude(entry.name, path6)) continue;
-        this.pushDirectory(path6, paths, filters);
-        this.walkDirectory(this.state, path6, path6, depth - 1, this.walk);
-      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
-        let path6 = joinPathWithBasePath(entry.name, directoryPath);
-        this.resolveSymlink(path6, this.state, (stat4, resolvedPath) => {
-          if (stat4.isDirectory()) {
-            resolvedPath = normalizePath(resolvedPath, this.state.options);
-            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path6 + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path6 + pathSeparator, depth - 1, this.walk);
-          } else {
-            resolvedPath = useRealPaths ? resolvedPath : path6;
-            const filename = basename(resolvedPath);
-            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
-            resolvedPath = this.joinPath(filename, directoryPath$1);
-            this.pushFile(resolvedPath, files, this.state.counts, filters);
-          }
-        });
-      }
-    }
-    this.groupFiles(this.state.groups, directoryPath, files);
-  };
-};
-function promise2(root, options2) {
-  return new Promise((resolve$1, reject) => {
-    callback(root, options2, (err, output2) => {
-      if (err) return reject(err);
-      resolve$1(output2);
-    });
-  });
-}
-function callback(root, options2, callback$1) {
-  let walker = new Walker(root, options2, callback$1);
-  walker.start();
-}
-function sync(root, options2) {
-  const walker = new Walker(root, options2);
-  return walker.start();
-}
-var APIBuilder = class {
-  constructor(root, options2) {
-    this.root = root;
-    this.options = options2;
-  }
-  withPromise() {
-    return promise2(this.root, this.options);
-  }
-  withCallback(cb) {
-    callback(this.root, this.options, cb);
-  }
-  sync() {
-    return sync(this.root, this.options);
-  }
-};
-var pm = null;
-try {
-  __require2.resolve("picomatch");
-  pm = __require2("picomatch");
-} catch {
-}
-var Builder = class {
-  globCache = {};
-  options = {
-    maxDepth: Infinity,
-    suppressErrors: true,
-    pathSeparator: sep,
-    filters: []
-  };
-  globFunction;
-  constructor(options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    this.globFunction = this.options.globFunction;
-  }
-  group() {
-    this.options.group = true;
-    return this;
-  }
-  withPathSeparator(separator) {
-    this.options.pathSeparator = separator;
-    return this;
-  }
-  withBasePath() {
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withRelativePaths() {
-    this.options.relativePaths = true;
-    return this;
-  }
-  withDirs() {
-    this.options.includeDirs = true;
-    return this;
-  }
-  withMaxDepth(depth) {
-    this.options.maxDepth = depth;
-    return this;
-  }
-  withMaxFiles(limit) {
-    this.options.maxFiles = limit;
-    return this;
-  }
-  withFullPaths() {
-    this.options.resolvePaths = true;
-    this.options.includeBasePath = true;
-    return this;
-  }
-  withErrors() {
-    this.options.suppressErrors = false;
-    return this;
-  }
-  withSymlinks({ resolvePaths = true } = {}) {
-    this.options.resolveSymlinks = true;
-    this.options.useRealPaths = resolvePaths;
-    return this.withFullPaths();
-  }
-  withAbortSignal(signal) {
-    this.options.signal = signal;
-    return this;
-  }
-  normalize() {
-    this.options.normalizePath = true;
-    return this;
-  }
-  filter(predicate) {
-    this.options.filters.push(predicate);
-    return this;
-  }
-  onlyDirs() {
-    this.options.excludeFiles = true;
-    this.options.includeDirs = true;
-    return this;
-  }
-  exclude(predicate) {
-    this.options.exclude = predicate;
-    return this;
-  }
-  onlyCounts() {
-    this.options.onlyCounts = true;
-    return this;
-  }
-  crawl(root) {
-    return new APIBuilder(root || ".", this.options);
-  }
-  withGlobFunction(fn) {
-    this.globFunction = fn;
-    return this;
-  }
-  /**
-  * @deprecated Pass options using the constructor instead:
-  * ```ts
-  * new fdir(options).crawl("/path/to/root");
-  * ```
-  * This method will be removed in v7.0
-  */
-  /* c8 ignore next 4 */
-  crawlWithOptions(root, options2) {
-    this.options = {
-      ...this.options,
-      ...options2
-    };
-    return new APIBuilder(root || ".", this.options);
-  }
-  glob(...patterns) {
-    if (this.globFunction) return this.globWithOptions(patterns);
-    return this.globWithOptions(patterns, ...[{ dot: true }]);
-  }
-  globWithOptions(patterns, ...options2) {
-    const globFn = this.globFunction || pm;
-    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
-    var isMatch = this.globCache[patterns.join("\0")];
-    if (!isMatch) {
-      isMatch = globFn(patterns, ...options2);
-      this.globCache[patterns.join("\0")] = isMatch;
-    }
-    this.options.filters.push((path6) => isMatch(path6));
-    return this;
-  }
-};
-
-// node_modules/tinyglobby/dist/index.mjs
-var import_picomatch = __toESM(require_picomatch2(), 1);
-var isReadonlyArray = Array.isArray;
-var BACKSLASHES = /\\/g;
-var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
-var isWin = process.platform === "win32";
-var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
-function getPartialMatcher(patterns, options2 = {}) {
-  const patternsCount = patterns.length;
-  const patternsParts = Array(patternsCount);
-  const matchers = Array(patternsCount);
-  let i, j;
-  for (i = 0; i < patternsCount; i++) {
-    const parts = splitPattern(patterns[i]);
-    patternsParts[i] = parts;
-    const partsCount = parts.length;
-    const partMatchers = Array(partsCount);
-    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
-    matchers[i] = partMatchers;
-  }
-  return (input2) => {
-    const inputParts = input2.split("/");
-    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
-    for (i = 0; i < patternsCount; i++) {
-      const patternParts = patternsParts[i];
-      const matcher = matchers[i];
-      const inputPatternCount = inputParts.length;
-      const minParts = Math.min(inputPatternCount, patternParts.length);
-      j = 0;
-      while (j < minParts) {
-        const part = patternParts[j];
-        if (part.includes("/")) return true;
-        if (!matcher[j](inputParts[j])) break;
-        if (!options2.noglobstar && part === "**") return true;
-        j++;
-      }
-      if (j === inputPatternCount) return true;
-    }
-    return false;
-  };
-}
-var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
-var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
-function buildFormat(cwd, root, absolute) {
-  if (cwd === root || root.startsWith(`${cwd}/`)) {
-    if (absolute) {
-      const start = cwd.length + +!isRoot(cwd);
-      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
-    }
-    const prefix = root.slice(cwd.length + 1);
-    if (prefix) return (p, isDir) => {
-      if (p === ".") return prefix;
-      const result = `${prefix}/${p}`;
-      return isDir ? result.slice(0, -1) : result;
-    };
-    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
-  }
-  if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
-}
-function buildRelative(cwd, root) {
-  if (root.startsWith(`${cwd}/`)) {
-    const prefix = root.slice(cwd.length + 1);
-    return (p) => `${prefix}/${p}`;
-  }
-  return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
-    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
-  };
-}
-function ensureNonDriveRelativePath(path6) {
-  return path6.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
-}
-var splitPatternOptions = { parts: true };
-function splitPattern(path6) {
-  var _result$parts;
-  const result = import_picomatch.default.scan(path6, splitPatternOptions);
-  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path6];
-}
-var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
-var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
-var escapePosixPath = (path6) => path6.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapeWin32Path = (path6) => path6.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
-var escapePath = isWin ? escapeWin32Path : escapePosixPath;
-function isDynamicPattern(pattern, options2) {
-  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
-  const scan2 = import_picomatch.default.scan(pattern);
-  return scan2.isGlob || scan2.negated;
-}
-function log(...tasks) {
-  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
-}
-function ensureStringArray(value) {
-  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
-}
-var PARENT_DIRECTORY = /^(\/?\.\.)+/;
-var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
-function normalizePattern(pattern, opts, props, isIgnore) {
-  var _PARENT_DIRECTORY$exe;
-  const cwd = opts.cwd;
-  let result = pattern;
-  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
-  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
-  const escapedCwd = escapePath(cwd);
-  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
-  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
-  const parts = splitPattern(result);
-  if (parentDir) {
-    const n = (parentDir.length + 1) / 3;
-    let i = 0;
-    const cwdParts = escapedCwd.split("/");
-    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
-      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
-      i++;
-    }
-    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
-    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
-      props.root = ensureNonDriveRelativePath(potentialRoot);
-      props.depthOffset = -n + i;
-    }
-  }
-  if (!isIgnore && props.depthOffset >= 0) {
-    var _props$commonPath;
-    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
-    const newCommonPath = [];
-    const length = Math.min(props.commonPath.length, parts.length);
-    for (let i = 0; i < length; i++) {
-      const part = parts[i];
-      if (part === "**" && !parts[i + 1]) {
-        newCommonPath.pop();
-        break;
-      }
-      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
-      newCommonPath.push(part);
-    }
-    props.depthOffset = newCommonPath.length;
-    props.commonPath = newCommonPath;
-    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
-  }
-  return result;
-}
-function processPatterns(options2, patterns, props) {
-  const matchPatterns = [];
-  const ignorePatterns = [];
-  for (const pattern of options2.ignore) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
-  }
-  for (const pattern of patterns) {
-    if (!pattern) continue;
-    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
-    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
-  }
-  return {
-    match: matchPatterns,
-    ignore: ignorePatterns
-  };
-}
-function buildCrawler(options2, patterns) {
-  const cwd = options2.cwd;
-  const props = {
-    root: cwd,
-    depthOffset: 0
-  };
-  const processed = processPatterns(options2, patterns, props);
-  if (options2.debug) log("internal processing patterns:", processed);
-  const { absolute, caseSensitiveMatch, debug, dot, followSymbolicLinks, onlyDirectories } = options2;
-  const root = props.root.replace(BACKSLASHES, "");
-  const matchOptions = {
-    dot,
-    nobrace: options2.braceExpansion === false,
-    nocase: !caseSensitiveMatch,
-    noextglob: options2.extglob === false,
-    noglobstar: options2.globstar === false,
-    posix: true
-  };
-  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
-  const ignore2 = (0, import_picomatch.default)(processed.ignore, matchOptions);
-  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
-  const format = buildFormat(cwd, root, absolute);
-  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
-  const excludePredicate = (_, p) => {
-    const relativePath = excludeFormatter(p, true);
-    return relativePath !== "." && !partialMatcher(relativePath) || ignore2(relativePath);
-  };
-  let maxDepth;
-  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
-  const crawler = new Builder({
-    filters: [debug ? (p, isDirectory) => {
-      const path6 = format(p, isDirectory);
-      const matches = matcher(path6) && !ignore2(path6);
-      if (matches) log(`matched ${path6}`);
-      return matches;
-    } : (p, isDirectory) => {
-      const path6 = format(p, isDirectory);
-      return matcher(path6) && !ignore2(path6);
-    }],
-    exclude: debug ? (_, p) => {
-      const skipped = excludePredicate(_, p);
-      log(`${skipped ? "skipped" : "crawling"} ${p}`);
-      return skipped;
-    } : excludePredicate,
-    fs: options2.fs,
-    pathSeparator: "/",
-    relativePaths: !absolute,
-    resolvePaths: absolute,
-    includeBasePath: absolute,
-    resolveSymlinks: followSymbolicLinks,
-    excludeSymlinks: !followSymbolicLinks,
-    excludeFiles: onlyDirectories,
-    includeDirs: onlyDirectories || !options2.onlyFiles,
-    maxDepth,
-    signal: options2.signal
-  }).crawl(root);
-  if (options2.debug) log("internal properties:", {
-    ...props,
-    root
-  });
-  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
-}
-function formatPaths(paths, mapper) {
-  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
-  return paths;
-}
-var defaultOptions = {
-  caseSensitiveMatch: true,
-  debug: !!process.env.TINYGLOBBY_DEBUG,
-  expandDirectories: true,
-  followSymbolicLinks: true,
-  onlyFiles: true
-};
-function getOptions(options2) {
-  const opts = Object.assign({}, options2);
-  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
-  opts.ignore = ensureStringArray(opts.ignore);
-  opts.fs && (opts.fs = {
-    readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync,
-    realpath: opts.fs.realpath || realpath,
-    realpathSync: opts.fs.realpathSync || realpathSync,
-    stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync
-  });
-  if (opts.debug) log("globbing with options:", opts);
-  return opts;
-}
-function getCrawler(globInput, inputOptions = {}) {
-  var _ref;
-  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
-  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
-  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
-  const options2 = getOptions(isModern ? inputOptions : globInput);
-  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
-}
-async function glob(globInput, options2) {
-  const [crawler, relative2] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative2) : [];
-}
+import path6 from "node:path";
 
 // src/config/suggest.ts
 function closest(word, candidates) {
@@ -44737,10 +44482,10 @@ var import_yaml = __toESM(require_dist(), 1);
 var MAX_DEPTH = 64;
 var MAX_ALIAS_COUNT = 1e3;
 var MAX_SYNTAX_PROBLEMS = 10;
-function parseYaml(file2, text, prepare) {
+function parseYaml(file2, text2, prepare) {
   const lineCounter = new import_yaml.LineCounter();
-  const doc = (0, import_yaml.parseDocument)(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
-  const source = { file: file2, text, doc, lineCounter };
+  const doc = (0, import_yaml.parseDocument)(text2, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
+  const source = { file: file2, text: text2, doc, lineCounter };
   const problems = [];
   const seen = /* @__PURE__ */ new Set();
   for (const err of [...doc.errors, ...doc.warnings]) {
@@ -44823,20 +44568,20 @@ function nodePosition(source, node2) {
   const range = node2?.range;
   return range ? positionAt(source, range[0]) : { line: 1, col: 1 };
 }
-function nodeAt(source, path6, opts = {}) {
-  return walk(source, path6, opts.key ?? false).node;
+function nodeAt(source, path7, opts = {}) {
+  return walk(source, path7, opts.key ?? false).node;
 }
-function walk(source, path6, key) {
+function walk(source, path7, key) {
   let node2 = source.doc.contents;
-  for (let i = 0; i < path6.length; i++) {
+  for (let i = 0; i < path7.length; i++) {
     if ((0, import_yaml.isAlias)(node2)) node2 = node2.resolve(source.doc);
-    const segment = path6[i];
+    const segment = path7[i];
     if ((0, import_yaml.isMap)(node2)) {
       const pair = findPair(source, node2, String(segment));
       if (!pair) return { node: node2, complete: false };
-      if (i === path6.length - 1 && key) return { node: pair.key, complete: true };
+      if (i === path7.length - 1 && key) return { node: pair.key, complete: true };
       if (pair.value === null || pair.value === void 0) {
-        return { node: pair.key, complete: i === path6.length - 1 };
+        return { node: pair.key, complete: i === path7.length - 1 };
       }
       node2 = pair.value;
     } else if ((0, import_yaml.isSeq)(node2) && typeof segment === "number" && node2.items[segment] !== void 0) {
@@ -44866,17 +44611,17 @@ function keyText(key) {
   if ((0, import_yaml.isScalar)(key)) return String(key.value);
   return String(key);
 }
-function locate(source, path6, opts = {}) {
-  return nodePosition(source, nodeAt(source, path6, opts));
+function locate(source, path7, opts = {}) {
+  return nodePosition(source, nodeAt(source, path7, opts));
 }
-function problemAt(source, path6, message, opts = {}) {
-  const out = { file: source.file, ...locate(source, path6, opts), message };
-  if (path6.length > 0) out.path = formatPath(path6);
+function problemAt(source, path7, message, opts = {}) {
+  const out = { file: source.file, ...locate(source, path7, opts), message };
+  if (path7.length > 0) out.path = formatPath(path7);
   return out;
 }
-function formatPath(path6) {
+function formatPath(path7) {
   let out = "";
-  for (const segment of path6) {
+  for (const segment of path7) {
     if (typeof segment === "number") out += `[${segment}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(String(segment)))
       out += out === "" ? String(segment) : `.${String(segment)}`;
@@ -44884,14 +44629,14 @@ function formatPath(path6) {
   }
   return out;
 }
-function rangeAt(source, path6) {
-  const { node: node2, complete } = walk(source, path6, false);
+function rangeAt(source, path7) {
+  const { node: node2, complete } = walk(source, path7, false);
   if ((0, import_yaml.isAlias)(node2)) return null;
   return complete && node2?.range ? [node2.range[0], node2.range[1]] : null;
 }
-function problemAtText(source, path6, needle, message) {
-  const problem = problemAt(source, path6, message);
-  const range = rangeAt(source, path6);
+function problemAtText(source, path7, needle, message) {
+  const problem = problemAt(source, path7, message);
+  const range = rangeAt(source, path7);
   if (!range) return problem;
   const i = source.text.slice(range[0], range[1]).indexOf(needle);
   return i === -1 ? problem : { ...problem, ...positionAt(source, range[0] + i) };
@@ -44984,9 +44729,9 @@ function expectedOf(issue2) {
     case "invalid_value":
       return issue2.values.length === 1 ? literal2(issue2.values[0]) : `one of ${issue2.values.map((v) => String(v)).join(" | ")}`;
     case "too_small":
-      return bound(issue2.origin, issue2.minimum, issue2.inclusive ?? true, "min");
+      return bound2(issue2.origin, issue2.minimum, issue2.inclusive ?? true, "min");
     case "too_big":
-      return bound(issue2.origin, issue2.maximum, issue2.inclusive ?? true, "max");
+      return bound2(issue2.origin, issue2.maximum, issue2.inclusive ?? true, "max");
     case "invalid_format":
       return /^Invalid/.test(issue2.message) ? issue2.format === "regex" && "pattern" in issue2 ? `text matching ${String(issue2.pattern)}` : `a valid ${issue2.format}` : issue2.message;
     case "not_multiple_of":
@@ -44998,17 +44743,17 @@ function expectedOf(issue2) {
 function literal2(v) {
   return typeof v === "string" ? `'${v}'` : String(v);
 }
-function bound(origin, limit, inclusive, side) {
+function bound2(origin, limit, inclusive, side2) {
   const n = Number(limit);
   if (origin === "string") {
-    if (side === "min" && n === 1) return "a non-empty string";
-    return `a string of ${side === "min" ? "at least" : "at most"} ${n} characters`;
+    if (side2 === "min" && n === 1) return "a non-empty string";
+    return `a string of ${side2 === "min" ? "at least" : "at most"} ${n} characters`;
   }
   if (origin === "array" || origin === "set") {
-    if (side === "min" && n === 1) return "a non-empty list";
-    return `a list of ${side === "min" ? "at least" : "at most"} ${n} items`;
+    if (side2 === "min" && n === 1) return "a non-empty list";
+    return `a list of ${side2 === "min" ? "at least" : "at most"} ${n} items`;
   }
-  const op = side === "min" ? inclusive ? ">=" : ">" : inclusive ? "<=" : "<";
+  const op = side2 === "min" ? inclusive ? ">=" : ">" : inclusive ? "<=" : "<";
   return `a number ${op} ${n}`;
 }
 var defOf = (s) => s._zod.def;
@@ -45028,9 +44773,9 @@ function options(schema) {
   const def = defOf(s);
   return def.type === "union" ? def.options.flatMap(options) : [s];
 }
-function objectKeysAt(schema, path6) {
+function objectKeysAt(schema, path7) {
   let candidates = options(schema);
-  for (const segment of path6) {
+  for (const segment of path7) {
     const next = [];
     for (const c of candidates) {
       const def = defOf(c);
@@ -45250,7 +44995,7 @@ function readConfig(value, source) {
   return { config: config2, lists, problems };
 }
 function named(names, field2, raw) {
-  return names.map((name, i) => ({ name, field: Array.isArray(raw) ? [...field2, i] : field2 }));
+  return names.map((name2, i) => ({ name: name2, field: Array.isArray(raw) ? [...field2, i] : field2 }));
 }
 function configChecks(config2, source) {
   const problems = [];
@@ -45270,9 +45015,9 @@ var NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function expandEnv(source, env) {
   const problems = [];
   (0, import_yaml2.visit)(source.doc, {
-    Scalar(key, node2, path6) {
+    Scalar(key, node2, path7) {
       if (key === "key" || typeof node2.value !== "string" || !node2.value.includes("$")) return;
-      const fieldPath = pathOf(path6, node2);
+      const fieldPath = pathOf(path7, node2);
       const raw = node2.range ? source.text.slice(node2.range[0], node2.range[1]) : "";
       let searchFrom = 0;
       const at = (needle) => {
@@ -45288,25 +45033,25 @@ function expandEnv(source, env) {
         ...fieldPath ? { path: fieldPath } : {},
         message
       });
-      const expanded = node2.value.replace(REFERENCE, (match, name) => {
+      const expanded = node2.value.replace(REFERENCE, (match, name2) => {
         if (match === "$${") {
           at(match);
           return "${";
         }
-        if (name === void 0) {
+        if (name2 === void 0) {
           problem(match, "'${' without a closing '}'; write '$${' for a literal '${'");
           return match;
         }
-        if (!NAME.test(name)) {
+        if (!NAME.test(name2)) {
           problem(
             match,
             `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`
           );
           return match;
         }
-        const value = env[name];
+        const value = env[name2];
         if (value === void 0) {
-          problem(match, `the environment variable ${name} is not set`);
+          problem(match, `the environment variable ${name2} is not set`);
           return match;
         }
         at(match);
@@ -45319,10 +45064,10 @@ function expandEnv(source, env) {
   });
   return problems;
 }
-function typedScalar(text) {
-  if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(text)) return Number(text);
-  if (text === "true" || text === "false") return text === "true";
-  return text;
+function typedScalar(text2) {
+  if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(text2)) return Number(text2);
+  if (text2 === "true" || text2 === "false") return text2 === "true";
+  return text2;
 }
 function pathOf(ancestors, node2) {
   const segments = [];
@@ -45367,8 +45112,8 @@ function inputSchemaProblems(ajv2, schema, source, at) {
     ajv2.compile(schema);
   } catch (err) {
     const message = err.message;
-    const path6 = [...at, ...compileErrorPath(message, schema)];
-    return [problemAt(source, path6, `invalid JSON Schema: ${message}`, { key: true })];
+    const path7 = [...at, ...compileErrorPath(message, schema)];
+    return [problemAt(source, path7, `invalid JSON Schema: ${message}`, { key: true })];
   } finally {
     forget(ajv2, schema);
   }
@@ -45416,21 +45161,21 @@ function compileErrorPath(message, schema) {
 function findKey(root, key) {
   const queue = [{ value: root, path: [] }];
   while (queue.length > 0) {
-    const { value, path: path6 } = queue.shift();
+    const { value, path: path7 } = queue.shift();
     if (typeof value !== "object" || value === null) continue;
-    if (!Array.isArray(value) && Object.hasOwn(value, key)) return [...path6, key];
+    if (!Array.isArray(value) && Object.hasOwn(value, key)) return [...path7, key];
     for (const [k, v] of Object.entries(value))
-      queue.push({ value: v, path: [...path6, Array.isArray(value) ? Number(k) : k] });
+      queue.push({ value: v, path: [...path7, Array.isArray(value) ? Number(k) : k] });
   }
   return void 0;
 }
 
 // src/config/judge-files.ts
 import { createHash } from "node:crypto";
-import path2 from "node:path";
+import path3 from "node:path";
 
 // src/config/source-file.ts
-import { readFile, stat as stat2 } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 var MAX_FILE_BYTES = 5 * 1024 * 1024;
 function displayPath(absPath) {
@@ -45449,7 +45194,7 @@ async function readTextFile(absPath, file2) {
   });
   let bytes;
   try {
-    const info = await stat2(absPath);
+    const info = await stat(absPath);
     if (!info.isFile()) return fail2("not a regular file");
     if (info.size > MAX_FILE_BYTES) return fail2(tooLarge(info.size));
     bytes = await readFile(absPath);
@@ -45509,6 +45254,856 @@ function bytePosition(bytes, offset) {
   return { line, col };
 }
 
+// src/config/suite-paths.ts
+import { readdir as readdir2 } from "node:fs";
+import { realpath as realpath2 } from "node:fs/promises";
+import path2 from "node:path";
+
+// node_modules/tinyglobby/dist/index.mjs
+import { readdir, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
+import { isAbsolute, posix, resolve as resolve2 } from "path";
+import { fileURLToPath } from "url";
+
+// node_modules/fdir/dist/index.mjs
+import { createRequire } from "module";
+import { basename, dirname, normalize, relative, resolve, sep } from "path";
+import * as nativeFs from "fs";
+var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
+function cleanPath(path7) {
+  let normalized = normalize(path7);
+  if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
+  return normalized;
+}
+var SLASHES_REGEX = /[\\/]/g;
+function convertSlashes(path7, separator) {
+  return path7.replace(SLASHES_REGEX, separator);
+}
+var WINDOWS_ROOT_DIR_REGEX = /^[a-z]:[\\/]$/i;
+function isRootDirectory(path7) {
+  return path7 === "/" || WINDOWS_ROOT_DIR_REGEX.test(path7);
+}
+function normalizePath(path7, options2) {
+  const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
+  const pathNeedsCleaning = process.platform === "win32" && path7.includes("/") || path7.startsWith(".");
+  if (resolvePaths) path7 = resolve(path7);
+  if (normalizePath$1 || pathNeedsCleaning) path7 = cleanPath(path7);
+  if (path7 === ".") return "";
+  const needsSeperator = path7[path7.length - 1] !== pathSeparator;
+  return convertSlashes(needsSeperator ? path7 + pathSeparator : path7, pathSeparator);
+}
+function joinPathWithBasePath(filename, directoryPath) {
+  return directoryPath + filename;
+}
+function joinPathWithRelativePath(root, options2) {
+  return function(filename, directoryPath) {
+    const sameRoot = directoryPath.startsWith(root);
+    if (sameRoot) return directoryPath.slice(root.length) + filename;
+    else return convertSlashes(relative(root, directoryPath), options2.pathSeparator) + options2.pathSeparator + filename;
+  };
+}
+function joinPath(filename) {
+  return filename;
+}
+function joinDirectoryPath(filename, directoryPath, separator) {
+  return directoryPath + filename + separator;
+}
+function build$7(root, options2) {
+  const { relativePaths, includeBasePath } = options2;
+  return relativePaths && root ? joinPathWithRelativePath(root, options2) : includeBasePath ? joinPathWithBasePath : joinPath;
+}
+function pushDirectoryWithRelativePath(root) {
+  return function(directoryPath, paths) {
+    paths.push(directoryPath.substring(root.length) || ".");
+  };
+}
+function pushDirectoryFilterWithRelativePath(root) {
+  return function(directoryPath, paths, filters) {
+    const relativePath2 = directoryPath.substring(root.length) || ".";
+    if (filters.every((filter) => filter(relativePath2, true))) paths.push(relativePath2);
+  };
+}
+var pushDirectory = (directoryPath, paths) => {
+  paths.push(directoryPath || ".");
+};
+var pushDirectoryFilter = (directoryPath, paths, filters) => {
+  const path7 = directoryPath || ".";
+  if (filters.every((filter) => filter(path7, true))) paths.push(path7);
+};
+var empty$2 = () => {
+};
+function build$6(root, options2) {
+  const { includeDirs, filters, relativePaths } = options2;
+  if (!includeDirs) return empty$2;
+  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
+  return filters && filters.length ? pushDirectoryFilter : pushDirectory;
+}
+var pushFileFilterAndCount = (filename, _paths, counts2, filters) => {
+  if (filters.every((filter) => filter(filename, false))) counts2.files++;
+};
+var pushFileFilter = (filename, paths, _counts, filters) => {
+  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
+};
+var pushFileCount = (_filename, _paths, counts2, _filters) => {
+  counts2.files++;
+};
+var pushFile = (filename, paths) => {
+  paths.push(filename);
+};
+var empty$1 = () => {
+};
+function build$5(options2) {
+  const { excludeFiles, filters, onlyCounts } = options2;
+  if (excludeFiles) return empty$1;
+  if (filters && filters.length) return onlyCounts ? pushFileFilterAndCount : pushFileFilter;
+  else if (onlyCounts) return pushFileCount;
+  else return pushFile;
+}
+var getArray = (paths) => {
+  return paths;
+};
+var getArrayGroup = () => {
+  return [""].slice(0, 0);
+};
+function build$4(options2) {
+  return options2.group ? getArrayGroup : getArray;
+}
+var groupFiles = (groups, directory, files) => {
+  groups.push({
+    directory,
+    files,
+    dir: directory
+  });
+};
+var empty = () => {
+};
+function build$3(options2) {
+  return options2.group ? groupFiles : empty;
+}
+var resolveSymlinksAsync = function(path7, state, callback$1) {
+  const { queue, fs, options: { suppressErrors } } = state;
+  queue.enqueue();
+  fs.realpath(path7, (error62, resolvedPath) => {
+    if (error62) return queue.dequeue(suppressErrors ? null : error62, state);
+    fs.stat(resolvedPath, (error$1, stat4) => {
+      if (error$1) return queue.dequeue(suppressErrors ? null : error$1, state);
+      if (stat4.isDirectory() && isRecursive2(path7, resolvedPath, state)) return queue.dequeue(null, state);
+      callback$1(stat4, resolvedPath);
+      queue.dequeue(null, state);
+    });
+  });
+};
+var resolveSymlinks = function(path7, state, callback$1) {
+  const { queue, fs, options: { suppressErrors } } = state;
+  queue.enqueue();
+  try {
+    const resolvedPath = fs.realpathSync(path7);
+    const stat4 = fs.statSync(resolvedPath);
+    if (stat4.isDirectory() && isRecursive2(path7, resolvedPath, state)) return;
+    callback$1(stat4, resolvedPath);
+  } catch (e) {
+    if (!suppressErrors) throw e;
+  }
+};
+function build$2(options2, isSynchronous) {
+  if (!options2.resolveSymlinks || options2.excludeSymlinks) return null;
+  return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
+}
+function isRecursive2(path7, resolved, state) {
+  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
+  let parent = dirname(path7);
+  let depth = 1;
+  while (parent !== state.root && depth < 2) {
+    const resolvedPath = state.symlinks.get(parent);
+    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
+    if (isSameRoot) depth++;
+    else parent = dirname(parent);
+  }
+  state.symlinks.set(path7, resolved);
+  return depth > 1;
+}
+function isRecursiveUsingRealPaths(resolved, state) {
+  return state.visited.includes(resolved + state.options.pathSeparator);
+}
+var onlyCountsSync = (state) => {
+  return state.counts;
+};
+var groupsSync = (state) => {
+  return state.groups;
+};
+var defaultSync = (state) => {
+  return state.paths;
+};
+var limitFilesSync = (state) => {
+  return state.paths.slice(0, state.options.maxFiles);
+};
+var onlyCountsAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.counts, state.options.suppressErrors);
+  return null;
+};
+var defaultAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.paths, state.options.suppressErrors);
+  return null;
+};
+var limitFilesAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.paths.slice(0, state.options.maxFiles), state.options.suppressErrors);
+  return null;
+};
+var groupsAsync = (state, error62, callback$1) => {
+  report(error62, callback$1, state.groups, state.options.suppressErrors);
+  return null;
+};
+function report(error62, callback$1, output2, suppressErrors) {
+  if (error62 && !suppressErrors) callback$1(error62, output2);
+  else callback$1(null, output2);
+}
+function build$1(options2, isSynchronous) {
+  const { onlyCounts, group, maxFiles } = options2;
+  if (onlyCounts) return isSynchronous ? onlyCountsSync : onlyCountsAsync;
+  else if (group) return isSynchronous ? groupsSync : groupsAsync;
+  else if (maxFiles) return isSynchronous ? limitFilesSync : limitFilesAsync;
+  else return isSynchronous ? defaultSync : defaultAsync;
+}
+var readdirOpts = { withFileTypes: true };
+var walkAsync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  state.queue.enqueue();
+  if (currentDepth < 0) return state.queue.dequeue(null, state);
+  const { fs } = state;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  fs.readdir(crawlPath || ".", readdirOpts, (error62, entries = []) => {
+    callback$1(entries, directoryPath, currentDepth);
+    state.queue.dequeue(state.options.suppressErrors ? null : error62, state);
+  });
+};
+var walkSync = (state, crawlPath, directoryPath, currentDepth, callback$1) => {
+  const { fs } = state;
+  if (currentDepth < 0) return;
+  state.visited.push(crawlPath);
+  state.counts.directories++;
+  let entries = [];
+  try {
+    entries = fs.readdirSync(crawlPath || ".", readdirOpts);
+  } catch (e) {
+    if (!state.options.suppressErrors) throw e;
+  }
+  callback$1(entries, directoryPath, currentDepth);
+};
+function build(isSynchronous) {
+  return isSynchronous ? walkSync : walkAsync;
+}
+var Queue = class {
+  count = 0;
+  constructor(onQueueEmpty) {
+    this.onQueueEmpty = onQueueEmpty;
+  }
+  enqueue() {
+    this.count++;
+    return this.count;
+  }
+  dequeue(error62, output2) {
+    if (this.onQueueEmpty && (--this.count <= 0 || error62)) {
+      this.onQueueEmpty(error62, output2);
+      if (error62) {
+        output2.controller.abort();
+        this.onQueueEmpty = void 0;
+      }
+    }
+  }
+};
+var Counter = class {
+  _files = 0;
+  _directories = 0;
+  set files(num) {
+    this._files = num;
+  }
+  get files() {
+    return this._files;
+  }
+  set directories(num) {
+    this._directories = num;
+  }
+  get directories() {
+    return this._directories;
+  }
+  /**
+  * @deprecated use `directories` instead
+  */
+  /* c8 ignore next 3 */
+  get dirs() {
+    return this._directories;
+  }
+};
+var Aborter = class {
+  aborted = false;
+  abort() {
+    this.aborted = true;
+  }
+};
+var Walker = class {
+  root;
+  isSynchronous;
+  state;
+  joinPath;
+  pushDirectory;
+  pushFile;
+  getArray;
+  groupFiles;
+  resolveSymlink;
+  walkDirectory;
+  callbackInvoker;
+  constructor(root, options2, callback$1) {
+    this.isSynchronous = !callback$1;
+    this.callbackInvoker = build$1(options2, this.isSynchronous);
+    this.root = normalizePath(root, options2);
+    this.state = {
+      root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
+      paths: [""].slice(0, 0),
+      groups: [],
+      counts: new Counter(),
+      options: options2,
+      queue: new Queue((error62, state) => this.callbackInvoker(state, error62, callback$1)),
+      symlinks: /* @__PURE__ */ new Map(),
+      visited: [""].slice(0, 0),
+      controller: new Aborter(),
+      fs: options2.fs || nativeFs
+    };
+    this.joinPath = build$7(this.root, options2);
+    this.pushDirectory = build$6(this.root, options2);
+    this.pushFile = build$5(options2);
+    this.getArray = build$4(options2);
+    this.groupFiles = build$3(options2);
+    this.resolveSymlink = build$2(options2, this.isSynchronous);
+    this.walkDirectory = build(this.isSynchronous);
+  }
+  start() {
+    this.pushDirectory(this.root, this.state.paths, this.state.options.filters);
+    this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
+    return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
+  }
+  walk = (entries, directoryPath, depth) => {
+    const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
+    if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
+    const files = this.getArray(this.state.paths);
+    for (let i = 0; i < entries.length; ++i) {
+      const entry = entries[i];
+      if (entry.isFile() || entry.isSymbolicLink() && !resolveSymlinks$1 && !excludeSymlinks) {
+        const filename = this.joinPath(entry.name, directoryPath);
+        this.pushFile(filename, files, this.state.counts, filters);
+      } else if (entry.isDirectory()) {
+        let path7 = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
+        if (exclude && exclude(entry.name, path7)) continue;
+        this.pushDirectory(path7, paths, filters);
+        this.walkDirectory(this.state, path7, path7, depth - 1, this.walk);
+      } else if (this.resolveSymlink && entry.isSymbolicLink()) {
+        let path7 = joinPathWithBasePath(entry.name, directoryPath);
+        this.resolveSymlink(path7, this.state, (stat4, resolvedPath) => {
+          if (stat4.isDirectory()) {
+            resolvedPath = normalizePath(resolvedPath, this.state.options);
+            if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path7 + pathSeparator)) return;
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path7 + pathSeparator, depth - 1, this.walk);
+          } else {
+            resolvedPath = useRealPaths ? resolvedPath : path7;
+            const filename = basename(resolvedPath);
+            const directoryPath$1 = normalizePath(dirname(resolvedPath), this.state.options);
+            resolvedPath = this.joinPath(filename, directoryPath$1);
+            this.pushFile(resolvedPath, files, this.state.counts, filters);
+          }
+        });
+      }
+    }
+    this.groupFiles(this.state.groups, directoryPath, files);
+  };
+};
+function promise2(root, options2) {
+  return new Promise((resolve$1, reject) => {
+    callback(root, options2, (err, output2) => {
+      if (err) return reject(err);
+      resolve$1(output2);
+    });
+  });
+}
+function callback(root, options2, callback$1) {
+  let walker = new Walker(root, options2, callback$1);
+  walker.start();
+}
+function sync(root, options2) {
+  const walker = new Walker(root, options2);
+  return walker.start();
+}
+var APIBuilder = class {
+  constructor(root, options2) {
+    this.root = root;
+    this.options = options2;
+  }
+  withPromise() {
+    return promise2(this.root, this.options);
+  }
+  withCallback(cb) {
+    callback(this.root, this.options, cb);
+  }
+  sync() {
+    return sync(this.root, this.options);
+  }
+};
+var pm = null;
+try {
+  __require2.resolve("picomatch");
+  pm = __require2("picomatch");
+} catch {
+}
+var Builder = class {
+  globCache = {};
+  options = {
+    maxDepth: Infinity,
+    suppressErrors: true,
+    pathSeparator: sep,
+    filters: []
+  };
+  globFunction;
+  constructor(options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    this.globFunction = this.options.globFunction;
+  }
+  group() {
+    this.options.group = true;
+    return this;
+  }
+  withPathSeparator(separator) {
+    this.options.pathSeparator = separator;
+    return this;
+  }
+  withBasePath() {
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withRelativePaths() {
+    this.options.relativePaths = true;
+    return this;
+  }
+  withDirs() {
+    this.options.includeDirs = true;
+    return this;
+  }
+  withMaxDepth(depth) {
+    this.options.maxDepth = depth;
+    return this;
+  }
+  withMaxFiles(limit) {
+    this.options.maxFiles = limit;
+    return this;
+  }
+  withFullPaths() {
+    this.options.resolvePaths = true;
+    this.options.includeBasePath = true;
+    return this;
+  }
+  withErrors() {
+    this.options.suppressErrors = false;
+    return this;
+  }
+  withSymlinks({ resolvePaths = true } = {}) {
+    this.options.resolveSymlinks = true;
+    this.options.useRealPaths = resolvePaths;
+    return this.withFullPaths();
+  }
+  withAbortSignal(signal) {
+    this.options.signal = signal;
+    return this;
+  }
+  normalize() {
+    this.options.normalizePath = true;
+    return this;
+  }
+  filter(predicate) {
+    this.options.filters.push(predicate);
+    return this;
+  }
+  onlyDirs() {
+    this.options.excludeFiles = true;
+    this.options.includeDirs = true;
+    return this;
+  }
+  exclude(predicate) {
+    this.options.exclude = predicate;
+    return this;
+  }
+  onlyCounts() {
+    this.options.onlyCounts = true;
+    return this;
+  }
+  crawl(root) {
+    return new APIBuilder(root || ".", this.options);
+  }
+  withGlobFunction(fn) {
+    this.globFunction = fn;
+    return this;
+  }
+  /**
+  * @deprecated Pass options using the constructor instead:
+  * ```ts
+  * new fdir(options).crawl("/path/to/root");
+  * ```
+  * This method will be removed in v7.0
+  */
+  /* c8 ignore next 4 */
+  crawlWithOptions(root, options2) {
+    this.options = {
+      ...this.options,
+      ...options2
+    };
+    return new APIBuilder(root || ".", this.options);
+  }
+  glob(...patterns) {
+    if (this.globFunction) return this.globWithOptions(patterns);
+    return this.globWithOptions(patterns, ...[{ dot: true }]);
+  }
+  globWithOptions(patterns, ...options2) {
+    const globFn = this.globFunction || pm;
+    if (!globFn) throw new Error("Please specify a glob function to use glob matching.");
+    var isMatch = this.globCache[patterns.join("\0")];
+    if (!isMatch) {
+      isMatch = globFn(patterns, ...options2);
+      this.globCache[patterns.join("\0")] = isMatch;
+    }
+    this.options.filters.push((path7) => isMatch(path7));
+    return this;
+  }
+};
+
+// node_modules/tinyglobby/dist/index.mjs
+var import_picomatch = __toESM(require_picomatch2(), 1);
+var isReadonlyArray = Array.isArray;
+var BACKSLASHES = /\\/g;
+var DRIVE_RELATIVE_PATH = /^[A-Za-z]:$/;
+var isWin = process.platform === "win32";
+var ONLY_PARENT_DIRECTORIES = /^(\/?\.\.)+$/;
+function getPartialMatcher(patterns, options2 = {}) {
+  const patternsCount = patterns.length;
+  const patternsParts = Array(patternsCount);
+  const matchers = Array(patternsCount);
+  let i, j;
+  for (i = 0; i < patternsCount; i++) {
+    const parts = splitPattern(patterns[i]);
+    patternsParts[i] = parts;
+    const partsCount = parts.length;
+    const partMatchers = Array(partsCount);
+    for (j = 0; j < partsCount; j++) partMatchers[j] = (0, import_picomatch.default)(parts[j], options2);
+    matchers[i] = partMatchers;
+  }
+  return (input2) => {
+    const inputParts = input2.split("/");
+    if (inputParts[0] === ".." && ONLY_PARENT_DIRECTORIES.test(input2)) return true;
+    for (i = 0; i < patternsCount; i++) {
+      const patternParts = patternsParts[i];
+      const matcher = matchers[i];
+      const inputPatternCount = inputParts.length;
+      const minParts = Math.min(inputPatternCount, patternParts.length);
+      j = 0;
+      while (j < minParts) {
+        const part = patternParts[j];
+        if (part.includes("/")) return true;
+        if (!matcher[j](inputParts[j])) break;
+        if (!options2.noglobstar && part === "**") return true;
+        j++;
+      }
+      if (j === inputPatternCount) return true;
+    }
+    return false;
+  };
+}
+var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
+var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
+function buildFormat(cwd, root, absolute) {
+  if (cwd === root || root.startsWith(`${cwd}/`)) {
+    if (absolute) {
+      const start = cwd.length + +!isRoot(cwd);
+      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
+    }
+    const prefix = root.slice(cwd.length + 1);
+    if (prefix) return (p, isDir) => {
+      if (p === ".") return prefix;
+      const result = `${prefix}/${p}`;
+      return isDir ? result.slice(0, -1) : result;
+    };
+    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
+  }
+  if (absolute) return (p) => posix.relative(cwd, p) || ".";
+  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+}
+function buildRelative(cwd, root) {
+  if (root.startsWith(`${cwd}/`)) {
+    const prefix = root.slice(cwd.length + 1);
+    return (p) => `${prefix}/${p}`;
+  }
+  return (p) => {
+    const result = posix.relative(cwd, `${root}/${p}`);
+    return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
+  };
+}
+function ensureNonDriveRelativePath(path7) {
+  return path7.replace(DRIVE_RELATIVE_PATH, (match) => `${match}/`);
+}
+var splitPatternOptions = { parts: true };
+function splitPattern(path7) {
+  var _result$parts;
+  const result = import_picomatch.default.scan(path7, splitPatternOptions);
+  return ((_result$parts = result.parts) === null || _result$parts === void 0 ? void 0 : _result$parts.length) ? result.parts : [path7];
+}
+var POSIX_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}*?|]|^!|[!+@](?=\()|\\(?![()[\]{}!*+?@|]))/g;
+var WIN32_UNESCAPED_GLOB_SYMBOLS = /(?<!\\)([()[\]{}]|^!|[!+@](?=\())/g;
+var escapePosixPath = (path7) => path7.replace(POSIX_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapeWin32Path = (path7) => path7.replace(WIN32_UNESCAPED_GLOB_SYMBOLS, "\\$&");
+var escapePath = isWin ? escapeWin32Path : escapePosixPath;
+function isDynamicPattern(pattern, options2) {
+  if ((options2 === null || options2 === void 0 ? void 0 : options2.caseSensitiveMatch) === false) return true;
+  const scan2 = import_picomatch.default.scan(pattern);
+  return scan2.isGlob || scan2.negated;
+}
+function log(...tasks) {
+  console.log(`[tinyglobby ${(/* @__PURE__ */ new Date()).toLocaleTimeString("es")}]`, ...tasks);
+}
+function ensureStringArray(value) {
+  return typeof value === "string" ? [value] : value !== null && value !== void 0 ? value : [];
+}
+var PARENT_DIRECTORY = /^(\/?\.\.)+/;
+var ESCAPING_BACKSLASHES = /\\(?=[()[\]{}!*+?@|])/g;
+function normalizePattern(pattern, opts, props, isIgnore) {
+  var _PARENT_DIRECTORY$exe;
+  const cwd = opts.cwd;
+  let result = pattern;
+  if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
+  if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
+  const escapedCwd = escapePath(cwd);
+  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
+  const parts = splitPattern(result);
+  if (parentDir) {
+    const n = (parentDir.length + 1) / 3;
+    let i = 0;
+    const cwdParts = escapedCwd.split("/");
+    while (i < n && parts[i + n] === cwdParts[cwdParts.length + i - n]) {
+      result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
+      i++;
+    }
+    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
+    if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
+      props.root = ensureNonDriveRelativePath(potentialRoot);
+      props.depthOffset = -n + i;
+    }
+  }
+  if (!isIgnore && props.depthOffset >= 0) {
+    var _props$commonPath;
+    (_props$commonPath = props.commonPath) !== null && _props$commonPath !== void 0 || (props.commonPath = parts);
+    const newCommonPath = [];
+    const length = Math.min(props.commonPath.length, parts.length);
+    for (let i = 0; i < length; i++) {
+      const part = parts[i];
+      if (part === "**" && !parts[i + 1]) {
+        newCommonPath.pop();
+        break;
+      }
+      if (i === parts.length - 1 || part !== props.commonPath[i] || isDynamicPattern(part)) break;
+      newCommonPath.push(part);
+    }
+    props.depthOffset = newCommonPath.length;
+    props.commonPath = newCommonPath;
+    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
+  }
+  return result;
+}
+function processPatterns(options2, patterns, props) {
+  const matchPatterns = [];
+  const ignorePatterns = [];
+  for (const pattern of options2.ignore) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") ignorePatterns.push(normalizePattern(pattern, options2, props, true));
+  }
+  for (const pattern of patterns) {
+    if (!pattern) continue;
+    if (pattern[0] !== "!" || pattern[1] === "(") matchPatterns.push(normalizePattern(pattern, options2, props, false));
+    else if (pattern[1] !== "!" || pattern[2] === "(") ignorePatterns.push(normalizePattern(pattern.slice(1), options2, props, true));
+  }
+  return {
+    match: matchPatterns,
+    ignore: ignorePatterns
+  };
+}
+function buildCrawler(options2, patterns) {
+  const cwd = options2.cwd;
+  const props = {
+    root: cwd,
+    depthOffset: 0
+  };
+  const processed = processPatterns(options2, patterns, props);
+  if (options2.debug) log("internal processing patterns:", processed);
+  const { absolute, caseSensitiveMatch, debug, dot, followSymbolicLinks, onlyDirectories } = options2;
+  const root = props.root.replace(BACKSLASHES, "");
+  const matchOptions = {
+    dot,
+    nobrace: options2.braceExpansion === false,
+    nocase: !caseSensitiveMatch,
+    noextglob: options2.extglob === false,
+    noglobstar: options2.globstar === false,
+    posix: true
+  };
+  const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
+  const ignore2 = (0, import_picomatch.default)(processed.ignore, matchOptions);
+  const partialMatcher = getPartialMatcher(processed.match, matchOptions);
+  const format = buildFormat(cwd, root, absolute);
+  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
+  const excludePredicate = (_, p) => {
+    const relativePath2 = excludeFormatter(p, true);
+    return relativePath2 !== "." && !partialMatcher(relativePath2) || ignore2(relativePath2);
+  };
+  let maxDepth;
+  if (options2.deep !== void 0) maxDepth = Math.round(options2.deep - props.depthOffset);
+  const crawler = new Builder({
+    filters: [debug ? (p, isDirectory) => {
+      const path7 = format(p, isDirectory);
+      const matches = matcher(path7) && !ignore2(path7);
+      if (matches) log(`matched ${path7}`);
+      return matches;
+    } : (p, isDirectory) => {
+      const path7 = format(p, isDirectory);
+      return matcher(path7) && !ignore2(path7);
+    }],
+    exclude: debug ? (_, p) => {
+      const skipped = excludePredicate(_, p);
+      log(`${skipped ? "skipped" : "crawling"} ${p}`);
+      return skipped;
+    } : excludePredicate,
+    fs: options2.fs,
+    pathSeparator: "/",
+    relativePaths: !absolute,
+    resolvePaths: absolute,
+    includeBasePath: absolute,
+    resolveSymlinks: followSymbolicLinks,
+    excludeSymlinks: !followSymbolicLinks,
+    excludeFiles: onlyDirectories,
+    includeDirs: onlyDirectories || !options2.onlyFiles,
+    maxDepth,
+    signal: options2.signal
+  }).crawl(root);
+  if (options2.debug) log("internal properties:", {
+    ...props,
+    root
+  });
+  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
+}
+function formatPaths(paths, mapper) {
+  if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
+  return paths;
+}
+var defaultOptions = {
+  caseSensitiveMatch: true,
+  debug: !!process.env.TINYGLOBBY_DEBUG,
+  expandDirectories: true,
+  followSymbolicLinks: true,
+  onlyFiles: true
+};
+function getOptions(options2) {
+  const opts = Object.assign({}, options2);
+  for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.ignore = ensureStringArray(opts.ignore);
+  opts.fs && (opts.fs = {
+    readdir: opts.fs.readdir || readdir,
+    readdirSync: opts.fs.readdirSync || readdirSync,
+    realpath: opts.fs.realpath || realpath,
+    realpathSync: opts.fs.realpathSync || realpathSync,
+    stat: opts.fs.stat || stat2,
+    statSync: opts.fs.statSync || statSync
+  });
+  if (opts.debug) log("globbing with options:", opts);
+  return opts;
+}
+function getCrawler(globInput, inputOptions = {}) {
+  var _ref;
+  if (globInput && (inputOptions === null || inputOptions === void 0 ? void 0 : inputOptions.patterns)) throw new Error("Cannot pass patterns as both an argument and an option");
+  const isModern = isReadonlyArray(globInput) || typeof globInput === "string";
+  const patterns = ensureStringArray((_ref = isModern ? globInput : globInput.patterns) !== null && _ref !== void 0 ? _ref : "**/*");
+  const options2 = getOptions(isModern ? inputOptions : globInput);
+  return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
+}
+async function glob(globInput, options2) {
+  const [crawler, relative3] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative3) : [];
+}
+
+// src/config/suite-paths.ts
+async function suiteDir(root) {
+  return { root, realRoot: await realpath2(root).catch(() => root) };
+}
+function within(root, p) {
+  const rel = path2.relative(root, p);
+  return rel === "" || rel !== ".." && !rel.startsWith(`..${path2.sep}`) && !path2.isAbsolute(rel);
+}
+function nameLeaves(name2) {
+  if (path2.isAbsolute(name2) || path2.win32.isAbsolute(name2)) return "is an absolute path";
+  const norm = path2.posix.normalize(name2);
+  return norm === ".." || norm.startsWith("../") ? "leaves the suite directory" : null;
+}
+async function realPlace(dir, abs) {
+  if (!within(dir.root, abs)) return "outside";
+  try {
+    return within(dir.realRoot, await realpath2(abs)) ? "inside" : "outside";
+  } catch {
+    return "missing";
+  }
+}
+function outsideProblem(config2, named2, dir, why) {
+  const where = named2.field.length > 0 ? `${formatPath(named2.field)} ` : "";
+  const message = `${where}'${named2.name}' ${why}: suite files must be inside ${displayPath(dir.root)}`;
+  return problemAt(config2, named2.field, message);
+}
+async function namedFileProblem(config2, named2, dir) {
+  const leaves = nameLeaves(named2.name);
+  if (leaves) return outsideProblem(config2, named2, dir, leaves);
+  const place = await realPlace(dir, path2.resolve(dir.root, named2.name));
+  if (place !== "outside") return null;
+  return outsideProblem(config2, named2, dir, "is a link to a file outside the suite directory");
+}
+var LINKS_AS_FILES = {
+  readdir: (dirPath, opts, cb) => readdir2(
+    dirPath,
+    opts,
+    (err, entries) => cb(
+      err,
+      (entries ?? []).map((e) => e.isSymbolicLink() ? Object.assign(e, { isFile: () => true }) : e)
+    )
+  )
+};
+async function globInside(config2, pattern, dir) {
+  const leaves = nameLeaves(pattern.name);
+  if (leaves) return { files: [], problems: [outsideProblem(config2, pattern, dir, leaves)] };
+  const found = await glob(pattern.name, {
+    cwd: dir.root,
+    onlyFiles: true,
+    expandDirectories: false,
+    dot: false,
+    followSymbolicLinks: false,
+    fs: LINKS_AS_FILES
+  });
+  const places = await Promise.all(found.map((rel) => realPlace(dir, path2.resolve(dir.root, rel))));
+  const files = [];
+  const problems = [];
+  let left = false;
+  found.forEach((rel, i) => {
+    const abs = path2.resolve(dir.root, rel);
+    if (!within(dir.root, abs)) {
+      if (!left) problems.push(outsideProblem(config2, pattern, dir, "leaves the suite directory"));
+      left = true;
+    } else if (places[i] === "outside") {
+      const why = `matches ${suitePath(dir.root, abs)}, a link to a file outside the suite directory`;
+      problems.push(outsideProblem(config2, pattern, dir, why));
+    } else files.push(suitePath(dir.root, abs));
+  });
+  return { files, problems };
+}
+
 // src/config/judge-files.ts
 var DEFAULT_CALIBRATION_FILE = "judge-calibration.json";
 async function loadMapping(absPath, schema, expected, missingOk = false) {
@@ -45529,7 +46124,7 @@ async function loadMapping(absPath, schema, expected, missingOk = false) {
 }
 async function loadLabels(labelsPath) {
   const loaded = await loadMapping(
-    path2.resolve(labelsPath),
+    path3.resolve(labelsPath),
     LabelsFile,
     "labels: [{criterion, message, reply, label}]"
   );
@@ -45537,7 +46132,7 @@ async function loadLabels(labelsPath) {
   return { ok: true, value: loaded.data?.labels ?? [] };
 }
 function calibrationPath(root, judge) {
-  return path2.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
+  return path3.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
 }
 async function loadJudgeCalibration(absPath, root) {
   const loaded = await loadMapping(
@@ -45548,7 +46143,7 @@ async function loadJudgeCalibration(absPath, root) {
   );
   if (!loaded.ok) return loaded;
   if (loaded.data === null) return { ok: true, value: null };
-  const { data, text, source } = loaded;
+  const { data, text: text2, source } = loaded;
   const problems = [];
   const seen = /* @__PURE__ */ new Set();
   data.criteria.forEach((c, i) => {
@@ -45564,13 +46159,13 @@ async function loadJudgeCalibration(absPath, root) {
     ok: true,
     value: {
       file: suitePath(root, absPath),
-      sha256: createHash("sha256").update(text).digest("hex"),
+      sha256: createHash("sha256").update(text2).digest("hex"),
       criteria: data.criteria
     }
   };
 }
 async function loadJudgeSection(configPath, env = process.env) {
-  const abs = path2.resolve(configPath);
+  const abs = path3.resolve(configPath);
   const file2 = displayPath(abs);
   const read = await readTextFile(abs, file2);
   if (!read.ok) return { ok: false, problems: [read.problem] };
@@ -45588,7 +46183,11 @@ async function loadJudgeSection(configPath, env = process.env) {
   const result = validate2(JudgeConfig, raw.judge, parsed.source, ["judge"]);
   const problems = [...parsed.problems, ...result.ok ? [] : result.problems];
   if (!result.ok || problems.length > 0) return { ok: false, problems };
-  return { ok: true, value: { judge: result.data, configFile: abs, root: path2.dirname(abs) } };
+  const root = path3.dirname(abs);
+  const named2 = result.data.calibration ? { name: result.data.calibration, field: ["judge", "calibration"] } : { name: DEFAULT_CALIBRATION_FILE, field: ["judge"] };
+  const outside = await namedFileProblem(parsed.source, named2, await suiteDir(root));
+  if (outside) return { ok: false, problems: [outside] };
+  return { ok: true, value: { judge: result.data, configFile: abs, root } };
 }
 
 // src/config/suite-checks.ts
@@ -45597,18 +46196,18 @@ function suiteChecks(twins, scenarios, config2, opts) {
   const problems = [];
   const declared = /* @__PURE__ */ new Map();
   for (const twin of twins) {
-    for (const name of twin.names) {
-      const first = declared.get(name);
+    for (const name2 of twin.names) {
+      const first = declared.get(name2);
       if (!first) {
-        declared.set(name, twin);
+        declared.set(name2, twin);
         continue;
       }
-      const where = locate(first.source, ["tools", name], { key: true });
+      const where = locate(first.source, ["tools", name2], { key: true });
       problems.push(
         problemAt(
           twin.source,
-          ["tools", name],
-          `tool '${name}' is also defined in ${first.source.file}:${where.line}:${where.col}`,
+          ["tools", name2],
+          `tool '${name2}' is also defined in ${first.source.file}:${where.line}:${where.col}`,
           { key: true }
         )
       );
@@ -45640,9 +46239,9 @@ function suiteChecks(twins, scenarios, config2, opts) {
 }
 function toolReferences(source, scenario, known) {
   const problems = [];
-  const unknown2 = (name, at) => {
-    if (typeof name !== "string" || known.has(name)) return false;
-    problems.push(problemAt(source, at, `unknown tool '${name}'${didYouMean(name, known)}`));
+  const unknown2 = (name2, at) => {
+    if (typeof name2 !== "string" || known.has(name2)) return false;
+    problems.push(problemAt(source, at, `unknown tool '${name2}'${didYouMean(name2, known)}`));
     return true;
   };
   const allowed = Array.isArray(scenario.tools) ? scenario.tools.filter((t) => typeof t === "string") : void 0;
@@ -45701,13 +46300,19 @@ function judgeWithoutConfig(source, scenario) {
 }
 
 // src/config/template-files.ts
-import path3 from "node:path";
+import path4 from "node:path";
 var FixtureRows = external_exports.record(external_exports.string().min(1), external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())));
-async function loadTemplateFiles(schema, fixtures, root, config2, files) {
+async function loadTemplateFiles(schema, fixtures, dir, config2, files) {
   const problems = [];
   const template = { schema: [], fixtures: [] };
+  const root = dir.root;
   const read = async (named2) => {
-    const abs = path3.resolve(root, named2.name);
+    const outside = await namedFileProblem(config2, named2, dir);
+    if (outside) {
+      problems.push(outside);
+      return null;
+    }
+    const abs = path4.resolve(root, named2.name);
     const result = await readTextFile(abs, displayPath(abs));
     if (result.ok) {
       files[suitePath(root, abs)] = result.text;
@@ -45728,7 +46333,7 @@ async function loadTemplateFiles(schema, fixtures, root, config2, files) {
         problemAt(
           config2,
           f.field,
-          `a fixture is a .sql, .yaml, .yml or .json file, got '${path3.basename(f.name)}'`
+          `a fixture is a .sql, .yaml, .yml or .json file, got '${path4.basename(f.name)}'`
         )
       );
       return null;
@@ -45746,13 +46351,13 @@ async function loadTemplateFiles(schema, fixtures, root, config2, files) {
   });
   return { template, problems };
 }
-function fixtureKind(name) {
-  const ext = path3.extname(name).toLowerCase();
+function fixtureKind(name2) {
+  const ext = path4.extname(name2).toLowerCase();
   if (ext === ".sql") return "sql";
   return [".yaml", ".yml", ".json"].includes(ext) ? "rows" : null;
 }
-function readFixtureRows(file2, text) {
-  const parsed = parseYaml(file2, text);
+function readFixtureRows(file2, text2) {
+  const parsed = parseYaml(file2, text2);
   if (parsed.problems.length > 0) return { ok: false, problems: parsed.problems };
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -45824,20 +46429,20 @@ function scan(sql, visit4) {
 }
 function bindNamedParams(sql, args = {}) {
   const names = [];
-  let text = "";
+  let text2 = "";
   scan(sql, (kind, start, end) => {
     const part = sql.slice(start, end);
     if (kind === "skip") {
-      text += part;
+      text2 += part;
       return;
     }
-    text += part.replace(/(?<![:A-Za-z0-9_])(:)([A-Za-z_][A-Za-z0-9_]*)/g, (_m, _colon, name) => {
-      let n = names.indexOf(name);
-      if (n === -1) n = names.push(name) - 1;
+    text2 += part.replace(/(?<![:A-Za-z0-9_])(:)([A-Za-z_][A-Za-z0-9_]*)/g, (_m, _colon, name2) => {
+      let n = names.indexOf(name2);
+      if (n === -1) n = names.push(name2) - 1;
       return `$${n + 1}`;
     });
   });
-  return { text, names, values: names.map((n) => args[n] === void 0 ? null : args[n]) };
+  return { text: text2, names, values: names.map((n) => args[n] === void 0 ? null : args[n]) };
 }
 function splitStatements(sql) {
   const out = [];
@@ -45875,8 +46480,8 @@ function readTwinFile(value, source, file2, ajv2) {
   const problems = shape.ok ? [] : [...shape.problems];
   const tools = [];
   if (!shape.ok) return { tools, names, problems };
-  for (const [name, body] of Object.entries(shape.data.tools)) {
-    const at = ["tools", name];
+  for (const [name2, body] of Object.entries(shape.data.tools)) {
+    const at = ["tools", name2];
     const result = validate2(TwinTool, body, source, at);
     if (!result.ok) {
       problems.push(...result.problems);
@@ -45884,7 +46489,7 @@ function readTwinFile(value, source, file2, ajv2) {
     }
     const toolProblems = toolChecks(result.data, source, at, ajv2);
     problems.push(...toolProblems);
-    if (toolProblems.length === 0) tools.push({ ...result.data, name, file: file2 });
+    if (toolProblems.length === 0) tools.push({ ...result.data, name: name2, file: file2 });
   }
   return { tools, names, problems };
 }
@@ -45908,15 +46513,15 @@ function toolChecks(tool, source, at, ajv2) {
   tool.preconditions.forEach((p, i) => {
     sqlFields.push({ path: [...at, "preconditions", i, "query"], sql: p.query });
   });
-  for (const { path: path6, sql } of sqlFields) {
-    for (const name of bindNamedParams(sql).names) {
-      if (known.has(name)) continue;
+  for (const { path: path7, sql } of sqlFields) {
+    for (const name2 of bindNamedParams(sql).names) {
+      if (known.has(name2)) continue;
       problems.push(
         problemAtText(
           source,
-          path6,
-          `:${name}`,
-          `the parameter :${name} is not an argument in input.properties (${argList})`
+          path7,
+          `:${name2}`,
+          `the parameter :${name2} is not an argument in input.properties (${argList})`
         )
       );
     }
@@ -45929,13 +46534,13 @@ function toolChecks(tool, source, at, ajv2) {
       text: p.error.message
     }))
   ];
-  for (const { path: path6, text } of templates) {
-    for (const m of (text ?? "").matchAll(/\{([^{}\s]+)\}/g)) {
+  for (const { path: path7, text: text2 } of templates) {
+    for (const m of (text2 ?? "").matchAll(/\{([^{}\s]+)\}/g)) {
       if (known.has(m[1])) continue;
       problems.push(
         problemAtText(
           source,
-          path6,
+          path7,
           m[0],
           `the placeholder ${m[0]} is not an argument in input.properties (${argList})`
         )
@@ -45947,15 +46552,15 @@ function toolChecks(tool, source, at, ajv2) {
 
 // src/config/sql-statements.ts
 var import_yaml3 = __toESM(require_dist(), 1);
-import path4 from "node:path";
+import path5 from "node:path";
 function collectSqlStatements(suite) {
   const out = [];
   const sources = /* @__PURE__ */ new Map();
   const sourceOf = (rel) => {
     if (!sources.has(rel)) {
-      const text = suite.files[rel];
-      const file2 = displayPath(path4.resolve(suite.root, rel));
-      sources.set(rel, text === void 0 ? null : parseYaml(file2, text).source);
+      const text2 = suite.files[rel];
+      const file2 = displayPath(path5.resolve(suite.root, rel));
+      sources.set(rel, text2 === void 0 ? null : parseYaml(file2, text2).source);
     }
     return sources.get(rel) ?? null;
   };
@@ -45965,16 +46570,16 @@ function collectSqlStatements(suite) {
     let searchFrom = 0;
     statements2.forEach((statement, i) => {
       const label = statements2.length > 1 ? `${what}, statement ${i + 1}` : what;
-      const bound2 = named2 ? bindNamedParams(statement) : { text: statement, names: [] };
+      const bound3 = named2 ? bindNamedParams(statement) : { text: statement, names: [] };
       const where = source ? statementPosition(source, field2, statement, searchFrom) : null;
       if (where) searchFrom = where.offset + 1;
       out.push({
-        file: source?.file ?? displayPath(path4.resolve(suite.root, rel)),
+        file: source?.file ?? displayPath(path5.resolve(suite.root, rel)),
         line: where?.line ?? 1,
         col: where?.col ?? 1,
         what: label,
-        sql: bound2.text,
-        paramCount: bound2.names.length
+        sql: bound3.text,
+        paramCount: bound3.names.length
       });
     });
   };
@@ -46034,8 +46639,13 @@ function statementPosition(source, field2, statement, searchFrom) {
 // src/config/load.ts
 async function loadSuite(configPath, opts = {}) {
   const env = opts.env ?? process.env;
-  const configAbs = path5.resolve(configPath);
-  const root = path5.resolve(opts.suiteRoot ?? path5.dirname(configAbs));
+  const configAbs = path6.resolve(configPath);
+  const root = path6.resolve(opts.suiteRoot ?? path6.dirname(configAbs));
+  const configDir = path6.dirname(configAbs);
+  if (await realPlace(await suiteDir(configDir), configAbs) === "outside") {
+    const message = `${path6.basename(configAbs)} is a link to a file outside ${displayPath(configDir)}: the config must be inside the directory it is in`;
+    return { ok: false, problems: [{ file: displayPath(configAbs), line: 1, col: 1, message }] };
+  }
   const read = await readTextFile(configAbs, displayPath(configAbs));
   if (!read.ok) return { ok: false, problems: [read.problem] };
   let unset = /* @__PURE__ */ new Set();
@@ -46050,14 +46660,15 @@ async function loadSuite(configPath, opts = {}) {
   problems.push(...configProblems.filter((p) => !unset.has(p.path)));
   if (!lists) return { ok: false, problems };
   const files = {};
+  const dir = await suiteDir(root);
   const before = problems.length;
-  const twinRels = await expandGlobs(lists.twins, root, parsed.source, problems);
+  const twinRels = await expandGlobs(lists.twins, dir, parsed.source, problems);
   let twinsComplete = problems.length === before;
-  const scenarioRels = await expandGlobs(lists.scenarios, root, parsed.source, problems);
+  const scenarioRels = await expandGlobs(lists.scenarios, dir, parsed.source, problems);
   const [twinRead, scenarioRead, template] = await Promise.all([
     readYamlFiles(twinRels, root, files, problems),
     readYamlFiles(scenarioRels, root, files, problems),
-    loadTemplateFiles(lists.schema, lists.fixtures, root, parsed.source, files)
+    loadTemplateFiles(lists.schema, lists.fixtures, dir, parsed.source, files)
   ]);
   problems.push(...template.problems);
   const twinFiles = twinRead.parsed;
@@ -46086,7 +46697,9 @@ async function loadSuite(configPath, opts = {}) {
   problems.push(...suiteChecks(twinNames, scenarioFiles, config2, { twinsComplete }));
   let judgeCalibration = null;
   if (config2?.judge) {
-    const calibration = await loadJudgeCalibration(calibrationPath(root, config2.judge), root);
+    const named2 = config2.judge.calibration ? { name: config2.judge.calibration, field: ["judge", "calibration"] } : { name: DEFAULT_CALIBRATION_FILE, field: ["judge"] };
+    const outside = await namedFileProblem(parsed.source, named2, dir);
+    const calibration = outside ? { ok: false, problems: [outside] } : await loadJudgeCalibration(calibrationPath(root, config2.judge), root);
     if (calibration.ok) judgeCalibration = calibration.value;
     else problems.push(...calibration.problems);
   }
@@ -46103,23 +46716,22 @@ async function loadSuite(configPath, opts = {}) {
   };
   return { ok: true, suite };
 }
-async function expandGlobs(patterns, root, config2, problems) {
-  const matches = await Promise.all(
-    patterns.map((p) => glob(p.name, { cwd: root, onlyFiles: true, expandDirectories: false, dot: false }))
-  );
+async function expandGlobs(patterns, dir, config2, problems) {
+  const matches = await Promise.all(patterns.map((p) => globInside(config2, p, dir)));
   const all = /* @__PURE__ */ new Set();
   matches.forEach((found, i) => {
-    if (found.length === 0) {
-      const message = `'${patterns[i].name}' matches no file in ${displayPath(root)}`;
+    problems.push(...found.problems);
+    if (found.files.length === 0 && found.problems.length === 0) {
+      const message = `'${patterns[i].name}' matches no file in ${displayPath(dir.root)}`;
       problems.push(problemAt(config2, patterns[i].field, message));
     }
-    for (const f of found) all.add(f);
+    for (const f of found.files) all.add(f);
   });
   return [...all].sort();
 }
 async function readYamlFiles(rels, root, files, problems) {
-  const out = await mapLimited(rels, async (name) => {
-    const abs = path5.resolve(root, name);
+  const out = await mapLimited(rels, async (name2) => {
+    const abs = path6.resolve(root, name2);
     const rel = suitePath(root, abs);
     const read = await readTextFile(abs, displayPath(abs));
     if (!read.ok) return { problem: read.problem };
@@ -46176,8 +46788,8 @@ import { createHash as createHash3 } from "node:crypto";
 
 // src/plan/pin.ts
 import { createHash as createHash2 } from "node:crypto";
-function sha256(text) {
-  return createHash2("sha256").update(text).digest("hex");
+function sha256(text2) {
+  return createHash2("sha256").update(text2).digest("hex");
 }
 function pinSuite(suite) {
   const templateHash2 = sha256(canonicalJson(suite.template));
@@ -46198,12 +46810,12 @@ function seedFor(suiteHash, scenarioId, repeat) {
 }
 
 // src/plan/expand.ts
-function parseShard(text) {
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+function parseShard(text2) {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text2);
   const index = m ? Number(m[1]) : Number.NaN;
   const total = m ? Number(m[2]) : Number.NaN;
   if (!m || total < 1 || index < 1 || index > total) {
-    throw new Error(`shard: expected I/N with 1 <= I <= N (e.g. 2/4), got '${text}'`);
+    throw new Error(`shard: expected I/N with 1 <= I <= N (e.g. 2/4), got '${text2}'`);
   }
   return { index, total };
 }
@@ -46221,12 +46833,55 @@ function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
     scenarios.forEach((scenario, i) => {
       const seed = seedFor(suiteHash, scenario.id, repeat);
       const order = (i + repeat) % 2 === 0 ? sides : [...sides].reverse();
-      for (const side of order) {
-        out.push({ id: `${scenario.id}.${side}.r${repeat}`, scenario, side, repeat, seed });
+      for (const side2 of order) {
+        out.push({ id: `${scenario.id}.${side2}.r${repeat}`, scenario, side: side2, repeat, seed });
       }
     });
   }
   return out;
+}
+
+// src/report/escape.ts
+var REPLACEMENT = "\uFFFD";
+var LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+var INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}]/gu;
+var BREAK = "\u200B";
+function visible(text2) {
+  return text2.replace(LINE_BREAK, " ").replace(/\t/g, " ").replace(INVISIBLE, REPLACEMENT);
+}
+function defuse(text2) {
+  return text2.replace(/(?<![A-Za-z0-9_])@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`).replace(/@(?=[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-])/gu, `@${BREAK}`).replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`).replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`).replace(/:(?=\/\/)/g, `${BREAK}:`).replace(/(www)\./gi, `$1${BREAK}.`);
+}
+function clip(text2, max) {
+  const points = Array.from(text2);
+  if (points.length <= max) return text2;
+  return `${points.slice(0, Math.max(0, max - 1)).join("")}\u2026`;
+}
+function mdText(text2) {
+  return defuse(visible(text2)).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[\\`*{}[\]|~#!$]/g, "\\$&").replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, "\\_").replace(/^([-+=])/, "\\$1").replace(/^(\d{1,9})([.)])(?= |$)/, "$1\\$2").replace(/^ /, "&#32;");
+}
+function unmark(text2) {
+  return text2.replace(/<!--/g, `<!${BREAK}--`);
+}
+function codeSpan(raw) {
+  const content = unmark(raw);
+  if (content === "") return "` `";
+  const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run3) => run3.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = content.startsWith("`") || content.endsWith("`") || content.startsWith(" ") && content.endsWith(" ") && content.trim() !== "" ? " " : "";
+  return `${fence}${pad}${content}${pad}${fence}`;
+}
+function mdCode(text2) {
+  return codeSpan(visible(text2));
+}
+function mdCellCode(text2) {
+  return codeSpan(
+    visible(text2).replace(/\\(?=\|)/g, `\\${BREAK}`).replace(/\|/g, "\\|")
+  );
+}
+var NOT_IN_XML = /[\p{Cc}\p{Cf}\p{Cs}\uFFFE\uFFFF]/gu;
+function xmlEscape(text2) {
+  return text2.replace(LINE_BREAK, "\n").replace(NOT_IN_XML, (ch) => ch === "\n" || ch === "	" ? ch : REPLACEMENT).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
 // src/report/format.ts
@@ -46315,18 +46970,18 @@ function tally2(c) {
   return c.pass + c.fail + c.error;
 }
 function changeWords(e) {
-  const side = (name, c, what) => {
+  const side2 = (name2, c, what) => {
     const n = tally2(c);
-    if (n === 0) return `no ${name} run`;
+    if (n === 0) return `no ${name2} run`;
     const verb = what === "fail" ? "failed" : what === "pass" ? "passed" : "could not be evaluated";
-    return `${verb} in ${c[what]} of ${n} ${name} repeats`;
+    return `${verb} in ${c[what]} of ${n} ${name2} repeats`;
   };
-  if (e.change === "broke") return `${side("head", e.head, "fail")}; ${side("base", e.base, "pass")}`;
-  if (e.change === "fixed") return `${side("base", e.base, "fail")}; ${side("head", e.head, "pass")}`;
-  if (e.change === "pre-existing") return `${side("head", e.head, "fail")}; ${side("base", e.base, "fail")}`;
+  if (e.change === "broke") return `${side2("head", e.head, "fail")}; ${side2("base", e.base, "pass")}`;
+  if (e.change === "fixed") return `${side2("base", e.base, "fail")}; ${side2("head", e.head, "pass")}`;
+  if (e.change === "pre-existing") return `${side2("head", e.head, "fail")}; ${side2("base", e.base, "fail")}`;
   const parts = [
-    e.head.error > 0 ? side("head", e.head, "error") : "",
-    e.base.error > 0 ? side("base", e.base, "error") : ""
+    e.head.error > 0 ? side2("head", e.head, "error") : "",
+    e.base.error > 0 ? side2("base", e.base, "error") : ""
   ];
   return parts.filter(Boolean).join("; ");
 }
@@ -46335,7 +46990,7 @@ function changeTags(e) {
   return [e.critical ? "critical" : "", e.uncalibrated ? UNCALIBRATED_TAG : "", e.label ?? ""].filter(Boolean).join(", ");
 }
 function stateValue(v) {
-  return elide(typeof v === "string" ? v : canonicalJson(v), 60);
+  return clip(typeof v === "string" ? v : canonicalJson(v), 60);
 }
 function stateLine(d) {
   return `${d.table}[${d.key}].${d.column}: base ${stateValue(d.base)}, head ${stateValue(d.head)}`;
@@ -46346,22 +47001,29 @@ function countsLine(report2) {
   return `${parts.join(", ")}; ${count(flaky)} flaky`;
 }
 function runLine(report2) {
-  const side = (name) => {
-    const s = report2.sides[name];
-    return s ? `${name} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ""}` : `no ${name}`;
+  const side2 = (name2) => {
+    const s = report2.sides[name2];
+    if (!s) return `no ${name2}`;
+    return `${name2} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ""}${s.dirty ? " with uncommitted changes" : ""}`;
   };
-  const pair = report2.sides.base ? `${side("base")} \u2192 ${side("head")}` : `${side("head")} alone`;
+  const pair = report2.sides.base ? `${side2("base")} \u2192 ${side2("head")}` : `${side2("head")} alone`;
   const repeats = report2.repeats ? ` \xD7 ${plural5(report2.repeats, "repeat")}` : "";
   const scenarios = `${plural5(report2.cases.length, "scenario")}${repeats}`;
   const shard = report2.shard ? `, shard ${report2.shard.index}/${report2.shard.total}` : "";
   const reason = report2.engine_reason ? ` (${report2.engine_reason})` : "";
   return `${pair}; pinned suite ${shortHash(report2.pin.suite_hash)}, template ${shortHash(report2.pin.template_hash)}; ${scenarios}${shard}; engine ${report2.engine}${reason}`;
 }
+function sidesNotes(report2) {
+  if (!report2.identical_sides) return [];
+  return [
+    "Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does."
+  ];
+}
 function signatureWords(signatures) {
   const entries = Object.entries(signatures ?? {}).filter((e) => (e[1] ?? 0) > 0);
   if (entries.length === 0) return null;
   entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  return entries.map(([name, n]) => `${name} ${n}`).join(", ");
+  return entries.map(([name2, n]) => `${name2} ${n}`).join(", ");
 }
 function costWords(c) {
   const episode = c.per_successful_episode === null ? "no passing repeat" : dollars(c.per_successful_episode);
@@ -46370,38 +47032,50 @@ function costWords(c) {
 }
 function suiteLines(report2) {
   const out = [];
-  for (const side of ["base", "head"]) {
-    const s = report2.stats?.[side];
+  for (const side2 of ["base", "head"]) {
+    const s = report2.stats?.[side2];
     if (!s || s.scenarios === 0) continue;
     const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent2(s.all_n)})`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
     const extra = hat.map(([k, v]) => `, pass@${k} ${percent2(s.pass_at_k[k] ?? null)}, pass^${k} ${percent2(v)}`).join("");
-    out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent2(s.pass_rate)}${extra}`);
+    out.push(`${side2}: passed all-N in ${allN}, per-run pass rate ${percent2(s.pass_rate)}${extra}`);
   }
-  for (const side of ["base", "head"]) {
-    const signatures = signatureWords(report2.signatures?.[side]);
-    if (signatures) out.push(`${side} failures by signature: ${signatures}`);
+  for (const side2 of ["base", "head"]) {
+    const signatures = signatureWords(report2.signatures?.[side2]);
+    if (signatures) out.push(`${side2} failures by signature: ${signatures}`);
   }
-  for (const side of ["base", "head"]) {
-    const cost = report2.cost?.[side];
-    if (cost) out.push(`${side} cost: ${costWords(cost)}`);
+  for (const side2 of ["base", "head"]) {
+    const cost = report2.cost?.[side2];
+    if (cost) out.push(`${side2} cost: ${costWords(cost)}`);
   }
   return out;
 }
+function policyLine(from) {
+  if (from.side === "base") return `Gate policy from ${from.reason}.`;
+  if (from.side === "head") return `Gate policy from the head: ${from.reason}.`;
+  return `Gate policy: the built-in default, because ${from.reason}.`;
+}
+function orderedSuiteChanges(changes) {
+  return [...changes.filter((c) => c.weakens), ...changes.filter((c) => !c.weakens)];
+}
+function suiteChangesTitle(changes) {
+  const weak = changes.filter((c) => c.weakens).length;
+  return `Suite changes against the base: ${count(changes.length)}, ${weak === 0 ? "none weakens" : `${count(weak)} ${weak === 1 ? "weakens" : "weaken"}`} the suite`;
+}
+function suiteChangeText(c) {
+  return clip(c.text.replace(/\s+/g, " "), 300);
+}
+var SUITE_CHANGES_SHOWN = 40;
 
 // src/report/junit.ts
-var INVALID_XML = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-function xmlEscape(text) {
-  return text.replace(INVALID_XML, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
-}
 function attrs(values) {
   return Object.entries(values).filter(([, v]) => v !== void 0).map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`).join("");
 }
-function outcomeOf(c, side, s) {
+function outcomeOf(c, side2, s) {
   const out = {};
   const ungraded = s.infraErrors ?? 0;
   if (c.class === "incomplete" && (s.runs === 0 || ungraded > 0)) {
-    const message = s.runs === 0 ? `the ${side} has no episodes of this scenario` : `${ungraded} of ${s.runs} repeats could not be graded`;
+    const message = s.runs === 0 ? `the ${side2} has no episodes of this scenario` : `${ungraded} of ${s.runs} repeats could not be graded`;
     out.error = { message, body: c.reason ?? message };
   }
   const graded2 = s.runs - ungraded;
@@ -46424,18 +47098,18 @@ function outcomeOf(c, side, s) {
   }
   return out;
 }
-function testcase(c, side, s) {
-  const o = outcomeOf(c, side, s);
+function testcase(c, side2, s) {
+  const o = outcomeOf(c, side2, s);
   const props = [
     ["class", c.class],
-    ["flaky", String(c.flaky[side])],
+    ["flaky", String(c.flaky[side2])],
     ["passes", `${s.passes}/${s.runs}`]
   ];
   const lines = [
-    `    <testcase${attrs({ classname: `stategate.${side}`, name: c.id, file: c.file })}>`,
+    `    <testcase${attrs({ classname: `stategate.${side2}`, name: c.id, file: c.file })}>`,
     "      <properties>"
   ];
-  for (const [name, value] of props) lines.push(`        <property${attrs({ name, value })}/>`);
+  for (const [name2, value] of props) lines.push(`        <property${attrs({ name: name2, value })}/>`);
   lines.push("      </properties>");
   if (o.error)
     lines.push(
@@ -46453,10 +47127,10 @@ function renderJunit(report2) {
   let tests = 0;
   let failures = 0;
   let errors = 0;
-  for (const side of ["base", "head"]) {
-    const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).filter((c) => c[side]);
+  for (const side2 of ["base", "head"]) {
+    const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0).filter((c) => c[side2]);
     if (cases.length === 0) continue;
-    const made = cases.map((c) => testcase(c, side, c[side]));
+    const made = cases.map((c) => testcase(c, side2, c[side2]));
     const f = made.filter((m) => m.failed).length;
     const e = made.filter((m) => m.errored).length;
     tests += made.length;
@@ -46464,7 +47138,7 @@ function renderJunit(report2) {
     errors += e;
     suites.push(
       [
-        `  <testsuite${attrs({ name: `stategate.${side}`, tests: made.length, failures: f, errors: e })}>`,
+        `  <testsuite${attrs({ name: `stategate.${side2}`, tests: made.length, failures: f, errors: e })}>`,
         ...made.map((m) => m.xml),
         "  </testsuite>"
       ].join("\n")
@@ -46474,10 +47148,419 @@ function renderJunit(report2) {
   return ['<?xml version="1.0" encoding="UTF-8"?>', root, ...suites, "</testsuites>", ""].join("\n");
 }
 
+// src/report/merge-policy.ts
+import { resolve as resolve3 } from "node:path";
+async function loadMergePolicy(config2, cwd) {
+  const abs = resolve3(cwd, config2 ?? "stategate.yml");
+  const file2 = displayPath(abs);
+  const read = await readTextFile(abs, file2);
+  if (!read.ok) {
+    if (read.missing && config2 === void 0) {
+      return {
+        gate: DEFAULT_GATE,
+        source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
+      };
+    }
+    throw new ConfigError([read.problem]);
+  }
+  const parsed = parseYaml(file2, read.text);
+  if (parsed.value === void 0) throw new ConfigError(parsed.problems);
+  const value = parsed.value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError([problemAt(parsed.source, [], "expected a mapping (version: 1, agent, ...)")]);
+  }
+  const raw = value.gate;
+  const result = validate2(StategateConfig.shape.gate, raw, parsed.source, ["gate"]);
+  if (!result.ok) throw new ConfigError(result.problems);
+  return {
+    gate: { block: [...result.data.block], warn: [...result.data.warn] },
+    source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
+  };
+}
+
+// src/report/read-report.ts
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+// src/report/report-schema.ts
+var REPORT_LIMITS = {
+  /** Bytes of one report.json file. */
+  bytes: 64 * 1024 * 1024,
+  cases: 1e4,
+  /** Expectations per case and side, and changed expectations per case. */
+  expectations: 500,
+  /** Repeats per side (and any count of repeats). */
+  runs: 1e5,
+  /** Characters of a sentence, reason, message or description. */
+  text: 2e4,
+  /** Characters of an id, a ref, a table or column name. */
+  id: 200,
+  /** Characters of a file path. */
+  path: 1e3,
+  /** State differences per case. */
+  stateDiff: 1e3,
+  /** Characters of a string inside a state value, and nesting depth of a state value. */
+  valueString: 1e5,
+  valueDepth: 32,
+  /** Values of k for pass@k and pass^k. */
+  ks: 64
+};
+var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
+var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+var L = REPORT_LIMITS;
+var caseId = external_exports.string().max(L.id).regex(
+  CASE_ID,
+  "expected a scenario id (lowercase letters, digits and dashes, starting with a letter or digit)"
+);
+var expectationId = external_exports.string().max(L.id).regex(
+  EXPECTATION_ID,
+  "expected an expectation id (letters, digits, _ . -, starting with a letter or digit)"
+);
+var text = external_exports.string().max(L.text);
+var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
+var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
+var count2 = external_exports.number().int().min(0).max(L.runs);
+var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
+var rate = external_exports.number().min(0).max(1);
+function pathProblem(path7) {
+  if (path7 === "") return "expected a file path, got an empty string";
+  if (/[\u0000-\u001f\u007f]/.test(path7)) return "expected a file path without control characters";
+  if (path7.includes("\\")) return "expected a path with '/' separators, got a backslash";
+  if (path7.startsWith("/") || /^[A-Za-z]:/.test(path7)) return "expected a relative path, got an absolute one";
+  if (path7.split("/").includes("..")) return "expected a path inside the workspace, got a '..' segment";
+  return null;
+}
+var relativePath = external_exports.string().max(L.path).superRefine((value, ctx) => {
+  const problem = pathProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+function valueProblem(value, depth) {
+  if (depth > L.valueDepth) return `expected a value nested at most ${L.valueDepth} deep`;
+  if (typeof value === "string")
+    return value.length > L.valueString ? `expected a string of at most ${L.valueString} characters` : null;
+  if (value === null || typeof value !== "object") return null;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) {
+    const problem = valueProblem(item, depth + 1);
+    if (problem) return problem;
+  }
+  return null;
+}
+var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
+  const problem = valueProblem(value, 0);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
+var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
+var ExpectationCountsSchema = external_exports.strictObject({
+  pass: count2,
+  fail: count2,
+  error: count2,
+  critical: external_exports.boolean(),
+  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
+  example: text.optional(),
+  uncalibrated: external_exports.literal(true).optional()
+});
+var SideStatsSchema = external_exports.strictObject({
+  n: count2,
+  c: count2,
+  pass_rate: rate.nullable(),
+  all_n: external_exports.boolean(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable,
+  wilson: external_exports.strictObject({ low: rate, high: rate }).nullable()
+});
+var SideCostSchema = external_exports.strictObject({
+  total_usd: amount,
+  successful_episodes: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var SideSummarySchema = external_exports.strictObject({
+  runs: count2,
+  passes: count2,
+  expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
+    (e) => Object.keys(e).length <= L.expectations,
+    `expected at most ${L.expectations} expectations`
+  ),
+  metrics: external_exports.strictObject({
+    toolCalls: amount,
+    latencyMs: amount,
+    costUsd: amount,
+    inputTokens: amount,
+    outputTokens: amount
+  }).optional(),
+  infraErrors: count2.optional(),
+  provokedErrors: count2.optional(),
+  episodes: external_exports.array(name).max(L.runs).optional(),
+  stats: SideStatsSchema.optional(),
+  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
+  cost: SideCostSchema.optional()
+});
+var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
+var ChangedExpectationSchema = external_exports.strictObject({
+  id: expectationId,
+  critical: external_exports.boolean(),
+  change: external_exports.enum(["broke", "fixed", "error", "pre-existing"]),
+  label: external_exports.enum(FAILURE_LABELS).optional(),
+  base: sideCounts,
+  head: sideCounts,
+  message: text.optional(),
+  test: external_exports.strictObject({
+    decision: external_exports.enum(["worse", "not-worse", "undecided", "continue"]),
+    p: rate.nullable()
+  }).optional(),
+  uncalibrated: external_exports.literal(true).optional()
+});
+var CaseReportSchema = external_exports.strictObject({
+  id: caseId,
+  class: CaseClassName,
+  flaky: external_exports.strictObject({ base: external_exports.boolean(), head: external_exports.boolean() }),
+  base: SideSummarySchema.nullable(),
+  head: SideSummarySchema,
+  divergence: external_exports.strictObject({
+    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
+    step: count2,
+    sentence: text
+  }).nullable(),
+  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
+  file: relativePath.optional(),
+  description: text.optional(),
+  reason: text.optional(),
+  expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
+  flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
+  state_diff_cut: count2.optional(),
+  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional()
+});
+var sideRef = external_exports.strictObject({
+  ref: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a ref or directory without control characters"),
+  sha: hex3.nullable(),
+  dirty: external_exports.literal(true).optional()
+}).nullable();
+var SuiteStatsSchema = external_exports.strictObject({
+  scenarios: count2,
+  excluded: count2,
+  pass_rate: rate.nullable(),
+  all_n: rate.nullable(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable
+});
+var SuiteCostSchema = external_exports.strictObject({
+  cases: count2,
+  total_usd: amount,
+  successful_episodes: count2,
+  dependable_cases: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var side = external_exports.enum(["base", "head"]);
+var ReportSchema = external_exports.strictObject({
+  version: external_exports.literal(1),
+  verdict: external_exports.enum(["PASS", "WARN", "BLOCK"]),
+  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
+  engine_reason: text.optional(),
+  pin: external_exports.strictObject({
+    suite_hash: hex3,
+    template_hash: hex3,
+    scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
+  }),
+  sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
+  counts: external_exports.record(CaseClassName, count2),
+  cases: external_exports.array(CaseReportSchema).max(L.cases),
+  repeats: external_exports.number().int().min(1).max(L.runs).optional(),
+  seeds: external_exports.record(
+    external_exports.string().max(L.id + 5).regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, "expected SIDE:SCENARIO-ID (e.g. head:refund-twice)"),
+    external_exports.array(external_exports.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs)
+  ).refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`).optional(),
+  shard: external_exports.strictObject({
+    index: external_exports.number().int().min(1).max(L.cases),
+    total: external_exports.number().int().min(1).max(L.cases)
+  }).refine((s) => s.index <= s.total, "expected index <= total").nullable().optional(),
+  interrupted: external_exports.boolean().optional(),
+  gate: external_exports.strictObject({ block: external_exports.array(GateClass).max(16), warn: external_exports.array(GateClass).max(16) }).optional(),
+  started_at: external_exports.string().max(64).optional(),
+  duration_ms: amount.optional(),
+  episodes_file: relativePath.optional(),
+  stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
+  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
+  cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
+  missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
+  judge_calibration: external_exports.strictObject({
+    model: name,
+    file: relativePath.nullable(),
+    sha256: hex3.nullable(),
+    calibrated: external_exports.array(name).max(L.expectations)
+  }).optional(),
+  unverified: external_exports.strictObject({ reason: text }).optional(),
+  identical_sides: external_exports.literal(true).optional(),
+  policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
+  suite_changes: external_exports.array(
+    external_exports.strictObject({
+      kind: external_exports.enum([
+        "scenario-added",
+        "scenario-removed",
+        "scenario-edited",
+        "twin-added",
+        "twin-removed",
+        "twin-changed",
+        "schema-changed",
+        "fixtures-changed",
+        "gate-changed",
+        "repeats-changed",
+        "judge-changed",
+        "database-changed"
+      ]),
+      subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
+      weakens: external_exports.boolean(),
+      text
+    })
+  ).max(L.cases * 4).optional()
+});
+function jsonPath(path7) {
+  let out = "";
+  for (const key of path7) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out ? `.${key}` : key;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out || "(the top level)";
+}
+
+// src/report/read-report.ts
+var ReportError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ReportError";
+  }
+};
+var MAX_ISSUES = 5;
+function describe4(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string")
+    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${String(value)}`;
+}
+function issueText(issue2) {
+  switch (issue2.code) {
+    case "invalid_type":
+      return {
+        path: issue2.path,
+        message: issue2.input === void 0 ? `missing required field (expected ${issue2.expected})` : `expected ${issue2.expected}, got ${describe4(issue2.input)}`
+      };
+    case "invalid_value":
+      return {
+        path: issue2.path,
+        message: `expected ${issue2.values.map((v) => JSON.stringify(v)).join(" | ")}, got ${describe4(issue2.input)}`
+      };
+    case "unrecognized_keys":
+      return {
+        path: [...issue2.path, issue2.keys[0]],
+        message: `unknown field${issue2.keys.length > 1 ? `s ${issue2.keys.map((k) => `'${k}'`).join(", ")}` : ""}: a version 1 report.json has no such field`
+      };
+    case "too_big":
+      return {
+        path: issue2.path,
+        message: `expected at most ${issue2.maximum}${issue2.origin === "string" ? " characters" : issue2.origin === "array" ? " items" : ""}, got more`
+      };
+    case "invalid_key":
+      return { path: issue2.path, message: issue2.issues[0]?.message ?? issue2.message };
+    default:
+      return { path: issue2.path, message: issue2.message };
+  }
+}
+function validateReport(value, name2) {
+  const parsed = ReportSchema.safeParse(value, { reportInput: true });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(issueText);
+    const more2 = parsed.error.issues.length - issues.length;
+    const lines = issues.map((i) => `${name2}: ${jsonPath(i.path)}: ${i.message}`);
+    if (more2 > 0) lines.push(`${name2}: and ${more2} more problem${more2 === 1 ? "" : "s"}`);
+    throw new ReportError(lines.join("\n"));
+  }
+  const report2 = parsed.data;
+  const refuse = (p) => new ReportError(`${name2}: ${p.path}: ${p.message}`);
+  const policy = policyProblem(report2);
+  if (policy) throw refuse(policy);
+  const seen = /* @__PURE__ */ new Set();
+  for (const [i, c] of report2.cases.entries()) {
+    if (seen.has(c.id)) throw refuse({ path: `cases[${i}].id`, message: `case '${c.id}' appears twice` });
+    seen.add(c.id);
+    const checked = recheckCase(c, sequentialPolicyOf(report2), `cases[${i}]`);
+    if (!checked.ok) throw refuse(checked.problem);
+  }
+  return report2;
+}
+function readCapped(file2, limit) {
+  const fd = openSync(file2, "r");
+  try {
+    const size2 = fstatSync(fd).size;
+    if (size2 > limit) return null;
+    const buffer = Buffer.alloc(size2 + 1);
+    let length = 0;
+    for (; ; ) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > size2) throw new Error("it grew while being read");
+    }
+    return buffer.subarray(0, length).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+function readReportFile(file2, name2 = file2) {
+  let text2;
+  try {
+    text2 = readCapped(file2, REPORT_LIMITS.bytes);
+  } catch (err) {
+    throw new ReportError(`${name2}: cannot read it: ${err.message}`);
+  }
+  if (text2 === null) {
+    throw new ReportError(
+      `${name2}: larger than ${REPORT_LIMITS.bytes / (1024 * 1024)} MiB, the most a report.json may be`
+    );
+  }
+  let value;
+  try {
+    value = JSON.parse(text2);
+  } catch (err) {
+    throw new ReportError(`${name2}: not JSON: ${err.message}`);
+  }
+  return validateReport(value, name2);
+}
+
+// src/report/unverified.ts
+function unverifiedSentence(report2) {
+  if (!report2.unverified) return null;
+  return `Unverified: these results come from a run this repository does not control (${report2.unverified.reason}). Each case's class was recomputed from its counts and the verdict decided with this repository's gate, but nothing was re-run here, so the check is neutral at best.`;
+}
+function verdictWords(report2) {
+  return report2.unverified ? `${report2.verdict} (unverified)` : report2.verdict;
+}
+
 // src/report/terminal.ts
 var STYLES = { bold: "1", dim: "2", red: "31", green: "32", yellow: "33" };
 function painter(color) {
-  return color ? (text, style) => `\x1B[${STYLES[style]}m${text}\x1B[0m` : (text) => text;
+  return color ? (text2, style) => `\x1B[${STYLES[style]}m${text2}\x1B[0m` : (text2) => text2;
 }
 var VERDICT_STYLE = {
   PASS: "green",
@@ -46486,7 +47569,7 @@ var VERDICT_STYLE = {
 };
 var LABEL_WIDTH = 10;
 function field(label, lines) {
-  return lines.map((line, i) => `  ${(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line}`);
+  return lines.map((line, i) => `  ${visible(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line}`);
 }
 function sideLine(s) {
   const m = metricWords(s);
@@ -46495,80 +47578,93 @@ function sideLine(s) {
 }
 function caseBlock(c, paint, blocking) {
   const flaky = flakyWords(c);
-  const title = `${paint(classWords(c.class).toUpperCase(), blocking ? "red" : c.class === "improved" ? "green" : "yellow")}  ${paint(c.id, "bold")}${flaky ? `  (${flaky})` : ""}`;
+  const title = `${paint(visible(classWords(c.class).toUpperCase()), blocking ? "red" : c.class === "improved" ? "green" : "yellow")}  ${paint(visible(c.id), "bold")}${flaky ? `  (${flaky})` : ""}`;
   const out = [title];
-  if (c.file) out.push(...field("file", [c.file]));
-  if (c.reason) out.push(...field("why", [c.reason]));
-  if (c.divergence) out.push(...field("steps", [c.divergence.sentence]));
+  if (c.file) out.push(...field("file", [visible(c.file)]));
+  if (c.reason) out.push(...field("why", [visible(c.reason)]));
+  if (c.divergence) out.push(...field("steps", [visible(c.divergence.sentence)]));
   if (c.state_diff.length > 0) {
     const more2 = c.state_diff_cut ? [`(${plural5(c.state_diff_cut, "more difference")} in report.json)`] : [];
-    out.push(...field("state", [...c.state_diff.map(stateLine), ...more2]));
+    out.push(...field("state", [...c.state_diff.map((d) => visible(stateLine(d))), ...more2]));
   }
   for (const e of c.expectations_changed ?? []) {
     const tags = changeTags(e);
-    const lines = [`${e.id}${tags ? ` (${tags})` : ""}: ${changeWords(e)}`];
-    if (e.message) lines.push(paint(e.message.replace(/\s+/g, " "), "dim"));
+    const lines = [visible(`${e.id}${tags ? ` (${tags})` : ""}: ${changeWords(e)}`)];
+    if (e.message) lines.push(paint(visible(e.message.replace(/\s+/g, " ")), "dim"));
     out.push(...field(e.change, lines));
   }
-  for (const side of ["base", "head"]) {
-    const text = c.flaky_explanation?.[side];
-    if (text) out.push(...field("flaky", [`${side}: ${text}`]));
+  for (const side2 of ["base", "head"]) {
+    const text2 = c.flaky_explanation?.[side2];
+    if (text2) out.push(...field("flaky", [`${side2}: ${visible(text2)}`]));
   }
-  if (c.repeats_decision) out.push(...field("repeats", [c.repeats_decision.reason]));
-  if (c.base) out.push(...field("base", [sideLine(c.base)]));
-  if (c.head) out.push(...field("head", [sideLine(c.head)]));
+  if (c.repeats_decision) out.push(...field("repeats", [visible(c.repeats_decision.reason)]));
+  if (c.base) out.push(...field("base", [visible(sideLine(c.base))]));
+  if (c.head) out.push(...field("head", [visible(sideLine(c.head))]));
   return out;
 }
 function idList(cases, max = 10) {
-  const ids2 = cases.slice(0, max).map((c) => c.id);
+  const ids2 = cases.slice(0, max).map((c) => visible(c.id));
   return cases.length > max ? `${ids2.join(", ")} and ${cases.length - max} more` : ids2.join(", ");
 }
 function tally3(c) {
   const n = c.pass + c.fail + c.error;
   return `${c.pass}/${n}${c.error > 0 ? ` (${c.error} not evaluated)` : ""}`;
 }
-function renderSideTable(report2, side = "head", options2 = {}) {
+function renderSideTable(report2, side2 = "head", options2 = {}) {
   const paint = painter(options2.color);
   const rows = [];
   for (const c of [...report2.cases].sort((a, b) => a.id < b.id ? -1 : 1)) {
-    const s = c[side];
+    const s = c[side2];
     if (!s) continue;
     const allN = s.stats?.all_n ?? (s.runs > 0 && s.passes === s.runs);
     rows.push([
       allN ? paint("yes", "green") : paint("no", "red"),
       `${s.passes}/${s.runs}`,
-      paint(c.id, "bold")
+      paint(visible(c.id), "bold")
     ]);
     for (const [id, e] of Object.entries(s.expectations)) {
-      const labels = Object.entries(e.labels ?? {}).map(([label, n]) => `${label} \xD7${n}`).join(", ");
-      const example = e.example && e.pass < e.pass + e.fail + e.error ? `: ${e.example.replace(/\s+/g, " ")}` : "";
+      const labels = visible(
+        Object.entries(e.labels ?? {}).map(([label, n]) => `${label} \xD7${n}`).join(", ")
+      );
+      const example = e.example && e.pass < e.pass + e.fail + e.error ? `: ${visible(e.example.replace(/\s+/g, " "))}` : "";
       const note = labels || example ? `  ${paint(`${labels}${example}`, "dim")}` : "";
       const tags = [e.critical ? "critical" : "", e.uncalibrated ? UNCALIBRATED_TAG : ""].filter(Boolean);
-      rows.push(["", tally3(e), `  ${id}${tags.length > 0 ? ` (${tags.join(", ")})` : ""}${note}`]);
+      rows.push(["", tally3(e), `  ${visible(id)}${tags.length > 0 ? ` (${tags.join(", ")})` : ""}${note}`]);
     }
   }
-  const visible = (t) => t.replace(/\x1b\[\d+m/g, "").length;
-  const pad = (t, w) => t + " ".repeat(Math.max(0, w - visible(t)));
-  const widths = [5, 6].map((min, i) => Math.max(min, ...rows.map((r) => visible(r[i]))));
+  const visible2 = (t) => t.replace(/\x1b\[\d+m/g, "").length;
+  const pad = (t, w) => t + " ".repeat(Math.max(0, w - visible2(t)));
+  const widths = [5, 6].map((min, i) => Math.max(min, ...rows.map((r) => visible2(r[i]))));
   const header = [pad("ALL-N", widths[0]), pad("PASSES", widths[1]), "SCENARIO / EXPECTATION"].join("  ");
   return `${[paint(header, "bold"), ...rows.map((r) => `${pad(r[0], widths[0])}  ${pad(r[1], widths[1])}  ${r[2]}`)].join("\n")}
 `;
 }
 function renderTerminal(report2, options2 = {}) {
   const paint = painter(options2.color);
-  const decision = gateDecision(
-    report2.cases,
-    report2.gate ?? { block: ["new-critical-failure"], warn: ["regressed", "incomplete", "flaky"] },
-    {
-      interrupted: report2.interrupted,
-      missingShards: report2.missing_shards
-    }
-  );
+  const decision = reportDecision(report2);
   const out = [
-    `${paint("Stategate:", "bold")} ${paint(report2.verdict, VERDICT_STYLE[report2.verdict])}`
+    `${paint("Stategate:", "bold")} ${paint(visible(verdictWords(report2)), VERDICT_STYLE[report2.verdict])}`
   ];
-  for (const r of decision.reasons) out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${r.text}`);
-  out.push(countsLine(report2), runLine(report2), ...suiteLines(report2).map((l) => `  ${l}`));
+  const unverified = unverifiedSentence(report2);
+  if (unverified) out.push(`  ${visible(unverified)}`);
+  for (const r of decision.reasons)
+    out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${visible(r.text)}`);
+  const changes = report2.suite_changes ?? [];
+  if (changes.length > 0) {
+    out.push(paint(suiteChangesTitle(changes), "bold"));
+    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+    for (const c of shown)
+      out.push(`  ${c.weakens ? paint("weakens", "red") : "change "}  ${visible(suiteChangeText(c))}`);
+    if (changes.length > shown.length)
+      out.push(`  ${plural5(changes.length - shown.length, "more change")} in report.json`);
+  }
+  if (report2.policy_from) out.push(visible(policyLine(report2.policy_from)));
+  out.push(
+    visible(countsLine(report2)),
+    visible(runLine(report2)),
+    ...sidesNotes(report2).map(visible),
+    ...suiteLines(report2).map((l) => `  ${visible(l)}`)
+  );
   const { blocking, changed, rest } = groupCases(report2);
   for (const c of blocking) out.push("", ...caseBlock(c, paint, true));
   for (const c of changed) out.push("", ...caseBlock(c, paint, false));
@@ -46584,7 +47680,74 @@ function renderTerminal(report2, options2 = {}) {
 
 // src/run/compare.ts
 import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join6, resolve as resolve4 } from "node:path";
+import { join as join6, resolve as resolve6 } from "node:path";
+
+// src/agent/port.ts
+import net from "node:net";
+var PORT_PLACEHOLDER = "{port}";
+function hasPortPlaceholder(url2) {
+  return url2.includes(PORT_PLACEHOLDER);
+}
+function fillPort(url2, port) {
+  return url2.split(PORT_PLACEHOLDER).join(String(port));
+}
+function urlHost(url2) {
+  try {
+    return new URL(fillPort(url2, 1)).hostname.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return null;
+  }
+}
+function freePort(host) {
+  return new Promise((resolve10, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen({ port: 0, host }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => port > 0 ? resolve10(port) : reject(new Error(`no free port on ${host}`)));
+    });
+  });
+}
+var LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|::1|0\.0\.0\.0|::)$/;
+function literalEndpoint(url2) {
+  if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    return null;
+  }
+  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  return { key: `${LOOPBACK.test(host) ? "loopback" : host}:${port}`, port };
+}
+function sharedPortProblem(agents) {
+  const base2 = literalEndpoint(agents.base?.url);
+  const head = literalEndpoint(agents.head?.url);
+  if (!base2 || !head || base2.key !== head.key) return null;
+  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT`;
+}
+
+// src/gateway/deadline.ts
+function episodeDeadline(outer) {
+  const controller = new AbortController();
+  let timer;
+  const onOuter = () => controller.abort("the run was interrupted");
+  if (outer?.aborted) onOuter();
+  else outer?.addEventListener("abort", onOuter, { once: true });
+  return {
+    signal: controller.signal,
+    start(timeoutMs) {
+      clearTimeout(timer);
+      timer = setTimeout(() => controller.abort(`the agent's timeout (${timeoutMs} ms) passed`), timeoutMs);
+    },
+    clear() {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onOuter);
+    }
+  };
+}
 
 // src/gateway/faults.ts
 import { createHash as createHash4 } from "node:crypto";
@@ -46653,6 +47816,14 @@ function answerOutcome(answer) {
   if (answer.ok) return { status: answer.status, result: answer.result };
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
 }
+var CUT_OFF_STATUS = 499;
+function cutOffOutcome(message, changes = []) {
+  return { status: CUT_OFF_STATUS, error: { code: "CUT_OFF", message }, changes, cutOff: true };
+}
+function harnessErrorOf(answer) {
+  if (!answer || answer.ok || !answer.harness) return void 0;
+  return `${answer.code}${answer.sqlstate ? ` (SQLSTATE ${answer.sqlstate})` : ""}: ${answer.message}`;
+}
 function errorOutcome(status, code, message) {
   return { status, error: { code, message }, changes: [] };
 }
@@ -46685,8 +47856,8 @@ async function runTool(db, tool, args, opts) {
       const list = opts.mode === "first-statement" ? statements(tool).slice(0, 1) : statements(tool);
       let rows = [];
       for (const sql of list) {
-        const bound2 = bindNamedParams(sql, args);
-        rows = (await tx.query(bound2.text, bound2.values)).rows;
+        const bound3 = bindNamedParams(sql, args);
+        rows = (await tx.query(bound3.text, bound3.values)).rows;
       }
       const answer = shapeAnswer(tool, args, rows);
       if (opts.mode === "rollback") throw new Undo(answer);
@@ -46700,8 +47871,8 @@ async function runTool(db, tool, args, opts) {
 }
 async function failedPrecondition(tx, tool, args) {
   for (const p of tool.preconditions) {
-    const bound2 = bindNamedParams(p.query, args);
-    const { rows } = await tx.query(bound2.text, bound2.values);
+    const bound3 = bindNamedParams(p.query, args);
+    const { rows } = await tx.query(bound3.text, bound3.values);
     const first = rows[0] ? Object.values(rows[0])[0] : void 0;
     if (!truthy(first)) {
       const message = fillPlaceholders(p.error.message ?? `Precondition failed: ${p.error.code}`, args);
@@ -46734,14 +47905,15 @@ function shapeAnswer(tool, args, rows) {
 }
 function sqlErrorAnswer(err) {
   const message = err instanceof Error ? err.message : String(err);
-  const sqlstate = err?.code;
-  if (typeof sqlstate === "string" && sqlstate.startsWith("23")) {
-    return { ok: false, status: 409, code: "CONSTRAINT_VIOLATION", message };
-  }
-  if (typeof sqlstate === "string" && sqlstate.startsWith("22")) {
-    return { ok: false, status: 422, code: "INVALID_VALUE", message };
-  }
-  return { ok: false, status: 500, code: "TOOL_ERROR", message };
+  const code = err?.code;
+  const sqlstate = typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : void 0;
+  const fields = { message, harness: true, ...sqlstate ? { sqlstate } : {} };
+  if (sqlstate?.startsWith("23")) return { ok: false, status: 409, code: "CONSTRAINT_VIOLATION", ...fields };
+  if (sqlstate?.startsWith("22")) return { ok: false, status: 422, code: "INVALID_VALUE", ...fields };
+  return { ok: false, status: 500, code: "TOOL_ERROR", ...fields };
+}
+function provokedByCall(sqlstate) {
+  return sqlstate !== void 0 && !["08", "53", "57", "58", "XX"].includes(sqlstate.slice(0, 2));
 }
 
 // src/gateway/apply-fault.ts
@@ -46750,7 +47922,7 @@ async function withFault(call, rule) {
   const db = call.session.spec.sandbox;
   const fault = rule.fault;
   const commit = () => runTool(db, tool, args, { mode: "commit" });
-  const hold = () => sleep(faultDelayMs(rule));
+  const hold = () => sleep(faultDelayMs(rule), void 0, { signal: call.session.cutoff }).catch(() => void 0);
   switch (fault) {
     case "timeout_before_mutation":
     case "rate_limited":
@@ -46808,12 +47980,17 @@ async function withFault(call, rule) {
       const run3 = await runTool(db, tool, args, { mode: "first-statement" });
       await hold();
       const e = faultError(rule);
-      return { ...errorOutcome(e.status, e.code, e.message), changes: run3.changes, fault };
+      return {
+        ...errorOutcome(e.status, e.code, e.message),
+        changes: run3.changes,
+        fault,
+        harnessError: harnessErrorOf(run3.answer)
+      };
     }
     case "success_without_effect": {
       const run3 = await runTool(db, tool, args, { mode: "rollback" });
       await hold();
-      return { ...answerOutcome(run3.answer), changes: [], fault };
+      return { ...answerOutcome(run3.answer), changes: [], fault, harnessError: harnessErrorOf(run3.answer) };
     }
     case "empty_result": {
       await hold();
@@ -46831,6 +48008,66 @@ async function staleAnswer(call) {
   return { ...answerOutcome(shown), changes: real.changes, answer: real.answer };
 }
 
+// src/gateway/request-body.ts
+var MAX_BODY_BYTES = 1024 * 1024;
+var MAX_JSON_DEPTH = 64;
+function readBody(req, cutoff) {
+  return new Promise((resolve10) => {
+    const chunks = [];
+    let size2 = 0;
+    let settled = false;
+    const finish2 = (read) => {
+      if (settled) return;
+      settled = true;
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onGone);
+      req.off("close", onGone);
+      cutoff?.removeEventListener("abort", onCut);
+      resolve10(read);
+    };
+    const onData = (chunk) => {
+      size2 += chunk.length;
+      if (size2 <= MAX_BODY_BYTES) chunks.push(chunk);
+      else {
+        finish2({ tooLarge: size2 });
+        req.resume();
+      }
+    };
+    const onEnd = () => finish2({ text: Buffer.concat(chunks).toString("utf8") });
+    const onGone = () => {
+      if (req.complete) return onEnd();
+      finish2({ cutOff: { bytes: size2, reason: "the client closed the connection" } });
+    };
+    const onCut = () => finish2({ cutOff: { bytes: size2, reason: String(cutoff?.reason ?? "cut off") } });
+    if (cutoff?.aborted) return onCut();
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", onGone);
+    req.once("close", onGone);
+    cutoff?.addEventListener("abort", onCut, { once: true });
+  });
+}
+function jsonDepth(text2, limit = Number.POSITIVE_INFINITY) {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text2.length; i++) {
+    const c = text2.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth++;
+      if (depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
 // src/gateway/call.ts
 async function handleCall(session, input2) {
   const seq = session.nextSeq();
@@ -46841,8 +48078,11 @@ async function handleCall(session, input2) {
   let outcome;
   let effectKey;
   try {
-    if (!tool) outcome = refuseTool(session, input2.tool);
+    if ("cutOff" in input2.body) outcome = bodyCutOff(input2.body.cutOff);
+    else if (session.cutoff.aborted) outcome = cutOffOutcome(`Cut off before it ran: ${cutReason(session)}.`);
+    else if (!tool && (input2.tool !== "" || parsed.ok)) outcome = refuseTool(session, input2.tool);
     else if (!parsed.ok) outcome = parsed.outcome;
+    else if (!tool) outcome = refuseTool(session, input2.tool);
     else {
       const problem = session.checks.get(tool.name)(parsed.args);
       const args = parsed.args;
@@ -46853,8 +48093,9 @@ async function handleCall(session, input2) {
       }
     }
   } catch (err) {
-    outcome = errorOutcome(500, "GATEWAY_ERROR", err instanceof Error ? err.message : String(err));
+    outcome = gatewayError(err);
   }
+  if (session.cutoff.aborted && !outcome.cutOff) outcome = cutAfterRun(outcome, cutReason(session));
   session.record({
     ...recordFields(outcome),
     seq,
@@ -46869,6 +48110,7 @@ async function handleCall(session, input2) {
   return toReply(outcome);
 }
 function parseBody(body) {
+  if ("cutOff" in body) return { ok: false, outcome: bodyCutOff(body.cutOff) };
   if ("tooLarge" in body) {
     return {
       ok: false,
@@ -46877,6 +48119,12 @@ function parseBody(body) {
   }
   if ("value" in body) return { ok: true, args: body.value ?? {} };
   if (body.json.trim() === "") return { ok: true, args: {} };
+  if (jsonDepth(body.json, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    return {
+      ok: false,
+      outcome: errorOutcome(400, "BODY_TOO_DEEP", `The body nests deeper than ${MAX_JSON_DEPTH} levels.`)
+    };
+  }
   try {
     return { ok: true, args: JSON.parse(body.json) };
   } catch (err) {
@@ -46886,11 +48134,22 @@ function parseBody(body) {
     };
   }
 }
-function refuseTool(session, name) {
-  if (session.suiteTools.has(name)) {
-    return errorOutcome(403, "TOOL_NOT_ALLOWED", `The tool ${name} is not available in this scenario.`);
+function cutReason(session) {
+  return String(session.cutoff.reason ?? "the episode ended");
+}
+function bodyCutOff(cut) {
+  return cutOffOutcome(`Cut off while its body was arriving (${cut.bytes} bytes in): ${cut.reason}.`);
+}
+function cutAfterRun(o, reason) {
+  const answered = o.error ? `${o.status} ${o.error.code}` : String(o.status);
+  const cut = cutOffOutcome(`Cut off before its reply was sent (${answered}): ${reason}.`, o.changes);
+  return o.fault ? { ...cut, fault: o.fault } : cut;
+}
+function refuseTool(session, name2) {
+  if (session.suiteTools.has(name2)) {
+    return errorOutcome(403, "TOOL_NOT_ALLOWED", `The tool ${name2} is not available in this scenario.`);
   }
-  return errorOutcome(404, "UNKNOWN_TOOL", `There is no tool named ${name}.`);
+  return errorOutcome(404, "UNKNOWN_TOOL", `There is no tool named ${name2}.`);
 }
 async function validCall(session, tool, args, via) {
   const callNumber = session.nextCallNumber(tool.name);
@@ -46907,11 +48166,11 @@ function replayStored(call) {
   const stored = call.key === void 0 ? void 0 : call.session.idempotency.get(call.key);
   if (!stored) return void 0;
   if (stored.argsJson !== call.argsJson) {
-    const name = call.tool.idempotency_key;
+    const name2 = call.tool.idempotency_key;
     return errorOutcome(
       409,
       "IDEMPOTENCY_CONFLICT",
-      `The ${name} ${canonicalJson(call.args[name])} was already used with different arguments.`
+      `The ${name2} ${canonicalJson(call.args[name2])} was already used with different arguments.`
     );
   }
   return { ...answerOutcome(stored.answer), changes: [], replay: true };
@@ -46940,7 +48199,7 @@ async function deliverAgain(call) {
   try {
     outcome = replayStored(call) ?? fromRun(await runTool(session.spec.sandbox, tool, args, { mode: "commit" }));
   } catch (err) {
-    outcome = errorOutcome(500, "GATEWAY_ERROR", err instanceof Error ? err.message : String(err));
+    outcome = gatewayError(err);
   }
   if (call.key !== void 0 && outcome.answer)
     session.idempotency.keep(call.key, call.argsJson, outcome.answer);
@@ -46956,20 +48215,27 @@ async function deliverAgain(call) {
     via: call.via
   });
 }
+function gatewayError(err) {
+  const message = err instanceof Error ? err.message : String(err);
+  return { ...errorOutcome(500, "GATEWAY_ERROR", message), harnessError: `GATEWAY_ERROR: ${message}` };
+}
 function recordFields(o) {
+  const harnessError = o.harnessError ?? harnessErrorOf(o.answer);
   return {
     status: o.status,
     ...o.error ? { error: o.error } : { result: o.result },
     ...o.fault ? { fault: o.fault } : {},
     mutated: o.changes.length > 0,
     replay: o.replay ?? false,
-    changes: o.changes
+    changes: o.changes,
+    ...o.cutOff ? { cutOff: true } : {},
+    ...harnessError ? { harnessError } : {}
   };
 }
 function toReply(o) {
   const headers = { ...o.headers ?? {} };
   if (o.replay) headers["idempotent-replayed"] = "true";
-  if (o.wire === "dropped") return { status: 0, headers, wire: "dropped" };
+  if (o.wire === "dropped" || o.cutOff) return { status: 0, headers, wire: "dropped" };
   const body = o.error ? { error: o.error } : { result: o.result ?? null };
   return { status: o.status, body, headers, wire: o.wire ?? "json" };
 }
@@ -46978,17 +48244,6 @@ function round2(ms) {
 }
 
 // src/gateway/http-json.ts
-var MAX_BODY_BYTES = 1024 * 1024;
-async function readBody(req) {
-  const chunks = [];
-  let size2 = 0;
-  for await (const chunk of req) {
-    size2 += chunk.length;
-    if (size2 <= MAX_BODY_BYTES) chunks.push(chunk);
-  }
-  if (size2 > MAX_BODY_BYTES) return { tooLarge: size2 };
-  return { text: Buffer.concat(chunks).toString("utf8") };
-}
 function toolList(tools) {
   return {
     tools: [...tools].map((t) => ({ name: t.name, description: t.description, input_schema: t.input }))
@@ -46997,18 +48252,18 @@ function toolList(tools) {
 async function serveJson(session, rest, req, res) {
   if (rest === "/tools") {
     if (req.method !== "GET")
-      return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use GET."), { allow: "GET" });
+      return sendJson(res, 405, gatewayError2("METHOD_NOT_ALLOWED", "Use GET."), { allow: "GET" });
     return sendJson(res, 200, toolList(session.spec.tools));
   }
-  const name = rest.startsWith("/tools/") ? decodeName(rest.slice("/tools/".length)) : void 0;
-  if (name === void 0 || name === "" || name.includes("/")) {
-    return sendJson(res, 404, gatewayError("NOT_FOUND", "Use GET /tools or POST /tools/NAME."));
+  const name2 = rest.startsWith("/tools/") ? decodeName(rest.slice("/tools/".length)) : void 0;
+  if (name2 === void 0 || name2 === "" || name2.includes("/")) {
+    return sendJson(res, 404, gatewayError2("NOT_FOUND", "Use GET /tools or POST /tools/NAME."));
   }
   if (req.method !== "POST")
-    return sendJson(res, 405, gatewayError("METHOD_NOT_ALLOWED", "Use POST."), { allow: "POST" });
-  const body = await readBody(req);
+    return sendJson(res, 405, gatewayError2("METHOD_NOT_ALLOWED", "Use POST."), { allow: "POST" });
+  const body = await readBody(req, session.cutoff);
   const reply = await handleCall(session, {
-    tool: name,
+    tool: name2,
     body: "text" in body ? { json: body.text } : body,
     via: "http"
   });
@@ -47028,20 +48283,20 @@ function writeReply(req, res, reply) {
   }
   sendText(res, reply.status, shapeWire(JSON.stringify(reply.body), reply.wire), reply.headers);
 }
-function shapeWire(text, wire) {
-  if (wire === "truncated") return text.slice(0, Math.max(1, Math.floor(text.length / 2)));
-  if (wire === "malformed") return text.endsWith("}") ? `${text.slice(0, -1)},}` : `${text},`;
-  return text;
+function shapeWire(text2, wire) {
+  if (wire === "truncated") return text2.slice(0, Math.max(1, Math.floor(text2.length / 2)));
+  if (wire === "malformed") return text2.endsWith("}") ? `${text2.slice(0, -1)},}` : `${text2},`;
+  return text2;
 }
-function gatewayError(code, message) {
+function gatewayError2(code, message) {
   return { error: { code, message } };
 }
 function sendJson(res, status, body, headers = {}) {
   sendText(res, status, JSON.stringify(body), headers);
 }
-function sendText(res, status, text, headers) {
+function sendText(res, status, text2, headers) {
   if (res.headersSent || res.destroyed) return;
-  const bytes = Buffer.from(text, "utf8");
+  const bytes = Buffer.from(text2, "utf8");
   res.writeHead(status, {
     ...headers,
     "content-type": "application/json; charset=utf-8",
@@ -47425,8 +48680,8 @@ function getErrorMap2() {
 
 // node_modules/zod/v3/helpers/parseUtil.js
 var makeIssue = (params) => {
-  const { data, path: path6, errorMaps, issueData } = params;
-  const fullPath = [...path6, ...issueData.path || []];
+  const { data, path: path7, errorMaps, issueData } = params;
+  const fullPath = [...path7, ...issueData.path || []];
   const fullIssue = {
     ...issueData,
     path: fullPath
@@ -47541,11 +48796,11 @@ var errorUtil;
 
 // node_modules/zod/v3/types.js
 var ParseInputLazyPath = class {
-  constructor(parent, value, path6, key) {
+  constructor(parent, value, path7, key) {
     this._cachedPath = [];
     this.parent = parent;
     this.data = value;
-    this._path = path6;
+    this._path = path7;
     this._key = key;
   }
   get path() {
@@ -51096,11 +52351,11 @@ function normalizeObjectSchema(schema) {
   }
   return void 0;
 }
-function getDotPath(path6) {
-  if (path6.length === 0) {
+function getDotPath(path7) {
+  if (path7.length === 0) {
     return "object root";
   }
-  return path6.reduce((acc, seg, index) => {
+  return path7.reduce((acc, seg, index) => {
     if (index === 0) {
       return String(seg);
     }
@@ -52753,11 +54008,11 @@ var getRefs = (options2) => {
     flags: { hasReferencedOpenAiAnyType: false },
     currentPath,
     propertyPath: void 0,
-    seen: new Map(Object.entries(_options.definitions).map(([name, def]) => [
+    seen: new Map(Object.entries(_options.definitions).map(([name2, def]) => [
       def._def,
       {
         def: def._def,
-        path: [..._options.basePath, _options.definitionPath, name],
+        path: [..._options.basePath, _options.definitionPath, name2],
         // Resolution of references will be forced even though seen, so it's ok that the schema is undefined here for now.
         jsonSchema: void 0
       }
@@ -53935,17 +55190,17 @@ var addMeta = (def, refs, jsonSchema) => {
 // node_modules/zod-to-json-schema/dist/esm/zodToJsonSchema.js
 var zodToJsonSchema = (schema, options2) => {
   const refs = getRefs(options2);
-  let definitions = typeof options2 === "object" && options2.definitions ? Object.entries(options2.definitions).reduce((acc, [name2, schema2]) => ({
+  let definitions = typeof options2 === "object" && options2.definitions ? Object.entries(options2.definitions).reduce((acc, [name3, schema2]) => ({
     ...acc,
-    [name2]: parseDef(schema2._def, {
+    [name3]: parseDef(schema2._def, {
       ...refs,
-      currentPath: [...refs.basePath, refs.definitionPath, name2]
+      currentPath: [...refs.basePath, refs.definitionPath, name3]
     }, true) ?? parseAnyDef(refs)
   }), {}) : void 0;
-  const name = typeof options2 === "string" ? options2 : options2?.nameStrategy === "title" ? void 0 : options2?.name;
-  const main2 = parseDef(schema._def, name === void 0 ? refs : {
+  const name2 = typeof options2 === "string" ? options2 : options2?.nameStrategy === "title" ? void 0 : options2?.name;
+  const main2 = parseDef(schema._def, name2 === void 0 ? refs : {
     ...refs,
-    currentPath: [...refs.basePath, refs.definitionPath, name]
+    currentPath: [...refs.basePath, refs.definitionPath, name2]
   }, false) ?? parseAnyDef(refs);
   const title = typeof options2 === "object" && options2.name !== void 0 && options2.nameStrategy === "title" ? options2.name : void 0;
   if (title !== void 0) {
@@ -53969,18 +55224,18 @@ var zodToJsonSchema = (schema, options2) => {
       };
     }
   }
-  const combined = name === void 0 ? definitions ? {
+  const combined = name2 === void 0 ? definitions ? {
     ...main2,
     [refs.definitionPath]: definitions
   } : main2 : {
     $ref: [
       ...refs.$refStrategy === "relative" ? [] : refs.basePath,
       refs.definitionPath,
-      name
+      name2
     ].join("/"),
     [refs.definitionPath]: {
       ...definitions,
-      [name]: main2
+      [name2]: main2
     }
   };
   if (refs.target === "jsonSchema7") {
@@ -54558,7 +55813,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve8) => setTimeout(resolve8, pollInterval));
+        await new Promise((resolve10) => setTimeout(resolve10, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -54575,7 +55830,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve8, reject) => {
+    return new Promise((resolve10, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -54653,7 +55908,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve8(parseResult.data);
+            resolve10(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -54915,12 +56170,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve8, reject) => {
+    return new Promise((resolve10, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve8, interval);
+      const timeoutId = setTimeout(resolve10, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -55716,34 +56971,34 @@ var McpZodTypeKind;
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/shared/toolNameValidation.js
 var TOOL_NAME_REGEX = /^[A-Za-z0-9._-]{1,128}$/;
-function validateToolName(name) {
+function validateToolName(name2) {
   const warnings = [];
-  if (name.length === 0) {
+  if (name2.length === 0) {
     return {
       isValid: false,
       warnings: ["Tool name cannot be empty"]
     };
   }
-  if (name.length > 128) {
+  if (name2.length > 128) {
     return {
       isValid: false,
-      warnings: [`Tool name exceeds maximum length of 128 characters (current: ${name.length})`]
+      warnings: [`Tool name exceeds maximum length of 128 characters (current: ${name2.length})`]
     };
   }
-  if (name.includes(" ")) {
+  if (name2.includes(" ")) {
     warnings.push("Tool name contains spaces, which may cause parsing issues");
   }
-  if (name.includes(",")) {
+  if (name2.includes(",")) {
     warnings.push("Tool name contains commas, which may cause parsing issues");
   }
-  if (name.startsWith("-") || name.endsWith("-")) {
+  if (name2.startsWith("-") || name2.endsWith("-")) {
     warnings.push("Tool name starts or ends with a dash, which may cause parsing issues in some contexts");
   }
-  if (name.startsWith(".") || name.endsWith(".")) {
+  if (name2.startsWith(".") || name2.endsWith(".")) {
     warnings.push("Tool name starts or ends with a dot, which may cause parsing issues in some contexts");
   }
-  if (!TOOL_NAME_REGEX.test(name)) {
-    const invalidChars = name.split("").filter((char) => !/[A-Za-z0-9._-]/.test(char)).filter((char, index, arr) => arr.indexOf(char) === index);
+  if (!TOOL_NAME_REGEX.test(name2)) {
+    const invalidChars = name2.split("").filter((char) => !/[A-Za-z0-9._-]/.test(char)).filter((char, index, arr) => arr.indexOf(char) === index);
     warnings.push(`Tool name contains invalid characters: ${invalidChars.map((c) => `"${c}"`).join(", ")}`, "Allowed characters are: A-Z, a-z, 0-9, underscore (_), dash (-), and dot (.)");
     return {
       isValid: false,
@@ -55755,9 +57010,9 @@ function validateToolName(name) {
     warnings
   };
 }
-function issueToolNameWarning(name, warnings) {
+function issueToolNameWarning(name2, warnings) {
   if (warnings.length > 0) {
-    console.warn(`Tool name validation warning for "${name}":`);
+    console.warn(`Tool name validation warning for "${name2}":`);
     for (const warning of warnings) {
       console.warn(`  - ${warning}`);
     }
@@ -55766,9 +57021,9 @@ function issueToolNameWarning(name, warnings) {
     console.warn("See SEP: Specify Format for Tool Names (https://github.com/modelcontextprotocol/modelcontextprotocol/issues/986) for more details.");
   }
 }
-function validateAndWarnToolName(name) {
-  const result = validateToolName(name);
-  issueToolNameWarning(name, result.warnings);
+function validateAndWarnToolName(name2) {
+  const result = validateToolName(name2);
+  issueToolNameWarning(name2, result.warnings);
   return result.isValid;
 }
 
@@ -55777,19 +57032,19 @@ var ExperimentalMcpServerTasks = class {
   constructor(_mcpServer) {
     this._mcpServer = _mcpServer;
   }
-  registerToolTask(name, config2, handler) {
+  registerToolTask(name2, config2, handler) {
     const execution = { taskSupport: "required", ...config2.execution };
     if (execution.taskSupport === "forbidden") {
-      throw new Error(`Cannot register task-based tool '${name}' with taskSupport 'forbidden'. Use registerTool() instead.`);
+      throw new Error(`Cannot register task-based tool '${name2}' with taskSupport 'forbidden'. Use registerTool() instead.`);
     }
     const mcpServerInternal = this._mcpServer;
-    return mcpServerInternal._createRegisteredTool(name, config2.title, config2.description, config2.inputSchema, config2.outputSchema, config2.annotations, execution, config2._meta, handler);
+    return mcpServerInternal._createRegisteredTool(name2, config2.title, config2.description, config2.inputSchema, config2.outputSchema, config2.annotations, execution, config2._meta, handler);
   }
 };
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js
 function toolInputElementCount(value, max) {
-  let count2 = 0;
+  let count3 = 0;
   const stack = [value];
   while (stack.length > 0) {
     const node2 = stack.pop();
@@ -55797,8 +57052,8 @@ function toolInputElementCount(value, max) {
       continue;
     if (Array.isArray(node2)) {
       for (const child of node2) {
-        if (++count2 > max)
-          return count2;
+        if (++count3 > max)
+          return count3;
         if (child !== null && typeof child === "object")
           stack.push(child);
       }
@@ -55806,15 +57061,15 @@ function toolInputElementCount(value, max) {
       for (const key in node2) {
         if (!Object.prototype.hasOwnProperty.call(node2, key))
           continue;
-        if (++count2 > max)
-          return count2;
+        if (++count3 > max)
+          return count3;
         const child = node2[key];
         if (child !== null && typeof child === "object")
           stack.push(child);
       }
     }
   }
-  return count2;
+  return count3;
 }
 function resolveMaxToolInputElements(value) {
   if (value === void 0 || value === Infinity)
@@ -55887,9 +57142,9 @@ var McpServer = class {
       }
     });
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: Object.entries(this._registeredTools).filter(([, tool]) => tool.enabled).map(([name, tool]) => {
+      tools: Object.entries(this._registeredTools).filter(([, tool]) => tool.enabled).map(([name2, tool]) => {
         const toolDefinition = {
-          name,
+          name: name2,
           title: tool.title,
           description: tool.description,
           inputSchema: (() => {
@@ -56060,7 +57315,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve8) => setTimeout(resolve8, pollInterval));
+      await new Promise((resolve10) => setTimeout(resolve10, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -56164,8 +57419,8 @@ var McpServer = class {
       return { resources: [...resources, ...templateResources] };
     });
     this.server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
-      const resourceTemplates = Object.entries(this._registeredResourceTemplates).map(([name, template]) => ({
-        name,
+      const resourceTemplates = Object.entries(this._registeredResourceTemplates).map(([name2, template]) => ({
+        name: name2,
         uriTemplate: template.resourceTemplate.uriTemplate.toString(),
         ...template.metadata
       }));
@@ -56202,9 +57457,9 @@ var McpServer = class {
       }
     });
     this.server.setRequestHandler(ListPromptsRequestSchema, () => ({
-      prompts: Object.entries(this._registeredPrompts).filter(([, prompt]) => prompt.enabled).map(([name, prompt]) => {
+      prompts: Object.entries(this._registeredPrompts).filter(([, prompt]) => prompt.enabled).map(([name2, prompt]) => {
         return {
-          name,
+          name: name2,
           title: prompt.title,
           description: prompt.description,
           arguments: prompt.argsSchema ? promptArgumentsFromSchema(prompt.argsSchema) : void 0
@@ -56237,7 +57492,7 @@ var McpServer = class {
     });
     this._promptHandlersInitialized = true;
   }
-  resource(name, uriOrTemplate, ...rest) {
+  resource(name2, uriOrTemplate, ...rest) {
     let metadata;
     if (typeof rest[0] === "object") {
       metadata = rest.shift();
@@ -56247,42 +57502,42 @@ var McpServer = class {
       if (this._registeredResources[uriOrTemplate]) {
         throw new Error(`Resource ${uriOrTemplate} is already registered`);
       }
-      const registeredResource = this._createRegisteredResource(name, void 0, uriOrTemplate, metadata, readCallback);
+      const registeredResource = this._createRegisteredResource(name2, void 0, uriOrTemplate, metadata, readCallback);
       this.setResourceRequestHandlers();
       this.sendResourceListChanged();
       return registeredResource;
     } else {
-      if (this._registeredResourceTemplates[name]) {
-        throw new Error(`Resource template ${name} is already registered`);
+      if (this._registeredResourceTemplates[name2]) {
+        throw new Error(`Resource template ${name2} is already registered`);
       }
-      const registeredResourceTemplate = this._createRegisteredResourceTemplate(name, void 0, uriOrTemplate, metadata, readCallback);
+      const registeredResourceTemplate = this._createRegisteredResourceTemplate(name2, void 0, uriOrTemplate, metadata, readCallback);
       this.setResourceRequestHandlers();
       this.sendResourceListChanged();
       return registeredResourceTemplate;
     }
   }
-  registerResource(name, uriOrTemplate, config2, readCallback) {
+  registerResource(name2, uriOrTemplate, config2, readCallback) {
     if (typeof uriOrTemplate === "string") {
       if (this._registeredResources[uriOrTemplate]) {
         throw new Error(`Resource ${uriOrTemplate} is already registered`);
       }
-      const registeredResource = this._createRegisteredResource(name, config2.title, uriOrTemplate, config2, readCallback);
+      const registeredResource = this._createRegisteredResource(name2, config2.title, uriOrTemplate, config2, readCallback);
       this.setResourceRequestHandlers();
       this.sendResourceListChanged();
       return registeredResource;
     } else {
-      if (this._registeredResourceTemplates[name]) {
-        throw new Error(`Resource template ${name} is already registered`);
+      if (this._registeredResourceTemplates[name2]) {
+        throw new Error(`Resource template ${name2} is already registered`);
       }
-      const registeredResourceTemplate = this._createRegisteredResourceTemplate(name, config2.title, uriOrTemplate, config2, readCallback);
+      const registeredResourceTemplate = this._createRegisteredResourceTemplate(name2, config2.title, uriOrTemplate, config2, readCallback);
       this.setResourceRequestHandlers();
       this.sendResourceListChanged();
       return registeredResourceTemplate;
     }
   }
-  _createRegisteredResource(name, title, uri, metadata, readCallback) {
+  _createRegisteredResource(name2, title, uri, metadata, readCallback) {
     const registeredResource = {
-      name,
+      name: name2,
       title,
       metadata,
       readCallback,
@@ -56312,7 +57567,7 @@ var McpServer = class {
     this._registeredResources[uri] = registeredResource;
     return registeredResource;
   }
-  _createRegisteredResourceTemplate(name, title, template, metadata, readCallback) {
+  _createRegisteredResourceTemplate(name2, title, template, metadata, readCallback) {
     const registeredResourceTemplate = {
       resourceTemplate: template,
       title,
@@ -56323,8 +57578,8 @@ var McpServer = class {
       enable: () => registeredResourceTemplate.update({ enabled: true }),
       remove: () => registeredResourceTemplate.update({ name: null }),
       update: (updates) => {
-        if (typeof updates.name !== "undefined" && updates.name !== name) {
-          delete this._registeredResourceTemplates[name];
+        if (typeof updates.name !== "undefined" && updates.name !== name2) {
+          delete this._registeredResourceTemplates[name2];
           if (updates.name)
             this._registeredResourceTemplates[updates.name] = registeredResourceTemplate;
         }
@@ -56341,7 +57596,7 @@ var McpServer = class {
         this.sendResourceListChanged();
       }
     };
-    this._registeredResourceTemplates[name] = registeredResourceTemplate;
+    this._registeredResourceTemplates[name2] = registeredResourceTemplate;
     const variableNames = template.uriTemplate.variableNames;
     const hasCompleter = Array.isArray(variableNames) && variableNames.some((v) => !!template.completeCallback(v));
     if (hasCompleter) {
@@ -56349,7 +57604,7 @@ var McpServer = class {
     }
     return registeredResourceTemplate;
   }
-  _createRegisteredPrompt(name, title, description, argsSchema, callback2) {
+  _createRegisteredPrompt(name2, title, description, argsSchema, callback2) {
     const registeredPrompt = {
       title,
       description,
@@ -56360,8 +57615,8 @@ var McpServer = class {
       enable: () => registeredPrompt.update({ enabled: true }),
       remove: () => registeredPrompt.update({ name: null }),
       update: (updates) => {
-        if (typeof updates.name !== "undefined" && updates.name !== name) {
-          delete this._registeredPrompts[name];
+        if (typeof updates.name !== "undefined" && updates.name !== name2) {
+          delete this._registeredPrompts[name2];
           if (updates.name)
             this._registeredPrompts[updates.name] = registeredPrompt;
         }
@@ -56378,7 +57633,7 @@ var McpServer = class {
         this.sendPromptListChanged();
       }
     };
-    this._registeredPrompts[name] = registeredPrompt;
+    this._registeredPrompts[name2] = registeredPrompt;
     if (argsSchema) {
       const hasCompletable = Object.values(argsSchema).some((field2) => {
         const inner = field2 instanceof ZodOptional ? field2._def?.innerType : field2;
@@ -56390,8 +57645,8 @@ var McpServer = class {
     }
     return registeredPrompt;
   }
-  _createRegisteredTool(name, title, description, inputSchema, outputSchema, annotations, execution, _meta, handler) {
-    validateAndWarnToolName(name);
+  _createRegisteredTool(name2, title, description, inputSchema, outputSchema, annotations, execution, _meta, handler) {
+    validateAndWarnToolName(name2);
     const registeredTool = {
       title,
       description,
@@ -56406,11 +57661,11 @@ var McpServer = class {
       enable: () => registeredTool.update({ enabled: true }),
       remove: () => registeredTool.update({ name: null }),
       update: (updates) => {
-        if (typeof updates.name !== "undefined" && updates.name !== name) {
+        if (typeof updates.name !== "undefined" && updates.name !== name2) {
           if (typeof updates.name === "string") {
             validateAndWarnToolName(updates.name);
           }
-          delete this._registeredTools[name];
+          delete this._registeredTools[name2];
           if (updates.name)
             this._registeredTools[updates.name] = registeredTool;
         }
@@ -56433,7 +57688,7 @@ var McpServer = class {
         this.sendToolListChanged();
       }
     };
-    this._registeredTools[name] = registeredTool;
+    this._registeredTools[name2] = registeredTool;
     this.setToolRequestHandlers();
     this.sendToolListChanged();
     return registeredTool;
@@ -56441,9 +57696,9 @@ var McpServer = class {
   /**
    * tool() implementation. Parses arguments passed to overrides defined above.
    */
-  tool(name, ...rest) {
-    if (this._registeredTools[name]) {
-      throw new Error(`Tool ${name} is already registered`);
+  tool(name2, ...rest) {
+    if (this._registeredTools[name2]) {
+      throw new Error(`Tool ${name2} is already registered`);
     }
     let description;
     let inputSchema;
@@ -56461,27 +57716,27 @@ var McpServer = class {
         }
       } else if (typeof firstArg === "object" && firstArg !== null) {
         if (Object.values(firstArg).some((v) => typeof v === "object" && v !== null)) {
-          throw new Error(`Tool ${name} expected a Zod schema or ToolAnnotations, but received an unrecognized object`);
+          throw new Error(`Tool ${name2} expected a Zod schema or ToolAnnotations, but received an unrecognized object`);
         }
         annotations = rest.shift();
       }
     }
     const callback2 = rest[0];
-    return this._createRegisteredTool(name, void 0, description, inputSchema, outputSchema, annotations, { taskSupport: "forbidden" }, void 0, callback2);
+    return this._createRegisteredTool(name2, void 0, description, inputSchema, outputSchema, annotations, { taskSupport: "forbidden" }, void 0, callback2);
   }
   /**
    * Registers a tool with a config object and callback.
    */
-  registerTool(name, config2, cb) {
-    if (this._registeredTools[name]) {
-      throw new Error(`Tool ${name} is already registered`);
+  registerTool(name2, config2, cb) {
+    if (this._registeredTools[name2]) {
+      throw new Error(`Tool ${name2} is already registered`);
     }
     const { title, description, inputSchema, outputSchema, annotations, _meta } = config2;
-    return this._createRegisteredTool(name, title, description, inputSchema, outputSchema, annotations, { taskSupport: "forbidden" }, _meta, cb);
+    return this._createRegisteredTool(name2, title, description, inputSchema, outputSchema, annotations, { taskSupport: "forbidden" }, _meta, cb);
   }
-  prompt(name, ...rest) {
-    if (this._registeredPrompts[name]) {
-      throw new Error(`Prompt ${name} is already registered`);
+  prompt(name2, ...rest) {
+    if (this._registeredPrompts[name2]) {
+      throw new Error(`Prompt ${name2} is already registered`);
     }
     let description;
     if (typeof rest[0] === "string") {
@@ -56492,7 +57747,7 @@ var McpServer = class {
       argsSchema = rest.shift();
     }
     const cb = rest[0];
-    const registeredPrompt = this._createRegisteredPrompt(name, void 0, description, argsSchema, cb);
+    const registeredPrompt = this._createRegisteredPrompt(name2, void 0, description, argsSchema, cb);
     this.setPromptRequestHandlers();
     this.sendPromptListChanged();
     return registeredPrompt;
@@ -56500,12 +57755,12 @@ var McpServer = class {
   /**
    * Registers a prompt with a config object and callback.
    */
-  registerPrompt(name, config2, cb) {
-    if (this._registeredPrompts[name]) {
-      throw new Error(`Prompt ${name} is already registered`);
+  registerPrompt(name2, config2, cb) {
+    if (this._registeredPrompts[name2]) {
+      throw new Error(`Prompt ${name2} is already registered`);
     }
     const { title, description, argsSchema } = config2;
-    const registeredPrompt = this._createRegisteredPrompt(name, title, description, argsSchema, cb);
+    const registeredPrompt = this._createRegisteredPrompt(name2, title, description, argsSchema, cb);
     this.setPromptRequestHandlers();
     this.sendPromptListChanged();
     return registeredPrompt;
@@ -56590,11 +57845,11 @@ function promptArgumentsFromSchema(schema) {
   const shape = getObjectShape(schema);
   if (!shape)
     return [];
-  return Object.entries(shape).map(([name, field2]) => {
+  return Object.entries(shape).map(([name2, field2]) => {
     const description = getSchemaDescription(field2);
     const isOptional = isSchemaOptional(field2);
     return {
-      name,
+      name: name2,
       description,
       required: !isOptional
     };
@@ -56676,7 +57931,7 @@ async function readRequestBody(request, maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE
   const reader = request.body.getReader();
   const decoder = new TextDecoder();
   let received2 = 0;
-  let text = "";
+  let text2 = "";
   try {
     for (; ; ) {
       const { done, value } = await reader.read();
@@ -56687,12 +57942,12 @@ async function readRequestBody(request, maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE
       if (received2 > maxBytes) {
         return { tooLarge: true };
       }
-      text += decoder.decode(value, { stream: true });
+      text2 += decoder.decode(value, { stream: true });
     }
   } finally {
     reader.releaseLock();
   }
-  return { tooLarge: false, text: text + decoder.decode() };
+  return { tooLarge: false, text: text2 + decoder.decode() };
 }
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/sseKeepAlive.js
@@ -57162,9 +58417,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve8) => {
+        return new Promise((resolve10) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve8,
+            resolveJson: resolve10,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -57451,21 +58706,24 @@ data:
 };
 
 // src/gateway/mcp.ts
+var MAX_MCP_DEPTH = MAX_JSON_DEPTH + 2;
 var WIRE_RANK = { dropped: 3, truncated: 2, malformed: 1, json: 0 };
 async function serveMcp(session, req, res) {
   if (req.method !== "POST") {
     return sendJson(
       res,
       405,
-      gatewayError("METHOD_NOT_ALLOWED", "This MCP endpoint is stateless: use POST."),
+      gatewayError2("METHOD_NOT_ALLOWED", "This MCP endpoint is stateless: use POST."),
       {
         allow: "POST"
       }
     );
   }
-  const body = await readBody(req);
-  if ("tooLarge" in body) {
-    return sendJson(res, 413, gatewayError("PAYLOAD_TOO_LARGE", "The request body is larger than 1 MiB."));
+  const read = await readBody(req, session.cutoff);
+  const text2 = "text" in read ? read.text : "";
+  const refusal = "text" in read ? bodyRefusal(text2) : read;
+  if (refusal) {
+    return writeReply(req, res, await handleCall(session, { tool: "", body: refusal, via: "mcp" }));
   }
   let wire = "json";
   const mcp = new McpServer({ name: "stategate", version: "1" }, { capabilities: { tools: {} } });
@@ -57492,17 +58750,17 @@ async function serveMcp(session, req, res) {
   });
   try {
     await mcp.connect(transport);
-    const response = await transport.handleRequest(toWebRequest(req, body.text));
-    const text = await response.text();
+    const response = await transport.handleRequest(toWebRequest(req, text2));
+    const replyText = await response.text();
     if (wire === "dropped") {
       req.socket.destroy();
       return;
     }
     const headers = {};
-    response.headers.forEach((value, name) => {
-      headers[name] = value;
+    response.headers.forEach((value, name2) => {
+      headers[name2] = value;
     });
-    const out = Buffer.from(text === "" ? "" : shapeWire(text, wire), "utf8");
+    const out = Buffer.from(replyText === "" ? "" : shapeWire(replyText, wire), "utf8");
     headers["content-length"] = String(out.length);
     if (!res.headersSent && !res.destroyed) {
       res.writeHead(response.status, headers);
@@ -57510,6 +58768,15 @@ async function serveMcp(session, req, res) {
     }
   } finally {
     await mcp.close().catch(() => void 0);
+  }
+}
+function bodyRefusal(text2) {
+  if (jsonDepth(text2, MAX_MCP_DEPTH) > MAX_MCP_DEPTH) return { json: text2 };
+  try {
+    JSON.parse(text2);
+    return void 0;
+  } catch {
+    return { json: text2 };
   }
 }
 function toolResult(reply) {
@@ -57536,16 +58803,16 @@ function toolResult(reply) {
     ...reply.headers["idempotent-replayed"] ? { _meta: { "stategate/replay": true } } : {}
   };
 }
-function toWebRequest(req, text) {
+function toWebRequest(req, text2) {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
+  for (const [name2, value] of Object.entries(req.headers)) {
     if (value === void 0) continue;
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name2, v);
   }
   return new Request(`http://${req.headers.host ?? "127.0.0.1"}${req.url ?? "/"}`, {
     method: "POST",
     headers,
-    body: text
+    body: text2
   });
 }
 
@@ -57572,6 +58839,9 @@ var RecentSet = class {
     return this.members.size;
   }
 };
+
+// src/gateway/session.ts
+import { setMaxListeners } from "node:events";
 
 // src/gateway/arguments.ts
 var import_ajv3 = __toESM(require_ajv(), 1);
@@ -57618,8 +58888,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve8) => {
-      release = resolve8;
+    const mine = new Promise((resolve10) => {
+      release = resolve10;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -57658,6 +58928,9 @@ var EpisodeSession = class {
       this.suiteTools.set(tool.name, tool);
       this.checks.set(tool.name, argumentCheck(tool));
     }
+    setMaxListeners(0, this.cut.signal);
+    if (spec.deadline?.aborted) this.onDeadline();
+    else spec.deadline?.addEventListener("abort", this.onDeadline, { once: true });
   }
   token;
   spec;
@@ -57672,6 +58945,16 @@ var EpisodeSession = class {
   inflight = /* @__PURE__ */ new Set();
   lastSeq = 0;
   closing;
+  cut = new AbortController();
+  onDeadline = () => this.cutOff(String(this.spec.deadline?.reason ?? "the episode's deadline passed"));
+  /** Aborts when the session stops serving: in-flight requests end and are recorded as cut off. */
+  get cutoff() {
+    return this.cut.signal;
+  }
+  /** Cuts off every request in flight and every later one; `reason` goes into their records. */
+  cutOff(reason) {
+    if (!this.cut.signal.aborted) this.cut.abort(reason);
+  }
   /** The next sequence number, in arrival order (1-based). */
   nextSeq() {
     return ++this.lastSeq;
@@ -57696,9 +58979,22 @@ var EpisodeSession = class {
     work.then(done, done);
     return work;
   }
-  /** Marks the session closed and resolves when every tracked request has settled. */
-  close() {
+  /**
+   * Resolves when every tracked request has settled: they get `graceMs` to finish, then the rest are
+   * cut off (a tool already running in the database still finishes, so its changes are recorded).
+   */
+  close(graceMs) {
     this.closing ??= (async () => {
+      this.spec.deadline?.removeEventListener("abort", this.onDeadline);
+      if (this.inflight.size > 0 && !this.cut.signal.aborted) {
+        let timer;
+        const grace = new Promise((resolve10) => {
+          timer = setTimeout(resolve10, graceMs);
+        });
+        await Promise.race([Promise.allSettled([...this.inflight]), grace]);
+        clearTimeout(timer);
+        if (this.inflight.size > 0) this.cutOff("the episode ended");
+      }
       while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     })();
     return this.closing;
@@ -57706,7 +59002,7 @@ var EpisodeSession = class {
 };
 
 // src/gateway/gateway.ts
-var UNKNOWN_EPISODE = gatewayError("NOT_FOUND", "There is nothing here.");
+var UNKNOWN_EPISODE = gatewayError2("NOT_FOUND", "There is nothing here.");
 var EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
 async function createGateway(opts = {}) {
   const host = opts.host ?? "127.0.0.1";
@@ -57715,12 +59011,12 @@ async function createGateway(opts = {}) {
   const refused = [];
   const refusedKept = opts.refusedKept ?? 1e3;
   let refusedCount = 0;
-  const refuse = (req, res, path6, reason) => {
+  const refuse = (req, res, path7, reason) => {
     refusedCount++;
     if (refused.length < refusedKept) {
       refused.push({
         at: (/* @__PURE__ */ new Date()).toISOString(),
-        path: path6,
+        path: path7,
         status: 404,
         reason: `${req.method ?? "?"}: ${reason}`
       });
@@ -57729,43 +59025,58 @@ async function createGateway(opts = {}) {
     sendJson(res, 404, UNKNOWN_EPISODE);
   };
   const route = async (req, res) => {
-    const path6 = (req.url ?? "/").split("?")[0];
-    const match = EPISODE_PATH.exec(path6);
-    if (!match) return refuse(req, res, path6, "not an episode URL");
+    const path7 = (req.url ?? "/").split("?")[0];
+    const match = EPISODE_PATH.exec(path7);
+    if (!match) return refuse(req, res, path7, "not an episode URL");
     const token = match[1];
     const session = sessions.get(token);
     if (!session) {
       const reason = closedTokens.has(token) ? "the episode is closed" : "unknown episode token";
-      return refuse(req, res, path6, reason);
+      return refuse(req, res, path7, reason);
     }
     const rest = match[2] ?? "";
+    const onCut = () => req.socket.destroy();
+    session.cutoff.addEventListener("abort", onCut, { once: true });
     const work = rest === "/mcp" ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
-    await session.track(work);
+    try {
+      await session.track(work);
+    } finally {
+      session.cutoff.removeEventListener("abort", onCut);
+    }
   };
-  const server = createServer((req, res) => {
-    route(req, res).catch((err) => {
-      if (!res.headersSent && !res.destroyed) {
-        sendJson(res, 500, gatewayError("GATEWAY_ERROR", err instanceof Error ? err.message : String(err)));
-      }
-    });
-  });
+  const headersTimeout = opts.headersTimeoutMs ?? 1e4;
+  const server = createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(opts.requestTimeoutMs ?? 12e4, headersTimeout),
+      // How often those two are checked (Node's default, 30 s, would let a slow request overstay).
+      connectionsCheckingInterval: Math.min(1e3, headersTimeout)
+    },
+    (req, res) => {
+      route(req, res).catch((err) => {
+        if (!res.headersSent && !res.destroyed) {
+          sendJson(res, 500, gatewayError2("GATEWAY_ERROR", err instanceof Error ? err.message : String(err)));
+        }
+      });
+    }
+  );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve8, reject) => {
+  await new Promise((resolve10, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve8();
+      resolve10();
     });
   });
   const port = server.address().port;
-  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const urlHost2 = host.includes(":") ? `[${host}]` : host;
   const closeSession = async (token) => {
     const session = sessions.get(token);
     if (!session) return;
     sessions.delete(token);
     closedTokens.add(token);
-    await session.close();
+    await session.close(opts.closeGraceMs ?? 1e3);
   };
   return {
     port,
@@ -57773,7 +59084,7 @@ async function createGateway(opts = {}) {
       const token = randomBytes(16).toString("hex");
       const session = new EpisodeSession(token, spec);
       sessions.set(token, session);
-      const toolsUrl = `http://${urlHost}:${port}/e/${token}`;
+      const toolsUrl = `http://${urlHost2}:${port}/e/${token}`;
       let closing;
       return {
         toolsUrl,
@@ -57790,8 +59101,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve8) => {
-        server.close(() => resolve8());
+      await new Promise((resolve10) => {
+        server.close(() => resolve10());
         server.closeAllConnections();
       });
     }
@@ -57824,8 +59135,8 @@ ${q.reply}
     }
   ];
 }
-function jsonObject(text) {
-  const trimmed = text.trim();
+function jsonObject(text2) {
+  const trimmed = text2.trim();
   try {
     return JSON.parse(trimmed);
   } catch {
@@ -57835,12 +59146,12 @@ function jsonObject(text) {
     return JSON.parse(trimmed.slice(start, end + 1));
   }
 }
-function parseJudgeAnswer(text, reply) {
+function parseJudgeAnswer(text2, reply) {
   let value;
   try {
-    value = jsonObject(text);
+    value = jsonObject(text2);
   } catch (err) {
-    throw new Error(`${err.message}: ${JSON.stringify(text.slice(0, 200))}`);
+    throw new Error(`${err.message}: ${JSON.stringify(text2.slice(0, 200))}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new Error(`expected a JSON object, got ${JSON.stringify(value)}`);
@@ -57896,10 +59207,10 @@ async function askJudge(options2, question) {
     const cause = e.cause;
     return { error: `the judge is unreachable: ${cause?.code ?? cause?.message ?? e.message}` };
   }
-  const text = choiceText(body);
-  if ("error" in text) return text;
+  const text2 = choiceText(body);
+  if ("error" in text2) return text2;
   try {
-    return { answer: parseJudgeAnswer(text.text, question.reply) };
+    return { answer: parseJudgeAnswer(text2.text, question.reply) };
   } catch (err) {
     return { error: `the judge's answer is unparsable: ${err.message}` };
   }
@@ -58015,18 +59326,6 @@ async function judgeEpisode(scenario, record2, options2) {
   return { results, droppedQuotes };
 }
 
-// src/report/markdown-text.ts
-function mdText(text) {
-  return text.replace(/\r?\n/g, " ").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[\\`*{}[\]|~#!]/g, "\\$&").replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, "\\_").replace(/(^|[^\w])@(?=\w)/g, "$1@\u200B");
-}
-function mdCode(text) {
-  const flat = text.replace(/\r?\n/g, " ");
-  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run3) => run3.length));
-  const fence = "`".repeat(longest + 1);
-  const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
-  return `${fence}${pad}${flat}${pad}${fence}`;
-}
-
 // src/report/markdown.ts
 var COMMENT_MARKER = "<!-- stategate:comment -->";
 var MARKDOWN_LIMITS = {
@@ -58035,21 +59334,21 @@ var MARKDOWN_LIMITS = {
   summary: 1e6
 };
 var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
-function size(text) {
-  return Buffer.byteLength(text, "utf8");
+function size(text2) {
+  return Buffer.byteLength(text2, "utf8");
 }
 function table(header, rows) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
-function sideRow(name, s) {
-  if (!s) return [name, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
+function sideRow(name2, s) {
+  if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
   const m = metricWords(s);
-  return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens];
+  return [name2, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
 }
 function caseTitle(c) {
   const flaky = flakyWords(c);
-  return `${mdCode(c.id)}: ${classWords(c.class)}${flaky ? `, ${flaky}` : ""}`;
+  return `${mdCode(c.id)}: ${mdText(classWords(c.class))}${flaky ? `, ${flaky}` : ""}`;
 }
 function caseDetail(c) {
   const parts = [`#### ${caseTitle(c)}`];
@@ -58059,14 +59358,14 @@ function caseDetail(c) {
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
   if (c.state_diff.length > 0) {
     const rows2 = c.state_diff.map((d) => [
-      mdCode(`${d.table}[${d.key}]`),
+      mdCellCode(`${d.table}[${d.key}]`),
       mdText(d.column),
       mdText(stateValue(d.base)),
       mdText(stateValue(d.head))
     ]);
     const cut = c.state_diff_cut ? `
 
-${plural5(c.state_diff_cut, "more difference")} in report.json.` : "";
+${mdText(plural5(c.state_diff_cut, "more difference"))} in report.json.` : "";
     parts.push(
       `**State that differs** (final values):
 
@@ -58078,19 +59377,19 @@ ${table(["row", "column", "base", "head"], rows2)}${cut}`
     const lines = changed.map((e) => {
       const tags = changeTags(e);
       const example = e.message ? ` Example: ${mdText(e.message)}` : "";
-      return `- ${e.change} ${mdCode(e.id)}${tags ? ` (${tags})` : ""}: ${mdText(changeWords(e))}.${example}`;
+      return `- ${mdText(e.change)} ${mdCode(e.id)}${tags ? ` (${mdText(tags)})` : ""}: ${mdText(changeWords(e))}.${example}`;
     });
     parts.push(`**Expectations:**
 ${lines.join("\n")}`);
   }
-  for (const side of ["base", "head"]) {
-    const text = c.flaky_explanation?.[side];
-    if (text) parts.push(`**Flaky ${side}:** ${mdText(text)}`);
+  for (const side2 of ["base", "head"]) {
+    const text2 = c.flaky_explanation?.[side2];
+    if (text2) parts.push(`**Flaky ${side2}:** ${mdText(text2)}`);
   }
   if (c.repeats_decision) parts.push(`**Repeats:** ${mdText(c.repeats_decision.reason)}`);
-  for (const side of ["base", "head"]) {
-    const signatures = signatureWords(c[side]?.signatures);
-    if (signatures) parts.push(`**Failures ${side}:** ${mdText(signatures)}`);
+  for (const side2 of ["base", "head"]) {
+    const signatures = signatureWords(c[side2]?.signatures);
+    if (signatures) parts.push(`**Failures ${side2}:** ${mdText(signatures)}`);
   }
   const header = [
     "side",
@@ -58111,18 +59410,35 @@ function caseLine(c) {
 }
 function restRow(c) {
   const allN = (s) => s ? `${s.passes}/${s.runs}` : "\u2014";
-  return `| ${mdCode(c.id)} | ${classWords(c.class)} | ${allN(c.base)} | ${allN(c.head)} |`;
+  return `| ${mdCellCode(c.id)} | ${mdText(classWords(c.class))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 function verdictLines(report2, decision) {
-  const lines = [`## Stategate: ${report2.verdict}`, ""];
+  const lines = [`## Stategate: ${verdictWords(report2)}`, ""];
+  const unverified = unverifiedSentence(report2);
+  if (unverified) lines.push(`**${mdText(unverified)}**`, "");
   const reasons = decision.reasons.map(
     (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(r.text)}`
   );
   lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
+  lines.push(...suiteChangeLines(report2));
   lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
+  for (const note of sidesNotes(report2)) lines.push("", `**${mdText(note)}**`);
   const suite = suiteLines(report2);
   if (suite.length > 0)
     lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
+  return lines;
+}
+function suiteChangeLines(report2) {
+  const lines = [];
+  const changes = report2.suite_changes ?? [];
+  if (changes.length > 0) {
+    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+    lines.push("", `### ${mdText(suiteChangesTitle(changes))}`, "");
+    lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
+    if (changes.length > shown.length)
+      lines.push(`- ${plural5(changes.length - shown.length, "more change")} in report.json`);
+  }
+  if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
   return lines;
 }
 function notice(parts, plan) {
@@ -58140,14 +59456,14 @@ function notice(parts, plan) {
 function assemble(parts, plan, detail2) {
   const out = [parts.header];
   const section = (title, from, to) => {
-    let text = "";
+    let text2 = "";
     for (let i = from; i < to; i++) {
       const mode = plan.modes[i];
       if (mode === "cut") continue;
-      const separator = text === "" ? "" : mode === "line" && plan.modes[i - 1] === "line" ? "\n" : "\n\n";
-      text += separator + (mode === "full" ? detail2(i) : caseLine(parts.important[i]));
+      const separator = text2 === "" ? "" : mode === "line" && plan.modes[i - 1] === "line" ? "\n" : "\n\n";
+      text2 += separator + (mode === "full" ? detail2(i) : caseLine(parts.important[i]));
     }
-    if (text) out.push(`### ${title}`, text);
+    if (text2) out.push(`### ${title}`, text2);
   };
   section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
   section(
@@ -58205,14 +59521,7 @@ function planWithin(parts, detail2) {
 function renderMarkdown(report2, options2 = {}) {
   const variant = options2.variant ?? "comment";
   const limit = options2.limit ?? MARKDOWN_LIMITS[variant];
-  const decision = gateDecision(
-    report2.cases,
-    report2.gate ?? { block: ["new-critical-failure"], warn: ["regressed", "incomplete", "flaky"] },
-    {
-      interrupted: report2.interrupted,
-      missingShards: report2.missing_shards
-    }
-  );
+  const decision = reportDecision(report2);
   const header = [...variant === "comment" ? [COMMENT_MARKER] : [], ...verdictLines(report2, decision)].join(
     "\n"
   );
@@ -58250,13 +59559,13 @@ function shrink(plan) {
   if (full < 0 && line >= 0) plan.modes[line] = "cut";
   return full >= 0 || line >= 0;
 }
-function truncateBytes(text, limit) {
+function truncateBytes(text2, limit) {
   let out = "";
   let used = 0;
-  for (const ch of text) {
-    used += size(ch);
+  for (const line of text2.split(/(?<=\n)/)) {
+    used += size(line);
     if (used > limit) break;
-    out += ch;
+    out += line;
   }
   return out;
 }
@@ -58292,17 +59601,17 @@ function assertRunPrefix(prefix) {
     );
   }
 }
-function ident(name) {
-  return esm_default.escapeIdentifier(name);
+function ident(name2) {
+  return esm_default.escapeIdentifier(name2);
 }
 function literal3(value) {
   return esm_default.escapeLiteral(value);
 }
-function tableKey(schema, name) {
-  return schema === "public" ? name : `${schema}.${name}`;
+function tableKey(schema, name2) {
+  return schema === "public" ? name2 : `${schema}.${name2}`;
 }
-function qualified(schema, name) {
-  return `${ident(schema)}.${ident(name)}`;
+function qualified(schema, name2) {
+  return `${ident(schema)}.${ident(name2)}`;
 }
 function databaseUrl(url2, database, user) {
   const u = new URL(url2);
@@ -58314,12 +59623,43 @@ function databaseUrl(url2, database, user) {
   return u.toString();
 }
 
+// src/sandbox/suite-role.ts
+import { randomBytes as randomBytes3 } from "node:crypto";
+async function createSuiteRole(cluster, label) {
+  const name2 = `${cluster.runPrefix}_o_${cluster.next()}`;
+  const password = randomBytes3(18).toString("base64url");
+  try {
+    await cluster.createRole(name2, password, label, { owner: true });
+  } catch (e) {
+    throw new Error(
+      `could not create the role suite SQL runs as (the admin role of the database URL needs CREATEROLE as well as CREATEDB): ${e.message}`
+    );
+  }
+  return { name: name2, password };
+}
+async function givePublicSchema(cluster, database, role) {
+  if (cluster.version >= 15e4 || !cluster.superuser) return;
+  const client = new esm_default.Client({ connectionString: cluster.url(database) });
+  client.on("error", () => void 0);
+  await client.connect();
+  try {
+    const has = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", ["public"]);
+    if (has.rowCount) await client.query(`ALTER SCHEMA public OWNER TO ${ident(role.name)}`);
+  } finally {
+    await client.end().catch(() => void 0);
+  }
+}
+var UNPRIVILEGED = "suite SQL runs as an unprivileged role: it owns its database, and cannot run programs or read or write files on the server, change server settings, create roles or install untrusted extensions (see docs/engines.md)";
+function refusalNote(err) {
+  return err.code === "42501" ? ` \u2014 ${UNPRIVILEGED}` : "";
+}
+
 // src/sandbox/apply.ts
-function describe4(err) {
+function describe5(err) {
   return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(" ");
 }
-function lineCol(text, offset) {
-  const before = text.slice(0, offset);
+function lineCol(text2, offset) {
+  const before = text2.slice(0, offset);
   const line = before.split("\n").length;
   return { line, col: offset - before.lastIndexOf("\n") };
 }
@@ -58329,10 +59669,10 @@ function excerpt(statement) {
 }
 function statementOffsets(sql) {
   let cursor = 0;
-  return splitStatements(sql).map((text) => {
-    const offset = sql.indexOf(text, cursor);
-    cursor = offset < 0 ? cursor : offset + text.length;
-    return { text, offset: Math.max(offset, 0) };
+  return splitStatements(sql).map((text2) => {
+    const offset = sql.indexOf(text2, cursor);
+    cursor = offset < 0 ? cursor : offset + text2.length;
+    return { text: text2, offset: Math.max(offset, 0) };
   });
 }
 var SqlFileError = class extends Error {
@@ -58355,15 +59695,18 @@ async function applySqlFile(session, file2, sql) {
       const stmt = [...statements2].reverse().find((s) => s.offset <= at);
       throw new SqlFileError(
         file2,
-        `${file2}:${line}:${col}: ${describe4(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}`
+        `${file2}:${line}:${col}: ${describe5(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}${refusalNote(err)}`
       );
     }
-    const failing = await replayToFind(session, statements2, err.message);
+    const failing = statements2.length === 1 ? statements2[0] : await replayToFind(session, statements2, err.message);
     if (failing) {
       const { line, col } = lineCol(sql, failing.offset);
-      throw new SqlFileError(file2, `${file2}:${line}:${col}: ${describe4(err)} in: ${excerpt(failing.text)}`);
+      throw new SqlFileError(
+        file2,
+        `${file2}:${line}:${col}: ${describe5(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`
+      );
     }
-    throw new SqlFileError(file2, `${file2}: ${describe4(err)}`);
+    throw new SqlFileError(file2, `${file2}: ${describe5(err)}${refusalNote(err)}`);
   }
 }
 async function replayToFind(session, statements2, message) {
@@ -58393,8 +59736,8 @@ function toJson(value) {
   return JSON.stringify(value, (_k, v) => typeof v === "bigint" ? v.toString() : v);
 }
 async function insertRows(session, table2, rows, where) {
-  const { schema, name } = splitTableKey(table2);
-  const target = qualified(schema, name);
+  const { schema, name: name2 } = splitTableKey(table2);
+  const target = qualified(schema, name2);
   let start = 0;
   while (start < rows.length) {
     const columns = Object.keys(rows[start]);
@@ -58417,17 +59760,20 @@ async function insertBatch(session, target, columns, rows, first, where) {
     return;
   } catch (e) {
     await session.query("ROLLBACK TO SAVEPOINT sg_rows");
-    if (rows.length === 1) throw new Error(`${where}: row ${first + 1}: ${describe4(e)}`);
+    if (rows.length === 1) throw rowError(where, first + 1, e);
   }
   for (let i = 0; i < rows.length; i++) {
     try {
       await run3([rows[i]]);
     } catch (e) {
       await session.query("ROLLBACK TO SAVEPOINT sg_rows");
-      throw new Error(`${where}: row ${first + i + 1}: ${describe4(e)}`);
+      throw rowError(where, first + i + 1, e);
     }
   }
   await session.query("RELEASE SAVEPOINT sg_rows");
+}
+function rowError(where, row, err) {
+  return new Error(`${where}: row ${row}: ${describe5(err)}${refusalNote(err)}`);
 }
 async function applyScenarioState(sandbox, state, tables) {
   for (const table2 of Object.keys(state.rows)) {
@@ -58442,7 +59788,8 @@ async function applyScenarioState(sandbox, state, tables) {
       try {
         await tx.query(sql);
       } catch (e) {
-        throw new Error(`state.sql[${i}]: ${describe4(e)} in: ${excerpt(sql)}`);
+        const err = e;
+        throw new Error(`state.sql[${i}]: ${describe5(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
   });
@@ -58465,16 +59812,16 @@ function runtimeCandidates(env = process.env) {
   const paths = ["/var/run/docker.sock"];
   if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
   paths.push(join(homedir(), ".docker", "run", "docker.sock"));
-  return paths.map((path6) => ({ label: path6, path: path6 }));
+  return paths.map((path7) => ({ label: path7, path: path7 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve8) => {
+  return new Promise((resolve10) => {
     let socket;
     let reply = "";
     const done = (ok) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve8(ok);
+      resolve10(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -58502,7 +59849,7 @@ function noRuntimeMessage(tried) {
 
 // src/sandbox/embedded-server.ts
 import { execFileSync, spawn } from "node:child_process";
-import { randomBytes as randomBytes3 } from "node:crypto";
+import { randomBytes as randomBytes4 } from "node:crypto";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createServer2 } from "node:net";
 import { arch, platform, tmpdir, userInfo } from "node:os";
@@ -58583,7 +59930,7 @@ function serverUser() {
   }
 }
 function run(file2, args, user) {
-  return new Promise((resolve8, reject) => {
+  return new Promise((resolve10, reject) => {
     const child = spawn(file2, args, {
       ...user ?? {},
       env: { ...process.env, LC_ALL: "C" },
@@ -58595,17 +59942,17 @@ function run(file2, args, user) {
     child.on("error", reject);
     child.on(
       "close",
-      (code) => code === 0 ? resolve8() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve10() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
-function freePort() {
-  return new Promise((resolve8, reject) => {
+function freePort2() {
+  return new Promise((resolve10, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve8(port));
+      server.close(() => resolve10(port));
     });
   });
 }
@@ -58627,10 +59974,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve8, reject) => {
+  const ready = new Promise((resolve10, reject) => {
     child.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve8();
+      if (log2.includes(READY)) resolve10();
     });
     child.on("error", reject);
     child.on(
@@ -58641,9 +59988,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child, ready, log: () => log2 };
 }
 function waitExit(child) {
-  return new Promise((resolve8) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve8();
-    else child.once("exit", () => resolve8());
+  return new Promise((resolve10) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve10();
+    else child.once("exit", () => resolve10());
   });
 }
 function alive(pid) {
@@ -58689,7 +60036,7 @@ async function startEmbeddedServer(opts = {}) {
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
     const data = join2(dir, "data");
-    const password = randomBytes3(18).toString("base64url");
+    const password = randomBytes4(18).toString("base64url");
     const pwfile = join2(dir, "pwfile");
     writeFileSync(pwfile, `${password}
 `, { mode: 384 });
@@ -58711,7 +60058,7 @@ async function startEmbeddedServer(opts = {}) {
     );
     rmSync(pwfile);
     for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
+      const port = await freePort2();
       const server = startPostgres(bins.postgres, data, dir, port, user);
       child = server.child;
       try {
@@ -58788,18 +60135,20 @@ var DROP_CONCURRENCY = 4;
 var CLOSE_CONCURRENCY = 6;
 var MAX_DROP_BACKLOG = 16;
 var Cluster = class _Cluster {
-  constructor(adminUrl, runPrefix, admin, version2, strategy) {
+  constructor(adminUrl, runPrefix, admin, version2, strategy, superuser) {
     this.adminUrl = adminUrl;
     this.runPrefix = runPrefix;
     this.admin = admin;
     this.version = version2;
     this.strategy = strategy;
+    this.superuser = superuser;
   }
   adminUrl;
   runPrefix;
   admin;
   version;
   strategy;
+  superuser;
   drops = /* @__PURE__ */ new Set();
   creates = /* @__PURE__ */ new Set();
   closers = [];
@@ -58819,9 +60168,14 @@ var Cluster = class _Cluster {
     admin.on("error", () => void 0);
     admin.on("connect", (client) => client.on("error", () => void 0));
     let version2;
+    let superuser;
     try {
-      const r = await admin.query("SELECT current_setting($1) AS v", ["server_version_num"]);
+      const r = await admin.query(
+        "SELECT current_setting($1) AS v, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS su",
+        ["server_version_num"]
+      );
       version2 = Number(r.rows[0].v);
+      superuser = r.rows[0].su === true;
     } catch (e) {
       await admin.end().catch(() => void 0);
       throw new Error(
@@ -58829,7 +60183,7 @@ var Cluster = class _Cluster {
       );
     }
     const chosen = version2 >= 15e4 ? strategy ?? "WAL_LOG" : null;
-    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen);
+    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen, superuser);
   }
   /** The next number for a database or role name of this run. */
   next() {
@@ -58839,28 +60193,32 @@ var Cluster = class _Cluster {
   url(database, user) {
     return databaseUrl(this.adminUrl, database, user);
   }
-  /** Creates a database (optionally from a template) that only its owner and granted roles may connect to. */
-  createDatabase(name, opts = {}) {
+  /**
+   * Creates a database (optionally from a template, optionally owned by a role of this run) that
+   * only its owner and granted roles may connect to.
+   */
+  createDatabase(name2, opts = {}) {
     this.assertOpen();
     return this.track(async () => {
       if (opts.template) await this.dropRoom();
-      let sql = `CREATE DATABASE ${ident(name)}`;
+      let sql = `CREATE DATABASE ${ident(name2)}`;
       if (opts.template) {
         sql += ` TEMPLATE ${ident(opts.template)}`;
         if (this.strategy) sql += ` STRATEGY ${this.strategy}`;
       }
+      if (opts.owner) sql += ` OWNER ${ident(opts.owner)}`;
       await this.admin.query(sql);
       await this.admin.query(
-        `COMMENT ON DATABASE ${ident(name)} IS ${literal3(ownerComment(opts.label))};
-         REVOKE ALL ON DATABASE ${ident(name)} FROM PUBLIC`
+        `COMMENT ON DATABASE ${ident(name2)} IS ${literal3(ownerComment(opts.label))};
+         REVOKE ALL ON DATABASE ${ident(name2)} FROM PUBLIC`
       );
     });
   }
   /** Rewrites the label in a database's comment, in the background. */
-  relabel(name, label) {
+  relabel(name2, label) {
     if (this.closed) return;
     void this.track(
-      () => this.admin.query(`COMMENT ON DATABASE ${ident(name)} IS ${literal3(ownerComment(label))}`)
+      () => this.admin.query(`COMMENT ON DATABASE ${ident(name2)} IS ${literal3(ownerComment(label))}`)
     ).catch(() => void 0);
   }
   /** Runs something close() must wait for before it lists what to drop. */
@@ -58879,26 +60237,31 @@ var Cluster = class _Cluster {
   get isClosed() {
     return this.closed;
   }
-  /** Creates a login role with a password that owns nothing. */
-  async createRole(name, password, label) {
+  /**
+   * Creates a login role with a password, no server-wide privilege and no membership in any role.
+   * `owner`: the role will own databases the admin creates for it; an admin that is not a superuser
+   * must be a member of a role to create a database owned by it, so it joins this one.
+   */
+  async createRole(name2, password, label, opts = {}) {
     this.assertOpen();
     await this.admin.query(
-      `CREATE ROLE ${ident(name)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${literal3(password)}`
+      `CREATE ROLE ${ident(name2)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${literal3(password)};
+       COMMENT ON ROLE ${ident(name2)} IS ${literal3(ownerComment(label))}`
     );
-    await this.admin.query(`COMMENT ON ROLE ${ident(name)} IS ${literal3(ownerComment(label))}`);
+    if (opts.owner && !this.superuser) await this.admin.query(`GRANT ${ident(name2)} TO CURRENT_USER`);
   }
   /** Drops a database (disconnecting its sessions) and then the given roles. */
-  async dropDatabase(name, roles = []) {
-    await dropDatabase(this.admin, this.version, name);
+  async dropDatabase(name2, roles = []) {
+    await dropDatabase(this.admin, this.version, name2);
     for (const role of roles) await this.admin.query(`DROP ROLE IF EXISTS ${ident(role)}`);
   }
   /** Queues a drop so the caller need not wait; close() waits for every queued drop. Never rejects. */
-  queueDrop(name, roles = []) {
+  queueDrop(name2, roles = []) {
     const run3 = async () => {
       if (this.running >= DROP_CONCURRENCY) await new Promise((r) => this.waiting.push(r));
       this.running++;
       try {
-        await this.dropDatabase(name, roles);
+        await this.dropDatabase(name2, roles);
       } catch {
       } finally {
         this.running--;
@@ -58949,13 +60312,22 @@ var Cluster = class _Cluster {
     if (this.closed) throw new Error("the engine is closed");
   }
 };
-async function dropDatabase(admin, version2, name) {
+async function dropDatabase(admin, version2, name2) {
+  try {
+    await dropOnce(admin, version2, name2);
+  } catch (e) {
+    if (!/cannot drop a template database/.test(e.message)) throw e;
+    await admin.query(`ALTER DATABASE ${ident(name2)} IS_TEMPLATE false`);
+    await dropOnce(admin, version2, name2);
+  }
+}
+async function dropOnce(admin, version2, name2) {
   if (version2 >= 13e4) {
-    await admin.query(`DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+    await admin.query(`DROP DATABASE IF EXISTS ${ident(name2)} WITH (FORCE)`);
     return;
   }
-  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name]);
-  await admin.query(`DROP DATABASE IF EXISTS ${ident(name)}`);
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [name2]);
+  await admin.query(`DROP DATABASE IF EXISTS ${ident(name2)}`);
 }
 function prefixPattern(prefix) {
   return `${prefix.replace(/[\\%_]/g, "\\$&")}\\_%`;
@@ -58968,8 +60340,8 @@ async function dropRun(admin, version2, prefix) {
   const errors = [];
   const queue = dbs.rows.map((r) => r.datname);
   const worker = async () => {
-    for (let name = queue.shift(); name !== void 0; name = queue.shift()) {
-      await dropDatabase(admin, version2, name).catch((e) => errors.push(`${name}: ${e.message}`));
+    for (let name2 = queue.shift(); name2 !== void 0; name2 = queue.shift()) {
+      await dropDatabase(admin, version2, name2).catch((e) => errors.push(`${name2}: ${e.message}`));
     }
   };
   await Promise.all(Array.from({ length: admin instanceof esm_default.Pool ? CLOSE_CONCURRENCY : 1 }, worker));
@@ -58995,8 +60367,11 @@ const session = async (fn) => {
   const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
   // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
   await Promise.all(dbs.map(({ datname }) => session(async (c) => {
+    const name = c.escapeIdentifier(datname);
+    // The suite's role may have marked its database a template, which DROP DATABASE refuses.
+    await c.query('ALTER DATABASE ' + name + ' IS_TEMPLATE false').catch(() => undefined);
     if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(datname) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+    await c.query('DROP DATABASE IF EXISTS ' + name + (v >= 130000 ? ' WITH (FORCE)' : ''));
   })));
   await session(async (c) => {
     for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
@@ -59093,9 +60468,9 @@ var OID = {
   _numeric: 1231
 };
 var TIMESTAMP = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?$/;
-function isoTimestamp(text) {
-  const m = TIMESTAMP.exec(text);
-  if (!m) return text;
+function isoTimestamp(text2) {
+  const m = TIMESTAMP.exec(text2);
+  if (!m) return text2;
   const d = /* @__PURE__ */ new Date(0);
   d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   d.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), 0);
@@ -59106,10 +60481,10 @@ function isoTimestamp(text) {
   const iso = d.toISOString();
   return `${iso.slice(0, 19)}${m[7] ?? ""}Z`;
 }
-var identity = (text) => text;
+var identity = (text2) => text2;
 var arrayParser = types2.arrayParser;
 function arrayOf(parse4) {
-  return (text) => arrayParser.create(text, (v) => v === null ? null : parse4(v)).parse();
+  return (text2) => arrayParser.create(text2, (v) => v === null ? null : parse4(v)).parse();
 }
 var overrides = /* @__PURE__ */ new Map([
   [OID.int8, identity],
@@ -59138,47 +60513,47 @@ var sandboxTypes = {
 };
 var SESSION_OPTIONS = "-c DateStyle=ISO -c bytea_output=hex -c synchronous_commit=off";
 var NumberText = class {
-  constructor(text) {
-    this.text = text;
+  constructor(text2) {
+    this.text = text2;
   }
   text;
 };
 var NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
-function parseRowJson(text) {
+function parseRowJson(text2) {
   let i = 0;
   const fail2 = () => {
-    throw new Error(`invalid JSON at offset ${i}: ${text.slice(i, i + 20)}`);
+    throw new Error(`invalid JSON at offset ${i}: ${text2.slice(i, i + 20)}`);
   };
   const skipSpace = () => {
-    while (i < text.length && " 	\n\r".includes(text[i])) i++;
+    while (i < text2.length && " 	\n\r".includes(text2[i])) i++;
   };
   const expect = (c) => {
     skipSpace();
-    if (text[i] !== c) fail2();
+    if (text2[i] !== c) fail2();
     i++;
   };
   const string4 = () => {
     const start = i;
     let escaped = false;
     i++;
-    while (i < text.length && text[i] !== '"') {
-      if (text[i] === "\\") escaped = true;
-      i += text[i] === "\\" ? 2 : 1;
+    while (i < text2.length && text2[i] !== '"') {
+      if (text2[i] === "\\") escaped = true;
+      i += text2[i] === "\\" ? 2 : 1;
     }
     i++;
-    return escaped ? JSON.parse(text.slice(start, i)) : text.slice(start + 1, i - 1);
+    return escaped ? JSON.parse(text2.slice(start, i)) : text2.slice(start + 1, i - 1);
   };
   const items = (close, item) => {
     i++;
     skipSpace();
-    if (text[i] === close) {
+    if (text2[i] === close) {
       i++;
       return;
     }
     for (; ; ) {
       item();
       skipSpace();
-      const c = text[i++];
+      const c = text2[i++];
       if (c === close) return;
       if (c !== ",") fail2();
     }
@@ -59190,12 +60565,12 @@ function parseRowJson(text) {
   ];
   const value = () => {
     skipSpace();
-    const c = text[i];
+    const c = text2[i];
     if (c === "{") {
       const out2 = {};
       items("}", () => {
         skipSpace();
-        if (text[i] !== '"') fail2();
+        if (text2[i] !== '"') fail2();
         const key = string4();
         expect(":");
         out2[key] = value();
@@ -59209,20 +60584,20 @@ function parseRowJson(text) {
     }
     if (c === '"') return string4();
     for (const [word, v] of words) {
-      if (text.startsWith(word, i)) {
+      if (text2.startsWith(word, i)) {
         i += word.length;
         return v;
       }
     }
     NUMBER.lastIndex = i;
-    const m = NUMBER.exec(text);
+    const m = NUMBER.exec(text2);
     if (!m) return fail2();
     i += m[0].length;
     return new NumberText(m[0]);
   };
   const out = value();
   skipSpace();
-  if (i !== text.length) fail2();
+  if (i !== text2.length) fail2();
   return out;
 }
 function plain(value, number5, scalar) {
@@ -59350,28 +60725,28 @@ function foldChanges(log2, tables) {
     if (newRow) state(newRow, false).current = newRow;
   }
   const diffs = [];
-  for (const name of order) {
+  for (const name2 of order) {
     const diff = {
-      table: name,
-      primaryKey: byKey.get(name)?.primaryKey ?? null,
+      table: name2,
+      primaryKey: byKey.get(name2)?.primaryKey ?? null,
       inserted: [],
       updated: [],
       deleted: []
     };
-    for (const s of keyed.get(name)?.values() ?? []) {
+    for (const s of keyed.get(name2)?.values() ?? []) {
       if (!s.initial && s.current)
-        diff.inserted.push({ table: name, op: "insert", key: s.key, after: s.current });
+        diff.inserted.push({ table: name2, op: "insert", key: s.key, after: s.current });
       else if (s.initial && !s.current)
-        diff.deleted.push({ table: name, op: "delete", key: s.key, before: s.initial });
+        diff.deleted.push({ table: name2, op: "delete", key: s.key, before: s.initial });
       else if (s.initial && s.current && JSON.stringify(s.initial) !== JSON.stringify(s.current)) {
-        diff.updated.push({ table: name, op: "update", key: s.key, before: s.initial, after: s.current });
+        diff.updated.push({ table: name2, op: "update", key: s.key, before: s.initial, after: s.current });
       }
     }
-    for (const { row, count: count2 } of multisets.get(name)?.values() ?? []) {
-      for (let n = 0; n < count2; n++)
-        diff.inserted.push({ table: name, op: "insert", key: null, after: row });
-      for (let n = 0; n < -count2; n++)
-        diff.deleted.push({ table: name, op: "delete", key: null, before: row });
+    for (const { row, count: count3 } of multisets.get(name2)?.values() ?? []) {
+      for (let n = 0; n < count3; n++)
+        diff.inserted.push({ table: name2, op: "insert", key: null, after: row });
+      for (let n = 0; n < -count3; n++)
+        diff.deleted.push({ table: name2, op: "delete", key: null, before: row });
     }
     if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
   }
@@ -59422,7 +60797,7 @@ async function readTables(client) {
 }
 
 // src/sandbox/sandbox.ts
-import { randomBytes as randomBytes4 } from "node:crypto";
+import { randomBytes as randomBytes5 } from "node:crypto";
 function sandboxPool(url2, max) {
   const pool = new esm_default.Pool({ connectionString: url2, max, types: sandboxTypes, options: SESSION_OPTIONS });
   pool.on("error", () => void 0);
@@ -59438,11 +60813,11 @@ function sessionOf(client, typeNames) {
   };
 }
 var PgSandbox = class {
-  constructor(name, number5, facts) {
-    this.name = name;
+  constructor(name2, number5, facts) {
+    this.name = name2;
     this.number = number5;
     this.facts = facts;
-    this.url = facts.cluster.url(name);
+    this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4);
     this.session = sessionOf(this.pool, facts.typeNames);
   }
@@ -59482,6 +60857,26 @@ var PgSandbox = class {
       client.release(broken);
     }
   }
+  /**
+   * Runs one suite query that must not write: the transaction is READ ONLY and locked so by a first
+   * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
+   */
+  async readOnly(sql) {
+    const client = await this.pool.connect();
+    let broken;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      await client.query("SELECT 1");
+      const session = sessionOf(client, this.facts.typeNames);
+      const result = await session.query(sql);
+      return { rows: result.rows };
+    } finally {
+      await client.query("ROLLBACK").catch((rollbackError) => {
+        broken = rollbackError;
+      });
+      client.release(broken);
+    }
+  }
   async markInitial() {
     const r = await this.pool.query(LOG_WATERMARK);
     this.watermark = r.rows[0].id;
@@ -59508,7 +60903,7 @@ var PgSandbox = class {
     if (this.role) return this.role.url;
     const { cluster } = this.facts;
     const role = `${cluster.runPrefix}_r_${this.number}`;
-    const password = randomBytes4(18).toString("base64url");
+    const password = randomBytes5(18).toString("base64url");
     await cluster.createRole(role, password, `expose ${this.name}`);
     await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
     const grants = this.facts.schemas.flatMap((s) => [
@@ -59570,15 +60965,17 @@ var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
 async function buildTemplate(cluster, spec, clonesAhead = 0) {
   const n = cluster.next();
-  const name = `${cluster.runPrefix}_tpl_${n}`;
-  await cluster.createDatabase(name, { label: "template" });
+  const name2 = `${cluster.runPrefix}_tpl_${n}`;
+  const owner = await createSuiteRole(cluster, `owner of ${name2}`);
   const client = new esm_default.Client({
-    connectionString: cluster.url(name),
+    connectionString: cluster.url(name2, owner),
     types: sandboxTypes,
     options: SESSION_OPTIONS
   });
   client.on("error", () => void 0);
   try {
+    await cluster.createDatabase(name2, { label: "template", owner: owner.name });
+    await givePublicSchema(cluster, name2, owner);
     await client.connect();
     const typeNames = new TypeNames();
     const session = sessionOf(client, typeNames);
@@ -59605,21 +61002,21 @@ async function buildTemplate(cluster, spec, clonesAhead = 0) {
         throw e;
       }
     }
-    const facts = await installCapture(client, cluster, typeNames);
+    const facts = await installCapture(client, cluster, typeNames, owner);
     await client.query("VACUUM (FREEZE, ANALYZE)");
     await client.end();
-    await cluster.admin.query(`ALTER DATABASE ${ident(name)} WITH ALLOW_CONNECTIONS false`);
+    await cluster.admin.query(`ALTER DATABASE ${ident(name2)} WITH ALLOW_CONNECTIONS false`);
     await cluster.admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [
-      name
+      name2
     ]);
-    return new PgTemplate(name, templateHash(spec), facts, clonesAhead);
+    return new PgTemplate(name2, templateHash(spec), facts, clonesAhead);
   } catch (e) {
     await client.end().catch(() => void 0);
-    void cluster.queueDrop(name);
+    void cluster.queueDrop(name2, [owner.name]);
     throw e;
   }
 }
-async function installCapture(client, cluster, typeNames) {
+async function installCapture(client, cluster, typeNames, owner) {
   const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
     (r) => r.nspname
   );
@@ -59633,11 +61030,11 @@ async function installCapture(client, cluster, typeNames) {
     sums[t.key] = combineSums((await client.query(TABLE_SUMS, [t.sql])).rows[0].sums);
   }
   await typeNames.load(client);
-  return { cluster, tables, schemas, sums, typeNames };
+  return { cluster, owner, tables, schemas, sums, typeNames };
 }
 var PgTemplate = class {
-  constructor(name, hash2, facts, ahead) {
-    this.name = name;
+  constructor(name2, hash2, facts, ahead) {
+    this.name = name2;
     this.hash = hash2;
     this.facts = facts;
     this.ahead = ahead;
@@ -59679,16 +61076,16 @@ var PgTemplate = class {
   async make(label) {
     const { cluster } = this.facts;
     const n = cluster.next();
-    const name = `${cluster.runPrefix}_e_${n}`;
+    const name2 = `${cluster.runPrefix}_e_${n}`;
     try {
-      await cluster.createDatabase(name, { template: this.name, label });
+      await cluster.createDatabase(name2, { template: this.name, label, owner: this.facts.owner.name });
     } catch (e) {
-      if (!cluster.isClosed) void cluster.queueDrop(name);
+      if (!cluster.isClosed) void cluster.queueDrop(name2);
       throw new Error(
         `could not create the episode's database (a clone of ${this.name}): ${e.message}`
       );
     }
-    return new PgSandbox(name, n, this.facts);
+    return new PgSandbox(name2, n, this.facts);
   }
   refill() {
     while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
@@ -59708,8 +61105,8 @@ var PgTemplate = class {
 };
 var PREPARED = "stategate_check";
 async function prepareStatement(sandbox, sql, paramCount) {
-  const count2 = splitStatements(sql).length;
-  if (count2 !== 1) return count2 === 0 ? "no statement to prepare" : `expected one statement, found ${count2}`;
+  const count3 = splitStatements(sql).length;
+  if (count3 !== 1) return count3 === 0 ? "no statement to prepare" : `expected one statement, found ${count3}`;
   const types3 = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "unknown").join(", ")})` : "";
   const prefix = `PREPARE ${PREPARED}${types3} AS `;
   const body = sql.trim().replace(/;\s*$/, "");
@@ -59717,15 +61114,23 @@ async function prepareStatement(sandbox, sql, paramCount) {
     await tx.query("SAVEPOINT stategate_prepare", []);
     try {
       await tx.query(prefix + body, []);
-      await tx.query(`DEALLOCATE ${PREPARED}`, []);
-      return null;
     } catch (e) {
       await tx.query("ROLLBACK TO SAVEPOINT stategate_prepare", []);
       const err = e;
-      if (!err.position) return err.message;
+      if (!err.position) return err.message + refusalNote(err);
       const at = Math.max(Number(err.position) - 1 - prefix.length, 0);
       const before = body.slice(0, at);
-      return `${err.message} (line ${before.split("\n").length}, column ${at - before.lastIndexOf("\n")})`;
+      return `${err.message} (line ${before.split("\n").length}, column ${at - before.lastIndexOf("\n")})${refusalNote(err)}`;
+    }
+    const nulls = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "NULL").join(", ")})` : "";
+    try {
+      await tx.query(`SET LOCAL plan_cache_mode = force_generic_plan; EXPLAIN EXECUTE ${PREPARED}${nulls}`);
+      return null;
+    } catch (e) {
+      const err = e;
+      return err.code === "42501" ? err.message + refusalNote(err) : null;
+    } finally {
+      await tx.query(`ROLLBACK TO SAVEPOINT stategate_prepare; DEALLOCATE ${PREPARED}`);
     }
   });
   return value;
@@ -59820,12 +61225,12 @@ async function sweepLeftovers(adminUrl, opts = {}) {
       return Date.now() - Date.parse(owner.created) > olderThanMs;
     };
     const result = { databases: [], roles: [], failed: [] };
-    const attempt = async (name, drop, done) => {
+    const attempt = async (name2, drop, done) => {
       try {
         await drop();
-        done.push(name);
+        done.push(name2);
       } catch (e) {
-        result.failed.push(`${name}: ${e.message}`);
+        result.failed.push(`${name2}: ${e.message}`);
       }
     };
     for (const row of found.rows.filter((r) => r.kind === "database" && stale(r.name.slice(0, 11)))) {
@@ -59942,6 +61347,104 @@ function adaptivePolicy(repeats) {
   return { min: repeats.min, max: repeats.max };
 }
 
+// src/run/checkout.ts
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname2, isAbsolute as isAbsolute2, join as join3, relative as relative2, resolve as resolve4 } from "node:path";
+import { promisify } from "node:util";
+var run2 = promisify(execFile);
+async function git(cwd, args) {
+  const { stdout } = await run2("git", args, { cwd, maxBuffer: 16 << 20 });
+  return stdout.trim();
+}
+var live2 = /* @__PURE__ */ new Set();
+async function removeWorktree(w) {
+  live2.delete(w);
+  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
+  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
+  rmSync2(dirname2(w.dir), { recursive: true, force: true });
+}
+async function resolveCheckout(spec, repo, opts = {}) {
+  const asDir = resolve4(repo, spec);
+  if (existsSync(asDir) && statSync2(asDir).isDirectory()) {
+    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
+    if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
+    const changes = await workingChanges(asDir, opts.ignore ?? []);
+    const dirty = changes !== null && changes.length > 0;
+    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
+    return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
+  }
+  let sha;
+  try {
+    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
+  } catch {
+    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
+  }
+  const warnings = [];
+  const headSha = await git(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => null);
+  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? []) ?? []).length > 0) {
+    warnings.push(
+      `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`
+    );
+  }
+  const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
+  const dir = join3(mkdtempSync2(join3(tmpdir2(), "stategate-wt-")), "checkout");
+  const entry = { repo, dir };
+  live2.add(entry);
+  try {
+    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
+  } catch (err) {
+    live2.delete(entry);
+    rmSync2(dirname2(dir), { recursive: true, force: true });
+    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
+  }
+  return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
+}
+function checkoutLabel(c) {
+  const at = c.sha ? `${c.ref} @ ${c.sha.slice(0, 7)}` : c.ref;
+  return c.dirty ? `${at} with uncommitted changes (they run, not the commit)` : at;
+}
+function sameFiles(a, b) {
+  if (!a || !b) return false;
+  if (a.dir === b.dir) return true;
+  return typeof a.tree === "string" && a.tree === b.tree;
+}
+function excludes(dir, ignore2) {
+  return ignore2.map((p) => relative2(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute2(rel)).map((rel) => `:(exclude)${rel}`);
+}
+async function workingChanges(dir, ignore2) {
+  const out = await git(dir, [
+    "status",
+    "--porcelain",
+    "--untracked-files=all",
+    "--",
+    ".",
+    ...excludes(dir, ignore2)
+  ]).catch(() => null);
+  return out === null ? null : out.split("\n").filter(Boolean);
+}
+async function committedTree(dir, sha) {
+  const prefix = await git(dir, ["rev-parse", "--show-prefix"]);
+  return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
+}
+async function workingTree(dir, ignore2) {
+  const scratch = mkdtempSync2(join3(tmpdir2(), "stategate-index-"));
+  const env = { ...process.env, GIT_INDEX_FILE: join3(scratch, "index") };
+  const gitWith = async (args) => (await run2("git", args, { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+  try {
+    const prefix = await gitWith(["rev-parse", "--show-prefix"]);
+    await gitWith(["read-tree", "HEAD"]);
+    await gitWith(["add", "-A", "--", ".", ...excludes(dir, ignore2)]);
+    const root = await gitWith(["write-tree"]);
+    return prefix === "" ? root : await gitWith(["rev-parse", `${root}:${prefix}`]);
+  } catch {
+    return null;
+  } finally {
+    rmSync2(scratch, { recursive: true, force: true });
+  }
+}
+
 // src/run/verify-pin.ts
 var PinMismatchError = class extends Error {
   constructor(problems) {
@@ -59958,8 +61461,8 @@ function pinProblems(pin, graded2) {
   const problems = [];
   for (const [id, sides] of graded2) {
     const seeds = {};
-    for (const side of ["base", "head"]) {
-      const episodes = sides[side];
+    for (const side2 of ["base", "head"]) {
+      const episodes = sides[side2];
       if (!episodes) continue;
       for (const { record: record2 } of episodes) {
         if (record2.scenario !== id) {
@@ -59980,10 +61483,10 @@ function pinProblems(pin, graded2) {
           );
         }
       }
-      seeds[side] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
+      seeds[side2] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
     }
     if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
-      const byRepeat = (side) => new Map(sides[side].map((e) => [e.record.repeat, e.record.seed]));
+      const byRepeat = (side2) => new Map(sides[side2].map((e) => [e.record.repeat, e.record.seed]));
       const base2 = byRepeat("base");
       for (const [repeat, seed] of byRepeat("head")) {
         if (base2.has(repeat) && base2.get(repeat) !== seed) {
@@ -60002,11 +61505,12 @@ function verifyPinned(pin, graded2) {
 // src/run/assemble.ts
 function assembleReport(input2) {
   verifyPinned(input2.pin, input2.graded);
-  const side = (s) => {
+  const side2 = (s) => {
     const c = input2.checkouts[s];
-    return c ? { ref: c.ref, sha: c.sha } : null;
+    if (!c) return null;
+    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true } : { ref: c.ref, sha: c.sha };
   };
-  return buildReport({
+  const report2 = buildReport({
     cases: input2.scenarios.map((scenario) => {
       const g = input2.graded.get(scenario.id);
       return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
@@ -60016,7 +61520,7 @@ function assembleReport(input2) {
       template_hash: input2.pin.templateHash,
       scenarios: input2.pin.scenarios
     },
-    sides: { base: side("base"), head: side("head") },
+    sides: { base: side2("base"), head: side2("head") },
     engine: input2.engine.name,
     engineReason: input2.engine.reason,
     gate: input2.suite.config.gate,
@@ -60028,49 +61532,8 @@ function assembleReport(input2) {
     durationMs: Date.now() - input2.startedAt.getTime(),
     episodesFile: input2.episodesFile ?? "episodes.jsonl"
   });
-}
-
-// src/run/checkout.ts
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname2, join as join3, resolve as resolve3 } from "node:path";
-import { promisify } from "node:util";
-var run2 = promisify(execFile);
-async function git(cwd, args) {
-  const { stdout } = await run2("git", args, { cwd, maxBuffer: 16 << 20 });
-  return stdout.trim();
-}
-var live2 = /* @__PURE__ */ new Set();
-async function removeWorktree(w) {
-  live2.delete(w);
-  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
-  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync2(dirname2(w.dir), { recursive: true, force: true });
-}
-async function resolveCheckout(spec, repo) {
-  const asDir = resolve3(repo, spec);
-  if (existsSync(asDir) && statSync2(asDir).isDirectory()) {
-    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
-    return { ref: spec, dir: asDir, sha: sha2, dispose: async () => void 0 };
-  }
-  let sha;
-  try {
-    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
-  } catch {
-    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
-  }
-  const dir = join3(mkdtempSync2(join3(tmpdir2(), "stategate-wt-")), "checkout");
-  const entry = { repo, dir };
-  live2.add(entry);
-  try {
-    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
-  } catch (err) {
-    live2.delete(entry);
-    rmSync2(dirname2(dir), { recursive: true, force: true });
-    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
-  }
-  return { ref: spec, dir, sha, dispose: () => removeWorktree(entry) };
+  if (!input2.headOnly && sameFiles(input2.checkouts.base, input2.checkouts.head)) report2.identical_sides = true;
+  return report2;
 }
 
 // src/run/episode.ts
@@ -60120,9 +61583,9 @@ async function runEpisode(ctx, planned) {
   const timings = {};
   const clock = () => performance.now();
   let t = clock();
-  const lap = (name) => {
+  const lap = (name2) => {
     const now = clock();
-    timings[name] = Math.round((now - t) * 100) / 100;
+    timings[name2] = Math.round((now - t) * 100) / 100;
     t = now;
   };
   const record2 = {
@@ -60145,6 +61608,7 @@ async function runEpisode(ctx, planned) {
   let sandbox;
   let initialState;
   let session;
+  const deadline = episodeDeadline(ctx.signal);
   try {
     try {
       sandbox = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
@@ -60166,7 +61630,8 @@ async function runEpisode(ctx, planned) {
         suiteTools: [...ctx.tools.values()],
         faults: scenario.faults,
         sandbox,
-        initialState
+        initialState,
+        deadline: deadline.signal
       });
     } catch (err) {
       fail2("gateway", err);
@@ -60186,6 +61651,8 @@ async function runEpisode(ctx, planned) {
       fail2("interrupted", "the run was interrupted before this episode started");
       return record2;
     }
+    const timeoutMs = durationMs(ctx.side.agent.timeout);
+    deadline.start(timeoutMs);
     record2.agent = await ctx.side.runAgent({
       input: { message: scenario.input.message, context: scenario.input.context },
       vars: {
@@ -60197,7 +61664,7 @@ async function runEpisode(ctx, planned) {
         side: planned.side,
         databaseUrl: databaseUrl2
       },
-      timeoutMs: durationMs(ctx.side.agent.timeout),
+      timeoutMs,
       signal: ctx.signal
     });
     timings.agent = Math.round(record2.agent.durationMs * 100) / 100;
@@ -60207,6 +61674,12 @@ async function runEpisode(ctx, planned) {
     record2.calls = session.calls();
     session = void 0;
     lap("gateway_close");
+    const broken = record2.calls.find((c) => c.harnessError !== void 0);
+    if (broken) {
+      fail2("tool", harnessFailure(broken));
+      const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError)?.[1];
+      if (record2.infraError?.stage === "tool" && provokedByCall(sqlstate)) record2.infraError.provoked = true;
+    }
     try {
       record2.diff = await sandbox.captureDiff();
     } catch (err) {
@@ -60222,18 +61695,19 @@ async function runEpisode(ctx, planned) {
     fail2("gateway", err);
     return record2;
   } finally {
+    deadline.clear();
     if (session) await session.close().catch(ignore);
     if (sandbox) void sandbox.dispose().catch(ignore);
     if (initialState) void initialState.dispose().catch(ignore);
   }
 }
+function harnessFailure(call) {
+  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found or precondition; fix the twin's SQL, or declare the case with a precondition)`;
+}
 async function readOnlyQuery(sandbox, sql) {
   try {
-    const { value } = await sandbox.transaction(async (tx) => {
-      await tx.query("SET TRANSACTION READ ONLY");
-      return tx.query(sql);
-    });
-    return { sql, rows: value.rows };
+    const { rows } = await sandbox.readOnly(sql);
+    return { sql, rows };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }
@@ -60244,9 +61718,9 @@ import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSyn
 import { appendFile } from "node:fs/promises";
 import { join as join4 } from "node:path";
 var EpisodeLog = class {
-  constructor(path6) {
-    this.path = path6;
-    this.stream = createWriteStream(path6, { flags: "w" });
+  constructor(path7) {
+    this.path = path7;
+    this.stream = createWriteStream(path7, { flags: "w" });
   }
   path;
   stream;
@@ -60295,14 +61769,14 @@ var CaseSpool = class {
     const file2 = this.files.get(id);
     if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
     const out = { base: [], head: [] };
-    let text;
+    let text2;
     try {
-      text = readFileSync2(file2, "utf8");
+      text2 = readFileSync2(file2, "utf8");
     } catch (err) {
       if (err.code === "ENOENT") return out;
       throw err;
     }
-    for (const line of text.split("\n")) {
+    for (const line of text2.split("\n")) {
       if (!line) continue;
       const g = JSON.parse(line);
       out[g.record.side].push(g);
@@ -60367,13 +61841,82 @@ async function loadPinnedSuite(configPath) {
   if (!result.ok) throw new ConfigError(result.problems);
   return result.suite;
 }
-async function loadSideConfig(configPath, pinned, side) {
+async function loadSideConfig(configPath, pinned, side2) {
   if (configPath === pinned.configFile || !existsSync2(configPath)) return pinned.config.agent;
   const result = await loadSuite(configPath, { suiteRoot: pinned.root });
   if (!result.ok) {
-    throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side}) ${p.message}` })));
+    throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side2}) ${p.message}` })));
   }
   return result.suite.config.agent;
+}
+
+// src/run/policy.ts
+import { existsSync as existsSync3 } from "node:fs";
+import { resolve as resolve5 } from "node:path";
+async function resolvePolicy(input2) {
+  const { pinned } = input2;
+  const base2 = await baseSuite(input2);
+  const changes = "suite" in base2 ? diffSuites(base2.suite, pinned) : void 0;
+  if (input2.policyFrom === "head") {
+    return { suite: pinned, source: { side: "head", reason: "policy-from head was asked for" }, changes };
+  }
+  if ("missing" in base2) return { suite: pinned, source: { side: "head", reason: base2.missing }, changes };
+  if ("problem" in base2) {
+    const reason = `the base's ${input2.configName} could not be loaded (${base2.problem}); suite changes are unknown`;
+    const suite2 = withPolicy(pinned, {
+      // The gate a stategate.yml without `gate:` has.
+      gate: StategateConfig.shape.gate.parse(void 0),
+      repeats: pinned.config.repeats,
+      // No calibration is believed: every judge criterion warns instead of blocking.
+      judgeCalibration: null
+    });
+    return { suite: suite2, source: { side: "default", reason }, changes, warning: reason };
+  }
+  const policy = base2.suite;
+  const suite = withPolicy(pinned, {
+    gate: policy.config.gate,
+    repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
+    judgeCalibration: policy.judgeCalibration ?? null
+  });
+  return { suite, source: { side: "base", reason: `the base's ${input2.configName}` }, changes };
+}
+async function baseSuite(input2) {
+  if (!input2.base) return { missing: "no base: the head runs alone" };
+  if (input2.pinnedSide === "base") return { suite: input2.pinned };
+  const path7 = resolve5(input2.base.dir, input2.configName);
+  if (path7 === input2.pinned.configFile) return { suite: input2.pinned };
+  if (!existsSync3(path7))
+    return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
+  const loaded = await loadSuite(path7);
+  if (loaded.ok) return { suite: loaded.suite };
+  const more2 = loaded.problems.length > 1 ? ` and ${loaded.problems.length - 1} more problems` : "";
+  return { problem: `${formatProblem(loaded.problems[0])}${more2}` };
+}
+function withPolicy(suite, policy) {
+  return {
+    ...suite,
+    config: { ...suite.config, gate: policy.gate, repeats: policy.repeats },
+    judgeCalibration: policy.judgeCalibration
+  };
+}
+function policyWords(source) {
+  return source.side === "default" ? "the built-in default" : `from ${source.side}: ${source.reason}`;
+}
+
+// src/run/prepare-suite.ts
+async function prepareSuiteSql(suite, template) {
+  const problems = [];
+  for (const st of collectSqlStatements(suite)) {
+    const error62 = await template.prepare(st.sql, st.paramCount);
+    if (error62) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
+  }
+  return problems;
+}
+function refusedSuiteProblems(problems) {
+  return problems.map((p) => ({
+    ...p,
+    message: `${p.message} (the suite cannot run: fix this statement so it prepares against the schema; \`stategate validate\` checks every statement)`
+  }));
 }
 
 // src/run/scheduler.ts
@@ -60514,7 +62057,7 @@ function groupRunning(pgid) {
   if (!signalGroup(pgid, 0)) return false;
   let pids;
   try {
-    pids = readdirSync2("/proc").filter((name) => /^\d+$/.test(name));
+    pids = readdirSync2("/proc").filter((name2) => /^\d+$/.test(name2));
   } catch {
     return true;
   }
@@ -60546,42 +62089,42 @@ async function stopGroup(pgid, graceMs) {
 var OUTCOMES = ["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"];
 var USAGE_FIELDS = ["input_tokens", "output_tokens", "cost_usd"];
 var SNIPPET_CHARS = 200;
-function describe5(value) {
+function describe6(value) {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   if (typeof value === "string")
     return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
   return typeof value;
 }
-function snippet(text) {
-  const one = text.replace(/\s+/g, " ").trim();
+function snippet(text2) {
+  const one = text2.replace(/\s+/g, " ").trim();
   return JSON.stringify(one.length > SNIPPET_CHARS ? `${one.slice(0, SNIPPET_CHARS)}...` : one);
 }
 function checkAgentResult(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { resultError: `the result must be a JSON object, got ${describe5(value)}` };
+    return { resultError: `the result must be a JSON object, got ${describe6(value)}` };
   }
   const v = value;
   if (typeof v.reply !== "string") {
     return {
-      resultError: `the result must have a string "reply", got ${"reply" in v ? describe5(v.reply) : "none"}`
+      resultError: `the result must have a string "reply", got ${"reply" in v ? describe6(v.reply) : "none"}`
     };
   }
   const result = { reply: v.reply };
   if (v.outcome !== void 0) {
     if (!OUTCOMES.includes(v.outcome)) {
-      return { resultError: `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe5(v.outcome)}` };
+      return { resultError: `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe6(v.outcome)}` };
     }
     result.outcome = v.outcome;
   }
   if (v.tool_calls !== void 0) {
     if (!Array.isArray(v.tool_calls))
-      return { resultError: `"tool_calls" must be a list, got ${describe5(v.tool_calls)}` };
+      return { resultError: `"tool_calls" must be a list, got ${describe6(v.tool_calls)}` };
     result.tool_calls = v.tool_calls;
   }
   if (v.usage !== void 0) {
     if (typeof v.usage !== "object" || v.usage === null || Array.isArray(v.usage)) {
-      return { resultError: `"usage" must be an object, got ${describe5(v.usage)}` };
+      return { resultError: `"usage" must be an object, got ${describe6(v.usage)}` };
     }
     const u = v.usage;
     const usage = {};
@@ -60589,7 +62132,7 @@ function checkAgentResult(value) {
       const n = u[field2];
       if (n === void 0) continue;
       if (typeof n !== "number" || !Number.isFinite(n) || n < 0) {
-        return { resultError: `"usage.${field2}" must be a non-negative number, got ${describe5(n)}` };
+        return { resultError: `"usage.${field2}" must be a non-negative number, got ${describe6(n)}` };
       }
       usage[field2] = n;
     }
@@ -60597,12 +62140,12 @@ function checkAgentResult(value) {
   }
   return { result };
 }
-function parseAgentResult(text, what) {
+function parseAgentResult(text2, what) {
   let value;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text2);
   } catch {
-    return { resultError: `${what} is not JSON: ${snippet(text)}` };
+    return { resultError: `${what} is not JSON: ${snippet(text2)}` };
   }
   const checked = checkAgentResult(value);
   return checked.resultError ? { resultError: `${what}: ${checked.resultError}` } : checked;
@@ -60622,10 +62165,10 @@ function readResultLine(stdout) {
 import { stat as stat3 } from "node:fs/promises";
 
 // src/agent/within.ts
-async function within(promise3, ms) {
+async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve8) => {
-    timer = setTimeout(() => resolve8(void 0), ms);
+  const timeout = new Promise((resolve10) => {
+    timer = setTimeout(() => resolve10(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -60645,9 +62188,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child) {
-  return new Promise((resolve8) => {
-    child.once("error", (err) => resolve8(err));
-    child.once("exit", (code, signal) => resolve8({ code, signal }));
+  return new Promise((resolve10) => {
+    child.once("error", (err) => resolve10(err));
+    child.once("exit", (code, signal) => resolve10({ code, signal }));
   });
 }
 async function runInGroup(opts) {
@@ -60681,7 +62224,7 @@ ${opts.command}` : opts.command;
     "pipe"
   ]);
   const exited = waitForExit(child);
-  const closed = new Promise((resolve8) => child.once("close", () => resolve8()));
+  const closed = new Promise((resolve10) => child.once("close", () => resolve10()));
   child.stdout?.on("data", (chunk) => stdout.push(chunk));
   child.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child.stdin) {
@@ -60718,7 +62261,7 @@ ${opts.command}` : opts.command;
   }
   if (pgid !== void 0) await stopGroup(pgid, opts.graceMs);
   clearTimeout(killTimer);
-  await within(closed, PIPE_DRAIN_MS);
+  await within2(closed, PIPE_DRAIN_MS);
   child.stdout?.destroy();
   child.stderr?.destroy();
   child.stdin?.destroy();
@@ -60761,8 +62304,8 @@ async function runCommandAgent(opts) {
 // src/agent/env.ts
 var ALWAYS_PASSED = ["PATH", "HOME", "LANG", "TZ"];
 var LOCALE_PREFIX = "LC_";
-function isNeverPassed(name) {
-  return name === "ACTIONS_RUNTIME_TOKEN" || name.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+function isNeverPassed(name2) {
+  return name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
 }
 var MIN_SECRET_LENGTH = 8;
 var AgentEnvError = class extends Error {
@@ -60775,25 +62318,25 @@ var AgentEnvError = class extends Error {
 };
 function checkAgentEnv(opts) {
   const problems = [];
-  for (const name of opts.passEnv) {
-    if (!/^[^=\0]+$/.test(name))
-      problems.push(`agent.pass_env: ${JSON.stringify(name)} is not a variable name`);
-    else if (isNeverPassed(name)) problems.push(`agent.pass_env: ${name} is never passed to an agent`);
+  for (const name2 of opts.passEnv) {
+    if (!/^[^=\0]+$/.test(name2))
+      problems.push(`agent.pass_env: ${JSON.stringify(name2)} is not a variable name`);
+    else if (isNeverPassed(name2)) problems.push(`agent.pass_env: ${name2} is never passed to an agent`);
   }
-  for (const name of Object.keys(opts.env)) {
-    if (isNeverPassed(name)) problems.push(`agent.env: ${name} is never passed to an agent`);
+  for (const name2 of Object.keys(opts.env)) {
+    if (isNeverPassed(name2)) problems.push(`agent.env: ${name2} is never passed to an agent`);
   }
   const secrets = Object.entries(opts.harnessEnv).filter(
-    ([name, value]) => isNeverPassed(name) && value !== void 0 && value.length >= MIN_SECRET_LENGTH
+    ([name2, value]) => isNeverPassed(name2) && value !== void 0 && value.length >= MIN_SECRET_LENGTH
   );
   const carried = [
     ...Object.entries(opts.env),
-    ...opts.passEnv.map((name) => [name, opts.harnessEnv[name]])
+    ...opts.passEnv.map((name2) => [name2, opts.harnessEnv[name2]])
   ];
-  for (const [name, value] of carried) {
-    if (isNeverPassed(name) || value === void 0) continue;
+  for (const [name2, value] of carried) {
+    if (isNeverPassed(name2) || value === void 0) continue;
     const secret = secrets.find(([, s]) => s === value);
-    if (secret) problems.push(`${name} carries the value of ${secret[0]}, which is never passed to an agent`);
+    if (secret) problems.push(`${name2} carries the value of ${secret[0]}, which is never passed to an agent`);
   }
   return problems;
 }
@@ -60801,14 +62344,14 @@ function baseAgentEnv(opts) {
   const problems = checkAgentEnv(opts);
   if (problems.length > 0) throw new AgentEnvError(problems);
   const out = {};
-  for (const [name, value] of Object.entries(opts.harnessEnv)) {
-    if (value !== void 0 && (ALWAYS_PASSED.includes(name) || name.startsWith(LOCALE_PREFIX)))
-      out[name] = value;
+  for (const [name2, value] of Object.entries(opts.harnessEnv)) {
+    if (value !== void 0 && (ALWAYS_PASSED.includes(name2) || name2.startsWith(LOCALE_PREFIX)))
+      out[name2] = value;
   }
   Object.assign(out, opts.env);
-  for (const name of opts.passEnv) {
-    const value = opts.harnessEnv[name];
-    if (value !== void 0) out[name] = value;
+  for (const name2 of opts.passEnv) {
+    const value = opts.harnessEnv[name2];
+    if (value !== void 0) out[name2] = value;
   }
   return out;
 }
@@ -60832,16 +62375,16 @@ function buildAgentEnv(opts) {
 // src/agent/http-client.ts
 import http from "node:http";
 import https from "node:https";
-import net from "node:net";
+import net2 from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve8) => {
-    const socket = net.connect({ host, port });
+  return new Promise((resolve10) => {
+    const socket = net2.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve8(error62);
+      resolve10(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -60851,7 +62394,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve8) => {
+  return new Promise((resolve10) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -60859,7 +62402,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome.error = error62;
-      resolve8(outcome);
+      resolve10(outcome);
     };
     const request = (url2.protocol === "https:" ? https : http).request(
       url2,
@@ -60899,7 +62442,7 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync, mkdirSync as mkdirSync3, openSync, readFileSync as readFileSync4 } from "node:fs";
+import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync3, openSync as openSync2, readFileSync as readFileSync4 } from "node:fs";
 import { dirname as dirname3 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
@@ -60920,14 +62463,14 @@ function appendLog(logFile, line) {
 `);
 }
 function logTail(logFile) {
-  let text;
+  let text2;
   try {
     const all = readFileSync4(logFile);
-    text = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
+    text2 = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
   } catch {
     return "(no log)";
   }
-  const lines = text.split("\n").filter((line) => line.trim() !== "");
+  const lines = text2.split("\n").filter((line) => line.trim() !== "");
   return lines.slice(-LOG_TAIL_LINES).join("\n");
 }
 var ServeProcess = class _ServeProcess {
@@ -60936,18 +62479,18 @@ var ServeProcess = class _ServeProcess {
     this.graceMs = graceMs;
     mkdirSync3(dirname3(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
-    const fd = openSync(logFile, "a");
+    const fd = openSync2(logFile, "a");
     try {
       this.child = spawnInGroup(serve, cwd, env, ["ignore", fd, fd]);
     } finally {
-      closeSync(fd);
+      closeSync2(fd);
     }
-    this.exited = new Promise((resolve8) => {
+    this.exited = new Promise((resolve10) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve8(exit);
+        resolve10(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -60982,7 +62525,7 @@ var ServeProcess = class _ServeProcess {
           url2
         );
       }
-      await within(this.exited, HEALTH_POLL_MS);
+      await within2(this.exited, HEALTH_POLL_MS);
     }
   }
   startError(what, url2) {
@@ -60994,7 +62537,7 @@ ${logTail(this.logFile)}`
   /** Stops the whole process group (SIGTERM, then SIGKILL after the grace period). */
   async stop() {
     if (this.child.pid !== void 0) await stopGroup(this.child.pid, this.graceMs);
-    await within(this.exited, this.graceMs);
+    await within2(this.exited, this.graceMs);
   }
 };
 
@@ -61054,6 +62597,11 @@ var RunningAgentServer = class {
   /** Starts serve and waits until it accepts connections; only then are its exits watched. */
   async launch() {
     const { serve, cwd, env, logFile } = this.opts;
+    if (await tryConnect(this.target, CONNECT_TIMEOUT_MS2) === null) {
+      throw new AgentStartError(
+        `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`
+      );
+    }
     let proc;
     try {
       proc = ServeProcess.start(serve, cwd, env, logFile, this.graceMs);
@@ -61074,7 +62622,7 @@ var RunningAgentServer = class {
     }
     this.restarts++;
     appendLog(this.logFile, "restarting the agent server (once)");
-    this.restarting = this.launch().catch((err) => {
+    this.restarting = proc.stop().then(() => this.launch()).catch((err) => {
       this.down = `${what} and could not be restarted: ${err.message}`;
     }).finally(() => {
       this.restarting = null;
@@ -61123,7 +62671,7 @@ var RunningAgentServer = class {
     return run3;
   }
   async describeConnectionError(outcome, proc) {
-    const exit = proc ? await within(proc.exited, EXIT_NOTICE_MS) : void 0;
+    const exit = proc ? await within2(proc.exited, EXIT_NOTICE_MS) : void 0;
     if (exit) return `agent server exited (${describeExit(exit)}) during the episode; see ${this.logFile}`;
     return `could not reach the agent server at ${this.url}: ${outcome.error}`;
   }
@@ -61208,29 +62756,31 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 
 // src/run/side.ts
 async function prepareSide(opts) {
-  const { side, checkout, agent } = opts;
+  const { side: side2, checkout, agent } = opts;
   const baseEnv = (vars) => buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
   if (agent.setup) {
-    opts.onLog?.(`${side}: running setup: ${agent.setup}`);
+    opts.onLog?.(`${side2}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4);
     if (!res.ok) {
       throw new Error(
-        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
+        `${side2}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
 ${res.output.slice(-2e3)}`
       );
     }
   }
   if (agent.url) {
-    const logFile = join5(opts.outDir, `agent-server-${side}.log`);
+    const logFile = join5(opts.outDir, `agent-server-${side2}.log`);
+    const { url: url2, env } = await sidePort(side2, agent, baseEnv());
+    if (url2 !== agent.url) opts.onLog?.(`${side2}: agent server on ${url2}`);
     const server = await startAgentServer({
       serve: agent.serve,
-      url: agent.url,
+      url: url2,
       cwd: checkout.dir,
-      env: baseEnv(),
+      env,
       logFile
     });
     return {
-      side,
+      side: side2,
       checkout,
       agent,
       logFile,
@@ -61240,7 +62790,7 @@ ${res.output.slice(-2e3)}`
   }
   const command = agent.command;
   return {
-    side,
+    side: side2,
     checkout,
     agent,
     runAgent: (req) => runCommandAgent({
@@ -61254,11 +62804,24 @@ ${res.output.slice(-2e3)}`
     stop: async () => void 0
   };
 }
+async function sidePort(side2, agent, env) {
+  const url2 = agent.url;
+  if (!hasPortPlaceholder(url2)) return { url: url2, env };
+  if (agent.serve === void 0) {
+    throw new AgentStartError(
+      `${side2}: agent.url ${url2} has {port}, which only a server Stategate starts can listen on: add agent.serve, or write the port of the server you started`
+    );
+  }
+  const host = urlHost(url2);
+  if (host === null) throw new AgentStartError(`${side2}: agent.url ${JSON.stringify(url2)} is not a URL`);
+  const port = await freePort(host);
+  return { url: fillPort(url2, port), env: { ...env, PORT: String(port) } };
+}
 
 // src/run/compare.ts
 async function runCompare(opts) {
-  const repo = resolve4(opts.repo ?? process.cwd());
-  const outDir = resolve4(repo, opts.out ?? ".stategate");
+  const repo = resolve6(opts.repo ?? process.cwd());
+  const outDir = resolve6(repo, opts.out ?? ".stategate");
   const configName = opts.config ?? "stategate.yml";
   const progress = opts.onProgress ?? (() => void 0);
   const startedAt = /* @__PURE__ */ new Date();
@@ -61272,11 +62835,23 @@ async function runCompare(opts) {
     progress({ type: "phase", phase: "checkout", message: "Checking out the sides" });
     const checkouts = {};
     const sides = opts.base === null ? ["head"] : ["base", "head"];
-    for (const side of sides) {
-      const spec = side === "head" ? opts.head : opts.base;
-      const checkout = await resolveCheckout(spec, repo);
+    for (const side2 of sides) {
+      const spec = side2 === "head" ? opts.head : opts.base;
+      const checkout = await resolveCheckout(spec, repo, { ignore: [outDir] });
       cleanups.push(() => checkout.dispose());
-      checkouts[side] = checkout;
+      checkouts[side2] = checkout;
+      for (const message of checkout.warnings ?? [])
+        progress({ type: "log", level: "warn", message: `${side2}: ${message}` });
+      if (checkout.dirty) {
+        progress({ type: "log", level: "warn", message: `${side2}: ${checkoutLabel(checkout)}` });
+      }
+    }
+    if (sameFiles(checkouts.base, checkouts.head)) {
+      progress({
+        type: "log",
+        level: "warn",
+        message: "base and head are the same files: the comparison cannot show what a change does"
+      });
     }
     const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
     const suiteCheckout = checkouts[suiteSide];
@@ -61285,34 +62860,51 @@ async function runCompare(opts) {
       phase: "load",
       message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
     });
-    const suite = await loadPinnedSuite(join6(suiteCheckout.dir, configName));
+    const policy = await resolvePolicy({
+      policyFrom: opts.policyFrom ?? "base",
+      pinned: await loadPinnedSuite(join6(suiteCheckout.dir, configName)),
+      pinnedSide: suiteSide,
+      base: checkouts.base,
+      configName
+    });
+    if (policy.warning) progress({ type: "log", level: "warn", message: policy.warning });
+    progress({ type: "log", level: "info", message: `gate policy: ${policyWords(policy.source)}` });
+    const suite = policy.suite;
     const pin = pinSuite(suite);
     const repeats = opts.repeats ?? fixedRepeats(suite);
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+    const agents = {};
+    for (const side2 of sides) {
+      agents[side2] = await loadSideConfig(join6(checkouts[side2].dir, configName), suite, side2);
+    }
+    const sharedPort = sharedPortProblem(agents);
+    if (sharedPort) throw new Error(sharedPort);
     progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
     const engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
     cleanups.push(() => engine.close());
     progress({ type: "log", level: "info", message: `engine: ${engine.name} (${engine.reason})` });
     const template = await engine.buildTemplate(suite.template);
     if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
+    progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
+    const refused = await prepareSuiteSql(suite, template);
+    if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());
     const runtimes = {};
-    for (const side of sides) {
-      const checkout = checkouts[side];
-      const agent = await loadSideConfig(join6(checkout.dir, configName), suite, side);
-      progress({ type: "phase", phase: "setup", message: `Preparing ${side} (${checkout.ref})` });
+    for (const side2 of sides) {
+      const checkout = checkouts[side2];
+      progress({ type: "phase", phase: "setup", message: `Preparing ${side2} (${checkout.ref})` });
       const runtime = await prepareSide({
-        side,
+        side: side2,
         checkout,
-        agent,
+        agent: agents[side2],
         outDir,
         harnessEnv: process.env,
         onLog: (message) => progress({ type: "log", level: "info", message })
       });
       cleanups.push(() => runtime.stop());
-      runtimes[side] = runtime;
+      runtimes[side2] = runtime;
     }
     const planned = expandEpisodes(scenarios, sides, repeats, pin.suiteHash);
     progress({
@@ -61399,7 +62991,8 @@ async function runCompare(opts) {
         startedAt,
         headOnly: opts.base === null
       },
-      sequential
+      sequential,
+      { policy_from: policy.source, ...policy.changes ? { suite_changes: policy.changes } : {} }
     );
     return writeReports(report2, outDir);
   } finally {
@@ -61423,7 +63016,7 @@ function reportRefused(refused, total, progress) {
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
-function reportFromSpool(spool, input2, sequential = null) {
+function reportFromSpool(spool, input2, sequential = null, trust = {}) {
   const seeds = {};
   const {
     counts: _c,
@@ -61439,8 +63032,8 @@ function reportFromSpool(spool, input2, sequential = null) {
   const judgeCalibration = judgeCalibrationFacts(input2.suite);
   const cases = input2.scenarios.map((scenario) => {
     const sides = spool.read(scenario.id);
-    for (const side of ["base", "head"]) {
-      if (sides[side].length > 0) seeds[`${side}:${scenario.id}`] = sides[side].map((g) => g.record.seed);
+    for (const side2 of ["base", "head"]) {
+      if (sides[side2].length > 0) seeds[`${side2}:${scenario.id}`] = sides[side2].map((g) => g.record.seed);
     }
     verifyPinned(input2.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
     return compareCase(scenario, input2.headOnly ? null : sides.base, sides.head, {
@@ -61450,7 +63043,7 @@ function reportFromSpool(spool, input2, sequential = null) {
     });
   });
   const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
-  const report2 = withTotals({ ...facts, ...calibration, cases });
+  const report2 = withTotals({ ...facts, ...trust, ...calibration, cases });
   if (sequential) report2.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
   return report2;
 }
@@ -61470,9 +63063,9 @@ function writeReports(report2, outDir) {
 }
 
 // src/cli/demo.ts
-import { cpSync, existsSync as existsSync3, mkdtempSync as mkdtempSync4, rmSync as rmSync4 } from "node:fs";
+import { cpSync, existsSync as existsSync4, mkdtempSync as mkdtempSync4, rmSync as rmSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { dirname as dirname4, join as join7, resolve as resolve5 } from "node:path";
+import { dirname as dirname4, join as join7, resolve as resolve7 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -61494,9 +63087,9 @@ function createProgress(stream = process.stderr) {
 `);
       return;
     }
-    const { done, total, scenario, side } = event;
+    const { done, total, scenario, side: side2 } = event;
     if (live3) {
-      stream.write(`\r\x1B[2K  episodes ${done}/${total}  (${side} ${scenario})`);
+      stream.write(`\r\x1B[2K  episodes ${done}/${total}  (${side2} ${scenario})`);
       pending = true;
       if (done === total) clear();
       return;
@@ -61518,7 +63111,7 @@ var DEMO_PAIRS = [
 ];
 function projectRoot() {
   let dir = dirname4(fileURLToPath2(import.meta.url));
-  while (!existsSync3(join7(dir, "examples", "refund-agent")) && dirname4(dir) !== dir) dir = dirname4(dir);
+  while (!existsSync4(join7(dir, "examples", "refund-agent")) && dirname4(dir) !== dir) dir = dirname4(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
@@ -61543,7 +63136,7 @@ async function runFlakyDemo(opts) {
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve5(opts.out ?? join7(".stategate", "demo-flaky")),
+      out: resolve7(opts.out ?? join7(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -61559,7 +63152,7 @@ async function runFlakyDemo(opts) {
 async function runDemo(opts) {
   const root = projectRoot();
   const work = mkdtempSync4(join7(tmpdir3(), "stategate-demo-"));
-  const out = resolve5(opts.out ?? join7(".stategate", "demo"));
+  const out = resolve7(opts.out ?? join7(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
@@ -61601,10 +63194,10 @@ function fail(message) {
 `);
   return 1;
 }
-function positiveInt(name, text) {
-  if (text === void 0) return void 0;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got '${text}'`);
+function positiveInt(name2, text2) {
+  if (text2 === void 0) return void 0;
+  const n = Number(text2);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name2}: expected a positive integer, got '${text2}'`);
   return n;
 }
 function failOn(values) {
@@ -61626,6 +63219,10 @@ function runOptions(values) {
   if (suiteFrom !== void 0 && suiteFrom !== "head" && suiteFrom !== "base") {
     throw new Error(`--suite-from: expected head | base, got '${suiteFrom}'`);
   }
+  const policyFrom = values["policy-from"];
+  if (policyFrom !== void 0 && policyFrom !== "head" && policyFrom !== "base") {
+    throw new Error(`--policy-from: expected base | head, got '${policyFrom}'`);
+  }
   return {
     repo: values.repo,
     config: values.config,
@@ -61635,6 +63232,7 @@ function runOptions(values) {
     out: values.out,
     engine: engineOption(values),
     suiteFrom,
+    policyFrom,
     onProgress: createProgress()
   };
 }
@@ -61667,7 +63265,7 @@ function finish(report2, values, reportPath) {
   process.stdout.write(`
 Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
 `);
-  if (values.junit) writeFileSync3(resolve6(values.junit), renderJunit(report2));
+  if (values.junit) writeFileSync3(resolve8(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -61685,7 +63283,7 @@ async function commandRun(values) {
   }
 }
 async function commandValidate(values) {
-  const configPath = resolve6(values.config ?? "stategate.yml");
+  const configPath = resolve8(values.config ?? "stategate.yml");
   const loaded = await loadSuite(configPath);
   if (!loaded.ok) {
     printProblems(loaded.problems);
@@ -61698,11 +63296,7 @@ async function commandValidate(values) {
     const requested = engineOption(values);
     engine = await chooseEngine(databaseFor(suite, { engine: requested }), { engine: requested });
     const template = await engine.buildTemplate(suite.template);
-    for (const st of collectSqlStatements(suite)) {
-      const error62 = await template.prepare(st.sql, st.paramCount);
-      if (error62)
-        problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
-    }
+    problems.push(...await prepareSuiteSql(suite, template));
   } catch (err) {
     problems.push({
       file: suite.configFile,
@@ -61727,19 +63321,23 @@ async function commandMerge(values, files) {
   if (files.length === 0) return fail("merge needs one or more report.json files");
   try {
     const level = failOn(values);
-    const reports = files.map((f) => {
-      try {
-        return JSON.parse(readFileSync5(f, "utf8"));
-      } catch (err) {
-        throw new Error(`${f}: not a readable report.json (${err.message})`);
-      }
+    const reports = files.map((f) => readReportFile(resolve8(f), f));
+    const policy = await loadMergePolicy(values.config, process.cwd());
+    process.stderr.write(`stategate: gating with ${policy.source}
+`);
+    const merged = mergeReports(reports, {
+      gate: policy.gate,
+      unverified: values.unverified ? "the reports were passed with --unverified" : void 0
     });
-    const merged = mergeReports(reports);
-    const out = resolve6(values.out ?? ".stategate");
+    const out = resolve8(values.out ?? ".stategate");
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
   } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
     return fail(err.message);
   }
 }
@@ -61766,7 +63364,7 @@ async function commandDemo(values) {
 
 // src/cli/judge.ts
 import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { dirname as dirname5, resolve as resolve7 } from "node:path";
+import { dirname as dirname5, resolve as resolve9 } from "node:path";
 function problemsOf(loaded) {
   if (loaded.ok) return loaded.value;
   printProblems(loaded.problems);
@@ -61813,11 +63411,11 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve7(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve9(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve7(values.out) : calibrationPath(section.root, section.judge);
+  const out = values.out ? resolve9(values.out) : calibrationPath(section.root, section.judge);
   const previous = problemsOf(await loadJudgeCalibration(out, dirname5(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
@@ -61857,8 +63455,13 @@ Usage:
   stategate validate [--config FILE]
       Check every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once.
-  stategate merge REPORT.json... [--out DIR] [--fail-on LEVEL]
-      Join shard reports (refuses different pinned suites or overlapping slices), then gate.
+  stategate merge REPORT.json... [--config FILE] [--unverified] [--out DIR] [--fail-on LEVEL]
+      Join shard reports (refuses different pinned suites or overlapping slices), then gate. Every
+      report is validated (schema, sizes, ids, paths inside the workspace) and each case's class
+      recomputed from its counts (a contradiction is refused, exit 1); the verdict comes from the
+      gate of --config in the current directory (default stategate.yml; the built-in policy when
+      there is none), never from the reports. --unverified marks the result as coming from a run
+      this repository does not control (a fork's artifact).
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
@@ -61870,7 +63473,8 @@ Usage:
       Exit 0 every criterion calibrated, 2 some not.
 
 Options:
-  --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml)
+  --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml);
+                        for merge, the one whose gate decides, relative to the current directory
   --repeats N           episodes per scenario and side (overrides the config)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
@@ -61879,8 +63483,14 @@ Options:
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
+  --policy-from SIDE    base | head: whose stategate.yml gives the gate, the repeats floor and the
+                        judge calibration (default base; the head's when the base has no stategate.yml).
+                        Every difference from the base's suite is reported; one that weakens it is
+                        at least WARN (BLOCK when the base's gate.block lists suite-weakened)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
+  --unverified          merge: mark the result as coming from a run this repository does not
+                        control (a fork's artifact)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -61900,9 +63510,11 @@ var OPTIONS = {
   "fail-on": { type: "string" },
   engine: { type: "string" },
   "suite-from": { type: "string" },
+  "policy-from": { type: "string" },
   junit: { type: "string" },
   repo: { type: "string" },
   "no-color": { type: "boolean" },
+  unverified: { type: "boolean" },
   flaky: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" }

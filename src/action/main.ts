@@ -214,8 +214,13 @@ async function fail(err: unknown, workspace: string, posting: Posting | null): P
   await posting?.complete({
     conclusion: 'failure',
     title: refused ? 'Refused report.json: malformed or contradicting itself' : 'Stategate could not run',
-    // The message may quote the suite, the agent, the database or a report: shown verbatim, never rendered.
-    summary: mdBlock(message),
+    // The message may quote the suite, the agent, the database or a report: shown as text, never rendered.
+    summary: refused
+      ? message
+          .split('\n')
+          .map((l) => mdText(l))
+          .join('\n\n')
+      : mdBlock(message),
     annotations: [],
   });
   core.setFailed(message);

@@ -146,7 +146,7 @@ function restRow(c: CaseReport): string {
 }
 
 function verdictLines(report: Report, decision: GateDecision): string[] {
-  const lines = [`## Stategate: ${verdictWords(report)}`, ''];
+  const lines = [`## Stategate: ${mdText(verdictWords(report))}`, ''];
   const unverified = unverifiedSentence(report);
   if (unverified) lines.push(`**${mdText(unverified)}**`, '');
   const reasons = decision.reasons.map(
