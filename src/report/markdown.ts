@@ -141,6 +141,8 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
+  // Weaker isolation than the default is said where the verdict is read.
+  if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

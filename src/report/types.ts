@@ -182,6 +182,8 @@ export interface Report {
   missing_shards?: number[];
   /** Additive, with a `judge:` section: the calibration the run read and the criteria it calibrates. */
   judge_calibration?: JudgeCalibrationFacts;
+  /** Additive: how the agent's processes were kept from the harness, in one line. */
+  agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
 }
 
 /** Which judge verdicts may block: the model, the calibration file read (null: none) and its criteria. */

@@ -2,6 +2,13 @@
 import { join } from 'node:path';
 import type { AgentServer, EpisodeVars } from '../agent/index.js';
 import { buildAgentEnv, runCommandAgent, runSetup, startAgentServer } from '../agent/index.js';
+import {
+  type CommandWrapper,
+  harnessNamespaceOptions,
+  type IsolationStatus,
+  namespaceWrapper,
+} from '../agent/namespace.js';
+import { privatePaths } from '../agent/private-paths.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../record.js';
 import type { Checkout } from './checkout.js';
@@ -31,17 +38,36 @@ export interface SideOptions {
   outDir: string;
   harnessEnv: NodeJS.ProcessEnv;
   onLog?: (message: string) => void;
+  /** From probeIsolation: namespaces for the agent's processes, or process groups only. */
+  isolation?: IsolationStatus;
+  /** Directories the agent must not reach (the out dir, the other side's checkout). */
+  hide?: string[];
+}
+
+/** The namespace wrapper of a side's agent processes, when namespaces are available. */
+function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
+  const isolation = opts.isolation;
+  if (isolation?.mode !== 'namespaces') return undefined;
+  const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
+  return namespaceWrapper(() =>
+    harnessNamespaceOptions(
+      opts.checkout.dir,
+      [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : [])],
+      isolation.unshare,
+    ),
+  );
 }
 
 /** Runs agent.setup (once), starts agent.serve (once) and returns how to run one episode. */
 export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
+  const wrapper = sideWrapper(opts);
   const baseEnv = (vars?: EpisodeVars) =>
     buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
 
   if (agent.setup) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
-    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000);
+    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000, { wrapper });
     if (!res.ok) {
       throw new Error(
         `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}`,
@@ -57,6 +83,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       cwd: checkout.dir,
       env: baseEnv(),
       logFile,
+      wrapper,
     });
     return {
       side,
@@ -81,6 +108,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         input: req.input,
         timeoutMs: req.timeoutMs,
         signal: req.signal,
+        wrapper,
       }),
     stop: async () => undefined,
   };
