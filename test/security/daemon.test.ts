@@ -1,0 +1,45 @@
+// Attack: an agent leaves daemons behind (setsid(2), and a double fork under setsid(1)) that wait
+// until the episode is over, then write into the checkout and over the run's report.json. They
+// start (their first file appears) but die with the episode: nothing is written afterwards, the
+// report is the harness's, and no process of theirs is left, on either engine.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type AttackSuite, attackSuite, processesWith, runAttack } from './suite.js';
+
+const DELAY_SECONDS = 3;
+const suites: AttackSuite[] = [];
+afterAll(() => {
+  for (const s of suites) rmSync(s.dir, { recursive: true, force: true });
+});
+
+describe('an agent that leaves daemons behind', () => {
+  for (const engine of ['embedded', 'postgres'] as const) {
+    it(`takes them down with the episode on the ${engine} engine`, { timeout: 300_000 }, async () => {
+      const token = `sg-daemon-${randomBytes(6).toString('hex')}`;
+      const suite = attackSuite('daemonizer.mjs', { token, delaySeconds: DELAY_SECONDS, report: '' });
+      suites.push(suite);
+      const report = join(suite.dir, '.stategate', 'report.json');
+      // The scenario is rewritten with the real path: the agent reads its context from it.
+      const scenario = join(suite.dir, 'scenarios', 'attack.yaml');
+      const text = readFileSync(scenario, 'utf8').replace(
+        '"report":""',
+        `"report":${JSON.stringify(report)}`,
+      );
+      writeFileSync(scenario, text);
+
+      const { found, out } = await runAttack(suite, engine);
+      expect(found.started).toEqual(['setsid', 'double-fork']);
+      const written = readFileSync(join(out, 'report.json'), 'utf8');
+      // Twice the daemons' delay after the episode ended.
+      await sleep(2 * DELAY_SECONDS * 1000);
+      expect(readdirSync(suite.drop).sort()).toEqual(['double-fork-started', 'setsid-started']);
+      expect(existsSync(join(suite.drop, 'setsid-late'))).toBe(false);
+      expect(readFileSync(join(out, 'report.json'), 'utf8')).toBe(written);
+      expect(JSON.parse(written).verdict).not.toBeUndefined();
+      expect(processesWith(token)).toEqual([]);
+    });
+  }
+});
