@@ -27,10 +27,16 @@ export interface AttackSuite {
   drop: string;
 }
 
-/** Writes a one-scenario suite whose agent is fixtures/<agent>; `context` reaches it on stdin. */
-export function attackSuite(agent: string, context: Record<string, unknown>): AttackSuite {
-  // A temporary directory only its owner can enter, as a runner's checkout may be.
-  const dir = mkdtempSync(join(tmpdir(), 'sg-attack-'));
+/**
+ * Writes a one-scenario suite whose agent is fixtures/<agent>; `context` reaches it on stdin. The
+ * suite's directory is a new temporary directory only its owner can enter, in `parent`.
+ */
+export function attackSuite(
+  agent: string,
+  context: Record<string, unknown>,
+  parent: string = tmpdir(),
+): AttackSuite {
+  const dir = mkdtempSync(join(parent, 'sg-attack-'));
   mkdirSync(join(dir, 'db'));
   mkdirSync(join(dir, 'scenarios'));
   const drop = join(dir, 'drop');
