@@ -3,7 +3,6 @@
 // checkout, wherever that is (under /tmp, or under a directory only root can enter). As a normal
 // user, it keeps the harness's uid, without capabilities.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, NEUTRAL_CHECKOUT } from '../../src/agent/namespace.js';
 import { type AttackSuite, attackSuite, runAttack } from './suite.js';
