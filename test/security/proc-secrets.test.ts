@@ -2,11 +2,15 @@
 // harness's secrets: a token set in the harness's environment the way the action's inputs are,
 // ACTIONS_RUNTIME_TOKEN, a database URL with a password, and the embedded server's admin password.
 // It must find none, on either engine; and the embedded server itself holds none of them.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeIsolation } from '../../src/agent/namespace.js';
 import { startEmbeddedServer } from '../../src/sandbox/embedded-server.js';
-import { type AttackSuite, attackSuite, runAttack } from './suite.js';
+import { type AttackSuite, attackSuite, runAttack, TEST_DATABASE_URL } from './suite.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 const CANARIES: Record<string, string> = {
   'INPUT_GITHUB-TOKEN': 'ghs_canaryInputTokenThatMustNotLeak',
@@ -67,6 +71,42 @@ describe('an agent searching /proc for the harness secrets', () => {
       expect(report.agent_isolation?.mode).toBe('namespaces');
     });
   }
+
+  it('finds nothing in a harness started with the secrets in its real environment', {
+    timeout: 300_000,
+  }, async () => {
+    // Deleting a variable from process.env leaves the kernel's copy in /proc/<pid>/environ: here the
+    // harness (the CLI, as the action runs it) is started with the secrets, as a runner starts it.
+    const suite = attackSuite('proc-walker.mjs', { needles: Object.values(CANARIES) });
+    suites.push(suite);
+    const out = join(suite.dir, '.stategate');
+    const cli = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/index.ts'),
+        'run',
+        '--dir',
+        suite.dir,
+        '--engine',
+        'postgres',
+        '--out',
+        out,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...CANARIES, STATEGATE_DATABASE_URL: TEST_DATABASE_URL },
+        encoding: 'utf8',
+        timeout: 240_000,
+      },
+    );
+    expect(cli.stdout + cli.stderr).toContain('agent isolation: PID and mount');
+    const episode = JSON.parse(readFileSync(join(out, 'episodes.jsonl'), 'utf8').split('\n')[0]);
+    const found = JSON.parse(episode.record.agent.result.reply);
+    expect(found.hits).toEqual([]);
+    expect(found.pids).toBeLessThan(10);
+  });
 
   it('the embedded server holds no harness secret and no password in its environment or command line', async () => {
     const server = await startEmbeddedServer();
