@@ -40,7 +40,9 @@ async function main(): Promise<void> {
     join(dir, 'agent.mjs'),
     `import { readFileSync } from 'node:fs';\nreadFileSync(0, 'utf8');\nconsole.log(JSON.stringify({ reply: 'ok' }));\n`,
   );
-  const wrapper = namespaceWrapper(harnessNamespaceOptions(dir, [join(dir, '.stategate')], status.unshare));
+  const wrapper = namespaceWrapper(
+    harnessNamespaceOptions(dir, [join(dir, '.stategate')], status.unshare, status.setpriv),
+  );
   const env = buildAgentEnv({ harnessEnv: process.env, env: {}, passEnv: [] });
   try {
     console.log('| agent | process groups (median ms) | namespaces (median ms) | added | ratio |');

@@ -26,7 +26,7 @@ export interface CommandWrapper {
 }
 
 export type IsolationStatus =
-  | { mode: 'namespaces'; asRoot: boolean; unshare: string }
+  | { mode: 'namespaces'; asRoot: boolean; unshare: string; setpriv?: string }
   | { mode: 'process-groups'; reason: string };
 
 /** The one line the run's log and report carry about agent isolation. */
@@ -50,6 +50,8 @@ export interface NamespaceOptions {
   gid: number;
   /** The unshare binary (default `unshare` on PATH). */
   unshare?: string;
+  /** With it, unshare gets SIGKILL when the harness dies, even by SIGKILL, and the namespace with it. */
+  setpriv?: string;
   /** The harness's HOME (covered when root and only root can enter it). */
   home?: string;
 }
@@ -199,10 +201,11 @@ export function namespaceWrapper(opts: NamespaceOptions | (() => NamespaceOption
     wrap(command) {
       // Options are read at spawn time: private paths registered later are hidden too.
       const o = typeof opts === 'function' ? opts() : opts;
-      return {
-        file: o.unshare ?? 'unshare',
-        args: [...unshareArgs(o.asRoot), '/bin/sh', '-c', initScript(o), 'stategate-init', command],
-      };
+      const unshare = o.unshare ?? 'unshare';
+      const args = [...unshareArgs(o.asRoot), '/bin/sh', '-c', initScript(o), 'stategate-init', command];
+      return o.setpriv
+        ? { file: o.setpriv, args: ['--pdeathsig', 'KILL', '--', unshare, ...args] }
+        : { file: unshare, args };
     },
   };
 }
@@ -219,8 +222,9 @@ export function harnessNamespaceOptions(
   checkout: string,
   hide: string[],
   unshare?: string,
+  setpriv?: string,
 ): NamespaceOptions {
-  return { checkout, hide, ...harnessIds(), home: process.env.HOME, unshare };
+  return { checkout, hide, ...harnessIds(), home: process.env.HOME, unshare, setpriv };
 }
 
 /** The absolute path of an executable on the harness's PATH (or the path itself when it has a slash). */
@@ -247,7 +251,15 @@ function runProbe(name: string): Promise<IsolationStatus> {
   if (unshare === null) return Promise.resolve({ mode: 'process-groups', reason: `${name}: not found` });
   const dir = mkdtempSync(join(tmpdir(), 'stategate-probe-'));
   const ids = harnessIds();
-  const wrapper = namespaceWrapper({ checkout: dir, hide: [], ...ids, home: process.env.HOME, unshare });
+  const setpriv = findExecutable('setpriv') ?? undefined;
+  const wrapper = namespaceWrapper({
+    checkout: dir,
+    hide: [],
+    ...ids,
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+  });
   // The probe asks for what an agent needs: its own /proc and a user that cannot read ours.
   const { file, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
   return new Promise<IsolationStatus>((done) => {
@@ -269,7 +281,7 @@ function runProbe(name: string): Promise<IsolationStatus> {
       const lines = output.trim().split('\n');
       const uid = Number(lines.at(-1));
       if (code === 0 && (ids.asRoot ? uid === AGENT_UID : uid === ids.uid))
-        done({ mode: 'namespaces', asRoot: ids.asRoot, unshare });
+        done({ mode: 'namespaces', asRoot: ids.asRoot, unshare, ...(setpriv ? { setpriv } : {}) });
       else {
         const why = lines.find((l) => l.trim() !== '') ?? `exited with code ${code}`;
         done({ mode: 'process-groups', reason: why.trim().slice(0, 200) });

@@ -54,6 +54,7 @@ function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
       opts.checkout.dir,
       [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : [])],
       isolation.unshare,
+      isolation.setpriv,
     ),
   );
 }

@@ -2,12 +2,13 @@
 // until the episode is over, then write into the checkout and over the run's report.json. They
 // start (their first file appears) but die with the episode: nothing is written afterwards, the
 // report is the harness's, and no process of theirs is left, on either engine.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AttackSuite, attackSuite, processesWith, runAttack } from './suite.js';
+import { type AttackSuite, attackSuite, FIXTURES, processesWith, runAttack } from './suite.js';
 
 const DELAY_SECONDS = 3;
 const suites: AttackSuite[] = [];
@@ -42,4 +43,31 @@ describe('an agent that leaves daemons behind', () => {
       expect(processesWith(token)).toEqual([]);
     });
   }
+
+  it('takes them down with a harness killed by SIGKILL', { timeout: 120_000 }, async () => {
+    const token = `sg-orphan-${randomBytes(6).toString('hex')}`;
+    const suite = attackSuite('daemonizer.mjs', {});
+    suites.push(suite);
+    const up = join(suite.drop, 'up');
+    const command = `setsid sh -c 'echo up > ${up}; sleep 300' ${token} & sh -c 'sleep 300' ${token}`;
+    const harness = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(FIXTURES, 'harness.mts'), suite.dir, command],
+      {
+        stdio: 'ignore',
+      },
+    );
+    try {
+      const until = Date.now() + 60_000;
+      while (!existsSync(up) && Date.now() < until) await sleep(100);
+      expect(existsSync(up)).toBe(true);
+      expect(processesWith(token).length).toBeGreaterThan(0);
+    } finally {
+      // No exit hook runs on SIGKILL: only the kernel can take the agent down with the harness.
+      harness.kill('SIGKILL');
+    }
+    const gone = Date.now() + 10_000;
+    while (processesWith(token).length > 0 && Date.now() < gone) await sleep(100);
+    expect(processesWith(token)).toEqual([]);
+  });
 });
