@@ -8,6 +8,9 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { harnessNamespaceOptions, namespaceWrapper, probeIsolation } from '../../src/agent/namespace.js';
+import { startAgentServer } from '../../src/agent/server.js';
+import { fixtures as agentFixtures, freePort } from '../agent/helpers.js';
 import { type AttackSuite, attackSuite, FIXTURES, processesWith, runAttack } from './suite.js';
 
 const DELAY_SECONDS = 3;
@@ -65,6 +68,34 @@ describe('an agent that leaves daemons behind', () => {
     } finally {
       // No exit hook runs on SIGKILL: only the kernel can take the agent down with the harness.
       harness.kill('SIGKILL');
+    }
+    const gone = Date.now() + 10_000;
+    while (processesWith(token).length > 0 && Date.now() < gone) await sleep(100);
+    expect(processesWith(token)).toEqual([]);
+  });
+
+  it("keeps an agent.serve daemon for the side's life and ends it with the side", {
+    timeout: 120_000,
+  }, async () => {
+    const status = await probeIsolation();
+    if (status.mode !== 'namespaces') throw new Error(`no namespaces here: ${status.reason}`);
+    const token = `sg-serve-${randomBytes(6).toString('hex')}`;
+    const suite = attackSuite('daemonizer.mjs', {});
+    suites.push(suite);
+    const port = await freePort();
+    const server = await startAgentServer({
+      serve: `setsid sh -c 'sleep 300' ${token} & exec node ${join(agentFixtures, 'agent-server.mjs')}`,
+      url: `http://127.0.0.1:${port}/`,
+      cwd: suite.dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_PORT: String(port) },
+      logFile: join(suite.drop, 'serve.log'),
+      healthTimeoutMs: 60_000,
+      wrapper: namespaceWrapper(harnessNamespaceOptions(suite.dir, [], status.unshare, status.setpriv)),
+    });
+    try {
+      expect(processesWith(token).length).toBeGreaterThan(0);
+    } finally {
+      await server.stop();
     }
     const gone = Date.now() + 10_000;
     while (processesWith(token).length > 0 && Date.now() < gone) await sleep(100);
