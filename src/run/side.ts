@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { AgentServer, EpisodeVars } from '../agent/index.js';
 import { buildAgentEnv, runCommandAgent, runSetup, startAgentServer } from '../agent/index.js';
 import {
+  AGENT_UID,
   type CommandWrapper,
   harnessNamespaceOptions,
   type IsolationStatus,
@@ -70,8 +71,13 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000, { wrapper });
     if (!res.ok) {
+      // As root the setup is nobody: installing into a root-owned checkout fails, and should say why.
+      const asNobody =
+        opts.isolation?.mode === 'namespaces' && opts.isolation.asRoot
+          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout owned by root: run stategate as a normal user, make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
+          : '';
       throw new Error(
-        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}`,
+        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}${asNobody}`,
       );
     }
   }

@@ -2,7 +2,8 @@
 // runs as an unprivileged user without capabilities, with a HOME of its own, and still reads its
 // checkout, wherever that is (under /tmp, or under a directory only root can enter). As a normal
 // user, it keeps the harness's uid, without capabilities.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, NEUTRAL_CHECKOUT } from '../../src/agent/namespace.js';
 import { type AttackSuite, attackSuite, runAttack } from './suite.js';
@@ -61,6 +62,29 @@ describe('who the agent runs as', () => {
       expect(found.uid).toBe(AGENT_UID);
       expect(found.readsCheckout).toBe(true);
       expect(found.cwd).toBe(NEUTRAL_CHECKOUT);
+    },
+  );
+
+  it.runIf(asRoot)(
+    'runs agent.setup as that user too, and says why it cannot write a root-owned checkout',
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      const suite = whoamiSuite();
+      const config = join(suite.dir, 'stategate.yml');
+      writeFileSync(
+        config,
+        readFileSync(config, 'utf8').replace(
+          '  command:',
+          '  setup: id -u > drop/setup-uid && touch installed\n  command:',
+        ),
+      );
+      await expect(runAttack(suite, 'postgres')).rejects.toThrow(
+        /agent\.setup ran as uid 65534, which cannot write/,
+      );
+      expect(readFileSync(join(suite.drop, 'setup-uid'), 'utf8')).toBe(`${AGENT_UID}\n`);
+      expect(existsSync(join(suite.dir, 'installed'))).toBe(false);
     },
   );
 });
