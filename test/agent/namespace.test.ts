@@ -121,6 +121,28 @@ describe('a stop request', () => {
 });
 
 describe('without namespaces', () => {
+  it('falls back when unshare is refused, with the reason it gave', async () => {
+    // What unshare prints where user namespaces are forbidden.
+    const dir = mkdtempSync(join(tmpdir(), 'sg-ns-refused-'));
+    cleanup.push(dir);
+    const refused = join(dir, 'unshare');
+    writeFileSync(
+      refused,
+      '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const status = await probeIsolation(refused);
+    expect(status).toEqual({
+      mode: 'process-groups',
+      reason: 'unshare: unshare failed: Operation not permitted',
+    });
+    expect(isolationLine(status)).toBe(
+      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted); use agent.isolation: container',
+    );
+  });
+
   it('says once, in one line, that only process groups hold the agent', async () => {
     const status = await probeIsolation('/nonexistent/unshare');
     expect(status).toEqual({ mode: 'process-groups', reason: '/nonexistent/unshare: not found' });
