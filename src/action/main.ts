@@ -234,6 +234,7 @@ function configProblems(err: unknown): Problem[] | null {
 }
 
 // The agent's environment is built from an allow-list; dropping INPUT_* (the token among them) makes sure.
+// The kernel keeps its copy in /proc/<pid>/environ: agents run in a PID namespace that cannot see it.
 function forgetInputs(): void {
   for (const key of Object.keys(process.env)) if (key.startsWith('INPUT_')) delete process.env[key];
 }

@@ -2,6 +2,7 @@
 // the last line of stdout.
 import type { AgentRun } from '../record.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
+import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { readResultLine } from './result.js';
 import { runInGroup } from './run-process.js';
@@ -21,6 +22,8 @@ export interface CommandAgentOptions {
   /** Per stream (default 1 MiB); the head and the tail are kept. */
   maxOutputBytes?: number;
   signal?: AbortSignal;
+  /** Runs the agent in namespaces of its own (see namespace.ts). */
+  wrapper?: CommandWrapper;
 }
 
 /** Runs one episode of a command agent; a crash, hang or garbage is an AgentRun, never a throw. */
@@ -34,6 +37,7 @@ export async function runCommandAgent(opts: CommandAgentOptions): Promise<AgentR
     graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     signal: opts.signal,
+    wrapper: opts.wrapper,
   });
   const agentRun: AgentRun = {
     exitCode: run.exitCode,

@@ -3,6 +3,7 @@
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { CommandWrapper } from './namespace.js';
 
 /** The default time between SIGTERM and SIGKILL. */
 export const DEFAULT_GRACE_MS = 2000;
@@ -22,15 +23,20 @@ function installExitHook(): void {
   });
 }
 
-/** Starts `/bin/sh -c command` in cwd as the leader of a new process group. */
+/**
+ * Starts `/bin/sh -c command` in cwd as the leader of a new process group; with a wrapper, the
+ * wrapper's command (e.g. the same inside namespaces of its own) leads the group.
+ */
 export function spawnInGroup(
   command: string,
   cwd: string,
   env: Record<string, string>,
   stdio: StdioOptions,
+  wrapper?: CommandWrapper,
 ): ChildProcess {
   installExitHook();
-  const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio });
+  const { file, args } = wrapper?.wrap(command) ?? { file: '/bin/sh', args: ['-c', command] };
+  const child = spawn(file, args, { cwd, env, detached: true, stdio });
   if (child.pid !== undefined) {
     const pgid = child.pid;
     liveGroups.add(pgid);

@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { OutputCapture } from './capture.js';
+import type { CommandWrapper } from './namespace.js';
 import { signalGroup, spawnInGroup, stopGroup } from './process-group.js';
 import { within } from './within.js';
 
@@ -21,6 +22,8 @@ export interface GroupRunOptions {
   signal?: AbortSignal;
   /** Send stderr into stdout, in order (setup logs); `stderr` is then the shell's own complaints. */
   mergeOutput?: boolean;
+  /** Runs the command inside namespaces of its own (see namespace.ts); without it, a process group. */
+  wrapper?: CommandWrapper;
 }
 
 export interface GroupRunResult {
@@ -81,11 +84,13 @@ export async function runInGroup(opts: GroupRunOptions): Promise<GroupRunResult>
   const started = performance.now();
   // One pipe for both streams keeps their true order; two pipes would be read in arbitrary order.
   const command = opts.mergeOutput ? `exec 2>&1\n${opts.command}` : opts.command;
-  const child = spawnInGroup(command, opts.cwd, opts.env, [
-    opts.stdin === undefined ? 'ignore' : 'pipe',
-    'pipe',
-    'pipe',
-  ]);
+  const child = spawnInGroup(
+    command,
+    opts.cwd,
+    opts.env,
+    [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    opts.wrapper,
+  );
   const exited = waitForExit(child);
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));

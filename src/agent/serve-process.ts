@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tryConnect } from './http-client.js';
+import type { CommandWrapper } from './namespace.js';
 import { spawnInGroup, stopGroup } from './process-group.js';
 import { within } from './within.js';
 
@@ -66,12 +67,13 @@ export class ServeProcess {
     serve: string,
     cwd: string,
     env: Record<string, string>,
+    wrapper?: CommandWrapper,
   ) {
     mkdirSync(dirname(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync(logFile, 'a');
     try {
-      this.child = spawnInGroup(serve, cwd, env, ['ignore', fd, fd]);
+      this.child = spawnInGroup(serve, cwd, env, ['ignore', fd, fd], wrapper);
     } finally {
       // The child holds its own copy of the descriptor.
       closeSync(fd);
@@ -97,8 +99,9 @@ export class ServeProcess {
     env: Record<string, string>,
     logFile: string,
     graceMs: number,
+    wrapper?: CommandWrapper,
   ): ServeProcess {
-    return new ServeProcess(logFile, graceMs, serve, cwd, env);
+    return new ServeProcess(logFile, graceMs, serve, cwd, env, wrapper);
   }
 
   /** Polls until the URL's origin accepts a TCP connection; throws AgentStartError with the log tail. */

@@ -3,6 +3,7 @@
 import type { AgentRun } from '../record.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import { type PostOutcome, postJson, tryConnect } from './http-client.js';
+import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { parseAgentResult, snippet } from './result.js';
 import { checkCwd } from './run-process.js';
@@ -31,6 +32,8 @@ export interface AgentServerOptions {
   graceMs?: number;
   /** The largest response body read (default 1 MiB). */
   maxResponseBytes?: number;
+  /** Runs agent.serve in namespaces of its own, which live as long as the server (see namespace.ts). */
+  wrapper?: CommandWrapper;
 }
 
 export interface EpisodeRequest {
@@ -119,7 +122,7 @@ class RunningAgentServer implements AgentServer {
     }
     let proc: ServeProcess;
     try {
-      proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs);
+      proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs, this.opts.wrapper);
     } catch (err) {
       throw new AgentStartError(`agent.serve cannot start: ${(err as Error).message}`);
     }

@@ -1,5 +1,6 @@
 // agent.setup: run once per side before its first episode (DESIGN.md section 3).
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
+import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { runInGroup } from './run-process.js';
 
@@ -18,6 +19,8 @@ export interface SetupOptions {
   graceMs?: number;
   maxOutputBytes?: number;
   signal?: AbortSignal;
+  /** Runs setup in namespaces of its own (see namespace.ts). */
+  wrapper?: CommandWrapper;
 }
 
 /** Runs agent.setup with /bin/sh -c in cwd (stdin is /dev/null, so nothing waits for a prompt). */
@@ -37,6 +40,7 @@ export async function runSetup(
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     signal: opts.signal,
     mergeOutput: true,
+    wrapper: opts.wrapper,
   });
   let error: string | undefined;
   if (run.spawnError !== undefined) error = `could not start: ${run.spawnError}`;

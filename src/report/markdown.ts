@@ -156,6 +156,8 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   lines.push(...suiteChangeLines(report));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
   for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
+  // Weaker isolation than the default is said where the verdict is read.
+  if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

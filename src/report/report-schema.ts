@@ -303,6 +303,7 @@ export const ReportSchema = z.strictObject({
     .optional(),
   unverified: z.strictObject({ reason: text }).optional(),
   identical_sides: z.literal(true).optional(),
+  agent_isolation: z.strictObject({ mode: z.enum(['namespaces', 'process-groups']), note: text }).optional(),
   policy_from: z.strictObject({ side: z.enum(['base', 'head', 'default']), reason: text }).optional(),
   suite_changes: z
     .array(

@@ -196,6 +196,8 @@ export interface Report {
    * (a fork's artifact). Its cases were checked for consistency, not re-run; the check is neutral at best.
    */
   unverified?: { reason: string };
+  /** Additive: how the agent's processes were kept from the harness, in one line. */
+  agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
 }
 
 /** Where the gate policy came from, and why from there. */

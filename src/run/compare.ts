@@ -1,6 +1,7 @@
 // `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isolationLine, probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
 import { compareCase } from '../compare/case.js';
 import type { AgentConfig } from '../config/schema.js';
@@ -115,6 +116,14 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());
 
+    // Said once per run, in the log and the report: what keeps the agent away from the harness.
+    const isolation = await probeIsolation();
+    const isolationNote = isolationLine(isolation);
+    progress({
+      type: 'log',
+      level: isolation.mode === 'namespaces' ? 'info' : 'warn',
+      message: isolationNote,
+    });
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
     for (const side of sides) {
       const checkout = checkouts[side]!;
@@ -125,6 +134,9 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         agent: agents[side]!,
         outDir,
         harnessEnv: process.env,
+        isolation,
+        // The other side's files are not this agent's to read or change.
+        hide: [outDir, ...sides.filter((s) => s !== side).map((s) => checkouts[s]!.dir)],
         onLog: (message) => progress({ type: 'log', level: 'info', message }),
       });
       cleanups.push(() => runtime.stop());
@@ -226,6 +238,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       sequential,
       { policy_from: policy.source, ...(policy.changes ? { suite_changes: policy.changes } : {}) },
     );
+    report.agent_isolation = { mode: isolation.mode, note: isolationNote };
     return writeReports(report, outDir);
   } finally {
     stopInterrupt();

@@ -8,7 +8,15 @@ import {
   runSetup,
   startAgentServer,
 } from '../agent/index.js';
+import {
+  AGENT_UID,
+  type CommandWrapper,
+  harnessNamespaceOptions,
+  type IsolationStatus,
+  namespaceWrapper,
+} from '../agent/namespace.js';
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
+import { privatePaths } from '../agent/private-paths.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../record.js';
 import type { Checkout } from './checkout.js';
@@ -38,20 +46,45 @@ export interface SideOptions {
   outDir: string;
   harnessEnv: NodeJS.ProcessEnv;
   onLog?: (message: string) => void;
+  /** From probeIsolation: namespaces for the agent's processes, or process groups only. */
+  isolation?: IsolationStatus;
+  /** Directories the agent must not reach (the out dir, the other side's checkout). */
+  hide?: string[];
+}
+
+/** The namespace wrapper of a side's agent processes, when namespaces are available. */
+function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
+  const isolation = opts.isolation;
+  if (isolation?.mode !== 'namespaces') return undefined;
+  const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
+  return namespaceWrapper(() =>
+    harnessNamespaceOptions(
+      opts.checkout.dir,
+      [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : [])],
+      isolation.unshare,
+      isolation.setpriv,
+    ),
+  );
 }
 
 /** Runs agent.setup (once), starts agent.serve (once) and returns how to run one episode. */
 export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
+  const wrapper = sideWrapper(opts);
   const baseEnv = (vars?: EpisodeVars) =>
     buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
 
   if (agent.setup) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);
-    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000);
+    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 60_000, { wrapper });
     if (!res.ok) {
+      // As root the setup is nobody: installing into a root-owned checkout fails, and should say why.
+      const asNobody =
+        opts.isolation?.mode === 'namespaces' && opts.isolation.asRoot
+          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout owned by root: run stategate as a normal user, make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
+          : '';
       throw new Error(
-        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}`,
+        `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}${asNobody}`,
       );
     }
   }
@@ -66,6 +99,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       cwd: checkout.dir,
       env,
       logFile,
+      wrapper,
     });
     return {
       side,
@@ -90,6 +124,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         input: req.input,
         timeoutMs: req.timeoutMs,
         signal: req.signal,
+        wrapper,
       }),
     stop: async () => undefined,
   };

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { registerPrivatePath } from '../agent/private-paths.js';
 import { registerExitCleanup } from './process-exit.js';
 
 /** A running embedded server. */
@@ -64,11 +65,19 @@ function serverUser(): { uid: number; gid: number } | null {
   }
 }
 
+/**
+ * The server's whole environment: PATH and the C locale. Whatever else the harness holds (tokens,
+ * database URLs) stays out of a process that lives as long as the run.
+ */
+function serverEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' };
+}
+
 function run(file: string, args: string[], user: { uid: number; gid: number } | null): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       ...(user ?? {}),
-      env: { ...process.env, LC_ALL: 'C' },
+      env: serverEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -113,7 +122,7 @@ function startPostgres(
   const args = ['-D', data, '-p', String(port), '-k', socketDir, ...SETTINGS.flatMap((s) => ['-c', s])];
   const child = spawn(bin, args, {
     ...(user ?? {}),
-    env: { ...process.env, LC_ALL: 'C' },
+    env: serverEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
@@ -153,6 +162,8 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
   const user = serverUser();
   const dir = mkdtempSync(join(opts.dataDir ?? tmpdir(), 'stategate-pg-'));
   let unregister = () => {};
+  // No agent may read or write the server's files, its socket and data directory included.
+  const unhide = registerPrivatePath(dir);
   let stopped = false;
   let child: ChildProcess | null = null;
 
@@ -169,6 +180,7 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
       while (alive(pid) && Date.now() < until) Atomics.wait(pause, 0, 0, 20);
     }
     rmSync(dir, { recursive: true, force: true });
+    unhide();
   };
   const stop = async () => {
     if (stopped) return;

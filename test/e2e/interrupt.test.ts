@@ -1,21 +1,29 @@
 // SIGTERM in the middle of a compare: no clone databases, no worktrees, no agent processes are
 // left, and the partial report says "interrupted" with a verdict that is never PASS.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { demoRepo, git, ROOT } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+/** Live (not zombie) processes whose command line contains `token`. */
+function withToken(token: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return false;
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(token);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 const { repo } = demoRepo(['v1.2.4']);
@@ -23,21 +31,22 @@ afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
 describe('an interrupted compare', () => {
   it('cleans up everything and writes a partial report that is not PASS', { timeout: 300_000 }, async () => {
-    // A head whose agent records its pid, starts a child, and then hangs.
-    const pids = join(repo, 'pids');
-    mkdirSync(pids);
+    // A head whose agent starts a child, says it is running, and then hangs. Both carry a token in
+    // their command line: an agent in its own PID namespace cannot know its pid as the host sees it.
+    const token = `sg-interrupt-${process.pid}-${Date.now()}`;
+    const started = agentSharedDir('sg-interrupt-');
     writeFileSync(
       join(repo, 'slow-agent.mjs'),
       `import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { stdio: 'ignore' });
-writeFileSync(${JSON.stringify(pids)} + '/' + process.pid, String(child.pid));
+spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)', ${JSON.stringify(token)}], { stdio: 'ignore' });
+writeFileSync(${JSON.stringify(started)} + '/' + process.env.STATEGATE_EPISODE, '');
 setTimeout(() => {}, 600000);
 `,
     );
     const config = readFileSync(join(repo, 'stategate.yml'), 'utf8').replace(
       'command: node examples/refund-agent/agent.mjs',
-      'command: node slow-agent.mjs',
+      `command: node slow-agent.mjs ${token}`,
     );
     writeFileSync(join(repo, 'stategate.yml'), config);
     git(repo, 'add', '-A');
@@ -75,9 +84,9 @@ setTimeout(() => {}, 600000);
 
     // Wait until slow agents are running, then interrupt.
     const deadline = Date.now() + 240_000;
-    while (readdirSync(pids).length < 2 && Date.now() < deadline)
+    while (readdirSync(started).length < 2 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
-    expect(readdirSync(pids).length).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(started).length).toBeGreaterThanOrEqual(2);
     child.kill('SIGTERM');
     const code = await exited;
 
@@ -89,10 +98,8 @@ setTimeout(() => {}, 600000);
     expect(report.verdict).not.toBe('PASS');
 
     // no agent process, nor its child, survives
-    for (const f of readdirSync(pids)) {
-      expect(alive(Number(f))).toBe(false);
-      expect(alive(Number(readFileSync(join(pids, f), 'utf8')))).toBe(false);
-    }
+    expect(withToken(token)).toEqual([]);
+    rmSync(started, { recursive: true, force: true });
     // no worktree is left
     expect(git(repo, 'worktree', 'list').split('\n')).toHaveLength(1);
     // no database of that process is left on the server

@@ -4,12 +4,12 @@
 // incomplete and carry the server's message, the verdict is not PASS, the run finishes and
 // reports, and no database and no agent process is left behind.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { kvSuite, readEpisodes, TEST_DATABASE_URL } from './kv-suite.js';
 
 /** What PostgreSQL says to CREATE DATABASE from a role without CREATEDB. */
@@ -65,7 +65,7 @@ async function ownedDatabases(): Promise<string[]> {
   return r.rows.map((row) => row.datname);
 }
 
-const signals = mkdtempSync(join(tmpdir(), 'sg-clone-'));
+const signals = agentSharedDir('sg-clone-');
 const running = join(signals, 'running');
 const revoked = join(signals, 'revoked');
 const dir = kvSuite({

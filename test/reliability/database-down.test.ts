@@ -1,11 +1,11 @@
 // The database failing mid-run: the embedded engine's server process is killed while an episode
 // runs. The episodes it takes down are incomplete and say why, the verdict is not PASS, and the
 // run still finishes and writes its report.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { kvSuite, readEpisodes } from './kv-suite.js';
 
 /** The pids of this process's children whose command is `postgres` (the embedded server). */
@@ -28,7 +28,7 @@ function postgresChildren(): number[] {
 /** What the driver says when the server is gone. */
 const CAUSE = /ECONNREFUSED|Connection terminated|terminating connection/;
 
-const signals = mkdtempSync(join(tmpdir(), 'sg-down-'));
+const signals = agentSharedDir('sg-down-');
 const running = join(signals, 'running');
 const killed = join(signals, 'killed');
 const dir = kvSuite({

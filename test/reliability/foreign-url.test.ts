@@ -1,15 +1,15 @@
 // Episode URLs seen from the pipeline: 128-bit tokens, one per episode; an agent that calls
 // another episode's URL (a closed one, or one guessed by changing its own token) gets 404 with the
 // same body every time, the gateway keeps the refusal, and the run finishes and reports.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/run/api.js';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from './kv-suite.js';
 
-const shared = mkdtempSync(join(tmpdir(), 'sg-urls-'));
+const shared = agentSharedDir('sg-urls-');
 const EPISODES = 6;
 const dir = kvSuite({
   scenarios: ['prober'],

@@ -1,13 +1,13 @@
 // Isolation under load: eight episodes at once write the same key, wait for one another, and read
 // back; each sees only the fixture row and its own write, through the real pipeline.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from './kv-suite.js';
 
-const barrier = mkdtempSync(join(tmpdir(), 'sg-barrier-'));
+const barrier = agentSharedDir('sg-barrier-');
 const dir = kvSuite({
   scenarios: ['same-key-a', 'same-key-b'],
   repeats: 2,

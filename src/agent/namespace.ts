@@ -1,0 +1,307 @@
+// Process isolation without containers: each agent process tree (an episode, agent.setup, or a
+// side's agent.serve) runs in its own PID and mount namespaces through util-linux `unshare`. A
+// small init (PID 1 of the namespace) hides the harness's files under empty filesystems, gives the
+// agent a private /tmp, drops privileges, runs the agent, and exits with it; when PID 1 exits the
+// kernel kills every process left in the namespace, daemons included. Without namespaces the
+// caller falls back to process groups and says so.
+import { spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
+
+/** The unprivileged identity an agent runs as when the harness is root (nobody). */
+export const AGENT_UID = 65534;
+export const AGENT_GID = 65534;
+/** Where the checkout is mounted when its own path cannot be reached by the agent's user. */
+export const NEUTRAL_CHECKOUT = '/tmp/stategate-checkout';
+/** The agent's HOME when the harness is root: a fresh directory in the namespace's own /tmp. */
+export const AGENT_HOME = '/tmp/stategate-home';
+
+const PROBE_TIMEOUT_MS = 60_000;
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Runs a shell command line inside an agent namespace: the argv to spawn instead of /bin/sh -c. */
+export interface CommandWrapper {
+  wrap(command: string): { file: string; args: string[] };
+}
+
+export type IsolationStatus =
+  | { mode: 'namespaces'; asRoot: boolean; unshare: string; setpriv?: string }
+  | { mode: 'process-groups'; reason: string };
+
+/** The one line the run's log and report carry about agent isolation. */
+export function isolationLine(status: IsolationStatus): string {
+  if (status.mode === 'process-groups')
+    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  return status.asRoot
+    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}`
+    : 'agent isolation: PID, mount and user namespaces';
+}
+
+export interface NamespaceOptions {
+  /** The side's checkout (the agent's working directory). */
+  checkout: string;
+  /** Directories the agent must neither read nor write; an empty filesystem is mounted over each. */
+  hide: string[];
+  /** Whether the harness runs as root (then the agent runs as AGENT_UID). */
+  asRoot: boolean;
+  /** The harness's uid and gid, kept by the agent when the harness is not root. */
+  uid: number;
+  gid: number;
+  /** The unshare binary (default `unshare` on PATH). */
+  unshare?: string;
+  /** With it, unshare gets SIGKILL when the harness dies, even by SIGKILL, and the namespace with it. */
+  setpriv?: string;
+  /** The harness's HOME (covered when root and only root can enter it). */
+  home?: string;
+}
+
+/** Single-quotes a string for /bin/sh. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function inside(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether users other than the owner may enter the directory and every directory above it. */
+function othersCanEnter(path: string): boolean {
+  let dir = resolve(path);
+  for (;;) {
+    try {
+      if ((statSync(dir).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    const up = resolve(dir, '..');
+    if (up === dir) return true;
+    dir = up;
+  }
+}
+
+/** Directories that get a fresh, empty, writable filesystem: the agent's own /tmp and /dev/shm. */
+function scratchDirs(opts: NamespaceOptions): string[] {
+  const dirs = ['/tmp', resolve(tmpdir()), '/dev/shm'];
+  // As root, a HOME only root can enter (/root) holds nothing the agent may use; covering it lets
+  // a checkout below it appear at its own path.
+  if (opts.asRoot && opts.home && resolve(opts.home) !== '/' && !othersCanEnter(opts.home))
+    dirs.push(resolve(opts.home));
+  return [...new Set(dirs)].filter(isDir);
+}
+
+/** Where the checkout appears inside the namespace and how it gets there. */
+function placement(
+  opts: NamespaceOptions,
+  scratch: string[],
+): { target: string; how: 'in-place' | 'bind' | 'entries' } {
+  const checkout = resolve(opts.checkout);
+  const covered = scratch.some((d) => inside(checkout, d));
+  const reachable = !opts.asRoot || othersCanEnter(checkout);
+  if (!covered && reachable) return { target: checkout, how: 'in-place' };
+  // The ancestors are recreated on a fresh filesystem, so only the checkout's own mode matters.
+  const ownModeOk = !opts.asRoot || (statSync(checkout).mode & 0o005) === 0o005;
+  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
+  return { target, how: ownModeOk ? 'bind' : 'entries' };
+}
+
+/** The init script run as PID 1 of the namespace; the agent's command line is its $1. */
+export function initScript(opts: NamespaceOptions): string {
+  const checkout = resolve(opts.checkout);
+  const scratch = scratchDirs(opts);
+  const { target, how } = placement(opts, scratch);
+  const q = shellQuote;
+  const lines = [
+    'set -e',
+    // The agent's PATH is the agent's; the tools below come from the system's.
+    'sg_path=${PATH-}',
+    `PATH=${SYSTEM_PATH}`,
+    `cd -- ${q(checkout)}`,
+  ];
+  // An ancestor of the checkout cannot be hidden without hiding the checkout; a path already under
+  // a scratch directory disappears with it.
+  const hide = [...new Set(opts.hide.map((p) => resolve(p)))].filter(
+    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d)),
+  );
+  for (const path of hide)
+    lines.push(
+      `if [ -d ${q(path)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path)}; fi`,
+    );
+  for (const dir of scratch)
+    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
+  if (how !== 'in-place') {
+    lines.push(`mkdir -p -- ${q(target)}`);
+    // Sources are relative to the (now covered) checkout held as the working directory; mount must
+    // not turn them back into paths, which would name the new, empty filesystem.
+    if (how === 'bind') lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
+    else {
+      // The checkout's own directory is closed to the agent's user: a fresh, open directory
+      // carries its entries instead.
+      lines.push(
+        `chmod 755 ${q(target)}`,
+        'for e in * .[!.]* ..?*; do',
+        '  if [ -L "$e" ]; then cp -P -- "$e" ' + `${q(target)}/"$e"; continue; fi`,
+        '  [ -e "$e" ] || continue',
+        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
+        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
+        'done',
+      );
+    }
+    lines.push(`cd -- ${q(target)}`);
+  }
+  let drop: string;
+  if (opts.asRoot) {
+    lines.push(
+      `mkdir -m 700 ${AGENT_HOME}`,
+      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
+      `export HOME=${AGENT_HOME}`,
+    );
+    lines.push('sg_drop=$(command -v setpriv)');
+    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
+  } else {
+    // A nested user namespace maps the agent back to the harness's uid without capabilities; the
+    // mounts above become locked in it, so they cannot be undone from inside.
+    lines.push('sg_drop=$(command -v unshare)');
+    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
+  }
+  lines.push(
+    'set +e',
+    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
+    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
+    'trap \'kill -TERM "$child" 2>/dev/null\' TERM INT HUP',
+    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
+    'exec 3<&0',
+    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
+    'child=$!',
+    'exec 3<&-',
+    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
+    'exit "$status"',
+  );
+  return lines.join('\n');
+}
+
+/** The unshare arguments that create the namespaces; PID 1 dies with unshare, and all else with it. */
+function unshareArgs(asRoot: boolean): string[] {
+  const ns = ['--pid', '--fork', '--kill-child', '--mount-proc', '--mount', '--propagation', 'private'];
+  return asRoot ? ns : ['--user', '--map-root-user', ...ns];
+}
+
+/** A wrapper that runs each command line in fresh namespaces as described by `opts`. */
+export function namespaceWrapper(opts: NamespaceOptions | (() => NamespaceOptions)): CommandWrapper {
+  return {
+    wrap(command) {
+      // Options are read at spawn time: private paths registered later are hidden too.
+      const o = typeof opts === 'function' ? opts() : opts;
+      const unshare = o.unshare ?? 'unshare';
+      const args = [...unshareArgs(o.asRoot), '/bin/sh', '-c', initScript(o), 'stategate-init', command];
+      return o.setpriv
+        ? { file: o.setpriv, args: ['--pdeathsig', 'KILL', '--', unshare, ...args] }
+        : { file: unshare, args };
+    },
+  };
+}
+
+const probes = new Map<string, Promise<IsolationStatus>>();
+
+function harnessIds(): { uid: number; gid: number; asRoot: boolean } {
+  const uid = process.getuid?.() ?? -1;
+  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
+}
+
+/** The options for the harness as it runs: root or not, its ids and HOME. */
+export function harnessNamespaceOptions(
+  checkout: string,
+  hide: string[],
+  unshare?: string,
+  setpriv?: string,
+): NamespaceOptions {
+  return { checkout, hide, ...harnessIds(), home: process.env.HOME, unshare, setpriv };
+}
+
+/** The absolute path of an executable on the harness's PATH (or the path itself when it has a slash). */
+function findExecutable(name: string): string | null {
+  const candidates = name.includes('/')
+    ? [resolve(name)]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, name));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
+
+function runProbe(name: string): Promise<IsolationStatus> {
+  const unshare = findExecutable(name);
+  if (unshare === null) return Promise.resolve({ mode: 'process-groups', reason: `${name}: not found` });
+  const dir = mkdtempSync(join(tmpdir(), 'stategate-probe-'));
+  const ids = harnessIds();
+  const setpriv = findExecutable('setpriv') ?? undefined;
+  const wrapper = namespaceWrapper({
+    checkout: dir,
+    hide: [],
+    ...ids,
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+  });
+  // The probe asks for what an agent needs: its own /proc and a user that cannot read ours.
+  const { file, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
+  return new Promise<IsolationStatus>((done) => {
+    let output = '';
+    const child = spawn(file, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    child.stdout.on('data', (d: Buffer) => (output += d));
+    child.stderr.on('data', (d: Buffer) => (output += d));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      done({ mode: 'process-groups', reason: `${unshare}: ${err.message}` });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const lines = output.trim().split('\n');
+      const uid = Number(lines.at(-1));
+      if (code === 0 && (ids.asRoot ? uid === AGENT_UID : uid === ids.uid))
+        done({ mode: 'namespaces', asRoot: ids.asRoot, unshare, ...(setpriv ? { setpriv } : {}) });
+      else {
+        const why = lines.find((l) => l.trim() !== '') ?? `exited with code ${code}`;
+        done({ mode: 'process-groups', reason: why.trim().slice(0, 200) });
+      }
+    });
+  }).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+/** Whether agents can run in namespaces here; probed once per unshare binary and process. */
+export function probeIsolation(unshare = 'unshare'): Promise<IsolationStatus> {
+  let probe = probes.get(unshare);
+  if (!probe) {
+    probe =
+      process.platform === 'linux'
+        ? runProbe(unshare)
+        : Promise.resolve({
+            mode: 'process-groups',
+            reason: `namespaces need Linux, this is ${process.platform}`,
+          });
+    probes.set(unshare, probe);
+  }
+  return probe;
+}

@@ -1,0 +1,161 @@
+// The namespace runner on its own: as a normal user (user namespaces), what the agent can and
+// cannot undo from inside; how a stop request reaches it; and the one line said when namespaces
+// are not available.
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCommandAgent } from '../../src/agent/command.js';
+import {
+  type CommandWrapper,
+  isolationLine,
+  namespaceWrapper,
+  probeIsolation,
+} from '../../src/agent/namespace.js';
+import { renderMarkdown } from '../../src/report/markdown.js';
+import { sampleReport } from '../report/fixtures.js';
+
+const asRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+const cleanup: string[] = [];
+afterAll(() => {
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A directory tree owned by nobody: a checkout under /tmp, and a private directory outside it. */
+function nobodysFiles(): { checkout: string; hidden: string } {
+  const checkout = mkdtempSync(join(tmpdir(), 'sg-ns-checkout-'));
+  const outside = mkdtempSync('/var/tmp/sg-ns-private-');
+  cleanup.push(checkout, outside);
+  const hidden = join(outside, 'private');
+  mkdirSync(hidden);
+  writeFileSync(join(hidden, 'secret'), 'harness secret\n');
+  writeFileSync(join(checkout, 'agent-file'), 'agent code\n');
+  mkdirSync(join(checkout, 'drop'));
+  for (const p of [
+    checkout,
+    join(checkout, 'agent-file'),
+    join(checkout, 'drop'),
+    outside,
+    hidden,
+    join(hidden, 'secret'),
+  ])
+    chownSync(p, NOBODY, NOBODY);
+  chmodSync(outside, 0o755);
+  return { checkout, hidden };
+}
+
+/** Runs the namespace runner as nobody, the way a harness run by a normal user would. */
+function asNobody(inner: CommandWrapper): CommandWrapper {
+  return {
+    wrap(command) {
+      const { file, args } = inner.wrap(command);
+      return {
+        file: 'setpriv',
+        args: [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', file, ...args],
+      };
+    },
+  };
+}
+
+describe('namespaces as a normal user', () => {
+  it.runIf(asRoot)('hide the private directory for good, keep the uid and end every daemon', async () => {
+    const { checkout, hidden } = nobodysFiles();
+    const wrapper = asNobody(
+      namespaceWrapper({ checkout, hide: [hidden], asRoot: false, uid: NOBODY, gid: NOBODY }),
+    );
+    const command = [
+      'id -u',
+      'pwd',
+      'cat agent-file',
+      `cat ${hidden}/secret 2>&1 || echo no-secret`,
+      `umount ${hidden} 2>&1 || echo no-umount`,
+      // A new user namespace gives back capabilities, but not over the mounts it inherited.
+      `unshare --user --map-root-user --mount sh -c 'umount ${hidden} && cat ${hidden}/secret' 2>&1 || echo no-nested-umount`,
+      'ls /proc | grep -c "^[0-9]"',
+      'setsid sh -c "sleep 2; echo late > drop/late" sg-ns-daemon &',
+      'echo \'{"reply":"done"}\'',
+    ].join('\n');
+    const run = await runCommandAgent({
+      command,
+      cwd: checkout,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      input: { message: 'hi', context: {} },
+      timeoutMs: 60_000,
+      wrapper,
+    });
+    const lines = run.stdout.trim().split('\n');
+    expect(run.exitCode).toBe(0);
+    expect(lines[0]).toBe(String(NOBODY));
+    expect(lines[1]).toBe(checkout);
+    expect(lines[2]).toBe('agent code');
+    expect(run.stdout).not.toContain('harness secret');
+    expect(lines).toContain('no-secret');
+    expect(lines).toContain('no-umount');
+    expect(lines).toContain('no-nested-umount');
+    expect(Number(lines.at(-2))).toBeLessThan(10);
+    await sleep(4000);
+    expect(readdirSync(join(checkout, 'drop'))).toEqual([]);
+  });
+});
+
+describe('a stop request', () => {
+  it.runIf(asRoot)('reaches the agent through the namespace init, which exits with it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sg-ns-stop-'));
+    cleanup.push(dir);
+    const wrapper = namespaceWrapper({ checkout: dir, hide: [], asRoot: true, uid: 0, gid: 0 });
+    const run = await runCommandAgent({
+      command: 'trap "echo stopping; exit 3" TERM; echo ready >&2; sleep 300 & wait',
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      input: { message: 'hi', context: {} },
+      timeoutMs: 3000,
+      graceMs: 20_000,
+      wrapper,
+    });
+    expect(run.timedOut).toBe(true);
+    expect(run.stdout).toBe('stopping\n');
+    expect(run.exitCode).toBe(3);
+  });
+});
+
+describe('without namespaces', () => {
+  it('falls back when unshare is refused, with the reason it gave', async () => {
+    // What unshare prints where user namespaces are forbidden.
+    const dir = mkdtempSync(join(tmpdir(), 'sg-ns-refused-'));
+    cleanup.push(dir);
+    const refused = join(dir, 'unshare');
+    writeFileSync(
+      refused,
+      '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const status = await probeIsolation(refused);
+    expect(status).toEqual({
+      mode: 'process-groups',
+      reason: 'unshare: unshare failed: Operation not permitted',
+    });
+    expect(isolationLine(status)).toBe(
+      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted); use agent.isolation: container',
+    );
+  });
+
+  it('says once, in one line, that only process groups hold the agent', async () => {
+    const status = await probeIsolation('/nonexistent/unshare');
+    expect(status).toEqual({ mode: 'process-groups', reason: '/nonexistent/unshare: not found' });
+    const note = isolationLine(status);
+    expect(note).toBe(
+      'agent isolation: process groups only (/nonexistent/unshare: not found); use agent.isolation: container',
+    );
+    const markdown = renderMarkdown({ ...sampleReport(), agent_isolation: { mode: 'process-groups', note } });
+    expect(markdown).toContain('agent isolation: process groups only');
+    const normal = renderMarkdown({
+      ...sampleReport(),
+      agent_isolation: { mode: 'namespaces', note: 'agent isolation: PID, mount and user namespaces' },
+    });
+    expect(normal).not.toContain('agent isolation');
+  });
+});
