@@ -17,6 +17,8 @@ export interface ActionInputs {
   /** The base to compare against when the event has none (push, workflow_dispatch). */
   baseRef: string | null;
   engine: 'auto' | EngineName | null;
+  /** Overrides agent.isolation of both sides; null keeps the config's. */
+  isolation: 'process' | 'container' | null;
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
@@ -92,6 +94,12 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     }
   }
 
+  const isolationText = text('isolation');
+  let isolation: ActionInputs['isolation'] = null;
+  if (isolationText === 'process' || isolationText === 'container') isolation = isolationText;
+  else if (isolationText !== '')
+    problems.push(`isolation: expected process or container, got "${isolationText}"`);
+
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;
   const token = text('github-token');
@@ -102,9 +110,10 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
       problems.push('shard and merge contradict each other: a job either runs a slice or joins them');
     if (repeatsText !== '') problems.push('repeats has no effect with merge: set it on the shard jobs');
     if (engineText !== '') problems.push('engine has no effect with merge: set it on the shard jobs');
+    if (isolationText !== '') problems.push('isolation has no effect with merge: set it on the shard jobs');
     if (baseRef !== null) problems.push('base-ref has no effect with merge: set it on the shard jobs');
   }
 
   if (problems.length > 0) throw new InputError(problems);
-  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, junit, out };
+  return { config, repeats, failOn, shard, merge, comment, token, baseRef, engine, isolation, junit, out };
 }

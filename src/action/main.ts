@@ -93,6 +93,7 @@ async function compare(
     shard: inputs.shard,
     out: outDir,
     engine: inputs.engine ?? undefined,
+    isolation: inputs.isolation ?? undefined,
     onProgress: (e) => groups.progress(e),
   });
 }

@@ -4,7 +4,7 @@ import type { AgentRun } from '../record.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { readResultLine } from './result.js';
-import { runInGroup } from './run-process.js';
+import { type GroupRunOptions, type GroupRunResult, runInGroup } from './run-process.js';
 import type { AgentInput } from './types.js';
 
 export interface CommandAgentOptions {
@@ -21,11 +21,13 @@ export interface CommandAgentOptions {
   /** Per stream (default 1 MiB); the head and the tail are kept. */
   maxOutputBytes?: number;
   signal?: AbortSignal;
+  /** Runs the command some other way than as a local process group (agent.isolation: container). */
+  runner?: (opts: GroupRunOptions) => Promise<GroupRunResult>;
 }
 
 /** Runs one episode of a command agent; a crash, hang or garbage is an AgentRun, never a throw. */
 export async function runCommandAgent(opts: CommandAgentOptions): Promise<AgentRun> {
-  const run = await runInGroup({
+  const run = await (opts.runner ?? runInGroup)({
     command: opts.command,
     cwd: opts.cwd,
     env: opts.env,

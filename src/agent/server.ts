@@ -31,7 +31,12 @@ export interface AgentServerOptions {
   graceMs?: number;
   /** The largest response body read (default 1 MiB). */
   maxResponseBytes?: number;
+  /** Starts serve some other way than as a local process group (agent.isolation: container). */
+  startServe?: () => ServeHandle;
 }
+
+/** What the server needs of a started agent.serve: ServeProcess, or its container twin. */
+export type ServeHandle = Pick<ServeProcess, 'exit' | 'exited' | 'waitHealthy' | 'stop'>;
 
 export interface EpisodeRequest {
   input: AgentInput;
@@ -87,7 +92,7 @@ function failedRun(resultError: string, durationMs = 0): AgentRun {
 
 class RunningAgentServer implements AgentServer {
   restarts = 0;
-  private proc: ServeProcess | null = null;
+  private proc: ServeHandle | null = null;
   private restarting: Promise<void> | null = null;
   /** Why no further episode can run, once that is so. */
   private down: string | null = null;
@@ -111,9 +116,9 @@ class RunningAgentServer implements AgentServer {
   /** Starts serve and waits until it accepts connections; only then are its exits watched. */
   async launch(): Promise<void> {
     const { serve, cwd, env, logFile } = this.opts;
-    let proc: ServeProcess;
+    let proc: ServeHandle;
     try {
-      proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs);
+      proc = this.opts.startServe?.() ?? ServeProcess.start(serve!, cwd, env, logFile, this.graceMs);
     } catch (err) {
       throw new AgentStartError(`agent.serve cannot start: ${(err as Error).message}`);
     }
@@ -122,7 +127,7 @@ class RunningAgentServer implements AgentServer {
     void proc.exited.then(() => this.onExit(proc));
   }
 
-  private onExit(proc: ServeProcess): void {
+  private onExit(proc: ServeHandle): void {
     if (this.stopping || proc !== this.proc) return;
     const what = `agent server exited (${describeExit(proc.exit!)})`;
     for (const controller of this.inFlight) controller.abort(new ServerExited(what));
@@ -187,7 +192,7 @@ class RunningAgentServer implements AgentServer {
     return run;
   }
 
-  private async describeConnectionError(outcome: PostOutcome, proc: ServeProcess | null): Promise<string> {
+  private async describeConnectionError(outcome: PostOutcome, proc: ServeHandle | null): Promise<string> {
     const exit = proc ? await within(proc.exited, EXIT_NOTICE_MS) : undefined;
     if (exit) return `agent server exited (${describeExit(exit)}) during the episode; see ${this.logFile}`;
     return `could not reach the agent server at ${this.url}: ${outcome.error}`;

@@ -1,7 +1,7 @@
 // agent.setup: run once per side before its first episode (DESIGN.md section 3).
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
-import { runInGroup } from './run-process.js';
+import { type GroupRunOptions, type GroupRunResult, runInGroup } from './run-process.js';
 
 export interface SetupResult {
   ok: boolean;
@@ -18,6 +18,8 @@ export interface SetupOptions {
   graceMs?: number;
   maxOutputBytes?: number;
   signal?: AbortSignal;
+  /** Runs the command some other way than as a local process group (agent.isolation: container). */
+  runner?: (opts: GroupRunOptions) => Promise<GroupRunResult>;
 }
 
 /** Runs agent.setup with /bin/sh -c in cwd (stdin is /dev/null, so nothing waits for a prompt). */
@@ -28,7 +30,7 @@ export async function runSetup(
   timeoutMs: number,
   opts: SetupOptions = {},
 ): Promise<SetupResult> {
-  const run = await runInGroup({
+  const run = await (opts.runner ?? runInGroup)({
     command,
     cwd,
     env,

@@ -52,6 +52,10 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   if (suiteFrom !== undefined && suiteFrom !== 'head' && suiteFrom !== 'base') {
     throw new Error(`--suite-from: expected head | base, got '${suiteFrom}'`);
   }
+  const isolation = values.isolation;
+  if (isolation !== undefined && isolation !== 'process' && isolation !== 'container') {
+    throw new Error(`--isolation: expected process | container, got '${isolation}'`);
+  }
   return {
     repo: values.repo,
     config: values.config,
@@ -61,6 +65,7 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
     out: values.out,
     engine: engineOption(values),
     suiteFrom: suiteFrom as 'head' | 'base' | undefined,
+    isolation,
     onProgress: createProgress(),
   };
 }

@@ -38,6 +38,8 @@ Options:
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
   --suite-from SIDE     head | base: which side's scenarios, twins and template both run (default head)
+  --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
+                        container needs agent.image or agent.dockerfile and a Docker daemon)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --no-color            plain terminal output
@@ -60,6 +62,7 @@ const OPTIONS = {
   'fail-on': { type: 'string' },
   engine: { type: 'string' },
   'suite-from': { type: 'string' },
+  isolation: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },

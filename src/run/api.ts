@@ -28,6 +28,8 @@ export interface CompareOptions {
   /** A postgres admin URL, overriding database.url (with --engine postgres, $STATEGATE_DATABASE_URL is the fallback). */
   databaseUrl?: string;
   suiteFrom?: 'head' | 'base';
+  /** Overrides agent.isolation of both sides (a workflow can require containers whatever a head says). */
+  isolation?: 'process' | 'container';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

@@ -25,7 +25,7 @@ import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { schedule } from './scheduler.js';
-import { prepareSide, type SideRuntime } from './side.js';
+import { prepareSide, type SideRuntime, withIsolation } from './side.js';
 import { verifyPinned } from './verify-pin.js';
 
 /** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
@@ -80,7 +80,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
     for (const side of sides) {
       const checkout = checkouts[side]!;
-      const agent = await loadSideConfig(join(checkout.dir, configName), suite, side);
+      const agent = withIsolation(
+        await loadSideConfig(join(checkout.dir, configName), suite, side),
+        opts.isolation,
+        join(checkout.dir, configName),
+      );
       progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,

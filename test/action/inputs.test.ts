@@ -43,6 +43,7 @@ describe('parseInputs', () => {
       token: 'ghs_abc',
       baseRef: null,
       engine: null,
+      isolation: null,
       junit: null,
       out: '.stategate',
     });
@@ -57,6 +58,7 @@ describe('parseInputs', () => {
         comment: 'false',
         'base-ref': 'main',
         engine: 'postgres',
+        isolation: 'container',
         junit: 'junit.xml',
         out: 'out',
       }),
@@ -67,6 +69,7 @@ describe('parseInputs', () => {
       comment: false,
       baseRef: 'main',
       engine: 'postgres',
+      isolation: 'container',
       junit: 'junit.xml',
       out: 'out',
     });
@@ -84,6 +87,7 @@ describe('parseInputs', () => {
     ]);
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
+    expect(problems({ isolation: 'vm' })).toEqual(['isolation: expected process or container, got "vm"']);
   });
 
   it('rejects inputs that contradict merge', () => {
