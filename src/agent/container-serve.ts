@@ -96,6 +96,7 @@ export class ContainerServe {
       env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
       command: ['node', `${RUNNER_MOUNT}/runner.js`, inside('spec.json')],
       workDir: WORKSPACE,
+      user: this.containers.user,
     });
   }
 

@@ -41,10 +41,19 @@ export function containerEnv(env: Record<string, string>): Record<string, string
   return out;
 }
 
-/** Who may write the checkout (agent.setup): its owner, never root (then AGENT_USER). */
-export function checkoutOwner(dir: string): string {
-  const { uid, gid } = statSync(dir);
-  return uid === 0 ? AGENT_USER : `${uid}:${gid}`;
+/**
+ * The user the side's containers run as: the checkout's owner, so the files read (and, for
+ * agent.setup, write) as on the host; never root, AGENT_USER instead, who then needs the checkout
+ * readable by others. Throws when it is not.
+ */
+export function containerUser(dir: string): string {
+  const { uid, gid, mode } = statSync(dir);
+  if (uid !== 0) return `${uid}:${gid}`;
+  if ((mode & 0o005) !== 0o005)
+    throw new Error(
+      `agent.isolation: container: the checkout ${dir} belongs to root and others may not read it (mode ${(mode & 0o777).toString(8)}); the agent runs as ${AGENT_USER} inside: chmod o+rx it, or run from a checkout a non-root user owns`,
+    );
+  return AGENT_USER;
 }
 
 /** A URL of this machine's loopback as seen from inside: same port, host 127.0.0.1. */
@@ -69,8 +78,11 @@ export class AgentContainers {
   readonly dir: string;
   private readonly forwards = new Map<number, Promise<Forwarder>>();
   private image: Promise<{ image: string; built: boolean }> | undefined;
+  /** uid:gid inside (containerUser). */
+  readonly user: string;
 
   constructor(private readonly opts: AgentContainersOptions) {
+    this.user = containerUser(opts.checkoutDir);
     this.dir = mkdtempSync(join(tmpdir(), 'stategate-agent-'));
     chmodSync(this.dir, 0o755);
     writeFileSync(join(this.dir, 'runner.js'), RUNNER_SOURCE, { mode: 0o644 });
@@ -179,7 +191,7 @@ export class AgentContainers {
         env,
         command: ['node', `${RUNNER_MOUNT}/runner.js`, inside('spec.json')],
         workDir: WORKSPACE,
-        ...(opts.writableCheckout ? { user: checkoutOwner(this.opts.checkoutDir) } : {}),
+        user: this.user,
       });
     } catch (err) {
       result.spawnError = (err as Error).message;

@@ -1,0 +1,50 @@
+// The Docker daemon the container tests use: STATEGATE_TEST_DOCKER_HOST (a private socket .ci/run
+// starts), never the default one, so `engine: auto` elsewhere keeps its choice. Import this before
+// anything that loads testcontainers: it points DOCKER_HOST there for this test file only.
+import { request } from 'node:http';
+
+export const TEST_DOCKER_HOST = process.env.STATEGATE_TEST_DOCKER_HOST;
+export const AGENT_IMAGE = process.env.STATEGATE_TEST_AGENT_IMAGE ?? 'stategate-agent:local';
+export const IN_CI = Boolean(process.env.CI);
+export const NO_DOCKER_MESSAGE =
+  'STATEGATE_TEST_DOCKER_HOST is not set: these tests need a Docker daemon on a private socket and ' +
+  `the agent image ${AGENT_IMAGE} (.ci/run starts dockerd and runs scripts/agent-image.sh)`;
+
+if (TEST_DOCKER_HOST) {
+  process.env.DOCKER_HOST = TEST_DOCKER_HOST;
+  // No reaper image can be pulled here; stategate removes its own containers.
+  process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+} else if (!IN_CI) {
+  process.stderr.write(`skipping the container tests: ${NO_DOCKER_MESSAGE}\n`);
+}
+
+/** One request to the test daemon's API; the parsed JSON body and the status. */
+export function dockerApi(method: string, path: string): Promise<{ status: number; body: any }> {
+  const socketPath = (TEST_DOCKER_HOST ?? '').replace(/^unix:\/\//, '');
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method, path }, (res) => {
+      let text = '';
+      res.on('data', (d) => {
+        text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Throws with what to do when the agent image is missing. */
+export async function requireAgentImage(): Promise<void> {
+  const { status } = await dockerApi('GET', `/images/${encodeURIComponent(AGENT_IMAGE)}/json`);
+  if (status !== 200)
+    throw new Error(
+      `the agent image ${AGENT_IMAGE} is missing on ${TEST_DOCKER_HOST}: run scripts/agent-image.sh`,
+    );
+}
+
+/** Agent containers that still exist (running or not). */
+export async function agentContainers(): Promise<unknown[]> {
+  const filters = encodeURIComponent(JSON.stringify({ label: ['dev.stategate.agent'] }));
+  return (await dockerApi('GET', `/containers/json?all=1&filters=${filters}`)).body as unknown[];
+}
