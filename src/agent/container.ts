@@ -80,9 +80,13 @@ export class AgentContainers {
   private image: Promise<{ image: string; built: boolean }> | undefined;
   /** uid:gid inside (containerUser). */
   readonly user: string;
+  /** The checkout's owner, root included: agent.setup runs as it, to write the checkout. */
+  private readonly owner: string;
 
   constructor(private readonly opts: AgentContainersOptions) {
     this.user = containerUser(opts.checkoutDir);
+    const { uid, gid } = statSync(opts.checkoutDir);
+    this.owner = `${uid}:${gid}`;
     this.dir = mkdtempSync(join(tmpdir(), 'stategate-agent-'));
     chmodSync(this.dir, 0o755);
     writeFileSync(join(this.dir, 'runner.js'), RUNNER_SOURCE, { mode: 0o644 });
@@ -191,7 +195,7 @@ export class AgentContainers {
         env,
         command: ['node', `${RUNNER_MOUNT}/runner.js`, inside('spec.json')],
         workDir: WORKSPACE,
-        user: this.user,
+        user: opts.writableCheckout ? this.owner : this.user,
       });
     } catch (err) {
       result.spawnError = (err as Error).message;

@@ -65,6 +65,7 @@ async function hunt(toolsUrl, databaseUrl) {
     writeCheckout: attempt(() => writeFile('/workspace/pwned', 'x')),
     writeRoot: attempt(() => writeFile('/pwned', 'x')),
     writeHome: attempt(() => writeFile(process.env.HOME + '/scratch', 'x')),
+    built: (() => { try { return readFile('/workspace/built.txt', 'utf8').trim(); } catch (e) { return e.code; } })(),
     hostPostgres: await probe({ host: '127.0.0.1', port: 5432 }),
     harnessPort: await probe({ host: '127.0.0.1', port: Number(process.env.SG_HARNESS_PORT) }),
     dockerSocket: await probe({ path: '/var/run/docker.sock' }),
@@ -124,9 +125,10 @@ function huntSuite(mode: 'command' | 'serve', expose: boolean): string {
   chmodSync(dir, 0o755);
   writeFileSync(join(dir, 'server.mjs'), SERVER);
   const config = readFileSync(join(dir, 'stategate.yml'), 'utf8');
+  // In command mode agent.setup leaves a file the agent reads back (setup runs in a container too).
   const agent =
     mode === 'command'
-      ? '  command: node agent.mjs\n'
+      ? '  command: node agent.mjs\n  setup: echo from-setup > built.txt\n'
       : '  url: http://127.0.0.1:8787/episode\n  serve: node server.mjs\n';
   writeFileSync(
     join(dir, 'stategate.yml'),
@@ -195,7 +197,10 @@ function expectContained(found: any, mode: 'command' | 'serve'): void {
   expect(found.passed).toBe('passed-through');
   // The image's PATH, not the harness's.
   expect(found.path).toBe('/usr/local/bin:/usr/bin:/bin');
-  if (mode === 'command') expect(found.env).toContain('STATEGATE_TOOLS_URL');
+  if (mode === 'command') {
+    expect(found.env).toContain('STATEGATE_TOOLS_URL');
+    expect(found.built).toBe('from-setup');
+  }
   // The tools URL is the one thing it reaches.
   expect(found.toolsHost).toBe('127.0.0.1');
   expect(found.toolsStatus).toBe(200);
