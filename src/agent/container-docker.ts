@@ -129,6 +129,11 @@ export async function startAgentContainer(spec: AgentContainerSpec): Promise<Age
   installExitHook();
   // Settings GenericContainer has no method for go straight into the create request.
   class Hardened extends tc.GenericContainer {
+    // Known from creation on, so an exit while it starts still removes it.
+    protected override async containerCreated(containerId: string): Promise<void> {
+      live.add(containerId);
+    }
+
     protected override async beforeContainerCreated(): Promise<void> {
       this.hostConfig.ReadonlyRootfs = true;
       this.hostConfig.PidsLimit = AGENT_PIDS_LIMIT;

@@ -43,8 +43,17 @@ export async function requireAgentImage(): Promise<void> {
     );
 }
 
-/** Agent containers that still exist (running or not). */
-export async function agentContainers(): Promise<unknown[]> {
+/** Ids of the agent containers that exist (running or not). */
+export async function agentContainerIds(): Promise<string[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: ['dev.stategate.agent'] }));
-  return (await dockerApi('GET', `/containers/json?all=1&filters=${filters}`)).body as unknown[];
+  const { body } = await dockerApi('GET', `/containers/json?all=1&filters=${filters}`);
+  return (body as { Id: string }[]).map((c) => c.Id);
+}
+
+/**
+ * Agent containers made since `baseline` was taken (agentContainerIds) that still exist: what a
+ * run left behind, whatever an earlier, interrupted test run left.
+ */
+export async function agentContainersSince(baseline: string[]): Promise<string[]> {
+  return (await agentContainerIds()).filter((id) => !baseline.includes(id));
 }

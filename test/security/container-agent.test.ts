@@ -13,7 +13,8 @@ import { runCompare } from '../../src/run/compare.js';
 import { git, writeDemoFiles } from '../helpers/demo-repo.js';
 import {
   AGENT_IMAGE,
-  agentContainers,
+  agentContainerIds,
+  agentContainersSince,
   IN_CI,
   NO_DOCKER_MESSAGE,
   requireAgentImage,
@@ -93,10 +94,12 @@ const run = Boolean(TEST_DOCKER_HOST);
 const dirs: string[] = [];
 let harness: ReturnType<typeof createServer>;
 let harnessPort = 0;
+let baseline: string[] = [];
 
 beforeAll(async () => {
   if (!run) return;
   await requireAgentImage();
+  baseline = await agentContainerIds();
   // A harness service on this machine's loopback (like the embedded PostgreSQL or the action's
   // own servers): nothing in the container may reach it.
   harness = createServer((c) => c.end('harness\n'));
@@ -230,7 +233,7 @@ describe.runIf(run)('an agent in a container hunting for the harness', () => {
       expect(found.database).toBeNull();
       expect(episode.passed).toBe(true);
       // The daemon it started went with its container; no agent container is left.
-      expect(await agentContainers()).toEqual([]);
+      expect(await agentContainersSince(baseline)).toEqual([]);
     });
   }
 
@@ -242,7 +245,7 @@ describe.runIf(run)('an agent in a container hunting for the harness', () => {
     expect(found.database.host).toBe('127.0.0.1');
     // 'N' or 'S': PostgreSQL answered the SSL request.
     expect(['N', 'S']).toContain(found.database.answer);
-    expect(await agentContainers()).toEqual([]);
+    expect(await agentContainersSince(baseline)).toEqual([]);
   });
 });
 
@@ -281,6 +284,6 @@ describe.runIf(run)('the demo under both isolation modes', () => {
     const inContainer = await classes('container');
     expect(inProcess.verdict).toBe('BLOCK');
     expect(inContainer).toEqual(inProcess);
-    expect(await agentContainers()).toEqual([]);
+    expect(await agentContainersSince(baseline)).toEqual([]);
   });
 });
