@@ -225,7 +225,12 @@ export class AgentContainers {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
     if (terminated && code !== null && code > 128) result.signal = code === 137 ? 'SIGKILL' : 'SIGTERM';
-    else result.exitCode = code;
+    else if (code !== null && code > 128) {
+      // The runner names the signal that killed the agent; a process would report it too.
+      const killed = /the agent was killed by (SIG[A-Z0-9]+)/.exec(await container.logTail());
+      if (killed) result.signal = killed[1] as NodeJS.Signals;
+      else result.exitCode = code;
+    } else result.exitCode = code;
     if (!connected && !terminated) {
       const log = await container.logTail();
       result.spawnError = `the agent container exited (code ${code}) before the agent started${log ? `: ${log}` : ''}`;
