@@ -35,6 +35,11 @@ export class ContainerServe {
   private container?: AgentContainer;
   private control?: Socket;
   private ready = false;
+  private onReady!: () => void;
+  /** Resolves once the server accepts connections inside. */
+  private readonly readied = new Promise<void>((resolve) => {
+    this.onReady = resolve;
+  });
   private readonly forwarded = new Map<number, Promise<void>>();
   private readonly waiting = new Map<string, (line: string) => void>();
   private readonly pending = new Map<string, Socket>();
@@ -113,8 +118,10 @@ export class ContainerServe {
       for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
         const [verb, arg] = buf.slice(0, i).split(' ');
         buf = buf.slice(i + 1);
-        if (verb === 'ready') this.ready = true;
-        else if (verb === 'fail') this.pending.get(arg)?.destroy();
+        if (verb === 'ready') {
+          this.ready = true;
+          this.onReady();
+        } else if (verb === 'fail') this.pending.get(arg)?.destroy();
         else this.waiting.get(arg)?.(verb);
       }
     });
@@ -164,7 +171,9 @@ export class ContainerServe {
     if (!done) {
       done = (async () => {
         const socket = await this.containers.forward(host, port);
-        if (!this.control) throw new Error('the agent server container is not running');
+        // A restarted server may still be starting: wait for it (or its end).
+        await Promise.race([this.readied, this.exited]);
+        if (!this.control || this.exit) throw new Error('the agent server container is not running');
         const answer = new Promise<string>((resolve) => this.waiting.set(String(port), resolve));
         this.control.write(`forward ${port} ${socket}\n`);
         const verb = await within(answer, OPEN_TIMEOUT_MS);

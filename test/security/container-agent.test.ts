@@ -249,6 +249,59 @@ describe.runIf(run)('an agent in a container hunting for the harness', () => {
   });
 });
 
+describe.runIf(run)('an agent server in a container that dies', () => {
+  it('is restarted once, in a new container, and the next episode runs', { timeout: 180_000 }, async () => {
+    const dir = kvSuite({
+      scenarios: ['a-crash', 'b-fine'],
+      concurrency: 1,
+      agent: '',
+      expect: '  - id: untouched\n    query: SELECT count(*) FROM kv\n    equals: 1\n',
+    });
+    dirs.push(dir);
+    chmodSync(dir, 0o755);
+    writeFileSync(
+      join(dir, 'server.mjs'),
+      `import { createServer } from 'node:http';
+createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => { body += d; });
+  req.on('end', () => {
+    if (JSON.parse(body).scenario === 'a-crash') process.exit(3);
+    res.end(JSON.stringify({ reply: 'fine', outcome: 'SUCCESS' }));
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`,
+    );
+    const config = readFileSync(join(dir, 'stategate.yml'), 'utf8');
+    writeFileSync(
+      join(dir, 'stategate.yml'),
+      config.replace(
+        '  command: node agent.mjs\n',
+        `  url: http://127.0.0.1:9000/\n  serve: node server.mjs\n  isolation: container\n  image: ${AGENT_IMAGE}\n`,
+      ),
+    );
+    const out = join(dir, 'out');
+    await runCompare({
+      base: null,
+      head: dir,
+      repo: dir,
+      out,
+      engine: 'postgres',
+      databaseUrl: TEST_DATABASE_URL,
+    });
+    const byScenario = Object.fromEntries(readEpisodes(out).map((g) => [g.record.scenario, g]));
+    expect(byScenario['a-crash'].record.agent.resultError).toMatch(/agent server exited \(code 3\)/);
+    expect(
+      byScenario['b-fine'].record.agent.result?.reply,
+      JSON.stringify(byScenario['b-fine'].record.agent),
+    ).toBe('fine');
+    expect(readFileSync(join(out, 'agent-server-head.log'), 'utf8')).toContain(
+      'restarting the agent server (once)',
+    );
+    expect(await agentContainersSince(baseline)).toEqual([]);
+  });
+});
+
 describe.runIf(run)('the demo under both isolation modes', () => {
   it('classifies every case the same', { timeout: 600_000 }, async () => {
     const repo = mkdtempSync(join(tmpdir(), 'sg-demo-container-'));
