@@ -15,6 +15,7 @@ import {
   AGENT_IMAGE,
   agentContainerIds,
   agentContainersSince,
+  dockerApi,
   IN_CI,
   NO_DOCKER_MESSAGE,
   requireAgentImage,
@@ -246,6 +247,44 @@ describe.runIf(run)('an agent in a container hunting for the harness', () => {
     // 'N' or 'S': PostgreSQL answered the SSL request.
     expect(['N', 'S']).toContain(found.database.answer);
     expect(await agentContainersSince(baseline)).toEqual([]);
+  });
+});
+
+describe.runIf(run)('agent.dockerfile', () => {
+  it('builds the image from the checkout, runs the agent in it and removes it afterwards', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = kvSuite({
+      scenarios: ['built'],
+      agent:
+        "import { readFileSync } from 'node:fs';\ndone({ marker: readFileSync('/marker.txt', 'utf8').trim() });",
+      expect: '  - id: untouched\n    query: SELECT count(*) FROM kv\n    equals: 1\n',
+    });
+    dirs.push(dir);
+    chmodSync(dir, 0o755);
+    writeFileSync(join(dir, 'marker.txt'), 'from-the-dockerfile\n');
+    writeFileSync(join(dir, 'Dockerfile.agent'), `FROM ${AGENT_IMAGE}\nCOPY marker.txt /marker.txt\n`);
+    const config = readFileSync(join(dir, 'stategate.yml'), 'utf8');
+    writeFileSync(
+      join(dir, 'stategate.yml'),
+      config.replace('  timeout:', '  isolation: container\n  dockerfile: Dockerfile.agent\n  timeout:'),
+    );
+    const out = join(dir, 'out');
+    await runCompare({
+      base: null,
+      head: dir,
+      repo: dir,
+      out,
+      engine: 'postgres',
+      databaseUrl: TEST_DATABASE_URL,
+    });
+    const [episode] = readEpisodes(out);
+    expect(replyOf(episode)).toEqual({ marker: 'from-the-dockerfile' });
+    expect(await agentContainersSince(baseline)).toEqual([]);
+    const images = (await dockerApi('GET', '/images/json')).body as { RepoTags: string[] | null }[];
+    expect(
+      images.flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith('localhost/stategate-agent')),
+    ).toEqual([]);
   });
 });
 
