@@ -78,13 +78,16 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     cleanups.push(() => gateway.close());
 
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
+    // A head cannot leave the container its base runs in (base comes first).
+    let isolation = opts.isolation;
     for (const side of sides) {
       const checkout = checkouts[side]!;
       const agent = withIsolation(
         await loadSideConfig(join(checkout.dir, configName), suite, side),
-        opts.isolation,
+        isolation,
         join(checkout.dir, configName),
       );
+      if (side === 'base' && agent.isolation === 'container') isolation ??= 'container';
       progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,
