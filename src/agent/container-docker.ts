@@ -38,7 +38,10 @@ export async function resolveAgentImage(opts: {
   dockerfile?: string;
   checkoutDir: string;
 }): Promise<{ image: string; built: boolean }> {
-  if (opts.image) return { image: opts.image, built: false };
+  if (opts.image) {
+    await ensureImage(opts.image);
+    return { image: opts.image, built: false };
+  }
   if (!opts.dockerfile) throw new Error('agent.isolation: container needs agent.image or agent.dockerfile');
   const tc = await loadTestcontainers();
   const image = `localhost/stategate-agent:${randomBytes(6).toString('hex')}`;
@@ -52,6 +55,21 @@ export async function resolveAgentImage(opts: {
     );
   }
   return { image, built: true };
+}
+
+/** Pulls agent.image unless it is here; a missing image refuses the side before any episode. */
+async function ensureImage(image: string): Promise<void> {
+  const tc = await loadTestcontainers();
+  const client = await tc.getContainerRuntimeClient();
+  const name = tc.ImageName.fromString(image);
+  if (await client.image.exists(name)) return;
+  try {
+    await client.image.pull(name);
+  } catch (err) {
+    throw new Error(
+      `agent.image ${image} is not on the Docker host and could not be pulled (${(err as Error).message}); build it there (e.g. scripts/agent-image.sh) or name another image`,
+    );
+  }
 }
 
 /** Removes an image built for this run (best effort). */

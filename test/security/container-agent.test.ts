@@ -250,6 +250,37 @@ describe.runIf(run)('an agent in a container hunting for the harness', () => {
   });
 });
 
+describe.runIf(run)('a missing agent.image', () => {
+  it('refuses the run before any episode', { timeout: 120_000 }, async () => {
+    const dir = kvSuite({
+      scenarios: ['any'],
+      agent: 'done({})',
+      expect: '  - id: any\n    query: SELECT 1\n    equals: 1\n',
+    });
+    dirs.push(dir);
+    chmodSync(dir, 0o755);
+    const config = readFileSync(join(dir, 'stategate.yml'), 'utf8');
+    // A registry on this machine's loopback that is not there: the pull fails at once.
+    writeFileSync(
+      join(dir, 'stategate.yml'),
+      config.replace(
+        '  timeout:',
+        '  isolation: container\n  image: localhost:1/stategate-missing:1\n  timeout:',
+      ),
+    );
+    await expect(
+      runCompare({
+        base: null,
+        head: dir,
+        repo: dir,
+        out: join(dir, 'out'),
+        engine: 'postgres',
+        databaseUrl: TEST_DATABASE_URL,
+      }),
+    ).rejects.toThrow(/agent.image localhost:1\/stategate-missing:1 is not on the Docker host/);
+  });
+});
+
 describe.runIf(run)('agent.dockerfile', () => {
   it('builds the image from the checkout, runs the agent in it and removes it afterwards', {
     timeout: 300_000,
