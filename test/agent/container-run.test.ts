@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentContainers } from '../../src/agent/container.js';
 import { type GroupRunOptions, runInGroup } from '../../src/agent/run-process.js';
-import { AGENT_IMAGE, IN_CI, requireAgentImage, TEST_DOCKER_HOST } from '../helpers/docker.js';
+import {
+  AGENT_IMAGE,
+  RUN_CONTAINER_TESTS,
+  requireAgentImage,
+  requireDocker,
+  TEST_DOCKER_HOST,
+} from '../helpers/docker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sg-container-run-'));
 chmodSync(dir, 0o755);
@@ -41,10 +47,10 @@ const CASES: { name: string; opts: Partial<GroupRunOptions> & { command: string 
   },
 ];
 
-describe.runIf(Boolean(TEST_DOCKER_HOST) || IN_CI)('a command in a container reads as a process', () => {
+describe.runIf(RUN_CONTAINER_TESTS)('a command in a container reads as a process', () => {
   for (const c of CASES) {
     it(c.name, { timeout: 120_000 }, async () => {
-      if (!TEST_DOCKER_HOST) throw new Error('STATEGATE_TEST_DOCKER_HOST is not set (see .ci/run)');
+      requireDocker();
       const opts: GroupRunOptions = {
         cwd: dir,
         env: { PATH: '/usr/local/bin:/usr/bin:/bin' },

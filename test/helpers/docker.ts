@@ -18,6 +18,14 @@ if (TEST_DOCKER_HOST) {
   process.stderr.write(`skipping the container tests: ${NO_DOCKER_MESSAGE}\n`);
 }
 
+/** Whether a container test file runs: with a daemon, and in CI always (then failing without one). */
+export const RUN_CONTAINER_TESTS = Boolean(TEST_DOCKER_HOST) || IN_CI;
+
+/** Throws the reason the container tests cannot run here (CI without a daemon). */
+export function requireDocker(): void {
+  if (!TEST_DOCKER_HOST) throw new Error(NO_DOCKER_MESSAGE);
+}
+
 /** One request to the test daemon's API; the parsed JSON body and the status. */
 export function dockerApi(method: string, path: string): Promise<{ status: number; body: any }> {
   const socketPath = (TEST_DOCKER_HOST ?? '').replace(/^unix:\/\//, '');

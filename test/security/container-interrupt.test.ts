@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/demo-repo.js';
-import { AGENT_IMAGE, agentContainerIds, agentContainersSince, TEST_DOCKER_HOST } from '../helpers/docker.js';
+import {
+  AGENT_IMAGE,
+  agentContainerIds,
+  agentContainersSince,
+  RUN_CONTAINER_TESTS,
+  requireDocker,
+} from '../helpers/docker.js';
 import { kvSuite, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
 
 const dirs: string[] = [];
@@ -15,14 +21,14 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-// Without a daemon, container-agent.test.ts fails in CI and says why; this file has nothing to add.
-describe.runIf(Boolean(TEST_DOCKER_HOST))('stategate interrupted with agents in containers', () => {
+describe.runIf(RUN_CONTAINER_TESTS)('stategate interrupted with agents in containers', () => {
   // One SIGTERM: the run stops its episodes and cleans up. Two: stategate exits at once, and its
   // exit hook removes what is left.
   it.each([1, 2])(
     'removes every agent container before it exits (%i SIGTERM)',
     { timeout: 300_000 },
     async (signals) => {
+      requireDocker();
       const dir = kvSuite({
         scenarios: ['hang-a', 'hang-b'],
         // A daemon and a hang: only the container's end stops them.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/compare.js';
 import { git } from '../helpers/demo-repo.js';
-import { AGENT_IMAGE, TEST_DOCKER_HOST } from '../helpers/docker.js';
+import { AGENT_IMAGE, RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
 
 const dirs: string[] = [];
@@ -14,9 +14,9 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-// Without a daemon, container-agent.test.ts fails in CI and says why; this file has nothing to add.
-describe.runIf(Boolean(TEST_DOCKER_HOST))('a head that asks for process isolation', () => {
+describe.runIf(RUN_CONTAINER_TESTS)('a head that asks for process isolation', () => {
   it('runs in a container when its base does', { timeout: 300_000 }, async () => {
+    requireDocker();
     const repo = kvSuite({
       scenarios: ['where'],
       agent:
