@@ -171,7 +171,8 @@ export async function startAgentContainer(spec: AgentContainerSpec): Promise<Age
     .withWorkingDir(spec.workDir)
     .withEntrypoint([])
     .withCommand(spec.command)
-    .withLabels({ [LABEL]: 'true' });
+    // Which stategate process started it, for whoever finds it running.
+    .withLabels({ [LABEL]: 'true', [`${LABEL}.pid`]: String(process.pid) });
   let started: StartedTestContainer;
   try {
     started = await container.start();

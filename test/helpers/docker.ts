@@ -51,17 +51,17 @@ export async function requireAgentImage(): Promise<void> {
     );
 }
 
-/** Ids of the agent containers that exist (running or not). */
-export async function agentContainerIds(): Promise<string[]> {
-  const filters = encodeURIComponent(JSON.stringify({ label: ['dev.stategate.agent'] }));
+/** Ids of the agent containers that exist (running or not), of the stategate process `pid`. */
+export async function agentContainerIds(pid = process.pid): Promise<string[]> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`dev.stategate.agent.pid=${pid}`] }));
   const { body } = await dockerApi('GET', `/containers/json?all=1&filters=${filters}`);
   return (body as { Id: string }[]).map((c) => c.Id);
 }
 
 /**
- * Agent containers made since `baseline` was taken (agentContainerIds) that still exist: what a
- * run left behind, whatever an earlier, interrupted test run left.
+ * Agent containers of the stategate process `pid` (this one by default) made since `baseline`
+ * was taken that still exist: what a run left behind.
  */
-export async function agentContainersSince(baseline: string[]): Promise<string[]> {
-  return (await agentContainerIds()).filter((id) => !baseline.includes(id));
+export async function agentContainersSince(baseline: string[], pid = process.pid): Promise<string[]> {
+  return (await agentContainerIds(pid)).filter((id) => !baseline.includes(id));
 }

@@ -7,13 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/demo-repo.js';
-import {
-  AGENT_IMAGE,
-  agentContainerIds,
-  agentContainersSince,
-  RUN_CONTAINER_TESTS,
-  requireDocker,
-} from '../helpers/docker.js';
+import { AGENT_IMAGE, agentContainerIds, RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
 import { kvSuite, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
 
 const dirs: string[] = [];
@@ -47,7 +41,6 @@ setTimeout(() => {}, 600000);`,
         config.replace('  timeout:', `  image: ${AGENT_IMAGE}\n  timeout:`),
       );
 
-      const baseline = await agentContainerIds();
       const child = spawn(
         process.execPath,
         [
@@ -83,7 +76,7 @@ setTimeout(() => {}, 600000);`,
 
       // Wait until both episodes' containers run.
       const deadline = Date.now() + 120_000;
-      while ((await agentContainersSince(baseline)).length < 2) {
+      while ((await agentContainerIds(child.pid)).length < 2) {
         if (Date.now() > deadline) throw new Error(`no agent containers appeared:\n${output}`);
         await delay(250);
       }
@@ -94,7 +87,7 @@ setTimeout(() => {}, 600000);`,
       }
       const code = await exited;
       expect(code, output).toBe(143);
-      expect(await agentContainersSince(baseline)).toEqual([]);
+      expect(await agentContainerIds(child.pid)).toEqual([]);
     },
   );
 });
