@@ -1,6 +1,6 @@
 // The Docker daemon the container tests use: STATEGATE_TEST_DOCKER_HOST (a private socket .ci/run
-// starts), never the default one, so `engine: auto` elsewhere keeps its choice. Import this before
-// anything that loads testcontainers: it points DOCKER_HOST there for this test file only.
+// starts), never the default one, so `engine: auto` elsewhere keeps its choice. Importing it points
+// DOCKER_HOST there for this test file only; stategate loads testcontainers lazily, after that.
 import { request } from 'node:http';
 
 export const TEST_DOCKER_HOST = process.env.STATEGATE_TEST_DOCKER_HOST;
