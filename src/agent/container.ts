@@ -92,10 +92,6 @@ export class AgentContainers {
     writeFileSync(join(this.dir, 'runner.js'), RUNNER_SOURCE, { mode: 0o644 });
   }
 
-  get checkoutDir(): string {
-    return this.opts.checkoutDir;
-  }
-
   /** Resolves (or builds, once) the side's image. */
   imageName(): Promise<string> {
     this.image ??= resolveAgentImage(this.opts);
