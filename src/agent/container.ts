@@ -28,6 +28,18 @@ export const EPISODE_MOUNT = '/stategate/episode';
 const URL_VARS = ['STATEGATE_TOOLS_URL', 'STATEGATE_MCP_URL', 'DATABASE_URL'];
 const PIPE_DRAIN_MS = 500;
 
+// Socket directories not yet removed; removed synchronously if stategate exits first.
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+function removeOnExit(dir: string): void {
+  liveDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
+  });
+}
+
 export interface AgentContainersOptions {
   image?: string;
   dockerfile?: string;
@@ -88,6 +100,7 @@ export class AgentContainers {
     const { uid, gid } = statSync(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
     this.dir = mkdtempSync(join(tmpdir(), 'stategate-agent-'));
+    removeOnExit(this.dir);
     chmodSync(this.dir, 0o755);
     writeFileSync(join(this.dir, 'runner.js'), RUNNER_SOURCE, { mode: 0o644 });
   }
@@ -261,5 +274,6 @@ export class AgentContainers {
     const image = await this.image?.catch(() => undefined);
     if (image?.built) await removeImage(image.image);
     rmSync(this.dir, { recursive: true, force: true });
+    liveDirs.delete(this.dir);
   }
 }

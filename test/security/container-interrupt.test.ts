@@ -2,7 +2,8 @@
 // command line, whatever the config says): no agent container is left behind, with no reaper.
 
 import { spawn } from 'node:child_process';
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,8 @@ setTimeout(() => {}, 600000);`,
         config.replace('  timeout:', `  image: ${AGENT_IMAGE}\n  timeout:`),
       );
 
+      const tmp = mkdtempSync(join(tmpdir(), 'sg-interrupt-tmp-'));
+      dirs.push(tmp);
       const child = spawn(
         process.execPath,
         [
@@ -61,7 +64,7 @@ setTimeout(() => {}, 600000);`,
         ],
         {
           cwd: ROOT,
-          env: { ...process.env, STATEGATE_DATABASE_URL: TEST_DATABASE_URL },
+          env: { ...process.env, STATEGATE_DATABASE_URL: TEST_DATABASE_URL, TMPDIR: tmp },
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
@@ -88,6 +91,8 @@ setTimeout(() => {}, 600000);`,
       const code = await exited;
       expect(code, output).toBe(143);
       expect(await agentContainerIds(child.pid)).toEqual([]);
+      // Nor the directories of its sockets.
+      expect(readdirSync(tmp).filter((name) => name.startsWith('stategate-agent-'))).toEqual([]);
     },
   );
 });
