@@ -2,7 +2,7 @@
 // docs/performance.md regenerated with the numbers and the machine they were measured on.
 // Run: node --expose-gc --import tsx bench/run.ts [--episodes 30] [--scenarios 1000] [--small-scenarios 50]
 //        [--repeats 5] [--gateway-calls 2000] [--naive-reps 5] [--fresh-reps 3] [--no-write]
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -226,6 +226,10 @@ out(`The whole benchmark took ${((performance.now() - t0) / 60_000).toFixed(1)} 
 
 if (!process.argv.includes('--no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  // The section bench/container-isolation.ts writes is kept.
+  const kept = /<!-- container-isolation:begin -->[\s\S]*<!-- container-isolation:end -->/.exec(
+    existsSync(file) ? readFileSync(file, 'utf8') : '',
+  );
+  writeFileSync(file, `${lines.join('\n')}\n${kept ? `\n${kept[0]}\n` : ''}`);
   console.log(`\nwrote ${join('docs', 'performance.md')}`);
 }

@@ -20,6 +20,8 @@ export interface ActionInputs {
   engine: 'auto' | EngineName | null;
   /** Whose stategate.yml gives the gate policy: the base's (default) or the head's. */
   policyFrom: 'base' | 'head';
+  /** Overrides agent.isolation of both sides; null keeps the config's. */
+  isolation: 'process' | 'container' | null;
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
@@ -104,6 +106,11 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   if (policyText !== 'base' && policyText !== 'head') {
     problems.push(`policy-from: expected base or head, got "${policyText}"`);
   }
+  const isolationText = text('isolation');
+  let isolation: ActionInputs['isolation'] = null;
+  if (isolationText === 'process' || isolationText === 'container') isolation = isolationText;
+  else if (isolationText !== '')
+    problems.push(`isolation: expected process or container, got "${isolationText}"`);
 
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;
@@ -130,6 +137,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
       problems.push('shard and merge contradict each other: a job either runs a slice or joins them');
     if (repeatsText !== '') problems.push('repeats has no effect with merge: set it on the shard jobs');
     if (engineText !== '') problems.push('engine has no effect with merge: set it on the shard jobs');
+    if (isolationText !== '') problems.push('isolation has no effect with merge: set it on the shard jobs');
     if (baseRef !== null) problems.push('base-ref has no effect with merge: set it on the shard jobs');
     if (policyFrom === 'head')
       problems.push('policy-from has no effect with merge: set it on the shard jobs');
@@ -148,6 +156,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     baseRef,
     engine,
     policyFrom,
+    isolation,
     junit,
     out,
     headPath,

@@ -107,6 +107,7 @@ async function compare(
     out: outDir,
     engine: inputs.engine ?? undefined,
     policyFrom: inputs.policyFrom,
+    isolation: inputs.isolation ?? undefined,
     onProgress: (e) => groups.progress(e),
   });
 }

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { readResultLine } from './result.js';
-import { runInGroup } from './run-process.js';
+import { type GroupRunOptions, type GroupRunResult, runInGroup } from './run-process.js';
 import type { AgentInput } from './types.js';
 
 export interface CommandAgentOptions {
@@ -24,11 +24,13 @@ export interface CommandAgentOptions {
   signal?: AbortSignal;
   /** Runs the agent in namespaces of its own (see namespace.ts). */
   wrapper?: CommandWrapper;
+  /** Runs the command some other way than as a local process group (agent.isolation: container). */
+  runner?: (opts: GroupRunOptions) => Promise<GroupRunResult>;
 }
 
 /** Runs one episode of a command agent; a crash, hang or garbage is an AgentRun, never a throw. */
 export async function runCommandAgent(opts: CommandAgentOptions): Promise<AgentRun> {
-  const run = await runInGroup({
+  const run = await (opts.runner ?? runInGroup)({
     command: opts.command,
     cwd: opts.cwd,
     env: opts.env,

@@ -34,7 +34,12 @@ export interface AgentServerOptions {
   maxResponseBytes?: number;
   /** Runs agent.serve in namespaces of its own, which live as long as the server (see namespace.ts). */
   wrapper?: CommandWrapper;
+  /** Starts serve some other way than as a local process group (agent.isolation: container). */
+  startServe?: () => ServeHandle;
 }
+
+/** What the server needs of a started agent.serve: ServeProcess, or its container twin. */
+export type ServeHandle = Pick<ServeProcess, 'exit' | 'exited' | 'waitHealthy' | 'stop'>;
 
 export interface EpisodeRequest {
   input: AgentInput;
@@ -90,7 +95,7 @@ function failedRun(resultError: string, durationMs = 0): AgentRun {
 
 class RunningAgentServer implements AgentServer {
   restarts = 0;
-  private proc: ServeProcess | null = null;
+  private proc: ServeHandle | null = null;
   private restarting: Promise<void> | null = null;
   /** Why no further episode can run, once that is so. */
   private down: string | null = null;
@@ -115,14 +120,17 @@ class RunningAgentServer implements AgentServer {
   async launch(): Promise<void> {
     const { serve, cwd, env, logFile } = this.opts;
     // Whatever answers before serve started is not this side's server: its episodes would reach it.
-    if ((await tryConnect(this.target, CONNECT_TIMEOUT_MS)) === null) {
+    // (A container's front is Stategate's own listener, opened for that server alone.)
+    if (!this.opts.startServe && (await tryConnect(this.target, CONNECT_TIMEOUT_MS)) === null) {
       throw new AgentStartError(
         `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`,
       );
     }
-    let proc: ServeProcess;
+    let proc: ServeHandle;
     try {
-      proc = ServeProcess.start(serve!, cwd, env, logFile, this.graceMs, this.opts.wrapper);
+      proc =
+        this.opts.startServe?.() ??
+        ServeProcess.start(serve!, cwd, env, logFile, this.graceMs, this.opts.wrapper);
     } catch (err) {
       throw new AgentStartError(`agent.serve cannot start: ${(err as Error).message}`);
     }
@@ -131,7 +139,7 @@ class RunningAgentServer implements AgentServer {
     void proc.exited.then(() => this.onExit(proc));
   }
 
-  private onExit(proc: ServeProcess): void {
+  private onExit(proc: ServeHandle): void {
     if (this.stopping || proc !== this.proc) return;
     const what = `agent server exited (${describeExit(proc.exit!)})`;
     for (const controller of this.inFlight) controller.abort(new ServerExited(what));
@@ -199,7 +207,7 @@ class RunningAgentServer implements AgentServer {
     return run;
   }
 
-  private async describeConnectionError(outcome: PostOutcome, proc: ServeProcess | null): Promise<string> {
+  private async describeConnectionError(outcome: PostOutcome, proc: ServeHandle | null): Promise<string> {
     const exit = proc ? await within(proc.exited, EXIT_NOTICE_MS) : undefined;
     if (exit) return `agent server exited (${describeExit(exit)}) during the episode; see ${this.logFile}`;
     return `could not reach the agent server at ${this.url}: ${outcome.error}`;

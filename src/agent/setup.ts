@@ -2,7 +2,7 @@
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
-import { runInGroup } from './run-process.js';
+import { type GroupRunOptions, type GroupRunResult, runInGroup } from './run-process.js';
 
 export interface SetupResult {
   ok: boolean;
@@ -21,6 +21,8 @@ export interface SetupOptions {
   signal?: AbortSignal;
   /** Runs setup in namespaces of its own (see namespace.ts). */
   wrapper?: CommandWrapper;
+  /** Runs the command some other way than as a local process group (agent.isolation: container). */
+  runner?: (opts: GroupRunOptions) => Promise<GroupRunResult>;
 }
 
 /** Runs agent.setup with /bin/sh -c in cwd (stdin is /dev/null, so nothing waits for a prompt). */
@@ -31,7 +33,7 @@ export async function runSetup(
   timeoutMs: number,
   opts: SetupOptions = {},
 ): Promise<SetupResult> {
-  const run = await runInGroup({
+  const run = await (opts.runner ?? runInGroup)({
     command,
     cwd,
     env,

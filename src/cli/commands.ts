@@ -59,6 +59,10 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   if (policyFrom !== undefined && policyFrom !== 'head' && policyFrom !== 'base') {
     throw new Error(`--policy-from: expected base | head, got '${policyFrom}'`);
   }
+  const isolation = values.isolation;
+  if (isolation !== undefined && isolation !== 'process' && isolation !== 'container') {
+    throw new Error(`--isolation: expected process | container, got '${isolation}'`);
+  }
   return {
     repo: values.repo,
     config: values.config,
@@ -69,6 +73,7 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
     engine: engineOption(values),
     suiteFrom: suiteFrom as 'head' | 'base' | undefined,
     policyFrom: policyFrom as 'head' | 'base' | undefined,
+    isolation,
     onProgress: createProgress(),
   };
 }

@@ -48,6 +48,8 @@ Options:
                         judge calibration (default base; the head's when the base has no stategate.yml).
                         Every difference from the base's suite is reported; one that weakens it is
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
+  --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
+                        container needs agent.image or agent.dockerfile and a Docker daemon)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
@@ -73,6 +75,7 @@ const OPTIONS = {
   engine: { type: 'string' },
   'suite-from': { type: 'string' },
   'policy-from': { type: 'string' },
+  isolation: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },

@@ -46,9 +46,46 @@ export const AgentConfig = z
     timeout: Duration.default('60s').describe('Per episode.'),
     env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
     pass_env: StringList.default([]).describe('Variables passed through from the harness environment.'),
+    isolation: z
+      .enum(['process', 'container'])
+      .default('process')
+      .describe(
+        'process: a process group on this machine; container: a container with no network but the gateway.',
+      ),
+    image: z.string().min(1).optional().describe('isolation: container: the image the agent runs in.'),
+    dockerfile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'isolation: container: a Dockerfile in the checkout to build the image from (instead of image).',
+      ),
   })
   .refine((a) => Boolean(a.command) !== Boolean(a.url), {
     message: 'exactly one of agent.command or agent.url is required',
+  })
+  .superRefine((a, ctx) => {
+    if (a.image && a.dockerfile)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dockerfile'],
+        message: 'give agent.image or agent.dockerfile, not both',
+      });
+    if (a.isolation !== 'container') return;
+    if (!a.image && !a.dockerfile)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['isolation'],
+        message:
+          'agent.isolation: container needs agent.image or agent.dockerfile (the image the agent runs in)',
+      });
+    if (a.url && !a.serve)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message:
+          'agent.isolation: container with agent.url needs agent.serve (the server runs in the container)',
+      });
   });
 
 export const DatabaseConfig = z.strictObject({

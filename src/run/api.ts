@@ -30,6 +30,8 @@ export interface CompareOptions {
   suiteFrom?: 'head' | 'base';
   /** Whose stategate.yml gives the gate, the repeats floor and the judge calibration (default base). */
   policyFrom?: 'base' | 'head';
+  /** Overrides agent.isolation of both sides (a workflow can require containers whatever a head says). */
+  isolation?: 'process' | 'container';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

@@ -30,7 +30,7 @@ import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { policyWords, resolvePolicy } from './policy.js';
 import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
 import { schedule } from './scheduler.js';
-import { prepareSide, type SideRuntime } from './side.js';
+import { prepareSide, type SideRuntime, withIsolation } from './side.js';
 import { verifyPinned } from './verify-pin.js';
 
 /** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
@@ -95,8 +95,13 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
     const agents: Partial<Record<Side, AgentConfig>> = {};
+    // A head cannot leave the container its base runs in (base comes first).
+    let isolationMode = opts.isolation;
     for (const side of sides) {
-      agents[side] = await loadSideConfig(join(checkouts[side]!.dir, configName), suite, side);
+      const configFile = join(checkouts[side]!.dir, configName);
+      const agent = withIsolation(await loadSideConfig(configFile, suite, side), isolationMode, configFile);
+      if (side === 'base' && agent.isolation === 'container') isolationMode ??= 'container';
+      agents[side] = agent;
     }
     // Two sides on one literal port would share one server: the head could run as the base.
     const sharedPort = sharedPortProblem(agents);

@@ -20,6 +20,7 @@ import { privatePaths } from '../agent/private-paths.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../record.js';
 import type { Checkout } from './checkout.js';
+import { prepareContainerSide } from './side-container.js';
 
 export interface AgentRequest {
   input: { message: string; context: Record<string, unknown> };
@@ -67,12 +68,31 @@ function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
   );
 }
 
+/** The side's agent config with --isolation (or the action's `isolation` input) applied. */
+export function withIsolation(
+  agent: AgentConfig,
+  isolation: AgentConfig['isolation'] | undefined,
+  configFile: string,
+): AgentConfig {
+  if (!isolation || isolation === agent.isolation) return agent;
+  if (isolation === 'container' && !agent.image && !agent.dockerfile)
+    throw new Error(
+      `${configFile}: isolation container was asked for, but agent.image or agent.dockerfile is not set: name the image the agent runs in`,
+    );
+  if (isolation === 'container' && agent.url && !agent.serve)
+    throw new Error(
+      `${configFile}: isolation container with agent.url needs agent.serve (the server runs in the container)`,
+    );
+  return { ...agent, isolation };
+}
+
 /** Runs agent.setup (once), starts agent.serve (once) and returns how to run one episode. */
 export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
   const wrapper = sideWrapper(opts);
   const baseEnv = (vars?: EpisodeVars) =>
     buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
+  if (agent.isolation === 'container') return prepareContainerSide(opts, baseEnv);
 
   if (agent.setup) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);

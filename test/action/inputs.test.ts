@@ -46,6 +46,7 @@ describe('parseInputs', () => {
       baseRef: null,
       engine: null,
       policyFrom: 'base',
+      isolation: null,
       junit: null,
       out: '.stategate',
       headPath: '.',
@@ -62,6 +63,7 @@ describe('parseInputs', () => {
         comment: 'false',
         'base-ref': 'main',
         engine: 'postgres',
+        isolation: 'container',
         junit: 'junit.xml',
         out: 'out',
       }),
@@ -72,6 +74,7 @@ describe('parseInputs', () => {
       comment: false,
       baseRef: 'main',
       engine: 'postgres',
+      isolation: 'container',
       junit: 'junit.xml',
       out: 'out',
     });
@@ -100,6 +103,7 @@ describe('parseInputs', () => {
     });
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
+    expect(problems({ isolation: 'vm' })).toEqual(['isolation: expected process or container, got "vm"']);
   });
 
   it('rejects inputs that contradict merge', () => {

@@ -1,0 +1,93 @@
+// A side whose agent runs with `agent.isolation: container`: agent.setup, each agent.command
+// episode, or the agent.serve server run in containers of the side's image (see agent/container.ts).
+import { join } from 'node:path';
+import { AgentContainers } from '../agent/container.js';
+import { ContainerAgentServer } from '../agent/container-serve.js';
+import {
+  DEFAULT_GRACE_MS,
+  type EpisodeVars,
+  runCommandAgent,
+  runSetup,
+  startAgentServer,
+} from '../agent/index.js';
+import type { SideOptions, SideRuntime } from './side.js';
+
+/** prepareSide for agent.isolation: container; `env` builds the agent environment (with or without an episode). */
+export async function prepareContainerSide(
+  opts: SideOptions,
+  env: (vars?: EpisodeVars) => Record<string, string>,
+): Promise<SideRuntime> {
+  const { side, checkout, agent } = opts;
+  const containers = new AgentContainers({
+    image: agent.image,
+    dockerfile: agent.dockerfile,
+    checkoutDir: checkout.dir,
+  });
+  try {
+    opts.onLog?.(`${side}: agent image ${await containers.imageName()} (isolation: container)`);
+    if (agent.setup) {
+      opts.onLog?.(`${side}: running setup in a container: ${agent.setup}`);
+      const res = await runSetup(agent.setup, checkout.dir, env(), 15 * 60_000, {
+        runner: (o) => containers.run({ ...o, writableCheckout: true }),
+      });
+      if (!res.ok) {
+        throw new Error(
+          `${side}: agent.setup '${agent.setup}' failed in its container (${res.error}):\n${res.output.slice(-2000)}`,
+        );
+      }
+    }
+    if (agent.url) {
+      const logFile = join(opts.outDir, `agent-server-${side}.log`);
+      const front = await ContainerAgentServer.open(containers, {
+        serve: agent.serve!,
+        url: agent.url,
+        env: env(),
+        logFile,
+        graceMs: DEFAULT_GRACE_MS,
+      });
+      const server = await startAgentServer({
+        serve: agent.serve,
+        url: front.url,
+        cwd: checkout.dir,
+        env: env(),
+        logFile,
+        startServe: () => front.start(),
+      }).catch(async (err) => {
+        await front.close();
+        throw err;
+      });
+      return {
+        side,
+        checkout,
+        agent,
+        logFile,
+        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        stop: async () => {
+          await server.stop();
+          await front.close();
+          await containers.close();
+        },
+      };
+    }
+    const command = agent.command!;
+    return {
+      side,
+      checkout,
+      agent,
+      runAgent: (req) =>
+        runCommandAgent({
+          command,
+          cwd: checkout.dir,
+          env: env(req.vars),
+          input: req.input,
+          timeoutMs: req.timeoutMs,
+          signal: req.signal,
+          runner: (o) => containers.run(o),
+        }),
+      stop: () => containers.close(),
+    };
+  } catch (err) {
+    await containers.close();
+    throw err;
+  }
+}
