@@ -7746,11 +7746,11 @@ var require_codegen = __commonJS({
         const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
         return `${varKind} ${this.name}${rhs};` + _n;
       }
-      optimizeNames(names, constants) {
+      optimizeNames(names, constants2) {
         if (!names[this.name.str])
           return;
         if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants);
+          this.rhs = optimizeExpr(this.rhs, names, constants2);
         return this;
       }
       get names() {
@@ -7767,10 +7767,10 @@ var require_codegen = __commonJS({
       render({ _n }) {
         return `${this.lhs} = ${this.rhs};` + _n;
       }
-      optimizeNames(names, constants) {
+      optimizeNames(names, constants2) {
         if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
           return;
-        this.rhs = optimizeExpr(this.rhs, names, constants);
+        this.rhs = optimizeExpr(this.rhs, names, constants2);
         return this;
       }
       get names() {
@@ -7831,8 +7831,8 @@ var require_codegen = __commonJS({
       optimizeNodes() {
         return `${this.code}` ? this : void 0;
       }
-      optimizeNames(names, constants) {
-        this.code = optimizeExpr(this.code, names, constants);
+      optimizeNames(names, constants2) {
+        this.code = optimizeExpr(this.code, names, constants2);
         return this;
       }
       get names() {
@@ -7861,12 +7861,12 @@ var require_codegen = __commonJS({
         }
         return nodes.length > 0 ? this : void 0;
       }
-      optimizeNames(names, constants) {
+      optimizeNames(names, constants2) {
         const { nodes } = this;
         let i = nodes.length;
         while (i--) {
           const n = nodes[i];
-          if (n.optimizeNames(names, constants))
+          if (n.optimizeNames(names, constants2))
             continue;
           subtractNames(names, n.names);
           nodes.splice(i, 1);
@@ -7919,12 +7919,12 @@ var require_codegen = __commonJS({
           return void 0;
         return this;
       }
-      optimizeNames(names, constants) {
+      optimizeNames(names, constants2) {
         var _a3;
-        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants);
-        if (!(super.optimizeNames(names, constants) || this.else))
+        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants2);
+        if (!(super.optimizeNames(names, constants2) || this.else))
           return;
-        this.condition = optimizeExpr(this.condition, names, constants);
+        this.condition = optimizeExpr(this.condition, names, constants2);
         return this;
       }
       get names() {
@@ -7947,10 +7947,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.iteration})` + super.render(opts);
       }
-      optimizeNames(names, constants) {
-        if (!super.optimizeNames(names, constants))
+      optimizeNames(names, constants2) {
+        if (!super.optimizeNames(names, constants2))
           return;
-        this.iteration = optimizeExpr(this.iteration, names, constants);
+        this.iteration = optimizeExpr(this.iteration, names, constants2);
         return this;
       }
       get names() {
@@ -7986,10 +7986,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
       }
-      optimizeNames(names, constants) {
-        if (!super.optimizeNames(names, constants))
+      optimizeNames(names, constants2) {
+        if (!super.optimizeNames(names, constants2))
           return;
-        this.iterable = optimizeExpr(this.iterable, names, constants);
+        this.iterable = optimizeExpr(this.iterable, names, constants2);
         return this;
       }
       get names() {
@@ -8031,11 +8031,11 @@ var require_codegen = __commonJS({
         (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
         return this;
       }
-      optimizeNames(names, constants) {
+      optimizeNames(names, constants2) {
         var _a3, _b;
-        super.optimizeNames(names, constants);
-        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants);
+        super.optimizeNames(names, constants2);
+        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants2);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants2);
         return this;
       }
       get names() {
@@ -8336,7 +8336,7 @@ var require_codegen = __commonJS({
     function addExprNames(names, from) {
       return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
     }
-    function optimizeExpr(expr, names, constants) {
+    function optimizeExpr(expr, names, constants2) {
       if (expr instanceof code_1.Name)
         return replaceName(expr);
       if (!canOptimize(expr))
@@ -8351,14 +8351,14 @@ var require_codegen = __commonJS({
         return items;
       }, []));
       function replaceName(n) {
-        const c = constants[n.str];
+        const c = constants2[n.str];
         if (c === void 0 || names[n.str] !== 1)
           return n;
         delete names[n.str];
         return c;
       }
       function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants[c.str] !== void 0);
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants2[c.str] !== void 0);
       }
     }
     function subtractNames(names, from) {
@@ -10320,7 +10320,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve10.call(this, root, ref);
+      let _sch = resolve11.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10347,7 +10347,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve10(root, ref) {
+    function resolve11(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11211,7 +11211,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve10(baseURI, relativeURI, options2) {
+    function resolve11(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11247,50 +11247,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base2, relative3, options2, skipNormalization) {
+    function resolveComponent(base2, relative4, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base2 = parse4(serialize(base2, options2), options2);
-        relative3 = parse4(serialize(relative3, options2), options2);
+        relative4 = parse4(serialize(relative4, options2), options2);
       }
       options2 = options2 || {};
-      if (!options2.tolerant && relative3.scheme) {
-        target.scheme = relative3.scheme;
-        target.userinfo = relative3.userinfo;
-        target.host = relative3.host;
-        target.port = relative3.port;
-        target.path = removeDotSegments(relative3.path || "");
-        target.query = relative3.query;
+      if (!options2.tolerant && relative4.scheme) {
+        target.scheme = relative4.scheme;
+        target.userinfo = relative4.userinfo;
+        target.host = relative4.host;
+        target.port = relative4.port;
+        target.path = removeDotSegments(relative4.path || "");
+        target.query = relative4.query;
       } else {
-        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
-          target.userinfo = relative3.userinfo;
-          target.host = relative3.host;
-          target.port = relative3.port;
-          target.path = removeDotSegments(relative3.path || "");
-          target.query = relative3.query;
+        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
+          target.userinfo = relative4.userinfo;
+          target.host = relative4.host;
+          target.port = relative4.port;
+          target.path = removeDotSegments(relative4.path || "");
+          target.query = relative4.query;
         } else {
-          if (!relative3.path) {
+          if (!relative4.path) {
             target.path = base2.path;
-            if (relative3.query !== void 0) {
-              target.query = relative3.query;
+            if (relative4.query !== void 0) {
+              target.query = relative4.query;
             } else {
               target.query = base2.query;
             }
           } else {
-            if (relative3.path[0] === "/") {
-              target.path = removeDotSegments(relative3.path);
+            if (relative4.path[0] === "/") {
+              target.path = removeDotSegments(relative4.path);
             } else {
               const baseHasAuthority = base2.userinfo !== void 0 || base2.host !== void 0 || base2.port !== void 0;
               if (baseHasAuthority && !base2.path) {
-                target.path = "/" + relative3.path;
+                target.path = "/" + relative4.path;
               } else if (!base2.path) {
-                target.path = relative3.path;
+                target.path = relative4.path;
               } else {
-                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative3.path;
+                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative4.path;
               }
               target.path = base2.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative3.query;
+            target.query = relative4.query;
           }
           target.userinfo = base2.userinfo;
           target.host = base2.host;
@@ -11298,7 +11298,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base2.scheme;
       }
-      target.fragment = relative3.fragment;
+      target.fragment = relative4.fragment;
       return target;
     }
     function equal(uriA, uriB, options2) {
@@ -11602,7 +11602,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve10,
+      resolve: resolve11,
       resolveComponent,
       equal,
       serialize,
@@ -15199,7 +15199,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants = require_constants();
+    var constants2 = require_constants();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -15207,7 +15207,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants;
+    } = constants2;
     var expandRange = (args, options2) => {
       if (typeof options2.expandRange === "function") {
         return options2.expandRange(...args, options2);
@@ -15416,7 +15416,7 @@ var require_parse = __commonJS({
       if (options2.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants2.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -15462,8 +15462,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants2.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants2.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -16159,7 +16159,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants.globChars(opts.windows);
+      } = constants2.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -16217,7 +16217,7 @@ var require_picomatch = __commonJS({
     var scan2 = require_scan();
     var parse4 = require_parse();
     var utils = require_utils2();
-    var constants = require_constants();
+    var constants2 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob2, options2, returnState = false) => {
       if (Array.isArray(glob2)) {
@@ -16345,7 +16345,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants;
+    picomatch2.constants = constants2;
     module.exports = picomatch2;
   }
 });
@@ -17642,7 +17642,7 @@ var require_utils4 = __commonJS({
     var nodeCrypto = __require("crypto");
     module.exports = {
       postgresMd5PasswordHash,
-      randomBytes: randomBytes6,
+      randomBytes: randomBytes8,
       deriveKey,
       sha256: sha2562,
       hashByName,
@@ -17652,7 +17652,7 @@ var require_utils4 = __commonJS({
     var webCrypto = nodeCrypto.webcrypto || globalThis.crypto;
     var subtleCrypto = webCrypto.subtle;
     var textEncoder = new TextEncoder();
-    function randomBytes6(length) {
+    function randomBytes8(length) {
       return webCrypto.getRandomValues(Buffer.alloc(length));
     }
     async function md5(string4) {
@@ -19529,7 +19529,7 @@ var require_dist3 = __commonJS({
     function parse4(stream, callback2) {
       const parser = new parser_1.Parser();
       stream.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve10) => stream.on("end", () => resolve10()));
+      return new Promise((resolve11) => stream.on("end", () => resolve11()));
     }
   }
 });
@@ -20298,12 +20298,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve10, reject) => {
+        return new this._Promise((resolve11, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve10(this);
+              resolve11(this);
             }
           });
         });
@@ -20685,8 +20685,8 @@ var require_client = __commonJS({
         } else {
           query = new Query2(config2, values, callback2);
           if (!query.callback) {
-            result = new this._Promise((resolve10, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve10(res);
+            result = new this._Promise((resolve11, reject) => {
+              query.callback = (err, res) => err ? reject(err) : resolve11(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20786,8 +20786,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve10) => {
-            this.connection.once("end", resolve10);
+          return new this._Promise((resolve11) => {
+            this.connection.once("end", resolve11);
           });
         }
       }
@@ -20836,8 +20836,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve10, reject) {
-        res = resolve10;
+      const result = new Promise2(function(resolve11, reject) {
+        res = resolve11;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20898,7 +20898,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve10) => resolve10(f()));
+        return new Promise2((resolve11) => resolve11(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21293,8 +21293,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve10, reject) {
-          this._once("end", resolve10);
+        function(resolve11, reject) {
+          this._once("end", resolve11);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21473,12 +21473,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve10, reject) => {
+      return new this._Promise((resolve11, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve10(this);
+            resolve11(this);
           }
         });
       });
@@ -21502,8 +21502,8 @@ var require_client2 = __commonJS({
         query = new NativeQuery(config2, values, callback2);
         if (!query.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve10, reject) => {
-            resolveOut = resolve10;
+          result = new this._Promise((resolve11, reject) => {
+            resolveOut = resolve11;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21566,8 +21566,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve10, reject) {
-          cb = (err) => err ? reject(err) : resolve10();
+        result = new this._Promise(function(resolve11, reject) {
+          cb = (err) => err ? reject(err) : resolve11();
         });
       }
       const doEnd = function() {
@@ -21844,8 +21844,8 @@ function calibrationOf(t) {
 }
 
 // src/cli/commands.ts
-import { writeFileSync as writeFileSync3 } from "node:fs";
-import { resolve as resolve8 } from "node:path";
+import { writeFileSync as writeFileSync5 } from "node:fs";
+import { resolve as resolve9 } from "node:path";
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -23857,8 +23857,8 @@ function emoji() {
 }
 var ipv4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$/;
 var ipv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))$/;
-var mac = (delimiter) => {
-  const escapedDelim = escapeRegex(delimiter ?? ":");
+var mac = (delimiter2) => {
+  const escapedDelim = escapeRegex(delimiter2 ?? ":");
   return new RegExp(`^(?:[0-9A-F]{2}${escapedDelim}){5}[0-9A-F]{2}$|^(?:[0-9a-f]{2}${escapedDelim}){5}[0-9a-f]{2}$`);
 };
 var cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\/([0-9]|[1-2][0-9]|3[0-2])$/;
@@ -26914,7 +26914,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve10) {
+function isRecursive(inst, stack, resolve11) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -26924,7 +26924,7 @@ function isRecursive(inst, stack, resolve10) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve10);
+      const answer = isRecursive(child, stack, resolve11);
       if (answer > result)
         result = answer;
     }
@@ -26935,7 +26935,7 @@ function isRecursive(inst, stack, resolve10) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve10) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve11) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -26999,7 +26999,7 @@ function isRecursive(inst, stack, resolve10) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve10 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve11 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -41588,9 +41588,36 @@ var AgentConfig = external_exports.strictObject({
   setup: external_exports.string().min(1).optional().describe("Run once per side before its first episode."),
   timeout: Duration.default("60s").describe("Per episode."),
   env: external_exports.record(external_exports.string(), external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean()]).transform(String)).default({}),
-  pass_env: StringList.default([]).describe("Variables passed through from the harness environment.")
+  pass_env: StringList.default([]).describe("Variables passed through from the harness environment."),
+  isolation: external_exports.enum(["process", "container"]).default("process").describe(
+    "process: a process group on this machine; container: a container with no network but the gateway."
+  ),
+  image: external_exports.string().min(1).optional().describe("isolation: container: the image the agent runs in."),
+  dockerfile: external_exports.string().min(1).optional().describe(
+    "isolation: container: a Dockerfile in the checkout to build the image from (instead of image)."
+  )
 }).refine((a) => Boolean(a.command) !== Boolean(a.url), {
   message: "exactly one of agent.command or agent.url is required"
+}).superRefine((a, ctx) => {
+  if (a.image && a.dockerfile)
+    ctx.addIssue({
+      code: "custom",
+      path: ["dockerfile"],
+      message: "give agent.image or agent.dockerfile, not both"
+    });
+  if (a.isolation !== "container") return;
+  if (!a.image && !a.dockerfile)
+    ctx.addIssue({
+      code: "custom",
+      path: ["isolation"],
+      message: "agent.isolation: container needs agent.image or agent.dockerfile (the image the agent runs in)"
+    });
+  if (a.url && !a.serve)
+    ctx.addIssue({
+      code: "custom",
+      path: ["url"],
+      message: "agent.isolation: container with agent.url needs agent.serve (the server runs in the container)"
+    });
 });
 var DatabaseConfig = external_exports.strictObject({
   engine: external_exports.enum(["auto", "embedded", "postgres", "testcontainers"]).default("auto"),
@@ -45820,15 +45847,15 @@ function buildFormat(cwd, root, absolute) {
   if (cwd === root || root.startsWith(`${cwd}/`)) {
     if (absolute) {
       const start = cwd.length + +!isRoot(cwd);
-      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
+      return (p, isDir2) => p.slice(start, isDir2 ? -1 : void 0) || ".";
     }
     const prefix = root.slice(cwd.length + 1);
-    if (prefix) return (p, isDir) => {
+    if (prefix) return (p, isDir2) => {
       if (p === ".") return prefix;
       const result = `${prefix}/${p}`;
-      return isDir ? result.slice(0, -1) : result;
+      return isDir2 ? result.slice(0, -1) : result;
     };
-    return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
+    return (p, isDir2) => isDir2 && p !== "." ? p.slice(0, -1) : p;
   }
   if (absolute) return (p) => posix.relative(cwd, p) || ".";
   return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
@@ -46029,8 +46056,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
 }
 async function glob(globInput, options2) {
-  const [crawler, relative3] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative3) : [];
+  const [crawler, relative4] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative4) : [];
 }
 
 // src/config/suite-paths.ts
@@ -46123,27 +46150,27 @@ async function loadMapping(absPath, schema, expected, missingOk = false) {
   return { ok: true, data: result.data, text: read.text, source: parsed.source };
 }
 async function loadLabels(labelsPath) {
-  const loaded = await loadMapping(
+  const loaded2 = await loadMapping(
     path3.resolve(labelsPath),
     LabelsFile,
     "labels: [{criterion, message, reply, label}]"
   );
-  if (!loaded.ok) return loaded;
-  return { ok: true, value: loaded.data?.labels ?? [] };
+  if (!loaded2.ok) return loaded2;
+  return { ok: true, value: loaded2.data?.labels ?? [] };
 }
 function calibrationPath(root, judge) {
   return path3.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
 }
 async function loadJudgeCalibration(absPath, root) {
-  const loaded = await loadMapping(
+  const loaded2 = await loadMapping(
     absPath,
     JudgeCalibrationFile,
     '"version": 1 and "criteria" (written by stategate judge calibrate)',
     true
   );
-  if (!loaded.ok) return loaded;
-  if (loaded.data === null) return { ok: true, value: null };
-  const { data, text: text2, source } = loaded;
+  if (!loaded2.ok) return loaded2;
+  if (loaded2.data === null) return { ok: true, value: null };
+  const { data, text: text2, source } = loaded2;
   const problems = [];
   const seen = /* @__PURE__ */ new Set();
   data.criteria.forEach((c, i) => {
@@ -47410,6 +47437,7 @@ var ReportSchema = external_exports.strictObject({
   }).optional(),
   unverified: external_exports.strictObject({ reason: text }).optional(),
   identical_sides: external_exports.literal(true).optional(),
+  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
   policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
   suite_changes: external_exports.array(
     external_exports.strictObject({
@@ -47679,8 +47707,218 @@ function renderTerminal(report2, options2 = {}) {
 }
 
 // src/run/compare.ts
-import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join6, resolve as resolve6 } from "node:path";
+import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join10, resolve as resolve7 } from "node:path";
+
+// src/agent/namespace.ts
+import { spawn } from "node:child_process";
+import { accessSync, constants, mkdtempSync, rmSync, statSync as statSync2 } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, isAbsolute as isAbsolute2, join, relative as relative2, resolve as resolve4 } from "node:path";
+var AGENT_UID = 65534;
+var AGENT_GID = 65534;
+var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
+var AGENT_HOME = "/tmp/stategate-home";
+var PROBE_TIMEOUT_MS = 6e4;
+var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+function isolationLine(status) {
+  if (status.mode === "process-groups")
+    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
+}
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+function inside(path7, dir) {
+  const rel = relative2(dir, path7);
+  return rel === "" || !rel.startsWith("..") && !isAbsolute2(rel);
+}
+function isDir(path7) {
+  try {
+    return statSync2(path7).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function othersCanEnter(path7) {
+  let dir = resolve4(path7);
+  for (; ; ) {
+    try {
+      if ((statSync2(dir).mode & 1) === 0) return false;
+    } catch {
+      return false;
+    }
+    const up = resolve4(dir, "..");
+    if (up === dir) return true;
+    dir = up;
+  }
+}
+function scratchDirs(opts) {
+  const dirs = ["/tmp", resolve4(tmpdir()), "/dev/shm"];
+  if (opts.asRoot && opts.home && resolve4(opts.home) !== "/" && !othersCanEnter(opts.home))
+    dirs.push(resolve4(opts.home));
+  return [...new Set(dirs)].filter(isDir);
+}
+function placement(opts, scratch) {
+  const checkout = resolve4(opts.checkout);
+  const covered = scratch.some((d) => inside(checkout, d));
+  const reachable = !opts.asRoot || othersCanEnter(checkout);
+  if (!covered && reachable) return { target: checkout, how: "in-place" };
+  const ownModeOk = !opts.asRoot || (statSync2(checkout).mode & 5) === 5;
+  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
+  return { target, how: ownModeOk ? "bind" : "entries" };
+}
+function initScript(opts) {
+  const checkout = resolve4(opts.checkout);
+  const scratch = scratchDirs(opts);
+  const { target, how } = placement(opts, scratch);
+  const q = shellQuote;
+  const lines = [
+    "set -e",
+    // The agent's PATH is the agent's; the tools below come from the system's.
+    "sg_path=${PATH-}",
+    `PATH=${SYSTEM_PATH}`,
+    `cd -- ${q(checkout)}`
+  ];
+  const hide2 = [...new Set(opts.hide.map((p) => resolve4(p)))].filter(
+    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
+  );
+  for (const path7 of hide2)
+    lines.push(
+      `if [ -d ${q(path7)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path7)}; fi`
+    );
+  for (const dir of scratch)
+    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
+  if (how !== "in-place") {
+    lines.push(`mkdir -p -- ${q(target)}`);
+    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
+    else {
+      lines.push(
+        `chmod 755 ${q(target)}`,
+        "for e in * .[!.]* ..?*; do",
+        `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
+        '  [ -e "$e" ] || continue',
+        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
+        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
+        "done"
+      );
+    }
+    lines.push(`cd -- ${q(target)}`);
+  }
+  let drop;
+  if (opts.asRoot) {
+    lines.push(
+      `mkdir -m 700 ${AGENT_HOME}`,
+      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
+      `export HOME=${AGENT_HOME}`
+    );
+    lines.push("sg_drop=$(command -v setpriv)");
+    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
+  } else {
+    lines.push("sg_drop=$(command -v unshare)");
+    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
+  }
+  lines.push(
+    "set +e",
+    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
+    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
+    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP`,
+    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
+    "exec 3<&0",
+    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
+    "child=$!",
+    "exec 3<&-",
+    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
+    'exit "$status"'
+  );
+  return lines.join("\n");
+}
+function unshareArgs(asRoot) {
+  const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
+  return asRoot ? ns : ["--user", "--map-root-user", ...ns];
+}
+function namespaceWrapper(opts) {
+  return {
+    wrap(command) {
+      const o = typeof opts === "function" ? opts() : opts;
+      const unshare = o.unshare ?? "unshare";
+      const args = [...unshareArgs(o.asRoot), "/bin/sh", "-c", initScript(o), "stategate-init", command];
+      return o.setpriv ? { file: o.setpriv, args: ["--pdeathsig", "KILL", "--", unshare, ...args] } : { file: unshare, args };
+    }
+  };
+}
+var probes = /* @__PURE__ */ new Map();
+function harnessIds() {
+  const uid = process.getuid?.() ?? -1;
+  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
+}
+function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
+  return { checkout, hide: hide2, ...harnessIds(), home: process.env.HOME, unshare, setpriv };
+}
+function findExecutable(name2) {
+  const candidates = name2.includes("/") ? [resolve4(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, name2));
+  for (const file2 of candidates) {
+    try {
+      accessSync(file2, constants.X_OK);
+      if (statSync2(file2).isFile()) return file2;
+    } catch {
+    }
+  }
+  return null;
+}
+function runProbe(name2) {
+  const unshare = findExecutable(name2);
+  if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
+  const dir = mkdtempSync(join(tmpdir(), "stategate-probe-"));
+  const ids2 = harnessIds();
+  const setpriv = findExecutable("setpriv") ?? void 0;
+  const wrapper = namespaceWrapper({
+    checkout: dir,
+    hide: [],
+    ...ids2,
+    home: process.env.HOME,
+    unshare,
+    setpriv
+  });
+  const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
+  return new Promise((done) => {
+    let output2 = "";
+    const child = spawn(file2, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    child.stdout.on("data", (d) => output2 += d);
+    child.stderr.on("data", (d) => output2 += d);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      done({ mode: "process-groups", reason: `${unshare}: ${err.message}` });
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const lines = output2.trim().split("\n");
+      const uid = Number(lines.at(-1));
+      if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
+        done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
+      else {
+        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
+        done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
+      }
+    });
+  }).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+function probeIsolation(unshare = "unshare") {
+  let probe = probes.get(unshare);
+  if (!probe) {
+    probe = process.platform === "linux" ? runProbe(unshare) : Promise.resolve({
+      mode: "process-groups",
+      reason: `namespaces need Linux, this is ${process.platform}`
+    });
+    probes.set(unshare, probe);
+  }
+  return probe;
+}
 
 // src/agent/port.ts
 import net from "node:net";
@@ -47699,13 +47937,13 @@ function urlHost(url2) {
   }
 }
 function freePort(host) {
-  return new Promise((resolve10, reject) => {
+  return new Promise((resolve11, reject) => {
     const server = net.createServer();
     server.once("error", reject);
     server.listen({ port: 0, host }, () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve10(port) : reject(new Error(`no free port on ${host}`)));
+      server.close(() => port > 0 ? resolve11(port) : reject(new Error(`no free port on ${host}`)));
     });
   });
 }
@@ -48012,7 +48250,7 @@ async function staleAnswer(call) {
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
 function readBody(req, cutoff) {
-  return new Promise((resolve10) => {
+  return new Promise((resolve11) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -48024,7 +48262,7 @@ function readBody(req, cutoff) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve10(read);
+      resolve11(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
@@ -55813,7 +56051,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve10) => setTimeout(resolve10, pollInterval));
+        await new Promise((resolve11) => setTimeout(resolve11, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -55830,7 +56068,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve10, reject) => {
+    return new Promise((resolve11, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -55908,7 +56146,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve10(parseResult.data);
+            resolve11(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -56170,12 +56408,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve10, reject) => {
+    return new Promise((resolve11, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve10, interval);
+      const timeoutId = setTimeout(resolve11, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -57315,7 +57553,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve10) => setTimeout(resolve10, pollInterval));
+      await new Promise((resolve11) => setTimeout(resolve11, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -58417,9 +58655,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve10) => {
+        return new Promise((resolve11) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve10,
+            resolveJson: resolve11,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -58888,8 +59126,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve10) => {
-      release = resolve10;
+    const mine = new Promise((resolve11) => {
+      release = resolve11;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -58988,8 +59226,8 @@ var EpisodeSession = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve10) => {
-          timer = setTimeout(resolve10, graceMs);
+        const grace = new Promise((resolve11) => {
+          timer = setTimeout(resolve11, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -59062,11 +59300,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve10, reject) => {
+  await new Promise((resolve11, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve10();
+      resolve11();
     });
   });
   const port = server.address().port;
@@ -59101,8 +59339,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve10) => {
-        server.close(() => resolve10());
+      await new Promise((resolve11) => {
+        server.close(() => resolve11());
         server.closeAllConnections();
       });
     }
@@ -59413,7 +59651,7 @@ function restRow(c) {
   return `| ${mdCellCode(c.id)} | ${mdText(classWords(c.class))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 function verdictLines(report2, decision) {
-  const lines = [`## Stategate: ${verdictWords(report2)}`, ""];
+  const lines = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
   const unverified = unverifiedSentence(report2);
   if (unverified) lines.push(`**${mdText(unverified)}**`, "");
   const reasons = decision.reasons.map(
@@ -59423,6 +59661,7 @@ function verdictLines(report2, decision) {
   lines.push(...suiteChangeLines(report2));
   lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
   for (const note of sidesNotes(report2)) lines.push("", `**${mdText(note)}**`);
+  if (report2.agent_isolation?.mode === "process-groups") lines.push("", mdText(report2.agent_isolation.note));
   const suite = suiteLines(report2);
   if (suite.length > 0)
     lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
@@ -59798,7 +60037,7 @@ async function applyScenarioState(sandbox, state, tables) {
 // src/sandbox/container-runtime.ts
 import { connect } from "node:net";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join as join2 } from "node:path";
 function runtimeCandidates(env = process.env) {
   const dockerHost = env.DOCKER_HOST;
   if (dockerHost) {
@@ -59810,18 +60049,18 @@ function runtimeCandidates(env = process.env) {
     return [{ label: dockerHost, path: dockerHost }];
   }
   const paths = ["/var/run/docker.sock"];
-  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
-  paths.push(join(homedir(), ".docker", "run", "docker.sock"));
+  if (env.XDG_RUNTIME_DIR) paths.push(join2(env.XDG_RUNTIME_DIR, "docker.sock"));
+  paths.push(join2(homedir(), ".docker", "run", "docker.sock"));
   return paths.map((path7) => ({ label: path7, path: path7 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve10) => {
+  return new Promise((resolve11) => {
     let socket;
     let reply = "";
     const done = (ok) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve10(ok);
+      resolve11(ok);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -59848,12 +60087,24 @@ function noRuntimeMessage(tried) {
 }
 
 // src/sandbox/embedded-server.ts
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn as spawn2 } from "node:child_process";
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
 import { createServer as createServer2 } from "node:net";
-import { arch, platform, tmpdir, userInfo } from "node:os";
-import { join as join2 } from "node:path";
+import { arch, platform, tmpdir as tmpdir2, userInfo } from "node:os";
+import { join as join3 } from "node:path";
+
+// src/agent/private-paths.ts
+var registered = /* @__PURE__ */ new Set();
+function registerPrivatePath(path7) {
+  registered.add(path7);
+  return () => {
+    registered.delete(path7);
+  };
+}
+function privatePaths() {
+  return [...registered];
+}
 
 // src/sandbox/process-exit.ts
 var SIGNALS = ["SIGINT", "SIGTERM"];
@@ -59929,11 +60180,14 @@ function serverUser() {
     return read();
   }
 }
+function serverEnv() {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
+}
 function run(file2, args, user) {
-  return new Promise((resolve10, reject) => {
-    const child = spawn(file2, args, {
+  return new Promise((resolve11, reject) => {
+    const child = spawn2(file2, args, {
       ...user ?? {},
-      env: { ...process.env, LC_ALL: "C" },
+      env: serverEnv(),
       stdio: ["ignore", "pipe", "pipe"]
     });
     let output2 = "";
@@ -59942,17 +60196,17 @@ function run(file2, args, user) {
     child.on("error", reject);
     child.on(
       "close",
-      (code) => code === 0 ? resolve10() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve11() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort2() {
-  return new Promise((resolve10, reject) => {
+  return new Promise((resolve11, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve10(port));
+      server.close(() => resolve11(port));
     });
   });
 }
@@ -59968,16 +60222,16 @@ var SETTINGS = [
 ];
 function startPostgres(bin, data, socketDir, port, user) {
   const args = ["-D", data, "-p", String(port), "-k", socketDir, ...SETTINGS.flatMap((s) => ["-c", s])];
-  const child = spawn(bin, args, {
+  const child = spawn2(bin, args, {
     ...user ?? {},
-    env: { ...process.env, LC_ALL: "C" },
+    env: serverEnv(),
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve10, reject) => {
+  const ready = new Promise((resolve11, reject) => {
     child.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve10();
+      if (log2.includes(READY)) resolve11();
     });
     child.on("error", reject);
     child.on(
@@ -59988,9 +60242,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child, ready, log: () => log2 };
 }
 function waitExit(child) {
-  return new Promise((resolve10) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve10();
-    else child.once("exit", () => resolve10());
+  return new Promise((resolve11) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve11();
+    else child.once("exit", () => resolve11());
   });
 }
 function alive(pid) {
@@ -60004,9 +60258,10 @@ function alive(pid) {
 async function startEmbeddedServer(opts = {}) {
   const bins = await loadBinaries();
   const user = serverUser();
-  const dir = mkdtempSync(join2(opts.dataDir ?? tmpdir(), "stategate-pg-"));
+  const dir = mkdtempSync2(join3(opts.dataDir ?? tmpdir2(), "stategate-pg-"));
   let unregister = () => {
   };
+  const unhide = registerPrivatePath(dir);
   let stopped = false;
   let child = null;
   const stopSync = () => {
@@ -60020,7 +60275,8 @@ async function startEmbeddedServer(opts = {}) {
       const pause = new Int32Array(new SharedArrayBuffer(4));
       while (alive(pid) && Date.now() < until) Atomics.wait(pause, 0, 0, 20);
     }
-    rmSync(dir, { recursive: true, force: true });
+    rmSync2(dir, { recursive: true, force: true });
+    unhide();
   };
   const stop = async () => {
     if (stopped) return;
@@ -60035,9 +60291,9 @@ async function startEmbeddedServer(opts = {}) {
   };
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
-    const data = join2(dir, "data");
+    const data = join3(dir, "data");
     const password = randomBytes4(18).toString("base64url");
-    const pwfile = join2(dir, "pwfile");
+    const pwfile = join3(dir, "pwfile");
     writeFileSync(pwfile, `${password}
 `, { mode: 384 });
     mkdirSync(data, { mode: 448 });
@@ -60056,7 +60312,7 @@ async function startEmbeddedServer(opts = {}) {
       ],
       user
     );
-    rmSync(pwfile);
+    rmSync2(pwfile);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort2();
       const server = startPostgres(bins.postgres, data, dir, port, user);
@@ -61349,9 +61605,9 @@ function adaptivePolicy(repeats) {
 
 // src/run/checkout.ts
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname2, isAbsolute as isAbsolute2, join as join3, relative as relative2, resolve as resolve4 } from "node:path";
+import { existsSync, mkdtempSync as mkdtempSync3, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { dirname as dirname2, isAbsolute as isAbsolute3, join as join4, relative as relative3, resolve as resolve5 } from "node:path";
 import { promisify } from "node:util";
 var run2 = promisify(execFile);
 async function git(cwd, args) {
@@ -61363,11 +61619,11 @@ async function removeWorktree(w) {
   live2.delete(w);
   await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
   await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync2(dirname2(w.dir), { recursive: true, force: true });
+  rmSync3(dirname2(w.dir), { recursive: true, force: true });
 }
 async function resolveCheckout(spec, repo, opts = {}) {
-  const asDir = resolve4(repo, spec);
-  if (existsSync(asDir) && statSync2(asDir).isDirectory()) {
+  const asDir = resolve5(repo, spec);
+  if (existsSync(asDir) && statSync3(asDir).isDirectory()) {
     const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
     if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
     const changes = await workingChanges(asDir, opts.ignore ?? []);
@@ -61389,14 +61645,14 @@ async function resolveCheckout(spec, repo, opts = {}) {
     );
   }
   const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
-  const dir = join3(mkdtempSync2(join3(tmpdir2(), "stategate-wt-")), "checkout");
+  const dir = join4(mkdtempSync3(join4(tmpdir3(), "stategate-wt-")), "checkout");
   const entry = { repo, dir };
   live2.add(entry);
   try {
     await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
   } catch (err) {
     live2.delete(entry);
-    rmSync2(dirname2(dir), { recursive: true, force: true });
+    rmSync3(dirname2(dir), { recursive: true, force: true });
     throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
   }
   return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
@@ -61411,7 +61667,7 @@ function sameFiles(a, b) {
   return typeof a.tree === "string" && a.tree === b.tree;
 }
 function excludes(dir, ignore2) {
-  return ignore2.map((p) => relative2(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute2(rel)).map((rel) => `:(exclude)${rel}`);
+  return ignore2.map((p) => relative3(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute3(rel)).map((rel) => `:(exclude)${rel}`);
 }
 async function workingChanges(dir, ignore2) {
   const out = await git(dir, [
@@ -61429,8 +61685,8 @@ async function committedTree(dir, sha) {
   return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
 }
 async function workingTree(dir, ignore2) {
-  const scratch = mkdtempSync2(join3(tmpdir2(), "stategate-index-"));
-  const env = { ...process.env, GIT_INDEX_FILE: join3(scratch, "index") };
+  const scratch = mkdtempSync3(join4(tmpdir3(), "stategate-index-"));
+  const env = { ...process.env, GIT_INDEX_FILE: join4(scratch, "index") };
   const gitWith = async (args) => (await run2("git", args, { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
   try {
     const prefix = await gitWith(["rev-parse", "--show-prefix"]);
@@ -61441,7 +61697,7 @@ async function workingTree(dir, ignore2) {
   } catch {
     return null;
   } finally {
-    rmSync2(scratch, { recursive: true, force: true });
+    rmSync3(scratch, { recursive: true, force: true });
   }
 }
 
@@ -61714,9 +61970,9 @@ async function readOnlyQuery(sandbox, sql) {
 }
 
 // src/run/episode-log.ts
-import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync3 } from "node:fs";
+import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync4 } from "node:fs";
 import { appendFile } from "node:fs/promises";
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 var EpisodeLog = class {
   constructor(path7) {
     this.path = path7;
@@ -61743,7 +61999,7 @@ var CaseSpool = class {
   constructor(dir, caseIds) {
     this.dir = dir;
     mkdirSync2(dir, { recursive: true });
-    for (const [i, id] of caseIds.entries()) this.files.set(id, join4(dir, `${i}.jsonl`));
+    for (const [i, id] of caseIds.entries()) this.files.set(id, join5(dir, `${i}.jsonl`));
   }
   dir;
   files = /* @__PURE__ */ new Map();
@@ -61786,7 +62042,7 @@ var CaseSpool = class {
   /** Waits for pending appends, then removes the spool directory. */
   async dispose() {
     await Promise.allSettled([...this.pending.values()]);
-    rmSync3(this.dir, { recursive: true, force: true });
+    rmSync4(this.dir, { recursive: true, force: true });
   }
 };
 
@@ -61852,7 +62108,7 @@ async function loadSideConfig(configPath, pinned, side2) {
 
 // src/run/policy.ts
 import { existsSync as existsSync3 } from "node:fs";
-import { resolve as resolve5 } from "node:path";
+import { resolve as resolve6 } from "node:path";
 async function resolvePolicy(input2) {
   const { pinned } = input2;
   const base2 = await baseSuite(input2);
@@ -61883,14 +62139,14 @@ async function resolvePolicy(input2) {
 async function baseSuite(input2) {
   if (!input2.base) return { missing: "no base: the head runs alone" };
   if (input2.pinnedSide === "base") return { suite: input2.pinned };
-  const path7 = resolve5(input2.base.dir, input2.configName);
+  const path7 = resolve6(input2.base.dir, input2.configName);
   if (path7 === input2.pinned.configFile) return { suite: input2.pinned };
   if (!existsSync3(path7))
     return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
-  const loaded = await loadSuite(path7);
-  if (loaded.ok) return { suite: loaded.suite };
-  const more2 = loaded.problems.length > 1 ? ` and ${loaded.problems.length - 1} more problems` : "";
-  return { problem: `${formatProblem(loaded.problems[0])}${more2}` };
+  const loaded2 = await loadSuite(path7);
+  if (loaded2.ok) return { suite: loaded2.suite };
+  const more2 = loaded2.problems.length > 1 ? ` and ${loaded2.problems.length - 1} more problems` : "";
+  return { problem: `${formatProblem(loaded2.problems[0])}${more2}` };
 }
 function withPolicy(suite, policy) {
   return {
@@ -61939,7 +62195,7 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { join as join5 } from "node:path";
+import { join as join9 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -62009,7 +62265,7 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 };
 
 // src/agent/process-group.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn as spawn3 } from "node:child_process";
 import { readdirSync as readdirSync2, readFileSync as readFileSync3 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
@@ -62024,9 +62280,10 @@ function installExitHook() {
     for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
   });
 }
-function spawnInGroup(command, cwd, env, stdio) {
+function spawnInGroup(command, cwd, env, stdio, wrapper) {
   installExitHook();
-  const child = spawn2("/bin/sh", ["-c", command], { cwd, env, detached: true, stdio });
+  const { file: file2, args } = wrapper?.wrap(command) ?? { file: "/bin/sh", args: ["-c", command] };
+  const child = spawn3(file2, args, { cwd, env, detached: true, stdio });
   if (child.pid !== void 0) {
     const pgid = child.pid;
     liveGroups.add(pgid);
@@ -62167,8 +62424,8 @@ import { stat as stat3 } from "node:fs/promises";
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve10) => {
-    timer = setTimeout(() => resolve10(void 0), ms);
+  const timeout = new Promise((resolve11) => {
+    timer = setTimeout(() => resolve11(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -62188,9 +62445,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child) {
-  return new Promise((resolve10) => {
-    child.once("error", (err) => resolve10(err));
-    child.once("exit", (code, signal) => resolve10({ code, signal }));
+  return new Promise((resolve11) => {
+    child.once("error", (err) => resolve11(err));
+    child.once("exit", (code, signal) => resolve11({ code, signal }));
   });
 }
 async function runInGroup(opts) {
@@ -62218,13 +62475,15 @@ async function runInGroup(opts) {
   const started = performance.now();
   const command = opts.mergeOutput ? `exec 2>&1
 ${opts.command}` : opts.command;
-  const child = spawnInGroup(command, opts.cwd, opts.env, [
-    opts.stdin === void 0 ? "ignore" : "pipe",
-    "pipe",
-    "pipe"
-  ]);
+  const child = spawnInGroup(
+    command,
+    opts.cwd,
+    opts.env,
+    [opts.stdin === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
+    opts.wrapper
+  );
   const exited = waitForExit(child);
-  const closed = new Promise((resolve10) => child.once("close", () => resolve10()));
+  const closed = new Promise((resolve11) => child.once("close", () => resolve11()));
   child.stdout?.on("data", (chunk) => stdout.push(chunk));
   child.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child.stdin) {
@@ -62270,7 +62529,7 @@ ${opts.command}` : opts.command;
 
 // src/agent/command.ts
 async function runCommandAgent(opts) {
-  const run3 = await runInGroup({
+  const run3 = await (opts.runner ?? runInGroup)({
     command: opts.command,
     cwd: opts.cwd,
     env: opts.env,
@@ -62279,7 +62538,8 @@ async function runCommandAgent(opts) {
     timeoutMs: opts.timeoutMs,
     graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-    signal: opts.signal
+    signal: opts.signal,
+    wrapper: opts.wrapper
   });
   const agentRun = {
     exitCode: run3.exitCode,
@@ -62379,12 +62639,12 @@ import net2 from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve10) => {
+  return new Promise((resolve11) => {
     const socket = net2.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve10(error62);
+      resolve11(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -62394,7 +62654,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve10) => {
+  return new Promise((resolve11) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -62402,7 +62662,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome.error = error62;
-      resolve10(outcome);
+      resolve11(outcome);
     };
     const request = (url2.protocol === "https:" ? https : http).request(
       url2,
@@ -62474,23 +62734,23 @@ function logTail(logFile) {
   return lines.slice(-LOG_TAIL_LINES).join("\n");
 }
 var ServeProcess = class _ServeProcess {
-  constructor(logFile, graceMs, serve, cwd, env) {
+  constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
     mkdirSync3(dirname3(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync2(logFile, "a");
     try {
-      this.child = spawnInGroup(serve, cwd, env, ["ignore", fd, fd]);
+      this.child = spawnInGroup(serve, cwd, env, ["ignore", fd, fd], wrapper);
     } finally {
       closeSync2(fd);
     }
-    this.exited = new Promise((resolve10) => {
+    this.exited = new Promise((resolve11) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve10(exit);
+        resolve11(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -62505,8 +62765,8 @@ var ServeProcess = class _ServeProcess {
   exited;
   child;
   /** Spawns `serve` with /bin/sh -c in cwd, appending its stdout and stderr to logFile. */
-  static start(serve, cwd, env, logFile, graceMs) {
-    return new _ServeProcess(logFile, graceMs, serve, cwd, env);
+  static start(serve, cwd, env, logFile, graceMs, wrapper) {
+    return new _ServeProcess(logFile, graceMs, serve, cwd, env, wrapper);
   }
   /** Polls until the URL's origin accepts a TCP connection; throws AgentStartError with the log tail. */
   async waitHealthy(url2, timeoutMs) {
@@ -62597,14 +62857,14 @@ var RunningAgentServer = class {
   /** Starts serve and waits until it accepts connections; only then are its exits watched. */
   async launch() {
     const { serve, cwd, env, logFile } = this.opts;
-    if (await tryConnect(this.target, CONNECT_TIMEOUT_MS2) === null) {
+    if (!this.opts.startServe && await tryConnect(this.target, CONNECT_TIMEOUT_MS2) === null) {
       throw new AgentStartError(
         `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`
       );
     }
     let proc;
     try {
-      proc = ServeProcess.start(serve, cwd, env, logFile, this.graceMs);
+      proc = this.opts.startServe?.() ?? ServeProcess.start(serve, cwd, env, logFile, this.graceMs, this.opts.wrapper);
     } catch (err) {
       throw new AgentStartError(`agent.serve cannot start: ${err.message}`);
     }
@@ -62728,7 +62988,7 @@ async function startAgentServer(opts) {
 
 // src/agent/setup.ts
 async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
-  const run3 = await runInGroup({
+  const run3 = await (opts.runner ?? runInGroup)({
     command,
     cwd,
     env,
@@ -62736,7 +62996,8 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
     graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     signal: opts.signal,
-    mergeOutput: true
+    mergeOutput: true,
+    wrapper: opts.wrapper
   });
   let error62;
   if (run3.spawnError !== void 0) error62 = `could not start: ${run3.spawnError}`;
@@ -62754,22 +63015,917 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
   };
 }
 
+// src/run/side-container.ts
+import { join as join8 } from "node:path";
+
+// src/agent/container.ts
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync4, rmSync as rmSync6, statSync as statSync4, writeFileSync as writeFileSync2 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { join as join6 } from "node:path";
+
+// src/agent/container-docker.ts
+import { spawnSync as spawnSync2 } from "node:child_process";
+import { randomBytes as randomBytes6 } from "node:crypto";
+var AGENT_USER = "10001:10001";
+var AGENT_MEMORY_BYTES = 1024 ** 3;
+var AGENT_PIDS_LIMIT = 256;
+var TMPFS = "rw,nosuid,nodev,size=256m,mode=1777";
+var LABEL = "dev.stategate.agent";
+var loaded;
+function loadTestcontainers() {
+  loaded ??= (async () => {
+    const probe = await detectContainerRuntime();
+    if (!probe.answered) throw new Error(`agent.isolation: container: ${noRuntimeMessage(probe.tried)}`);
+    return import("testcontainers");
+  })();
+  loaded.catch(() => {
+    loaded = void 0;
+  });
+  return loaded;
+}
+async function resolveAgentImage(opts) {
+  if (opts.image) {
+    await ensureImage(opts.image);
+    return { image: opts.image, built: false };
+  }
+  if (!opts.dockerfile) throw new Error("agent.isolation: container needs agent.image or agent.dockerfile");
+  const tc = await loadTestcontainers();
+  const image = `localhost/stategate-agent:${randomBytes6(6).toString("hex")}`;
+  try {
+    await tc.GenericContainer.fromDockerfile(opts.checkoutDir, opts.dockerfile).build(image, {
+      deleteOnExit: false
+    });
+  } catch (err) {
+    throw new Error(
+      `agent.dockerfile ${opts.dockerfile}: the image could not be built in ${opts.checkoutDir}: ${err.message}`
+    );
+  }
+  return { image, built: true };
+}
+async function ensureImage(image) {
+  const tc = await loadTestcontainers();
+  const client = await tc.getContainerRuntimeClient();
+  const name2 = tc.ImageName.fromString(image);
+  if (await client.image.exists(name2)) return;
+  try {
+    await client.image.pull(name2);
+  } catch (err) {
+    throw new Error(
+      `agent.image ${image} is not on the Docker host and could not be pulled (${err.message}); build it there (e.g. scripts/agent-image.sh) or name another image`
+    );
+  }
+}
+async function removeImage(image) {
+  const tc = await loadTestcontainers();
+  const client = await tc.getContainerRuntimeClient();
+  await client.container.dockerode.getImage(image).remove({ force: true }).catch(() => void 0);
+}
+var live3 = /* @__PURE__ */ new Set();
+var exitHookInstalled2 = false;
+var REMOVE_SCRIPT = `
+const http = require('http');
+const host = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+const target = host.startsWith('unix://') ? { socketPath: host.slice(7) }
+  : (() => { const u = new URL(host.replace(/^tcp:/, 'http:')); return { host: u.hostname, port: u.port }; })();
+let left = process.argv.length - 1;
+for (const id of process.argv.slice(1)) {
+  const req = http.request({ ...target, method: 'DELETE', path: '/containers/' + id + '?force=true&v=true' }, (res) => {
+    res.resume();
+    res.on('end', () => { if (--left === 0) process.exit(0); });
+  });
+  req.on('error', () => { if (--left === 0) process.exit(0); });
+  req.end();
+}`;
+function installExitHook2() {
+  if (exitHookInstalled2) return;
+  exitHookInstalled2 = true;
+  process.on("exit", () => {
+    if (live3.size === 0) return;
+    spawnSync2(process.execPath, ["-e", REMOVE_SCRIPT, ...live3], { stdio: "ignore", timeout: 15e3 });
+  });
+}
+async function startAgentContainer(spec) {
+  const tc = await loadTestcontainers();
+  installExitHook2();
+  class Hardened extends tc.GenericContainer {
+    // Known from creation on, so an exit while it starts still removes it.
+    async containerCreated(containerId) {
+      live3.add(containerId);
+    }
+    async beforeContainerCreated() {
+      this.hostConfig.ReadonlyRootfs = true;
+      this.hostConfig.PidsLimit = AGENT_PIDS_LIMIT;
+      this.hostConfig.MemorySwap = AGENT_MEMORY_BYTES;
+      this.hostConfig.SecurityOpt = ["no-new-privileges"];
+      this.hostConfig.LogConfig = { Type: "json-file", Config: { "max-size": "1m", "max-file": "1" } };
+    }
+  }
+  const container = new Hardened(spec.image).withNetworkMode("none").withUser(spec.user ?? AGENT_USER).withDroppedCapabilities("ALL").withResourcesQuota({ memory: AGENT_MEMORY_BYTES / 1024 ** 3 }).withTmpFs({ "/tmp": TMPFS }).withBindMounts(spec.binds).withEnvironment(spec.env).withWorkingDir(spec.workDir).withEntrypoint([]).withCommand(spec.command).withLabels({ [LABEL]: "true", [`${LABEL}.pid`]: String(process.pid) });
+  let started;
+  try {
+    started = await container.start();
+  } catch (err) {
+    throw new Error(
+      `the agent container (image ${spec.image}) could not be started: ${err.message}`
+    );
+  }
+  const id = started.getId();
+  live3.add(id);
+  const client = await tc.getContainerRuntimeClient();
+  const handle2 = client.container.getById(id);
+  const exited = handle2.wait().then(
+    (r) => r.StatusCode ?? null,
+    () => null
+  );
+  let removing;
+  return {
+    id,
+    exited,
+    stop: async (graceMs) => {
+      await handle2.stop({ t: Math.max(1, Math.ceil(graceMs / 1e3)) }).catch(() => void 0);
+    },
+    remove: () => {
+      removing ??= (async () => {
+        await handle2.remove({ force: true, v: true }).catch(() => void 0);
+        live3.delete(id);
+      })();
+      return removing;
+    },
+    logTail: async () => {
+      try {
+        const buf = await handle2.logs({ stdout: true, stderr: true, tail: 20 });
+        return demuxText(buf);
+      } catch {
+        return "";
+      }
+    }
+  };
+}
+function demuxText(buf) {
+  const parts = [];
+  let i = 0;
+  while (i + 8 <= buf.length) {
+    const size2 = buf.readUInt32BE(i + 4);
+    parts.push(buf.subarray(i + 8, i + 8 + size2).toString("utf8"));
+    i += 8 + size2;
+  }
+  return parts.join("").trim();
+}
+
+// src/agent/container-runner.ts
+var RUNNER_MOUNT = "/stategate/side";
+var RUNNER_SOURCE = String.raw`'use strict';
+const net = require('net');
+const fs = require('fs');
+const { spawn } = require('child_process');
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const say = (m) => process.stderr.write('stategate-runner: ' + m + '\n');
+
+function join(a, b) {
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.on('close', () => b.destroy());
+  b.on('close', () => a.destroy());
+  a.pipe(b);
+  b.pipe(a);
+}
+function forward(port, socket) {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer((c) => join(c, net.connect(socket)));
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+}
+function connectUnix(path) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(path);
+    s.once('connect', () => resolve(s));
+    s.once('error', reject);
+  });
+}
+function tunnel(t) {
+  return connectUnix(t.control).then((ctl) => {
+    const probe = () => {
+      const p = net.connect(t.port, '127.0.0.1');
+      p.once('connect', () => {
+        p.destroy();
+        ctl.write('ready\n');
+      });
+      p.once('error', () => setTimeout(probe, 50));
+    };
+    probe();
+    let buf = '';
+    ctl.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const [verb, a, b] = buf.slice(0, i).split(' ');
+        buf = buf.slice(i + 1);
+        if (verb === 'open') {
+          const inner = net.connect(t.port, '127.0.0.1');
+          inner.once('error', () => ctl.write('fail ' + a + '\n'));
+          inner.once('connect', () => {
+            const out = net.connect(t.data);
+            out.once('connect', () => {
+              out.write(a + '\n');
+              join(inner, out);
+            });
+            out.once('error', () => inner.destroy());
+          });
+        } else if (verb === 'forward') {
+          forward(Number(a), b).then(() => ctl.write('ok ' + a + '\n'), () => ctl.write('error ' + a + '\n'));
+        }
+      }
+    });
+    // The harness hung up: nothing more will be asked of this server.
+    ctl.on('close', () => process.kill(process.pid, 'SIGTERM'));
+    ctl.on('error', () => {});
+  });
+}
+
+async function main() {
+  for (const f of spec.forwards) await forward(f.port, f.socket);
+  // Before the agent starts, so the control connection is surely the runner's.
+  if (spec.tunnel) await tunnel(spec.tunnel);
+  const out = await connectUnix(spec.stdout);
+  const err = spec.stderr === spec.stdout ? out : await connectUnix(spec.stderr);
+  const stdin = spec.stdin ? fs.openSync(spec.stdin, 'r') : 'ignore';
+  const child = spawn('/bin/sh', ['-c', spec.command], { stdio: [stdin, out, err], detached: true });
+  // The agent holds its own copies; ours would keep the harness from seeing EOF.
+  out.destroy();
+  err.destroy();
+  if (typeof stdin === 'number') fs.closeSync(stdin);
+  const pass = (sig) => {
+    try { process.kill(-child.pid, sig); } catch {}
+  };
+  process.on('SIGTERM', () => pass('SIGTERM'));
+  process.on('SIGINT', () => pass('SIGINT'));
+  child.on('error', (e) => {
+    say('could not start /bin/sh: ' + e.message);
+    process.exit(127);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal) say('the agent was killed by ' + signal);
+    process.exit(code === null ? 128 + (require('os').constants.signals[signal] || 0) : code);
+  });
+}
+main().catch((e) => {
+  say(e && e.message ? e.message : String(e));
+  process.exit(125);
+});
+`;
+
+// src/agent/socket-forward.ts
+import { chmodSync, rmSync as rmSync5 } from "node:fs";
+import { connect as connect2, createServer as createServer3 } from "node:net";
+function joinSockets(a, b) {
+  a.on("error", () => b.destroy());
+  b.on("error", () => a.destroy());
+  a.on("close", () => b.destroy());
+  b.on("close", () => a.destroy());
+  a.pipe(b);
+  b.pipe(a);
+}
+function listen(server, target) {
+  return new Promise((resolve11, reject) => {
+    server.once("error", reject);
+    const done = () => {
+      server.off("error", reject);
+      resolve11();
+    };
+    if (typeof target === "string") server.listen(target, done);
+    else server.listen(target.port, target.host, done);
+  });
+}
+function track(server, cleanup) {
+  const open2 = /* @__PURE__ */ new Set();
+  server.on("connection", (s) => {
+    open2.add(s);
+    s.once("close", () => open2.delete(s));
+  });
+  return {
+    close: () => new Promise((resolve11) => {
+      for (const s of open2) s.destroy();
+      server.close(() => {
+        cleanup?.();
+        resolve11();
+      });
+    })
+  };
+}
+async function unixToTcp(socketPath, host, port) {
+  const server = createServer3((c) => joinSockets(c, connect2(port, host)));
+  await listen(server, socketPath);
+  chmodSync(socketPath, 438);
+  return track(server, () => rmSync5(socketPath, { force: true }));
+}
+async function unixListener(socketPath, onConnection) {
+  const server = createServer3(onConnection);
+  await listen(server, socketPath);
+  chmodSync(socketPath, 438);
+  return track(server, () => rmSync5(socketPath, { force: true }));
+}
+
+// src/agent/container.ts
+var WORKSPACE = "/workspace";
+var EPISODE_MOUNT = "/stategate/episode";
+var URL_VARS = ["STATEGATE_TOOLS_URL", "STATEGATE_MCP_URL", "DATABASE_URL"];
+var PIPE_DRAIN_MS2 = 500;
+var liveDirs = /* @__PURE__ */ new Set();
+var exitHookInstalled3 = false;
+function removeOnExit(dir) {
+  liveDirs.add(dir);
+  if (exitHookInstalled3) return;
+  exitHookInstalled3 = true;
+  process.on("exit", () => {
+    for (const d of liveDirs) rmSync6(d, { recursive: true, force: true });
+  });
+}
+function containerEnv(env) {
+  const out = { ...env, HOME: "/tmp", TMPDIR: "/tmp" };
+  delete out.PATH;
+  return out;
+}
+function containerUser(dir) {
+  const { uid, gid, mode } = statSync4(dir);
+  if (uid !== 0) return `${uid}:${gid}`;
+  if ((mode & 5) !== 5)
+    throw new Error(
+      `agent.isolation: container: the checkout ${dir} belongs to root and others may not read it (mode ${(mode & 511).toString(8)}); the agent runs as ${AGENT_USER} inside: chmod o+rx it, or run from a checkout a non-root user owns`
+    );
+  return AGENT_USER;
+}
+function insideUrl(value) {
+  let u;
+  try {
+    u = new URL(value);
+  } catch {
+    return null;
+  }
+  const port = Number(u.port || (u.protocol === "http:" ? 80 : u.protocol.startsWith("postgres") ? 5432 : 0));
+  if (!port) return null;
+  const host = u.hostname.replace(/^\[|\]$/g, "");
+  u.hostname = "127.0.0.1";
+  u.port = String(port);
+  return { url: u.toString(), host, port };
+}
+var AgentContainers = class {
+  constructor(opts) {
+    this.opts = opts;
+    this.user = containerUser(opts.checkoutDir);
+    const { uid, gid } = statSync4(opts.checkoutDir);
+    this.owner = `${uid}:${gid}`;
+    this.dir = mkdtempSync4(join6(tmpdir4(), "stategate-agent-"));
+    removeOnExit(this.dir);
+    chmodSync2(this.dir, 493);
+    writeFileSync2(join6(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+  }
+  opts;
+  /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
+  dir;
+  forwards = /* @__PURE__ */ new Map();
+  image;
+  /** uid:gid inside (containerUser). */
+  user;
+  /** The checkout's owner, root included: agent.setup runs as it, to write the checkout. */
+  owner;
+  /** Resolves (or builds, once) the side's image. */
+  imageName() {
+    this.image ??= resolveAgentImage(this.opts);
+    return this.image.then((i) => i.image);
+  }
+  /** The socket (as seen inside) that reaches host:port; served from now on. */
+  async forward(host, port) {
+    let f = this.forwards.get(port);
+    if (!f) {
+      f = unixToTcp(join6(this.dir, `fw-${port}.sock`), host, port);
+      this.forwards.set(port, f);
+    }
+    await f;
+    return `${RUNNER_MOUNT}/fw-${port}.sock`;
+  }
+  /** Rewrites the URL variables to their inside addresses and returns the forwards they need. */
+  async bridgeEnv(env) {
+    const out = containerEnv(env);
+    const forwards = [];
+    for (const name2 of URL_VARS) {
+      if (out[name2] === void 0) continue;
+      const inside2 = insideUrl(out[name2]);
+      if (!inside2) continue;
+      out[name2] = inside2.url;
+      if (!forwards.some((f) => f.port === inside2.port))
+        forwards.push({ port: inside2.port, socket: await this.forward(inside2.host, inside2.port) });
+    }
+    return { env: out, forwards };
+  }
+  /** Binds every container of this side gets, plus `extra`. */
+  binds(writableCheckout, extra = []) {
+    return [
+      { source: this.opts.checkoutDir, target: WORKSPACE, mode: writableCheckout ? "rw" : "ro" },
+      { source: this.dir, target: RUNNER_MOUNT, mode: "ro" },
+      ...extra.map((b) => ({ ...b, mode: b.mode ?? "ro" }))
+    ];
+  }
+  /**
+   * runInGroup's twin: one command in a fresh container, `cwd` being the checkout. The timeout
+   * counts from the moment the container runs. Never throws.
+   */
+  async run(opts) {
+    const stdout = new OutputCapture(opts.maxOutputBytes);
+    const stderr = new OutputCapture(opts.maxOutputBytes);
+    const result = {
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      aborted: false,
+      durationMs: 0,
+      stdout,
+      stderr
+    };
+    if (opts.signal?.aborted) {
+      result.aborted = true;
+      result.spawnError = "cancelled before it started";
+      return result;
+    }
+    const cwdProblem = await checkCwd(opts.cwd);
+    if (cwdProblem) {
+      result.spawnError = cwdProblem;
+      return result;
+    }
+    const ep = this.containerDir();
+    const listeners2 = [];
+    let container;
+    const streams = [];
+    let connected = false;
+    const capture = (into) => (s) => {
+      connected = true;
+      s.on("data", (chunk) => into.push(chunk));
+      streams.push(new Promise((resolve11) => s.once("close", () => resolve11())));
+    };
+    try {
+      listeners2.push(await unixListener(join6(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join6(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync2(join6(ep, "input.json"), opts.stdin, { mode: 420 });
+      const { env, forwards } = await this.bridgeEnv(opts.env);
+      const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
+      const spec = {
+        command: opts.command,
+        ...opts.stdin === void 0 ? {} : { stdin: inside2("input.json") },
+        stdout: inside2("out.sock"),
+        stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
+        forwards
+      };
+      writeFileSync2(join6(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      container = await startAgentContainer({
+        image: await this.imageName(),
+        binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
+        env,
+        command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
+        workDir: WORKSPACE,
+        user: opts.writableCheckout ? this.owner : this.user
+      });
+    } catch (err) {
+      result.spawnError = err.message;
+      await this.cleanup(container, listeners2, ep);
+      return result;
+    }
+    const started = performance.now();
+    let terminated = false;
+    const terminate = () => {
+      if (terminated) return;
+      terminated = true;
+      void container.stop(opts.graceMs);
+    };
+    const timer = setTimeout(() => {
+      result.timedOut = true;
+      terminate();
+    }, opts.timeoutMs);
+    const onAbort = () => {
+      result.aborted = true;
+      terminate();
+    };
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+    const code = await container.exited;
+    result.durationMs = Math.round(performance.now() - started);
+    clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onAbort);
+    if (terminated && code !== null && code > 128) result.signal = code === 137 ? "SIGKILL" : "SIGTERM";
+    else if (code !== null && code > 128) {
+      const killed = /the agent was killed by (SIG[A-Z0-9]+)/.exec(await container.logTail());
+      if (killed) result.signal = killed[1];
+      else result.exitCode = code;
+    } else result.exitCode = code;
+    if (!connected && !terminated) {
+      const log2 = await container.logTail();
+      result.spawnError = `the agent container exited (code ${code}) before the agent started${log2 ? `: ${log2}` : ""}`;
+    }
+    await within2(Promise.all(streams), PIPE_DRAIN_MS2);
+    await this.cleanup(container, listeners2, ep);
+    return result;
+  }
+  async cleanup(container, listeners2, ep) {
+    await container?.remove();
+    await Promise.all(listeners2.map((l) => l.close()));
+    rmSync6(ep, { recursive: true, force: true });
+  }
+  /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
+  containerDir() {
+    const dir = mkdtempSync4(join6(this.dir, "ep-"));
+    chmodSync2(dir, 493);
+    return dir;
+  }
+  /** Stops the forwarders, removes a built image and the socket directory. */
+  async close() {
+    const forwards = await Promise.all(this.forwards.values());
+    await Promise.all(forwards.map((f) => f.close()));
+    this.forwards.clear();
+    const image = await this.image?.catch(() => void 0);
+    if (image?.built) await removeImage(image.image);
+    rmSync6(this.dir, { recursive: true, force: true });
+    liveDirs.delete(this.dir);
+  }
+};
+
+// src/agent/container-serve.ts
+import { randomBytes as randomBytes7 } from "node:crypto";
+import { appendFileSync as appendFileSync2, rmSync as rmSync7, writeFileSync as writeFileSync3 } from "node:fs";
+import { createServer as createServer4 } from "node:net";
+import { join as join7 } from "node:path";
+var HEALTH_POLL_MS2 = 100;
+var OPEN_TIMEOUT_MS = 1e4;
+var INSIDE_DEFAULT_PORT = 8080;
+function insideTarget(url2) {
+  const u = new URL(url2.replace("{port}", String(INSIDE_DEFAULT_PORT)));
+  return { port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
+}
+var ContainerServe = class {
+  constructor(containers, opts) {
+    this.containers = containers;
+    this.opts = opts;
+    this.dir = containers.containerDir();
+    appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
+    let settle2;
+    this.exited = new Promise((resolve11) => {
+      settle2 = (exit) => {
+        if (this.exit) return;
+        this.exit = exit;
+        appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
+        resolve11(exit);
+        void this.cleanup();
+      };
+    });
+    this.started = this.start().then(
+      () => {
+        void this.container.exited.then((code) => settle2({ code, signal: null }));
+      },
+      (err) => settle2({ code: null, signal: null, error: err.message })
+    );
+  }
+  containers;
+  opts;
+  exit = null;
+  exited;
+  container;
+  control;
+  ready = false;
+  onReady;
+  /** Resolves once the server accepts connections inside. */
+  readied = new Promise((resolve11) => {
+    this.onReady = resolve11;
+  });
+  forwarded = /* @__PURE__ */ new Map();
+  waiting = /* @__PURE__ */ new Map();
+  pending = /* @__PURE__ */ new Map();
+  listeners = [];
+  dir;
+  started;
+  async start() {
+    const { logFile } = this.opts;
+    this.listeners.push(
+      await unixListener(
+        join7(this.dir, "out.sock"),
+        (s) => s.on("data", (d) => appendFileSync2(logFile, d))
+      ),
+      await unixListener(join7(this.dir, "control.sock"), (s) => this.onControl(s)),
+      await unixListener(join7(this.dir, "data.sock"), (s) => this.onData(s))
+    );
+    const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
+    const spec = {
+      command: this.opts.serve,
+      stdout: inside2("out.sock"),
+      stderr: inside2("out.sock"),
+      forwards: [],
+      tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
+    };
+    writeFileSync3(join7(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    this.container = await startAgentContainer({
+      image: await this.containers.imageName(),
+      binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
+      env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
+      command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
+      workDir: WORKSPACE,
+      user: this.containers.user
+    });
+  }
+  onControl(s) {
+    if (this.control) {
+      s.destroy();
+      return;
+    }
+    this.control = s;
+    let buf = "";
+    s.on("data", (d) => {
+      buf += d.toString("utf8");
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const [verb, arg] = buf.slice(0, i).split(" ");
+        buf = buf.slice(i + 1);
+        if (verb === "ready") {
+          this.ready = true;
+          this.onReady();
+        } else if (verb === "fail") this.pending.get(arg)?.destroy();
+        else this.waiting.get(arg)?.(verb);
+      }
+    });
+    s.on("error", () => void 0);
+  }
+  onData(s) {
+    let buf = Buffer.alloc(0);
+    const onData = (d) => {
+      buf = Buffer.concat([buf, d]);
+      const i = buf.indexOf(10);
+      if (i < 0) {
+        if (buf.length > 64) s.destroy();
+        return;
+      }
+      s.off("data", onData);
+      const id = buf.subarray(0, i).toString("utf8");
+      const conn = this.pending.get(id);
+      this.pending.delete(id);
+      if (!conn) return void s.destroy();
+      if (i + 1 < buf.length) conn.write(buf.subarray(i + 1));
+      joinSockets(conn, s);
+    };
+    s.on("data", onData);
+    s.on("error", () => void 0);
+  }
+  /** Carries one harness connection to the server inside. */
+  open(conn) {
+    conn.on("error", () => void 0);
+    if (!this.control || !this.ready || this.exit) {
+      conn.destroy();
+      return;
+    }
+    const id = randomBytes7(16).toString("hex");
+    this.pending.set(id, conn);
+    conn.pause();
+    this.control.write(`open ${id}
+`);
+    setTimeout(() => {
+      if (this.pending.delete(id)) conn.destroy();
+    }, OPEN_TIMEOUT_MS).unref();
+  }
+  /** Makes 127.0.0.1:port inside reach host:port here; once per port and incarnation. */
+  forward(host, port) {
+    let done = this.forwarded.get(port);
+    if (!done) {
+      done = (async () => {
+        const socket = await this.containers.forward(host, port);
+        await Promise.race([this.readied, this.exited]);
+        if (!this.control || this.exit) throw new Error("the agent server container is not running");
+        const answer = new Promise((resolve11) => this.waiting.set(String(port), resolve11));
+        this.control.write(`forward ${port} ${socket}
+`);
+        const verb = await within2(answer, OPEN_TIMEOUT_MS);
+        this.waiting.delete(String(port));
+        if (verb !== "ok")
+          throw new Error(`the agent server container could not listen on 127.0.0.1:${port}`);
+      })();
+      this.forwarded.set(port, done);
+      done.catch(() => this.forwarded.delete(port));
+    }
+    return done;
+  }
+  /** Polls until the server accepts connections inside; throws AgentStartError with the log tail. */
+  async waitHealthy(url2, timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    await within2(this.started, timeoutMs);
+    for (; ; ) {
+      if (this.exit)
+        throw this.startError(`exited (${describeExit(this.exit)}) before it accepted connections`, url2);
+      if (this.ready) return;
+      if (Date.now() >= deadline) {
+        await this.stop();
+        throw this.startError(`did not accept connections within ${timeoutMs} ms`, url2);
+      }
+      await within2(this.exited, HEALTH_POLL_MS2);
+    }
+  }
+  startError(what, url2) {
+    return new AgentStartError(
+      `agent server (in its container) ${what} at ${url2.origin}; last lines of ${this.opts.logFile}:
+${logTail(this.opts.logFile)}`
+    );
+  }
+  /** Stops the container (SIGTERM to the server's group, SIGKILL after the grace period) and removes it. */
+  async stop() {
+    await this.started;
+    await this.container?.stop(this.opts.graceMs);
+    await within2(this.exited, this.opts.graceMs + 5e3);
+    await this.cleanup();
+  }
+  async cleanup() {
+    await this.container?.remove();
+    this.control?.destroy();
+    for (const conn of this.pending.values()) conn.destroy();
+    await Promise.all(this.listeners.splice(0).map((l) => l.close()));
+    rmSync7(this.dir, { recursive: true, force: true });
+  }
+};
+var ContainerAgentServer = class _ContainerAgentServer {
+  constructor(containers, front, conns, url2, opts) {
+    this.containers = containers;
+    this.front = front;
+    this.conns = conns;
+    this.url = url2;
+    this.opts = opts;
+  }
+  containers;
+  front;
+  conns;
+  url;
+  opts;
+  current = null;
+  static async open(containers, opts) {
+    const target = insideTarget(opts.url);
+    let self;
+    const conns = /* @__PURE__ */ new Set();
+    const front = createServer4((conn) => {
+      conns.add(conn);
+      conn.once("close", () => conns.delete(conn));
+      if (self?.current) self.current.open(conn);
+      else conn.destroy();
+    });
+    await new Promise((resolve11, reject) => {
+      front.once("error", reject);
+      front.listen(0, "127.0.0.1", () => resolve11());
+    });
+    const port = front.address().port;
+    self = new _ContainerAgentServer(containers, front, conns, `http://127.0.0.1:${port}${target.path}`, {
+      ...opts,
+      port: target.port
+    });
+    return self;
+  }
+  /** Starts a new incarnation (startAgentServer calls this for the first start and the one restart). */
+  start() {
+    this.current = new ContainerServe(this.containers, this.opts);
+    return this.current;
+  }
+  /** The episode's variables as the server inside must use them; forwards their ports first. */
+  async vars(vars) {
+    const current = this.current;
+    if (!current) throw new Error("the agent server container is not running");
+    const out = { ...vars };
+    for (const key of ["toolsUrl", "mcpUrl", "databaseUrl"]) {
+      const value = out[key];
+      if (value === void 0) continue;
+      const inside2 = insideUrl(value);
+      if (!inside2) continue;
+      await current.forward(inside2.host, inside2.port);
+      out[key] = inside2.url;
+    }
+    return out;
+  }
+  async close() {
+    const closed = new Promise((resolve11) => this.front.close(() => resolve11()));
+    for (const conn of this.conns) conn.destroy();
+    await closed;
+  }
+};
+
+// src/run/side-container.ts
+async function prepareContainerSide(opts, env) {
+  const { side: side2, checkout, agent } = opts;
+  const containers = new AgentContainers({
+    image: agent.image,
+    dockerfile: agent.dockerfile,
+    checkoutDir: checkout.dir
+  });
+  try {
+    opts.onLog?.(`${side2}: agent image ${await containers.imageName()} (isolation: container)`);
+    if (agent.setup) {
+      opts.onLog?.(`${side2}: running setup in a container: ${agent.setup}`);
+      const res = await runSetup(agent.setup, checkout.dir, env(), 15 * 6e4, {
+        runner: (o) => containers.run({ ...o, writableCheckout: true })
+      });
+      if (!res.ok) {
+        throw new Error(
+          `${side2}: agent.setup '${agent.setup}' failed in its container (${res.error}):
+${res.output.slice(-2e3)}`
+        );
+      }
+    }
+    if (agent.url) {
+      const logFile = join8(opts.outDir, `agent-server-${side2}.log`);
+      const front = await ContainerAgentServer.open(containers, {
+        serve: agent.serve,
+        url: agent.url,
+        env: env(),
+        logFile,
+        graceMs: DEFAULT_GRACE_MS
+      });
+      const server = await startAgentServer({
+        serve: agent.serve,
+        url: front.url,
+        cwd: checkout.dir,
+        env: env(),
+        logFile,
+        startServe: () => front.start()
+      }).catch(async (err) => {
+        await front.close();
+        throw err;
+      });
+      return {
+        side: side2,
+        checkout,
+        agent,
+        logFile,
+        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        stop: async () => {
+          await server.stop();
+          await front.close();
+          await containers.close();
+        }
+      };
+    }
+    const command = agent.command;
+    return {
+      side: side2,
+      checkout,
+      agent,
+      runAgent: (req) => runCommandAgent({
+        command,
+        cwd: checkout.dir,
+        env: env(req.vars),
+        input: req.input,
+        timeoutMs: req.timeoutMs,
+        signal: req.signal,
+        runner: (o) => containers.run(o)
+      }),
+      stop: () => containers.close()
+    };
+  } catch (err) {
+    await containers.close();
+    throw err;
+  }
+}
+
 // src/run/side.ts
+function sideWrapper(opts) {
+  const isolation = opts.isolation;
+  if (isolation?.mode !== "namespaces") return void 0;
+  const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
+  return namespaceWrapper(
+    () => harnessNamespaceOptions(
+      opts.checkout.dir,
+      [...opts.hide ?? [], ...privatePaths(), ...runnerTemp ? [runnerTemp] : []],
+      isolation.unshare,
+      isolation.setpriv
+    )
+  );
+}
+function withIsolation(agent, isolation, configFile) {
+  if (!isolation || isolation === agent.isolation) return agent;
+  if (isolation === "container" && !agent.image && !agent.dockerfile)
+    throw new Error(
+      `${configFile}: isolation container was asked for, but agent.image or agent.dockerfile is not set: name the image the agent runs in`
+    );
+  if (isolation === "container" && agent.url && !agent.serve)
+    throw new Error(
+      `${configFile}: isolation container with agent.url needs agent.serve (the server runs in the container)`
+    );
+  return { ...agent, isolation };
+}
 async function prepareSide(opts) {
   const { side: side2, checkout, agent } = opts;
+  const wrapper = sideWrapper(opts);
   const baseEnv = (vars) => buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
+  if (agent.isolation === "container") return prepareContainerSide(opts, baseEnv);
   if (agent.setup) {
     opts.onLog?.(`${side2}: running setup: ${agent.setup}`);
-    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4);
+    const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4, { wrapper });
     if (!res.ok) {
+      const asNobody = opts.isolation?.mode === "namespaces" && opts.isolation.asRoot ? `
+(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout owned by root: run stategate as a normal user, make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)` : "";
       throw new Error(
         `${side2}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
-${res.output.slice(-2e3)}`
+${res.output.slice(-2e3)}${asNobody}`
       );
     }
   }
   if (agent.url) {
-    const logFile = join5(opts.outDir, `agent-server-${side2}.log`);
+    const logFile = join9(opts.outDir, `agent-server-${side2}.log`);
     const { url: url2, env } = await sidePort(side2, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side2}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -62777,7 +63933,8 @@ ${res.output.slice(-2e3)}`
       url: url2,
       cwd: checkout.dir,
       env,
-      logFile
+      logFile,
+      wrapper
     });
     return {
       side: side2,
@@ -62799,7 +63956,8 @@ ${res.output.slice(-2e3)}`
       env: baseEnv(req.vars),
       input: req.input,
       timeoutMs: req.timeoutMs,
-      signal: req.signal
+      signal: req.signal,
+      wrapper
     }),
     stop: async () => void 0
   };
@@ -62820,8 +63978,8 @@ async function sidePort(side2, agent, env) {
 
 // src/run/compare.ts
 async function runCompare(opts) {
-  const repo = resolve6(opts.repo ?? process.cwd());
-  const outDir = resolve6(repo, opts.out ?? ".stategate");
+  const repo = resolve7(opts.repo ?? process.cwd());
+  const outDir = resolve7(repo, opts.out ?? ".stategate");
   const configName = opts.config ?? "stategate.yml";
   const progress = opts.onProgress ?? (() => void 0);
   const startedAt = /* @__PURE__ */ new Date();
@@ -62862,7 +64020,7 @@ async function runCompare(opts) {
     });
     const policy = await resolvePolicy({
       policyFrom: opts.policyFrom ?? "base",
-      pinned: await loadPinnedSuite(join6(suiteCheckout.dir, configName)),
+      pinned: await loadPinnedSuite(join10(suiteCheckout.dir, configName)),
       pinnedSide: suiteSide,
       base: checkouts.base,
       configName
@@ -62875,8 +64033,12 @@ async function runCompare(opts) {
     const concurrency = opts.concurrency ?? suite.config.concurrency;
     const scenarios = sliceScenarios(suite.scenarios, opts.shard);
     const agents = {};
+    let isolationMode = opts.isolation;
     for (const side2 of sides) {
-      agents[side2] = await loadSideConfig(join6(checkouts[side2].dir, configName), suite, side2);
+      const configFile = join10(checkouts[side2].dir, configName);
+      const agent = withIsolation(await loadSideConfig(configFile, suite, side2), isolationMode, configFile);
+      if (side2 === "base" && agent.isolation === "container") isolationMode ??= "container";
+      agents[side2] = agent;
     }
     const sharedPort = sharedPortProblem(agents);
     if (sharedPort) throw new Error(sharedPort);
@@ -62891,6 +64053,13 @@ async function runCompare(opts) {
     if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());
+    const isolation = await probeIsolation();
+    const isolationNote = isolationLine(isolation);
+    progress({
+      type: "log",
+      level: isolation.mode === "namespaces" ? "info" : "warn",
+      message: isolationNote
+    });
     const runtimes = {};
     for (const side2 of sides) {
       const checkout = checkouts[side2];
@@ -62901,6 +64070,9 @@ async function runCompare(opts) {
         agent: agents[side2],
         outDir,
         harnessEnv: process.env,
+        isolation,
+        // The other side's files are not this agent's to read or change.
+        hide: [outDir, ...sides.filter((s) => s !== side2).map((s) => checkouts[s].dir)],
         onLog: (message) => progress({ type: "log", level: "info", message })
       });
       cleanups.push(() => runtime.stop());
@@ -62912,10 +64084,10 @@ async function runCompare(opts) {
       phase: "episodes",
       message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
     });
-    const log2 = new EpisodeLog(join6(outDir, "episodes.jsonl"));
+    const log2 = new EpisodeLog(join10(outDir, "episodes.jsonl"));
     cleanups.push(() => log2.close());
     const spool = new CaseSpool(
-      mkdtempSync3(join6(outDir, "spool-")),
+      mkdtempSync5(join10(outDir, "spool-")),
       scenarios.map((s) => s.id)
     );
     cleanups.push(() => spool.dispose());
@@ -62994,6 +64166,7 @@ async function runCompare(opts) {
       sequential,
       { policy_from: policy.source, ...policy.changes ? { suite_changes: policy.changes } : {} }
     );
+    report2.agent_isolation = { mode: isolation.mode, note: isolationNote };
     return writeReports(report2, outDir);
   } finally {
     stopInterrupt();
@@ -63053,28 +64226,28 @@ function fixedRepeats(suite) {
 }
 function writeReports(report2, outDir) {
   mkdirSync4(outDir, { recursive: true });
-  const reportPath = join6(outDir, "report.json");
-  const markdownPath = join6(outDir, "report.md");
+  const reportPath = join10(outDir, "report.json");
+  const markdownPath = join10(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
-  writeFileSync2(reportPath, `${JSON.stringify(report2, null, 2)}
+  writeFileSync4(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
-  writeFileSync2(markdownPath, markdown);
+  writeFileSync4(markdownPath, markdown);
   return { report: report2, reportPath, markdownPath, markdown };
 }
 
 // src/cli/demo.ts
-import { cpSync, existsSync as existsSync4, mkdtempSync as mkdtempSync4, rmSync as rmSync4 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { dirname as dirname4, join as join7, resolve as resolve7 } from "node:path";
+import { cpSync, existsSync as existsSync4, mkdtempSync as mkdtempSync6, rmSync as rmSync8 } from "node:fs";
+import { tmpdir as tmpdir5 } from "node:os";
+import { dirname as dirname4, join as join11, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
 function createProgress(stream = process.stderr) {
-  const live3 = Boolean(stream.isTTY) && !process.env.CI;
+  const live4 = Boolean(stream.isTTY) && !process.env.CI;
   let lastStep = -1;
   let pending = false;
   const clear = () => {
-    if (live3 && pending) {
+    if (live4 && pending) {
       stream.write("\r\x1B[2K");
       pending = false;
     }
@@ -63088,7 +64261,7 @@ function createProgress(stream = process.stderr) {
       return;
     }
     const { done, total, scenario, side: side2 } = event;
-    if (live3) {
+    if (live4) {
       stream.write(`\r\x1B[2K  episodes ${done}/${total}  (${side2} ${scenario})`);
       pending = true;
       if (done === total) clear();
@@ -63111,32 +64284,32 @@ var DEMO_PAIRS = [
 ];
 function projectRoot() {
   let dir = dirname4(fileURLToPath2(import.meta.url));
-  while (!existsSync4(join7(dir, "examples", "refund-agent")) && dirname4(dir) !== dir) dir = dirname4(dir);
+  while (!existsSync4(join11(dir, "examples", "refund-agent")) && dirname4(dir) !== dir) dir = dirname4(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync(join7(root, "stategate.yml"), join7(dir, "stategate.yml"));
-  cpSync(join7(root, "scenarios"), join7(dir, "scenarios"), { recursive: true });
-  cpSync(join7(root, "examples", "refund-agent"), join7(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync(join11(root, "stategate.yml"), join11(dir, "stategate.yml"));
+  cpSync(join11(root, "scenarios"), join11(dir, "scenarios"), { recursive: true });
+  cpSync(join11(root, "examples", "refund-agent"), join11(dir, "examples", "refund-agent"), { recursive: true });
   cpSync(
-    join7(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join7(dir, "examples", "refund-agent", "manifest.json")
+    join11(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join11(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync4(join7(tmpdir3(), "stategate-demo-flaky-"));
+  const work = mkdtempSync6(join11(tmpdir5(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync(join7(root, "examples", example), join7(work, "examples", example), { recursive: true });
+      cpSync(join11(root, "examples", example), join11(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve7(opts.out ?? join7(".stategate", "demo-flaky")),
+      out: resolve8(opts.out ?? join11(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -63146,18 +64319,18 @@ async function runFlakyDemo(opts) {
 `);
     return result;
   } finally {
-    rmSync4(work, { recursive: true, force: true });
+    rmSync8(work, { recursive: true, force: true });
   }
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync4(join7(tmpdir3(), "stategate-demo-"));
-  const out = resolve7(opts.out ?? join7(".stategate", "demo"));
+  const work = mkdtempSync6(join11(tmpdir5(), "stategate-demo-"));
+  const out = resolve8(opts.out ?? join11(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join7(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join11(work, v));
     for (const [base2, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base2} -> ${head} ===
@@ -63167,7 +64340,7 @@ async function runDemo(opts) {
         base: base2,
         head,
         repo: work,
-        out: join7(out, `${base2}-to-${head}`),
+        out: join11(out, `${base2}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -63179,7 +64352,7 @@ async function runDemo(opts) {
       verdicts.push(`${base2} -> ${head}: ${result.report.verdict}`);
     }
   } finally {
-    rmSync4(work, { recursive: true, force: true });
+    rmSync8(work, { recursive: true, force: true });
   }
   process.stdout.write(`
 Demo verdicts:
@@ -63223,6 +64396,10 @@ function runOptions(values) {
   if (policyFrom !== void 0 && policyFrom !== "head" && policyFrom !== "base") {
     throw new Error(`--policy-from: expected base | head, got '${policyFrom}'`);
   }
+  const isolation = values.isolation;
+  if (isolation !== void 0 && isolation !== "process" && isolation !== "container") {
+    throw new Error(`--isolation: expected process | container, got '${isolation}'`);
+  }
   return {
     repo: values.repo,
     config: values.config,
@@ -63233,6 +64410,7 @@ function runOptions(values) {
     engine: engineOption(values),
     suiteFrom,
     policyFrom,
+    isolation,
     onProgress: createProgress()
   };
 }
@@ -63265,7 +64443,7 @@ function finish(report2, values, reportPath) {
   process.stdout.write(`
 Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
 `);
-  if (values.junit) writeFileSync3(resolve8(values.junit), renderJunit(report2));
+  if (values.junit) writeFileSync5(resolve9(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -63283,13 +64461,13 @@ async function commandRun(values) {
   }
 }
 async function commandValidate(values) {
-  const configPath = resolve8(values.config ?? "stategate.yml");
-  const loaded = await loadSuite(configPath);
-  if (!loaded.ok) {
-    printProblems(loaded.problems);
+  const configPath = resolve9(values.config ?? "stategate.yml");
+  const loaded2 = await loadSuite(configPath);
+  if (!loaded2.ok) {
+    printProblems(loaded2.problems);
     return 1;
   }
-  const { suite } = loaded;
+  const { suite } = loaded2;
   const problems = [];
   let engine;
   try {
@@ -63321,7 +64499,7 @@ async function commandMerge(values, files) {
   if (files.length === 0) return fail("merge needs one or more report.json files");
   try {
     const level = failOn(values);
-    const reports = files.map((f) => readReportFile(resolve8(f), f));
+    const reports = files.map((f) => readReportFile(resolve9(f), f));
     const policy = await loadMergePolicy(values.config, process.cwd());
     process.stderr.write(`stategate: gating with ${policy.source}
 `);
@@ -63329,7 +64507,7 @@ async function commandMerge(values, files) {
       gate: policy.gate,
       unverified: values.unverified ? "the reports were passed with --unverified" : void 0
     });
-    const out = resolve8(values.out ?? ".stategate");
+    const out = resolve9(values.out ?? ".stategate");
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
@@ -63363,11 +64541,11 @@ async function commandDemo(values) {
 }
 
 // src/cli/judge.ts
-import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { dirname as dirname5, resolve as resolve9 } from "node:path";
-function problemsOf(loaded) {
-  if (loaded.ok) return loaded.value;
-  printProblems(loaded.problems);
+import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { dirname as dirname5, resolve as resolve10 } from "node:path";
+function problemsOf(loaded2) {
+  if (loaded2.ok) return loaded2.value;
+  printProblems(loaded2.problems);
   return 1;
 }
 function progressLine(p) {
@@ -63411,11 +64589,11 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve9(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve10(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve9(values.out) : calibrationPath(section.root, section.judge);
+  const out = values.out ? resolve10(values.out) : calibrationPath(section.root, section.judge);
   const previous = problemsOf(await loadJudgeCalibration(out, dirname5(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
@@ -63433,7 +64611,7 @@ async function calibrate(values, labelsPath) {
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
   mkdirSync5(dirname5(out), { recursive: true });
-  writeFileSync4(out, `${JSON.stringify(file2, null, 2)}
+  writeFileSync6(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
   process.stdout.write(
@@ -63487,6 +64665,8 @@ Options:
                         judge calibration (default base; the head's when the base has no stategate.yml).
                         Every difference from the base's suite is reported; one that weakens it is
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
+  --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
+                        container needs agent.image or agent.dockerfile and a Docker daemon)
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
@@ -63511,6 +64691,7 @@ var OPTIONS = {
   engine: { type: "string" },
   "suite-from": { type: "string" },
   "policy-from": { type: "string" },
+  isolation: { type: "string" },
   junit: { type: "string" },
   repo: { type: "string" },
   "no-color": { type: "boolean" },
