@@ -7,11 +7,18 @@ const ALWAYS_PASSED = ['PATH', 'HOME', 'LANG', 'TZ'];
 const LOCALE_PREFIX = 'LC_';
 
 /**
- * Variables that never reach an agent, even when named: they let a process upload artifacts or mint
- * cloud credentials as the workflow. GITHUB_TOKEN and INPUT_* may be passed, but only by name.
+ * Variables that never reach an agent, even when named: the workflow's tokens (they let a process
+ * post as the repository, upload artifacts or mint cloud credentials) and the admin database URL.
+ * The agent's config comes from the checkout under review, so naming one must not be enough.
  */
 export function isNeverPassed(name: string): boolean {
-  return name === 'ACTIONS_RUNTIME_TOKEN' || name.startsWith('ACTIONS_ID_TOKEN_REQUEST_');
+  return (
+    name === 'ACTIONS_RUNTIME_TOKEN' ||
+    name.startsWith('ACTIONS_ID_TOKEN_REQUEST_') ||
+    name === 'GITHUB_TOKEN' ||
+    /^INPUT_GITHUB[-_]TOKEN$/i.test(name) ||
+    name === 'STATEGATE_DATABASE_URL'
+  );
 }
 
 // Short values (e.g. "1") would match by accident; real tokens are long.
@@ -31,6 +38,11 @@ export interface AgentEnvOptions {
   env: Record<string, string>;
   /** agent.pass_env from stategate.yml. */
   passEnv: string[];
+  /**
+   * The agent's other strings (command, serve, setup, url), by field: `${GITHUB_TOKEN}` expanded into
+   * a command line would hand the token to the agent as surely as an environment variable.
+   */
+  strings?: Record<string, string | undefined>;
 }
 
 /** Lists every reason the configured agent environment cannot be built (empty when it can). */
@@ -54,8 +66,15 @@ export function checkAgentEnv(opts: AgentEnvOptions): string[] {
   ];
   for (const [name, value] of carried) {
     if (isNeverPassed(name) || value === undefined) continue;
-    const secret = secrets.find(([, s]) => s === value);
+    const secret = secrets.find(([, s]) => value.includes(s as string));
     if (secret) problems.push(`${name} carries the value of ${secret[0]}, which is never passed to an agent`);
+  }
+  for (const [field, value] of Object.entries(opts.strings ?? {})) {
+    const secret = value === undefined ? undefined : secrets.find(([, s]) => value.includes(s as string));
+    if (secret)
+      problems.push(
+        `${field} carries the value of ${secret[0]}, which never reaches an agent: remove the \${${secret[0]}} reference`,
+      );
   }
   return problems;
 }

@@ -91,7 +91,18 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
   const wrapper = sideWrapper(opts);
   const baseEnv = (vars?: EpisodeVars) =>
-    buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
+    buildAgentEnv({
+      harnessEnv: opts.harnessEnv,
+      env: agent.env,
+      passEnv: agent.pass_env,
+      strings: {
+        'agent.command': agent.command,
+        'agent.serve': agent.serve,
+        'agent.setup': agent.setup,
+        'agent.url': agent.url,
+      },
+      episode: vars,
+    });
   if (agent.isolation === 'container') return prepareContainerSide(opts, baseEnv);
 
   if (agent.setup) {
