@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/record.js';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { CALL_TOOL, stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of [...dirs, marks]) rmSync(d, { recursive: true, force: true });
 });
 
 const twin = (sql: string) => `tools:
@@ -31,20 +32,27 @@ const twin = (sql: string) => `tools:
 /** An agent that leaves a mark that it ran, puts one value, and says it succeeded whatever happened. */
 const AGENT = `${CALL_TOOL}
 import { writeFileSync } from 'node:fs';
-writeFileSync('agent-ran', '');
+writeFileSync(process.env.MARK, '');
 const put = await call('put', { k: process.env.KEY ?? 'a', v: 'b' });
 done({ put: put.status });
 `;
 
+// The agent's mark goes where it may write whatever user it runs as (not its checkout: as root it
+// runs as an unprivileged user).
+const marks = agentSharedDir('sg-broken-twin-');
+const markOf = new Map<string, string>();
+
 function suite(sql: string, key: string, engine: 'embedded' | 'postgres' = 'embedded'): string {
+  const marker = join(marks, `ran-${markOf.size}`);
   const dir = writeSuite({
     twin: twin(sql),
     agentFiles: { 'agent.mjs': AGENT },
-    agent: `  command: node agent.mjs\n  env: { KEY: ${key} }\n  timeout: 60s`,
+    agent: `  command: node agent.mjs\n  env: { KEY: ${key}, MARK: ${marker} }\n  timeout: 60s`,
     expect: '  - id: reads\n    query: SELECT count(*) FROM kv\n    gte: 1\n',
     engine,
   });
   dirs.push(dir);
+  markOf.set(dir, marker);
   return dir;
 }
 
@@ -57,7 +65,7 @@ describe('a twin whose SQL names a missing column', () => {
     expect(res.stderr).toMatch(/^twin\.yaml:10:\d+: tool put: .*column "vv" .*does not exist/m);
     expect(res.stderr).toMatch(/the suite cannot run: fix this statement/);
     expect(res.stderr).not.toMatch(/\n\s+at /);
-    expect(existsSync(join(dir, 'agent-ran'))).toBe(false);
+    expect(existsSync(markOf.get(dir)!)).toBe(false);
     expect(existsSync(join(dir, '.stategate', 'episodes.jsonl'))).toBe(false);
     expect(existsSync(join(dir, '.stategate', 'report.json'))).toBe(false);
   });
@@ -67,7 +75,7 @@ describe('a twin whose SQL names a missing column', () => {
     const res = await stategate(dir, ['run', '--engine', 'embedded']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^twin\.yaml:10:\d+: tool put: .*"vv"/m);
-    expect(existsSync(join(dir, 'agent-ran'))).toBe(false);
+    expect(existsSync(markOf.get(dir)!)).toBe(false);
   });
 });
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/record.js';
 import { runCompare } from '../../src/run/compare.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { writeSuite } from './suite.js';
 
 const dirs: string[] = [];
@@ -118,11 +119,13 @@ describe('two checkouts of one repository with agent.url + agent.serve', () => {
     timeout: 300_000,
   }, async () => {
     // v2's first incarnation exits after its first answer; the restart finds the mark and stays up.
+    // The mark goes where the server may write whatever user it runs as (as root: not its checkout).
+    const diedOnce = join(agentSharedDir('sg-shared-port-'), 'died-once');
     const dying = SERVER.replace(
       "res.end(JSON.stringify({ reply: VERSION + ' ' + put.status, outcome: 'SUCCESS' }));",
       `res.end(JSON.stringify({ reply: VERSION + ' ' + put.status, outcome: 'SUCCESS' }));
   const { existsSync, writeFileSync } = await import('node:fs');
-  if (VERSION === 'v2' && !existsSync('died-once')) { writeFileSync('died-once', ''); setTimeout(() => process.exit(3), 50); }`,
+  if (VERSION === 'v2' && !existsSync(${JSON.stringify(diedOnce)})) { writeFileSync(${JSON.stringify(diedOnce)}, ''); setTimeout(() => process.exit(3), 50); }`,
     );
     const repo = repoWith('http://127.0.0.1:{port}/', '', dying, 4);
     const out = join(repo, 'out');
