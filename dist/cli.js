@@ -11247,50 +11247,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base2, relative4, options2, skipNormalization) {
+    function resolveComponent(base2, relative5, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base2 = parse4(serialize(base2, options2), options2);
-        relative4 = parse4(serialize(relative4, options2), options2);
+        relative5 = parse4(serialize(relative5, options2), options2);
       }
       options2 = options2 || {};
-      if (!options2.tolerant && relative4.scheme) {
-        target.scheme = relative4.scheme;
-        target.userinfo = relative4.userinfo;
-        target.host = relative4.host;
-        target.port = relative4.port;
-        target.path = removeDotSegments(relative4.path || "");
-        target.query = relative4.query;
+      if (!options2.tolerant && relative5.scheme) {
+        target.scheme = relative5.scheme;
+        target.userinfo = relative5.userinfo;
+        target.host = relative5.host;
+        target.port = relative5.port;
+        target.path = removeDotSegments(relative5.path || "");
+        target.query = relative5.query;
       } else {
-        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
-          target.userinfo = relative4.userinfo;
-          target.host = relative4.host;
-          target.port = relative4.port;
-          target.path = removeDotSegments(relative4.path || "");
-          target.query = relative4.query;
+        if (relative5.userinfo !== void 0 || relative5.host !== void 0 || relative5.port !== void 0) {
+          target.userinfo = relative5.userinfo;
+          target.host = relative5.host;
+          target.port = relative5.port;
+          target.path = removeDotSegments(relative5.path || "");
+          target.query = relative5.query;
         } else {
-          if (!relative4.path) {
+          if (!relative5.path) {
             target.path = base2.path;
-            if (relative4.query !== void 0) {
-              target.query = relative4.query;
+            if (relative5.query !== void 0) {
+              target.query = relative5.query;
             } else {
               target.query = base2.query;
             }
           } else {
-            if (relative4.path[0] === "/") {
-              target.path = removeDotSegments(relative4.path);
+            if (relative5.path[0] === "/") {
+              target.path = removeDotSegments(relative5.path);
             } else {
               const baseHasAuthority = base2.userinfo !== void 0 || base2.host !== void 0 || base2.port !== void 0;
               if (baseHasAuthority && !base2.path) {
-                target.path = "/" + relative4.path;
+                target.path = "/" + relative5.path;
               } else if (!base2.path) {
-                target.path = relative4.path;
+                target.path = relative5.path;
               } else {
-                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative4.path;
+                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative5.path;
               }
               target.path = base2.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative4.query;
+            target.query = relative5.query;
           }
           target.userinfo = base2.userinfo;
           target.host = base2.host;
@@ -11298,7 +11298,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base2.scheme;
       }
-      target.fragment = relative4.fragment;
+      target.fragment = relative5.fragment;
       return target;
     }
     function equal(uriA, uriB, options2) {
@@ -46056,8 +46056,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
 }
 async function glob(globInput, options2) {
-  const [crawler, relative4] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative4) : [];
+  const [crawler, relative5] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative5) : [];
 }
 
 // src/config/suite-paths.ts
@@ -47707,8 +47707,8 @@ function renderTerminal(report2, options2 = {}) {
 }
 
 // src/run/compare.ts
-import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join10, resolve as resolve7 } from "node:path";
+import { mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync6, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join11, resolve as resolve7 } from "node:path";
 
 // src/agent/namespace.ts
 import { spawn } from "node:child_process";
@@ -60089,10 +60089,10 @@ function noRuntimeMessage(tried) {
 // src/sandbox/embedded-server.ts
 import { execFileSync, spawn as spawn2 } from "node:child_process";
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync } from "node:fs";
 import { createServer as createServer2 } from "node:net";
-import { arch, platform, tmpdir as tmpdir2, userInfo } from "node:os";
-import { join as join3 } from "node:path";
+import { arch, platform, tmpdir as tmpdir3, userInfo } from "node:os";
+import { join as join4 } from "node:path";
 
 // src/agent/private-paths.ts
 var registered = /* @__PURE__ */ new Set();
@@ -60104,6 +60104,76 @@ function registerPrivatePath(path7) {
 }
 function privatePaths() {
   return [...registered];
+}
+
+// src/sandbox/embedded-binaries.ts
+import { spawnSync } from "node:child_process";
+import { createHash as createHash5 } from "node:crypto";
+import { cpSync, lstatSync, mkdtempSync as mkdtempSync2, realpathSync as realpathSync2, renameSync, rmSync as rmSync2, statSync as statSync3 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname2, join as join3, relative as relative3 } from "node:path";
+function canRun(file2, user) {
+  const probe = spawnSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file2], {
+    uid: user.uid,
+    gid: user.gid,
+    env: { PATH: "/usr/bin:/bin" },
+    stdio: "ignore"
+  });
+  return probe.status === 0;
+}
+function trustedCopy(dir) {
+  try {
+    const s = lstatSync(dir);
+    return s.isDirectory() && s.uid === 0 && (s.mode & 18) === 0;
+  } catch {
+    return false;
+  }
+}
+function reachableBinaries(bins, user) {
+  if (!user || canRun(bins.initdb, user)) return bins;
+  const home = dirname2(dirname2(realpathSync2(bins.initdb)));
+  const stamp = statSync3(realpathSync2(bins.postgres));
+  const key = createHash5("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
+  const target = join3(tmpdir2(), `stategate-postgres-bin-${key}`);
+  const inTarget = (b) => ({
+    initdb: join3(target, relative3(home, realpathSync2(b.initdb))),
+    postgres: join3(target, relative3(home, realpathSync2(b.postgres)))
+  });
+  if (trustedCopy(target) && canRun(inTarget(bins).initdb, user)) return inTarget(bins);
+  if (trustedCopy(target) || lstatExists(target)) {
+    return copyInto(mkdtempSync2(join3(tmpdir2(), "stategate-postgres-bin-")), home, bins, user);
+  }
+  const staging = mkdtempSync2(join3(tmpdir2(), `stategate-postgres-bin-${key}-`));
+  const copied = copyInto(staging, home, bins, user);
+  try {
+    renameSync(staging, target);
+    return inTarget(bins);
+  } catch {
+    return copied;
+  }
+}
+function lstatExists(path7) {
+  try {
+    lstatSync(path7);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function copyInto(dir, home, bins, user) {
+  cpSync(home, dir, { recursive: true, verbatimSymlinks: true });
+  spawnSync("chmod", ["-R", "go+rX,go-w", dir], { stdio: "ignore" });
+  const out = {
+    initdb: join3(dir, relative3(home, realpathSync2(bins.initdb))),
+    postgres: join3(dir, relative3(home, realpathSync2(bins.postgres)))
+  };
+  if (!canRun(out.initdb, user)) {
+    rmSync2(dir, { recursive: true, force: true });
+    throw new Error(
+      `the embedded engine runs PostgreSQL as the postgres user, which cannot run ${bins.initdb} nor a copy in ${tmpdir2()}: run stategate from a directory other users can enter, or use \`engine: postgres\` with \`url:\`.`
+    );
+  }
+  return out;
 }
 
 // src/sandbox/process-exit.ts
@@ -60256,9 +60326,9 @@ function alive(pid) {
   }
 }
 async function startEmbeddedServer(opts = {}) {
-  const bins = await loadBinaries();
   const user = serverUser();
-  const dir = mkdtempSync2(join3(opts.dataDir ?? tmpdir2(), "stategate-pg-"));
+  const bins = reachableBinaries(await loadBinaries(), user);
+  const dir = mkdtempSync3(join4(opts.dataDir ?? tmpdir3(), "stategate-pg-"));
   let unregister = () => {
   };
   const unhide = registerPrivatePath(dir);
@@ -60275,7 +60345,7 @@ async function startEmbeddedServer(opts = {}) {
       const pause = new Int32Array(new SharedArrayBuffer(4));
       while (alive(pid) && Date.now() < until) Atomics.wait(pause, 0, 0, 20);
     }
-    rmSync2(dir, { recursive: true, force: true });
+    rmSync3(dir, { recursive: true, force: true });
     unhide();
   };
   const stop = async () => {
@@ -60291,9 +60361,9 @@ async function startEmbeddedServer(opts = {}) {
   };
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
-    const data = join3(dir, "data");
+    const data = join4(dir, "data");
     const password = randomBytes4(18).toString("base64url");
-    const pwfile = join3(dir, "pwfile");
+    const pwfile = join4(dir, "pwfile");
     writeFileSync(pwfile, `${password}
 `, { mode: 384 });
     mkdirSync(data, { mode: 448 });
@@ -60312,7 +60382,7 @@ async function startEmbeddedServer(opts = {}) {
       ],
       user
     );
-    rmSync2(pwfile);
+    rmSync3(pwfile);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort2();
       const server = startPostgres(bins.postgres, data, dir, port, user);
@@ -60338,7 +60408,7 @@ async function startEmbeddedServer(opts = {}) {
 }
 
 // src/sandbox/cluster.ts
-import { spawnSync } from "node:child_process";
+import { spawnSync as spawnSync2 } from "node:child_process";
 import { createRequire as createRequire2 } from "node:module";
 
 // src/sandbox/owner.ts
@@ -60643,7 +60713,7 @@ function dropRunSync(adminUrl, prefix) {
   } catch {
     return;
   }
-  spawnSync(process.execPath, ["-e", SYNC_DROP], {
+  spawnSync2(process.execPath, ["-e", SYNC_DROP], {
     env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
     stdio: "ignore",
     timeout: 6e4
@@ -60660,10 +60730,10 @@ function redact(url2) {
 }
 
 // src/sandbox/template.ts
-import { createHash as createHash6 } from "node:crypto";
+import { createHash as createHash7 } from "node:crypto";
 
 // src/sandbox/fingerprint.ts
-import { createHash as createHash5 } from "node:crypto";
+import { createHash as createHash6 } from "node:crypto";
 var A = ident(AUDIT_SCHEMA);
 var MODULUS = 1n << 256n;
 var CANONICAL_SETTINGS = `SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -60697,7 +60767,7 @@ function combineSums(sums) {
   return (value % MODULUS + MODULUS) % MODULUS;
 }
 function fingerprintOf(sum) {
-  return createHash5("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
+  return createHash6("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
 }
 function addSums(a, b) {
   return (a + b) % MODULUS;
@@ -61215,7 +61285,7 @@ var TypeNames = class {
 
 // src/sandbox/template.ts
 function templateHash(spec) {
-  return createHash6("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
+  return createHash7("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
 }
 var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
@@ -61605,9 +61675,9 @@ function adaptivePolicy(repeats) {
 
 // src/run/checkout.ts
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync as mkdtempSync3, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { dirname as dirname2, isAbsolute as isAbsolute3, join as join4, relative as relative3, resolve as resolve5 } from "node:path";
+import { existsSync, mkdtempSync as mkdtempSync4, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { dirname as dirname3, isAbsolute as isAbsolute3, join as join5, relative as relative4, resolve as resolve5 } from "node:path";
 import { promisify } from "node:util";
 var run2 = promisify(execFile);
 async function git(cwd, args) {
@@ -61619,11 +61689,11 @@ async function removeWorktree(w) {
   live2.delete(w);
   await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
   await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync3(dirname2(w.dir), { recursive: true, force: true });
+  rmSync4(dirname3(w.dir), { recursive: true, force: true });
 }
 async function resolveCheckout(spec, repo, opts = {}) {
   const asDir = resolve5(repo, spec);
-  if (existsSync(asDir) && statSync3(asDir).isDirectory()) {
+  if (existsSync(asDir) && statSync4(asDir).isDirectory()) {
     const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
     if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
     const changes = await workingChanges(asDir, opts.ignore ?? []);
@@ -61645,14 +61715,14 @@ async function resolveCheckout(spec, repo, opts = {}) {
     );
   }
   const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
-  const dir = join4(mkdtempSync3(join4(tmpdir3(), "stategate-wt-")), "checkout");
+  const dir = join5(mkdtempSync4(join5(tmpdir4(), "stategate-wt-")), "checkout");
   const entry = { repo, dir };
   live2.add(entry);
   try {
     await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
   } catch (err) {
     live2.delete(entry);
-    rmSync3(dirname2(dir), { recursive: true, force: true });
+    rmSync4(dirname3(dir), { recursive: true, force: true });
     throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
   }
   return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
@@ -61667,7 +61737,7 @@ function sameFiles(a, b) {
   return typeof a.tree === "string" && a.tree === b.tree;
 }
 function excludes(dir, ignore2) {
-  return ignore2.map((p) => relative3(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute3(rel)).map((rel) => `:(exclude)${rel}`);
+  return ignore2.map((p) => relative4(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute3(rel)).map((rel) => `:(exclude)${rel}`);
 }
 async function workingChanges(dir, ignore2) {
   const out = await git(dir, [
@@ -61685,8 +61755,8 @@ async function committedTree(dir, sha) {
   return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
 }
 async function workingTree(dir, ignore2) {
-  const scratch = mkdtempSync3(join4(tmpdir3(), "stategate-index-"));
-  const env = { ...process.env, GIT_INDEX_FILE: join4(scratch, "index") };
+  const scratch = mkdtempSync4(join5(tmpdir4(), "stategate-index-"));
+  const env = { ...process.env, GIT_INDEX_FILE: join5(scratch, "index") };
   const gitWith = async (args) => (await run2("git", args, { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
   try {
     const prefix = await gitWith(["rev-parse", "--show-prefix"]);
@@ -61697,7 +61767,7 @@ async function workingTree(dir, ignore2) {
   } catch {
     return null;
   } finally {
-    rmSync3(scratch, { recursive: true, force: true });
+    rmSync4(scratch, { recursive: true, force: true });
   }
 }
 
@@ -61970,9 +62040,9 @@ async function readOnlyQuery(sandbox, sql) {
 }
 
 // src/run/episode-log.ts
-import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync4 } from "node:fs";
+import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync5 } from "node:fs";
 import { appendFile } from "node:fs/promises";
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 var EpisodeLog = class {
   constructor(path7) {
     this.path = path7;
@@ -61999,7 +62069,7 @@ var CaseSpool = class {
   constructor(dir, caseIds) {
     this.dir = dir;
     mkdirSync2(dir, { recursive: true });
-    for (const [i, id] of caseIds.entries()) this.files.set(id, join5(dir, `${i}.jsonl`));
+    for (const [i, id] of caseIds.entries()) this.files.set(id, join6(dir, `${i}.jsonl`));
   }
   dir;
   files = /* @__PURE__ */ new Map();
@@ -62042,7 +62112,7 @@ var CaseSpool = class {
   /** Waits for pending appends, then removes the spool directory. */
   async dispose() {
     await Promise.allSettled([...this.pending.values()]);
-    rmSync4(this.dir, { recursive: true, force: true });
+    rmSync5(this.dir, { recursive: true, force: true });
   }
 };
 
@@ -62195,7 +62265,7 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { join as join9 } from "node:path";
+import { join as join10 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -62565,7 +62635,7 @@ async function runCommandAgent(opts) {
 var ALWAYS_PASSED = ["PATH", "HOME", "LANG", "TZ"];
 var LOCALE_PREFIX = "LC_";
 function isNeverPassed(name2) {
-  return name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+  return name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_") || name2 === "GITHUB_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "STATEGATE_DATABASE_URL";
 }
 var MIN_SECRET_LENGTH = 8;
 var AgentEnvError = class extends Error {
@@ -62595,8 +62665,15 @@ function checkAgentEnv(opts) {
   ];
   for (const [name2, value] of carried) {
     if (isNeverPassed(name2) || value === void 0) continue;
-    const secret = secrets.find(([, s]) => s === value);
+    const secret = secrets.find(([, s]) => value.includes(s));
     if (secret) problems.push(`${name2} carries the value of ${secret[0]}, which is never passed to an agent`);
+  }
+  for (const [field2, value] of Object.entries(opts.strings ?? {})) {
+    const secret = value === void 0 ? void 0 : secrets.find(([, s]) => value.includes(s));
+    if (secret)
+      problems.push(
+        `${field2} carries the value of ${secret[0]}, which never reaches an agent: remove the \${${secret[0]}} reference`
+      );
   }
   return problems;
 }
@@ -62703,7 +62780,7 @@ function postJson(url2, payload, opts) {
 
 // src/agent/serve-process.ts
 import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync3, openSync as openSync2, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname3 } from "node:path";
+import { dirname as dirname4 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
 var LOG_TAIL_LINES = 20;
@@ -62737,7 +62814,7 @@ var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync3(dirname3(logFile), { recursive: true });
+    mkdirSync3(dirname4(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync2(logFile, "a");
     try {
@@ -63016,15 +63093,15 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 }
 
 // src/run/side-container.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 
 // src/agent/container.ts
-import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync4, rmSync as rmSync6, statSync as statSync4, writeFileSync as writeFileSync2 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { join as join6 } from "node:path";
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync7, statSync as statSync5, writeFileSync as writeFileSync2 } from "node:fs";
+import { tmpdir as tmpdir5 } from "node:os";
+import { join as join7 } from "node:path";
 
 // src/agent/container-docker.ts
-import { spawnSync as spawnSync2 } from "node:child_process";
+import { spawnSync as spawnSync3 } from "node:child_process";
 import { randomBytes as randomBytes6 } from "node:crypto";
 var AGENT_USER = "10001:10001";
 var AGENT_MEMORY_BYTES = 1024 ** 3;
@@ -63101,7 +63178,7 @@ function installExitHook2() {
   exitHookInstalled2 = true;
   process.on("exit", () => {
     if (live3.size === 0) return;
-    spawnSync2(process.execPath, ["-e", REMOVE_SCRIPT, ...live3], { stdio: "ignore", timeout: 15e3 });
+    spawnSync3(process.execPath, ["-e", REMOVE_SCRIPT, ...live3], { stdio: "ignore", timeout: 15e3 });
   });
 }
 async function startAgentContainer(spec) {
@@ -63276,7 +63353,7 @@ main().catch((e) => {
 `;
 
 // src/agent/socket-forward.ts
-import { chmodSync, rmSync as rmSync5 } from "node:fs";
+import { chmodSync, rmSync as rmSync6 } from "node:fs";
 import { connect as connect2, createServer as createServer3 } from "node:net";
 function joinSockets(a, b) {
   a.on("error", () => b.destroy());
@@ -63317,13 +63394,13 @@ async function unixToTcp(socketPath, host, port) {
   const server = createServer3((c) => joinSockets(c, connect2(port, host)));
   await listen(server, socketPath);
   chmodSync(socketPath, 438);
-  return track(server, () => rmSync5(socketPath, { force: true }));
+  return track(server, () => rmSync6(socketPath, { force: true }));
 }
 async function unixListener(socketPath, onConnection) {
   const server = createServer3(onConnection);
   await listen(server, socketPath);
   chmodSync(socketPath, 438);
-  return track(server, () => rmSync5(socketPath, { force: true }));
+  return track(server, () => rmSync6(socketPath, { force: true }));
 }
 
 // src/agent/container.ts
@@ -63338,7 +63415,7 @@ function removeOnExit(dir) {
   if (exitHookInstalled3) return;
   exitHookInstalled3 = true;
   process.on("exit", () => {
-    for (const d of liveDirs) rmSync6(d, { recursive: true, force: true });
+    for (const d of liveDirs) rmSync7(d, { recursive: true, force: true });
   });
 }
 function containerEnv(env) {
@@ -63347,7 +63424,7 @@ function containerEnv(env) {
   return out;
 }
 function containerUser(dir) {
-  const { uid, gid, mode } = statSync4(dir);
+  const { uid, gid, mode } = statSync5(dir);
   if (uid !== 0) return `${uid}:${gid}`;
   if ((mode & 5) !== 5)
     throw new Error(
@@ -63373,12 +63450,12 @@ var AgentContainers = class {
   constructor(opts) {
     this.opts = opts;
     this.user = containerUser(opts.checkoutDir);
-    const { uid, gid } = statSync4(opts.checkoutDir);
+    const { uid, gid } = statSync5(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
-    this.dir = mkdtempSync4(join6(tmpdir4(), "stategate-agent-"));
+    this.dir = mkdtempSync5(join7(tmpdir5(), "stategate-agent-"));
     removeOnExit(this.dir);
     chmodSync2(this.dir, 493);
-    writeFileSync2(join6(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+    writeFileSync2(join7(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
   }
   opts;
   /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
@@ -63398,7 +63475,7 @@ var AgentContainers = class {
   async forward(host, port) {
     let f = this.forwards.get(port);
     if (!f) {
-      f = unixToTcp(join6(this.dir, `fw-${port}.sock`), host, port);
+      f = unixToTcp(join7(this.dir, `fw-${port}.sock`), host, port);
       this.forwards.set(port, f);
     }
     await f;
@@ -63463,9 +63540,9 @@ var AgentContainers = class {
       streams.push(new Promise((resolve11) => s.once("close", () => resolve11())));
     };
     try {
-      listeners2.push(await unixListener(join6(ep, "out.sock"), capture(stdout)));
-      if (!opts.mergeOutput) listeners2.push(await unixListener(join6(ep, "err.sock"), capture(stderr)));
-      if (opts.stdin !== void 0) writeFileSync2(join6(ep, "input.json"), opts.stdin, { mode: 420 });
+      listeners2.push(await unixListener(join7(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join7(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync2(join7(ep, "input.json"), opts.stdin, { mode: 420 });
       const { env, forwards } = await this.bridgeEnv(opts.env);
       const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
       const spec = {
@@ -63475,7 +63552,7 @@ var AgentContainers = class {
         stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
         forwards
       };
-      writeFileSync2(join6(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      writeFileSync2(join7(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
@@ -63527,11 +63604,11 @@ var AgentContainers = class {
   async cleanup(container, listeners2, ep) {
     await container?.remove();
     await Promise.all(listeners2.map((l) => l.close()));
-    rmSync6(ep, { recursive: true, force: true });
+    rmSync7(ep, { recursive: true, force: true });
   }
   /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
   containerDir() {
-    const dir = mkdtempSync4(join6(this.dir, "ep-"));
+    const dir = mkdtempSync5(join7(this.dir, "ep-"));
     chmodSync2(dir, 493);
     return dir;
   }
@@ -63542,16 +63619,16 @@ var AgentContainers = class {
     this.forwards.clear();
     const image = await this.image?.catch(() => void 0);
     if (image?.built) await removeImage(image.image);
-    rmSync6(this.dir, { recursive: true, force: true });
+    rmSync7(this.dir, { recursive: true, force: true });
     liveDirs.delete(this.dir);
   }
 };
 
 // src/agent/container-serve.ts
 import { randomBytes as randomBytes7 } from "node:crypto";
-import { appendFileSync as appendFileSync2, rmSync as rmSync7, writeFileSync as writeFileSync3 } from "node:fs";
+import { appendFileSync as appendFileSync2, rmSync as rmSync8, writeFileSync as writeFileSync3 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 var HEALTH_POLL_MS2 = 100;
 var OPEN_TIMEOUT_MS = 1e4;
 var INSIDE_DEFAULT_PORT = 8080;
@@ -63604,11 +63681,11 @@ var ContainerServe = class {
     const { logFile } = this.opts;
     this.listeners.push(
       await unixListener(
-        join7(this.dir, "out.sock"),
+        join8(this.dir, "out.sock"),
         (s) => s.on("data", (d) => appendFileSync2(logFile, d))
       ),
-      await unixListener(join7(this.dir, "control.sock"), (s) => this.onControl(s)),
-      await unixListener(join7(this.dir, "data.sock"), (s) => this.onData(s))
+      await unixListener(join8(this.dir, "control.sock"), (s) => this.onControl(s)),
+      await unixListener(join8(this.dir, "data.sock"), (s) => this.onData(s))
     );
     const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
     const spec = {
@@ -63618,7 +63695,7 @@ var ContainerServe = class {
       forwards: [],
       tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
     };
-    writeFileSync3(join7(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    writeFileSync3(join8(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
     this.container = await startAgentContainer({
       image: await this.containers.imageName(),
       binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
@@ -63739,7 +63816,7 @@ ${logTail(this.opts.logFile)}`
     this.control?.destroy();
     for (const conn of this.pending.values()) conn.destroy();
     await Promise.all(this.listeners.splice(0).map((l) => l.close()));
-    rmSync7(this.dir, { recursive: true, force: true });
+    rmSync8(this.dir, { recursive: true, force: true });
   }
 };
 var ContainerAgentServer = class _ContainerAgentServer {
@@ -63827,7 +63904,7 @@ ${res.output.slice(-2e3)}`
       }
     }
     if (agent.url) {
-      const logFile = join8(opts.outDir, `agent-server-${side2}.log`);
+      const logFile = join9(opts.outDir, `agent-server-${side2}.log`);
       const front = await ContainerAgentServer.open(containers, {
         serve: agent.serve,
         url: agent.url,
@@ -63910,7 +63987,18 @@ function withIsolation(agent, isolation, configFile) {
 async function prepareSide(opts) {
   const { side: side2, checkout, agent } = opts;
   const wrapper = sideWrapper(opts);
-  const baseEnv = (vars) => buildAgentEnv({ harnessEnv: opts.harnessEnv, env: agent.env, passEnv: agent.pass_env, episode: vars });
+  const baseEnv = (vars) => buildAgentEnv({
+    harnessEnv: opts.harnessEnv,
+    env: agent.env,
+    passEnv: agent.pass_env,
+    strings: {
+      "agent.command": agent.command,
+      "agent.serve": agent.serve,
+      "agent.setup": agent.setup,
+      "agent.url": agent.url
+    },
+    episode: vars
+  });
   if (agent.isolation === "container") return prepareContainerSide(opts, baseEnv);
   if (agent.setup) {
     opts.onLog?.(`${side2}: running setup: ${agent.setup}`);
@@ -63925,7 +64013,7 @@ ${res.output.slice(-2e3)}${asNobody}`
     }
   }
   if (agent.url) {
-    const logFile = join9(opts.outDir, `agent-server-${side2}.log`);
+    const logFile = join10(opts.outDir, `agent-server-${side2}.log`);
     const { url: url2, env } = await sidePort(side2, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side2}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -64020,7 +64108,7 @@ async function runCompare(opts) {
     });
     const policy = await resolvePolicy({
       policyFrom: opts.policyFrom ?? "base",
-      pinned: await loadPinnedSuite(join10(suiteCheckout.dir, configName)),
+      pinned: await loadPinnedSuite(join11(suiteCheckout.dir, configName)),
       pinnedSide: suiteSide,
       base: checkouts.base,
       configName
@@ -64035,7 +64123,7 @@ async function runCompare(opts) {
     const agents = {};
     let isolationMode = opts.isolation;
     for (const side2 of sides) {
-      const configFile = join10(checkouts[side2].dir, configName);
+      const configFile = join11(checkouts[side2].dir, configName);
       const agent = withIsolation(await loadSideConfig(configFile, suite, side2), isolationMode, configFile);
       if (side2 === "base" && agent.isolation === "container") isolationMode ??= "container";
       agents[side2] = agent;
@@ -64084,10 +64172,10 @@ async function runCompare(opts) {
       phase: "episodes",
       message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
     });
-    const log2 = new EpisodeLog(join10(outDir, "episodes.jsonl"));
+    const log2 = new EpisodeLog(join11(outDir, "episodes.jsonl"));
     cleanups.push(() => log2.close());
     const spool = new CaseSpool(
-      mkdtempSync5(join10(outDir, "spool-")),
+      mkdtempSync6(join11(outDir, "spool-")),
       scenarios.map((s) => s.id)
     );
     cleanups.push(() => spool.dispose());
@@ -64226,8 +64314,8 @@ function fixedRepeats(suite) {
 }
 function writeReports(report2, outDir) {
   mkdirSync4(outDir, { recursive: true });
-  const reportPath = join10(outDir, "report.json");
-  const markdownPath = join10(outDir, "report.md");
+  const reportPath = join11(outDir, "report.json");
+  const markdownPath = join11(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
   writeFileSync4(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
@@ -64236,9 +64324,9 @@ function writeReports(report2, outDir) {
 }
 
 // src/cli/demo.ts
-import { cpSync, existsSync as existsSync4, mkdtempSync as mkdtempSync6, rmSync as rmSync8 } from "node:fs";
-import { tmpdir as tmpdir5 } from "node:os";
-import { dirname as dirname4, join as join11, resolve as resolve8 } from "node:path";
+import { cpSync as cpSync2, existsSync as existsSync4, mkdtempSync as mkdtempSync7, rmSync as rmSync9 } from "node:fs";
+import { tmpdir as tmpdir6 } from "node:os";
+import { dirname as dirname5, join as join12, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -64283,33 +64371,33 @@ var DEMO_PAIRS = [
   ["v1.2.4", "v1.3.1"]
 ];
 function projectRoot() {
-  let dir = dirname4(fileURLToPath2(import.meta.url));
-  while (!existsSync4(join11(dir, "examples", "refund-agent")) && dirname4(dir) !== dir) dir = dirname4(dir);
+  let dir = dirname5(fileURLToPath2(import.meta.url));
+  while (!existsSync4(join12(dir, "examples", "refund-agent")) && dirname5(dir) !== dir) dir = dirname5(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync(join11(root, "stategate.yml"), join11(dir, "stategate.yml"));
-  cpSync(join11(root, "scenarios"), join11(dir, "scenarios"), { recursive: true });
-  cpSync(join11(root, "examples", "refund-agent"), join11(dir, "examples", "refund-agent"), { recursive: true });
-  cpSync(
-    join11(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join11(dir, "examples", "refund-agent", "manifest.json")
+  cpSync2(join12(root, "stategate.yml"), join12(dir, "stategate.yml"));
+  cpSync2(join12(root, "scenarios"), join12(dir, "scenarios"), { recursive: true });
+  cpSync2(join12(root, "examples", "refund-agent"), join12(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(
+    join12(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join12(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync6(join11(tmpdir5(), "stategate-demo-flaky-"));
+  const work = mkdtempSync7(join12(tmpdir6(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync(join11(root, "examples", example), join11(work, "examples", example), { recursive: true });
+      cpSync2(join12(root, "examples", example), join12(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve8(opts.out ?? join11(".stategate", "demo-flaky")),
+      out: resolve8(opts.out ?? join12(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -64319,18 +64407,18 @@ async function runFlakyDemo(opts) {
 `);
     return result;
   } finally {
-    rmSync8(work, { recursive: true, force: true });
+    rmSync9(work, { recursive: true, force: true });
   }
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync6(join11(tmpdir5(), "stategate-demo-"));
-  const out = resolve8(opts.out ?? join11(".stategate", "demo"));
+  const work = mkdtempSync7(join12(tmpdir6(), "stategate-demo-"));
+  const out = resolve8(opts.out ?? join12(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join11(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join12(work, v));
     for (const [base2, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base2} -> ${head} ===
@@ -64340,7 +64428,7 @@ async function runDemo(opts) {
         base: base2,
         head,
         repo: work,
-        out: join11(out, `${base2}-to-${head}`),
+        out: join12(out, `${base2}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -64352,7 +64440,7 @@ async function runDemo(opts) {
       verdicts.push(`${base2} -> ${head}: ${result.report.verdict}`);
     }
   } finally {
-    rmSync8(work, { recursive: true, force: true });
+    rmSync9(work, { recursive: true, force: true });
   }
   process.stdout.write(`
 Demo verdicts:
@@ -64542,7 +64630,7 @@ async function commandDemo(values) {
 
 // src/cli/judge.ts
 import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { dirname as dirname5, resolve as resolve10 } from "node:path";
+import { dirname as dirname6, resolve as resolve10 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -64594,7 +64682,7 @@ async function calibrate(values, labelsPath) {
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
   const out = values.out ? resolve10(values.out) : calibrationPath(section.root, section.judge);
-  const previous = problemsOf(await loadJudgeCalibration(out, dirname5(out)));
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname6(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
@@ -64610,7 +64698,7 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync5(dirname5(out), { recursive: true });
+  mkdirSync5(dirname6(out), { recursive: true });
   writeFileSync6(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;

@@ -10,6 +10,7 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { registerPrivatePath } from '../agent/private-paths.js';
+import { type Binaries, reachableBinaries } from './embedded-binaries.js';
 import { registerExitCleanup } from './process-exit.js';
 
 /** A running embedded server. */
@@ -23,11 +24,6 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
   /** The same, synchronously (for process exit). */
   stopSync(): void;
-}
-
-interface Binaries {
-  initdb: string;
-  postgres: string;
 }
 
 async function loadBinaries(): Promise<Binaries> {
@@ -158,8 +154,8 @@ function alive(pid: number): boolean {
 
 /** Starts a PostgreSQL server in a new temporary directory, on a free loopback port, with password auth. */
 export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Promise<EmbeddedServer> {
-  const bins = await loadBinaries();
   const user = serverUser();
+  const bins = reachableBinaries(await loadBinaries(), user);
   const dir = mkdtempSync(join(opts.dataDir ?? tmpdir(), 'stategate-pg-'));
   let unregister = () => {};
   // No agent may read or write the server's files, its socket and data directory included.
