@@ -52,43 +52,44 @@ function asNobody(inner: CommandWrapper): CommandWrapper {
 }
 
 describe('red team: the agent plants a git hook in its checkout for the harness to run', () => {
-  it.runIf(asRoot)("cannot change the checkout's .git, so a later git status runs nothing of it", async () => {
-    const checkout = nobodysRepo();
-    const leak = join(mkdtempSync('/var/tmp/sg-redteam-leak-'), 'token');
-    cleanup.push(join(leak, '..'));
-    chownSync(join(leak, '..'), NOBODY, NOBODY);
-    const configBefore = readFileSync(join(checkout, '.git', 'config'), 'utf8');
-    // What a malicious head's agent does in one episode.
-    const command = [
-      `git config core.fsmonitor 'echo "$REDTEAM_HARNESS_TOKEN" > ${leak}; false' 2>&1 || echo refused`,
-      'echo \'{"reply":"done"}\'',
-    ].join('\n');
-    const run = await runCommandAgent({
-      command,
-      cwd: checkout,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      input: { message: 'hi', context: {} },
-      timeoutMs: 60_000,
-      wrapper: asNobody(
-        namespaceWrapper({ checkout, hide: [], asRoot: false, uid: NOBODY, gid: NOBODY }),
-      ),
-    });
-    expect(run.exitCode).toBe(0);
-
-    // Later, outside any namespace, the harness's user runs git in the workspace with its secrets.
-    spawnSync(
-      'setpriv',
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', 'git', 'status', '--porcelain'],
-      {
+  it.runIf(asRoot)(
+    "cannot change the checkout's .git, so a later git status runs nothing of it",
+    async () => {
+      const checkout = nobodysRepo();
+      const leak = join(mkdtempSync('/var/tmp/sg-redteam-leak-'), 'token');
+      cleanup.push(join(leak, '..'));
+      chownSync(join(leak, '..'), NOBODY, NOBODY);
+      const configBefore = readFileSync(join(checkout, '.git', 'config'), 'utf8');
+      // What a malicious head's agent does in one episode.
+      const command = [
+        `git config core.fsmonitor 'echo "$REDTEAM_HARNESS_TOKEN" > ${leak}; false' 2>&1 || echo refused`,
+        'echo \'{"reply":"done"}\'',
+      ].join('\n');
+      const run = await runCommandAgent({
+        command,
         cwd: checkout,
-        env: { PATH: process.env.PATH, REDTEAM_HARNESS_TOKEN: 'ghs_redteamTokenFromTheHarness' },
-        stdio: 'pipe',
-      },
-    );
-    const leaked = existsSync(leak) ? readFileSync(leak, 'utf8') : '';
-    expect({
-      configChanged: readFileSync(join(checkout, '.git', 'config'), 'utf8') !== configBefore,
-      leaked,
-    }).toEqual({ configChanged: false, leaked: '' });
-  });
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        input: { message: 'hi', context: {} },
+        timeoutMs: 60_000,
+        wrapper: asNobody(namespaceWrapper({ checkout, hide: [], asRoot: false, uid: NOBODY, gid: NOBODY })),
+      });
+      expect(run.exitCode).toBe(0);
+
+      // Later, outside any namespace, the harness's user runs git in the workspace with its secrets.
+      spawnSync(
+        'setpriv',
+        [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', 'git', 'status', '--porcelain'],
+        {
+          cwd: checkout,
+          env: { PATH: process.env.PATH, REDTEAM_HARNESS_TOKEN: 'ghs_redteamTokenFromTheHarness' },
+          stdio: 'pipe',
+        },
+      );
+      const leaked = existsSync(leak) ? readFileSync(leak, 'utf8') : '';
+      expect({
+        configChanged: readFileSync(join(checkout, '.git', 'config'), 'utf8') !== configBefore,
+        leaked,
+      }).toEqual({ configChanged: false, leaked: '' });
+    },
+  );
 });

@@ -6,8 +6,9 @@
 //   (c) takes `database.url` from the head's file ahead of the operator's STATEGATE_DATABASE_URL,
 //       and no suite change says the database moved.
 // Each test asserts the defense; a failing test is an open hole.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,7 +166,8 @@ describe('red team: the head points the harness at its own servers with the runn
       expect(passwords.join(' ')).not.toContain(CANARIES.ACTIONS_ID_TOKEN_REQUEST_TOKEN);
       const loaded = await loadSuite(join(dir, 'stategate.yml'));
       // The defense: a harness secret never expands into the head's config.
-      if (loaded.ok) expect(JSON.stringify(loaded.suite.config)).not.toContain(CANARIES.ACTIONS_ID_TOKEN_REQUEST_TOKEN);
+      if (loaded.ok)
+        expect(JSON.stringify(loaded.suite.config)).not.toContain(CANARIES.ACTIONS_ID_TOKEN_REQUEST_TOKEN);
     } finally {
       await new Promise((ok) => fake.close(ok));
     }

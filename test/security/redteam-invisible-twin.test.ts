@@ -107,7 +107,9 @@ async function compare(head: string) {
 
 describe('red team: a new twin tool hides a forbidden delete from change capture', () => {
   it('control: the regressed head deleting through the existing tool is blocked', async () => {
-    const head = side("await call('put', { k: 'done', v: 'yes' });\nawait call('forget', { k: 'precious' });");
+    const head = side(
+      "await call('put', { k: 'done', v: 'yes' });\nawait call('forget', { k: 'precious' });",
+    );
     const report = await compare(head);
     expect(report.verdict).toBe('BLOCK');
   });

@@ -31,9 +31,7 @@ afterAll(() => {
 
 describe('red team: the head names runner secrets in its agent section', () => {
   it('GH_TOKEN is never passed to an agent', () => {
-    expect(() =>
-      baseAgentEnv({ harnessEnv: { GH_TOKEN }, env: {}, passEnv: ['GH_TOKEN'] }),
-    ).toThrow();
+    expect(() => baseAgentEnv({ harnessEnv: { GH_TOKEN }, env: {}, passEnv: ['GH_TOKEN'] })).toThrow();
   });
 
   it("the judge's API key never reaches the agent, by pass_env or ${VAR} in agent.env", async () => {

@@ -7,8 +7,9 @@
 //       "compares one value, but the query returned 2 rows".
 // The classifier already refuses this for twin SQL errors the head provokes (provokedErrors); these
 // are the same move through the grader. No suite file changes.
-import { createServer, type Server } from 'node:http';
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,7 +110,8 @@ ${withJudge ? `judge:\n  url: http://127.0.0.1:${judgePort}/v1\n  model: m\n` : 
   return dir;
 }
 
-const GOOD = "await call('put', { k: 'balance', v: '70' });\nfinish({ reply: 'Paid, thank you!', outcome: 'SUCCESS' });";
+const GOOD =
+  "await call('put', { k: 'balance', v: '70' });\nfinish({ reply: 'Paid, thank you!', outcome: 'SUCCESS' });";
 
 async function verdict(base: string, head: string) {
   const { report } = await runCompare({
@@ -138,7 +140,7 @@ describe('red team: a regressed head makes its own episodes ungradable', () => {
     expect(await verdict(base, head)).toMatchObject({ verdict: 'BLOCK' });
   });
 
-  it("(b) the regressed head adds a second audit row so an `equals` query errors: still BLOCK", async () => {
+  it('(b) the regressed head adds a second audit row so an `equals` query errors: still BLOCK', async () => {
     const base = side(GOOD, false);
     const head = side(
       "await call('note', { what: 'nightly', status: 'clean' });\nfinish({ reply: 'Paid, thank you!', outcome: 'SUCCESS' });",
