@@ -1,5 +1,6 @@
 // The agent's environment (DESIGN.md section 6): built from an allow-list, never inherited, so a
 // runner's tokens cannot reach the code under test unless the user names them.
+import { isHarnessSecret } from '../config/harness-secrets.js';
 import type { EpisodeVars } from './types.js';
 
 /** What the harness takes from its own environment for every agent, whatever the config says. */
@@ -12,13 +13,7 @@ const LOCALE_PREFIX = 'LC_';
  * The agent's config comes from the checkout under review, so naming one must not be enough.
  */
 export function isNeverPassed(name: string): boolean {
-  return (
-    name === 'ACTIONS_RUNTIME_TOKEN' ||
-    name.startsWith('ACTIONS_ID_TOKEN_REQUEST_') ||
-    name === 'GITHUB_TOKEN' ||
-    /^INPUT_GITHUB[-_]TOKEN$/i.test(name) ||
-    name === 'STATEGATE_DATABASE_URL'
-  );
+  return isHarnessSecret(name);
 }
 
 // Short values (e.g. "1") would match by accident; real tokens are long.
@@ -43,29 +38,40 @@ export interface AgentEnvOptions {
    * a command line would hand the token to the agent as surely as an environment variable.
    */
   strings?: Record<string, string | undefined>;
+  /**
+   * The variable the run's judge reads its key from (judge.api_key_env): the harness sends it to the
+   * judge, so it is never passed to an agent either, by name or by value.
+   */
+  judgeKeyEnv?: string;
 }
 
 /** Lists every reason the configured agent environment cannot be built (empty when it can). */
 export function checkAgentEnv(opts: AgentEnvOptions): string[] {
   const problems: string[] = [];
+  const judgeKey = opts.judgeKeyEnv;
+  const refused = (name: string) => isNeverPassed(name) || name === judgeKey;
+  const why = (name: string) =>
+    name === judgeKey && !isNeverPassed(name)
+      ? `${name} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own`
+      : `${name} is never passed to an agent`;
   for (const name of opts.passEnv) {
     if (!/^[^=\0]+$/.test(name))
       problems.push(`agent.pass_env: ${JSON.stringify(name)} is not a variable name`);
-    else if (isNeverPassed(name)) problems.push(`agent.pass_env: ${name} is never passed to an agent`);
+    else if (refused(name)) problems.push(`agent.pass_env: ${why(name)}`);
   }
   for (const name of Object.keys(opts.env)) {
-    if (isNeverPassed(name)) problems.push(`agent.env: ${name} is never passed to an agent`);
+    if (refused(name)) problems.push(`agent.env: ${why(name)}`);
   }
   // A `${ACTIONS_RUNTIME_TOKEN}` expanded into agent.env, or passed under another name, is the same leak.
   const secrets = Object.entries(opts.harnessEnv).filter(
-    ([name, value]) => isNeverPassed(name) && value !== undefined && value.length >= MIN_SECRET_LENGTH,
+    ([name, value]) => refused(name) && value !== undefined && value.length >= MIN_SECRET_LENGTH,
   );
   const carried: [string, string | undefined][] = [
     ...Object.entries(opts.env),
     ...opts.passEnv.map((name): [string, string | undefined] => [name, opts.harnessEnv[name]]),
   ];
   for (const [name, value] of carried) {
-    if (isNeverPassed(name) || value === undefined) continue;
+    if (refused(name) || value === undefined) continue;
     const secret = secrets.find(([, s]) => value.includes(s as string));
     if (secret) problems.push(`${name} carries the value of ${secret[0]}, which is never passed to an agent`);
   }

@@ -1,6 +1,6 @@
 // Every difference between the base's suite and the suite that ran (report.json `suite_changes`):
 // scenarios, their expectations, faults, tools, state and input; twins; schema and fixtures; the
-// gate lists, repeats, judge and database.expose. Pure: a function of two loaded suites. An entry
+// gate lists, repeats, judge and the database (engine, url, image, expose). Pure: a function of two loaded suites. An entry
 // `weakens` when it lets through an episode the base's suite would have failed, or when the gate
 // cannot show it does not.
 import type { Expectation, Scenario, StategateConfig, Tool } from '../config/schema.js';
@@ -187,6 +187,25 @@ function policyChanges(base: StategateConfig, head: StategateConfig): SuiteChang
     const weakens = head.database.expose;
     const text = `database.expose ${weakens ? 'turned on: the agent can write its database directly' : 'turned off'}`;
     out.push({ kind: 'database-changed', subject: 'database.expose', weakens, text });
+  }
+  // The database server decides what every expectation reads; a URL may hold a password, so it is not shown.
+  const bd = base.database;
+  const hd = head.database;
+  if (bd.engine !== hd.engine)
+    out.push({
+      kind: 'database-changed',
+      subject: 'database.engine',
+      weakens: true,
+      text: `database.engine changed from ${bd.engine} to ${hd.engine}`,
+    });
+  for (const key of ['url', 'image'] as const) {
+    if (bd[key] !== hd[key])
+      out.push({
+        kind: 'database-changed',
+        subject: `database.${key}`,
+        weakens: true,
+        text: `database.${key} changed`,
+      });
   }
   const bj = base.judge;
   const hj = head.judge;

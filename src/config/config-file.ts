@@ -1,6 +1,7 @@
 // stategate.yml (DESIGN.md section 3): validation, and the file lists the rest of the suite is read
 // from. When the config has problems elsewhere, the lists that are themselves valid are still used,
 // so scenarios and twins get checked in the same pass.
+import { isHarnessSecret } from './harness-secrets.js';
 import { notAMapping } from './scenario-file.js';
 import { StategateConfig } from './schema.js';
 import type { Problem } from './suite.js';
@@ -56,6 +57,17 @@ function configChecks(config: StategateConfig, source: YamlSource): Problem[] {
   if (typeof repeats === 'object' && repeats.min > repeats.max) {
     problems.push(
       problemAt(source, ['repeats', 'max'], `max (${repeats.max}) is less than min (${repeats.min})`),
+    );
+  }
+  // The harness sends the key to judge.url: a workflow token named here would go to that server.
+  const keyEnv = config.judge?.api_key_env;
+  if (keyEnv && isHarnessSecret(keyEnv)) {
+    problems.push(
+      problemAt(
+        source,
+        ['judge', 'api_key_env'],
+        `${keyEnv} is never sent to a judge: set the judge's own key in another variable and name that`,
+      ),
     );
   }
   return problems;

@@ -1,6 +1,7 @@
 // `${VAR}` in stategate.yml expands from the environment (DESIGN.md section 3). Expansion happens on
 // the parsed scalars, never on the text, so a variable's value cannot inject YAML structure.
 import { isScalar, Scalar, visit } from 'yaml';
+import { DATABASE_URL_VAR, isWorkflowToken } from './harness-secrets.js';
 import type { Problem } from './suite.js';
 import { formatPath, positionAt, type YamlSource } from './yaml-source.js';
 
@@ -8,8 +9,22 @@ const REFERENCE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
+ * Why `${name}` may not expand at `fieldPath`, or undefined when it may. The file is the code under
+ * review's: whatever a field names, the harness connects to, pulls from or sends to, so a workflow
+ * token expands nowhere and the admin database URL only where it is the database to use.
+ */
+function refusedReference(name: string, fieldPath: string): string | undefined {
+  if (isWorkflowToken(name))
+    return `\${${name}} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference`;
+  if (name === DATABASE_URL_VAR && fieldPath !== 'database.url')
+    return `\${${name}} expands only in database.url: remove the reference here`;
+  return undefined;
+}
+
+/**
  * Replaces `${VAR}` in every string value of the document (keys stay as written); `$${` is a literal
- * `${`. An unset variable is a problem naming it, at its position in the file.
+ * `${`. An unset variable, or one refusedReference refuses there, is a problem naming it, at its
+ * position in the file.
  */
 export function expandEnv(source: YamlSource, env: NodeJS.ProcessEnv): Problem[] {
   const problems: Problem[] = [];
@@ -47,6 +62,11 @@ export function expandEnv(source: YamlSource, env: NodeJS.ProcessEnv): Problem[]
             match,
             `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`,
           );
+          return match;
+        }
+        const refused = refusedReference(name, fieldPath);
+        if (refused) {
+          problem(match, refused);
           return match;
         }
         const value = env[name];

@@ -1,5 +1,6 @@
 // Asks the judge about every `judge` expectation of one episode, for gradeEpisode's judgeResults.
 import type { z } from 'zod';
+import { isHarnessSecret } from '../config/harness-secrets.js';
 import { durationMs, type JudgeConfig, type Scenario } from '../config/schema.js';
 import type { JudgeResult } from '../grade/claims.js';
 import type { EpisodeRecord } from '../record.js';
@@ -23,6 +24,11 @@ export function judgeClientOptions(
     timeoutMs: durationMs(config.timeout),
   };
   if (config.api_key_env) {
+    // Whoever wrote judge.url receives the key: never one of the workflow's tokens.
+    if (isHarnessSecret(config.api_key_env))
+      throw new Error(
+        `judge.api_key_env names ${config.api_key_env}, which is never sent to a judge: name a variable holding the judge's own key`,
+      );
     const key = env[config.api_key_env];
     if (!key) throw new Error(`judge.api_key_env names ${config.api_key_env}, which is not set`);
     options.apiKey = key;

@@ -139,6 +139,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         agent: agents[side]!,
         outDir,
         harnessEnv: process.env,
+        judgeKeyEnv: suite.config.judge?.api_key_env,
         isolation,
         // The other side's files are not this agent's to read or change.
         hide: [outDir, ...sides.filter((s) => s !== side).map((s) => checkouts[s]!.dir)],
@@ -253,8 +254,9 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
 }
 
 /**
- * The database section with the URL resolved: `databaseUrl`, else the config's url, else (only when
- * the postgres engine is asked for by --engine) $STATEGATE_DATABASE_URL.
+ * The database section with the URL resolved: `databaseUrl`, else (when the postgres engine is asked
+ * for by --engine) $STATEGATE_DATABASE_URL, else the config's url. The operator's server wins over the
+ * file's: the file may be the head's, and the harness connects to that URL as an admin.
  */
 export function databaseFor(
   suite: Suite,
@@ -263,8 +265,8 @@ export function databaseFor(
   const db = suite.config.database;
   const url =
     opts.databaseUrl ??
-    db.url ??
-    (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined);
+    (opts.engine === 'postgres' ? process.env.STATEGATE_DATABASE_URL : undefined) ??
+    db.url;
   return { ...db, url };
 }
 

@@ -1,6 +1,7 @@
 // Which stategate.yml the gate policy comes from. The head's suite runs, but the head is the code under
-// review: by default its gate lists, its repeats floor and its judge calibration are the base's, and
-// the base's suite is what `suite_changes` is measured against.
+// review: by default its gate lists, its repeats floor, its judge (endpoint, model, key and
+// calibration) and its database server are the base's, and the base's suite is what `suite_changes`
+// is measured against.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { diffSuites, repeatsWithFloor } from '../compare/suite-changes.js';
@@ -62,7 +63,27 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
     repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
     judgeCalibration: policy.judgeCalibration ?? null,
   });
-  return { suite, source: { side: 'base', reason: `the base's ${input.configName}` }, changes };
+  // The harness sends every reply and judge.api_key_env's value to judge.url, and connects to
+  // database.url as an admin: the head's file must not choose where those go.
+  const { engine, url, image } = policy.config.database;
+  const trusted: Suite = {
+    ...suite,
+    config: {
+      ...suite.config,
+      judge: policy.config.judge,
+      database: { ...suite.config.database, engine, url, image },
+    },
+  };
+  const warning =
+    pinned.config.judge && !policy.config.judge
+      ? `the base's ${input.configName} has no judge: section, so the head's is not used: judge expectations are incomplete until it is merged`
+      : undefined;
+  return {
+    suite: trusted,
+    source: { side: 'base', reason: `the base's ${input.configName}` },
+    changes,
+    ...(warning ? { warning } : {}),
+  };
 }
 
 async function baseSuite(input: PolicyInput): Promise<BaseSuite> {

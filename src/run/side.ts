@@ -51,6 +51,8 @@ export interface SideOptions {
   isolation?: IsolationStatus;
   /** Directories the agent must not reach (the out dir, the other side's checkout). */
   hide?: string[];
+  /** The run's judge.api_key_env: the judge's key is never passed to an agent. */
+  judgeKeyEnv?: string;
 }
 
 /** The namespace wrapper of a side's agent processes, when namespaces are available. */
@@ -100,9 +102,14 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         'agent.serve': agent.serve,
         'agent.setup': agent.setup,
         'agent.url': agent.url,
+        // The registry the harness pulls from hears the image name.
+        'agent.image': agent.image,
       },
+      judgeKeyEnv: opts.judgeKeyEnv,
       episode: vars,
     });
+  // Refused before anything of the side runs or is pulled, not at its first episode.
+  baseEnv();
   if (agent.isolation === 'container') return prepareContainerSide(opts, baseEnv);
 
   if (agent.setup) {
