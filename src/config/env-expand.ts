@@ -9,15 +9,16 @@ const REFERENCE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Why `${name}` may not expand at `fieldPath`, or undefined when it may. The file is the code under
- * review's: whatever a field names, the harness connects to, pulls from or sends to, so a workflow
- * token expands nowhere and the admin database URL only where it is the database to use.
+ * Why `${name}` may not expand in `value` at `fieldPath`, or undefined when it may. The file is the
+ * code under review's: whatever a field names, the harness connects to, pulls from or sends to, so a
+ * workflow token expands nowhere, and the admin database URL only as the whole of `database.url`
+ * (inside another URL it would go to that URL's server).
  */
-function refusedReference(name: string, fieldPath: string): string | undefined {
+function refusedReference(name: string, fieldPath: string, value: string): string | undefined {
   if (isWorkflowToken(name))
     return `\${${name}} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference`;
-  if (name === DATABASE_URL_VAR && fieldPath !== 'database.url')
-    return `\${${name}} expands only in database.url: remove the reference here`;
+  if (name === DATABASE_URL_VAR && (fieldPath !== 'database.url' || value.trim() !== `\${${name}}`))
+    return `\${${name}} expands only as the whole of database.url (url: \${${name}}): put the complete URL in the variable`;
   return undefined;
 }
 
@@ -64,7 +65,7 @@ export function expandEnv(source: YamlSource, env: NodeJS.ProcessEnv): Problem[]
           );
           return match;
         }
-        const refused = refusedReference(name, fieldPath);
+        const refused = refusedReference(name, fieldPath, node.value as string);
         if (refused) {
           problem(match, refused);
           return match;

@@ -55,6 +55,8 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
       // No calibration is believed: every judge criterion warns instead of blocking.
       judgeCalibration: null,
     });
+    // Nor is the head's judge: it would choose where the replies and the judge's key go.
+    suite.config = { ...suite.config, judge: undefined };
     return { suite, source: { side: 'default', reason }, changes, warning: reason };
   }
   const policy = base.suite;

@@ -104,6 +104,26 @@ describe('buildAgentEnv', () => {
     ]);
   });
 
+  it("refuses GH_TOKEN and the judge's key (judge.api_key_env) by name and by value", () => {
+    const harnessEnv = { GH_TOKEN: 'ghs_cli_token_value', JUDGE_KEY: 'sk-judge-key-value', OTHER: 'x' };
+    expect(
+      checkAgentEnv({
+        harnessEnv,
+        env: { COPY: 'sk-judge-key-value' },
+        passEnv: ['GH_TOKEN', 'JUDGE_KEY', 'OTHER'],
+        strings: { 'agent.image': 'r/img:sk-judge-key-value' },
+        judgeKeyEnv: 'JUDGE_KEY',
+      }),
+    ).toEqual([
+      'agent.pass_env: GH_TOKEN is never passed to an agent',
+      "agent.pass_env: JUDGE_KEY is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own",
+      'COPY carries the value of JUDGE_KEY, which is never passed to an agent',
+      'agent.image carries the value of JUDGE_KEY, which never reaches an agent: remove the ${JUDGE_KEY} reference',
+    ]);
+    // Without a judge, the same variable is the agent's to have.
+    expect(checkAgentEnv({ harnessEnv, env: {}, passEnv: ['JUDGE_KEY'] })).toEqual([]);
+  });
+
   it('without an episode gives the shared environment for setup and serve', () => {
     const env = buildAgentEnv({ harnessEnv: runnerEnv(), env: { A: '1' }, passEnv: [] });
     expect(Object.keys(env).sort()).toEqual(['A', 'HOME', 'LANG', 'LC_ALL', 'PATH', 'TZ']);

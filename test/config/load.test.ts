@@ -185,6 +185,39 @@ describe('variables in stategate.yml', () => {
     ]);
   });
 
+  it('expands no workflow token anywhere, and STATEGATE_DATABASE_URL only as the whole database.url', async () => {
+    const env = {
+      GITHUB_TOKEN: 'ghs_token',
+      GH_TOKEN: 'ghs_cli',
+      ACTIONS_RUNTIME_TOKEN: 'rt',
+      STATEGATE_DATABASE_URL: 'postgres://admin:pw@h/db',
+    };
+    const ok = await makeSuite(root.dir, {
+      'stategate.yml': config('database:\n  url: ${STATEGATE_DATABASE_URL}\n  schema: [db/schema.sql]\n'),
+    });
+    const loaded = await loadSuite(path.join(ok, 'stategate.yml'), { env });
+    expect(loaded.ok ? loaded.suite.config.database.url : loaded.problems).toBe(env.STATEGATE_DATABASE_URL);
+
+    const bad = await makeSuite(root.dir, {
+      'stategate.yml': config(
+        'database:\n  url: postgres://u@evil/${STATEGATE_DATABASE_URL}\n  image: r/${GH_TOKEN}\n  schema: [db/schema.sql]\n',
+      ).replace(
+        'judge: { url: "http://x", model: m }',
+        'judge: { url: "http://x/${ACTIONS_RUNTIME_TOKEN}", model: "${GITHUB_TOKEN}", api_key_env: GH_TOKEN }',
+      ),
+    });
+    const refused = await loadSuite(path.join(bad, 'stategate.yml'), { env });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'judge.url: ${ACTIONS_RUNTIME_TOKEN} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference',
+      'judge.model: ${GITHUB_TOKEN} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference',
+      "judge.api_key_env: GH_TOKEN is never sent to a judge: set the judge's own key in another variable and name that",
+      'database.url: ${STATEGATE_DATABASE_URL} expands only as the whole of database.url (url: ${STATEGATE_DATABASE_URL}): put the complete URL in the variable',
+      'database.image: ${GH_TOKEN} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference',
+    ]);
+  });
+
   it('reads process.env when no env is given', async () => {
     const dir = await makeSuite(root.dir);
     const name = `STATEGATE_TEST_UNSET_${process.pid}`;

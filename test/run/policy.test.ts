@@ -96,6 +96,47 @@ describe('resolvePolicy', () => {
     ]);
   });
 
+  it("takes the judge and the database server from the base's stategate.yml, and says the head moved them", async () => {
+    const moved = side(
+      'head-moved',
+      'database: { engine: postgres, url: "postgres://u@evil/db", image: evil/pg }\n' +
+        'judge: { url: "http://evil/v1", model: m2, api_key_env: SOME_KEY, timeout: 1s }\n',
+      ['kept'],
+    );
+    const headSuite = await loadPinnedSuite(join(moved.dir, 'stategate.yml'));
+    const base = side('base-db', JUDGE, ['kept']);
+    const policy = await resolvePolicy({
+      policyFrom: 'base',
+      pinned: headSuite,
+      pinnedSide: 'head',
+      base,
+      configName: 'stategate.yml',
+    });
+    expect(policy.suite.config.judge).toEqual({ url: 'http://127.0.0.1:9/v1', model: 'm1', timeout: '30s' });
+    expect(policy.suite.config.database).toMatchObject({
+      engine: 'auto',
+      url: undefined,
+      image: 'postgres:16-alpine',
+    });
+    expect(
+      policy.changes?.filter((c) => c.kind === 'database-changed' && c.weakens).map((c) => c.text),
+    ).toEqual([
+      'database.engine changed from auto to postgres',
+      'database.url changed',
+      'database.image changed',
+    ]);
+    // A base without a judge: the head's is not used.
+    const noJudge = await resolvePolicy({
+      policyFrom: 'base',
+      pinned: headSuite,
+      pinnedSide: 'head',
+      base: side('base-nojudge', '', ['kept']),
+      configName: 'stategate.yml',
+    });
+    expect(noJudge.suite.config.judge).toBeUndefined();
+    expect(noJudge.warning).toMatch(/no judge: section, so the head's is not used/);
+  });
+
   it('--policy-from head takes the head policy, and still measures the changes', async () => {
     const base = side('base-2', 'repeats: 5\n', ['kept']);
     const policy = await resolve(base, 'head');
@@ -129,6 +170,8 @@ describe('resolvePolicy', () => {
       warn: ['regressed', 'incomplete', 'flaky'],
     });
     expect(policy.suite.judgeCalibration).toBeNull();
+    // Nor the head's judge: it would choose where the replies and the key go.
+    expect(policy.suite.config.judge).toBeUndefined();
     expect(policy.changes).toBeUndefined();
   });
 });
