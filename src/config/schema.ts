@@ -118,7 +118,7 @@ export const JudgeConfig = z.strictObject({
   api_key_env: z
     .string()
     .optional()
-    .describe('The variable (listed in agent.pass_env or set for the harness) holding the key.'),
+    .describe('The variable (set for the harness) holding the key for the judge, never passed to an agent.'),
   timeout: Duration.default('30s'),
   calibration: z
     .string()
