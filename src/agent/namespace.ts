@@ -5,7 +5,7 @@
 // kernel kills every process left in the namespace, daemons included. Without namespaces the
 // caller falls back to process groups and says so.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, lstatSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
@@ -110,7 +110,8 @@ export function gitMetadata(checkout: string): string[] {
     const dotGit = join(dir, '.git');
     let isFile = false;
     try {
-      const st = lstatSync(dotGit);
+      // Followed: a `.git` symlink names the repository too (its target is what gets covered).
+      const st = statSync(dotGit);
       if (st.isDirectory()) return [dotGit];
       isFile = st.isFile();
     } catch {
