@@ -1,6 +1,7 @@
 // The base side: the commit to compare against, fetched into the clone when a shallow checkout lacks it.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { SAFE_GIT } from '../run/checkout.js';
 
 const exec = promisify(execFile);
 
@@ -54,7 +55,7 @@ export async function ensureCommit(sha: string, cwd: string): Promise<boolean> {
 
 async function hasCommit(sha: string, cwd: string): Promise<boolean> {
   try {
-    await exec('git', ['cat-file', '-e', `${sha}^{commit}`], { cwd });
+    await exec('git', [...SAFE_GIT, 'cat-file', '-e', `${sha}^{commit}`], { cwd });
     return true;
   } catch {
     return false;
@@ -63,7 +64,11 @@ async function hasCommit(sha: string, cwd: string): Promise<boolean> {
 
 async function revParse(ref: string, cwd: string): Promise<string | null> {
   try {
-    const { stdout } = await exec('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd });
+    const { stdout } = await exec(
+      'git',
+      [...SAFE_GIT, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`],
+      { cwd },
+    );
     return stdout.trim() || null;
   } catch {
     return null;
@@ -73,7 +78,7 @@ async function revParse(ref: string, cwd: string): Promise<string | null> {
 async function fetchOrigin(ref: string, cwd: string): Promise<void> {
   try {
     // `--` keeps a ref that starts with a dash from being read as an option.
-    await exec('git', ['fetch', '--no-tags', '--depth=1', 'origin', '--', ref], { cwd });
+    await exec('git', [...SAFE_GIT, 'fetch', '--no-tags', '--depth=1', 'origin', '--', ref], { cwd });
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new BaseError(

@@ -5,9 +5,9 @@
 // kernel kills every process left in the namespace, daemons included. Without namespaces the
 // caller falls back to process groups and says so.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The unprivileged identity an agent runs as when the harness is root (nobody). */
 export const AGENT_UID = 65534;
@@ -99,6 +99,56 @@ function scratchDirs(opts: NamespaceOptions): string[] {
   return [...new Set(dirs)].filter(isDir);
 }
 
+/**
+ * The git metadata of the repository holding the checkout: its `.git` (a directory, or the file of
+ * a worktree) and, for a worktree, the gitdir it names and the common dir. Whoever can write these
+ * can set core.fsmonitor or a hook, which the next `git status` outside the namespace runs.
+ */
+export function gitMetadata(checkout: string): string[] {
+  let dir = resolve(checkout);
+  for (;;) {
+    const dotGit = join(dir, '.git');
+    let isFile = false;
+    try {
+      // Followed: a `.git` symlink names the repository too (its target is what gets covered).
+      const st = statSync(dotGit);
+      if (st.isDirectory()) return [dotGit];
+      isFile = st.isFile();
+    } catch {
+      // Not here: look further up.
+    }
+    if (isFile) {
+      const paths = [dotGit];
+      let named: string | undefined;
+      try {
+        named = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      } catch {
+        // Unreadable: git cannot follow it either.
+      }
+      if (named) {
+        const gitdir = resolve(dir, named);
+        if (isDir(gitdir)) paths.push(gitdir);
+        try {
+          const common = resolve(gitdir, readFileSync(join(gitdir, 'commondir'), 'utf8').trim());
+          if (isDir(common)) paths.push(common);
+        } catch {
+          // Not a linked worktree's gitdir: nothing shared beyond it.
+        }
+      }
+      return paths;
+    }
+    const up = dirname(dir);
+    if (up === dir) return [];
+    dir = up;
+  }
+}
+
+/** The harness user's git config files, when the agent shares the harness's HOME. */
+function homeGitConfig(opts: NamespaceOptions): { file: string; dir: string } | null {
+  if (opts.asRoot || !opts.home || !isAbsolute(opts.home) || !isDir(opts.home)) return null;
+  return { file: join(opts.home, '.gitconfig'), dir: join(opts.home, '.config', 'git') };
+}
+
 /** Where the checkout appears inside the namespace and how it gets there. */
 function placement(
   opts: NamespaceOptions,
@@ -127,6 +177,28 @@ export function initScript(opts: NamespaceOptions): string {
     `PATH=${SYSTEM_PATH}`,
     `cd -- ${q(checkout)}`,
   ];
+  // Git metadata is read-only to the agent: a core.fsmonitor, hook or gitdir it wrote would run
+  // later, outside the namespace, as the harness's user (stategate's own git, later workflow
+  // steps). Done first, so every later mount (placement of the checkout included) carries it, and
+  // locked by the privilege drop below.
+  const readOnly = gitMetadata(checkout);
+  const gitConfig = homeGitConfig(opts);
+  if (gitConfig) {
+    // An absent user config would be created by the agent: an empty one (what git reads when there
+    // is none) is made to be covered. A HOME the harness cannot write, the agent cannot either.
+    lines.push(
+      `if [ ! -e ${q(gitConfig.file)} ] && [ ! -L ${q(gitConfig.file)} ]; then (: > ${q(gitConfig.file)}) 2>/dev/null || :; fi`,
+      `mkdir -p -- ${q(gitConfig.dir)} 2>/dev/null || :`,
+    );
+    readOnly.push(gitConfig.file, gitConfig.dir);
+  }
+  for (const path of readOnly)
+    lines.push(
+      `if [ -e ${q(path)} ]; then`,
+      // Fails closed: an agent that could write git metadata does not start.
+      `  { mount --bind -- ${q(path)} ${q(path)} && mount -o remount,bind,ro -- ${q(path)}; } || { echo ${q(`stategate: cannot make ${path} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
+      'fi',
+    );
   // An ancestor of the checkout cannot be hidden without hiding the checkout; a path already under
   // a scratch directory disappears with it.
   const hide = [...new Set(opts.hide.map((p) => resolve(p)))].filter(

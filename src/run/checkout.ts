@@ -28,8 +28,14 @@ export interface CheckoutOptions {
   ignore?: string[];
 }
 
+/**
+ * Put before every git subcommand Stategate runs: a repository's config (the head's checkout is
+ * untrusted, and an agent may have written it) must not make git run a command in the harness.
+ */
+export const SAFE_GIT = ['-c', 'core.fsmonitor=', '-c', 'core.hooksPath=/dev/null'];
+
 async function git(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, maxBuffer: 16 << 20 });
+  const { stdout } = await run('git', [...SAFE_GIT, ...args], { cwd, maxBuffer: 16 << 20 });
   return stdout.trim();
 }
 
@@ -147,7 +153,7 @@ async function workingTree(dir: string, ignore: string[]): Promise<string | null
   const scratch = mkdtempSync(join(tmpdir(), 'stategate-index-'));
   const env = { ...process.env, GIT_INDEX_FILE: join(scratch, 'index') };
   const gitWith = async (args: string[]) =>
-    (await run('git', args, { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+    (await run('git', [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
   try {
     const prefix = await gitWith(['rev-parse', '--show-prefix']);
     await gitWith(['read-tree', 'HEAD']);

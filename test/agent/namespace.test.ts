@@ -1,6 +1,7 @@
 // The namespace runner on its own: as a normal user (user namespaces), what the agent can and
 // cannot undo from inside; how a stop request reaches it; and the one line said when namespaces
 // are not available.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCommandAgent } from '../../src/agent/command.js';
 import {
   type CommandWrapper,
+  gitMetadata,
   isolationLine,
   namespaceWrapper,
   probeIsolation,
@@ -97,6 +99,27 @@ describe('namespaces as a normal user', () => {
     expect(Number(lines.at(-2))).toBeLessThan(10);
     await sleep(4000);
     expect(readdirSync(join(checkout, 'drop'))).toEqual([]);
+  });
+});
+
+describe('git metadata made read-only for the agent', () => {
+  it("is a worktree's .git file, its gitdir and the common dir; a subdirectory's is its repository's", () => {
+    const root = mkdtempSync(join(tmpdir(), 'sg-ns-git-'));
+    cleanup.push(root);
+    const repo = join(root, 'repo');
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe' });
+    mkdirSync(join(repo, 'sub'), { recursive: true });
+    git('init', '-q');
+    writeFileSync(join(repo, 'sub', 'a'), 'a\n');
+    git('add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'a');
+    git('worktree', 'add', '-q', '--detach', join(root, 'wt'));
+    expect(gitMetadata(join(repo, 'sub'))).toEqual([join(repo, '.git')]);
+    expect(gitMetadata(join(root, 'wt', 'sub'))).toEqual([
+      join(root, 'wt', '.git'),
+      join(repo, '.git', 'worktrees', 'wt'),
+      join(repo, '.git'),
+    ]);
   });
 });
 
