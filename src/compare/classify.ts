@@ -3,7 +3,10 @@
 // A case without a base side (a new scenario, or a head-only run) has no evidence to compare
 // against, so it is classified by the head alone: a critical failure is a new-critical-failure,
 // any other failure regressed, else unchanged; its reason says so. Before incomplete: a head whose
-// tool calls alone provoked SQL errors in the twin (provokedErrors) is a new-critical-failure.
+// tool calls alone provoked SQL errors in the twin (provokedErrors) is a new-critical-failure, and so
+// is a head that broke a critical expectation in the repeats that could be graded, or left a state or
+// reply on which one the base passed cleanly could not be evaluated (headOnlyErrors): otherwise a head
+// could turn its own BLOCK into a WARN by making its episodes ungradable.
 import type { CaseClass, Scenario } from '../config/schema.js';
 import type { FailureLabel, GradedEpisode, Side } from '../record.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
@@ -95,6 +98,34 @@ function changedExpectations(
  */
 function blocks(c: ChangedExpectation): boolean {
   return c.critical && !c.uncalibrated && (c.test === undefined || c.test.decision === 'worse');
+}
+
+/**
+ * Expectations the head could not evaluate in some repeat the harness did not stop, while every base
+ * repeat passed them: the agent left a state or reply the base's never did (a second row for an
+ * `equals`, no reply for the judge), so the error is the head's failure, not a broken suite.
+ */
+function headOnlyErrors(
+  base: SideSummary | null,
+  head: SideSummary,
+  changed: ChangedExpectation[],
+): ChangedExpectation[] {
+  if (!base || base.runs === 0) return [];
+  // Errors of repeats the harness stopped, or of a judge that did not answer, say nothing about the agent.
+  return changed.filter(
+    (c) =>
+      c.change === 'error' &&
+      (head.expectations[c.id]?.agentErrors ?? 0) > 0 &&
+      (base.expectations[c.id]?.pass ?? 0) === base.runs,
+  );
+}
+
+function headErrorReason(changes: ChangedExpectation[], base: SideSummary, head: SideSummary): string {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? 'Critical expectation' : 'Expectation';
+  const why = first.message ? ` (${first.message})` : '';
+  const more = rest.length > 0 ? `; so did ${plural(rest.length, 'more expectation')}` : '';
+  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base.runs} base repeats${more}.`;
 }
 
 function plural(n: number, word: string): string {
@@ -205,9 +236,25 @@ export function classifySummaries(
     );
   }
   const incomplete = incompleteReason(base, head, notes);
-  if (incomplete) return result('incomplete', incomplete);
   const broke = changed.filter((c) => c.change === 'broke');
   const critical = broke.filter(blocks);
+  if (incomplete) {
+    // What could be graded still counts: errors elsewhere do not excuse a break the repeats show.
+    const ungraded = ` ${incomplete}`;
+    if (critical.length > 0) {
+      const ordered = [...critical, ...broke.filter((c) => !critical.includes(c))];
+      return result('new-critical-failure', `${brokeReason(ordered, base, head)}${ungraded}`);
+    }
+    const headOnly = base ? headOnlyErrors(base, head, changed) : [];
+    const blocking = headOnly.filter(blocks);
+    if (base && blocking.length > 0) {
+      const ordered = [...blocking, ...headOnly.filter((c) => !blocking.includes(c))];
+      return result('new-critical-failure', headErrorReason(ordered, base, head));
+    }
+    if (broke.length > 0) return result('regressed', `${brokeReason(broke, base, head)}${ungraded}`);
+    if (base && headOnly.length > 0) return result('regressed', headErrorReason(headOnly, base, head));
+    return result('incomplete', incomplete);
+  }
   if (critical.length > 0) {
     const ordered = [...critical, ...broke.filter((c) => !critical.includes(c))];
     return result('new-critical-failure', brokeReason(ordered, base, head));

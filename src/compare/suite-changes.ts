@@ -16,7 +16,7 @@ export type SuiteShape = Pick<Suite, 'config' | 'scenarios' | 'tools' | 'templat
 export function diffSuites(base: SuiteShape, head: SuiteShape): SuiteChange[] {
   return [
     ...scenarioChanges(base.scenarios, head.scenarios),
-    ...twinChanges(base.tools, head.tools),
+    ...twinChanges(base.tools, head.tools, openScenarios(base.scenarios, head.scenarios)),
     ...templateChanges(base, head),
     ...policyChanges(base.config, head.config),
   ];
@@ -94,16 +94,34 @@ function scenarioEdits(b: Scenario, h: Scenario): SuiteChange[] {
   return out;
 }
 
-function twinChanges(base: Map<string, Tool>, head: Map<string, Tool>): SuiteChange[] {
+/** Scenarios in both suites whose head copy lists no `tools:`, so its agent may call any tool. */
+function openScenarios(base: Scenario[], head: Scenario[]): string[] {
+  const b = byId(base, (s) => s.id);
+  return head
+    .filter((s) => b.has(s.id) && s.tools === undefined)
+    .map((s) => s.id)
+    .sort();
+}
+
+function twinChanges(base: Map<string, Tool>, head: Map<string, Tool>, open: string[]): SuiteChange[] {
   const out: SuiteChange[] = [];
   for (const name of sortedKeys(base, head)) {
     const b = base.get(name);
     const h = head.get(name);
     if (b && !h)
       out.push({ kind: 'twin-removed', subject: name, weakens: true, text: `twin tool ${name} removed` });
-    else if (!b && h)
-      out.push({ kind: 'twin-added', subject: name, weakens: false, text: `twin tool ${name} added` });
-    else if (b && h) {
+    else if (!b && h) {
+      // An agent of a scenario the base already had can call the new tool: its SQL can do what a
+      // forbidden tool does under a name `tool_not_called` does not know, or write what no
+      // expectation of the base's scenario looks for.
+      const weakens = open.length > 0;
+      const why = weakens
+        ? open.length === 1
+          ? ` (scenario ${open[0]} lists no tools:, so its agent can call it in place of the base's tools)`
+          : ` (scenarios ${open[0]} and ${open.length - 1} more list no tools:, so their agents can call it in place of the base's tools)`
+        : '';
+      out.push({ kind: 'twin-added', subject: name, weakens, text: `twin tool ${name} added${why}` });
+    } else if (b && h) {
       const fields = [...new Set([...Object.keys(b), ...Object.keys(h)])]
         .filter((k) => k !== 'file' && k !== 'name' && !same(b[k as keyof Tool], h[k as keyof Tool]))
         .sort();

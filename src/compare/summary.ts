@@ -29,6 +29,15 @@ export function uncalibratedJudges(scenario: Scenario, calibrated: readonly stri
   return ids;
 }
 
+/**
+ * Whether an expectation's error on this episode comes from what the agent left: not when the
+ * harness stopped the repeat, nor when the judge failed to answer about a reply the agent gave.
+ */
+function agentCaused(episode: GradedEpisode, kind: string): boolean {
+  if (episode.record.infraError) return false;
+  return kind !== 'judge' || typeof episode.record.agent.result?.reply !== 'string';
+}
+
 function countExpectations(
   scenario: Scenario,
   episodes: GradedEpisode[],
@@ -52,6 +61,7 @@ function countExpectations(
         c.labels ??= {};
         c.labels[r.label as FailureLabel] = (c.labels[r.label as FailureLabel] ?? 0) + 1;
       }
+      if (r.verdict === 'error' && agentCaused(episode, r.kind)) c.agentErrors = (c.agentErrors ?? 0) + 1;
       const examples = r.verdict === 'fail' ? failExamples : errorExamples;
       examples[r.id] ??= r.message;
     }

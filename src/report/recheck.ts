@@ -44,6 +44,12 @@ function sideProblem(s: SideSummary, at: string): Contradiction | null {
         message: `${e.pass} pass + ${e.fail} fail + ${e.error} error is more than the side's ${s.runs} runs`,
       };
     }
+    if ((e.agentErrors ?? 0) > e.error) {
+      return {
+        path: where,
+        message: `${e.agentErrors} errors caused by the agent out of ${e.error} errors is impossible`,
+      };
+    }
     // A repeat passes only when every expectation passed in it.
     if (e.pass < s.passes) {
       return {

@@ -128,6 +128,7 @@ const ExpectationCountsSchema = z.strictObject({
   labels: z.partialRecord(z.enum(FAILURE_LABELS), count).optional(),
   example: text.optional(),
   uncalibrated: z.literal(true).optional(),
+  agentErrors: count.optional(),
 });
 
 const SideStatsSchema = z.strictObject({

@@ -17,6 +17,12 @@ export interface ExpectationCounts {
   example?: string;
   /** Additive: a judge expectation whose criterion is not calibrated for the judge's model: its failures warn, never block. */
   uncalibrated?: true;
+  /**
+   * Additive: of `error`, the repeats where what the agent left (its final state, no reply for the
+   * judge) could not be evaluated, as opposed to the harness stopping the repeat or the judge not
+   * answering about a reply. Absent: none.
+   */
+  agentErrors?: number;
 }
 
 /** Additive: one side's statistics on one scenario, over the repeats that could be graded. */

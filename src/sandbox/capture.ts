@@ -1,8 +1,10 @@
 // Change capture: a row trigger on every user table appends to_jsonb(OLD)/to_jsonb(NEW) to an audit
 // log, and folding the log gives exact net row changes by primary key without ever scanning a
-// table. The trigger functions are SECURITY DEFINER, so writes of roles that cannot see the
-// audit schema are still recorded; they return NULL from AFTER triggers, so nothing the user's
-// own triggers, defaults, sequences or constraints do changes.
+// table. The log belongs to a role of its own (the log role), not to the role suite SQL runs as:
+// twin SQL could otherwise delete its own transaction's log rows (or add forged ones) and hide
+// what it did. The suite role may read the log and nothing more; the trigger functions are
+// SECURITY DEFINER of the log role, so every write is still recorded; they return NULL from AFTER
+// triggers, so nothing the user's own triggers, defaults, sequences or constraints do changes.
 import type { Row, RowChange, TableDiff } from '../record.js';
 import type { TableInfo } from './catalog.js';
 import { CANONICAL_SETTINGS, TABLE_SUMS_FUNCTION } from './fingerprint.js';
@@ -11,9 +13,35 @@ import { columnValue, parseRowJson } from './values.js';
 
 const A = ident(AUDIT_SCHEMA);
 
-/** SQL that creates the audit schema, its log and the trigger functions. */
-export const INSTALL_AUDIT_SCHEMA = `
-CREATE SCHEMA ${A};
+/**
+ * SQL that creates the audit schema, its log and the trigger functions, run by the admin as
+ * `logRole`; `suiteRole` may read the log and, until REVOKE_TRIGGER_FUNCTIONS, attach the triggers.
+ */
+export function installAuditSchema(logRole: string, suiteRole: string): string {
+  const L = ident(logRole);
+  const S = ident(suiteRole);
+  return `
+CREATE SCHEMA ${A} AUTHORIZATION ${L};
+SET LOCAL ROLE ${L};
+${AUDIT_OBJECTS}
+GRANT USAGE ON SCHEMA ${A} TO ${S};
+GRANT SELECT ON ${A}.changes TO ${S};
+GRANT EXECUTE ON FUNCTION ${A}.capture(), ${A}.capture_truncate(), ${A}.table_sums(regclass) TO ${S};
+RESET ROLE`;
+}
+
+/**
+ * Once the triggers are attached the suite role may not execute the trigger functions (a trigger
+ * fires without it): it could attach them to a table of its own with another table's name and log
+ * forged rows.
+ */
+export function revokeTriggerFunctions(logRole: string, suiteRole: string): string {
+  return `SET LOCAL ROLE ${ident(logRole)};
+REVOKE EXECUTE ON FUNCTION ${A}.capture(), ${A}.capture_truncate() FROM ${ident(suiteRole)};
+RESET ROLE`;
+}
+
+const AUDIT_OBJECTS = `
 CREATE TABLE ${A}.changes (
   id bigserial PRIMARY KEY,
   xid bigint NOT NULL DEFAULT txid_current(),
@@ -68,9 +96,6 @@ export const READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::t
 
 /** The id of the last log row: the watermark of markInitial(). */
 export const LOG_WATERMARK = `SELECT coalesce(max(id), 0)::text AS id FROM ${A}.changes`;
-
-/** Empties the log (at template build, after fixtures: the template's content is the baseline). */
-export const CLEAR_LOG = `TRUNCATE ${A}.changes RESTART IDENTITY`;
 
 /** One log row as read from the database. */
 export interface LogRow {

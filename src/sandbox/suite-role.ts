@@ -29,6 +29,18 @@ export async function createSuiteRole(cluster: Cluster, label: string): Promise<
 }
 
 /**
+ * Creates the role that owns a template's change log (and so every clone's): it never logs in and
+ * owns nothing else, so the role suite SQL runs as cannot change or delete what the log recorded.
+ */
+export async function createLogRole(cluster: Cluster, label: string): Promise<SuiteRole> {
+  const name = `${cluster.runPrefix}_l_${cluster.next()}`;
+  const password = randomBytes(18).toString('base64url');
+  // A member of it, the admin can create the log as it (SET ROLE) without being a superuser.
+  await cluster.createRole(name, password, label, { owner: true });
+  return { name, password };
+}
+
+/**
  * Before PostgreSQL 15 the public schema of a new database belongs to the bootstrap superuser;
  * hand it to the suite role (before any suite SQL runs) so it can revoke CREATE from agents' roles.
  * From 15 on it belongs to pg_database_owner, which the owner of the database already is.

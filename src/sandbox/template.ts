@@ -5,13 +5,19 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { splitStatements } from '../sql/named-params.js';
 import { applySqlFile, insertRows } from './apply.js';
-import { captureTriggers, INSTALL_AUDIT_SCHEMA } from './capture.js';
+import { captureTriggers, installAuditSchema, revokeTriggerFunctions } from './capture.js';
 import { readTables, type TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
 import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
-import { createSuiteRole, givePublicSchema, refusalNote, type SuiteRole } from './suite-role.js';
+import {
+  createLogRole,
+  createSuiteRole,
+  givePublicSchema,
+  refusalNote,
+  type SuiteRole,
+} from './suite-role.js';
 import { TypeNames } from './type-names.js';
 import type { Sandbox, Template, TemplateSpec } from './types.js';
 import { SESSION_OPTIONS, sandboxTypes } from './values.js';
@@ -35,6 +41,7 @@ export async function buildTemplate(
   const n = cluster.next();
   const name = `${cluster.runPrefix}_tpl_${n}`;
   const owner = await createSuiteRole(cluster, `owner of ${name}`);
+  let log: SuiteRole | null = null;
   // Logged in as the owner role: suite SQL cannot step back up to the admin (SET ROLE could be RESET).
   const client = new pg.Client({
     connectionString: cluster.url(name, owner),
@@ -71,7 +78,8 @@ export async function buildTemplate(
         throw e;
       }
     }
-    const facts = await installCapture(client, cluster, typeNames, owner);
+    log = await createLogRole(cluster, `change log of ${name}`);
+    const facts = await installCapture(client, cluster, name, typeNames, owner, log);
     // Clones then start with frozen, analysed tables: no hint-bit writes on first read, good plans.
     await client.query('VACUUM (FREEZE, ANALYZE)');
     await client.end();
@@ -82,26 +90,48 @@ export async function buildTemplate(
     return new PgTemplate(name, templateHash(spec), facts, clonesAhead);
   } catch (e) {
     await client.end().catch(() => undefined);
-    void cluster.queueDrop(name, [owner.name]);
+    void cluster.queueDrop(name, log ? [owner.name, log.name] : [owner.name]);
     throw e;
+  }
+}
+
+/** Runs SQL as the admin inside one database (a transaction of its own). */
+async function asAdmin(cluster: Cluster, database: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: cluster.url(database), options: SESSION_OPTIONS });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  try {
+    await admin.query(`BEGIN;\n${sql};\nCOMMIT`);
+  } finally {
+    await admin.end().catch(() => undefined);
   }
 }
 
 async function installCapture(
   client: pg.Client,
   cluster: Cluster,
+  database: string,
   typeNames: TypeNames,
   owner: SuiteRole,
+  log: SuiteRole,
 ): Promise<TemplateFacts> {
   const schemas = (await client.query<{ nspname: string }>(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
     (r) => r.nspname,
   );
+  const tables = await readTables(client);
+  // The log role reads a table only when a TRUNCATE logs the rows it removes.
+  const L = ident(log.name);
+  const reads = [
+    ...schemas.map((s) => `GRANT USAGE ON SCHEMA ${ident(s)} TO ${L}`),
+    ...tables.map((t) => `GRANT SELECT ON ${t.sql} TO ${L}`),
+  ];
+  if (reads.length > 0) await client.query(['BEGIN', ...reads, 'COMMIT'].join(';\n'));
+  // The log is the admin's to create: the suite role must not own it (see capture.ts).
+  await asAdmin(cluster, database, installAuditSchema(log.name, owner.name));
   // Roles made for agents may use the schemas but never create objects in them (owning nothing).
   const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
-  const tables = await readTables(client);
-  await client.query(
-    ['BEGIN', INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'),
-  );
+  await client.query(['BEGIN', ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'));
+  await asAdmin(cluster, database, revokeTriggerFunctions(log.name, owner.name));
   const sums: Record<string, bigint> = {};
   for (const t of tables) {
     sums[t.key] = combineSums((await client.query<{ sums: string[] }>(TABLE_SUMS, [t.sql])).rows[0].sums);

@@ -103,7 +103,11 @@ export interface EpisodeSpec {
 export function episode(s: Scenario, side: Side, repeat: number, spec: EpisodeSpec = {}): GradedEpisode {
   const ids = [
     { id: 'completed', critical: true, kind: 'completed' },
-    ...s.expect.map((e) => ({ id: e.id, critical: e.critical ?? false, kind: 'query' })),
+    ...s.expect.map((e) => ({
+      id: e.id,
+      critical: e.critical ?? false,
+      kind: (EXPECTATION_KINDS as string[]).find((k) => k in e) ?? 'query',
+    })),
   ];
   const results: ExpectationResult[] = ids.map(({ id, critical, kind }) => {
     const verdict = spec.verdicts?.[id] ?? 'pass';

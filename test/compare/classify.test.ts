@@ -122,6 +122,48 @@ describe('classifyCase: first match wins', () => {
     expect(c.class).toBe('incomplete');
   });
 
+  it('a break in the graded head repeats beats incomplete', () => {
+    const c = classifyCase(
+      s,
+      passing(s, 'base', 2),
+      repeats(s, 'head', [
+        { verdicts: { 'refunded-once': 'fail', 'policy-first': 'error' } },
+        { infraError: { stage: 'sandbox', message: 'x' } },
+      ]),
+    );
+    expect(c.class).toBe('new-critical-failure');
+    expect(c.reason).toBe(
+      'Critical expectation refunded-once failed in 1 of 2 head repeats and passed in all 2 base repeats. 2 of 2 head repeats could not be graded (policy-first: policy-first: error).',
+    );
+  });
+
+  it('an expectation only the head could not evaluate, which the base passed cleanly, is the head failing it', () => {
+    const critical = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [err('refunded-once'), ok]));
+    expect(critical.class).toBe('new-critical-failure');
+    expect(critical.reason).toBe(
+      'Critical expectation refunded-once could not be evaluated on what the head left in 1 of 2 head repeats (judge timed out after 30s) and passed in all 2 base repeats.',
+    );
+    const other = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [err('policy-first'), ok]));
+    expect(other.class).toBe('regressed');
+    // The base could not evaluate it either, or the harness stopped the head's repeat: incomplete.
+    const both = classifyCase(
+      s,
+      repeats(s, 'base', [err('refunded-once'), ok]),
+      repeats(s, 'head', [err('refunded-once'), ok]),
+    );
+    expect(both.class).toBe('incomplete');
+    // As the grader records it, a repeat the harness stopped errors every expectation.
+    const allErrors = Object.fromEntries(
+      ['completed', ...s.expect.map((e) => e.id)].map((id) => [id, 'error' as const]),
+    );
+    const halted: EpisodeSpec = { infraError: { stage: 'sandbox', message: 'x' }, verdicts: allErrors };
+    const stopped = classifyCase(s, passing(s, 'base', 2), repeats(s, 'head', [halted, ok]));
+    expect(stopped.class).toBe('incomplete');
+    expect(
+      classifyCase(s, passing(s, 'base', 3), repeats(s, 'head', [halted, err('refunded-once'), ok])).class,
+    ).toBe('new-critical-failure');
+  });
+
   it('a new critical failure beats a regression', () => {
     const c = classifyCase(
       s,
@@ -184,13 +226,14 @@ describe('classifyCase: flaky beside any class', () => {
     expect(both.flaky).toEqual({ base: true, head: true });
   });
 
-  it('with incomplete, counting only the repeats that could be graded', () => {
+  it('counting only the repeats that could be graded', () => {
+    // A break in the graded repeats is a regression whatever else could not be graded.
     const c = classifyCase(
       s,
       passing(s, 'base', 3),
       repeats(s, 'head', [{ infraError: { stage: 'sandbox', message: 'x' } }, ok, fail('policy-first')]),
     );
-    expect(c.class).toBe('incomplete');
+    expect(c.class).toBe('regressed');
     expect(c.flaky.head).toBe(true);
     const onlyErrors = classifyCase(
       s,

@@ -204,7 +204,7 @@ describe('diffSuites', () => {
     ]);
   });
 
-  it('twins, schema and fixtures: removed or changed weakens, added does not', () => {
+  it('twins, schema and fixtures: removed or changed weakens; added weakens where a scenario lists no tools', () => {
     const head: SuiteShape = {
       ...base,
       tools: new Map([
@@ -216,9 +216,19 @@ describe('diffSuites', () => {
     };
     expect(texts(head)).toEqual([
       'weakens: twin tool refund_payment changed (sql)',
-      'ok: twin tool send_email added',
+      "weakens: twin tool send_email added (scenarios happy and 1 more list no tools:, so their agents can call it in place of the base's tools)",
       'weakens: schema changed: db/schema.sql',
     ]);
+    // Every shared scenario names its tools: the new one is out of their agents' reach.
+    const listed = (s: SuiteShape): SuiteShape => ({
+      ...s,
+      scenarios: s.scenarios.map((x) => ({ ...x, tools: ['refund_payment'] })),
+    });
+    const added = new Map([...base.tools, ['send_email', tool('send_email', { static: { ok: true } })]]);
+    expect(diffSuites(listed(base), listed({ ...base, tools: added })).map((c) => c.text)).toEqual([
+      'twin tool send_email added',
+    ]);
+    expect(diffSuites(listed(base), listed({ ...base, tools: added }))[0].weakens).toBe(false);
     expect(texts({ ...base, tools: new Map() })).toEqual(['weakens: twin tool refund_payment removed']);
   });
 

@@ -84,7 +84,10 @@ export function improvedCase(id = 'escalate-large-refund'): CaseInput {
 }
 
 export function incompleteCase(id = 'judge-politeness'): CaseInput {
-  const s = scenario(id, [{ id: 'polite', critical: false }]);
+  // The judge, not the agent, failed to grade a reply: the harness's error.
+  const s = scenario(id, [
+    { id: 'polite', critical: false, judge: { criterion: 'The reply is polite.', threshold: 0.5 } },
+  ]);
   return {
     scenario: s,
     base: passing(s, 'base', 5),

@@ -5,7 +5,7 @@
 // the row and then the log rows of its own transaction, so neither the net diff nor the call's own
 // changes show the delete. The existing scenario, twins, schema and fixtures are untouched.
 // Variant: the added twin is `forget` cloned under a new name, past a critical `tool_not_called`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -130,19 +130,12 @@ describe('red team: a new twin tool hides a forbidden delete from change capture
       "await call('put', { k: 'done', v: 'yes' });\nconsole.error(JSON.stringify(await call('tidy', { k: 'precious' })));",
       INVISIBLE_TWIN,
     );
-    const report = await compare(head);
-    // The delete happened (the call succeeded and recorded no change): the gate just cannot see it.
-    const tidy = readFileSync(join(head, '.stategate', 'episodes.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .flatMap((line) => JSON.parse(line).record.calls)
-      .filter((c: { tool: string }) => c.tool === 'tidy');
-    expect(tidy.length).toBeGreaterThan(0);
-    expect(tidy.map((c: { status: number; changes: unknown[] }) => [c.status, c.changes.length])).toEqual(
-      tidy.map(() => [200, 0]),
+    // The change log belongs to a role of its own: the suite role may only read it, so the statement
+    // that would erase the log rows is refused before any episode runs (and the added twin weakens
+    // the suite besides). Before the fix the call succeeded, recording no change, and the gate passed.
+    await expect(compare(head)).rejects.toThrow(
+      /tool tidy, statement 2: permission denied for table changes/,
     );
-    const changes = (report.suite_changes ?? []).map((c) => `${c.weakens ? 'weakens' : 'ok'}: ${c.text}`);
-    expect({ verdict: report.verdict, changes }).not.toMatchObject({ verdict: 'PASS' });
   });
 
   it('control: the regressed head calling `forget` is blocked by tool_not_called', async () => {

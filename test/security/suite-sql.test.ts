@@ -343,6 +343,33 @@ CREATE TRIGGER t_run BEFORE INSERT ON t FOR EACH ROW EXECUTE PROCEDURE run_it();
     expect(Object.keys((await s.captureDiff()).tables)).toEqual([]);
   });
 
+  it('cannot erase, forge or bypass what the change log recorded', async () => {
+    const s = await clone('log-writes');
+    await s.markInitial();
+    const { changes } = await s.transaction(async (tx) => {
+      await tx.query("DELETE FROM kv WHERE k = 'seed'");
+      // Each attempt in a savepoint, so the transaction (and its log rows) survives the refusal.
+      for (const sql of [
+        'DELETE FROM stategate.changes WHERE xid = txid_current()',
+        'TRUNCATE stategate.changes',
+        "UPDATE stategate.changes SET op = 'I'",
+        'INSERT INTO stategate.changes (tbl, op, new) VALUES (\'kv\', \'I\', \'{"k":"seed","v":"fixture"}\')',
+        'DROP SCHEMA stategate CASCADE',
+        'ALTER TABLE stategate.changes OWNER TO CURRENT_USER',
+        // Attaching the capture function to a table of its own, under kv's name, would forge rows.
+        "CREATE TABLE decoy (k text, v text); CREATE TRIGGER f AFTER INSERT ON decoy FOR EACH ROW EXECUTE PROCEDURE stategate.capture('kv')",
+      ]) {
+        await tx.query('SAVEPOINT attempt');
+        await expect(tx.query(sql), sql).rejects.toThrow(/permission denied|must be owner/);
+        await tx.query('ROLLBACK TO SAVEPOINT attempt');
+      }
+    });
+    expect(changes.map((c) => c.op)).toEqual(['delete']);
+    const diff = await s.captureDiff();
+    expect(Object.keys(diff.tables)).toEqual(['kv']);
+    expect(diff.tables.kv.deleted).toHaveLength(1);
+  });
+
   it('cannot keep its databases from being dropped by marking them templates', async () => {
     const mark =
       "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I IS_TEMPLATE true', current_database()); END $$";
