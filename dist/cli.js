@@ -41642,7 +41642,7 @@ var Repeats = external_exports.union([
 var JudgeConfig = external_exports.strictObject({
   url: external_exports.string().min(1).describe("An OpenAI-compatible chat completions base URL."),
   model: external_exports.string().min(1),
-  api_key_env: external_exports.string().optional().describe("The variable (listed in agent.pass_env or set for the harness) holding the key."),
+  api_key_env: external_exports.string().optional().describe("The variable (set for the harness) holding the key for the judge, never passed to an agent."),
   timeout: Duration.default("30s"),
   calibration: external_exports.string().min(1).optional().describe(
     "The file `stategate judge calibrate` writes (default judge-calibration.json beside this file, when it exists)."
@@ -43173,6 +43173,10 @@ function uncalibratedJudges(scenario, calibrated = []) {
   for (const e of scenario.expect) if ("judge" in e && !known.has(e.judge.criterion)) ids2.add(e.id);
   return ids2;
 }
+function agentCaused(episode, kind) {
+  if (episode.record.infraError) return false;
+  return kind !== "judge" || typeof episode.record.agent.result?.reply !== "string";
+}
 function countExpectations(scenario, episodes, uncalibrated) {
   const counts2 = {};
   for (const e of expectationsOf(scenario)) {
@@ -43191,6 +43195,7 @@ function countExpectations(scenario, episodes, uncalibrated) {
         c.labels ??= {};
         c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
       }
+      if (r.verdict === "error" && agentCaused(episode, r.kind)) c.agentErrors = (c.agentErrors ?? 0) + 1;
       const examples = r.verdict === "fail" ? failExamples : errorExamples;
       examples[r.id] ??= r.message;
     }
@@ -43317,6 +43322,19 @@ function changedExpectations(base2, head, decision) {
 function blocks(c) {
   return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
 }
+function headOnlyErrors(base2, head, changed) {
+  if (!base2 || base2.runs === 0) return [];
+  return changed.filter(
+    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
+  );
+}
+function headErrorReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "Critical expectation" : "Expectation";
+  const why = first.message ? ` (${first.message})` : "";
+  const more2 = rest.length > 0 ? `; so did ${plural3(rest.length, "more expectation")}` : "";
+  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
+}
 function plural3(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
@@ -43387,9 +43405,24 @@ function classifySummaries(base2, head, notes = {}, decision) {
     );
   }
   const incomplete = incompleteReason(base2, head, notes);
-  if (incomplete) return result("incomplete", incomplete);
   const broke2 = changed.filter((c) => c.change === "broke");
   const critical = broke2.filter(blocks);
+  if (incomplete) {
+    const ungraded = ` ${incomplete}`;
+    if (critical.length > 0) {
+      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
+    }
+    const headOnly = base2 ? headOnlyErrors(base2, head, changed) : [];
+    const blocking = headOnly.filter(blocks);
+    if (base2 && blocking.length > 0) {
+      const ordered = [...blocking, ...headOnly.filter((c) => !blocking.includes(c))];
+      return result("new-critical-failure", headErrorReason(ordered, base2, head));
+    }
+    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
+    if (base2 && headOnly.length > 0) return result("regressed", headErrorReason(headOnly, base2, head));
+    return result("incomplete", incomplete);
+  }
   if (critical.length > 0) {
     const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
     return result("new-critical-failure", brokeReason(ordered, base2, head));
@@ -43897,7 +43930,7 @@ function bound(label, b, h, which, out) {
 function diffSuites(base2, head) {
   return [
     ...scenarioChanges(base2.scenarios, head.scenarios),
-    ...twinChanges(base2.tools, head.tools),
+    ...twinChanges(base2.tools, head.tools, openScenarios(base2.scenarios, head.scenarios)),
     ...templateChanges(base2, head),
     ...policyChanges(base2.config, head.config)
   ];
@@ -43961,16 +43994,22 @@ function scenarioEdits(b, h) {
   if (!same2(b.input, h.input)) edit(true, "input changed");
   return out;
 }
-function twinChanges(base2, head) {
+function openScenarios(base2, head) {
+  const b = byId(base2, (s) => s.id);
+  return head.filter((s) => b.has(s.id) && s.tools === void 0).map((s) => s.id).sort();
+}
+function twinChanges(base2, head, open2) {
   const out = [];
   for (const name2 of sortedKeys(base2, head)) {
     const b = base2.get(name2);
     const h = head.get(name2);
     if (b && !h)
       out.push({ kind: "twin-removed", subject: name2, weakens: true, text: `twin tool ${name2} removed` });
-    else if (!b && h)
-      out.push({ kind: "twin-added", subject: name2, weakens: false, text: `twin tool ${name2} added` });
-    else if (b && h) {
+    else if (!b && h) {
+      const weakens = open2.length > 0;
+      const why = weakens ? open2.length === 1 ? ` (scenario ${open2[0]} lists no tools:, so its agent can call it in place of the base's tools)` : ` (scenarios ${open2[0]} and ${open2.length - 1} more list no tools:, so their agents can call it in place of the base's tools)` : "";
+      out.push({ kind: "twin-added", subject: name2, weakens, text: `twin tool ${name2} added${why}` });
+    } else if (b && h) {
       const fields = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
       if (fields.length > 0)
         out.push({
@@ -44045,6 +44084,24 @@ function policyChanges(base2, head) {
     const weakens = head.database.expose;
     const text2 = `database.expose ${weakens ? "turned on: the agent can write its database directly" : "turned off"}`;
     out.push({ kind: "database-changed", subject: "database.expose", weakens, text: text2 });
+  }
+  const bd = base2.database;
+  const hd = head.database;
+  if (bd.engine !== hd.engine)
+    out.push({
+      kind: "database-changed",
+      subject: "database.engine",
+      weakens: true,
+      text: `database.engine changed from ${bd.engine} to ${hd.engine}`
+    });
+  for (const key of ["url", "image"]) {
+    if (bd[key] !== hd[key])
+      out.push({
+        kind: "database-changed",
+        subject: `database.${key}`,
+        weakens: true,
+        text: `database.${key} changed`
+      });
   }
   const bj = base2.judge;
   const hj = head.judge;
@@ -44222,6 +44279,12 @@ function sideProblem(s, at) {
       return {
         path: where,
         message: `${e.pass} pass + ${e.fail} fail + ${e.error} error is more than the side's ${s.runs} runs`
+      };
+    }
+    if ((e.agentErrors ?? 0) > e.error) {
+      return {
+        path: where,
+        message: `${e.agentErrors} errors caused by the agent out of ${e.error} errors is impossible`
       };
     }
     if (e.pass < s.passes) {
@@ -44452,6 +44515,15 @@ function mergeReports(reports, options2 = {}) {
 
 // src/config/load.ts
 import path6 from "node:path";
+
+// src/config/harness-secrets.ts
+var DATABASE_URL_VAR = "STATEGATE_DATABASE_URL";
+function isWorkflowToken(name2) {
+  return name2 === "GITHUB_TOKEN" || name2 === "GH_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+}
+function isHarnessSecret(name2) {
+  return isWorkflowToken(name2) || name2 === DATABASE_URL_VAR;
+}
 
 // src/config/suggest.ts
 function closest(word, candidates) {
@@ -45032,6 +45104,16 @@ function configChecks(config2, source) {
       problemAt(source, ["repeats", "max"], `max (${repeats.max}) is less than min (${repeats.min})`)
     );
   }
+  const keyEnv = config2.judge?.api_key_env;
+  if (keyEnv && isHarnessSecret(keyEnv)) {
+    problems.push(
+      problemAt(
+        source,
+        ["judge", "api_key_env"],
+        `${keyEnv} is never sent to a judge: set the judge's own key in another variable and name that`
+      )
+    );
+  }
   return problems;
 }
 
@@ -45039,6 +45121,13 @@ function configChecks(config2, source) {
 var import_yaml2 = __toESM(require_dist(), 1);
 var REFERENCE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 var NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+function refusedReference(name2, fieldPath, value) {
+  if (isWorkflowToken(name2))
+    return `\${${name2}} names a workflow token, which stategate.yml never expands (the harness would hand it to whatever this field names): remove the reference`;
+  if (name2 === DATABASE_URL_VAR && (fieldPath !== "database.url" || value.trim() !== `\${${name2}}`))
+    return `\${${name2}} expands only as the whole of database.url (url: \${${name2}}): put the complete URL in the variable`;
+  return void 0;
+}
 function expandEnv(source, env) {
   const problems = [];
   (0, import_yaml2.visit)(source.doc, {
@@ -45074,6 +45163,11 @@ function expandEnv(source, env) {
             match,
             `'${match}' is not a variable reference: a name is letters, digits and _, not starting with a digit`
           );
+          return match;
+        }
+        const refused = refusedReference(name2, fieldPath, node2.value);
+        if (refused) {
+          problem(match, refused);
           return match;
         }
         const value = env[name2];
@@ -47302,7 +47396,8 @@ var ExpectationCountsSchema = external_exports.strictObject({
   critical: external_exports.boolean(),
   labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
   example: text.optional(),
-  uncalibrated: external_exports.literal(true).optional()
+  uncalibrated: external_exports.literal(true).optional(),
+  agentErrors: count2.optional()
 });
 var SideStatsSchema = external_exports.strictObject({
   n: count2,
@@ -47712,9 +47807,9 @@ import { join as join11, resolve as resolve7 } from "node:path";
 
 // src/agent/namespace.ts
 import { spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, statSync as statSync2 } from "node:fs";
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync as statSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, isAbsolute as isAbsolute2, join, relative as relative2, resolve as resolve4 } from "node:path";
+import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join, relative as relative2, resolve as resolve4 } from "node:path";
 var AGENT_UID = 65534;
 var AGENT_GID = 65534;
 var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
@@ -47759,6 +47854,44 @@ function scratchDirs(opts) {
     dirs.push(resolve4(opts.home));
   return [...new Set(dirs)].filter(isDir);
 }
+function gitMetadata(checkout) {
+  let dir = resolve4(checkout);
+  for (; ; ) {
+    const dotGit = join(dir, ".git");
+    let isFile = false;
+    try {
+      const st = statSync2(dotGit);
+      if (st.isDirectory()) return [dotGit];
+      isFile = st.isFile();
+    } catch {
+    }
+    if (isFile) {
+      const paths = [dotGit];
+      let named2;
+      try {
+        named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"))?.[1];
+      } catch {
+      }
+      if (named2) {
+        const gitdir = resolve4(dir, named2);
+        if (isDir(gitdir)) paths.push(gitdir);
+        try {
+          const common = resolve4(gitdir, readFileSync(join(gitdir, "commondir"), "utf8").trim());
+          if (isDir(common)) paths.push(common);
+        } catch {
+        }
+      }
+      return paths;
+    }
+    const up = dirname2(dir);
+    if (up === dir) return [];
+    dir = up;
+  }
+}
+function homeGitConfig(opts) {
+  if (opts.asRoot || !opts.home || !isAbsolute2(opts.home) || !isDir(opts.home)) return null;
+  return { file: join(opts.home, ".gitconfig"), dir: join(opts.home, ".config", "git") };
+}
 function placement(opts, scratch) {
   const checkout = resolve4(opts.checkout);
   const covered = scratch.some((d) => inside(checkout, d));
@@ -47780,6 +47913,22 @@ function initScript(opts) {
     `PATH=${SYSTEM_PATH}`,
     `cd -- ${q(checkout)}`
   ];
+  const readOnly = gitMetadata(checkout);
+  const gitConfig = homeGitConfig(opts);
+  if (gitConfig) {
+    lines.push(
+      `if [ ! -e ${q(gitConfig.file)} ] && [ ! -L ${q(gitConfig.file)} ]; then (: > ${q(gitConfig.file)}) 2>/dev/null || :; fi`,
+      `mkdir -p -- ${q(gitConfig.dir)} 2>/dev/null || :`
+    );
+    readOnly.push(gitConfig.file, gitConfig.dir);
+  }
+  for (const path7 of readOnly)
+    lines.push(
+      `if [ -e ${q(path7)} ]; then`,
+      // Fails closed: an agent that could write git metadata does not start.
+      `  { mount --bind -- ${q(path7)} ${q(path7)} && mount -o remount,bind,ro -- ${q(path7)}; } || { echo ${q(`stategate: cannot make ${path7} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
+      "fi"
+    );
   const hide2 = [...new Set(opts.hide.map((p) => resolve4(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
   );
@@ -47922,6 +48071,7 @@ function probeIsolation(unshare = "unshare") {
 
 // src/agent/port.ts
 import net from "node:net";
+import { networkInterfaces } from "node:os";
 var PORT_PLACEHOLDER = "{port}";
 function hasPortPlaceholder(url2) {
   return url2.includes(PORT_PLACEHOLDER);
@@ -47947,7 +48097,35 @@ function freePort(host) {
     });
   });
 }
-var LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|::1|0\.0\.0\.0|::)$/;
+function ipv6Groups(host) {
+  if (net.isIPv6(host) === false) return null;
+  let text2 = host.replace(/%.*$/, "");
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text2);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    text2 = `${text2.slice(0, v4.index)}${(a << 8 | b).toString(16)}:${(c << 8 | d).toString(16)}`;
+  }
+  const [head, tail] = text2.includes("::") ? text2.split("::") : [text2, void 0];
+  const parse4 = (part) => part ? part.split(":").map((g) => Number.parseInt(g, 16)) : [];
+  const left = parse4(head);
+  const right = parse4(tail);
+  const groups = tail === void 0 ? left : [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 ? groups : null;
+}
+function normalHost(hostname5) {
+  const host = hostname5.replace(/^\[(.*)\]$/, "$1").toLowerCase().replace(/\.+$/, "");
+  const groups = ipv6Groups(host);
+  if (!groups) return host;
+  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 65535 || groups[5] === 0) && groups[6] !== 0)
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  return groups.map((g) => g.toString(16)).join(":");
+}
+function isLocal(host) {
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (/^(127\.\d+\.\d+\.\d+|0\.0\.0\.0)$/.test(host)) return true;
+  if (host === "0:0:0:0:0:0:0:1" || host === "0:0:0:0:0:0:0:0" || host === "0.0.0.0") return true;
+  return Object.values(networkInterfaces()).flat().some((i) => i !== void 0 && normalHost(i.address) === host);
+}
 function literalEndpoint(url2) {
   if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
   let parsed;
@@ -47957,14 +48135,20 @@ function literalEndpoint(url2) {
     return null;
   }
   const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
-  return { key: `${LOOPBACK.test(host) ? "loopback" : host}:${port}`, port };
+  const host = normalHost(parsed.hostname);
+  return { host, port, local: isLocal(host) };
+}
+function sameEndpoint(a, b) {
+  if (a.port !== b.port) return false;
+  if (a.host === b.host || a.local && b.local) return true;
+  const name2 = (e) => !e.local && net.isIP(e.host) === 0;
+  return a.local && name2(b) || b.local && name2(a);
 }
 function sharedPortProblem(agents) {
   const base2 = literalEndpoint(agents.base?.url);
   const head = literalEndpoint(agents.head?.url);
-  if (!base2 || !head || base2.key !== head.key) return null;
-  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT`;
+  if (!base2 || !head || !sameEndpoint(base2, head)) return null;
+  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base2.host} and ${head.host} may reach one server)`;
 }
 
 // src/gateway/deadline.ts
@@ -59539,6 +59723,10 @@ function judgeClientOptions(config2, env) {
     timeoutMs: durationMs(config2.timeout)
   };
   if (config2.api_key_env) {
+    if (isHarnessSecret(config2.api_key_env))
+      throw new Error(
+        `judge.api_key_env names ${config2.api_key_env}, which is never sent to a judge: name a variable holding the judge's own key`
+      );
     const key = env[config2.api_key_env];
     if (!key) throw new Error(`judge.api_key_env names ${config2.api_key_env}, which is not set`);
     options2.apiKey = key;
@@ -59876,6 +60064,12 @@ async function createSuiteRole(cluster, label) {
   }
   return { name: name2, password };
 }
+async function createLogRole(cluster, label) {
+  const name2 = `${cluster.runPrefix}_l_${cluster.next()}`;
+  const password = randomBytes3(18).toString("base64url");
+  await cluster.createRole(name2, password, label, { owner: true });
+  return { name: name2, password };
+}
 async function givePublicSchema(cluster, database, role) {
   if (cluster.version >= 15e4 || !cluster.superuser) return;
   const client = new esm_default.Client({ connectionString: cluster.url(database) });
@@ -60111,7 +60305,7 @@ import { spawnSync } from "node:child_process";
 import { createHash as createHash5 } from "node:crypto";
 import { cpSync, lstatSync, mkdtempSync as mkdtempSync2, realpathSync as realpathSync2, renameSync, rmSync as rmSync2, statSync as statSync3 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname2, join as join3, relative as relative3 } from "node:path";
+import { dirname as dirname3, join as join3, relative as relative3 } from "node:path";
 function canRun(file2, user) {
   const probe = spawnSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file2], {
     uid: user.uid,
@@ -60131,7 +60325,7 @@ function trustedCopy(dir) {
 }
 function reachableBinaries(bins, user) {
   if (!user || canRun(bins.initdb, user)) return bins;
-  const home = dirname2(dirname2(realpathSync2(bins.initdb)));
+  const home = dirname3(dirname3(realpathSync2(bins.initdb)));
   const stamp = statSync3(realpathSync2(bins.postgres));
   const key = createHash5("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
   const target = join3(tmpdir2(), `stategate-postgres-bin-${key}`);
@@ -60412,11 +60606,11 @@ import { spawnSync as spawnSync2 } from "node:child_process";
 import { createRequire as createRequire2 } from "node:module";
 
 // src/sandbox/owner.ts
-import { readFileSync } from "node:fs";
+import { readFileSync as readFileSync2 } from "node:fs";
 import { hostname as hostname3 } from "node:os";
 function processStart(pid) {
   try {
-    const stat4 = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat4 = readFileSync2(`/proc/${pid}/stat`, "utf8");
     return stat4.slice(stat4.lastIndexOf(")") + 2).split(" ")[19] ?? null;
   } catch {
     return null;
@@ -60948,8 +61142,24 @@ function columnValue(value, column) {
 
 // src/sandbox/capture.ts
 var A2 = ident(AUDIT_SCHEMA);
-var INSTALL_AUDIT_SCHEMA = `
-CREATE SCHEMA ${A2};
+function installAuditSchema(logRole, suiteRole) {
+  const L2 = ident(logRole);
+  const S = ident(suiteRole);
+  return `
+CREATE SCHEMA ${A2} AUTHORIZATION ${L2};
+SET LOCAL ROLE ${L2};
+${AUDIT_OBJECTS}
+GRANT USAGE ON SCHEMA ${A2} TO ${S};
+GRANT SELECT ON ${A2}.changes TO ${S};
+GRANT EXECUTE ON FUNCTION ${A2}.capture(), ${A2}.capture_truncate(), ${A2}.table_sums(regclass) TO ${S};
+RESET ROLE`;
+}
+function revokeTriggerFunctions(logRole, suiteRole) {
+  return `SET LOCAL ROLE ${ident(logRole)};
+REVOKE EXECUTE ON FUNCTION ${A2}.capture(), ${A2}.capture_truncate() FROM ${ident(suiteRole)};
+RESET ROLE`;
+}
+var AUDIT_OBJECTS = `
 CREATE TABLE ${A2}.changes (
   id bigserial PRIMARY KEY,
   xid bigint NOT NULL DEFAULT txid_current(),
@@ -60996,7 +61206,6 @@ var READ_LOG_AFTER = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${
 var READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes
  WHERE xid = txid_current_if_assigned() ORDER BY id`;
 var LOG_WATERMARK = `SELECT coalesce(max(id), 0)::text AS id FROM ${A2}.changes`;
-var CLEAR_LOG = `TRUNCATE ${A2}.changes RESTART IDENTITY`;
 var EXACT_TYPES = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
 function needsExactNumbers(table2) {
   return !table2 || table2.columns.some((c) => EXACT_TYPES.has(c.type.element ?? c.type.type));
@@ -61293,6 +61502,7 @@ async function buildTemplate(cluster, spec, clonesAhead = 0) {
   const n = cluster.next();
   const name2 = `${cluster.runPrefix}_tpl_${n}`;
   const owner = await createSuiteRole(cluster, `owner of ${name2}`);
+  let log2 = null;
   const client = new esm_default.Client({
     connectionString: cluster.url(name2, owner),
     types: sandboxTypes,
@@ -61328,7 +61538,8 @@ async function buildTemplate(cluster, spec, clonesAhead = 0) {
         throw e;
       }
     }
-    const facts = await installCapture(client, cluster, typeNames, owner);
+    log2 = await createLogRole(cluster, `change log of ${name2}`);
+    const facts = await installCapture(client, cluster, name2, typeNames, owner, log2);
     await client.query("VACUUM (FREEZE, ANALYZE)");
     await client.end();
     await cluster.admin.query(`ALTER DATABASE ${ident(name2)} WITH ALLOW_CONNECTIONS false`);
@@ -61338,19 +61549,37 @@ async function buildTemplate(cluster, spec, clonesAhead = 0) {
     return new PgTemplate(name2, templateHash(spec), facts, clonesAhead);
   } catch (e) {
     await client.end().catch(() => void 0);
-    void cluster.queueDrop(name2, [owner.name]);
+    void cluster.queueDrop(name2, log2 ? [owner.name, log2.name] : [owner.name]);
     throw e;
   }
 }
-async function installCapture(client, cluster, typeNames, owner) {
+async function asAdmin(cluster, database, sql) {
+  const admin = new esm_default.Client({ connectionString: cluster.url(database), options: SESSION_OPTIONS });
+  admin.on("error", () => void 0);
+  await admin.connect();
+  try {
+    await admin.query(`BEGIN;
+${sql};
+COMMIT`);
+  } finally {
+    await admin.end().catch(() => void 0);
+  }
+}
+async function installCapture(client, cluster, database, typeNames, owner, log2) {
   const schemas = (await client.query(USER_SCHEMAS, [AUDIT_SCHEMA])).rows.map(
     (r) => r.nspname
   );
-  const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
   const tables = await readTables(client);
-  await client.query(
-    ["BEGIN", INSTALL_AUDIT_SCHEMA, ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n")
-  );
+  const L2 = ident(log2.name);
+  const reads = [
+    ...schemas.map((s) => `GRANT USAGE ON SCHEMA ${ident(s)} TO ${L2}`),
+    ...tables.map((t) => `GRANT SELECT ON ${t.sql} TO ${L2}`)
+  ];
+  if (reads.length > 0) await client.query(["BEGIN", ...reads, "COMMIT"].join(";\n"));
+  await asAdmin(cluster, database, installAuditSchema(log2.name, owner.name));
+  const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
+  await client.query(["BEGIN", ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n"));
+  await asAdmin(cluster, database, revokeTriggerFunctions(log2.name, owner.name));
   const sums = {};
   for (const t of tables) {
     sums[t.key] = combineSums((await client.query(TABLE_SUMS, [t.sql])).rows[0].sums);
@@ -61677,11 +61906,12 @@ function adaptivePolicy(repeats) {
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync as mkdtempSync4, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { dirname as dirname3, isAbsolute as isAbsolute3, join as join5, relative as relative4, resolve as resolve5 } from "node:path";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join5, relative as relative4, resolve as resolve5 } from "node:path";
 import { promisify } from "node:util";
 var run2 = promisify(execFile);
+var SAFE_GIT = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null"];
 async function git(cwd, args) {
-  const { stdout } = await run2("git", args, { cwd, maxBuffer: 16 << 20 });
+  const { stdout } = await run2("git", [...SAFE_GIT, ...args], { cwd, maxBuffer: 16 << 20 });
   return stdout.trim();
 }
 var live2 = /* @__PURE__ */ new Set();
@@ -61689,7 +61919,7 @@ async function removeWorktree(w) {
   live2.delete(w);
   await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
   await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync4(dirname3(w.dir), { recursive: true, force: true });
+  rmSync4(dirname4(w.dir), { recursive: true, force: true });
 }
 async function resolveCheckout(spec, repo, opts = {}) {
   const asDir = resolve5(repo, spec);
@@ -61722,7 +61952,7 @@ async function resolveCheckout(spec, repo, opts = {}) {
     await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
   } catch (err) {
     live2.delete(entry);
-    rmSync4(dirname3(dir), { recursive: true, force: true });
+    rmSync4(dirname4(dir), { recursive: true, force: true });
     throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
   }
   return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
@@ -61757,7 +61987,7 @@ async function committedTree(dir, sha) {
 async function workingTree(dir, ignore2) {
   const scratch = mkdtempSync4(join5(tmpdir4(), "stategate-index-"));
   const env = { ...process.env, GIT_INDEX_FILE: join5(scratch, "index") };
-  const gitWith = async (args) => (await run2("git", args, { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+  const gitWith = async (args) => (await run2("git", [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
   try {
     const prefix = await gitWith(["rev-parse", "--show-prefix"]);
     await gitWith(["read-tree", "HEAD"]);
@@ -62040,7 +62270,7 @@ async function readOnlyQuery(sandbox, sql) {
 }
 
 // src/run/episode-log.ts
-import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync2, rmSync as rmSync5 } from "node:fs";
+import { createWriteStream, mkdirSync as mkdirSync2, readFileSync as readFileSync3, rmSync as rmSync5 } from "node:fs";
 import { appendFile } from "node:fs/promises";
 import { join as join6 } from "node:path";
 var EpisodeLog = class {
@@ -62097,7 +62327,7 @@ var CaseSpool = class {
     const out = { base: [], head: [] };
     let text2;
     try {
-      text2 = readFileSync2(file2, "utf8");
+      text2 = readFileSync3(file2, "utf8");
     } catch (err) {
       if (err.code === "ENOENT") return out;
       throw err;
@@ -62196,6 +62426,7 @@ async function resolvePolicy(input2) {
       // No calibration is believed: every judge criterion warns instead of blocking.
       judgeCalibration: null
     });
+    suite2.config = { ...suite2.config, judge: void 0 };
     return { suite: suite2, source: { side: "default", reason }, changes, warning: reason };
   }
   const policy = base2.suite;
@@ -62204,7 +62435,22 @@ async function resolvePolicy(input2) {
     repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
     judgeCalibration: policy.judgeCalibration ?? null
   });
-  return { suite, source: { side: "base", reason: `the base's ${input2.configName}` }, changes };
+  const { engine, url: url2, image } = policy.config.database;
+  const trusted = {
+    ...suite,
+    config: {
+      ...suite.config,
+      judge: policy.config.judge,
+      database: { ...suite.config.database, engine, url: url2, image }
+    }
+  };
+  const warning = pinned.config.judge && !policy.config.judge ? `the base's ${input2.configName} has no judge: section, so the head's is not used: judge expectations are incomplete until it is merged` : void 0;
+  return {
+    suite: trusted,
+    source: { side: "base", reason: `the base's ${input2.configName}` },
+    changes,
+    ...warning ? { warning } : {}
+  };
 }
 async function baseSuite(input2) {
   if (!input2.base) return { missing: "no base: the head runs alone" };
@@ -62336,7 +62582,7 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 
 // src/agent/process-group.ts
 import { spawn as spawn3 } from "node:child_process";
-import { readdirSync as readdirSync2, readFileSync as readFileSync3 } from "node:fs";
+import { readdirSync as readdirSync2, readFileSync as readFileSync4 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
 var POLL_MS = 25;
@@ -62373,7 +62619,7 @@ function signalGroup(pgid, signal) {
 }
 function procStat(pid) {
   try {
-    const stat4 = readFileSync3(`/proc/${pid}/stat`, "utf8");
+    const stat4 = readFileSync4(`/proc/${pid}/stat`, "utf8");
     const fields = stat4.slice(stat4.lastIndexOf(")") + 2).split(" ");
     return { state: fields[0], pgid: Number(fields[2]) };
   } catch {
@@ -62635,7 +62881,7 @@ async function runCommandAgent(opts) {
 var ALWAYS_PASSED = ["PATH", "HOME", "LANG", "TZ"];
 var LOCALE_PREFIX = "LC_";
 function isNeverPassed(name2) {
-  return name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_") || name2 === "GITHUB_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "STATEGATE_DATABASE_URL";
+  return isHarnessSecret(name2);
 }
 var MIN_SECRET_LENGTH = 8;
 var AgentEnvError = class extends Error {
@@ -62648,23 +62894,26 @@ var AgentEnvError = class extends Error {
 };
 function checkAgentEnv(opts) {
   const problems = [];
+  const judgeKey = opts.judgeKeyEnv;
+  const refused = (name2) => isNeverPassed(name2) || name2 === judgeKey;
+  const why = (name2) => name2 === judgeKey && !isNeverPassed(name2) ? `${name2} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own` : `${name2} is never passed to an agent`;
   for (const name2 of opts.passEnv) {
     if (!/^[^=\0]+$/.test(name2))
       problems.push(`agent.pass_env: ${JSON.stringify(name2)} is not a variable name`);
-    else if (isNeverPassed(name2)) problems.push(`agent.pass_env: ${name2} is never passed to an agent`);
+    else if (refused(name2)) problems.push(`agent.pass_env: ${why(name2)}`);
   }
   for (const name2 of Object.keys(opts.env)) {
-    if (isNeverPassed(name2)) problems.push(`agent.env: ${name2} is never passed to an agent`);
+    if (refused(name2)) problems.push(`agent.env: ${why(name2)}`);
   }
   const secrets = Object.entries(opts.harnessEnv).filter(
-    ([name2, value]) => isNeverPassed(name2) && value !== void 0 && value.length >= MIN_SECRET_LENGTH
+    ([name2, value]) => refused(name2) && value !== void 0 && value.length >= MIN_SECRET_LENGTH
   );
   const carried = [
     ...Object.entries(opts.env),
     ...opts.passEnv.map((name2) => [name2, opts.harnessEnv[name2]])
   ];
   for (const [name2, value] of carried) {
-    if (isNeverPassed(name2) || value === void 0) continue;
+    if (refused(name2) || value === void 0) continue;
     const secret = secrets.find(([, s]) => value.includes(s));
     if (secret) problems.push(`${name2} carries the value of ${secret[0]}, which is never passed to an agent`);
   }
@@ -62779,8 +63028,8 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync3, openSync as openSync2, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname4 } from "node:path";
+import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync3, openSync as openSync2, readFileSync as readFileSync5 } from "node:fs";
+import { dirname as dirname5 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
 var LOG_TAIL_LINES = 20;
@@ -62802,7 +63051,7 @@ function appendLog(logFile, line) {
 function logTail(logFile) {
   let text2;
   try {
-    const all = readFileSync4(logFile);
+    const all = readFileSync5(logFile);
     text2 = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
   } catch {
     return "(no log)";
@@ -62814,7 +63063,7 @@ var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync3(dirname4(logFile), { recursive: true });
+    mkdirSync3(dirname5(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync2(logFile, "a");
     try {
@@ -63995,10 +64244,14 @@ async function prepareSide(opts) {
       "agent.command": agent.command,
       "agent.serve": agent.serve,
       "agent.setup": agent.setup,
-      "agent.url": agent.url
+      "agent.url": agent.url,
+      // The registry the harness pulls from hears the image name.
+      "agent.image": agent.image
     },
+    judgeKeyEnv: opts.judgeKeyEnv,
     episode: vars
   });
+  baseEnv();
   if (agent.isolation === "container") return prepareContainerSide(opts, baseEnv);
   if (agent.setup) {
     opts.onLog?.(`${side2}: running setup: ${agent.setup}`);
@@ -64158,6 +64411,7 @@ async function runCompare(opts) {
         agent: agents[side2],
         outDir,
         harnessEnv: process.env,
+        judgeKeyEnv: suite.config.judge?.api_key_env,
         isolation,
         // The other side's files are not this agent's to read or change.
         hide: [outDir, ...sides.filter((s) => s !== side2).map((s) => checkouts[s].dir)],
@@ -64264,7 +64518,7 @@ async function runCompare(opts) {
 }
 function databaseFor(suite, opts) {
   const db = suite.config.database;
-  const url2 = opts.databaseUrl ?? db.url ?? (opts.engine === "postgres" ? process.env.STATEGATE_DATABASE_URL : void 0);
+  const url2 = opts.databaseUrl ?? (opts.engine === "postgres" ? process.env.STATEGATE_DATABASE_URL : void 0) ?? db.url;
   return { ...db, url: url2 };
 }
 function reportRefused(refused, total, progress) {
@@ -64326,7 +64580,7 @@ function writeReports(report2, outDir) {
 // src/cli/demo.ts
 import { cpSync as cpSync2, existsSync as existsSync4, mkdtempSync as mkdtempSync7, rmSync as rmSync9 } from "node:fs";
 import { tmpdir as tmpdir6 } from "node:os";
-import { dirname as dirname5, join as join12, resolve as resolve8 } from "node:path";
+import { dirname as dirname6, join as join12, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -64371,8 +64625,8 @@ var DEMO_PAIRS = [
   ["v1.2.4", "v1.3.1"]
 ];
 function projectRoot() {
-  let dir = dirname5(fileURLToPath2(import.meta.url));
-  while (!existsSync4(join12(dir, "examples", "refund-agent")) && dirname5(dir) !== dir) dir = dirname5(dir);
+  let dir = dirname6(fileURLToPath2(import.meta.url));
+  while (!existsSync4(join12(dir, "examples", "refund-agent")) && dirname6(dir) !== dir) dir = dirname6(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
@@ -64630,7 +64884,7 @@ async function commandDemo(values) {
 
 // src/cli/judge.ts
 import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { dirname as dirname6, resolve as resolve10 } from "node:path";
+import { dirname as dirname7, resolve as resolve10 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -64682,7 +64936,7 @@ async function calibrate(values, labelsPath) {
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
   const out = values.out ? resolve10(values.out) : calibrationPath(section.root, section.judge);
-  const previous = problemsOf(await loadJudgeCalibration(out, dirname6(out)));
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname7(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
@@ -64698,7 +64952,7 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync5(dirname6(out), { recursive: true });
+  mkdirSync5(dirname7(out), { recursive: true });
   writeFileSync6(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
