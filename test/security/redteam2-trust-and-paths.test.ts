@@ -1,0 +1,55 @@
+// Red team 2: the action's trust decision and the files it reads after the agent ran.
+//  - A pull_request payload whose head repository is missing (a fork deleted after the PR was
+//    opened: GitHub sends `head.repo: null`) is not known to be this repository: a merge of its
+//    reports must be unverified, not trusted by default.
+//  - Annotation lines are read from the head's scenario files after the agents ran. In process
+//    isolation the head's agent can write its own checkout, so it can swap a scenario file for a
+//    symlink (to a file outside the repository, or a FIFO that blocks the read forever, leaving the
+//    check run in progress). The locator must not follow a link out of the repository.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scenarioLocator } from '../../src/action/annotations.js';
+import { readEvent } from '../../src/action/event.js';
+import { untrustedReason } from '../../src/action/trust.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sg-redteam2-trust-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const SHA = 'a'.repeat(40);
+
+function event(name: string, payload: unknown) {
+  const path = join(dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(path, JSON.stringify(payload));
+  return readEvent({
+    GITHUB_EVENT_NAME: name,
+    GITHUB_EVENT_PATH: path,
+    GITHUB_REPOSITORY: 'acme/refunds',
+    GITHUB_SHA: SHA,
+  });
+}
+
+describe('red team 2: trust and paths in the action', () => {
+  it('a merge in a pull_request run whose head repository the payload does not name is unverified', () => {
+    const payload = {
+      pull_request: {
+        number: 7,
+        head: { sha: SHA, repo: null },
+        base: { sha: 'b'.repeat(40), repo: { full_name: 'acme/refunds', fork: false } },
+      },
+    };
+    expect(untrustedReason(event('pull_request', payload), 'auto', true)).not.toBeNull();
+  });
+
+  it('the annotation locator does not read a scenario file that links out of the repository', () => {
+    const outside = join(dir, 'outside-secret.txt');
+    writeFileSync(outside, 'token_a: 1\ntoken_b: 2\ntoken_c: 3\ntoken_d: 4\nid: attack\n');
+    const repo = join(dir, 'head');
+    mkdirSync(join(repo, 'scenarios'), { recursive: true });
+    // What the head's agent leaves behind in its writable checkout during an episode.
+    symlinkSync(outside, join(repo, 'scenarios', 'attack.yaml'));
+    const at = scenarioLocator(repo, repo)('scenarios/attack.yaml', null);
+    // Line 5 is read from the file outside: the link was followed.
+    expect(at === null || at.line === 1).toBe(true);
+  });
+});
