@@ -16,6 +16,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -124,6 +125,52 @@ describe('red team 2: a head in head-path plants a git hook in the workspace (ba
         workspaceConfigChanged: readFileSync(join(workspace, '.git', 'config'), 'utf8') !== configBefore,
         leaked,
       }).toEqual({ workspaceConfigChanged: false, leaked: '' });
+    },
+  );
+
+  it.runIf(asRoot)(
+    "reaches neither the out dir nor the other side's checkout, and cannot rewrite the base checkout's files above head-path",
+    async () => {
+      const { workspace, head } = targetLayout();
+      const out = join(workspace, '.stategate');
+      mkdirSync(out);
+      writeFileSync(join(out, 'report.json'), '{"honest":true}');
+      const baseSide = mkdtempSync('/var/tmp/sg-redteam2-base-side-');
+      cleanup.push(baseSide);
+      writeFileSync(join(baseSide, 'agent.sh'), 'base');
+      // A local action a later step of the job runs (`uses: ./.github/actions/post`), in the base's checkout.
+      mkdirSync(join(workspace, '.github', 'actions', 'post'), { recursive: true });
+      writeFileSync(join(workspace, '.github', 'actions', 'post', 'index.js'), '// base code');
+      chownTree(workspace);
+      chownTree(baseSide);
+      const command = [
+        `(echo '{"forged":true}' > ../.stategate/report.json) 2>/dev/null && echo out-written`,
+        `cat ${baseSide}/agent.sh 2>/dev/null && echo other-side-read`,
+        `(echo 'process.exit(0) // fork code' > ../.github/actions/post/index.js) 2>/dev/null && echo local-action-written`,
+        'echo \'{"reply":"done"}\'',
+      ].join('\n');
+      const run = await runCommandAgent({
+        command,
+        cwd: head,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        input: { message: 'hi', context: {} },
+        timeoutMs: 60_000,
+        wrapper: asNobody(
+          namespaceWrapper({
+            checkout: head,
+            hide: [out, baseSide],
+            asRoot: false,
+            uid: NOBODY,
+            gid: NOBODY,
+          }),
+        ),
+      });
+      expect(run.exitCode).toBe(0);
+      expect({
+        out: readFileSync(join(out, 'report.json'), 'utf8'),
+        otherSideRead: run.stdout.includes('other-side-read'),
+        localAction: readFileSync(join(workspace, '.github', 'actions', 'post', 'index.js'), 'utf8'),
+      }).toEqual({ out: '{"honest":true}', otherSideRead: false, localAction: '// base code' });
     },
   );
 });
