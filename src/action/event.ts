@@ -56,7 +56,8 @@ export function readEvent(env: NodeJS.ProcessEnv): EventContext {
     const number = pr.number;
     if (!Number.isInteger(number)) throw new EventError('the event payload has no pull_request.number');
     const headRepo = pr.head?.repo?.full_name;
-    const fork = pr.head?.repo?.fork === true || (typeof headRepo === 'string' && headRepo !== repository);
+    // A head repository the payload does not name (a deleted fork) is not known to be this one.
+    const fork = pr.head?.repo?.fork === true || typeof headRepo !== 'string' || headRepo !== repository;
     return {
       name,
       owner,

@@ -1,5 +1,6 @@
 // The testcontainers engine: a throwaway PostgreSQL container per run, handed to the postgres engine.
 
+import { randomBytes } from 'node:crypto';
 import type { CloneStrategy } from './cluster.js';
 import { detectContainerRuntime, noRuntimeMessage } from './container-runtime.js';
 import { openEngine } from './postgres.js';
@@ -26,7 +27,10 @@ export async function createTestcontainersEngine(opts: TestcontainersEngineOptio
       `the testcontainers engine needs the @testcontainers/postgresql package, which could not be loaded: ${(e as Error).message}. Run \`npm ci\` where stategate runs, or use \`engine: embedded\`.`,
     );
   }
-  const container = await new module.PostgreSqlContainer(opts.image).start();
+  // Never the library's well-known test/test: the port is published on the host, where the agent is.
+  const container = await new module.PostgreSqlContainer(opts.image)
+    .withPassword(randomBytes(18).toString('base64url'))
+    .start();
   try {
     return await openEngine(
       {
