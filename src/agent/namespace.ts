@@ -4,10 +4,12 @@
 // agent a private /tmp, drops privileges, runs the agent, and exits with it; when PID 1 exits the
 // kernel kills every process left in the namespace, daemons included. Without namespaces the
 // caller falls back to process groups and says so.
+
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { runtimeCandidates } from '../sandbox/container-runtime.js';
 
 /** The unprivileged identity an agent runs as when the harness is root (nobody). */
 export const AGENT_UID = 65534;
@@ -54,6 +56,11 @@ export interface NamespaceOptions {
   setpriv?: string;
   /** The harness's HOME (covered when root and only root can enter it). */
   home?: string;
+  /**
+   * Container runtime sockets (Docker, Podman) to cover: the harness's user may be in their group,
+   * and a user namespace cannot drop supplementary groups, so the agent would reach a root daemon.
+   */
+  runtimeSockets?: string[];
 }
 
 /** Single-quotes a string for /bin/sh. */
@@ -105,42 +112,55 @@ function scratchDirs(opts: NamespaceOptions): string[] {
  * can set core.fsmonitor or a hook, which the next `git status` outside the namespace runs.
  */
 export function gitMetadata(checkout: string): string[] {
+  // Every enclosing repository, not only the nearest: a head checked out inside the workspace
+  // (head-path) sits in the workspace's repository too, whose .git later workflow steps use.
+  return gitRoots(checkout).flatMap((r) => r.metadata);
+}
+
+/** The repositories enclosing `checkout`, nearest first: their top directory and git metadata. */
+export function gitRoots(checkout: string): { top: string; metadata: string[] }[] {
+  const roots: { top: string; metadata: string[] }[] = [];
   let dir = resolve(checkout);
   for (;;) {
-    const dotGit = join(dir, '.git');
-    let isFile = false;
-    try {
-      // Followed: a `.git` symlink names the repository too (its target is what gets covered).
-      const st = statSync(dotGit);
-      if (st.isDirectory()) return [dotGit];
-      isFile = st.isFile();
-    } catch {
-      // Not here: look further up.
-    }
-    if (isFile) {
-      const paths = [dotGit];
-      let named: string | undefined;
-      try {
-        named = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
-      } catch {
-        // Unreadable: git cannot follow it either.
-      }
-      if (named) {
-        const gitdir = resolve(dir, named);
-        if (isDir(gitdir)) paths.push(gitdir);
-        try {
-          const common = resolve(gitdir, readFileSync(join(gitdir, 'commondir'), 'utf8').trim());
-          if (isDir(common)) paths.push(common);
-        } catch {
-          // Not a linked worktree's gitdir: nothing shared beyond it.
-        }
-      }
-      return paths;
-    }
+    const metadata = gitMetadataAt(dir);
+    if (metadata) roots.push({ top: dir, metadata });
     const up = dirname(dir);
-    if (up === dir) return [];
+    if (up === dir) return roots;
     dir = up;
   }
+}
+
+/** The git metadata of a repository whose top is `dir`, or null when `dir` has no `.git`. */
+function gitMetadataAt(dir: string): string[] | null {
+  const dotGit = join(dir, '.git');
+  let isFile = false;
+  try {
+    // Followed: a `.git` symlink names the repository too (its target is what gets covered).
+    const st = statSync(dotGit);
+    if (st.isDirectory()) return [dotGit];
+    isFile = st.isFile();
+  } catch {
+    return null;
+  }
+  if (!isFile) return null;
+  const paths = [dotGit];
+  let named: string | undefined;
+  try {
+    named = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+  } catch {
+    // Unreadable: git cannot follow it either.
+  }
+  if (named) {
+    const gitdir = resolve(dir, named);
+    if (isDir(gitdir)) paths.push(gitdir);
+    try {
+      const common = resolve(gitdir, readFileSync(join(gitdir, 'commondir'), 'utf8').trim());
+      if (isDir(common)) paths.push(common);
+    } catch {
+      // Not a linked worktree's gitdir: nothing shared beyond it.
+    }
+  }
+  return paths;
 }
 
 /** The harness user's git config files, when the agent shares the harness's HOME. */
@@ -181,6 +201,15 @@ export function initScript(opts: NamespaceOptions): string {
   // later, outside the namespace, as the harness's user (stategate's own git, later workflow
   // steps). Done first, so every later mount (placement of the checkout included) carries it, and
   // locked by the privilege drop below.
+  // A checkout inside a larger repository (the action's head-path inside the workspace): the rest
+  // of that repository is read-only to the agent (the workspace's own files, .github/actions,
+  // scripts later steps run), and the checkout is bound back writable on top.
+  const outer = gitRoots(checkout).at(-1);
+  if (outer && outer.top !== checkout && outer.top !== '/') {
+    lines.push(
+      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
+    );
+  }
   const readOnly = gitMetadata(checkout);
   const gitConfig = homeGitConfig(opts);
   if (gitConfig) {
@@ -198,6 +227,11 @@ export function initScript(opts: NamespaceOptions): string {
       // Fails closed: an agent that could write git metadata does not start.
       `  { mount --bind -- ${q(path)} ${q(path)} && mount -o remount,bind,ro -- ${q(path)}; } || { echo ${q(`stategate: cannot make ${path} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
       'fi',
+    );
+  // A container runtime's socket is root in all but name: covered, failing closed like git above.
+  for (const sock of opts.runtimeSockets ?? [])
+    lines.push(
+      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`,
     );
   // An ancestor of the checkout cannot be hidden without hiding the checkout; a path already under
   // a scratch directory disappears with it.
@@ -296,7 +330,23 @@ export function harnessNamespaceOptions(
   unshare?: string,
   setpriv?: string,
 ): NamespaceOptions {
-  return { checkout, hide, ...harnessIds(), home: process.env.HOME, unshare, setpriv };
+  return {
+    checkout,
+    hide,
+    ...harnessIds(),
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+    runtimeSockets: runtimeSocketPaths(process.env),
+  };
+}
+
+/** Every Unix socket a container runtime may listen on for this harness (DOCKER_HOST included). */
+export function runtimeSocketPaths(env: NodeJS.ProcessEnv): string[] {
+  const paths = runtimeCandidates(env).flatMap((t) => ('path' in t ? [t.path] : []));
+  paths.push('/var/run/docker.sock', '/run/docker.sock', '/run/podman/podman.sock');
+  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock'));
+  return [...new Set(paths.map((p) => resolve(p)))];
 }
 
 /** The absolute path of an executable on the harness's PATH (or the path itself when it has a slash). */

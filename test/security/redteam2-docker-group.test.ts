@@ -9,7 +9,7 @@ import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommandAgent } from '../../src/agent/command.js';
-import { type CommandWrapper, namespaceWrapper } from '../../src/agent/namespace.js';
+import { type CommandWrapper, namespaceWrapper, runtimeSocketPaths } from '../../src/agent/namespace.js';
 
 const asRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -44,6 +44,8 @@ describe("red team 2: the harness user's docker group", () => {
           asRoot: false,
           uid: NOBODY,
           gid: NOBODY,
+          // Where the harness finds the runtime (DOCKER_HOST), so it knows what to cover.
+          runtimeSockets: runtimeSocketPaths({ DOCKER_HOST: `unix://${sock}` }),
         }).wrap(command);
         return {
           file: 'setpriv',
@@ -52,7 +54,8 @@ describe("red team 2: the harness user's docker group", () => {
       },
     };
     const run = await runCommandAgent({
-      command: `cat ${sock} 2>/dev/null && echo REACHED; echo '{"reply":"done"}'`,
+      // The stand-in daemon answers its reads with 'daemon'; a covered socket reads as /dev/null.
+      command: `grep -q daemon ${sock} 2>/dev/null && echo REACHED; echo '{"reply":"done"}'`,
       cwd: checkout,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       input: { message: 'hi', context: {} },
