@@ -17642,7 +17642,7 @@ var require_utils4 = __commonJS({
     var nodeCrypto = __require("crypto");
     module.exports = {
       postgresMd5PasswordHash,
-      randomBytes: randomBytes8,
+      randomBytes: randomBytes9,
       deriveKey,
       sha256: sha2562,
       hashByName,
@@ -17652,7 +17652,7 @@ var require_utils4 = __commonJS({
     var webCrypto = nodeCrypto.webcrypto || globalThis.crypto;
     var subtleCrypto = webCrypto.subtle;
     var textEncoder = new TextEncoder();
-    function randomBytes8(length) {
+    function randomBytes9(length) {
       return webCrypto.getRandomValues(Buffer.alloc(length));
     }
     async function md5(string4) {
@@ -47298,6 +47298,16 @@ async function loadMergePolicy(config2, cwd) {
     source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
   };
 }
+function stricterGate(own2, carried) {
+  const block = new Set(own2.block);
+  const warn = new Set(own2.warn);
+  for (const gate of carried) {
+    for (const c of gate?.block ?? []) block.add(c);
+    for (const c of gate?.warn ?? []) warn.add(c);
+  }
+  for (const c of block) warn.delete(c);
+  return { block: [...block], warn: [...warn] };
+}
 
 // src/report/read-report.ts
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
@@ -47809,7 +47819,61 @@ import { join as join11, resolve as resolve7 } from "node:path";
 import { spawn } from "node:child_process";
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync as statSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join, relative as relative2, resolve as resolve4 } from "node:path";
+import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join as join2, relative as relative2, resolve as resolve4 } from "node:path";
+
+// src/sandbox/container-runtime.ts
+import { connect } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+function runtimeCandidates(env = process.env) {
+  const dockerHost = env.DOCKER_HOST;
+  if (dockerHost) {
+    if (dockerHost.startsWith("unix://"))
+      return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
+    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
+    if (tcp)
+      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
+    return [{ label: dockerHost, path: dockerHost }];
+  }
+  const paths = ["/var/run/docker.sock"];
+  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
+  paths.push(join(homedir(), ".docker", "run", "docker.sock"));
+  return paths.map((path7) => ({ label: path7, path: path7 }));
+}
+function ping(target, timeoutMs) {
+  return new Promise((resolve11) => {
+    let socket;
+    let reply = "";
+    const done = (ok) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve11(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
+    socket.on("error", () => done(false));
+    socket.on("connect", () => {
+      if ("tls" in target && target.tls) return done(true);
+      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
+    });
+    socket.on("data", (d) => {
+      reply += d.toString();
+      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
+    });
+    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
+  });
+}
+async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
+  const candidates = runtimeCandidates(env);
+  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
+  const i = answers.indexOf(true);
+  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
+}
+function noRuntimeMessage(tried) {
+  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
+}
+
+// src/agent/namespace.ts
 var AGENT_UID = 65534;
 var AGENT_GID = 65534;
 var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
@@ -47855,42 +47919,50 @@ function scratchDirs(opts) {
   return [...new Set(dirs)].filter(isDir);
 }
 function gitMetadata(checkout) {
+  return gitRoots(checkout).flatMap((r) => r.metadata);
+}
+function gitRoots(checkout) {
+  const roots = [];
   let dir = resolve4(checkout);
   for (; ; ) {
-    const dotGit = join(dir, ".git");
-    let isFile = false;
-    try {
-      const st = statSync2(dotGit);
-      if (st.isDirectory()) return [dotGit];
-      isFile = st.isFile();
-    } catch {
-    }
-    if (isFile) {
-      const paths = [dotGit];
-      let named2;
-      try {
-        named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"))?.[1];
-      } catch {
-      }
-      if (named2) {
-        const gitdir = resolve4(dir, named2);
-        if (isDir(gitdir)) paths.push(gitdir);
-        try {
-          const common = resolve4(gitdir, readFileSync(join(gitdir, "commondir"), "utf8").trim());
-          if (isDir(common)) paths.push(common);
-        } catch {
-        }
-      }
-      return paths;
-    }
+    const metadata = gitMetadataAt(dir);
+    if (metadata) roots.push({ top: dir, metadata });
     const up = dirname2(dir);
-    if (up === dir) return [];
+    if (up === dir) return roots;
     dir = up;
   }
 }
+function gitMetadataAt(dir) {
+  const dotGit = join2(dir, ".git");
+  let isFile = false;
+  try {
+    const st = statSync2(dotGit);
+    if (st.isDirectory()) return [dotGit];
+    isFile = st.isFile();
+  } catch {
+    return null;
+  }
+  if (!isFile) return null;
+  const paths = [dotGit];
+  let named2;
+  try {
+    named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"))?.[1];
+  } catch {
+  }
+  if (named2) {
+    const gitdir = resolve4(dir, named2);
+    if (isDir(gitdir)) paths.push(gitdir);
+    try {
+      const common = resolve4(gitdir, readFileSync(join2(gitdir, "commondir"), "utf8").trim());
+      if (isDir(common)) paths.push(common);
+    } catch {
+    }
+  }
+  return paths;
+}
 function homeGitConfig(opts) {
   if (opts.asRoot || !opts.home || !isAbsolute2(opts.home) || !isDir(opts.home)) return null;
-  return { file: join(opts.home, ".gitconfig"), dir: join(opts.home, ".config", "git") };
+  return { file: join2(opts.home, ".gitconfig"), dir: join2(opts.home, ".config", "git") };
 }
 function placement(opts, scratch) {
   const checkout = resolve4(opts.checkout);
@@ -47913,6 +47985,12 @@ function initScript(opts) {
     `PATH=${SYSTEM_PATH}`,
     `cd -- ${q(checkout)}`
   ];
+  const outer = gitRoots(checkout).at(-1);
+  if (outer && outer.top !== checkout && outer.top !== "/") {
+    lines.push(
+      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
+    );
+  }
   const readOnly = gitMetadata(checkout);
   const gitConfig = homeGitConfig(opts);
   if (gitConfig) {
@@ -47928,6 +48006,10 @@ function initScript(opts) {
       // Fails closed: an agent that could write git metadata does not start.
       `  { mount --bind -- ${q(path7)} ${q(path7)} && mount -o remount,bind,ro -- ${q(path7)}; } || { echo ${q(`stategate: cannot make ${path7} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
       "fi"
+    );
+  for (const sock of opts.runtimeSockets ?? [])
+    lines.push(
+      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
     );
   const hide2 = [...new Set(opts.hide.map((p) => resolve4(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
@@ -48002,10 +48084,24 @@ function harnessIds() {
   return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
 }
 function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
-  return { checkout, hide: hide2, ...harnessIds(), home: process.env.HOME, unshare, setpriv };
+  return {
+    checkout,
+    hide: hide2,
+    ...harnessIds(),
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+    runtimeSockets: runtimeSocketPaths(process.env)
+  };
+}
+function runtimeSocketPaths(env) {
+  const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
+  paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
+  if (env.XDG_RUNTIME_DIR) paths.push(join2(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
+  return [...new Set(paths.map((p) => resolve4(p)))];
 }
 function findExecutable(name2) {
-  const candidates = name2.includes("/") ? [resolve4(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, name2));
+  const candidates = name2.includes("/") ? [resolve4(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join2(d, name2));
   for (const file2 of candidates) {
     try {
       accessSync(file2, constants.X_OK);
@@ -48018,7 +48114,7 @@ function findExecutable(name2) {
 function runProbe(name2) {
   const unshare = findExecutable(name2);
   if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
-  const dir = mkdtempSync(join(tmpdir(), "stategate-probe-"));
+  const dir = mkdtempSync(join2(tmpdir(), "stategate-probe-"));
   const ids2 = harnessIds();
   const setpriv = findExecutable("setpriv") ?? void 0;
   const wrapper = namespaceWrapper({
@@ -60228,58 +60324,6 @@ async function applyScenarioState(sandbox, state, tables) {
   });
 }
 
-// src/sandbox/container-runtime.ts
-import { connect } from "node:net";
-import { homedir } from "node:os";
-import { join as join2 } from "node:path";
-function runtimeCandidates(env = process.env) {
-  const dockerHost = env.DOCKER_HOST;
-  if (dockerHost) {
-    if (dockerHost.startsWith("unix://"))
-      return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
-    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
-    if (tcp)
-      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
-    return [{ label: dockerHost, path: dockerHost }];
-  }
-  const paths = ["/var/run/docker.sock"];
-  if (env.XDG_RUNTIME_DIR) paths.push(join2(env.XDG_RUNTIME_DIR, "docker.sock"));
-  paths.push(join2(homedir(), ".docker", "run", "docker.sock"));
-  return paths.map((path7) => ({ label: path7, path: path7 }));
-}
-function ping(target, timeoutMs) {
-  return new Promise((resolve11) => {
-    let socket;
-    let reply = "";
-    const done = (ok) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve11(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
-    socket.on("error", () => done(false));
-    socket.on("connect", () => {
-      if ("tls" in target && target.tls) return done(true);
-      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
-    });
-    socket.on("data", (d) => {
-      reply += d.toString();
-      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
-    });
-    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
-  });
-}
-async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
-  const candidates = runtimeCandidates(env);
-  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
-  const i = answers.indexOf(true);
-  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
-}
-function noRuntimeMessage(tried) {
-  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
-}
-
 // src/sandbox/embedded-server.ts
 import { execFileSync, spawn as spawn2 } from "node:child_process";
 import { randomBytes as randomBytes4 } from "node:crypto";
@@ -61801,6 +61845,7 @@ async function sweepLeftovers(adminUrl, opts = {}) {
 }
 
 // src/sandbox/testcontainers.ts
+import { randomBytes as randomBytes6 } from "node:crypto";
 async function createTestcontainersEngine(opts) {
   const probe = await detectContainerRuntime();
   if (!probe.answered) throw new Error(noRuntimeMessage(probe.tried));
@@ -61812,7 +61857,7 @@ async function createTestcontainersEngine(opts) {
       `the testcontainers engine needs the @testcontainers/postgresql package, which could not be loaded: ${e.message}. Run \`npm ci\` where stategate runs, or use \`engine: embedded\`.`
     );
   }
-  const container = await new module.PostgreSqlContainer(opts.image).start();
+  const container = await new module.PostgreSqlContainer(opts.image).withPassword(randomBytes6(18).toString("base64url")).start();
   try {
     return await openEngine(
       {
@@ -63351,7 +63396,7 @@ import { join as join7 } from "node:path";
 
 // src/agent/container-docker.ts
 import { spawnSync as spawnSync3 } from "node:child_process";
-import { randomBytes as randomBytes6 } from "node:crypto";
+import { randomBytes as randomBytes7 } from "node:crypto";
 var AGENT_USER = "10001:10001";
 var AGENT_MEMORY_BYTES = 1024 ** 3;
 var AGENT_PIDS_LIMIT = 256;
@@ -63376,7 +63421,7 @@ async function resolveAgentImage(opts) {
   }
   if (!opts.dockerfile) throw new Error("agent.isolation: container needs agent.image or agent.dockerfile");
   const tc = await loadTestcontainers();
-  const image = `localhost/stategate-agent:${randomBytes6(6).toString("hex")}`;
+  const image = `localhost/stategate-agent:${randomBytes7(6).toString("hex")}`;
   try {
     await tc.GenericContainer.fromDockerfile(opts.checkoutDir, opts.dockerfile).build(image, {
       deleteOnExit: false
@@ -63874,7 +63919,7 @@ var AgentContainers = class {
 };
 
 // src/agent/container-serve.ts
-import { randomBytes as randomBytes7 } from "node:crypto";
+import { randomBytes as randomBytes8 } from "node:crypto";
 import { appendFileSync as appendFileSync2, rmSync as rmSync8, writeFileSync as writeFileSync3 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
 import { join as join8 } from "node:path";
@@ -64002,7 +64047,7 @@ var ContainerServe = class {
       conn.destroy();
       return;
     }
-    const id = randomBytes7(16).toString("hex");
+    const id = randomBytes8(16).toString("hex");
     this.pending.set(id, conn);
     conn.pause();
     this.control.write(`open ${id}
@@ -64846,7 +64891,10 @@ async function commandMerge(values, files) {
     process.stderr.write(`stategate: gating with ${policy.source}
 `);
     const merged = mergeReports(reports, {
-      gate: policy.gate,
+      gate: stricterGate(
+        policy.gate,
+        reports.map((r) => r.gate)
+      ),
       unverified: values.unverified ? "the reports were passed with --unverified" : void 0
     });
     const out = resolve9(values.out ?? ".stategate");

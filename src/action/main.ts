@@ -8,7 +8,7 @@ import { gateFails } from '../gate/verdict.js';
 import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
-import { loadMergePolicy } from '../report/merge-policy.js';
+import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import type { Report } from '../report/types.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/compare.js';
@@ -133,7 +133,13 @@ async function merge(
   try {
     merged = mergeReports(
       shards.map((s) => s.report),
-      { gate: policy.gate, unverified: untrusted ?? undefined },
+      {
+        gate: stricterGate(
+          policy.gate,
+          shards.map((s) => s.report.gate),
+        ),
+        unverified: untrusted ?? undefined,
+      },
     );
   } catch (err) {
     // The merge numbers the reports; say which file each number is.

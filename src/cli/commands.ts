@@ -8,7 +8,7 @@ import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
 import { exitCodeFor, type FailOn } from '../gate/index.js';
 import { parseShard } from '../plan/expand.js';
 import { renderJunit } from '../report/junit.js';
-import { loadMergePolicy } from '../report/merge-policy.js';
+import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import { readReportFile } from '../report/read-report.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { Report } from '../report/types.js';
@@ -170,7 +170,10 @@ export async function commandMerge(values: CliValues, files: string[]): Promise<
     const policy = await loadMergePolicy(values.config, process.cwd());
     process.stderr.write(`stategate: gating with ${policy.source}\n`);
     const merged = mergeReports(reports, {
-      gate: policy.gate,
+      gate: stricterGate(
+        policy.gate,
+        reports.map((r) => r.gate),
+      ),
       unverified: values.unverified ? 'the reports were passed with --unverified' : undefined,
     });
     const out = resolve(values.out ?? '.stategate');

@@ -47,3 +47,24 @@ export async function loadMergePolicy(config: string | undefined, cwd: string): 
     source: raw === undefined ? `${file} (no gate: section, so the default gate)` : `the gate of ${file}`,
   };
 }
+
+/**
+ * The merge's gate made stricter by the gates the shard reports carry, never looser. A same-repo
+ * merge job checks out the pull request's merge commit, whose stategate.yml is the head's; the
+ * shards decided with the base's policy, and what they carry can only add classes to block or warn.
+ */
+export function stricterGate(
+  own: GatePolicy,
+  carried: ({ block: string[]; warn: string[] } | undefined)[],
+): GatePolicy {
+  // The report schema admits only gate class names here.
+  type Class = GatePolicy['block'][number];
+  const block = new Set(own.block);
+  const warn = new Set(own.warn);
+  for (const gate of carried) {
+    for (const c of gate?.block ?? []) block.add(c as Class);
+    for (const c of gate?.warn ?? []) warn.add(c as Class);
+  }
+  for (const c of block) warn.delete(c);
+  return { block: [...block], warn: [...warn] };
+}
