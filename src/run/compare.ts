@@ -15,6 +15,7 @@ import { pinSuite } from '../plan/pin.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
 import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { boundReport } from '../report/report-bounds.js';
 import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
@@ -338,7 +339,9 @@ function fixedRepeats(suite: Suite): number {
 }
 
 /** Writes report.json and report.md into `outDir`. */
-export function writeReports(report: Report, outDir: string): CompareResult {
+export function writeReports(whole: Report, outDir: string): CompareResult {
+  // Cut to the limits merge enforces, so a head's huge values cannot make its own report refused.
+  const report = boundReport(whole);
   mkdirSync(outDir, { recursive: true });
   const reportPath = join(outDir, 'report.json');
   const markdownPath = join(outDir, 'report.md');
