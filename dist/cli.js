@@ -44498,7 +44498,7 @@ function tryMergeReports(reports, options2 = {}) {
   const unverified = options2.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
   if (unverified !== void 0) merged.unverified = { reason: unverified };
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
-  if (first.policy_from) merged.policy_from = first.policy_from;
+  if (first.policy_from && unverified === void 0) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
@@ -48655,13 +48655,13 @@ function parseBody(body) {
 function cutReason(session) {
   return String(session.cutoff.reason ?? "the episode ended");
 }
-function bodyCutOff(cut) {
-  return cutOffOutcome(`Cut off while its body was arriving (${cut.bytes} bytes in): ${cut.reason}.`);
+function bodyCutOff(cut2) {
+  return cutOffOutcome(`Cut off while its body was arriving (${cut2.bytes} bytes in): ${cut2.reason}.`);
 }
 function cutAfterRun(o, reason) {
   const answered = o.error ? `${o.status} ${o.error.code}` : String(o.status);
-  const cut = cutOffOutcome(`Cut off before its reply was sent (${answered}): ${reason}.`, o.changes);
-  return o.fault ? { ...cut, fault: o.fault } : cut;
+  const cut2 = cutOffOutcome(`Cut off before its reply was sent (${answered}): ${reason}.`, o.changes);
+  return o.fault ? { ...cut2, fault: o.fault } : cut2;
 }
 function refuseTool(session, name2) {
   if (session.suiteTools.has(name2)) {
@@ -59885,13 +59885,13 @@ function caseDetail(c) {
       mdText(stateValue(d.base)),
       mdText(stateValue(d.head))
     ]);
-    const cut = c.state_diff_cut ? `
+    const cut2 = c.state_diff_cut ? `
 
 ${mdText(plural5(c.state_diff_cut, "more difference"))} in report.json.` : "";
     parts.push(
       `**State that differs** (final values):
 
-${table(["row", "column", "base", "head"], rows2)}${cut}`
+${table(["row", "column", "base", "head"], rows2)}${cut2}`
     );
   }
   const changed = c.expectations_changed ?? [];
@@ -59966,12 +59966,12 @@ function suiteChangeLines(report2) {
 }
 function notice(parts, plan) {
   const lined = plan.modes.filter((m) => m === "line").length;
-  const cut = plan.modes.filter((m) => m === "cut").length;
+  const cut2 = plan.modes.filter((m) => m === "cut").length;
   const restCut = parts.rest.length - plan.restShown;
-  if (lined + cut + restCut === 0) return "";
+  if (lined + cut2 + restCut === 0) return "";
   const what = [
     lined > 0 ? `${plural5(lined, "case is", "cases are")} shown in one line` : "",
-    cut > 0 ? `${plural5(cut, "changed case is", "changed cases are")} not shown` : "",
+    cut2 > 0 ? `${plural5(cut2, "changed case is", "changed cases are")} not shown` : "",
     restCut > 0 ? `${plural5(restCut, "other case is", "other cases are")} not listed` : ""
   ].filter(Boolean);
   return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
@@ -60091,6 +60091,36 @@ function truncateBytes(text2, limit) {
     out += line;
   }
   return out;
+}
+
+// src/report/report-bounds.ts
+var CUT = "\u2026 (cut for report.json)";
+function cut(text2, max) {
+  return text2.length > max ? `${text2.slice(0, max - CUT.length)}${CUT}` : text2;
+}
+function boundValue(value, depth) {
+  if (typeof value === "string") return cut(value, REPORT_LIMITS.valueString);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= REPORT_LIMITS.valueDepth) return CUT;
+  if (Array.isArray(value)) return value.map((v) => boundValue(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundValue(v, depth + 1)]));
+}
+function boundStrings(value) {
+  if (typeof value === "string") return cut(value, REPORT_LIMITS.text);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map(boundStrings);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundStrings(v)]));
+}
+function boundReport(report2) {
+  const cases = report2.cases.map((c) => ({
+    ...boundStrings({ ...c, state_diff: [] }),
+    state_diff: c.state_diff.map((d) => ({
+      ...boundStrings({ ...d, base: null, head: null }),
+      base: boundValue(d.base, 0),
+      head: boundValue(d.head, 0)
+    }))
+  }));
+  return { ...boundStrings({ ...report2, cases: [] }), cases };
 }
 
 // src/sandbox/names.ts
@@ -64611,7 +64641,8 @@ function fixedRepeats(suite) {
   const r = suite.config.repeats;
   return typeof r === "number" ? r : r.min;
 }
-function writeReports(report2, outDir) {
+function writeReports(whole, outDir) {
+  const report2 = boundReport(whole);
   mkdirSync4(outDir, { recursive: true });
   const reportPath = join11(outDir, "report.json");
   const markdownPath = join11(outDir, "report.md");

@@ -1,5 +1,5 @@
 // Check-run annotations: one per changed expectation of each gated case, on its scenario file's line.
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_GATE, gateClassesOf } from '../gate/verdict.js';
@@ -122,12 +122,26 @@ export function scenarioLocator(repoRoot: string, suiteDir: string): Locate {
     const path = rel.split(sep).join('/');
     let found = lines.get(abs);
     if (!found) {
-      found = expectationLines(abs);
+      // Only a regular file whose real path is in the repository is read: the agent may have left a
+      // link (to a file elsewhere, or a FIFO that would hang the read) in its writable checkout.
+      found = regularFileInside(abs, repoRoot)
+        ? expectationLines(abs)
+        : { top: 1, expectations: new Map<string, number>() };
       lines.set(abs, found);
     }
     const line = (expectationId !== null ? found.expectations.get(expectationId) : undefined) ?? found.top;
     return { path, line };
   };
+}
+
+function regularFileInside(file: string, root: string): boolean {
+  try {
+    if (!lstatSync(file).isFile()) return false;
+    const rel = relative(realpathSync(root), realpathSync(file));
+    return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+  } catch {
+    return false;
+  }
 }
 
 /** The line of a scenario's `id` and of each expectation's `id` (1-based). */

@@ -153,7 +153,8 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   const unverified = options.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
   if (unverified !== undefined) merged.unverified = { reason: unverified };
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
-  if (first.policy_from) merged.policy_from = first.policy_from;
+  // Where the shards' policy came from is the shards' word: shown only when the run is trusted.
+  if (first.policy_from && unverified === undefined) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
