@@ -62841,28 +62841,32 @@ function waitForExit(child) {
     child.once("exit", (code, signal) => resolve11({ code, signal }));
   });
 }
-async function runInGroup(opts) {
-  const stdout = new OutputCapture(opts.maxOutputBytes);
-  const stderr = new OutputCapture(opts.maxOutputBytes);
+async function beginRun(opts) {
   const result = {
     exitCode: null,
     signal: null,
     timedOut: false,
     aborted: false,
     durationMs: 0,
-    stdout,
-    stderr
+    stdout: new OutputCapture(opts.maxOutputBytes),
+    stderr: new OutputCapture(opts.maxOutputBytes)
   };
   if (opts.signal?.aborted) {
     result.aborted = true;
     result.spawnError = "cancelled before it started";
-    return result;
+    return { result, ready: false };
   }
   const cwdProblem = await checkCwd(opts.cwd);
   if (cwdProblem) {
     result.spawnError = cwdProblem;
-    return result;
+    return { result, ready: false };
   }
+  return { result, ready: true };
+}
+async function runInGroup(opts) {
+  const { result, ready } = await beginRun(opts);
+  if (!ready) return result;
+  const { stdout, stderr } = result;
   const started = performance.now();
   const command = opts.mergeOutput ? `exec 2>&1
 ${opts.command}` : opts.command;
@@ -63832,27 +63836,9 @@ var AgentContainers = class {
    * counts from the moment the container runs. Never throws.
    */
   async run(opts) {
-    const stdout = new OutputCapture(opts.maxOutputBytes);
-    const stderr = new OutputCapture(opts.maxOutputBytes);
-    const result = {
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      aborted: false,
-      durationMs: 0,
-      stdout,
-      stderr
-    };
-    if (opts.signal?.aborted) {
-      result.aborted = true;
-      result.spawnError = "cancelled before it started";
-      return result;
-    }
-    const cwdProblem = await checkCwd(opts.cwd);
-    if (cwdProblem) {
-      result.spawnError = cwdProblem;
-      return result;
-    }
+    const { result, ready } = await beginRun(opts);
+    if (!ready) return result;
+    const { stdout, stderr } = result;
     const ep = this.containerDir();
     const listeners2 = [];
     let container;

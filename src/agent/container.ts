@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OutputCapture } from './capture.js';
+import type { OutputCapture } from './capture.js';
 import {
   AGENT_USER,
   type AgentContainer,
@@ -16,7 +16,7 @@ import {
   startAgentContainer,
 } from './container-docker.js';
 import { RUNNER_MOUNT, RUNNER_SOURCE, type RunnerSpec } from './container-runner.js';
-import { checkCwd, type GroupRunOptions, type GroupRunResult } from './run-process.js';
+import { beginRun, type GroupRunOptions, type GroupRunResult } from './run-process.js';
 import { type Forwarder, unixListener, unixToTcp } from './socket-forward.js';
 import { within } from './within.js';
 
@@ -153,27 +153,9 @@ export class AgentContainers {
    * counts from the moment the container runs. Never throws.
    */
   async run(opts: GroupRunOptions & { writableCheckout?: boolean }): Promise<GroupRunResult> {
-    const stdout = new OutputCapture(opts.maxOutputBytes);
-    const stderr = new OutputCapture(opts.maxOutputBytes);
-    const result: GroupRunResult = {
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      aborted: false,
-      durationMs: 0,
-      stdout,
-      stderr,
-    };
-    if (opts.signal?.aborted) {
-      result.aborted = true;
-      result.spawnError = 'cancelled before it started';
-      return result;
-    }
-    const cwdProblem = await checkCwd(opts.cwd);
-    if (cwdProblem) {
-      result.spawnError = cwdProblem;
-      return result;
-    }
+    const { result, ready } = await beginRun(opts);
+    if (!ready) return result;
+    const { stdout, stderr } = result;
     const ep = this.containerDir();
     const listeners: Forwarder[] = [];
     let container: AgentContainer | undefined;

@@ -57,29 +57,39 @@ function waitForExit(
   });
 }
 
-/** Runs `/bin/sh -c command` in its own process group and reports how it ended; never throws. */
-export async function runInGroup(opts: GroupRunOptions): Promise<GroupRunResult> {
-  const stdout = new OutputCapture(opts.maxOutputBytes);
-  const stderr = new OutputCapture(opts.maxOutputBytes);
+/**
+ * The result a run fills in, with its output captures; `ready` is false when it must not start
+ * (cancelled already, or a working directory that is not one), the result then saying why.
+ * Shared by every way of running a command (process group, container).
+ */
+export async function beginRun(opts: GroupRunOptions): Promise<{ result: GroupRunResult; ready: boolean }> {
   const result: GroupRunResult = {
     exitCode: null,
     signal: null,
     timedOut: false,
     aborted: false,
     durationMs: 0,
-    stdout,
-    stderr,
+    stdout: new OutputCapture(opts.maxOutputBytes),
+    stderr: new OutputCapture(opts.maxOutputBytes),
   };
   if (opts.signal?.aborted) {
     result.aborted = true;
     result.spawnError = 'cancelled before it started';
-    return result;
+    return { result, ready: false };
   }
   const cwdProblem = await checkCwd(opts.cwd);
   if (cwdProblem) {
     result.spawnError = cwdProblem;
-    return result;
+    return { result, ready: false };
   }
+  return { result, ready: true };
+}
+
+/** Runs `/bin/sh -c command` in its own process group and reports how it ended; never throws. */
+export async function runInGroup(opts: GroupRunOptions): Promise<GroupRunResult> {
+  const { result, ready } = await beginRun(opts);
+  if (!ready) return result;
+  const { stdout, stderr } = result;
 
   const started = performance.now();
   // One pipe for both streams keeps their true order; two pipes would be read in arbitrary order.

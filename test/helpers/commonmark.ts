@@ -13,6 +13,27 @@ export function renderHtml(markdown: string): string {
   });
 }
 
+/** The elements a report's own markdown renders to: its structure, and nothing a value could add. */
+export const REPORT_ELEMENTS = [
+  'h2',
+  'h3',
+  'h4',
+  'p',
+  'ul',
+  'li',
+  'strong',
+  'code',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'details',
+  'summary',
+  'sub',
+];
+
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };
 
 /** HTML text decoded: micromark escapes exactly these four characters in text. */

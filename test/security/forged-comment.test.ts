@@ -18,6 +18,7 @@ import { runCompare } from '../../src/run/compare.js';
 import {
   elements,
   liveReferences,
+  REPORT_ELEMENTS,
   renderHtml,
   strayMarkup,
   textOutsideCode,
@@ -55,27 +56,6 @@ function attackRepo(): string {
   return repo;
 }
 
-// What the report's markdown may contain: its own structure, nothing else.
-const ALLOWED = [
-  'h2',
-  'h3',
-  'h4',
-  'p',
-  'ul',
-  'li',
-  'strong',
-  'code',
-  'table',
-  'thead',
-  'tbody',
-  'tr',
-  'th',
-  'td',
-  'details',
-  'summary',
-  'sub',
-];
-
 /** Each table's header cell count and the cell count of each of its rows. */
 function tableShapes(html: string): { header: number; rows: number[] }[] {
   return [...html.matchAll(/<table>([\s\S]*?)<\/table>/g)].map((t) => {
@@ -88,9 +68,9 @@ function tableShapes(html: string): { header: number; rows: number[] }[] {
 /** What a reviewer would check of one rendering. */
 function assertInert(markdown: string, what: string): void {
   const html = renderHtml(markdown);
-  expect(strayMarkup(html, ALLOWED, COMMENT_MARKER), what).toEqual([]);
+  expect(strayMarkup(html, REPORT_ELEMENTS, COMMENT_MARKER), what).toEqual([]);
   expect(
-    elements(html).filter((n) => !ALLOWED.includes(n)),
+    elements(html).filter((n) => !REPORT_ELEMENTS.includes(n)),
     what,
   ).toEqual([]);
   // One verdict heading, the real one; the other headings are the report's own.

@@ -8,7 +8,14 @@ import { renderJunit } from '../../src/report/junit.js';
 import { COMMENT_MARKER, renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import type { Report } from '../../src/report/types.js';
-import { elements, liveReferences, renderHtml, strayMarkup, textOutsideCode } from '../helpers/commonmark.js';
+import {
+  elements,
+  liveReferences,
+  REPORT_ELEMENTS,
+  renderHtml,
+  strayMarkup,
+  textOutsideCode,
+} from '../helpers/commonmark.js';
 import { HOSTILE } from '../helpers/hostile.js';
 import { sampleReport } from '../report/fixtures.js';
 
@@ -29,26 +36,6 @@ function poisoned(report: Report, payload: string): Report {
   return walk(structuredClone(report), '') as Report;
 }
 
-const ALLOWED = [
-  'h2',
-  'h3',
-  'h4',
-  'p',
-  'ul',
-  'li',
-  'strong',
-  'code',
-  'table',
-  'thead',
-  'tbody',
-  'tr',
-  'th',
-  'td',
-  'details',
-  'summary',
-  'sub',
-];
-
 const honest = sampleReport();
 const variants = ['comment', 'check', 'summary'] as const;
 const shapes = Object.fromEntries(
@@ -63,7 +50,7 @@ describe('a report full of hostile strings renders exactly like the honest one',
       for (const variant of variants) {
         const markdown = renderMarkdown(forged, { variant });
         const html = renderHtml(markdown);
-        expect(strayMarkup(html, ALLOWED, COMMENT_MARKER), variant).toEqual([]);
+        expect(strayMarkup(html, REPORT_ELEMENTS, COMMENT_MARKER), variant).toEqual([]);
         // Long payloads push the comment over its limit: then what is shown is cut, never added to.
         if (markdown.includes('\n**Trimmed**')) {
           const names = elements(html);
@@ -76,7 +63,7 @@ describe('a report full of hostile strings renders exactly like the honest one',
       // Cut to a small limit, what is left is still whole lines: nothing opens that does not close.
       for (const limit of [1_500, 3_000, 5_000]) {
         const html = renderHtml(renderMarkdown(forged, { variant: 'check', limit }));
-        expect(strayMarkup(html, ALLOWED), `limit ${limit}`).toEqual([]);
+        expect(strayMarkup(html, REPORT_ELEMENTS), `limit ${limit}`).toEqual([]);
         expect(elements(html).filter((n) => /^h[156]$/.test(n))).toEqual([]);
         expect(liveReferences(textOutsideCode(html)), `limit ${limit}`).toEqual([]);
       }
