@@ -60408,7 +60408,7 @@ function reachableBinaries(bins, user) {
     postgres: join3(target, relative3(home, realpathSync2(b.postgres)))
   });
   if (trustedCopy(target) && canRun(inTarget(bins).initdb, user)) return inTarget(bins);
-  if (trustedCopy(target) || lstatExists(target)) {
+  if (lstatExists(target)) {
     return copyInto(mkdtempSync2(join3(tmpdir2(), "stategate-postgres-bin-")), home, bins, user);
   }
   const staging = mkdtempSync2(join3(tmpdir2(), `stategate-postgres-bin-${key}-`));

@@ -54,7 +54,7 @@ export function reachableBinaries(bins: Binaries, user: User | null): Binaries {
     postgres: join(target, relative(home, realpathSync(b.postgres))),
   });
   if (trustedCopy(target) && canRun(inTarget(bins).initdb, user)) return inTarget(bins);
-  if (trustedCopy(target) || lstatExists(target)) {
+  if (lstatExists(target)) {
     // Someone else's directory, or a broken copy: make a private one for this run instead.
     return copyInto(mkdtempSync(join(tmpdir(), 'stategate-postgres-bin-')), home, bins, user);
   }
