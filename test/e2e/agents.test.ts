@@ -8,6 +8,7 @@ import { parse, stringify } from 'yaml';
 import type { GradedEpisode } from '../../src/record.js';
 import type { Report } from '../../src/report/types.js';
 import { runCompare } from '../../src/run/compare.js';
+import { agentNodeModules } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -16,6 +17,16 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+// Made once, the first time a side needs it, and removed with the other directories.
+let modules: { path: string; copy: string | null } | undefined;
+function nodeModules(): { path: string; copy: string | null } {
+  if (!modules) {
+    modules = agentNodeModules(ROOT);
+    if (modules.copy) dirs.push(modules.copy);
+  }
+  return modules;
+}
 
 /** A side checkout of the demo at `version`, with stategate.yml edited and node_modules linked in. */
 function demoSide(
@@ -27,7 +38,7 @@ function demoSide(
   dirs.push(dir);
   writeDemoFiles(dir, version);
   // The agents import @modelcontextprotocol/sdk and pg the way a checkout with its dependencies would.
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  symlinkSync(nodeModules().path, join(dir, 'node_modules'), 'dir');
   if (scenarios) {
     rmSync(join(dir, 'scenarios'), { recursive: true });
     mkdirSync(join(dir, 'scenarios'));

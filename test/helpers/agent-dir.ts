@@ -1,11 +1,40 @@
-// A directory both a test and its agents can write. Agents run with a /tmp of their own, and as an
-// unprivileged user when the tests run as root, so it lives outside /tmp and is open to all.
-import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Directories both a test and its agents can reach. Agents run with a /tmp of their own, and as an
+// unprivileged user when the tests run as root, so these live outside /tmp and are open to all.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 
 export function agentSharedDir(prefix: string): string {
   const dir = mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), prefix));
   chmodSync(dir, 0o777);
   return dir;
+}
+
+/** Whether an agent sees `path`: not under the /tmp it gets afresh, and (as root) every ancestor open to others. */
+function agentSees(path: string): boolean {
+  const rel = relative(tmpdir(), path);
+  if (rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'))) return false;
+  if (userInfo().uid !== 0) return true;
+  for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
+
+/**
+ * `node_modules` where agents can import from it: the project's own when they see it, else (the
+ * project cloned into a `mktemp -d` or /root, as CI may) a hard-linked copy in a shared directory.
+ */
+export function agentNodeModules(root: string): { path: string; copy: string | null } {
+  const own = join(root, 'node_modules');
+  if (agentSees(own)) return { path: own, copy: null };
+  const copy = agentSharedDir('sg-node-modules-');
+  try {
+    execFileSync('cp', ['-al', own, join(copy, 'node_modules')]);
+  } catch {
+    // Another filesystem: a real copy.
+    execFileSync('cp', ['-a', own, join(copy, 'node_modules')]);
+  }
+  return { path: join(copy, 'node_modules'), copy };
 }

@@ -4,7 +4,7 @@
 // report is the harness's, and no process of theirs is left, on either engine.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -82,9 +82,11 @@ describe('an agent that leaves daemons behind', () => {
     const token = `sg-serve-${randomBytes(6).toString('hex')}`;
     const suite = attackSuite('daemonizer.mjs', {});
     suites.push(suite);
+    copyFileSync(join(agentFixtures, 'agent-server.mjs'), join(suite.dir, 'agent-server.mjs'));
     const port = await freePort();
     const server = await startAgentServer({
-      serve: `setsid sh -c 'sleep 300' ${token} & exec node ${join(agentFixtures, 'agent-server.mjs')}`,
+      // The server runs from the checkout: the repository's own files may be out of the agent's reach.
+      serve: `setsid sh -c 'sleep 300' ${token} & exec node agent-server.mjs`,
       url: `http://127.0.0.1:${port}/`,
       cwd: suite.dir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', AGENT_PORT: String(port) },
