@@ -1,4 +1,4 @@
-// The plain data that flows between the stages (DESIGN.md section 2): what an episode recorded,
+// The plain data that flows between the stages (docs/architecture.md): what an episode recorded,
 // what grading made of it. Everything here is JSON-serialisable; report.json stores it as is.
 
 export type Side = 'base' | 'head';
@@ -78,7 +78,7 @@ export interface RefusedCall {
 
 export type Outcome = 'SUCCESS' | 'FAILURE' | 'PARTIAL' | 'ESCALATED';
 
-/** The result object the agent printed (DESIGN.md section 6). */
+/** The result object the agent printed (docs/agent-protocol.md). */
 export interface AgentResult {
   reply: string;
   outcome?: Outcome;
@@ -108,7 +108,7 @@ export interface QueryResult {
   error?: string;
 }
 
-/** An error outside the agent: the episode cannot be graded (DESIGN.md section 7, `incomplete`). */
+/** An error outside the agent: the episode cannot be graded (docs/statistics.md, `incomplete`). */
 export interface InfraError {
   /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
   stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';

@@ -1,4 +1,4 @@
-// The command adapter (DESIGN.md section 6): one process per episode, input on stdin, the result on
+// The command adapter (docs/agent-protocol.md): one process per episode, input on stdin, the result on
 // the last line of stdout.
 import type { AgentRun } from '../record.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';

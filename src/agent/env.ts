@@ -1,4 +1,4 @@
-// The agent's environment (DESIGN.md section 6): built from an allow-list, never inherited, so a
+// The agent's environment (docs/agent-protocol.md): built from an allow-list, never inherited, so a
 // runner's tokens cannot reach the code under test unless the user names them.
 import { isHarnessSecret } from '../config/harness-secrets.js';
 import type { EpisodeVars } from './types.js';

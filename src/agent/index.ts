@@ -1,4 +1,4 @@
-// The agent adapters (DESIGN.md section 6): command (one process per episode) and http (a server).
+// The agent adapters (docs/agent-protocol.md): command (one process per episode) and http (a server).
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputCapture } from './capture.js';
 export { type CommandAgentOptions, runCommandAgent } from './command.js';
 export {

@@ -1,4 +1,4 @@
-// Reading and checking the agent's result object (DESIGN.md section 6). A malformed result is a
+// Reading and checking the agent's result object (docs/agent-protocol.md). A malformed result is a
 // fact about the episode (resultError), never a thrown error.
 import type { AgentResult, Outcome } from '../record.js';
 import type { OutputCapture } from './capture.js';

@@ -1,4 +1,4 @@
-// The agent-server adapter (DESIGN.md section 6): agent.url receives one POST per episode; agent.serve,
+// The agent-server adapter (docs/agent-protocol.md): agent.url receives one POST per episode; agent.serve,
 // when given, starts that server once per side and restarts it once if it dies.
 import type { AgentRun } from '../record.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
@@ -63,7 +63,7 @@ export interface AgentServer {
   stop(): Promise<void>;
 }
 
-/** The POST body: the stdin object plus the episode's identifiers (DESIGN.md section 6). */
+/** The POST body: the stdin object plus the episode's identifiers (docs/agent-protocol.md). */
 export function episodeBody(input: AgentInput, vars: EpisodeVars): Record<string, unknown> {
   return {
     message: input.message,

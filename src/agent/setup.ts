@@ -1,4 +1,4 @@
-// agent.setup: run once per side before its first episode (DESIGN.md section 3).
+// agent.setup: run once per side before its first episode (docs/formats/stategate.md).
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';

@@ -1,4 +1,4 @@
-// The shapes the agent adapters share (DESIGN.md section 6).
+// The shapes the agent adapters share (docs/agent-protocol.md).
 import type { Side } from '../record.js';
 
 /** What the agent receives on stdin, or in the POST body: the scenario's message and context. */

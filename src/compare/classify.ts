@@ -1,5 +1,5 @@
-// Classification of one case, base -> head, exactly DESIGN.md section 7 (first match wins):
-// incomplete, new-critical-failure, regressed, improved, unchanged; `flaky` beside any class.
+// Classification of one case, base -> head; the classes, and the order in which the first match wins,
+// are the table in docs/statistics.md. `flaky` stands beside any class.
 // A case without a base side (a new scenario, or a head-only run) has no evidence to compare
 // against, so it is classified by the head alone: a critical failure is a new-critical-failure,
 // any other failure regressed, else unchanged; its reason says so. Before incomplete: a head whose

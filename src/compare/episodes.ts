@@ -3,7 +3,7 @@ import type { Scenario } from '../config/schema.js';
 import type { GradedEpisode } from '../record.js';
 import { elide } from './trajectory.js';
 
-/** The id of the implicit critical expectation every episode has (DESIGN.md section 4). */
+/** The id of the implicit critical expectation every episode has (docs/formats/scenario.md). */
 export const COMPLETED = 'completed';
 
 /** Whether an episode could be graded: no error outside the agent and no expectation that errored. */

@@ -1,4 +1,4 @@
-// Repeat statistics per side and scenario (DESIGN.md section 7): per-run pass rate, all-N, pass@k,
+// Repeat statistics per side and scenario (docs/statistics.md): per-run pass rate, all-N, pass@k,
 // pass^k and a Wilson interval, plus suite-level averages. pass^k follows tau2-bench: C(c,k)/C(n,k).
 import type { SideStats, SideSummary, SuiteStats } from '../report/types.js';
 

@@ -1,4 +1,4 @@
-// stategate.yml (DESIGN.md section 3): validation, and the file lists the rest of the suite is read
+// stategate.yml (docs/formats/stategate.md): validation, and the file lists the rest of the suite is read
 // from. When the config has problems elsewhere, the lists that are themselves valid are still used,
 // so scenarios and twins get checked in the same pass.
 import { isHarnessSecret } from './harness-secrets.js';

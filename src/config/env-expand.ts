@@ -1,4 +1,4 @@
-// `${VAR}` in stategate.yml expands from the environment (DESIGN.md section 3). Expansion happens on
+// `${VAR}` in stategate.yml expands from the environment (docs/formats/stategate.md). Expansion happens on
 // the parsed scalars, never on the text, so a variable's value cannot inject YAML structure.
 import { isScalar, Scalar, visit } from 'yaml';
 import { DATABASE_URL_VAR, isWorkflowToken } from './harness-secrets.js';

@@ -1,4 +1,4 @@
-// Expectations are validated by their kind key (DESIGN.md section 4): the member schema is picked by
+// Expectations are validated by their kind key (docs/formats/scenario.md): the member schema is picked by
 // the one kind key an expectation carries, so a problem is about that kind's fields instead of a list
 // of every way the union could have matched.
 import { COMPARATOR_NAMES, EXPECTATION_KINDS, EXPECTATION_SCHEMAS, type Expectation } from './schema.js';

@@ -1,4 +1,4 @@
-// One scenario file (DESIGN.md section 4): schema validation plus the checks that need only this
+// One scenario file (docs/formats/scenario.md): schema validation plus the checks that need only this
 // file. Checks across files (tool names, duplicate ids) live in suite-checks.ts.
 import { z } from 'zod';
 import { parseExpectations } from './expectations.js';
@@ -17,7 +17,7 @@ import { validate } from './zod-problems.js';
 // The expectations are validated one by one, by kind; the rest of the file by the schema.
 const ScenarioShape = ScenarioFile.extend({ expect: z.array(z.unknown()).default([]) });
 
-/** The id of the implicit expectation every episode has (DESIGN.md section 4). */
+/** The id of the implicit expectation every episode has (docs/formats/scenario.md). */
 export const COMPLETED_ID = 'completed';
 
 /** Validates a parsed scenario file; the Scenario when it has no problems. */

@@ -1,4 +1,4 @@
-// The file formats of DESIGN.md sections 3 to 5, as zod schemas. These are the source of truth:
+// The file formats of docs/formats, as zod schemas. These are the source of truth:
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
 

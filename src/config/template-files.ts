@@ -1,4 +1,4 @@
-// The template's files (DESIGN.md section 3, database.schema and database.fixtures): SQL text applied
+// The template's files (docs/formats/stategate.md, database.schema and database.fixtures): SQL text applied
 // in order, and fixtures as SQL or as rows per table from YAML or JSON.
 import path from 'node:path';
 import { z } from 'zod';

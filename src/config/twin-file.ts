@@ -1,4 +1,4 @@
-// One twin file (DESIGN.md section 5): each tool validated on its own, so one broken tool neither
+// One twin file (docs/formats/twin.md): each tool validated on its own, so one broken tool neither
 // hides the problems of the others nor makes every scenario that uses them report an unknown tool.
 import { z } from 'zod';
 import { bindNamedParams } from '../sql/named-params.js';

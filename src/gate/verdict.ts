@@ -1,4 +1,4 @@
-// The verdict policy (DESIGN.md section 7): BLOCK when any case's class (or `flaky`) is in
+// The verdict policy (docs/statistics.md): BLOCK when any case's class (or `flaky`) is in
 // gate.block, else WARN when any is in gate.warn, else PASS. Two runs are never PASS whatever the
 // gate says, because they prove nothing about the cases they did not grade: an interrupted run (or
 // a merge missing shards), and a run with zero graded cases (no case, or every case incomplete).

@@ -1,4 +1,4 @@
-// What each fault does (DESIGN.md section 5): the dependency's fact in the database, the caller's
+// What each fault does (docs/formats/twin.md): the dependency's fact in the database, the caller's
 // fact in the outcome. The table in docs/gateway.md follows this switch case by case.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultRule } from '../config/schema.js';

@@ -1,4 +1,4 @@
-// Argument validation against each tool's `input` JSON Schema (DESIGN.md section 5: a call that
+// Argument validation against each tool's `input` JSON Schema (docs/formats/twin.md: a call that
 // violates it gets 400). Validators compile once per tool, when a session opens.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import formatsPlugin from 'ajv-formats';

@@ -1,5 +1,5 @@
 // Which fault rule fires for a call, and what each error-shaped fault shows the caller
-// (DESIGN.md section 5). Rules are checked in scenario order; the first whose `when` holds wins.
+// (docs/formats/twin.md). Rules are checked in scenario order; the first whose `when` holds wins.
 import { createHash } from 'node:crypto';
 import type { FaultName, FaultRule } from '../config/schema.js';
 import { includesArgs } from './canonical.js';

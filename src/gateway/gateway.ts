@@ -1,5 +1,5 @@
 // The twin tool server: one node:http server on loopback, one unguessable URL per episode
-// (DESIGN.md section 6). Requests under an unknown token are refused alike and kept for the record.
+// (docs/agent-protocol.md). Requests under an unknown token are refused alike and kept for the record.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

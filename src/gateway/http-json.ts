@@ -1,4 +1,4 @@
-// The plain HTTP JSON side of an episode (DESIGN.md section 6): `GET /tools` and `POST /tools/NAME`,
+// The plain HTTP JSON side of an episode (docs/agent-protocol.md): `GET /tools` and `POST /tools/NAME`,
 // and how a reply goes on the wire, including the broken ones that faults ask for.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Tool } from '../config/schema.js';

@@ -1,4 +1,4 @@
-// Idempotency keys (DESIGN.md section 5, `idempotency_key`): the first answer under a key is kept and
+// Idempotency keys (docs/formats/twin.md, `idempotency_key`): the first answer under a key is kept and
 // replayed; calls sharing a key run one at a time so a concurrent retry never applies the effect twice.
 import type { ToolAnswer } from './run-tool.js';
 

@@ -1,5 +1,5 @@
 // Runs one twin tool against a database: preconditions, then its statements in one transaction,
-// shaped by `returns` (DESIGN.md section 5). Database errors become error answers, never throws.
+// shaped by `returns` (docs/formats/twin.md). Database errors become error answers, never throws.
 import type { Tool } from '../config/schema.js';
 import type { RowChange } from '../record.js';
 import type { Sandbox, SqlSession } from '../sandbox/types.js';

@@ -1,4 +1,4 @@
-// What the run stage asks of the tool gateway (DESIGN.md sections 5 and 6).
+// What the run stage asks of the tool gateway (docs/formats/twin.md and docs/gateway.md).
 import type { FaultRule, Tool } from '../config/schema.js';
 import type { CallRecord, RefusedCall, Side } from '../record.js';
 import type { Sandbox } from '../sandbox/types.js';

@@ -1,4 +1,4 @@
-// Grading (DESIGN.md sections 4 and 7): pure functions from an episode record to expectation results.
+// Grading (docs/formats/scenario.md and docs/statistics.md): pure functions from an episode record to expectation results.
 export { isSuccess, retriesOf } from './calls.js';
 export type { JudgeResult } from './claims.js';
 export { COMPLETED, gradeEpisode, STATE_KINDS } from './episode.js';

@@ -1,4 +1,4 @@
-// Values compare by meaning, not by driver representation (DESIGN.md section 4): 150, "150" and
+// Values compare by meaning, not by driver representation (docs/formats/scenario.md): 150, "150" and
 // "150.00" are one number; 't' and true one boolean; two offsets of one instant one timestamp; JSON
 // deeply, whatever its key order.
 import type { Row } from '../record.js';
@@ -12,7 +12,7 @@ export class GradeError extends Error {
   }
 }
 
-/** The comparators of a `query` expectation (DESIGN.md section 4). */
+/** The comparators of a `query` expectation (docs/formats/scenario.md). */
 export type Comparator =
   | 'equals'
   | 'not_equals'

@@ -1,4 +1,4 @@
-// report.json (DESIGN.md section 8) from the compared cases and the facts of the run.
+// report.json (docs/architecture.md) from the compared cases and the facts of the run.
 
 import { type CaseInput, type CaseOptions, compareCase } from '../compare/case.js';
 import { sideStats, suiteStats } from '../compare/stats.js';

@@ -1,4 +1,4 @@
-// report.json (DESIGN.md section 8, a contract: extend only additively).
+// report.json (docs/architecture.md, a contract: extend only additively).
 import type { CaseClass } from '../config/schema.js';
 import type { FailureSignature } from '../grade/signature.js';
 import type { FailureLabel, Side } from '../record.js';

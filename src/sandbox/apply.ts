@@ -197,7 +197,7 @@ function rowError(where: string, row: number, err: ServerError): Error {
   return new Error(`${where}: row ${row}: ${describe(err)}${refusalNote(err)}`);
 }
 
-/** A scenario's state on top of the template: rows per table, then SQL (DESIGN.md section 4). */
+/** A scenario's state on top of the template: rows per table, then SQL (docs/formats/scenario.md). */
 export interface ScenarioState {
   rows: Record<string, Row[]>;
   sql?: string[];

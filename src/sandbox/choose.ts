@@ -1,4 +1,4 @@
-// `engine: auto` (DESIGN.md section 3): postgres when a URL is set, else testcontainers when a
+// `engine: auto` (docs/formats/stategate.md): postgres when a URL is set, else testcontainers when a
 // container runtime answers, else embedded; the reason says which and why.
 import type { DatabaseConfig } from '../config/schema.js';
 import { detectContainerRuntime } from './container-runtime.js';

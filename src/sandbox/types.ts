@@ -1,4 +1,4 @@
-// The one interface every database engine implements (DESIGN.md section 2, sandbox/).
+// The one interface every database engine implements (docs/architecture.md, sandbox/).
 import type { Row, RowChange, StateDiff } from '../record.js';
 
 /** What goes into the template: schema SQL files applied in order, then fixtures. */

@@ -107,7 +107,7 @@ describe('runCommandAgent', () => {
     const pidFile = join(dir, 'loop.pid');
     const loop = `require('fs').writeFileSync('${pidFile}', String(process.pid)); process.on('SIGTERM', () => {}); for (;;) {}`;
     // Long enough for node to start and write its pid even on a loaded machine.
-    const r = await run(`exec node -e "${loop}"`, { timeoutMs: 2000 });
+    const r = await run(`exec node -e "${loop}"`, { timeoutMs: 8000 });
     expect(r.timedOut).toBe(true);
     expect(r.signal).toBe('SIGKILL');
     expect(r.resultError).toBe('stdout is empty: the agent printed no result');
@@ -117,7 +117,7 @@ describe('runCommandAgent', () => {
   it('times out a loop under a shell, and the loop dies with the group', async () => {
     const pidFile = join(dir, 'loop-in-shell.pid');
     const loop = `require('fs').writeFileSync('${pidFile}', String(process.pid)); process.on('SIGTERM', () => {}); for (;;) {}`;
-    const r = await run(`node -e "${loop}"; echo '{"reply":"never printed"}'`, { timeoutMs: 2000 });
+    const r = await run(`node -e "${loop}"; echo '{"reply":"never printed"}'`, { timeoutMs: 8000 });
     expect(r.timedOut).toBe(true);
     expect(r.result).toBeUndefined();
     expect(isRunning(Number(await readFile(pidFile, 'utf8')))).toBe(false);

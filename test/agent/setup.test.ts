@@ -40,10 +40,11 @@ describe('runSetup', () => {
   });
 
   it('times out a hanging setup', async () => {
-    const r = await runSetup('echo started; sleep 300', dir, env, 300, { graceMs: 200 });
+    // Long enough for the shell to start and echo on a loaded machine; the sleep outlasts it anyway.
+    const r = await runSetup('echo started; sleep 300', dir, env, 3000, { graceMs: 200 });
     expect(r.ok).toBe(false);
     expect(r.timedOut).toBe(true);
-    expect(r.error).toBe('timed out after 300 ms');
+    expect(r.error).toBe('timed out after 3000 ms');
     expect(r.output).toBe('started\n');
   });
 

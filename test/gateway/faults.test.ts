@@ -1,4 +1,4 @@
-// Every fault of DESIGN.md section 5, both facts: what the database holds afterwards (queried on the
+// Every fault of docs/formats/twin.md, both facts: what the database holds afterwards (queried on the
 // sandbox) and what the caller received over real HTTP (status, headers, body).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FaultName } from '../../src/config/schema.js';

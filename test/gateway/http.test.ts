@@ -1,6 +1,7 @@
 // The HTTP JSON side over real HTTP against a real sandbox: listing, the order of checks, the tool's
 // result shapes, SQL errors, the record, unknown tokens and closing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import { num, openShop, post, rule, type Shop } from './fixture.js';
 
 let shop: Shop;
@@ -259,8 +260,7 @@ describe('tokens and closing', () => {
     });
     const pending = ep.post('refund', { order_id: 'ORD-1', amount: 1 });
     // Wait until the call is inside the gateway (its refund committed), then close.
-    while (num(await ep.scalar('SELECT count(*) FROM refunds')) === 0)
-      await new Promise((r) => setTimeout(r, 10));
+    await until('the refund to commit', async () => num(await ep.scalar('SELECT count(*) FROM refunds')) > 0);
     await ep.session.close();
     expect(ep.session.calls()).toHaveLength(1);
     expect(ep.session.calls()[0]).toMatchObject({ status: 200, fault: 'delay', mutated: true });

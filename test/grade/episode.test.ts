@@ -14,7 +14,7 @@ import {
   updated,
 } from './records.js';
 
-// The scenario of DESIGN.md section 4, as a user writes it.
+// The scenario of docs/formats/scenario.md, as a user writes it.
 const TIMEOUT_AFTER_MUTATION = scenarioYaml(`
 id: refund-timeout-after-mutation
 description: The provider applies the refund, then times out.
