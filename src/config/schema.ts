@@ -107,6 +107,12 @@ export const CaseClassName = z.enum([
 // `suite-weakened` is a fact about the suite, not a case: the head's suite lets through what the base's caught.
 export const GateClass = z.enum([...CaseClassName.options, 'flaky', 'suite-weakened']);
 
+/** The gate stategate.yml has when it says nothing: the one default every stage and rendering uses. */
+export const DEFAULT_GATE: { readonly block: readonly GateClass[]; readonly warn: readonly GateClass[] } = {
+  block: ['new-critical-failure'],
+  warn: ['regressed', 'incomplete', 'flaky'],
+};
+
 export const Repeats = z.union([
   z.number().int().min(1).max(1000),
   z.strictObject({ min: z.number().int().min(1), max: z.number().int().min(1) }),
@@ -153,10 +159,10 @@ export const StategateConfig = z.strictObject({
   concurrency: z.number().int().min(1).max(256).default(4),
   gate: z
     .strictObject({
-      block: z.array(GateClass).default(['new-critical-failure']),
-      warn: z.array(GateClass).default(['regressed', 'incomplete', 'flaky']),
+      block: z.array(GateClass).default(() => [...DEFAULT_GATE.block]),
+      warn: z.array(GateClass).default(() => [...DEFAULT_GATE.warn]),
     })
-    .default({ block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] }),
+    .default(() => ({ block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] })),
   judge: JudgeConfig.optional(),
 });
 

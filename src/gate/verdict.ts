@@ -4,7 +4,7 @@
 // a merge missing shards), and a run with zero graded cases (no case, or every case incomplete).
 // A suite weakened against the base's is at least WARN, and BLOCK when gate.block lists
 // `suite-weakened`, whatever gate.warn says.
-import { type CaseClass, GateClass } from '../config/schema.js';
+import { type CaseClass, DEFAULT_GATE as DEFAULT_CONFIG_GATE, GateClass } from '../config/schema.js';
 import type { CaseReport, GateVerdict } from '../report/types.js';
 
 /** The gate of stategate.yml: which classes block and which warn. */
@@ -14,10 +14,7 @@ export interface GatePolicy {
 }
 
 /** The gate stategate.yml has when it says nothing. */
-export const DEFAULT_GATE: GatePolicy = {
-  block: ['new-critical-failure'],
-  warn: ['regressed', 'incomplete', 'flaky'],
-};
+export const DEFAULT_GATE: GatePolicy = DEFAULT_CONFIG_GATE;
 
 /** What the run itself says beside its cases. */
 export interface RunFacts {

@@ -2,7 +2,7 @@
 
 import { sideStats } from '../compare/stats.js';
 import { canonicalJson } from '../compare/trajectory.js';
-import type { CaseClass } from '../config/schema.js';
+import { type CaseClass, DEFAULT_GATE } from '../config/schema.js';
 import { gateClassesOf } from '../gate/verdict.js';
 import { clip } from './escape.js';
 import type {
@@ -73,7 +73,7 @@ export function groupCases(report: Report): {
   changed: CaseReport[];
   rest: CaseReport[];
 } {
-  const block = new Set(report.gate?.block ?? ['new-critical-failure']);
+  const block = new Set(report.gate?.block ?? DEFAULT_GATE.block);
   const sorted = [...report.cases].sort(
     (a, b) =>
       CLASS_ORDER.indexOf(a.class) - CLASS_ORDER.indexOf(b.class) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
