@@ -1,5 +1,13 @@
 // The action's inputs (action.yml), parsed and checked together so one run reports every mistake.
-import type { FailOn } from '../gate/verdict.js';
+import {
+  type Choice,
+  type ChoiceOption,
+  type FailOn,
+  OptionError,
+  parseChoice,
+  parseShard,
+  type Shard,
+} from '../config/options.js';
 import type { EngineName } from '../sandbox/types.js';
 import type { ReportsFrom } from './trust.js';
 
@@ -10,7 +18,7 @@ export interface ActionInputs {
   repeats: number | null;
   failOn: FailOn;
   /** Run one slice of the suite, write its report and post nothing. */
-  shard: { index: number; total: number } | null;
+  shard: Shard | null;
   /** A glob of shard reports to join, gate and post. */
   merge: string | null;
   comment: boolean;
@@ -41,8 +49,6 @@ export class InputError extends Error {
   }
 }
 
-const FAIL_ON: readonly FailOn[] = ['block', 'warn', 'never'];
-const ENGINES = ['auto', 'embedded', 'postgres', 'testcontainers'] as const;
 // The YAML 1.2 core schema booleans, which is what core.getBooleanInput accepts.
 const TRUE = ['true', 'True', 'TRUE'];
 const FALSE = ['false', 'False', 'FALSE'];
@@ -65,24 +71,25 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     }
   }
 
-  const failOnText = text('fail-on') || 'block';
-  const failOn = FAIL_ON.find((f) => f === failOnText) ?? 'block';
-  if (!FAIL_ON.includes(failOnText as FailOn)) {
-    problems.push(`fail-on: expected one of block, warn, never, got "${failOnText}"`);
-  }
-
-  let shard: ActionInputs['shard'] = null;
-  const shardText = text('shard');
-  if (shardText !== '') {
-    const m = /^(\d+)\s*\/\s*(\d+)$/.exec(shardText);
-    const index = m ? Number(m[1]) : 0;
-    const total = m ? Number(m[2]) : 0;
-    if (!m || total < 1 || index < 1 || index > total) {
-      problems.push(`shard: expected I/N with 1 <= I <= N (e.g. 2/4), got "${shardText}"`);
-    } else {
-      shard = { index, total };
+  /** An input through the parser the command line shares; a bad value is one more problem. */
+  const option = <T>(name: string, parse: () => T, fallback: T): T => {
+    try {
+      return parse();
+    } catch (e) {
+      if (!(e instanceof OptionError)) throw e;
+      problems.push(`${name}: ${e.message}`);
+      return fallback;
     }
-  }
+  };
+  const choice = <N extends ChoiceOption>(name: N, fallback: Choice<N>): Choice<N> => {
+    const value = text(name);
+    return value === '' ? fallback : option(name, () => parseChoice(name, value), fallback);
+  };
+
+  const failOn = choice('fail-on', 'block');
+
+  const shardText = text('shard');
+  const shard = shardText === '' ? null : option('shard', () => parseShard(shardText), null);
 
   const merge = text('merge') || null;
 
@@ -93,24 +100,11 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   else problems.push(`comment: expected true or false, got "${commentText}"`);
 
   const engineText = text('engine');
-  let engine: ActionInputs['engine'] = null;
-  if (engineText !== '') {
-    engine = ENGINES.find((e) => e === engineText) ?? null;
-    if (engine === null) {
-      problems.push(`engine: expected one of ${ENGINES.join(', ')}, got "${engineText}"`);
-    }
-  }
-
-  const policyText = text('policy-from') || 'base';
-  const policyFrom = policyText === 'head' ? 'head' : 'base';
-  if (policyText !== 'base' && policyText !== 'head') {
-    problems.push(`policy-from: expected base or head, got "${policyText}"`);
-  }
+  const engine = engineText === '' ? null : option('engine', () => parseChoice('engine', engineText), null);
+  const policyFrom = choice('policy-from', 'base');
   const isolationText = text('isolation');
-  let isolation: ActionInputs['isolation'] = null;
-  if (isolationText === 'process' || isolationText === 'container') isolation = isolationText;
-  else if (isolationText !== '')
-    problems.push(`isolation: expected process or container, got "${isolationText}"`);
+  const isolation =
+    isolationText === '' ? null : option('isolation', () => parseChoice('isolation', isolationText), null);
 
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;

@@ -4,9 +4,16 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mergeReports } from '../compare/index.js';
 import { loadSuite } from '../config/load.js';
+import {
+  type Choice,
+  type ChoiceOption,
+  type FailOn,
+  OptionError,
+  parseChoice,
+  parseShard,
+} from '../config/options.js';
 import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
-import { exitCodeFor, type FailOn } from '../gate/index.js';
-import { parseShard } from '../plan/expand.js';
+import { exitCodeFor } from '../gate/index.js';
 import { renderJunit } from '../report/junit.js';
 import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import { readReportFile } from '../report/read-report.js';
@@ -33,46 +40,44 @@ function positiveInt(name: string, text: string | undefined): number | undefined
   return n;
 }
 
+/** An option's value through the parser the action shares, with the error named as the user wrote it. */
+function option<T>(name: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    throw e instanceof OptionError ? new Error(`--${name}: ${e.message}`) : e;
+  }
+}
+
+/** A word option (--engine, --fail-on, ...), undefined when not given. */
+function choice<N extends ChoiceOption>(values: CliValues, name: N): Choice<N> | undefined {
+  const v = values[name];
+  return v === undefined ? undefined : option(name, () => parseChoice(name, v));
+}
+
 function failOn(values: CliValues): FailOn {
-  const v = values['fail-on'] ?? 'block';
-  if (v !== 'block' && v !== 'warn' && v !== 'never')
-    throw new Error(`--fail-on: expected block | warn | never, got '${v}'`);
-  return v;
+  return choice(values, 'fail-on') ?? 'block';
 }
 
 function engineOption(values: CliValues): CompareOptions['engine'] {
-  const v = values.engine;
-  if (v === undefined) return undefined;
-  if (!['auto', 'embedded', 'postgres', 'testcontainers'].includes(v)) {
-    throw new Error(`--engine: expected auto | embedded | postgres | testcontainers, got '${v}'`);
-  }
-  return v as CompareOptions['engine'];
+  return choice(values, 'engine');
 }
 
 /** Options shared by compare and run. */
 function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
-  const suiteFrom = values['suite-from'];
-  if (suiteFrom !== undefined && suiteFrom !== 'head' && suiteFrom !== 'base') {
-    throw new Error(`--suite-from: expected head | base, got '${suiteFrom}'`);
-  }
-  const policyFrom = values['policy-from'];
-  if (policyFrom !== undefined && policyFrom !== 'head' && policyFrom !== 'base') {
-    throw new Error(`--policy-from: expected base | head, got '${policyFrom}'`);
-  }
-  const isolation = values.isolation;
-  if (isolation !== undefined && isolation !== 'process' && isolation !== 'container') {
-    throw new Error(`--isolation: expected process | container, got '${isolation}'`);
-  }
+  const suiteFrom = choice(values, 'suite-from');
+  const policyFrom = choice(values, 'policy-from');
+  const isolation = choice(values, 'isolation');
   return {
     repo: values.repo,
     config: values.config,
     repeats: positiveInt('repeats', values.repeats),
     concurrency: positiveInt('concurrency', values.concurrency),
-    shard: values.shard ? parseShard(values.shard) : null,
+    shard: values.shard ? option('shard', () => parseShard(values.shard as string)) : null,
     out: values.out,
     engine: engineOption(values),
-    suiteFrom: suiteFrom as 'head' | 'base' | undefined,
-    policyFrom: policyFrom as 'head' | 'base' | undefined,
+    suiteFrom,
+    policyFrom,
     isolation,
     onProgress: createProgress(),
   };

@@ -12,6 +12,5 @@ export {
   gateDecision,
   gateFails,
   gateVerdict,
-  parseFailOn,
   type RunFacts,
 } from './verdict.js';

@@ -4,6 +4,7 @@
 // a merge missing shards), and a run with zero graded cases (no case, or every case incomplete).
 // A suite weakened against the base's is at least WARN, and BLOCK when gate.block lists
 // `suite-weakened`, whatever gate.warn says.
+import type { FailOn } from '../config/options.js';
 import { type CaseClass, DEFAULT_GATE as DEFAULT_CONFIG_GATE, GateClass } from '../config/schema.js';
 import type { CaseReport, GateVerdict } from '../report/types.js';
 
@@ -134,14 +135,7 @@ export function checkConclusion(verdict: GateVerdict): 'success' | 'neutral' | '
   return verdict === 'PASS' ? 'success' : verdict === 'WARN' ? 'neutral' : 'failure';
 }
 
-/** --fail-on / the action's fail-on input: the level at which the gate fails. */
-export type FailOn = 'block' | 'warn' | 'never';
-
-/** Reads a fail-on value, or throws an error that names the accepted values. */
-export function parseFailOn(text: string): FailOn {
-  if (text === 'block' || text === 'warn' || text === 'never') return text;
-  throw new Error(`fail-on: expected block | warn | never, got '${text}'`);
-}
+export type { FailOn };
 
 /** Whether the gate fails at this level: BLOCK fails at block and warn, WARN only at warn. */
 export function gateFails(verdict: GateVerdict, failOn: FailOn): boolean {

@@ -1,5 +1,6 @@
 // Expands scenarios x repeats x sides into the episodes of a run, and slices it into shards.
 import { createHash } from 'node:crypto';
+import type { Shard } from '../config/options.js';
 import type { Scenario } from '../config/schema.js';
 import type { Side } from '../record.js';
 import { seedFor } from './pin.js';
@@ -14,22 +15,7 @@ export interface PlannedEpisode {
   seed: number;
 }
 
-export interface Shard {
-  /** 1-based. */
-  index: number;
-  total: number;
-}
-
-/** Parses `I/N` (1 <= I <= N); throws a message that says what was expected. */
-export function parseShard(text: string): Shard {
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  const index = m ? Number(m[1]) : Number.NaN;
-  const total = m ? Number(m[2]) : Number.NaN;
-  if (!m || total < 1 || index < 1 || index > total) {
-    throw new Error(`shard: expected I/N with 1 <= I <= N (e.g. 2/4), got '${text}'`);
-  }
-  return { index, total };
-}
+export type { Shard };
 
 /** Which shard a scenario belongs to: by a hash of its id, so slices are stable as the suite grows. */
 export function shardOf(scenarioId: string, total: number): number {

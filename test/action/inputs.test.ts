@@ -85,10 +85,10 @@ describe('parseInputs', () => {
       problems({ repeats: 'five', 'fail-on': 'always', shard: '5/4', comment: 'yes', engine: 'docker' }),
     ).toEqual([
       'repeats: expected a whole number from 1 to 1000, got "five"',
-      'fail-on: expected one of block, warn, never, got "always"',
+      'fail-on: expected block, warn or never, got "always"',
       'shard: expected I/N with 1 <= I <= N (e.g. 2/4), got "5/4"',
       'comment: expected true or false, got "yes"',
-      'engine: expected one of auto, embedded, postgres, testcontainers, got "docker"',
+      'engine: expected auto, embedded, postgres or testcontainers, got "docker"',
     ]);
     expect(problems({ 'policy-from': 'pr' })).toEqual(['policy-from: expected base or head, got "pr"']);
     expect(parse({ 'policy-from': 'head' }).policyFrom).toBe('head');

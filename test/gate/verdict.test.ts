@@ -6,7 +6,6 @@ import {
   exitCodeFor,
   gateDecision,
   gateVerdict,
-  parseFailOn,
 } from '../../src/gate/index.js';
 
 const kase = (id: string, cls: CaseClass, flaky: { base?: boolean; head?: boolean } = {}) => ({
@@ -138,10 +137,5 @@ describe('check conclusions and exit codes', () => {
       ['WARN', 0, 2, 0],
       ['BLOCK', 2, 2, 0],
     ]);
-  });
-
-  it('reads --fail-on or names the accepted values', () => {
-    expect(parseFailOn('warn')).toBe('warn');
-    expect(() => parseFailOn('blocks')).toThrow("fail-on: expected block | warn | never, got 'blocks'");
   });
 });

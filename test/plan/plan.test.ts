@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parseShard } from '../../src/config/options.js';
 import type { Scenario } from '../../src/config/schema.js';
-import { expandEpisodes, parseShard, shardOf, sliceScenarios } from '../../src/plan/expand.js';
+import { expandEpisodes, shardOf, sliceScenarios } from '../../src/plan/expand.js';
 import { canonicalJson, seedFor } from '../../src/plan/pin.js';
 
 const scenario = (id: string): Scenario => ({
@@ -45,7 +46,7 @@ describe('shards', () => {
     expect(parseShard('2/4')).toEqual({ index: 2, total: 4 });
     expect(() => parseShard('0/4')).toThrow(/I\/N/);
     expect(() => parseShard('5/4')).toThrow(/I\/N/);
-    expect(() => parseShard('x')).toThrow(/got 'x'/);
+    expect(() => parseShard('x')).toThrow(/got "x"/);
   });
 
   it('slices every scenario into exactly one shard', () => {
