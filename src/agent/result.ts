@@ -30,8 +30,12 @@ export function snippet(text: string): string {
 
 const usageField = (name: string, description: string) =>
   z
-    .number({ error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}` })
-    .min(0, { error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}` })
+    .number({
+      error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}`,
+    })
+    .min(0, {
+      error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}`,
+    })
     .optional()
     .describe(description);
 

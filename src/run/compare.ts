@@ -281,7 +281,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
  * file's: the file may be the head's, and the harness connects to that URL as an admin.
  */
 export function databaseFor(
-  suite: Suite,
+  suite: { config: Pick<Suite['config'], 'database'> },
   opts: Pick<CompareOptions, 'engine' | 'databaseUrl'>,
 ): Suite['config']['database'] {
   const db = suite.config.database;

@@ -235,6 +235,33 @@ describe('durations', () => {
   });
 });
 
+describe('the parts that load, beside the problems', () => {
+  const config = (engine: string, timeout = '30s') =>
+    `version: 1\nagent:\n  command: node agent.mjs\n  timeout: ${timeout}\ndatabase:\n  engine: ${engine}\n  schema: [db/schema.sql]\n  fixtures: [db/fixtures.yaml, db/extra.sql]\njudge:\n  url: http://127.0.0.1:9/v1\n  model: small\n`;
+  const load = async (edits: Record<string, string>) => {
+    const dir = await makeSuite(root.dir, edits);
+    return loadSuite(path.join(dir, 'stategate.yml'), { env: VALID_ENV });
+  };
+
+  it('keep the scenarios and tools of the files that loaded, so their SQL can be prepared', async () => {
+    const result = await load({
+      'stategate.yml': config('postgres', '30'),
+      'scenarios/refunds/simple.yaml': 'id: simple\ninput: { message: hi }\nexpect: not-a-list\n',
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.parts?.scenarios.map((s) => s.id)).toEqual(['refund-timeout-after-mutation']);
+    expect(result.parts?.tools.size).toBeGreaterThan(0);
+    expect(result.parts?.config.database.engine).toBe('postgres');
+  });
+
+  it('are none when the database section itself is broken', async () => {
+    const result = await load({ 'stategate.yml': config('mysql') });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.parts).toBeUndefined();
+  });
+});
+
 describe('all problems at once', () => {
   it('reports every problem in every broken file in one result, sorted by file and position', async () => {
     const config =
