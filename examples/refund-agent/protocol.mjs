@@ -1,4 +1,5 @@
 // The command side of the agent protocol: one JSON object on stdin, one result line on stdout.
+// The whole contract: docs/agent-protocol.md.
 
 /** Reads all of stdin as text. */
 export async function readStdin() {

@@ -1,10 +1,11 @@
-// Reading and checking the agent's result object (docs/agent-protocol.md). A malformed result is a
-// fact about the episode (resultError), never a thrown error.
+// Reading and checking the agent's result object (docs/agent-protocol.md). AgentResultSchema is the
+// contract: the harness parses with it and schema/agent-result.schema.json is generated from it. A
+// malformed result is a fact about the episode (resultError), never a thrown error.
+import { z } from 'zod';
 import type { AgentResult, Outcome } from '../record.js';
 import type { OutputCapture } from './capture.js';
 
-const OUTCOMES: readonly Outcome[] = ['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED'];
-const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cost_usd'] as const;
+export const OUTCOMES: readonly Outcome[] = ['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED'];
 const SNIPPET_CHARS = 200;
 
 /** Either a checked result or the reason there is none. */
@@ -13,6 +14,7 @@ export type ResultReading =
   | { result?: undefined; resultError: string };
 
 function describe(value: unknown): string {
+  if (value === undefined) return 'none';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'string')
@@ -26,46 +28,63 @@ export function snippet(text: string): string {
   return JSON.stringify(one.length > SNIPPET_CHARS ? `${one.slice(0, SNIPPET_CHARS)}...` : one);
 }
 
+const usageField = (name: string, description: string) =>
+  z
+    .number({
+      error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}`,
+    })
+    .min(0, {
+      error: (issue) => `"usage.${name}" must be a non-negative number, got ${describe(issue.input)}`,
+    })
+    .optional()
+    .describe(description);
+
+/**
+ * The result object: the last line of a command agent's stdout, or an agent server's response body.
+ * Not strict: fields it does not name are ignored (and not kept), so an agent may print more.
+ */
+export const AgentResultSchema = z
+  .object(
+    {
+      reply: z
+        .string({ error: (issue) => `the result must have a string "reply", got ${describe(issue.input)}` })
+        .describe("The agent's answer to the user, as the user would read it."),
+      outcome: z
+        .enum(OUTCOMES as [Outcome, ...Outcome[]], {
+          error: (issue) => `"outcome" must be one of ${OUTCOMES.join(', ')}, got ${describe(issue.input)}`,
+        })
+        .optional()
+        .describe(
+          'What the agent claims it achieved, upper-case. Graded by outcome and outcome_verified expectations.',
+        ),
+      tool_calls: z
+        .array(z.unknown(), { error: (issue) => `"tool_calls" must be a list, got ${describe(issue.input)}` })
+        .optional()
+        .describe(
+          "The agent's own account of its calls, kept in the record for reading; grading uses the calls the gateway recorded.",
+        ),
+      usage: z
+        .object(
+          {
+            input_tokens: usageField('input_tokens', 'Model input tokens of the episode.'),
+            output_tokens: usageField('output_tokens', 'Model output tokens of the episode.'),
+            cost_usd: usageField('cost_usd', 'What the episode cost, in US dollars.'),
+          },
+          { error: (issue) => `"usage" must be an object, got ${describe(issue.input)}` },
+        )
+        .optional()
+        .describe('What the episode spent; the report shows the mean per side.'),
+    },
+    { error: (issue) => `the result must be a JSON object, got ${describe(issue.input)}` },
+  )
+  .describe('The one result an agent gives per episode.');
+
 /** Checks a parsed value against the result contract, keeping only the known fields. */
 export function checkAgentResult(value: unknown): ResultReading {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { resultError: `the result must be a JSON object, got ${describe(value)}` };
-  }
-  const v = value as Record<string, unknown>;
-  if (typeof v.reply !== 'string') {
-    return {
-      resultError: `the result must have a string "reply", got ${'reply' in v ? describe(v.reply) : 'none'}`,
-    };
-  }
-  const result: AgentResult = { reply: v.reply };
-  if (v.outcome !== undefined) {
-    if (!OUTCOMES.includes(v.outcome as Outcome)) {
-      return { resultError: `"outcome" must be one of ${OUTCOMES.join(', ')}, got ${describe(v.outcome)}` };
-    }
-    result.outcome = v.outcome as Outcome;
-  }
-  if (v.tool_calls !== undefined) {
-    if (!Array.isArray(v.tool_calls))
-      return { resultError: `"tool_calls" must be a list, got ${describe(v.tool_calls)}` };
-    result.tool_calls = v.tool_calls;
-  }
-  if (v.usage !== undefined) {
-    if (typeof v.usage !== 'object' || v.usage === null || Array.isArray(v.usage)) {
-      return { resultError: `"usage" must be an object, got ${describe(v.usage)}` };
-    }
-    const u = v.usage as Record<string, unknown>;
-    const usage: NonNullable<AgentResult['usage']> = {};
-    for (const field of USAGE_FIELDS) {
-      const n = u[field];
-      if (n === undefined) continue;
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
-        return { resultError: `"usage.${field}" must be a non-negative number, got ${describe(n)}` };
-      }
-      usage[field] = n;
-    }
-    result.usage = usage;
-  }
-  return { result };
+  const parsed = AgentResultSchema.safeParse(value);
+  if (parsed.success) return { result: parsed.data };
+  // The first problem, in field order (reply, outcome, tool_calls, usage), is the one to fix first.
+  return { resultError: parsed.error.issues[0].message };
 }
 
 /** Parses JSON text and checks it; `what` names the text in the error ("last line of stdout"). */

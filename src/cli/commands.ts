@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { mergeReports } from '../compare/index.js';
-import { loadSuite } from '../config/load.js';
+import { loadSuite, sortProblems } from '../config/load.js';
 import {
   type Choice,
   type ChoiceOption,
@@ -12,7 +12,7 @@ import {
   parseChoice,
   parseShard,
 } from '../config/options.js';
-import { ConfigError, formatProblem, type Problem } from '../config/suite.js';
+import { ConfigError, formatProblem, type Problem, type SuiteParts } from '../config/suite.js';
 import { exitCodeFor } from '../gate/index.js';
 import { renderJunit } from '../report/junit.js';
 import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
@@ -134,36 +134,45 @@ export async function commandRun(values: CliValues): Promise<number> {
 export async function commandValidate(values: CliValues): Promise<number> {
   const configPath = resolve(values.config ?? 'stategate.yml');
   const loaded = await loadSuite(configPath);
-  if (!loaded.ok) {
-    printProblems(loaded.problems);
+  // With file problems, the SQL of the files that did load is still prepared: one pass shows all.
+  const parts = loaded.ok ? loaded.suite : loaded.parts;
+  const problems: Problem[] = loaded.ok ? [] : [...loaded.problems];
+  if (parts) problems.push(...(await suiteSqlProblems(parts, values)));
+  if (problems.length > 0 || !loaded.ok) {
+    printProblems(sortProblems(problems));
+    if (!loaded.ok && !parts)
+      process.stderr.write(
+        'SQL was not prepared: the database section or the schema and fixture files have problems of their own.\n',
+      );
     return 1;
   }
   const { suite } = loaded;
-  const problems: Problem[] = [];
-  let engine: Awaited<ReturnType<typeof chooseEngine>> | undefined;
-  try {
-    const requested = engineOption(values);
-    engine = await chooseEngine(databaseFor(suite, { engine: requested }), { engine: requested });
-    const template = await engine.buildTemplate(suite.template);
-    problems.push(...(await prepareSuiteSql(suite, template)));
-  } catch (err) {
-    problems.push({
-      file: suite.configFile,
-      line: 1,
-      col: 1,
-      message: `could not build the template: ${(err as Error).message}`,
-    });
-  } finally {
-    await engine?.close();
-  }
-  if (problems.length > 0) {
-    printProblems(problems);
-    return 1;
-  }
   process.stdout.write(
     `${suite.configFile}: ok (${suite.scenarios.length} scenarios, ${suite.tools.size} tools, every SQL statement prepared against the template)\n`,
   );
   return 0;
+}
+
+/** Builds the template and prepares every statement of `parts` against it; a failed build is one problem. */
+async function suiteSqlProblems(parts: SuiteParts, values: CliValues): Promise<Problem[]> {
+  let engine: Awaited<ReturnType<typeof chooseEngine>> | undefined;
+  try {
+    const requested = engineOption(values);
+    engine = await chooseEngine(databaseFor(parts, { engine: requested }), { engine: requested });
+    const template = await engine.buildTemplate(parts.template);
+    return await prepareSuiteSql(parts, template);
+  } catch (err) {
+    return [
+      {
+        file: parts.configFile,
+        line: 1,
+        col: 1,
+        message: `could not build the template: ${(err as Error).message}`,
+      },
+    ];
+  } finally {
+    await engine?.close();
+  }
 }
 
 export async function commandMerge(values: CliValues, files: string[]): Promise<number> {

@@ -15,7 +15,8 @@ Usage:
       Grade one version of the agent (default: the current directory).
   stategate validate [--config FILE]
       Check every file (schemas, SQL prepared against the template, tool and fault names) and
-      report all problems at once.
+      report all problems at once: the SQL of the files that load is prepared even when other
+      files have problems.
   stategate merge REPORT.json... [--config FILE] [--unverified] [--out DIR] [--fail-on LEVEL]
       Join shard reports (refuses different pinned suites or overlapping slices), then gate. Every
       report is validated (schema, sizes, ids, paths inside the workspace) and each case's class

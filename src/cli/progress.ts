@@ -1,9 +1,15 @@
-// Progress for long runs: a live line on a terminal, plain lines (about every 10%) in CI logs.
+// Progress for long runs: a live line on a terminal; in CI logs and pipes, one line per episode as it
+// finishes, so the counter shows every number from 1 to the total, in order.
 import type { ProgressEvent } from '../run/api.js';
+
+type EpisodeEvent = Extract<ProgressEvent, { type: 'episode' }>;
+
+function resultOf(event: EpisodeEvent): string {
+  return event.passed === null ? 'not graded' : event.passed ? 'pass' : 'fail';
+}
 
 export function createProgress(stream: NodeJS.WriteStream = process.stderr): (event: ProgressEvent) => void {
   const live = Boolean(stream.isTTY) && !process.env.CI;
-  let lastStep = -1;
   let pending = false;
   const clear = () => {
     if (live && pending) {
@@ -25,10 +31,6 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): (ev
       if (done === total) clear();
       return;
     }
-    const step = Math.floor((done / total) * 10);
-    if (step !== lastStep || done === total) {
-      lastStep = step;
-      stream.write(`  episodes ${done}/${total}\n`);
-    }
+    stream.write(`  episodes ${done}/${total}  ${side} ${scenario}: ${resultOf(event)}\n`);
   };
 }

@@ -21,7 +21,13 @@ export interface ConfigFileLists {
 export function readConfig(
   value: unknown,
   source: YamlSource,
-): { config?: StategateConfig; lists?: ConfigFileLists; problems: Problem[] } {
+): {
+  config?: StategateConfig;
+  /** The database section, when it is valid on its own (even with problems elsewhere). */
+  database?: StategateConfig['database'];
+  lists?: ConfigFileLists;
+  problems: Problem[];
+} {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { problems: [notAMapping(source, value, 'version: 1, agent, database, twins and scenarios')] };
   }
@@ -34,7 +40,7 @@ export function readConfig(
   const database = config?.database ?? shape.database.safeParse(raw.database).data;
   const twins = config?.twins ?? shape.twins.safeParse(raw.twins).data;
   const scenarios = config?.scenarios ?? shape.scenarios.safeParse(raw.scenarios).data;
-  if (!database || !twins || !scenarios) return { config, problems };
+  if (!database || !twins || !scenarios) return { config, database, problems };
   const rawDatabase = (raw.database ?? {}) as Record<string, unknown>;
   const lists: ConfigFileLists = {
     twins: named(twins, ['twins'], raw.twins),
@@ -42,7 +48,7 @@ export function readConfig(
     schema: named(database.schema, ['database', 'schema'], rawDatabase.schema),
     fixtures: named(database.fixtures, ['database', 'fixtures'], rawDatabase.fixtures),
   };
-  return { config, lists, problems };
+  return { config, database, lists, problems };
 }
 
 /** Pairs each listed name with the config field that holds it (a single string is the field itself). */

@@ -55,7 +55,7 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
   });
   const problems: Problem[] = [...parsed.problems];
   if (parsed.value === undefined) return { ok: false, problems };
-  const { config, lists, problems: configProblems } = readConfig(parsed.value, parsed.source);
+  const { config, database, lists, problems: configProblems } = readConfig(parsed.value, parsed.source);
   // A field holding an unexpanded `${VAR}` is already reported as the unset variable.
   problems.push(...configProblems.filter((p) => !unset.has(p.path)));
   if (!lists) return { ok: false, problems };
@@ -111,7 +111,23 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
     else problems.push(...calibration.problems);
   }
 
-  if (problems.length > 0 || !config) return { ok: false, problems: sortProblems(problems) };
+  if (problems.length > 0 || !config) {
+    // The SQL of what did load can still be checked, when the template and its database can be built.
+    const databaseSound = database && !problems.some((p) => p.path?.startsWith('database'));
+    const parts =
+      databaseSound && template.problems.length === 0
+        ? {
+            configFile: configAbs,
+            root,
+            config: { database },
+            scenarios,
+            tools,
+            template: template.template,
+            files,
+          }
+        : undefined;
+    return { ok: false, problems: sortProblems(problems), ...(parts ? { parts } : {}) };
+  }
   const suite: Suite = {
     configFile: configAbs,
     root,
@@ -193,7 +209,7 @@ async function mapLimited<T, R>(items: T[], fn: (item: T) => Promise<R>, limit =
 }
 
 /** Problems by file, then position: the order a reader fixes them in. */
-function sortProblems(problems: Problem[]): Problem[] {
+export function sortProblems(problems: Problem[]): Problem[] {
   return [...problems].sort((a, b) =>
     a.file !== b.file ? (a.file < b.file ? -1 : 1) : a.line !== b.line ? a.line - b.line : a.col - b.col,
   );

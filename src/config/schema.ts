@@ -2,9 +2,24 @@
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
 
-/** A duration: a number of milliseconds, or a string with a unit (ms, s, m). */
+/** The smallest bare number a duration takes: below it, `timeout: 30` almost surely meant seconds. */
+export const MIN_BARE_DURATION_MS = 1000;
+
+/** What a bare number under MIN_BARE_DURATION_MS says back: the milliseconds it is, and the fix. */
+export function bareDurationMessage(n: unknown): string {
+  if (typeof n !== 'number' || n <= 0) return `expected a positive duration such as 30s, got ${String(n)}`;
+  return `${n} is ${n} ms; did you mean ${n}s? A bare number is milliseconds and must be at least ${MIN_BARE_DURATION_MS}: write ${n}s, or ${n}ms if you mean milliseconds`;
+}
+
+/**
+ * A duration: a string with a unit (ms, s, m), or a bare number of milliseconds of at least
+ * MIN_BARE_DURATION_MS (a bare 30 is refused, not run as 30 ms).
+ */
 export const Duration = z.union([
-  z.number().int().positive(),
+  z
+    .number()
+    .int()
+    .min(MIN_BARE_DURATION_MS, { error: (issue) => bareDurationMessage(issue.input) }),
   z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m)$/, 'a duration such as 500ms, 60s or 2m'),
 ]);
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isSeq } from 'yaml';
 import { bindNamedParams, splitStatements } from '../sql/named-params.js';
 import { displayPath } from './source-file.js';
-import type { Suite } from './suite.js';
+import type { SuiteSql } from './suite.js';
 import {
   type FieldPath,
   formatPath,
@@ -31,7 +31,7 @@ export interface SqlStatement {
 }
 
 /** Lists every statement of twin tools, preconditions, expectation queries and scenario state SQL. */
-export function collectSqlStatements(suite: Suite): SqlStatement[] {
+export function collectSqlStatements(suite: SuiteSql): SqlStatement[] {
   const out: SqlStatement[] = [];
   const sources = new Map<string, YamlSource | null>();
   const sourceOf = (rel: string): YamlSource | null => {

@@ -29,8 +29,19 @@ export interface Suite {
   judgeCalibration?: JudgeCalibration | null;
 }
 
-/** Either the suite or every problem found, all at once. */
-export type LoadResult = { ok: true; suite: Suite } | { ok: false; problems: Problem[] };
+/** What SQL checks need of a suite: its tools and scenarios, the files they came from. */
+export type SuiteSql = Pick<Suite, 'root' | 'files' | 'tools' | 'scenarios'>;
+
+/**
+ * The parts of a suite with problems that did load: the tools and scenarios of the files that
+ * parsed, with a template whose files loaded and a database section that is valid, so their SQL
+ * can still be prepared in the same pass (`stategate validate` reports all problems at once).
+ */
+export type SuiteParts = SuiteSql &
+  Pick<Suite, 'configFile' | 'template'> & { config: Pick<StategateConfig, 'database'> };
+
+/** Either the suite, or every problem found, all at once, and the parts that did load. */
+export type LoadResult = { ok: true; suite: Suite } | { ok: false; problems: Problem[]; parts?: SuiteParts };
 
 /** Formats a problem as `file:line:col: message` for terminals and annotations. */
 export function formatProblem(p: Problem): string {

@@ -71,6 +71,11 @@ function issueProblems(
     }
     case 'custom':
       return [problemAt(source, full, issue.message)];
+    case 'too_small':
+    case 'too_big':
+      // A schema's own message says more than the bound ("30 is 30 ms; did you mean 30s?").
+      if (!/^Too (small|big)/.test(issue.message)) return [problemAt(source, full, issue.message)];
+      return [problemAt(source, full, `expected ${expectedOf(issue)}, got ${describeValue(issue.input)}`)];
     default:
       return [problemAt(source, full, `expected ${expectedOf(issue)}, got ${describeValue(issue.input)}`)];
   }

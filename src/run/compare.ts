@@ -26,6 +26,7 @@ import { type AssembleInput, assembleReport } from './assemble.js';
 import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
 import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
+import { EpisodeSignals } from './episode-signals.js';
 import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { policyWords, resolvePolicy } from './policy.js';
@@ -168,23 +169,31 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       const c = checkouts[p.side]!;
       return [c.dir, c.sha ?? '', pin.suiteHash, p.scenario.id, p.repeat, p.seed].join('\0');
     };
+    // Episodes listen on signals of their own, so the run's carries one listener however many run at once.
+    const episodeSignals = new EpisodeSignals(controller.signal);
     const run = async (p: PlannedEpisode): Promise<EpisodeRecord> => {
       // The same checkout on the same pinned suite and seed already ran in this process (the
       // demo compares three versions pairwise): reuse its record under this side's name.
       const cached = opts.episodeCache?.get(cacheKey(p));
       if (cached) return { ...cached, episode: p.id, side: p.side };
-      const record = await runEpisode(
-        {
-          template,
-          gateway,
-          tools: suite.tools,
-          side: runtimes[p.side]!,
-          expose: suite.config.database.expose,
-          signal: controller.signal,
-          pin,
-        },
-        p,
-      );
+      const episodeSignal = episodeSignals.open();
+      let record: EpisodeRecord;
+      try {
+        record = await runEpisode(
+          {
+            template,
+            gateway,
+            tools: suite.tools,
+            side: runtimes[p.side]!,
+            expose: suite.config.database.expose,
+            signal: episodeSignal.signal,
+            pin,
+          },
+          p,
+        );
+      } finally {
+        episodeSignal.release();
+      }
       if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
       return record;
     };
@@ -192,8 +201,12 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     // (unless --repeats is given) runs looks until the sequential test decides each case.
     const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
     const sequential = opts.repeats === undefined ? adaptivePolicy(suite.config.repeats) : null;
-    const runBatch = (batch: PlannedEpisode[]) =>
-      schedule(
+    // Adaptive looks run one batch each; the counter goes on across them instead of starting over.
+    let episodesBefore = 0;
+    const runBatch = async (batch: PlannedEpisode[]) => {
+      const before = episodesBefore;
+      episodesBefore += batch.length;
+      return schedule(
         batch,
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
@@ -209,10 +222,18 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
           concurrency,
           signal: controller.signal,
           onDone: (passed, p, done, total) => {
-            progress({ type: 'episode', done, total, scenario: p.scenario.id, side: p.side, passed });
+            progress({
+              type: 'episode',
+              done: before + done,
+              total: before + total,
+              scenario: p.scenario.id,
+              side: p.side,
+              passed,
+            });
           },
         },
       );
+    };
     if (sequential) {
       await runAdaptive({
         scenarios,
@@ -260,7 +281,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
  * file's: the file may be the head's, and the harness connects to that URL as an admin.
  */
 export function databaseFor(
-  suite: Suite,
+  suite: { config: Pick<Suite['config'], 'database'> },
   opts: Pick<CompareOptions, 'engine' | 'databaseUrl'>,
 ): Suite['config']['database'] {
   const db = suite.config.database;

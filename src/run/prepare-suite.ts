@@ -1,11 +1,11 @@
 // Every SQL statement of a suite prepared against its built template, before anything runs: a twin
 // naming a missing column is refused at file:line instead of failing each tool call of each episode.
 import { collectSqlStatements } from '../config/load.js';
-import type { Problem, Suite } from '../config/suite.js';
+import type { Problem, SuiteSql } from '../config/suite.js';
 import type { Template } from '../sandbox/types.js';
 
 /** One problem per statement the template refuses (twin SQL, preconditions, queries, state.sql). */
-export async function prepareSuiteSql(suite: Suite, template: Template): Promise<Problem[]> {
+export async function prepareSuiteSql(suite: SuiteSql, template: Template): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const st of collectSqlStatements(suite)) {
     const error = await template.prepare(st.sql, st.paramCount);

@@ -88,6 +88,30 @@ describe('stategate validate', () => {
     expect(res.stderr).not.toMatch(/\n\s+at /); // never a stack trace
   });
 
+  it('reports SQL problems in the same pass as file problems', { timeout: 300_000 }, () => {
+    const dir = demoCopy();
+    // File problems: a scenario with an unknown key, and one that is not YAML.
+    edit(
+      join(dir, 'scenarios', 'refund-happy-path.yaml'),
+      /^description:/m,
+      'descripton: typo\ndescription:',
+    );
+    writeFileSync(
+      join(dir, 'scenarios', 'broken-yaml.yaml'),
+      'id: broken-yaml\ninput: { message: "unterminated\n',
+    );
+    // SQL problems in files that load: a scenario's query and a twin's tool.
+    edit(join(dir, 'scenarios', 'admin-tool-requested.yaml'), 'SELECT balance FROM', 'SELECT balanse FROM');
+    edit(join(dir, 'examples', 'refund-agent', 'twins', 'refund.yaml'), /refund_count/, 'refund_cuont');
+    const res = stategate(dir, ['validate', '--engine', 'postgres']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^scenarios\/refund-happy-path\.yaml:\d+:1: .*descripton/m);
+    expect(res.stderr).toMatch(/^scenarios\/broken-yaml\.yaml:\d+:\d+: /m);
+    expect(res.stderr).toMatch(/^scenarios\/admin-tool-requested\.yaml:19:\d+: .*balanse/m);
+    expect(res.stderr).toMatch(/^examples\/refund-agent\/twins\/refund\.yaml:\d+:\d+: .*refund_cuont/m);
+    expect(res.stderr).toMatch(/^5 problems found\.$/m);
+  });
+
   it('finds a misspelt column once the files are otherwise valid', { timeout: 300_000 }, () => {
     const dir = demoCopy();
     edit(join(dir, 'scenarios', 'admin-tool-requested.yaml'), 'SELECT balance FROM', 'SELECT balanse FROM');

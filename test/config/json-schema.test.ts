@@ -26,6 +26,7 @@ describe('schema/*.json', () => {
       'scenario.schema.json',
       'twin.schema.json',
       'labels.schema.json',
+      'agent-result.schema.json',
     ]);
     for (const { file, text } of fresh) expect(committed(file), file).toBe(text);
   });

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSuite } from '../../src/config/load.js';
+import { durationMs } from '../../src/config/schema.js';
 import { formatProblem, type Problem } from '../../src/config/suite.js';
 import { makeSuite, tempRoot, VALID_ENV } from './helpers.js';
 
@@ -199,6 +200,65 @@ describe('problem positions', () => {
       ok: false,
       problems: [{ file: dir, line: 1, col: 1, message: 'not a regular file' }],
     });
+  });
+});
+
+describe('durations', () => {
+  const config = (timeout: string) =>
+    `version: 1\nagent:\n  command: node agent.mjs\n  timeout: ${timeout}\ndatabase:\n  engine: postgres\n  schema: [db/schema.sql]\n  fixtures: [db/fixtures.yaml, db/extra.sql]\njudge:\n  url: http://127.0.0.1:9/v1\n  model: small\n`;
+
+  it('a bare number under 1000 is refused with what it would mean and the fix', async () => {
+    const problems = await problemsOf({ 'stategate.yml': config('30') });
+    expect(problems.map(formatProblem)).toEqual([
+      'stategate.yml:4:12: agent.timeout: 30 is 30 ms; did you mean 30s? A bare number is milliseconds and must be at least 1000: write 30s, or 30ms if you mean milliseconds',
+    ]);
+  });
+
+  it('a unit, or a bare number of at least 1000 (milliseconds), is accepted as before', async () => {
+    for (const [written, ms] of [
+      ['30s', 30_000],
+      ['30ms', 30],
+      ['2m', 120_000],
+      ['1000', 1000],
+      ['45000', 45_000],
+    ] as const) {
+      const dir = await makeSuite(root.dir, { 'stategate.yml': config(written) });
+      const result = await loadSuite(path.join(dir, 'stategate.yml'), { env: VALID_ENV });
+      expect(result.ok, written).toBe(true);
+      if (result.ok) expect(durationMs(result.suite.config.agent.timeout), written).toBe(ms);
+    }
+  });
+
+  it('zero and negative numbers are refused without suggesting seconds', async () => {
+    const problems = await problemsOf({ 'stategate.yml': config('0') });
+    expect(problems.map((p) => p.message)).toEqual(['expected a positive duration such as 30s, got 0']);
+  });
+});
+
+describe('the parts that load, beside the problems', () => {
+  const config = (engine: string, timeout = '30s') =>
+    `version: 1\nagent:\n  command: node agent.mjs\n  timeout: ${timeout}\ndatabase:\n  engine: ${engine}\n  schema: [db/schema.sql]\n  fixtures: [db/fixtures.yaml, db/extra.sql]\njudge:\n  url: http://127.0.0.1:9/v1\n  model: small\n`;
+  const load = async (edits: Record<string, string>) => {
+    const dir = await makeSuite(root.dir, edits);
+    return loadSuite(path.join(dir, 'stategate.yml'), { env: VALID_ENV });
+  };
+
+  it('keep the scenarios and tools of the files that loaded, so their SQL can be prepared', async () => {
+    const result = await load({
+      'stategate.yml': config('postgres', '30'),
+      'scenarios/refunds/simple.yaml': 'id: simple\ninput: { message: hi }\nexpect: not-a-list\n',
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.parts?.scenarios.map((s) => s.id)).toEqual(['refund-timeout-after-mutation']);
+    expect(result.parts?.tools.size).toBeGreaterThan(0);
+    expect(result.parts?.config.database.engine).toBe('postgres');
+  });
+
+  it('are none when the database section itself is broken', async () => {
+    const result = await load({ 'stategate.yml': config('mysql') });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.parts).toBeUndefined();
   });
 });
 
