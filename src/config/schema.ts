@@ -273,10 +273,18 @@ const base = {
   critical: z.boolean().default(false),
 };
 
-export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators });
+// Not a comparator: how the comparators read values (see docs/formats/scenario.md, "How values compare").
+const loose = z
+  .boolean()
+  .optional()
+  .describe(
+    "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON.",
+  );
+
+export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators, loose });
 
 const kinds = {
-  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators }),
+  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators, loose }),
   changes: z.strictObject({
     ...base,
     changes: z.strictObject({

@@ -213,8 +213,8 @@ function harnessFailure(call: CallRecord): string {
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
   try {
-    const { rows } = await sandbox.readOnly(sql);
-    return { sql, rows };
+    const { rows, fields } = await sandbox.readOnly(sql);
+    return { sql, rows, fields };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }
