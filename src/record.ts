@@ -63,7 +63,7 @@ export interface CallRecord {
   cutOff?: true;
   /**
    * Additive: the harness failed this call (the twin's SQL raised an error it does not declare as
-   * `not_found` or a precondition, or the gateway lost its database). The episode is then not graded.
+   * `not_found`, a precondition or under `errors`, or the gateway lost its database). The episode is then not graded.
    */
   harnessError?: string;
 }

@@ -15,7 +15,7 @@ export type ToolAnswer =
       status: number;
       code: string;
       message: string;
-      /** The tool's own SQL failed (not a declared not_found or precondition): not the agent's answer to grade. */
+      /** The tool's own SQL failed (not a declared not_found, precondition or errors entry): not the agent's answer to grade. */
       harness?: true;
       /** The database's SQLSTATE, when it gave one. */
       sqlstate?: string;

@@ -65,9 +65,13 @@ function sameJson(a: unknown, e: unknown): boolean {
   return typeof a === typeof e && a === e;
 }
 
-/** An expected JSON document written as JSON text (`equals: '{"a": 1}'`), when the column holds a structure. */
+/**
+ * An expected document written as JSON text (`equals: '{"a": 1}'`), read as JSON when the column
+ * holds an object or array; a scalar string stays a string, so `"9"` never reads as 9.
+ */
 function expectedJson(actual: unknown, expected: unknown): unknown {
-  if (typeof expected !== 'string' || typeof actual === 'string') return expected;
+  const structure = Array.isArray(actual) || isPlainObject(actual);
+  if (typeof expected !== 'string' || !structure || !/^\s*[[{]/.test(expected)) return expected;
   try {
     return JSON.parse(expected);
   } catch {

@@ -208,7 +208,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
 /** The infraError message of a call the harness failed: the error first, then what to do. */
 function harnessFailure(call: CallRecord): string {
-  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found or precondition; fix the twin's SQL, or declare the case with a precondition)`;
+  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {

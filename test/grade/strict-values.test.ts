@@ -68,6 +68,10 @@ describe('strict values: each old loophole now fails, and loose restores it', ()
     expect(g.strict).toMatchObject({ verdict: 'fail', label: 'STATE_MISMATCH' });
     expect(g.strict.message).toBe('v[1].n: expected 9, got "9"');
     expect(g.loose.verdict).toBe('pass');
+    // Nor the other way round: the expected string "9" is not the JSON number 9.
+    const reversed = await grade("SELECT doc->'n' AS n FROM v WHERE id = 2", { equals: '9' });
+    expect(reversed.strict.verdict).toBe('fail');
+    expect(reversed.loose.verdict).toBe('pass');
     // The document as a whole, written as YAML or as JSON text.
     const whole = await grade('SELECT doc FROM v WHERE id = 1', { equals: { n: 9, ids: ['1'], ok: 'true' } });
     expect(whole.strict.verdict).toBe('fail');
