@@ -63,7 +63,7 @@ export interface CallRecord {
   cutOff?: true;
   /**
    * Additive: the harness failed this call (the twin's SQL raised an error it does not declare as
-   * `not_found` or a precondition, or the gateway lost its database). The episode is then not graded.
+   * `not_found`, a precondition or under `errors`, or the gateway lost its database). The episode is then not graded.
    */
   harnessError?: string;
 }
@@ -105,6 +105,12 @@ export interface AgentRun {
 export interface QueryResult {
   sql: string;
   rows?: Row[];
+  /**
+   * Additive: the result's columns and their type names (pg_type.typname, `_int4` for an array of
+   * int4), which decide how a value compares (see grade/typed-values.ts). Absent in older records,
+   * whose values then compare by their form alone.
+   */
+  fields?: { name: string; type: string }[];
   error?: string;
 }
 

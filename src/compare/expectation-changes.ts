@@ -122,6 +122,9 @@ function changesCheck(b: Record<string, unknown>, h: Record<string, unknown>, ou
 /** The query and comparators of a query check; every comparator must hold, so dropping one loosens. */
 function queryCheck(b: QueryCheck, h: QueryCheck, prefix: string, out: ExpectationDiff): void {
   if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
+  // loose lets values pass that only look like the expected ones.
+  if (!b.loose && h.loose) out.loosened.push(`${prefix}loose added`);
+  if (b.loose && !h.loose) out.tightened.push(`${prefix}loose dropped`);
   for (const name of COMPARATOR_NAMES) {
     const bv = b[name];
     const hv = h[name];

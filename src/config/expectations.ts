@@ -8,7 +8,7 @@ import { type FieldPath, problemAt, type YamlSource } from './yaml-source.js';
 import { validate } from './zod-problems.js';
 
 const KINDS = new Set<string>(EXPECTATION_KINDS);
-const COMMON_KEYS = new Set<string>(['id', 'critical', ...COMPARATOR_NAMES]);
+const COMMON_KEYS = new Set<string>(['id', 'critical', 'loose', ...COMPARATOR_NAMES]);
 
 /**
  * Validates a scenario's `expect` list: each expectation, or null where it has problems (aligned with

@@ -189,6 +189,12 @@ export const ErrorReply = z.strictObject({
   message: z.string().optional().describe('May use {arg} placeholders.'),
 });
 
+/** The tool error a SQLSTATE raised by the tool's SQL stands for; the message is the one raised. */
+export const RaisedError = z.strictObject({
+  status: z.number().int().min(400).max(599),
+  code: z.string().min(1),
+});
+
 export const TwinTool = z
   .strictObject({
     description: z.string().default(''),
@@ -204,6 +210,12 @@ export const TwinTool = z
     idempotency_key: z.string().min(1).optional().describe('The argument that makes a retry safe.'),
     effect_key: z.string().min(1).optional().describe('Names the effect, e.g. "refund:{order_id}".'),
     preconditions: z.array(z.strictObject({ query: z.string().min(1), error: ErrorReply })).default([]),
+    errors: z
+      .record(z.string().regex(/^[0-9A-Z]{5}$/, 'a SQLSTATE (five digits or capital letters)'), RaisedError)
+      .optional()
+      .describe(
+        'SQLSTATEs the tool SQL raises on purpose (RAISE ... USING ERRCODE), each the tool error it stands for; the raised MESSAGE is the message.',
+      ),
   })
   .refine((t) => (t.sql === undefined) !== (t.static === undefined), {
     message: 'a tool has exactly one of sql or static',
@@ -282,10 +294,18 @@ const base = {
   critical: z.boolean().default(false),
 };
 
-export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators });
+// Not a comparator: how the comparators read values (see docs/formats/scenario.md, "How values compare").
+const loose = z
+  .boolean()
+  .optional()
+  .describe(
+    "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON.",
+  );
+
+export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators, loose });
 
 const kinds = {
-  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators }),
+  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators, loose }),
   changes: z.strictObject({
     ...base,
     changes: z.strictObject({
@@ -422,6 +442,7 @@ export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
 export type TwinFile = z.infer<typeof TwinFile>;
 export type TwinTool = z.infer<typeof TwinTool>;
 export type ErrorReply = z.infer<typeof ErrorReply>;
+export type RaisedError = z.infer<typeof RaisedError>;
 export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultName = z.infer<typeof FaultName>;
 export type QueryCheck = z.infer<typeof QueryCheck>;

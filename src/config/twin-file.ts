@@ -53,6 +53,24 @@ export function readTwinFile(
   return { tools, names, problems };
 }
 
+/**
+ * SQLSTATE classes an `errors:` entry may not claim: they are not errors at all, or they say the
+ * suite's SQL is wrong (42: a missing table or a refused privilege) or the server failed; mapping
+ * them to tool answers would turn a broken suite or a lost connection into something to grade.
+ */
+const RESERVED_CLASSES: Record<string, string> = {
+  '00': 'successful completion',
+  '01': 'warning',
+  '02': 'no data',
+  '08': 'connection exception',
+  '42': 'syntax error or access rule violation',
+  '53': 'insufficient resources',
+  '57': 'operator intervention',
+  '58': 'system error',
+  F0: 'configuration file error',
+  XX: 'internal error',
+};
+
 /** Checks a tool's parts against its own input schema: arguments named in SQL, keys and messages. */
 function toolChecks(tool: TwinTool, source: YamlSource, at: FieldPath, ajv: InputSchemaChecker): Problem[] {
   const problems = inputSchemaProblems(ajv, tool.input, source, [...at, 'input']);
@@ -88,6 +106,22 @@ function toolChecks(tool: TwinTool, source: YamlSource, at: FieldPath, ajv: Inpu
         ),
       );
     }
+  }
+  if (tool.errors !== undefined && tool.sql === undefined) {
+    problems.push(
+      problemAt(source, [...at, 'errors'], 'errors: maps SQLSTATEs the SQL raises, but the tool has no sql'),
+    );
+  }
+  for (const sqlstate of Object.keys(tool.errors ?? {})) {
+    const why = RESERVED_CLASSES[sqlstate.slice(0, 2)];
+    if (why === undefined) continue;
+    problems.push(
+      problemAt(
+        source,
+        [...at, 'errors', sqlstate],
+        `SQLSTATE ${sqlstate} is of class ${sqlstate.slice(0, 2)} (${why}), which the database itself raises when the suite or the server is broken, so it cannot stand for a tool error; raise a code of your own, e.g. ERRCODE = 'SG422'`,
+      ),
+    );
   }
   const templates: { path: FieldPath; text: string | undefined }[] = [
     { path: [...at, 'effect_key'], text: tool.effect_key },

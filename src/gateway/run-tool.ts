@@ -1,5 +1,6 @@
 // Runs one twin tool against a database: preconditions, then its statements in one transaction,
-// shaped by `returns` (docs/formats/twin.md). Database errors become error answers, never throws.
+// shaped by `returns` (docs/formats/twin.md). Database errors become error answers, never throws:
+// a SQLSTATE the twin declares under `errors:` is the tool's own error, any other one the harness's.
 import type { Tool } from '../config/schema.js';
 import type { RowChange } from '../record.js';
 import type { Sandbox, SqlSession } from '../sandbox/types.js';
@@ -14,7 +15,7 @@ export type ToolAnswer =
       status: number;
       code: string;
       message: string;
-      /** The tool's own SQL failed (not a declared not_found or precondition): not the agent's answer to grade. */
+      /** The tool's own SQL failed (not a declared not_found, precondition or errors entry): not the agent's answer to grade. */
       harness?: true;
       /** The database's SQLSTATE, when it gave one. */
       sqlstate?: string;
@@ -76,7 +77,7 @@ export async function runTool(db: Sandbox, tool: Tool, args: Args, opts: RunOpti
     return { answer: value, changes };
   } catch (err) {
     if (err instanceof Undo) return { answer: err.answer, changes: [] };
-    return { answer: sqlErrorAnswer(err), changes: [] };
+    return { answer: raisedErrorAnswer(tool, err) ?? sqlErrorAnswer(err), changes: [] };
   }
 }
 
@@ -117,6 +118,25 @@ function shapeAnswer(tool: Tool, args: Args, rows: Record<string, unknown>[]): T
     status: nf.status,
     code: nf.code,
     message: fillPlaceholders(nf.message ?? 'Not found.', args),
+  };
+}
+
+/**
+ * The tool error a SQL error stands for when the twin declares its SQLSTATE under `errors:` (a
+ * `RAISE ... USING ERRCODE` in the tool's SQL or a function it calls): the declared status and
+ * code, and the raised message with its DETAIL and HINT on lines of their own, so the message can
+ * carry values the SQL computed. Null for any other error: that one is the harness's.
+ */
+export function raisedErrorAnswer(tool: Tool, err: unknown): ToolAnswer | null {
+  const e = err as { code?: unknown; message?: unknown; detail?: unknown; hint?: unknown } | null;
+  if (!tool.errors || typeof e?.code !== 'string' || !Object.hasOwn(tool.errors, e.code)) return null;
+  const declared = tool.errors[e.code];
+  const lines = [e.message, e.detail, e.hint].filter((l): l is string => typeof l === 'string' && l !== '');
+  return {
+    ok: false,
+    status: declared.status,
+    code: declared.code,
+    message: lines.join('\n') || declared.code,
   };
 }
 

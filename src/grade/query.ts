@@ -3,17 +3,27 @@
 //
 // `rows` compares the whole result as a list of objects, each with exactly the expected columns.
 // The list is compared in order when the query has a top-level ORDER BY, otherwise as a multiset:
-// without ORDER BY the database promises no order, and a grade must not depend on a plan.
+// without ORDER BY the database promises no order, and a grade must not depend on a plan (the
+// rules, values by column type included, are the table in docs/formats/scenario.md).
 import { COMPARATOR_NAMES, type QueryCheck } from '../config/schema.js';
 import type { QueryResult, Row } from '../record.js';
 import {
+  type Comparison,
+  columnTypes,
+  LOOSE,
+  sameRowBy,
+  showOne,
+  showPair,
+  showRow,
+  strictComparison,
+  unmatchedRowsBy,
+} from './typed.js';
+import {
   type Comparator,
   compareValues,
-  formatValue,
+  compilePattern,
   GradeError,
   type SCALAR_COMPARATORS,
-  sameRow,
-  unmatchedRows,
 } from './values.js';
 import { errored, failed, type Grade, passed, plural } from './verdicts.js';
 
@@ -45,8 +55,10 @@ export function gradeQueryCheck(check: Comparators, result: QueryResult | undefi
   if (comparators.length === 0) {
     return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(', ')})`);
   }
+  // A record without column types (written before they were kept) compares by form, as it did then.
+  const cmp = check.loose || !result.fields ? LOOSE : strictComparison(columnTypes(result.fields));
   try {
-    const grades = comparators.map((c) => gradeComparator(c, check[c], rows, result.sql));
+    const grades = comparators.map((c) => gradeComparator(cmp, c, check[c], rows, result.sql));
     return grades.find((g) => g.verdict !== 'pass') ?? grades[0];
   } catch (e) {
     if (e instanceof GradeError) return errored(e.message);
@@ -54,13 +66,64 @@ export function gradeQueryCheck(check: Comparators, result: QueryResult | undefi
   }
 }
 
-function gradeComparator(comparator: Comparator, expected: unknown, rows: Row[], sql: string): Grade {
-  if (comparator === 'rows') return gradeRows(expected, rows, sql);
-  if (comparator === 'empty') return gradeEmpty(expected, rows);
-  const expectedText = `${PHRASES[comparator]}${comparator === 'matches' ? `/${expected}/` : formatValue(expected)}`;
-  const subject = querySubject(sql, rows[0] ? Object.keys(rows[0])[0] : undefined);
-  if (rows.length === 0) {
-    return failed('STATE_MISMATCH', `${subject}: expected ${expectedText}, got no rows`, expected, []);
+function asRows(v: unknown, comparator: string, cmp: Comparison): Row[] {
+  if (!Array.isArray(v) || !v.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${showOne(cmp.show(v))}`);
+  }
+  return v as Row[];
+}
+
+/** Whether one value satisfies a scalar comparator (after `in`'s and `matches`' own checks). */
+function holds(cmp: Comparison, comparator: Comparator, actual: unknown, expected: unknown, column: string) {
+  switch (comparator) {
+    case 'equals':
+      return cmp.same(actual, expected, column);
+    case 'not_equals':
+      return !cmp.same(actual, expected, column);
+    case 'in':
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${showOne(cmp.show(expected, column))}`);
+      }
+      return expected.some((option) => cmp.same(actual, option, column));
+    case 'matches':
+      return compareValues(actual, 'matches', expected);
+    default: {
+      const order = cmp.order(actual, expected, column, comparator);
+      if (order === null) return false;
+      if (comparator === 'gt') return order > 0;
+      if (comparator === 'gte') return order >= 0;
+      if (comparator === 'lt') return order < 0;
+      return order <= 0;
+    }
+  }
+}
+
+function gradeComparator(
+  cmp: Comparison,
+  comparator: Comparator,
+  expected: unknown,
+  rows: Row[],
+  sql: string,
+): Grade {
+  if (comparator === 'rows') return gradeRows(cmp, expected, rows, sql);
+  if (comparator === 'empty') return gradeEmpty(cmp, expected, rows);
+  if (comparator === 'matches') compilePattern(expected, 'matches');
+  const column = rows[0] ? Object.keys(rows[0])[0] : undefined;
+  const shownExpected = (v: unknown) =>
+    comparator === 'matches'
+      ? `/${expected}/`
+      : comparator === 'in' && Array.isArray(v)
+        ? `[${v.map((o) => cmp.show(o, column)).join(',')}]`
+        : cmp.show(v, column);
+  const subject = querySubject(sql, column);
+  if (rows.length === 0 || column === undefined) {
+    const text = showOne(shownExpected(expected));
+    return failed(
+      'STATE_MISMATCH',
+      `${subject}: expected ${PHRASES[comparator as keyof typeof PHRASES]}${text}, got no rows`,
+      expected,
+      [],
+    );
   }
   const columns = Object.keys(rows[0]);
   if (rows.length > 1 || columns.length !== 1) {
@@ -69,39 +132,45 @@ function gradeComparator(comparator: Comparator, expected: unknown, rows: Row[],
         `${plural(columns.length, 'column')} (${columns.join(', ')}); use rows or empty for a whole result`,
     );
   }
-  const actual = rows[0][columns[0]];
-  if (compareValues(actual, comparator, expected)) {
-    return passed(`${subject} is ${formatValue(actual)} (expected ${expectedText})`, expected, actual);
+  const actual = rows[0][column];
+  const phrase = PHRASES[comparator as keyof typeof PHRASES];
+  if (holds(cmp, comparator, actual, expected, column)) {
+    const [want, got] = [showOne(shownExpected(expected)), showOne(cmp.show(actual, column))];
+    return passed(`${subject} is ${got} (expected ${phrase}${want})`, expected, actual);
   }
-  return failed(
-    'STATE_MISMATCH',
-    `${subject}: expected ${expectedText}, got ${formatValue(actual)}`,
-    expected,
-    actual,
-  );
+  const [want, got] = showPair(shownExpected(expected), cmp.show(actual, column));
+  return failed('STATE_MISMATCH', `${subject}: expected ${phrase}${want}, got ${got}`, expected, actual);
 }
 
-function gradeRows(expected: unknown, rows: Row[], sql: string): Grade {
-  // Checks that both sides are lists of rows too (a GradeError otherwise).
-  const asMultiset = compareValues(rows, 'rows', expected);
-  const want = expected as Row[];
+function gradeRows(cmp: Comparison, expected: unknown, rows: Row[], sql: string): Grade {
+  const want = asRows(expected, 'rows', cmp);
+  asRows(rows, 'rows', cmp);
   if (hasTopLevelOrderBy(sql)) {
-    const at = firstDifference(rows, want);
+    const at = firstDifference(cmp, rows, want);
     const shown = `${plural(want.length, 'row')} in order`;
     if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
+    const [w, g] = showPair(
+      at < want.length ? showRow(cmp, want[at]) : 'no row',
+      at < rows.length ? showRow(cmp, rows[at]) : 'no row',
+    );
     return failed(
       'STATE_MISMATCH',
-      `expected ${shown}, got ${plural(rows.length, 'row')}; row ${at + 1}: expected ` +
-        `${at < want.length ? formatValue(want[at]) : 'no row'}, got ${at < rows.length ? formatValue(rows[at]) : 'no row'}`,
+      `expected ${shown}, got ${plural(rows.length, 'row')}; row ${at + 1}: expected ${w}, got ${g}`,
       want,
       rows,
     );
   }
-  if (asMultiset) return passed(`the query returned the ${plural(want.length, 'row')}`, want, rows);
-  const { missing, unexpected } = unmatchedRows(rows, want);
+  const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
+  if (missing.length === 0 && unexpected.length === 0) {
+    return passed(`the query returned the ${plural(want.length, 'row')}`, want, rows);
+  }
+  let m = missing.length ? showRow(cmp, missing[0]) : '';
+  let u = unexpected.length ? showRow(cmp, unexpected[0]) : '';
+  if (m && u) [m, u] = showPair(m, u);
+  else [m, u] = [showOne(m), showOne(u)];
   const parts = [
-    missing.length ? `missing ${formatValue(missing[0])}${more(missing.length)}` : '',
-    unexpected.length ? `unexpected ${formatValue(unexpected[0])}${more(unexpected.length)}` : '',
+    missing.length ? `missing ${m}${more(missing.length)}` : '',
+    unexpected.length ? `unexpected ${u}${more(unexpected.length)}` : '',
   ].filter(Boolean);
   return failed(
     'STATE_MISMATCH',
@@ -115,16 +184,18 @@ function more(n: number): string {
   return n > 1 ? ` and ${n - 1} more` : '';
 }
 
-function firstDifference(actual: Row[], expected: Row[]): number {
+function firstDifference(cmp: Comparison, actual: Row[], expected: Row[]): number {
   for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
-    if (i >= actual.length || i >= expected.length || !sameRow(actual[i], expected[i])) return i;
+    if (i >= actual.length || i >= expected.length || !sameRowBy(cmp, actual[i], expected[i])) return i;
   }
   return -1;
 }
 
-function gradeEmpty(expected: unknown, rows: Row[]): Grade {
-  const ok = compareValues(rows, 'empty', expected);
-  if (ok) {
+function gradeEmpty(cmp: Comparison, expected: unknown, rows: Row[]): Grade {
+  if (typeof expected !== 'boolean') {
+    throw new GradeError(`empty needs true or false, got ${showOne(cmp.show(expected))}`);
+  }
+  if ((rows.length === 0) === expected) {
     return passed(
       expected
         ? 'the query returned no rows, as expected'
@@ -135,7 +206,7 @@ function gradeEmpty(expected: unknown, rows: Row[]): Grade {
   if (expected) {
     return failed(
       'EXTRA_EFFECT',
-      `expected no rows, got ${plural(rows.length, 'row')} (first ${formatValue(rows[0])})`,
+      `expected no rows, got ${plural(rows.length, 'row')} (first ${showOne(showRow(cmp, rows[0]))})`,
       [],
       rows,
     );

@@ -1,6 +1,8 @@
-// Values compare by meaning, not by driver representation (docs/formats/scenario.md): 150, "150" and
-// "150.00" are one number; 't' and true one boolean; two offsets of one instant one timestamp; JSON
-// deeply, whatever its key order.
+// Values compared by their form alone, not by driver representation: 150, "150" and "150.00" are
+// one number; 't' and true one boolean; two offsets of one instant one timestamp; JSON deeply,
+// whatever its key order. This is the reading of `loose: true`, of values whose column type is not
+// known, and of call arguments and change-log values; query results compare by their column's type
+// (typed.ts), where a value that merely looks like the expected one does not pass.
 import type { Row } from '../record.js';
 import { compareDecimals, compareInstants, parseBoolean, parseDecimal, parseInstant } from './scalars.js';
 

@@ -208,13 +208,13 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
 /** The infraError message of a call the harness failed: the error first, then what to do. */
 function harnessFailure(call: CallRecord): string {
-  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found or precondition; fix the twin's SQL, or declare the case with a precondition)`;
+  return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
   try {
-    const { rows } = await sandbox.readOnly(sql);
-    return { sql, rows };
+    const { rows, fields } = await sandbox.readOnly(sql);
+    return { sql, rows, fields };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }

@@ -107,7 +107,9 @@ export class PgSandbox implements Sandbox {
    * Runs one suite query that must not write: the transaction is READ ONLY and locked so by a first
    * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
    */
-  async readOnly(sql: string): Promise<{ rows: Record<string, unknown>[] }> {
+  async readOnly(
+    sql: string,
+  ): Promise<{ rows: Record<string, unknown>[]; fields: { name: string; type: string }[] }> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -115,7 +117,7 @@ export class PgSandbox implements Sandbox {
       await client.query('SELECT 1');
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
-      return { rows: result.rows };
+      return { rows: result.rows, fields: result.fields };
     } finally {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;

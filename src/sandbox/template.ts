@@ -32,6 +32,10 @@ export function templateHash(spec: TemplateSpec): string {
 const USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
 
+// The suite role's own SECURITY DEFINER routines, each as its quoted signature (regprocedure's text).
+const OWN_DEFINER_ROUTINES = `SELECT p.oid::regprocedure::text AS routine FROM pg_proc p
+ WHERE p.prosecdef AND p.proowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) ORDER BY 1`;
+
 /** Builds a template database from a spec; the database is dropped again when anything fails. */
 export async function buildTemplate(
   cluster: Cluster,
@@ -130,6 +134,10 @@ async function installCapture(
   await asAdmin(cluster, database, installAuditSchema(log.name, owner.name));
   // Roles made for agents may use the schemas but never create objects in them (owning nothing).
   const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
+  // Nor may they call the suite's SECURITY DEFINER routines, which would run as the suite role
+  // (reading the change log, changing tables' definitions); twin SQL calls them as their owner.
+  const definers = await client.query<{ routine: string }>(OWN_DEFINER_ROUTINES);
+  revokes.push(...definers.rows.map((r) => `REVOKE EXECUTE ON ROUTINE ${r.routine} FROM PUBLIC`));
   await client.query(['BEGIN', ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'));
   await asAdmin(cluster, database, revokeTriggerFunctions(log.name, owner.name));
   const sums: Record<string, bigint> = {};

@@ -33,7 +33,9 @@ export interface Sandbox extends SqlSession {
    */
   transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }>;
   /** Runs one query in a read-only transaction that is always rolled back (expectation queries). */
-  readOnly(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
+  readOnly(
+    sql: string,
+  ): Promise<{ rows: Record<string, unknown>[]; fields: { name: string; type: string }[] }>;
   /** Marks the current state as the initial state the episode's diff is taken against. */
   markInitial(): Promise<void>;
   /** The row diff of every table, initial vs now, and a fingerprint per table. */

@@ -121,6 +121,48 @@ describe('stategate validate', () => {
     expect(res.stderr).toMatch(/^scenarios\/admin-tool-requested\.yaml:19:\d+: .*balanse/m);
     expect(res.stderr).toMatch(/^examples\/refund-agent\/twins\/refund\.yaml:\d+:\d+: .*refund_cuont/m);
   });
+  it("prepares calls of the schema's functions like any statement, and finds a misspelt one", {
+    timeout: 300_000,
+  }, () => {
+    const dir = demoCopy();
+    const schema = join(dir, 'examples', 'refund-agent', 'db', 'schema.sql');
+    writeFileSync(
+      schema,
+      `${readFileSync(schema, 'utf8')}
+CREATE FUNCTION refund_limit(p_order text) RETURNS numeric LANGUAGE plpgsql AS $fn$
+DECLARE v numeric;
+BEGIN
+  SELECT 100 INTO v;
+  IF p_order = '' THEN RAISE EXCEPTION USING ERRCODE = 'SG422', MESSAGE = format('no order, limit %s', v); END IF;
+  RETURN v;
+END $fn$;
+`,
+    );
+    const twins = join(dir, 'examples', 'refund-agent', 'twins', 'refund.yaml');
+    writeFileSync(
+      twins,
+      `${readFileSync(twins, 'utf8').trimEnd()}
+  refund_limit:
+    input: { type: object, properties: { order_id: { type: string } }, required: [order_id] }
+    sql: SELECT refund_limit(:order_id) AS max_refund
+    returns: one
+    errors:
+      SG422: { status: 422, code: NO_ORDER }
+  refund_limit_typo:
+    input: { type: object, properties: { order_id: { type: string } }, required: [order_id] }
+    sql: SELECT refund_limt(:order_id) AS max_refund
+    returns: one
+`,
+    );
+    const res = stategate(dir, ['validate', '--engine', 'postgres']);
+    expect(res.code).toBe(1);
+    const lines = res.stderr.trim().split('\n');
+    expect(lines.slice(0, -1)).toEqual([
+      expect.stringMatching(
+        /^examples\/refund-agent\/twins\/refund\.yaml:\d+:\d+: tool refund_limit_typo: function refund_limt\(unknown\) does not exist/,
+      ),
+    ]);
+  });
 });
 
 describe('stategate', () => {

@@ -118,6 +118,10 @@ describe('diffSuites', () => {
     );
     expect(loose({ ...bare, empty: false })[0]).toMatch(/equals dropped/);
     expect(loose({ ...refundOnce, query: 'SELECT 1' })[0]).toMatch(/loosened: query changed/);
+    // Comparing by form lets values pass that only look like the expected ones.
+    expect(loose({ ...refundOnce, loose: true })).toEqual([
+      'weakens: scenario refund-twice: expectation refunded-once loosened: loose added',
+    ]);
     const gt = { id: 'refunded-once', critical: true, query: 'SELECT 1', gt: 3 };
     const gtBase = edited([gt, noDouble]);
     const gtDiff = (h: Raw) =>

@@ -111,7 +111,7 @@ describe('query: rows and empty', () => {
     expect(gradeQueryCheck({ rows: reversed }, result, 'e1').verdict).toBe('pass');
     const g = gradeQueryCheck({ rows: [{ order_id: 'ORD-1001', amount: 40 }] }, result, 'e1');
     expect(g.verdict).toBe('fail');
-    expect(g.message).toBe('expected 1 row, got 2 rows: unexpected {"amount":"15.50","order_id":"ORD-1002"}');
+    expect(g.message).toBe('expected 1 row, got 2 rows: unexpected {"amount":15.50,"order_id":"ORD-1002"}');
   });
 
   it('compares rows in order with a top-level ORDER BY', () => {
@@ -120,7 +120,7 @@ describe('query: rows and empty', () => {
     const g = gradeQueryCheck({ rows: [...refunds].reverse() }, result, 'e1');
     expect(g.verdict).toBe('fail');
     expect(g.message).toBe(
-      'expected 2 rows in order, got 2 rows; row 1: expected {"amount":"15.50","order_id":"ORD-1002"}, got {"amount":"40.00","order_id":"ORD-1001"}',
+      'expected 2 rows in order, got 2 rows; row 1: expected {"amount":15.50,"order_id":"ORD-1002"}, got {"amount":40.00,"order_id":"ORD-1001"}',
     );
   });
 

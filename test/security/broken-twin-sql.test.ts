@@ -2,7 +2,8 @@
 // alike, every case would read "unchanged" and the gate would PASS. A statement that does not
 // prepare is refused before any episode; a SQL error only the run can meet (a constraint the twin
 // does not declare) makes the case incomplete with the database's message, never PASS, and a head
-// that alone meets one cannot hide a failure behind it.
+// that alone meets one cannot hide a failure behind it. An error the twin lists under `errors:`
+// (raised on purpose by a function of the schema) is the tool's answer, graded as usual.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -172,5 +173,43 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
     });
     expect(report.cases[0].class).toBe('unchanged');
     expect(report.verdict).toBe('PASS');
+  });
+
+  it('leaves an error a function raises with a SQLSTATE listed under errors an ordinary answer; unlisted, the case is incomplete', {
+    timeout: 300_000,
+  }, async () => {
+    const schema = `CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL);
+CREATE FUNCTION put_new(p_k text, p_v text) RETURNS TABLE (k text) LANGUAGE plpgsql AS $fn$
+DECLARE n integer;
+BEGIN
+  SELECT count(*) INTO n FROM kv WHERE kv.k = p_k;
+  IF n > 0 THEN
+    RAISE EXCEPTION USING ERRCODE = 'SG409', MESSAGE = format('key %s is taken (%s row)', p_k, n);
+  END IF;
+  RETURN QUERY INSERT INTO kv VALUES (p_k, p_v) RETURNING kv.k;
+END $fn$;
+`;
+    const run = async (errors: string) => {
+      const marker = join(marks, `ran-${markOf.size}`);
+      const dir = writeSuite({
+        schema,
+        twin: twin('SELECT k FROM put_new(:k, :v)') + errors,
+        agentFiles: { 'agent.mjs': AGENT },
+        // 'seed' is a fixture row: the function refuses it on both sides.
+        agent: `  command: node agent.mjs\n  env: { KEY: seed, MARK: ${marker} }\n  timeout: 60s`,
+        expect: '  - id: reads\n    query: SELECT count(*) FROM kv\n    gte: 1\n',
+      });
+      dirs.push(dir);
+      markOf.set(dir, marker);
+      return (
+        await runCompare({ base: dir, head: dir, repo: dir, out: join(dir, 'out'), engine: 'embedded' })
+      ).report;
+    };
+    const declared = await run('    errors:\n      SG409: { status: 409, code: KEY_TAKEN }\n');
+    expect(declared.cases[0].class).toBe('unchanged');
+    expect(declared.verdict).toBe('PASS');
+    const undeclared = await run('');
+    expect(undeclared.cases[0].class).toBe('incomplete');
+    expect(undeclared.cases[0].reason).toMatch(/key seed is taken \(1 row\)/);
   });
 });
