@@ -109,6 +109,11 @@ function pct(rate: number): string {
   return `${(rate * 100).toFixed(1)}%`;
 }
 
+/** An agent's failure rate: whole percents (0%, 5%, 20%). */
+function agentPct(rate: number): string {
+  return `${Math.round(rate * 100)}%`;
+}
+
 function defaultWords(): string {
   return `{min: ${DEFAULT_REPEATS.min}, max: ${DEFAULT_REPEATS.max}}`;
 }
@@ -124,11 +129,11 @@ export function repeatsLine(r: RepeatsRates): string {
   if (!r.false_block || !r.detection)
     return `Repeats: ${policy}; error rates not computed for a max over 60.`;
   const fb = r.false_block;
-  const det = r.detection.map((d) => `${pct(d.base)} → ${pct(d.head)} ${pct(d.rate)}`).join(', ');
+  const det = r.detection.map((d) => `${agentPct(d.base)} → ${agentPct(d.head)} ${pct(d.rate)}`).join(', ');
   const targets = r.meets_targets
-    ? `meets the targets (false BLOCK ≤ ${pct(FALSE_BLOCK_TARGET)}, detection ≥ ${pct(DETECTION_TARGET)})`
-    : `misses the targets (false BLOCK ≤ ${pct(FALSE_BLOCK_TARGET)}, detection ≥ ${pct(DETECTION_TARGET)}) the default ${defaultWords()} meets`;
-  return `Repeats: ${policy}. False BLOCK of an unchanged agent failing ${fb.map((f) => pct(f.fails)).join(' / ')} of runs: ${fb.map((f) => pct(f.rate)).join(' / ')}; detection of ${det}; ${targets}.`;
+    ? `meets the targets (false BLOCK ≤ ${agentPct(FALSE_BLOCK_TARGET)}, detection ≥ ${agentPct(DETECTION_TARGET)})`
+    : `misses the targets (false BLOCK ≤ ${agentPct(FALSE_BLOCK_TARGET)}, detection ≥ ${agentPct(DETECTION_TARGET)}) the default ${defaultWords()} meets`;
+  return `Repeats: ${policy}. False BLOCK of an unchanged agent failing ${fb.map((f) => agentPct(f.fails)).join(' / ')} of runs: ${fb.map((f) => pct(f.rate)).join(' / ')}; detection of ${det}; ${targets}.`;
 }
 
 /** The warning in a sentence: `the base failed refunded_once in 1 of 5 repeats of refund: at N=5 ...`. */
