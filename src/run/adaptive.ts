@@ -41,6 +41,13 @@ function repeatsHeld(episodes: Record<Side, GradedEpisode[]>): Record<Side, Set<
 export async function runAdaptive(input: AdaptiveInput): Promise<Map<string, CaseDecision>> {
   const { policy, sides } = input;
   const decisions = new Map<string, CaseDecision>();
+  // Only the base may bring episodes from elsewhere: the head is the code under review, and
+  // episodes it did not run here could be anything it liked.
+  const early = input.scenarios.find((s) => input.episodesOf(s.id).head.length > 0);
+  if (early)
+    throw new Error(
+      `adaptive repeats: head episodes of ${early.id} exist before the first look; only base episodes may come from a cache`,
+    );
   let active = input.scenarios;
   let done = 0;
   while (active.length > 0 && !input.signal?.aborted) {

@@ -109,6 +109,30 @@ describe('runAdaptive', () => {
     expect(graded.get('refund')!.base).toHaveLength(12);
   });
 
+  it('refuses head episodes held before the first look: only the base may come from a cache', async () => {
+    const s = syntheticScenario('refund');
+    const planted = syntheticEpisode(
+      { id: 'refund.head.r1', scenario: s, side: 'head', repeat: 1, seed: seedFor('h', 'refund', 1) },
+      { base: 0, head: 0 },
+      0,
+    );
+    const graded = { base: [] as GradedEpisode[], head: [planted] };
+    let ran = 0;
+    await expect(
+      runAdaptive({
+        scenarios: [s],
+        sides: ['base', 'head'],
+        suiteHash: 'h',
+        policy: { min: 3, max: 20 },
+        episodesOf: () => graded,
+        runBatch: async (batch) => {
+          ran += batch.length;
+        },
+      }),
+    ).rejects.toThrow(/head episodes of refund exist before the first look/);
+    expect(ran).toBe(0);
+  });
+
   it('reads the policy from the repeats setting', () => {
     expect(adaptivePolicy(5)).toBeNull();
     expect(adaptivePolicy({ min: 5, max: 5 })).toBeNull();
