@@ -37,7 +37,8 @@ Usage:
 Options:
   --config FILE         stategate.yml, relative to each side's checkout (default stategate.yml);
                         for merge, the one whose gate decides, relative to the current directory
-  --repeats N           episodes per scenario and side (overrides the config)
+  --repeats N           exactly N episodes per scenario and side (overrides the config's repeats;
+                        without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
   --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);

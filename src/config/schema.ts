@@ -127,6 +127,13 @@ export const DEFAULT_GATE: { readonly block: readonly GateClass[]; readonly warn
   block: ['new-critical-failure'],
   warn: ['regressed', 'incomplete', 'flaky'],
 };
+/**
+ * The repeats of a stategate.yml that does not say: adaptive, 7 to 32 per side. The cheapest range
+ * whose exact error rates meet the targets (false BLOCK <= 5% for unchanged agents failing 0%, 5%
+ * and 20% of runs; detection >= 90% of 0% -> 30% and 5% -> 40%; fewer episodes than fixed N = 20)
+ * with room for the benchmark's sampling error; bench/decisions prints and checks them.
+ */
+export const DEFAULT_REPEATS = { min: 7, max: 32 } as const;
 
 export const Repeats = z.union([
   z.number().int().min(1).max(1000),
@@ -165,7 +172,7 @@ export const StategateConfig = z.strictObject({
   }),
   twins: OneOrMany.default(['twins/*.yaml']),
   scenarios: OneOrMany.default(['scenarios/**/*.yaml']),
-  repeats: Repeats.default(5),
+  repeats: Repeats.default({ ...DEFAULT_REPEATS }),
   pass_k: z
     .array(z.number().int().min(1).max(1000))
     .min(1)

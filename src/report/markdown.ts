@@ -30,6 +30,7 @@ import {
   suiteLines,
 } from './format.js';
 import { mdCellCode, mdCode, mdText } from './markdown-text.js';
+import { repeatsLine, repeatsWarningLine } from './repeats-rates.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 import { unverifiedSentence, verdictWords } from './unverified.js';
 
@@ -155,6 +156,10 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push(...suiteChangeLines(report));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
+  // The repeats policy and how often it errs; a fixed N that the observed flakiness makes noisy, in bold.
+  if (report.repeats_rates) lines.push('', mdText(repeatsLine(report.repeats_rates)));
+  if (report.repeats_warning && report.repeats)
+    lines.push('', `**${mdText(repeatsWarningLine(report.repeats_warning, report.repeats))}**`);
   for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
   // Weaker isolation than the default is said where the verdict is read.
   if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));

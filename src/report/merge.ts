@@ -6,6 +6,7 @@ import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
 import type { Side } from '../record.js';
 import { withTotals } from './build.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
+import { repeatsFacts } from './repeats-rates.js';
 import type { CaseReport, Report } from './types.js';
 
 export interface MergeOptions {
@@ -157,6 +158,13 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   if (first.policy_from && unverified === undefined) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
+  // Shards of one run share their adaptive policy; its error rates and any fixed-N warning are
+  // recomputed from the merged cases, not taken from the shards' word.
+  const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
+  if (policies.size === 1) {
+    if (first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
+    Object.assign(merged, repeatsFacts(merged));
+  }
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
   // Shards run side by side, so the whole took as long as the slowest.

@@ -291,6 +291,35 @@ export const ReportSchema = z.strictObject({
     .strictObject({ min: count, max: count, alpha: z.number().gt(0).lt(1) })
     .refine((p) => p.min >= 1 && p.min <= p.max, 'expected 1 <= min <= max')
     .optional(),
+  repeats_rates: z
+    .strictObject({
+      min: count,
+      max: count,
+      adaptive: z.boolean(),
+      default: z.boolean(),
+      false_block: z
+        .array(z.strictObject({ fails: rate, rate }))
+        .max(16)
+        .optional(),
+      detection: z
+        .array(z.strictObject({ base: rate, head: rate, rate }))
+        .max(16)
+        .optional(),
+      meets_targets: z.boolean().optional(),
+    })
+    .refine((p) => p.min >= 1 && p.min <= p.max, 'expected 1 <= min <= max')
+    .optional(),
+  repeats_warning: z
+    .strictObject({
+      scenario: caseId,
+      side,
+      expectation: expectationId,
+      fails: count,
+      runs: count,
+      false_block: rate,
+    })
+    .refine((w) => w.fails <= w.runs, 'expected fails <= runs')
+    .optional(),
   signatures: z.partialRecord(side, z.partialRecord(z.enum(FAILURE_SIGNATURES), count)).optional(),
   cost: z.partialRecord(side, SuiteCostSchema).optional(),
   missing_shards: z.array(z.number().int().min(1).max(L.cases)).max(L.cases).optional(),

@@ -26,6 +26,7 @@ import {
   suiteLines,
   UNCALIBRATED_TAG,
 } from './format.js';
+import { repeatsLine, repeatsWarningLine } from './repeats-rates.js';
 import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
 import { unverifiedSentence, verdictWords } from './unverified.js';
 
@@ -157,6 +158,10 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   out.push(
     inert(countsLine(report)),
     inert(runLine(report)),
+    ...(report.repeats_rates ? [inert(repeatsLine(report.repeats_rates))] : []),
+    ...(report.repeats_warning && report.repeats
+      ? [paint(inert(repeatsWarningLine(report.repeats_warning, report.repeats)), 'yellow')]
+      : []),
     ...sidesNotes(report).map(inert),
     ...suiteLines(report).map((l) => `  ${inert(l)}`),
   );

@@ -3,6 +3,7 @@ import type { CaseClass } from '../config/schema.js';
 import type { FailureSignature } from '../grade/signature.js';
 import type { FailureLabel, Side } from '../record.js';
 import type { EngineName } from '../sandbox/types.js';
+import type { RepeatsRates, RepeatsWarning } from './repeats-rates.js';
 
 export type GateVerdict = 'PASS' | 'WARN' | 'BLOCK';
 
@@ -185,6 +186,10 @@ export interface Report {
   stats?: Partial<Record<Side, SuiteStats>>;
   /** Additive: adaptive repeats (min, max, and the level of each look of the sequential test). */
   repeats_policy?: { min: number; max: number; alpha: number };
+  /** Additive: the repeats policy in force and its exact error rates (absent without a base). */
+  repeats_rates?: RepeatsRates;
+  /** Additive, fixed repeats: the observed flakiness that makes that N block unchanged agents > 5%. */
+  repeats_warning?: RepeatsWarning;
   /** Additive: failed repeats by failure signature, summed over the cases, per side. */
   signatures?: Partial<Record<Side, Partial<Record<FailureSignature, number>>>>;
   /** Additive: cost per successful episode and per dependable case, per side. */

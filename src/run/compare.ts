@@ -15,6 +15,7 @@ import { pinSuite } from '../plan/pin.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
 import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { repeatsFacts } from '../report/repeats-rates.js';
 import { boundReport } from '../report/report-bounds.js';
 import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
@@ -351,6 +352,7 @@ function reportFromSpool(
   const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
   const report = withTotals({ ...facts, ...trust, ...calibration, cases });
   if (sequential) report.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
+  Object.assign(report, repeatsFacts(report));
   return report;
 }
 

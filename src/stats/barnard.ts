@@ -100,3 +100,56 @@ export function barnardHeadWorse(
   cache.set(key, p);
   return p;
 }
+
+/**
+ * The p-value of every table with `runs` repeats on both sides, indexed [headFails * (runs + 1) +
+ * baseFails]: the values barnardHeadWorse gives one at a time, at the cost of one of them. Sorted by
+ * z, each table's tail is a prefix sum. The exact error rates of a policy need all of them.
+ */
+export function equalRunsTable(runs: number): Float64Array {
+  checkCounts(0, runs, 'both sides');
+  const tables: { h: number; b: number; z: number }[] = [];
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
+  }
+  tables.sort((x, y) => y.z - x.z);
+  // The last table (in that order) at least as extreme as each one, with barnardHeadWorse's tolerance.
+  const last = tables.map((t) => {
+    let lo = 0;
+    let hi = tables.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (tables[mid].z >= t.z - 1e-9) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  });
+  const out = new Float64Array(tables.length);
+  const prefix = new Float64Array(tables.length);
+  for (const rate of GRID) {
+    const pmf = binomialPmf(runs, rate);
+    let sum = 0;
+    for (let i = 0; i < tables.length; i++) {
+      sum += pmf[tables[i].h] * pmf[tables[i].b];
+      prefix[i] = sum;
+    }
+    for (let i = 0; i < tables.length; i++) {
+      const k = tables[i].h * (runs + 1) + tables[i].b;
+      if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
+    }
+  }
+  for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
+  return out;
+}
+
+/** Puts equalRunsTable(runs) in the cache barnardHeadWorse reads (within its exact limit). */
+export function fillEqualRuns(runs: number): void {
+  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
+  const table = equalRunsTable(runs);
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) {
+      const key = `${h}/${runs}/${b}/${runs}`;
+      if (!cache.has(key)) cache.set(key, table[h * (runs + 1) + b]);
+    }
+  }
+}

@@ -62,6 +62,9 @@ for (const engine of ['embedded', 'postgres'] as const) {
         }
         expect(report.verdict).toBe(expected.verdict);
         expect(report.cases.every((c) => !c.flaky.base && !c.flaky.head)).toBe(true);
+        // A fixed N is stated with its exact error rates; no case is flaky, so no warning.
+        expect(report.repeats_rates).toMatchObject({ min: 2, max: 2, adaptive: false, meets_targets: false });
+        expect(report.repeats_warning).toBeUndefined();
         // the pair ran on the real refs, and the report proves what both sides ran
         expect(report.sides.base?.sha).toBe(git(repo, 'rev-parse', `${base}^{commit}`));
         expect(report.sides.head?.sha).toBe(git(repo, 'rev-parse', `${head}^{commit}`));

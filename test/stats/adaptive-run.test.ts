@@ -49,6 +49,15 @@ describe('adaptive repeats through runCompare', () => {
       databaseUrl: ADMIN_URL,
     });
     expect(report.repeats_policy).toEqual({ min: 3, max: 8, alpha: 0.02 });
+    // The report states the range in force and its exact rates: 3..8 is too short to meet the targets.
+    expect(report.repeats_rates).toMatchObject({
+      min: 3,
+      max: 8,
+      adaptive: true,
+      default: false,
+      meets_targets: false,
+    });
+    expect(markdown).toContain('Repeats: adaptive, 3 to 8 per side. False BLOCK of an unchanged agent');
     const byId = Object.fromEntries(report.cases.map((c) => [c.id, c]));
 
     // One match, no guess: both sides agree at min and the case stops there.

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runDecisions } from '../../bench/decisions/decisions.js';
 import { syntheticEpisode, syntheticScenario } from '../../bench/decisions/synthetic.js';
 import { compareCase } from '../../src/compare/case.js';
+import { DEFAULT_REPEATS } from '../../src/config/schema.js';
 import type { PlannedEpisode } from '../../src/plan/expand.js';
 import { seedFor } from '../../src/plan/pin.js';
 import type { GradedEpisode, Side } from '../../src/record.js';
@@ -65,6 +66,71 @@ describe('runAdaptive', () => {
     // Looks at 3 (2 of 3 failed: p = 0.11, go on) and 5 (4 of 5 failed: worse).
     expect(Math.max(...planned.map((p) => p.repeat))).toBe(5);
     expect(decision.expectations.refunded_once.decision).toBe('worse');
+  });
+
+  it('counts base episodes held before the first look (a cache) and runs only what is missing', async () => {
+    const s = syntheticScenario('refund');
+    const cached = Array.from({ length: 12 }, (_, i) =>
+      syntheticEpisode(
+        {
+          id: `refund.base.r${i + 1}`,
+          scenario: s,
+          side: 'base',
+          repeat: i + 1,
+          seed: seedFor('h', 'refund', i + 1),
+        },
+        { base: 0, head: 0 },
+        0,
+      ),
+    );
+    const graded = new Map<string, Record<Side, GradedEpisode[]>>([
+      ['refund', { base: [...cached], head: [] }],
+    ]);
+    const planned: PlannedEpisode[] = [];
+    const decisions = await runAdaptive({
+      scenarios: [s],
+      sides: ['base', 'head'],
+      suiteHash: 'h',
+      policy: { min: 3, max: 20 },
+      episodesOf: (id) => graded.get(id)!,
+      runBatch: async (batch) => {
+        planned.push(...batch);
+        await schedule(batch, async (p) => syntheticEpisode(p, { base: 0, head: p.repeat >= 2 ? 1 : 0 }, 0), {
+          concurrency: 2,
+          onDone: (g, p) => void graded.get(p.scenario.id)![p.side].push(g),
+        });
+      },
+    });
+    // The head fails from repeat 2 on; the base's 12 cached repeats cover every look up to 12.
+    expect(planned.filter((p) => p.side === 'base')).toEqual([]);
+    expect(planned.map((p) => p.repeat)).toEqual([1, 2, 3]);
+    // 2 of 3 head failures against 0 of 12 base repeats already decide: the cache made the test stronger.
+    expect(decisions.get('refund')!.expectations.refunded_once.decision).toBe('worse');
+    expect(graded.get('refund')!.base).toHaveLength(12);
+  });
+
+  it('refuses head episodes held before the first look: only the base may come from a cache', async () => {
+    const s = syntheticScenario('refund');
+    const planted = syntheticEpisode(
+      { id: 'refund.head.r1', scenario: s, side: 'head', repeat: 1, seed: seedFor('h', 'refund', 1) },
+      { base: 0, head: 0 },
+      0,
+    );
+    const graded = { base: [] as GradedEpisode[], head: [planted] };
+    let ran = 0;
+    await expect(
+      runAdaptive({
+        scenarios: [s],
+        sides: ['base', 'head'],
+        suiteHash: 'h',
+        policy: { min: 3, max: 20 },
+        episodesOf: () => graded,
+        runBatch: async (batch) => {
+          ran += batch.length;
+        },
+      }),
+    ).rejects.toThrow(/head episodes of refund exist before the first look/);
+    expect(ran).toBe(0);
   });
 
   it('reads the policy from the repeats setting', () => {
@@ -143,17 +209,20 @@ describe('the decision benchmark', () => {
     });
   });
 
-  // The draws are seeded, so these rates are the benchmark's own, not a sample of them: the
-  // recommended policy (docs/statistics.md) holds the issue's targets on 2,000 cases per agent.
-  it('keeps false BLOCKs at or under 5% and detects 0% -> 30% at least 90% of the time with 8..24', async () => {
-    const recommended = { adaptive: { min: 8, max: 24 } };
+  // The draws are seeded, so these rates are the benchmark's own, not a sample of them: the default
+  // (what a stategate.yml without repeats runs) holds the targets on 2,000 cases per agent through
+  // the real scheduler, sequential test and classification.
+  it('keeps false BLOCKs at or under 5% and detects 5% -> 40% at least 90% of the time with the default', async () => {
+    const policy = { adaptive: { ...DEFAULT_REPEATS } };
     const cases = 2000;
-    const unchanged = await runDecisions({ base: 0.2, head: 0.2 }, recommended, cases, 101);
-    const regression = await runDecisions({ base: 0, head: 0.3 }, recommended, cases, 102);
-    const fixed20 = await runDecisions({ base: 0, head: 0.3 }, { fixed: 20 }, cases, 102);
+    const unchanged = await runDecisions({ base: 0.2, head: 0.2 }, policy, cases, 101);
+    const regression = await runDecisions({ base: 0.05, head: 0.4 }, policy, cases, 102);
+    const fixed20 = await runDecisions({ base: 0.05, head: 0.4 }, { fixed: 20 }, cases, 102);
     expect(unchanged.blocked / cases).toBeLessThanOrEqual(0.05);
     expect(regression.blocked / cases).toBeGreaterThanOrEqual(0.9);
     expect(regression.episodes).toBeLessThan(fixed20.episodes);
+    // Fixed N=20 misses most of it: the base fails once in 20 repeats, so nothing "broke".
+    expect(fixed20.blocked / cases).toBeLessThan(0.5);
   });
 
   it('cannot reach 90% detection of 0% -> 30% from min 3: a head passes its first 3 repeats 34% of the time', async () => {

@@ -1,7 +1,7 @@
 // The sequential test on fixed sequences: Barnard's p-values, decisions per look, and the looks.
 import { describe, expect, it } from 'vitest';
 import { summarizeSide } from '../../src/compare/summary.js';
-import { barnardHeadWorse, pooledZ } from '../../src/stats/barnard.js';
+import { barnardHeadWorse, equalRunsTable, pooledZ } from '../../src/stats/barnard.js';
 import { decideCase } from '../../src/stats/case-decision.js';
 import { decideExpectation, LOOK_ALPHA, nextLook } from '../../src/stats/sequential.js';
 import { passing, repeats, scenario } from '../compare/builders.js';
@@ -32,6 +32,17 @@ describe("Barnard's one-sided test", () => {
     }
   });
 
+  it('gives every equal-runs table at once the p-values it gives one at a time', () => {
+    for (const n of [1, 7, 12]) {
+      const table = equalRunsTable(n);
+      for (let h = 0; h <= n; h++) {
+        for (let b = 0; b <= n; b++) {
+          expect(table[h * (n + 1) + b]).toBeCloseTo(barnardHeadWorse(h, n, b, n), 12);
+        }
+      }
+    }
+  });
+
   it('has a zero statistic when every repeat failed or none did', () => {
     expect(pooledZ(0, 5, 0, 5)).toBe(0);
     expect(pooledZ(5, 5, 5, 5)).toBe(0);
@@ -56,9 +67,17 @@ describe('decideExpectation', () => {
     expect(d(0, 5, 2, 5)).toBe('continue');
   });
 
-  it('stops when the base fails it at least as often (pre-existing)', () => {
-    expect(d(1, 3, 1, 3)).toBe('not-worse');
+  it('stops when the base fails it at least as often and at least twice (pre-existing)', () => {
+    expect(d(2, 3, 2, 3)).toBe('not-worse');
     expect(d(3, 8, 2, 8)).toBe('not-worse');
+    expect(d(2, 5, 1, 10)).toBe('not-worse');
+  });
+
+  it('gives one base failure against one head failure another look: a 5% -> 40% regression looks like that', () => {
+    expect(d(1, 3, 1, 3)).toBe('continue');
+    expect(d(1, 8, 1, 8)).toBe('continue');
+    // Two base failures to the head's three at max are still no decision.
+    expect(d(2, 20, 3, 20)).toBe('undecided');
   });
 
   it('is undecided at max when the evidence stays thin', () => {

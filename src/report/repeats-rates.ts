@@ -1,0 +1,142 @@
+// The repeats policy a run used and how often that policy gives a wrong verdict, for report.json and
+// one line of the report; and, for a fixed N, the warning when the flakiness the run saw makes that
+// N block an unchanged agent more than 5% of the time. The rates are exact for one critical
+// expectation failing independently at a fixed rate (src/stats/error-rates.ts), so they are computed
+// from the policy here rather than taken from anything a report file says.
+import { DEFAULT_REPEATS } from '../config/schema.js';
+import type { Side } from '../record.js';
+import {
+  DETECTION_TARGET,
+  errorRates,
+  FALSE_BLOCK_TARGET,
+  fixedOutcome,
+  meetsTargets,
+} from '../stats/error-rates.js';
+import type { Report } from './types.js';
+
+/** report.json `repeats_rates`: the policy in force and its error rates. */
+export interface RepeatsRates {
+  /** Repeats per side: a fixed N has min = max = N. */
+  min: number;
+  max: number;
+  adaptive: boolean;
+  /** The policy is the built-in default (what a stategate.yml without `repeats` runs). */
+  default: boolean;
+  /** False BLOCK rate of an unchanged agent failing `fails` of its runs; absent when not computed. */
+  false_block?: { fails: number; rate: number }[];
+  /** Detection rate of a regression from `base` to `head` failure rate; absent when not computed. */
+  detection?: { base: number; head: number; rate: number }[];
+  /** Every false BLOCK rate <= 5% and every detection rate >= 90%; absent when not computed. */
+  meets_targets?: boolean;
+}
+
+/** report.json `repeats_warning`: the flakiest critical expectation a fixed N saw, and what it costs. */
+export interface RepeatsWarning {
+  scenario: string;
+  side: Side;
+  expectation: string;
+  /** Failures in the graded repeats of that side. */
+  fails: number;
+  runs: number;
+  /** The false BLOCK rate at the fixed N of an unchanged agent failing fails/runs of its runs. */
+  false_block: number;
+}
+
+/** The rates of the policy a report ran with; undefined without a base (nothing is compared). */
+export function repeatsRatesOf(
+  report: Pick<Report, 'repeats_policy' | 'repeats' | 'sides'>,
+): RepeatsRates | undefined {
+  if (!report.sides.base) return undefined;
+  const p = report.repeats_policy;
+  const policy = p
+    ? { min: p.min, max: p.max }
+    : report.repeats
+      ? { min: report.repeats, max: report.repeats }
+      : null;
+  if (!policy) return undefined;
+  const adaptive = policy.min < policy.max;
+  const out: RepeatsRates = {
+    ...policy,
+    adaptive,
+    default: adaptive && policy.min === DEFAULT_REPEATS.min && policy.max === DEFAULT_REPEATS.max,
+  };
+  const rates = errorRates(adaptive ? policy : policy.min);
+  if (rates) Object.assign(out, rates, { meets_targets: meetsTargets(rates) });
+  return out;
+}
+
+/**
+ * With a fixed N: the critical expectation whose observed failure rate on either side gives the
+ * highest false BLOCK rate at that N, when that rate is over 5%; undefined otherwise.
+ */
+export function repeatsWarningOf(
+  report: Pick<Report, 'repeats_policy' | 'repeats' | 'sides' | 'cases'>,
+): RepeatsWarning | undefined {
+  const n = report.repeats;
+  if (report.repeats_policy || !n || !report.sides.base) return undefined;
+  let worst: RepeatsWarning | undefined;
+  for (const c of report.cases) {
+    for (const side of ['base', 'head'] as const) {
+      const s = c[side];
+      if (!s) continue;
+      for (const [id, e] of Object.entries(s.expectations)) {
+        const runs = e.pass + e.fail;
+        // Only a side whose repeats disagree shows flakiness; a critical expectation is what blocks.
+        if (!e.critical || e.fail === 0 || e.pass === 0) continue;
+        const rate = e.fail / runs;
+        const falseBlock = fixedOutcome(n, rate, rate).block;
+        if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
+          worst = { scenario: c.id, side, expectation: id, fails: e.fail, runs, false_block: falseBlock };
+        }
+      }
+    }
+  }
+  return worst;
+}
+
+/** Both, as report.json fields (absent when they say nothing). */
+export function repeatsFacts(
+  report: Pick<Report, 'repeats_policy' | 'repeats' | 'sides' | 'cases'>,
+): Pick<Report, 'repeats_rates' | 'repeats_warning'> {
+  const rates = repeatsRatesOf(report);
+  const warning = repeatsWarningOf(report);
+  return { ...(rates ? { repeats_rates: rates } : {}), ...(warning ? { repeats_warning: warning } : {}) };
+}
+
+function pct(rate: number): string {
+  if (rate === 0) return '0%';
+  if (rate < 0.001) return '<0.1%';
+  return `${(rate * 100).toFixed(1)}%`;
+}
+
+/** An agent's failure rate: whole percents (0%, 5%, 20%). */
+function agentPct(rate: number): string {
+  return `${Math.round(rate * 100)}%`;
+}
+
+function defaultWords(): string {
+  return `{min: ${DEFAULT_REPEATS.min}, max: ${DEFAULT_REPEATS.max}}`;
+}
+
+/**
+ * The policy in force and its error rates in one line, e.g. `Repeats: adaptive, 7 to 32 per side (the
+ * default). False BLOCK of an unchanged agent failing 0% / 5% / 20% of runs: 0% / 1.0% / 4.3%; ...`.
+ */
+export function repeatsLine(r: RepeatsRates): string {
+  const policy = r.adaptive
+    ? `adaptive, ${r.min} to ${r.max} per side${r.default ? ' (the default)' : ''}`
+    : `fixed, ${r.min} per side`;
+  if (!r.false_block || !r.detection)
+    return `Repeats: ${policy}; error rates not computed for a max over 60.`;
+  const fb = r.false_block;
+  const det = r.detection.map((d) => `${agentPct(d.base)} → ${agentPct(d.head)} ${pct(d.rate)}`).join(', ');
+  const targets = r.meets_targets
+    ? `meets the targets (false BLOCK ≤ ${agentPct(FALSE_BLOCK_TARGET)}, detection ≥ ${agentPct(DETECTION_TARGET)})`
+    : `misses the targets (false BLOCK ≤ ${agentPct(FALSE_BLOCK_TARGET)}, detection ≥ ${agentPct(DETECTION_TARGET)}) the default ${defaultWords()} meets`;
+  return `Repeats: ${policy}. False BLOCK of an unchanged agent failing ${fb.map((f) => agentPct(f.fails)).join(' / ')} of runs: ${fb.map((f) => pct(f.rate)).join(' / ')}; detection of ${det}; ${targets}.`;
+}
+
+/** The warning in a sentence: `the base failed refunded_once in 1 of 5 repeats of refund: at N=5 ...`. */
+export function repeatsWarningLine(w: RepeatsWarning, n: number): string {
+  return `Warning: the ${w.side} failed ${w.expectation} in ${w.fails} of ${w.runs} repeats of ${w.scenario}: at N=${n} an unchanged agent this flaky is blocked ${Math.round(w.false_block * 100)}% of the time; use repeats: ${defaultWords()}.`;
+}
