@@ -97,18 +97,25 @@ export async function startPostgresContainer(image: string): Promise<ContainerSe
     .withPassword(randomBytes(18).toString('base64url'))
     .withLabels({ [RUN_LABEL]: runId })
     .start();
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    unregister();
-    // While it starts (seconds), a signal waits for it, then removes it.
-    const started = await starting.catch(() => null);
-    await started?.stop().catch(() => removeSync(answered, label));
+  // `done` once the container is gone; until then the exit-time removal still applies, also while an
+  // asynchronous stop is under way (the process may exit before it finishes).
+  let done = false;
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      // While it starts (seconds), a signal waits for it, then removes it.
+      const started = await starting.catch(() => null);
+      // A start that failed may still have created the container: the label finds it.
+      if (started) await started.stop().catch(() => removeSync(answered, label));
+      else removeSync(answered, label);
+      done = true;
+      unregister();
+    })();
+    return stopping;
   };
   const stopSync = () => {
-    if (stopped) return;
-    stopped = true;
+    if (done) return;
+    done = true;
     unregister();
     removeSync(answered, label);
   };
