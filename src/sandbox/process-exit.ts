@@ -1,8 +1,11 @@
 // Process-level cleanup: a run that is interrupted (SIGINT, SIGTERM) or exits without closing its
 // engines must leave no database, role, server or data directory behind.
 // On a signal: close every live engine (bounded), then re-raise the signal so the process ends
-// with the conventional status (128 + signal number), unless someone else also listens for it,
-// in which case ending the process is theirs to decide. On 'exit' (nothing async can run): each
+// with the conventional status (128 + signal number), unless a handler claimed the signals
+// (claimSignals: the run's interrupt handling, which writes a partial report), in which case ending
+// the process is theirs to decide. Other listeners do not count: libraries such as signal-exit
+// (loaded by testcontainers) listen too and themselves wait for being the last listener, so
+// deferring to them would leave the process running. On 'exit' (nothing async can run): each
 // engine's synchronous fallback.
 
 /** What one engine registers. */
@@ -17,6 +20,17 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 // DROP DATABASE waits for a checkpoint; on a busy shared server that alone can take many seconds.
 const SIGNAL_GRACE_MS = 60_000;
 const live = new Set<ExitCleanup>();
+let claims = 0;
+
+/** Says this process's own SIGINT/SIGTERM handler ends the process; returns the release function. */
+export function claimSignals(): () => void {
+  claims++;
+  let released = false;
+  return () => {
+    if (!released) claims--;
+    released = true;
+  };
+}
 let handling = false;
 
 async function onSignal(signal: NodeJS.Signals): Promise<void> {
@@ -27,7 +41,7 @@ async function onSignal(signal: NodeJS.Signals): Promise<void> {
   live.clear();
   uninstall();
   handling = false;
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  if (claims === 0) process.kill(process.pid, signal);
 }
 
 function onExit(): void {

@@ -64,8 +64,10 @@ export type EngineName = 'embedded' | 'postgres' | 'testcontainers';
 /** A database engine: where sandboxes live. */
 export interface Engine {
   readonly name: EngineName;
-  /** Why this engine was chosen (engine: auto says so in the report). */
+  /** Why this engine was chosen, in one short line (the report prints it). */
   readonly reason: string;
+  /** The long detail behind the reason (addresses probed, image, where the binaries came from): terminal only. */
+  readonly detail?: string;
   /** The run prefix every database this engine creates carries. */
   readonly runPrefix: string;
   buildTemplate(spec: TemplateSpec): Promise<Template>;

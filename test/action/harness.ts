@@ -52,6 +52,10 @@ export type StepRun = StepResult & { workspace: string };
 
 export class Harness {
   private workspaces = 0;
+  /** Another bundle to run instead of the repository's dist/index.js (e.g. from a `git archive`). */
+  dist?: string;
+  /** Environment every step gets on top of the workflow step's `env:`. */
+  env: Record<string, string> = {};
 
   private constructor(
     readonly root: string,
@@ -119,13 +123,14 @@ export class Harness {
     const result = await runStep({
       workspace: ws,
       with: { ...step.with, ...extra },
-      env: step.env,
+      env: { ...step.env, ...this.env },
       event,
       repository: `${OWNER}/${REPO}`,
       sha: this.repo.branches[branch]?.sha ?? this.repo.base.sha,
       apiUrl: this.api.url,
       token: TOKEN,
       runnerTemp: join(this.root, 'runner'),
+      dist: this.dist,
     });
     expect(this.api.violations).toEqual([]);
     return { ...result, workspace: ws };

@@ -42,6 +42,8 @@ export interface StepOptions {
   token: string;
   /** Where the runner keeps its files for this step. */
   runnerTemp: string;
+  /** The bundle to run (default the repository's dist/index.js). */
+  dist?: string;
 }
 
 /** The INPUT_* variables of a step: action.yml defaults (expressions evaluated), overridden by `with:`. */
@@ -63,7 +65,8 @@ export function inputEnv(values: StepOptions['with'], token: string): Record<str
 
 /** Runs the action's bundle as the runner does and collects outputs, summary and workflow commands. */
 export async function runStep(opts: StepOptions): Promise<StepResult> {
-  if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run npm run build first`);
+  const dist = opts.dist ?? DIST;
+  if (!existsSync(dist)) throw new Error(`${dist} is missing: run npm run build first`);
   const dir = join(opts.runnerTemp, randomUUID());
   mkdirSync(dir, { recursive: true });
   const eventPath = join(dir, 'event.json');
@@ -92,7 +95,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     ...inputEnv(opts.with, opts.token),
     ...opts.env,
   };
-  const child = spawn(process.execPath, [DIST], {
+  const child = spawn(process.execPath, [dist], {
     cwd: opts.workspace,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

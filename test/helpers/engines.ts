@@ -1,8 +1,15 @@
 // The engines every database-backed test runs on: the postgres engine on the test server, and the
-// embedded engine on one server shared by the whole test file (one server start per file).
+// embedded engine on one server shared by the whole test file (one server start per file). Suites
+// that also hold on the testcontainers engine add testcontainersEngine() (one container per file);
+// they import ../helpers/docker.js first, which points DOCKER_HOST at the test daemon.
 import { afterAll } from 'vitest';
 import { type EmbeddedServer, openEmbeddedEngine, startEmbeddedServer } from '../../src/sandbox/embedded.js';
 import { createPostgresEngine } from '../../src/sandbox/postgres.js';
+import {
+  type ContainerServer,
+  openContainerEngine,
+  startPostgresContainer,
+} from '../../src/sandbox/testcontainers.js';
 import type { Engine, EngineName } from '../../src/sandbox/types.js';
 
 /** The admin URL of the test server. */
@@ -17,9 +24,16 @@ export function sharedEmbeddedServer(): Promise<EmbeddedServer> {
   return shared;
 }
 
+let sharedContainer: Promise<ContainerServer> | null = null;
+
+/** The PostgreSQL image the container tests use (scripts/postgres-image.sh builds it locally). */
+export const TEST_PG_IMAGE = process.env.STATEGATE_TEST_PG_IMAGE ?? 'postgres:16-alpine';
+
 afterAll(async () => {
   if (shared) await (await shared).stop();
   shared = null;
+  if (sharedContainer) await (await sharedContainer.catch(() => null))?.stop();
+  sharedContainer = null;
 });
 
 /** One engine a suite can run on. */
@@ -38,4 +52,19 @@ export function engines(): TestEngine[] {
     },
     { name: 'embedded', create: async () => openEmbeddedEngine(await sharedEmbeddedServer()) },
   ];
+}
+
+/**
+ * The testcontainers engine on one container of TEST_PG_IMAGE shared by the test file; `ready`
+ * throws why it cannot run (e.g. no daemon in CI).
+ */
+export function testcontainersEngine(ready: () => void): TestEngine {
+  return {
+    name: 'testcontainers',
+    create: async () => {
+      ready();
+      sharedContainer ??= startPostgresContainer(TEST_PG_IMAGE);
+      return openContainerEngine(await sharedContainer, { reason: 'test container' });
+    },
+  };
 }

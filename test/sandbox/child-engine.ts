@@ -1,15 +1,21 @@
 // A run that gets killed: creates an engine, a template and two clones, says where they are, then waits.
-// Usage: node --import tsx test/sandbox/child-engine.ts postgres|embedded [dataDir] [--exit]
+// Usage: node --import tsx test/sandbox/child-engine.ts postgres|embedded|testcontainers [dataDir] [--exit]
+// testcontainers starts a container of STATEGATE_TEST_PG_IMAGE (default postgres:16-alpine) on DOCKER_HOST.
 // With --exit it calls process.exit(3) instead of waiting, without closing the engine.
 import { createEmbeddedEngine } from '../../src/sandbox/embedded.js';
 import { createPostgresEngine } from '../../src/sandbox/postgres.js';
+import { createTestcontainersEngine } from '../../src/sandbox/testcontainers.js';
 
 const [kind, dataDir] = process.argv.slice(2).filter((a) => a !== '--exit');
 const adminUrl = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const engine =
   kind === 'embedded'
     ? await createEmbeddedEngine({ dataDir: dataDir || undefined })
-    : await createPostgresEngine({ adminUrl });
+    : kind === 'testcontainers'
+      ? await createTestcontainersEngine({
+          image: process.env.STATEGATE_TEST_PG_IMAGE ?? 'postgres:16-alpine',
+        })
+      : await createPostgresEngine({ adminUrl });
 const template = await engine.buildTemplate({
   schema: [{ file: 'schema.sql', sql: 'CREATE TABLE t (id int PRIMARY KEY)' }],
   fixtures: [],

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyScenarioState } from '../../src/sandbox/apply.js';
 import { combineSums, fingerprintOf } from '../../src/sandbox/fingerprint.js';
 import type { Engine, Sandbox, Template, TemplateSpec } from '../../src/sandbox/types.js';
-import { engines } from '../helpers/engines.js';
+import { RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
+import { engines, testcontainersEngine } from '../helpers/engines.js';
 
 const SCHEMA = `
 CREATE TABLE customers (
@@ -74,7 +75,10 @@ function barrier(parties: number): () => Promise<void> {
   };
 }
 
-describe.each(engines())('sandbox conformance: $name engine', ({ name, create }) => {
+// The testcontainers engine too, with a daemon (STATEGATE_TEST_DOCKER_HOST), and always in CI.
+const ALL = RUN_CONTAINER_TESTS ? [...engines(), testcontainersEngine(requireDocker)] : engines();
+
+describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
   let engine: Engine;
   let template: Template;
   const open: Sandbox[] = [];
