@@ -5,6 +5,7 @@ import { reportDecision } from './build.js';
 import { visible as inert } from './escape.js';
 import {
   allNWords,
+  baselineCacheLine,
   changeTags,
   changeWords,
   classWords,
@@ -158,6 +159,7 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
     inert(countsLine(report)),
     inert(runLine(report)),
     ...sidesNotes(report).map(inert),
+    ...[baselineCacheLine(report)].filter((l) => l !== null).map(inert),
     ...suiteLines(report).map((l) => `  ${inert(l)}`),
   );
 

@@ -39,6 +39,12 @@ export interface CompareOptions {
    * a side already run on exactly this suite is not run again (the demo's pairwise comparisons).
    */
   episodeCache?: Map<string, EpisodeRecord>;
+  /**
+   * A baseline cache directory: the base's graded episodes are reused from it when their key matches
+   * (base tree, pinned suite, seeds, repeats, engine, stategate version) and stored in it after a
+   * complete run. A clean git base only; an entry that cannot be read is a miss.
+   */
+  cache?: string;
 }
 
 export interface CompareResult {
