@@ -47,8 +47,16 @@ export interface CompareOptions {
   cache?: string;
 }
 
+/** The baseline cache entry a run wrote: its file and the sha256 of the bytes written. */
+export interface BaselineStored {
+  file: string;
+  sha256: string;
+}
+
 export interface CompareResult {
   report: Report;
+  /** The baseline cache entry this run wrote, when it wrote one (`cache`). */
+  baselineStored?: BaselineStored;
   reportPath: string;
   markdownPath: string;
   markdown: string;

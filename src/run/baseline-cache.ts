@@ -9,6 +9,7 @@ import { canonicalJson, seedFor, sha256 } from '../plan/pin.js';
 import type { GradedEpisode, Side } from '../record.js';
 import { jsonPath } from '../report/report-schema.js';
 import type { BaselineCacheFacts } from '../report/types.js';
+import type { BaselineStored } from './api.js';
 import {
   BASELINE_FORMAT,
   BASELINE_FORMAT_VERSION,
@@ -161,7 +162,7 @@ export class BaselineCache {
     minRepeats: number;
     interrupted: boolean;
     startedAt: Date;
-  }): { stored: number } | { reason: string } {
+  }): { stored: number; written: BaselineStored | null } | { reason: string } {
     const refuse = (reason: string) => {
       this.note = `not stored: ${reason}`;
       return { reason };
@@ -182,7 +183,7 @@ export class BaselineCache {
       episodes[id] = base;
       total += base.length;
     }
-    if (total === this.reused) return { stored: 0 };
+    if (total === this.reused) return { stored: 0, written: null };
     const entry: BaselineEntry = {
       format: BASELINE_FORMAT,
       version: BASELINE_FORMAT_VERSION,
@@ -195,8 +196,9 @@ export class BaselineCache {
     const file = entryFile(this.dir, this.key);
     // Written aside and renamed: a reader never sees half an entry.
     const partial = `${file}.${process.pid}.partial`;
+    const text = JSON.stringify(entry);
     try {
-      writeFileSync(partial, JSON.stringify(entry));
+      writeFileSync(partial, text);
       renameSync(partial, file);
     } catch (err) {
       rmSync(partial, { force: true });
@@ -204,7 +206,7 @@ export class BaselineCache {
     }
     this.saved = true;
     this.note = undefined;
-    return { stored: total };
+    return { stored: total, written: { file, sha256: sha256(text) } };
   }
 
   /** What report.json says about the cache in this run. */

@@ -22,7 +22,7 @@ import type { Engine } from '../sandbox/types.js';
 import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
 import { VERSION } from '../version.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
-import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
+import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { type AssembleInput, assembleReport } from './assemble.js';
 import { BaselineCache, type BaselineKeyParts, seedsHash } from './baseline-cache.js';
 import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
@@ -274,6 +274,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     } else await runBatch(planned);
     await log.close();
     reportRefused(gateway.refused(), gateway.refusedCount(), progress);
+    let baselineStored: BaselineStored | undefined;
     if (baseline) {
       const stored = baseline.store({
         scenarioIds: scenarios.map((s) => s.id),
@@ -282,6 +283,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         interrupted: controller.signal.aborted,
         startedAt,
       });
+      if ('written' in stored && stored.written) baselineStored = stored.written;
       progress({
         type: 'log',
         level: 'info',
@@ -314,7 +316,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     );
     report.agent_isolation = { mode: isolation.mode, note: isolationNote };
     if (baseline) report.baseline_cache = baseline.facts();
-    return writeReports(report, outDir);
+    return { ...writeReports(report, outDir), ...(baselineStored ? { baselineStored } : {}) };
   } finally {
     stopInterrupt();
     opts.signal?.removeEventListener('abort', abort);

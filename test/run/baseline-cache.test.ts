@@ -1,4 +1,5 @@
 // The baseline cache's files: what is stored, what is refused, and every unreadable entry a miss.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,7 +123,15 @@ describe('the baseline cache', () => {
         BaselineCache.open(dir, parts(), (w) => warnings.push(w)),
         2,
       ),
-    ).toEqual({ stored: 4 });
+    ).toEqual({
+      stored: 4,
+      written: {
+        file: entryFile(dir, baselineKey(parts())),
+        sha256: createHash('sha256')
+          .update(readFileSync(entryFile(dir, baselineKey(parts()))))
+          .digest('hex'),
+      },
+    });
     const again = BaselineCache.open(dir, parts(), (w) => warnings.push(w));
     expect(warnings).toEqual([]);
     expect(again.size).toBe(4);
@@ -139,7 +148,7 @@ describe('the baseline cache', () => {
       saved: false,
     });
     // The run topped up repeat 3: the entry now holds it too, stored at this run.
-    expect(store(again, 3)).toEqual({ stored: 6 });
+    expect(store(again, 3)).toMatchObject({ stored: 6 });
     expect(BaselineCache.open(dir, parts(), () => undefined).covers(ids, 3)).toBe(true);
     expect(ReportSchema.shape.baseline_cache.safeParse(again.facts()).success).toBe(true);
   });
@@ -153,7 +162,7 @@ describe('the baseline cache', () => {
     const before = readFileSync(entryFile(dir, baselineKey(parts())), 'utf8');
     const again = BaselineCache.open(dir, parts(), () => undefined);
     for (const p of expandEpisodes(ids.map(scenario), ['base'], 2, SUITE)) again.take(p);
-    expect(store(again, 2)).toEqual({ stored: 0 });
+    expect(store(again, 2)).toEqual({ stored: 0, written: null });
     expect(readFileSync(entryFile(dir, baselineKey(parts())), 'utf8')).toBe(before);
   });
 
@@ -250,7 +259,7 @@ describe('the baseline cache', () => {
     expect(attempt(edited((e) => e.episodes.beta.push(e.episodes.beta[0])))).toContain('twice');
     // A corrupt entry is replaced by the next complete run.
     const cache = BaselineCache.open(dir, parts(), () => undefined);
-    expect(store(cache, 2)).toEqual({ stored: 4 });
+    expect(store(cache, 2)).toMatchObject({ stored: 4 });
     expect(BaselineCache.open(dir, parts(), () => undefined).size).toBe(4);
   });
 });
