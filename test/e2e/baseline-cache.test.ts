@@ -58,22 +58,40 @@ writeSide(repo, 'v1.3.0', 'head');
 git(repo, 'add', '-A');
 git(repo, 'commit', '-qm', 'head');
 git(repo, 'tag', 'head');
+// Adaptive repeats from the base's stategate.yml: both sides with repeats {min: 2, max: 6}.
+for (const [tag, version, side] of [
+  ['adaptive-base', 'v1.2.4', 'base'],
+  ['adaptive-head', 'v1.3.0', 'head'],
+] as const) {
+  writeSide(repo, version, side);
+  const config = join(repo, 'stategate.yml');
+  writeFileSync(config, readFileSync(config, 'utf8').replace(/^repeats: 3$/m, 'repeats: { min: 2, max: 6 }'));
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', tag);
+  git(repo, 'tag', tag);
+}
 
-/** Agent starts by side since the last call. */
+/** Episode ids of the agent starts since the last call. */
 let seen = 0;
-function startsSinceLast(): { base: number; head: number } {
+function startedSinceLast(): string[] {
   const lines = existsSync(STARTS) ? readFileSync(STARTS, 'utf8').split('\n').filter(Boolean) : [];
   const fresh = lines.slice(seen);
   seen = lines.length;
+  return fresh.map((l) => l.split(' ')[1]);
+}
+
+/** Agent starts by side since the last call. */
+function startsSinceLast(): { base: number; head: number } {
+  const ids = startedSinceLast();
   return {
-    base: fresh.filter((l) => l.startsWith('base ')).length,
-    head: fresh.filter((l) => l.startsWith('head ')).length,
+    base: ids.filter((id) => id.includes('.base.')).length,
+    head: ids.filter((id) => id.includes('.head.')).length,
   };
 }
 
 async function compare(
   name: string,
-  opts: { cache: string; head?: string; base?: string; repeats?: number; signal?: AbortSignal },
+  opts: { cache: string; head?: string; base?: string; repeats?: number | null; signal?: AbortSignal },
 ): Promise<{ report: Report; logs: string[] }> {
   const logs: string[] = [];
   const { report } = await runCompare({
@@ -81,7 +99,7 @@ async function compare(
     head: opts.head ?? 'head',
     repo,
     out: join(repo, '.stategate', name),
-    repeats: opts.repeats ?? 2,
+    repeats: opts.repeats === null ? undefined : (opts.repeats ?? 2),
     engine: 'postgres',
     databaseUrl: ADMIN_URL,
     cache: opts.cache,
@@ -155,6 +173,53 @@ describe('compare --cache', () => {
     expect(startsSinceLast()).toEqual({ base: 3, head: 3 });
     expect(moreRepeats.report.baseline_cache).toMatchObject({ hit: false, reused_episodes: 0 });
     git(repo, 'worktree', 'remove', '--force', edited);
+  });
+
+  it('counts cached base episodes toward adaptive repeats and runs only the missing looks', {
+    timeout: 900_000,
+  }, async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'sg-cache-adaptive-'));
+    dirs.push(fresh);
+    const baseRuns = (r: Report) => r.cases.reduce((n, c) => n + (c.base?.runs ?? 0), 0);
+    startedSinceLast();
+    // Base against itself: no case can be worse, every case stops at min (2 repeats of 3 cases).
+    const same = await compare('adaptive-same', {
+      cache: fresh,
+      base: 'adaptive-base',
+      head: 'adaptive-base',
+      repeats: null,
+    });
+    expect(same.report.repeats_policy).toMatchObject({ min: 2, max: 6 });
+    expect(baseRuns(same.report)).toBe(6);
+    startedSinceLast();
+
+    // The regressing head needs more looks: repeats 1 and 2 of the base come from the cache.
+    const regressed = await compare('adaptive-regressed', {
+      cache: fresh,
+      base: 'adaptive-base',
+      head: 'adaptive-head',
+      repeats: null,
+    });
+    const started = startedSinceLast().filter((id) => id.includes('.base.'));
+    expect(baseRuns(regressed.report)).toBeGreaterThan(6);
+    expect(started.length).toBe(baseRuns(regressed.report) - 6);
+    expect(started.filter((id) => /\.r[12]$/.test(id))).toEqual([]);
+    expect(regressed.report.baseline_cache).toMatchObject({ hit: true, reused_episodes: 6, saved: true });
+    for (const c of regressed.report.cases) expect(c.repeats_decision?.base, c.id).toBe(c.base?.runs);
+
+    // The same push again: every base episode of every look is cached now.
+    const again = await compare('adaptive-again', {
+      cache: fresh,
+      base: 'adaptive-base',
+      head: 'adaptive-head',
+      repeats: null,
+    });
+    expect(startsSinceLast().base).toBe(0);
+    expect(again.report.baseline_cache).toMatchObject({
+      hit: true,
+      reused_episodes: baseRuns(regressed.report),
+    });
+    expect(classesOf(again.report)).toEqual(classesOf(regressed.report));
   });
 
   it('stores nothing from an interrupted run', { timeout: 600_000 }, async () => {
