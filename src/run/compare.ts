@@ -45,6 +45,8 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
   const startedAt = new Date();
   const cacheDir = opts.cache ? resolve(repo, opts.cache) : null;
   mkdirSync(outDir, { recursive: true });
+  // Made before any agent starts: only a folder that exists is hidden from the agents.
+  if (cacheDir) mkdirSync(cacheDir, { recursive: true });
 
   const controller = new AbortController();
   const abort = () => controller.abort();
