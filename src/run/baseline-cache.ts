@@ -33,8 +33,8 @@ export interface BaselineKeyParts {
   config: string;
   /** How the base's agent ran: process or container. */
   isolation: string;
-  /** The judge section (model, criteria settings); null without one. */
-  judge: unknown;
+  /** sha256 of the judge section (model, criteria settings); null without one. */
+  judge: string | null;
   shard: { index: number; total: number } | null;
 }
 

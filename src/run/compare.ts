@@ -11,7 +11,7 @@ import { gradeEpisode } from '../grade/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import { pinSuite } from '../plan/pin.js';
+import { canonicalJson, pinSuite, sha256 } from '../plan/pin.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
 import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
@@ -145,7 +145,8 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
             stategate: VERSION,
             config: configName,
             isolation: agents.base!.isolation,
-            judge: suite.config.judge ?? null,
+            // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
+            judge: suite.config.judge ? sha256(canonicalJson(suite.config.judge)) : null,
             shard: opts.shard && opts.shard.total > 1 ? opts.shard : null,
           })
         : null;
