@@ -22,6 +22,8 @@ export interface ActionInputs {
   /** A glob of shard reports to join, gate and post. */
   merge: string | null;
   comment: boolean;
+  /** Reuse the base's episodes of an earlier trusted run on the same base tree (the baseline cache). */
+  cache: boolean;
   token: string;
   /** The base to compare against when the event has none (push, workflow_dispatch). */
   baseRef: string | null;
@@ -99,6 +101,12 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   else if (FALSE.includes(commentText)) comment = false;
   else problems.push(`comment: expected true or false, got "${commentText}"`);
 
+  const cacheText = text('cache') || 'true';
+  let cache = true;
+  if (TRUE.includes(cacheText)) cache = true;
+  else if (FALSE.includes(cacheText)) cache = false;
+  else problems.push(`cache: expected true or false, got "${cacheText}"`);
+
   const engineText = text('engine');
   const engine = engineText === '' ? null : option('engine', () => parseChoice('engine', engineText), null);
   const policyFrom = choice('policy-from', 'base');
@@ -146,6 +154,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     shard,
     merge,
     comment,
+    cache,
     token,
     baseRef,
     engine,

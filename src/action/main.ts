@@ -12,8 +12,17 @@ import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import type { Report } from '../report/types.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/compare.js';
+import { VERSION } from '../version.js';
 import { caseAnnotations, scenarioLocator } from './annotations.js';
 import { resolveBase } from './base.js';
+import {
+  type CachePlan,
+  cachePlan,
+  cacheRefusal,
+  restoreBaseline,
+  saveBaseline,
+  treeOf,
+} from './baseline-cache.js';
 import { CHECK_NAME, checkConclusionOf, checkTitle, UNVERIFIED_CHECK_NAME } from './check-run.js';
 import { type EventContext, readEvent } from './event.js';
 import { checkHead } from './head.js';
@@ -96,7 +105,9 @@ async function compare(
       `base ${base.sha} (from ${base.source === 'event' ? `the ${event.name} event` : 'base-ref'}${base.fetched ? ', fetched from origin' : ''})`,
     );
   }
-  return runCompare({
+  const plan = base ? await baselinePlan(inputs, event, workspace, base.sha) : null;
+  if (plan) await restoreBaseline(plan, say);
+  const result = await runCompare({
     base: base?.sha ?? null,
     // The head as checked out (the workspace, or head-path); '.' reads better than a runner path.
     head: inputs.headPath,
@@ -108,7 +119,45 @@ async function compare(
     engine: inputs.engine ?? undefined,
     policyFrom: inputs.policyFrom,
     isolation: inputs.isolation ?? undefined,
+    cache: plan?.dir,
     onProgress: (e) => groups.progress(e),
+  });
+  if (plan && result.baselineStored) await saveBaseline(plan, result.baselineStored, say);
+  return result;
+}
+
+/** The baseline cache of a trusted run with `cache: true`; null (and says why) otherwise. */
+async function baselinePlan(
+  inputs: ActionInputs,
+  event: EventContext,
+  workspace: string,
+  baseSha: string,
+): Promise<CachePlan | null> {
+  if (!inputs.cache) {
+    core.info('cache: false, so the base runs in full.');
+    return null;
+  }
+  const refusal = cacheRefusal(event, inputs.reportsFrom);
+  if (refusal) {
+    core.info(
+      `cache: not used: ${refusal}. Only a run the base repository controls reads or writes the base's episodes.`,
+    );
+    return null;
+  }
+  const runnerTemp = process.env.RUNNER_TEMP;
+  if (!runnerTemp) {
+    core.info(
+      'cache: RUNNER_TEMP is not set, so there is no runner folder to keep the base in; the base runs in full.',
+    );
+    return null;
+  }
+  return cachePlan({
+    runnerTemp,
+    version: VERSION,
+    baseTree: await treeOf(workspace, baseSha),
+    shard: inputs.shard,
+    runId: process.env.GITHUB_RUN_ID || '0',
+    runAttempt: process.env.GITHUB_RUN_ATTEMPT || '1',
   });
 }
 

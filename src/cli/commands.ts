@@ -117,13 +117,20 @@ function finish(report: Report, values: CliValues, reportPath: string): void {
 export async function commandCompare(values: CliValues): Promise<number> {
   if (!values.base || !values.head) return fail('compare needs --base REF|DIR and --head REF|DIR');
   try {
-    return await runAndReport(values, { ...runOptions(values), base: values.base, head: values.head });
+    return await runAndReport(values, {
+      ...runOptions(values),
+      base: values.base,
+      head: values.head,
+      cache: values.cache,
+    });
   } catch (err) {
     return fail((err as Error).message);
   }
 }
 
 export async function commandRun(values: CliValues): Promise<number> {
+  if (values.cache !== undefined)
+    return fail('--cache applies to compare: it keeps the base, and run has none');
   try {
     return await runAndReport(values, { ...runOptions(values), base: null, head: values.dir ?? '.' });
   } catch (err) {

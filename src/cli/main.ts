@@ -1,10 +1,11 @@
 // The stategate command: parses arguments and dispatches to the subcommands.
 import { parseArgs } from 'node:util';
 import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agreement.js';
+import { VERSION } from '../version.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
 import { commandJudge } from './judge.js';
 
-export const VERSION = '0.1.0';
+export { VERSION };
 
 export const HELP = `stategate ${VERSION}: a release gate for AI agents that act
 
@@ -52,6 +53,11 @@ Options:
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
   --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
                         container needs agent.image or agent.dockerfile and a Docker daemon)
+  --cache DIR           compare: reuse the base's episodes stored in DIR by an earlier run with the
+                        same key (base git tree, pinned suite, seeds, repeats, engine, stategate
+                        version), and store them there after a complete run; only the missing ones
+                        run. A base with uncommitted changes is never cached; an entry that cannot
+                        be read is a miss (a warning), never a failure
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
@@ -78,6 +84,7 @@ const OPTIONS = {
   'suite-from': { type: 'string' },
   'policy-from': { type: 'string' },
   isolation: { type: 'string' },
+  cache: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
   'no-color': { type: 'boolean' },

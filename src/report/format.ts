@@ -207,6 +207,30 @@ export function runLine(report: Report): string {
   return `${pair}; pinned suite ${shortHash(report.pin.suite_hash)}, template ${shortHash(report.pin.template_hash)}; ${scenarios}${shard}; engine ${report.engine}${reason}`;
 }
 
+/**
+ * What the base took from the baseline cache, in one line: `base: 40 episodes reused from the run of
+ * 2026-12-01 10:02 UTC (cache key 1a2b3c4d5e6f)`; null without a cache.
+ */
+export function baselineCacheLine(report: Report): string | null {
+  const c = report.baseline_cache;
+  if (!c) return null;
+  const key = `cache key ${shortHash(c.key)}`;
+  if (c.hit) {
+    const when = c.stored_at ? ` from the run of ${utcMinute(c.stored_at)}` : '';
+    const topUp = c.saved ? '; the episodes run now were stored too' : '';
+    return `base: ${plural(c.reused_episodes, 'episode')} reused${when} (${key})${topUp}`;
+  }
+  const after = c.saved ? 'this run stored its base episodes for the next run' : (c.note ?? 'nothing stored');
+  return `base: nothing reused from the cache (${key}); ${after}`;
+}
+
+/** `2026-12-01 10:02 UTC` from an ISO 8601 time; the text as given when it is not one. */
+function utcMinute(iso: string): string {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  return `${t.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 /** What a reader must know about the sides before reading the cases: base and head the same files. */
 export function sidesNotes(report: Report): string[] {
   if (!report.identical_sides) return [];

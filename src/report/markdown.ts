@@ -6,6 +6,7 @@ import type { GateDecision } from '../gate/verdict.js';
 import { reportDecision } from './build.js';
 import {
   allNWords,
+  baselineCacheLine,
   changeTags,
   changeWords,
   classWords,
@@ -161,6 +162,8 @@ function verdictLines(report: Report, decision: GateDecision): string[] {
   if (report.repeats_warning && report.repeats)
     lines.push('', `**${mdText(repeatsWarningLine(report.repeats_warning, report.repeats))}**`);
   for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
+  const cacheLine = baselineCacheLine(report);
+  if (cacheLine) lines.push('', mdText(cacheLine));
   // Weaker isolation than the default is said where the verdict is read.
   if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);

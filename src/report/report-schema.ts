@@ -335,6 +335,17 @@ export const ReportSchema = z.strictObject({
   identical_sides: z.literal(true).optional(),
   agent_isolation: z.strictObject({ mode: z.enum(['namespaces', 'process-groups']), note: text }).optional(),
   policy_from: z.strictObject({ side: z.enum(['base', 'head', 'default']), reason: text }).optional(),
+  baseline_cache: z
+    .strictObject({
+      key: hex,
+      hit: z.boolean(),
+      reused_episodes: count,
+      stored_at: z.iso.datetime().nullable(),
+      saved: z.boolean(),
+      note: text.optional(),
+    })
+    .refine((c) => c.hit === c.reused_episodes > 0, 'expected hit exactly when reused_episodes > 0')
+    .optional(),
   suite_changes: z
     .array(
       z.strictObject({

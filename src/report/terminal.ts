@@ -5,6 +5,7 @@ import { reportDecision } from './build.js';
 import { visible as inert } from './escape.js';
 import {
   allNWords,
+  baselineCacheLine,
   changeTags,
   changeWords,
   classWords,
@@ -163,6 +164,7 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
       ? [paint(inert(repeatsWarningLine(report.repeats_warning, report.repeats)), 'yellow')]
       : []),
     ...sidesNotes(report).map(inert),
+    ...[baselineCacheLine(report)].filter((l) => l !== null).map(inert),
     ...suiteLines(report).map((l) => `  ${inert(l)}`),
   );
 

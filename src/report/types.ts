@@ -209,6 +209,23 @@ export interface Report {
   unverified?: { reason: string };
   /** Additive: how the agent's processes were kept from the harness, in one line. */
   agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
+  /** Additive, with a baseline cache (`--cache`, the action's `cache`): what of the base was reused. */
+  baseline_cache?: BaselineCacheFacts;
+}
+
+/** The base episodes a run took from the baseline cache, and whether it stored its own. */
+export interface BaselineCacheFacts {
+  /** sha256 of the key's parts: base tree, pinned suite, seeds, repeats, engine, stategate version. */
+  key: string;
+  /** At least one base episode was reused. */
+  hit: boolean;
+  reused_episodes: number;
+  /** When the run that stored the reused episodes started (ISO 8601); null when nothing was reused. */
+  stored_at: string | null;
+  /** This run stored its base episodes under the key (for the next run). */
+  saved: boolean;
+  /** Why the entry was not used, or why this run's base was not stored. */
+  note?: string;
 }
 
 /** Where the gate policy came from, and why from there. */

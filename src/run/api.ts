@@ -39,10 +39,24 @@ export interface CompareOptions {
    * a side already run on exactly this suite is not run again (the demo's pairwise comparisons).
    */
   episodeCache?: Map<string, EpisodeRecord>;
+  /**
+   * A baseline cache directory: the base's graded episodes are reused from it when their key matches
+   * (base tree, pinned suite, seeds, repeats, engine, stategate version) and stored in it after a
+   * complete run. A clean git base only; an entry that cannot be read is a miss.
+   */
+  cache?: string;
+}
+
+/** The baseline cache entry a run wrote: its file and the sha256 of the bytes written. */
+export interface BaselineStored {
+  file: string;
+  sha256: string;
 }
 
 export interface CompareResult {
   report: Report;
+  /** The baseline cache entry this run wrote, when it wrote one (`cache`). */
+  baselineStored?: BaselineStored;
   reportPath: string;
   markdownPath: string;
   markdown: string;

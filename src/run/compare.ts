@@ -11,7 +11,7 @@ import { gradeEpisode } from '../grade/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import { pinSuite } from '../plan/pin.js';
+import { canonicalJson, pinSuite, sha256 } from '../plan/pin.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
 import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
@@ -21,9 +21,11 @@ import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
 import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
+import { VERSION } from '../version.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
-import type { CompareOptions, CompareResult, ProgressEvent } from './api.js';
+import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { type AssembleInput, assembleReport } from './assemble.js';
+import { BaselineCache, type BaselineKeyParts, seedsHash } from './baseline-cache.js';
 import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
 import { runEpisode } from './episode.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
@@ -43,7 +45,10 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
   const configName = opts.config ?? 'stategate.yml';
   const progress = opts.onProgress ?? (() => undefined);
   const startedAt = new Date();
+  const cacheDir = opts.cache ? resolve(repo, opts.cache) : null;
   mkdirSync(outDir, { recursive: true });
+  // Made before any agent starts: only a folder that exists is hidden from the agents.
+  if (cacheDir) mkdirSync(cacheDir, { recursive: true });
 
   const controller = new AbortController();
   const abort = () => controller.abort();
@@ -57,8 +62,10 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
     for (const side of sides) {
       const spec = side === 'head' ? opts.head : (opts.base as string);
-      // The run's own output is no uncommitted change of the side it runs.
-      const checkout = await resolveCheckout(spec, repo, { ignore: [outDir] });
+      // The run's own output (and its cache) is no uncommitted change of the side it runs.
+      const checkout = await resolveCheckout(spec, repo, {
+        ignore: cacheDir ? [outDir, cacheDir] : [outDir],
+      });
       cleanups.push(() => checkout.dispose());
       checkouts[side] = checkout;
       for (const message of checkout.warnings ?? [])
@@ -126,6 +133,37 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const refused = await prepareSuiteSql(suite, template);
     if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
 
+    // Judge and adaptive-repeat hooks: `judge:` grades judge expectations; `repeats: {min, max}`
+    // (unless --repeats is given) runs looks until the sequential test decides each case.
+    const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
+    const sequential = opts.repeats === undefined ? adaptivePolicy(suite.config.repeats) : null;
+    const baseline =
+      cacheDir && checkouts.base
+        ? openBaseline(cacheDir, checkouts.base, progress, {
+            suite_hash: pin.suiteHash,
+            template_hash: pin.templateHash,
+            seeds: seedsHash(
+              pin.suiteHash,
+              scenarios.map((s) => s.id),
+              sequential?.min ?? repeats,
+            ),
+            repeats: sequential ? { min: sequential.min, max: sequential.max } : repeats,
+            engine: engine.name,
+            stategate: VERSION,
+            config: configName,
+            isolation: agents.base!.isolation,
+            // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
+            judge: suite.config.judge ? sha256(canonicalJson(suite.config.judge)) : null,
+            shard: opts.shard && opts.shard.total > 1 ? opts.shard : null,
+          })
+        : null;
+    // A base the cache holds in full is not even set up: its agent never starts.
+    const baseFromCache =
+      baseline?.covers(
+        scenarios.map((s) => s.id),
+        sequential?.max ?? repeats,
+      ) ?? false;
+
     const gateway = await createGateway();
     cleanups.push(() => gateway.close());
 
@@ -140,6 +178,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     const runtimes: Partial<Record<Side, SideRuntime>> = {};
     for (const side of sides) {
       const checkout = checkouts[side]!;
+      if (side === 'base' && baseFromCache) continue;
       progress({ type: 'phase', phase: 'setup', message: `Preparing ${side} (${checkout.ref})` });
       const runtime = await prepareSide({
         side,
@@ -150,7 +189,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         judgeKeyEnv: suite.config.judge?.api_key_env,
         isolation,
         // The other side's files are not this agent's to read or change.
-        hide: [outDir, ...sides.filter((s) => s !== side).map((s) => checkouts[s]!.dir)],
+        hide: [
+          outDir,
+          ...(cacheDir ? [cacheDir] : []),
+          ...sides.filter((s) => s !== side).map((s) => checkouts[s]!.dir),
+        ],
         onLog: (message) => progress({ type: 'log', level: 'info', message }),
       });
       cleanups.push(() => runtime.stop());
@@ -182,6 +225,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       // demo compares three versions pairwise): reuse its record under this side's name.
       const cached = opts.episodeCache?.get(cacheKey(p));
       if (cached) return { ...cached, episode: p.id, side: p.side };
+      const runtime = runtimes[p.side];
+      if (!runtime)
+        throw new Error(
+          `${p.id}: the ${p.side} side was not prepared (its episodes were expected from the cache)`,
+        );
       const episodeSignal = episodeSignals.open();
       let record: EpisodeRecord;
       try {
@@ -190,7 +238,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
             template,
             gateway,
             tools: suite.tools,
-            side: runtimes[p.side]!,
+            side: runtime,
             expose: suite.config.database.expose,
             signal: episodeSignal.signal,
             pin,
@@ -203,10 +251,6 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
       return record;
     };
-    // Judge and adaptive-repeat hooks: `judge:` grades judge expectations; `repeats: {min, max}`
-    // (unless --repeats is given) runs looks until the sequential test decides each case.
-    const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
-    const sequential = opts.repeats === undefined ? adaptivePolicy(suite.config.repeats) : null;
     // Adaptive looks run one batch each; the counter goes on across them instead of starting over.
     let episodesBefore = 0;
     const runBatch = async (batch: PlannedEpisode[]) => {
@@ -217,6 +261,13 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
         async (p) => {
+          // A base episode from the baseline cache was graded (and judged) by the run that stored it.
+          const reused = baseline?.take(p);
+          if (reused) {
+            await log.write(reused);
+            await spool.write(reused);
+            return reused.passed;
+          }
           const record = await run(p);
           const judged = await judgeEpisode(p.scenario, record, judge);
           const g = gradeEpisode(p.scenario, record, suite.tools, judged.results);
@@ -253,6 +304,27 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     } else await runBatch(planned);
     await log.close();
     reportRefused(gateway.refused(), gateway.refusedCount(), progress);
+    let baselineStored: BaselineStored | undefined;
+    if (baseline) {
+      const stored = baseline.store({
+        scenarioIds: scenarios.map((s) => s.id),
+        episodesOf: (id) => spool.read(id),
+        minRepeats: sequential?.min ?? repeats,
+        interrupted: controller.signal.aborted,
+        startedAt,
+      });
+      if ('written' in stored && stored.written) baselineStored = stored.written;
+      progress({
+        type: 'log',
+        level: 'info',
+        message:
+          'reason' in stored
+            ? `baseline cache: the base's episodes were not stored: ${stored.reason}`
+            : stored.stored > 0
+              ? `baseline cache: stored ${stored.stored} base episodes under key ${baseline.key.slice(0, 12)}`
+              : 'baseline cache: every base episode came from the cache; nothing new to store',
+      });
+    }
 
     progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
     const report = reportFromSpool(
@@ -273,12 +345,43 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       { policy_from: policy.source, ...(policy.changes ? { suite_changes: policy.changes } : {}) },
     );
     report.agent_isolation = { mode: isolation.mode, note: isolationNote };
-    return writeReports(report, outDir);
+    if (baseline) report.baseline_cache = baseline.facts();
+    return { ...writeReports(report, outDir), ...(baselineStored ? { baselineStored } : {}) };
   } finally {
     stopInterrupt();
     opts.signal?.removeEventListener('abort', abort);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+}
+
+/**
+ * Opens the baseline cache for the base checkout, or says why a base is never cached: only a clean
+ * git tree names exactly the files that ran.
+ */
+function openBaseline(
+  dir: string,
+  base: Checkout,
+  progress: (event: ProgressEvent) => void,
+  parts: Omit<BaselineKeyParts, 'base_tree'>,
+): BaselineCache | null {
+  const warn = (message: string) => progress({ type: 'log', level: 'warn', message });
+  if (base.dirty || typeof base.tree !== 'string') {
+    warn(
+      `baseline cache: not used: the base ${base.dirty ? 'has uncommitted changes' : 'is not a git checkout'}, so no tree names the files that run`,
+    );
+    return null;
+  }
+  const cache = BaselineCache.open(dir, { base_tree: base.tree, ...parts }, warn);
+  const stored = cache.entryStoredAt;
+  progress({
+    type: 'log',
+    level: 'info',
+    message:
+      cache.size > 0
+        ? `baseline cache: ${cache.size} base episodes cached under key ${cache.key.slice(0, 12)} (stored ${stored})`
+        : `baseline cache: no base episodes cached under key ${cache.key.slice(0, 12)}`,
+  });
+  return cache;
 }
 
 /**

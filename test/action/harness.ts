@@ -110,20 +110,21 @@ export class Harness {
 
   /**
    * Runs the README's stategate step, with `extra` inputs, in a fresh shallow checkout of `branch`
-   * (or in `workspace`); fails the test on any request GitHub's description does not allow.
+   * (or in `workspace`), with `env` added to the step's; fails the test on any request GitHub's description does not allow.
    */
   async step(
     branch: string,
     event: StepOptions['event'],
     extra: Record<string, string | number> = {},
     workspace?: string,
+    env: Record<string, string> = {},
   ): Promise<StepRun> {
     const ws = workspace ?? checkout(this.repo, branch, join(this.root, `ws-${++this.workspaces}`));
     const step = readmeStep();
     const result = await runStep({
       workspace: ws,
       with: { ...step.with, ...extra },
-      env: { ...step.env, ...this.env },
+      env: { ...step.env, ...this.env, ...env },
       event,
       repository: `${OWNER}/${REPO}`,
       sha: this.repo.branches[branch]?.sha ?? this.repo.base.sha,

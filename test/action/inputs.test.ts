@@ -9,6 +9,7 @@ const defaults: Record<string, string> = {
   shard: '',
   merge: '',
   comment: 'true',
+  cache: 'true',
   'github-token': 'ghs_abc',
   'base-ref': '',
   engine: '',
@@ -42,6 +43,7 @@ describe('parseInputs', () => {
       shard: null,
       merge: null,
       comment: true,
+      cache: true,
       token: 'ghs_abc',
       baseRef: null,
       engine: null,
@@ -61,6 +63,7 @@ describe('parseInputs', () => {
         'fail-on': 'warn',
         shard: '2/4',
         comment: 'false',
+        cache: 'false',
         'base-ref': 'main',
         engine: 'postgres',
         isolation: 'container',
@@ -72,6 +75,7 @@ describe('parseInputs', () => {
       failOn: 'warn',
       shard: { index: 2, total: 4 },
       comment: false,
+      cache: false,
       baseRef: 'main',
       engine: 'postgres',
       isolation: 'container',
@@ -90,6 +94,7 @@ describe('parseInputs', () => {
       'comment: expected true or false, got "yes"',
       'engine: expected auto, embedded, postgres or testcontainers, got "docker"',
     ]);
+    expect(problems({ cache: 'off' })).toEqual(['cache: expected true or false, got "off"']);
     expect(problems({ 'policy-from': 'pr' })).toEqual(['policy-from: expected base or head, got "pr"']);
     expect(parse({ 'policy-from': 'head' }).policyFrom).toBe('head');
     expect(problems({ 'head-path': '../elsewhere', 'reports-from': 'trusted' })).toEqual([

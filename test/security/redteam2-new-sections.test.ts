@@ -1,5 +1,6 @@
 // Red team 2: the sections added after the first review (suite changes, the policy line, the
-// unverified sentence, the sides notes and dirty labels, the isolation line, missing shards)
+// unverified sentence, the sides notes and dirty labels, the isolation line, missing shards, the
+// baseline cache line)
 // filled with hostile strings, as a fork's report.json may carry them through `merge`. Rendered,
 // they must add no markup and no live reference, and never a second comment marker.
 import { describe, expect, it } from 'vitest';
@@ -32,6 +33,14 @@ function withNewSections(payload: string): Report {
     policy_from: { side: 'head', reason: `because${payload}` },
     engine_reason: `engine${payload}`,
     missing_shards: [2, 3],
+    baseline_cache: {
+      key: 'a'.repeat(64),
+      hit: false,
+      reused_episodes: 0,
+      stored_at: null,
+      saved: false,
+      note: `not stored${payload}`,
+    },
     suite_changes: [
       { kind: 'scenario-removed', subject: one(`s${payload}`), weakens: true, text: `removed${payload}` },
       { kind: 'gate-changed', subject: one(`g${payload}`), weakens: true, text: `gate${payload}` },
@@ -50,6 +59,7 @@ describe('red team 2: hostile strings in the new report sections', () => {
         // The new sections are there to attack.
         expect(markdown).toMatch(/Suite changes against the base/);
         expect(markdown).toMatch(/Unverified: /);
+        expect(markdown).toMatch(/base: nothing reused from the cache \(cache key a{12}\); not stored/);
         expect(strayMarkup(html, REPORT_ELEMENTS, COMMENT_MARKER), variant).toEqual([]);
         expect(liveReferences(textOutsideCode(html)), variant).toEqual([]);
         expect(markdown.split(COMMENT_MARKER).length, variant).toBe(variant === 'comment' ? 2 : 1);
