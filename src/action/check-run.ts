@@ -62,6 +62,15 @@ export function checkConclusionOf(report: Pick<Report, 'verdict' | 'unverified'>
   return report.unverified && conclusion === 'success' ? 'neutral' : conclusion;
 }
 
+/** The check run's summary as posted: the markdown trimmed under GitHub's limit, with a note when cut. */
+export function checkRunSummary(markdown: string): string {
+  return trimMarkdown(
+    markdown,
+    GITHUB_TEXT_LIMIT,
+    '_The summary was trimmed to fit the check run; the full report is in the job summary and report.json._',
+  );
+}
+
 /** Creates the check run in_progress on the head commit; returns its id. */
 export async function startCheckRun(gh: GitHub, target: CheckTarget, detailsUrl?: string): Promise<number> {
   const { data } = await gh.rest.checks.create({
@@ -86,11 +95,7 @@ export async function completeCheckRun(
   id: number | null,
   outcome: CheckOutcome,
 ): Promise<{ id: number; url: string | null }> {
-  const summary = trimMarkdown(
-    outcome.summary,
-    GITHUB_TEXT_LIMIT,
-    '_The summary was trimmed to fit the check run; the full report is in the job summary and report.json._',
-  );
+  const summary = checkRunSummary(outcome.summary);
   const batches: CheckAnnotation[][] = [];
   for (let i = 0; i < outcome.annotations.length; i += ANNOTATIONS_PER_REQUEST) {
     batches.push(outcome.annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
