@@ -1,6 +1,7 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
 import { weakenings } from '../compare/suite-changes.js';
 import { checkConclusion } from '../gate/verdict.js';
+import { caseLabel, headOnly } from '../report/format.js';
 import type { Report } from '../report/types.js';
 import { verdictWords } from '../report/unverified.js';
 import type { CheckAnnotation } from './annotations.js';
@@ -43,14 +44,24 @@ const CLASS_WORDS: [keyof Report['counts'], string, string][] = [
   ['unchanged', 'unchanged', 'unchanged'],
 ];
 
-/** The check run's title: the verdict and the count of each class present, e.g. `BLOCK: 1 new critical failure, 4 unchanged`. */
+/**
+ * The check run's title: the verdict and the count of each class present, e.g. `BLOCK: 1 new
+ * critical failure, 4 unchanged`; for the head alone, `BLOCK: 3 fail, 7 pass (head only, no base)`.
+ */
 export function checkTitle(report: Report): string {
-  const parts = CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
-    ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
-  );
+  // The head alone has nothing to be unchanged against: its cases pass or fail.
+  const labels = headOnly(report) ? report.cases.map((c) => caseLabel(report, c)) : [];
+  const parts = headOnly(report)
+    ? ['fail', 'incomplete', 'pass']
+        .map((label) => [label, labels.filter((l) => l === label).length] as const)
+        .filter(([, n]) => n > 0)
+        .map(([label, n]) => `${n} ${label}`)
+    : CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
+        ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
+      );
   if (weakenings(report.suite_changes).length > 0) parts.unshift('suite weakened');
-  const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
-  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+  const alone = headOnly(report) ? ' (head only, no base)' : '';
+  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${alone}`;
 }
 
 /**
