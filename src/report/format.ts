@@ -1,5 +1,6 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
+import { NEW_SCENARIO } from '../compare/classify.js';
 import { sideStats } from '../compare/stats.js';
 import {
   canonicalJson,
@@ -78,6 +79,16 @@ export function flakyWords(c: Pick<CaseReport, 'flaky'>): string {
 /** A run of the head alone (`stategate run`): there is no base to be unchanged against. */
 export function headOnly(report: Pick<Report, 'sides'>): boolean {
   return report.sides.base === null;
+}
+
+/**
+ * A case's reason as a rendering shows it: in a head-only run every case lacks a base, so the
+ * `New scenario (no base run)` its reason starts with says nothing and is left out.
+ */
+export function caseReason(report: Pick<Report, 'sides'>, c: CaseReport): string | undefined {
+  if (!c.reason || !headOnly(report) || !c.reason.startsWith(NEW_SCENARIO)) return c.reason;
+  const rest = c.reason.slice(NEW_SCENARIO.length);
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
 }
 
 /** What a case is called in a rendering: its class, or in a head-only run pass / fail. */

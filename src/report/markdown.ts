@@ -8,6 +8,7 @@ import { mdBlock } from './escape.js';
 import {
   allNWords,
   caseLabel,
+  caseReason,
   changeTags,
   changeWords,
   count,
@@ -134,7 +135,8 @@ function caseDetail(report: Report, c: CaseReport): string {
     .filter(Boolean)
     .join(': ');
   if (about) parts.push(about);
-  if (c.reason) parts.push(`**Why:** ${mdText(c.reason)}`);
+  const reason = caseReason(report, c);
+  if (reason) parts.push(`**Why:** ${mdText(reason)}`);
   parts.push(...stderrDetail(c));
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
   if (c.steps) parts.push(stepsDetail(c.steps));
@@ -191,7 +193,8 @@ function caseDetail(report: Report, c: CaseReport): string {
 }
 
 function caseLine(report: Report, c: CaseReport): string {
-  return `- ${caseTitle(report, c)}${c.reason ? `: ${mdText(c.reason)}` : ''}`;
+  const reason = caseReason(report, c);
+  return `- ${caseTitle(report, c)}${reason ? `: ${mdText(reason)}` : ''}`;
 }
 
 function restRow(report: Report, c: CaseReport): string {

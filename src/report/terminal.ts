@@ -6,6 +6,7 @@ import { visible as inert } from './escape.js';
 import {
   allNWords,
   caseLabel,
+  caseReason,
   changeTags,
   changeWords,
   classWords,
@@ -103,7 +104,8 @@ function caseBlock(report: Report, c: CaseReport, paint: Paint, blocking: boolea
   const title = `${paint(inert(label.toUpperCase()), colour)}  ${paint(inert(c.id), 'bold')}${flaky ? `  (${flaky})` : ''}`;
   const out = [title];
   if (c.file) out.push(...field('file', [inert(c.file)]));
-  if (c.reason) out.push(...field('why', [inert(c.reason)]));
+  const reason = caseReason(report, c);
+  if (reason) out.push(...field('why', [inert(reason)]));
   for (const side of ['base', 'head'] as const) {
     const e = c.agent_stderr?.[side];
     if (!e) continue;
