@@ -10,11 +10,12 @@
 // With --refresh: first runs the real demo pair v1.2.4 → v1.3.0 and `stategate run` on the demo at
 // v1.3.0 (embedded engine, a few minutes), and writes their report.json, normalised, as the
 // fixtures. Needed when report.json itself gains a field.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeDemoVersion } from '../src/cli/demo.js';
+import { ReportSchema } from '../src/report/report-schema.js';
 import type { Report } from '../src/report/types.js';
 import { runCompare } from '../src/run/compare.js';
 import { goldenSampleReport } from '../test/report/fixtures.js';
@@ -69,7 +70,14 @@ async function main(): Promise<void> {
       const report = normaliseReport(await freshReport(set));
       writeFileSync(fixture, `${JSON.stringify(report, null, 2)}\n`);
     }
+    if (!existsSync(fixture)) throw new Error(`${fixture} is missing: run npm run goldens -- --refresh`);
     const report = JSON.parse(readFileSync(fixture, 'utf8')) as Report;
+    // A fixture the strict schema refuses (a field since renamed) is reported, not rendered.
+    const parsed = ReportSchema.safeParse(report);
+    if (!parsed.success)
+      throw new Error(
+        `${fixture} is not a valid report.json (${parsed.error.message}); run npm run goldens -- --refresh`,
+      );
     for (const [file, text] of Object.entries(goldenOutputs(report))) {
       writeFileSync(join(dir, file), text);
       process.stdout.write(`wrote test/report/golden/${set}/${file}\n`);
