@@ -1,6 +1,7 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
 import { weakenings } from '../compare/suite-changes.js';
 import { checkConclusion } from '../gate/verdict.js';
+import { caseLabel, headOnly } from '../report/format.js';
 import type { Report } from '../report/types.js';
 import { verdictWords } from '../report/unverified.js';
 import type { CheckAnnotation } from './annotations.js';
@@ -43,14 +44,24 @@ const CLASS_WORDS: [keyof Report['counts'], string, string][] = [
   ['unchanged', 'unchanged', 'unchanged'],
 ];
 
-/** The check run's title: the verdict and the count of each class present, e.g. `BLOCK: 1 new critical failure, 4 unchanged`. */
+/**
+ * The check run's title: the verdict and the count of each class present, e.g. `BLOCK: 1 new
+ * critical failure, 4 unchanged`; for the head alone, `BLOCK: 3 fail, 7 pass (head only, no base)`.
+ */
 export function checkTitle(report: Report): string {
-  const parts = CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
-    ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
-  );
+  // The head alone has nothing to be unchanged against: its cases pass or fail.
+  const labels = headOnly(report) ? report.cases.map((c) => caseLabel(report, c)) : [];
+  const parts = headOnly(report)
+    ? ['fail', 'incomplete', 'pass']
+        .map((label) => [label, labels.filter((l) => l === label).length] as const)
+        .filter(([, n]) => n > 0)
+        .map(([label, n]) => `${n} ${label}`)
+    : CLASS_WORDS.filter(([k]) => (report.counts[k] ?? 0) > 0).map(
+        ([k, one, many]) => `${report.counts[k]} ${report.counts[k] === 1 ? one : many}`,
+      );
   if (weakenings(report.suite_changes).length > 0) parts.unshift('suite weakened');
-  const headOnly = report.sides.base === null ? ' (head only, no base)' : '';
-  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${headOnly}`;
+  const alone = headOnly(report) ? ' (head only, no base)' : '';
+  return `${verdictWords(report)}: ${parts.length > 0 ? parts.join(', ') : 'no scenarios'}${alone}`;
 }
 
 /**
@@ -60,6 +71,15 @@ export function checkTitle(report: Report): string {
 export function checkConclusionOf(report: Pick<Report, 'verdict' | 'unverified'>): Conclusion {
   const conclusion = checkConclusion(report.verdict);
   return report.unverified && conclusion === 'success' ? 'neutral' : conclusion;
+}
+
+/** The check run's summary as posted: the markdown trimmed under GitHub's limit, with a note when cut. */
+export function checkRunSummary(markdown: string): string {
+  return trimMarkdown(
+    markdown,
+    GITHUB_TEXT_LIMIT,
+    '_The summary was trimmed to fit the check run; the full report is in the job summary and report.json._',
+  );
 }
 
 /** Creates the check run in_progress on the head commit; returns its id. */
@@ -86,11 +106,7 @@ export async function completeCheckRun(
   id: number | null,
   outcome: CheckOutcome,
 ): Promise<{ id: number; url: string | null }> {
-  const summary = trimMarkdown(
-    outcome.summary,
-    GITHUB_TEXT_LIMIT,
-    '_The summary was trimmed to fit the check run; the full report is in the job summary and report.json._',
-  );
+  const summary = checkRunSummary(outcome.summary);
   const batches: CheckAnnotation[][] = [];
   for (let i = 0; i < outcome.annotations.length; i += ANNOTATIONS_PER_REQUEST) {
     batches.push(outcome.annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));

@@ -5,14 +5,18 @@ import { trimMarkdown } from './trim.js';
 // GitHub shows at most 1 MiB of summary per step.
 const SUMMARY_LIMIT = 1_000_000;
 
-/** Appends the markdown to the job summary; returns false when the runner gave no summary file. */
-export async function writeSummary(markdown: string): Promise<boolean> {
-  if (!process.env.GITHUB_STEP_SUMMARY) return false;
-  const text = trimMarkdown(
+/** The job summary as written: the markdown trimmed under the step's limit, with a note when cut. */
+export function jobSummaryText(markdown: string): string {
+  return trimMarkdown(
     markdown,
     SUMMARY_LIMIT,
     '_The summary was trimmed; the full report is in report.json._',
   );
-  await core.summary.addRaw(text, true).write();
+}
+
+/** Appends the markdown to the job summary; returns false when the runner gave no summary file. */
+export async function writeSummary(markdown: string): Promise<boolean> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return false;
+  await core.summary.addRaw(jobSummaryText(markdown), true).write();
   return true;
 }

@@ -16,9 +16,27 @@ export function trimMarkdown(text: string, limit: number, note: string): string 
   if (cut <= 0) cut = room;
   // A cut inside a fenced block would swallow the note into the block; close the fence first.
   let head = text.slice(0, cut);
-  if ((head.match(/^```/gm) ?? []).length % 2 === 1) {
-    const fence = '\n```';
-    head = text.slice(0, Math.max(0, text.lastIndexOf('\n', room - fence.length))) + fence;
+  const open = openFence(head);
+  if (open) {
+    // Room for the closing fence: cut one line earlier, then close what is still open there.
+    head = text.slice(0, Math.max(0, text.lastIndexOf('\n', room - open.length - 1)));
+    const still = openFence(head);
+    if (still) head += `\n${still}`;
   }
   return head + tail;
+}
+
+/**
+ * The fence of a code block left open at the end of `text` (backticks or tildes, CommonMark's rule:
+ * a block closes only at a fence of the same character at least as long), or null.
+ */
+export function openFence(text: string): string | null {
+  let open: string | null = null;
+  for (const line of text.split('\n')) {
+    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (!m) continue;
+    if (open === null) open = m[1];
+    else if (m[1][0] === open[0] && m[1].length >= open.length && line.trim() === m[1]) open = null;
+  }
+  return open;
 }

@@ -13,7 +13,8 @@ Usage:
   stategate compare --base REF|DIR --head REF|DIR [options]
       Run base and head as a pinned pair on the same scenarios, classify every case and gate.
   stategate run [--dir DIR] [options]
-      Grade one version of the agent (default: the current directory).
+      Grade one version of the agent (default: the current directory); each case is labelled pass
+      or fail.
   stategate validate [--config FILE]
       Check every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once: the SQL of the files that load is prepared even when other

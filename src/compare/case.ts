@@ -7,6 +7,7 @@ import type { SequentialPolicy } from '../stats/sequential.js';
 import { classifySummaries, ungradableNotes } from './classify.js';
 import { firstDivergence } from './divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
+import { agentStderr, episodeSteps } from './evidence.js';
 import { explainFlaky } from './flaky.js';
 import { STATE_DIFF_CAP, stateDifferences } from './state-diff.js';
 import { summarizeSide, uncalibratedJudges } from './summary.js';
@@ -77,6 +78,7 @@ export function compareCase(
     const b = representative(base, !improved)!;
     const h = representative(head, improved)!;
     report.divergence = firstDivergence(b.record.calls, h.record.calls);
+    report.steps = { base: episodeSteps(b), head: episodeSteps(h) };
     const diff = stateDifferences(
       b.record.diff,
       h.record.diff,
@@ -85,6 +87,17 @@ export function compareCase(
     );
     report.state_diff = diff.differences;
     if (diff.cut > 0) report.state_diff_cut = diff.cut;
+  } else if (base === null && head.length > 0 && c.class !== 'unchanged') {
+    // No base to set beside it: a failing head repeat shows what the head did.
+    report.steps = { base: null, head: episodeSteps(representative(head, false)!) };
+  }
+
+  // A crash or a missing result is shown on every case, still failing ones too.
+  const stderr = { base: base ? agentStderr(base) : undefined, head: agentStderr(head) };
+  if (stderr.base || stderr.head) {
+    report.agent_stderr = {};
+    if (stderr.base) report.agent_stderr.base = stderr.base;
+    if (stderr.head) report.agent_stderr.head = stderr.head;
   }
 
   const flakyBase = c.flaky.base && base ? explainFlaky(base) : null;

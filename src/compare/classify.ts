@@ -25,7 +25,8 @@ export interface Classification {
 /** Per side: the first reason an episode could not be graded, for the `incomplete` sentence. */
 export type UngradableNotes = Partial<Record<Side, string>>;
 
-const NEW_SCENARIO = 'New scenario (no base run): ';
+/** How a case without a base side begins its reason (renderings of a head-only run leave it out). */
+export const NEW_SCENARIO = 'New scenario (no base run): ';
 
 /** Whether a side's repeats disagree: some passed every expectation, some graded ones did not. */
 export function isFlaky(summary: SideSummary | null): boolean {

@@ -81,7 +81,9 @@ function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
   const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
   const sum = (pick: (u: (typeof usage)[number]) => number | undefined) =>
     usage.reduce((total, u) => total + (Number.isFinite(pick(u)) ? (pick(u) as number) : 0), 0);
-  return {
+  const reported = (pick: (u: (typeof usage)[number]) => number | undefined) =>
+    usage.some((u) => Number.isFinite(pick(u)));
+  const metrics: NonNullable<SideSummary['metrics']> = {
     toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
     latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
     costUsd: round(
@@ -91,6 +93,10 @@ function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
     inputTokens: sum((u) => u.input_tokens),
     outputTokens: sum((u) => u.output_tokens),
   };
+  // A sum of nothing is 0: say that nothing was reported rather than show `$0` and `0 tokens`.
+  if (!reported((u) => u.cost_usd)) metrics.costUnreported = true;
+  if (!reported((u) => u.input_tokens) && !reported((u) => u.output_tokens)) metrics.tokensUnreported = true;
+  return metrics;
 }
 
 /** The failed, gradable repeats counted by failure signature. */

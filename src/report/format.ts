@@ -1,17 +1,26 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
+import { NEW_SCENARIO } from '../compare/classify.js';
 import { sideStats } from '../compare/stats.js';
-import { canonicalJson } from '../compare/trajectory.js';
+import {
+  canonicalJson,
+  differingArgs,
+  renderCall,
+  renderOutcome,
+  renderValue,
+} from '../compare/trajectory.js';
 import { type CaseClass, DEFAULT_GATE } from '../config/schema.js';
 import { gateClassesOf } from '../gate/verdict.js';
 import { clip } from './escape.js';
 import type {
   CaseReport,
   ChangedExpectation,
+  EpisodeSteps,
   PolicySource,
   Report,
   SideSummary,
   StateDifference,
+  StepReport,
   SuiteChange,
 } from './types.js';
 
@@ -67,10 +76,65 @@ export function flakyWords(c: Pick<CaseReport, 'flaky'>): string {
   return sides.length === 0 ? '' : `flaky ${sides.join(' and ')}`;
 }
 
-/** The classes cases are grouped by in a rendering: blocking, other changed, the rest. */
+/** A run of the head alone (`stategate run`): there is no base to be unchanged against. */
+export function headOnly(report: Pick<Report, 'sides'>): boolean {
+  return report.sides.base === null;
+}
+
+/**
+ * A case's reason as a rendering shows it: in a head-only run every case lacks a base, so the
+ * `New scenario (no base run)` its reason starts with says nothing and is left out.
+ */
+export function caseReason(report: Pick<Report, 'sides'>, c: CaseReport): string | undefined {
+  if (!c.reason || !headOnly(report) || !c.reason.startsWith(NEW_SCENARIO)) return c.reason;
+  const rest = c.reason.slice(NEW_SCENARIO.length);
+  return rest.charAt(0).toUpperCase() + rest.slice(1);
+}
+
+/** What a case is called in a rendering: its class, or in a head-only run pass / fail. */
+export function caseLabel(report: Pick<Report, 'sides'>, c: CaseReport): string {
+  if (!headOnly(report)) return isStillFailing(c) ? 'still failing' : classWords(c.class);
+  if (c.class === 'incomplete') return 'incomplete';
+  const h = c.head;
+  return h && h.runs > 0 && h.passes === h.runs ? 'pass' : 'fail';
+}
+
+/**
+ * An unchanged case that fails on every side it has (some repeat of each side failed): nothing the
+ * change did, but not a passing case either. Rendering only: the class and the verdict stay.
+ */
+export function isStillFailing(c: CaseReport): boolean {
+  if (c.class !== 'unchanged' || !c.head) return false;
+  const failing = (s: SideSummary) => s.runs > 0 && s.passes < s.runs;
+  return failing(c.head) && (c.base === null || failing(c.base));
+}
+
+/** The expectations a still-failing case fails, one plain line each, with an example failure. */
+export function stillFailingWords(
+  c: CaseReport,
+): { id: string; tags: string; text: string; example?: string }[] {
+  const out: { id: string; tags: string; text: string; example?: string }[] = [];
+  for (const [id, h] of Object.entries(c.head?.expectations ?? {})) {
+    if (h.fail === 0) continue;
+    const b = c.base?.expectations[id];
+    const base = c.base ? `, ${b?.fail ?? 0} of ${c.base.runs} base repeats` : '';
+    const tags = [h.critical ? 'critical' : '', ...Object.keys(h.labels ?? {})].filter(Boolean).join(', ');
+    const line: { id: string; tags: string; text: string; example?: string } = {
+      id,
+      tags,
+      text: `failed in ${h.fail} of ${c.head?.runs ?? 0} head repeats${base}`,
+    };
+    if (h.example) line.example = h.example;
+    out.push(line);
+  }
+  return out;
+}
+
+/** The classes cases are grouped by in a rendering: blocking, other changed, still failing, the rest. */
 export function groupCases(report: Report): {
   blocking: CaseReport[];
   changed: CaseReport[];
+  stillFailing: CaseReport[];
   rest: CaseReport[];
 } {
   const block = new Set(report.gate?.block ?? DEFAULT_GATE.block);
@@ -84,7 +148,13 @@ export function groupCases(report: Report): {
     (c) => !isBlocking.has(c) && (c.class !== 'unchanged' || c.flaky.base || c.flaky.head),
   );
   const isChanged = new Set(changed);
-  return { blocking, changed, rest: sorted.filter((c) => !isBlocking.has(c) && !isChanged.has(c)) };
+  const others = sorted.filter((c) => !isBlocking.has(c) && !isChanged.has(c));
+  return {
+    blocking,
+    changed,
+    stillFailing: others.filter(isStillFailing),
+    rest: others.filter((c) => !isStillFailing(c)),
+  };
 }
 
 /** The all-N column: `yes, 5 of 5` or `no, 3 of 5`. */
@@ -134,8 +204,8 @@ export function metricWords(s: SideSummary): {
   return {
     calls: m.toolCalls.toFixed(1),
     latency: duration(m.latencyMs),
-    cost: dollars(m.costUsd),
-    tokens: `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`,
+    cost: m.costUnreported ? '—' : dollars(m.costUsd),
+    tokens: m.tokensUnreported ? '—' : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`,
   };
 }
 
@@ -185,11 +255,105 @@ export function stateLine(d: StateDifference): string {
   return `${d.table}[${d.key}].${d.column}: base ${stateValue(d.base)}, head ${stateValue(d.head)}`;
 }
 
-/** The counts of a report in one line: `1 new critical failure, 0 regressed, ...; 2 flaky`. */
+/**
+ * The counts of a report in one line: `1 new critical failure, 0 regressed, ...; 2 flaky`, with the
+ * unchanged cases that still fail named; a head-only run counts `3 pass, 1 fail`.
+ */
 export function countsLine(report: Report): string {
   const flaky = report.cases.filter((c) => c.flaky.base || c.flaky.head).length;
-  const parts = CLASS_ORDER.map((cls) => `${count(report.counts[cls] ?? 0)} ${classWords(cls)}`);
+  if (headOnly(report)) {
+    const labels = report.cases.map((c) => caseLabel(report, c));
+    const n = (label: string) => count(labels.filter((l) => l === label).length);
+    const incomplete = labels.includes('incomplete') ? `, ${n('incomplete')} incomplete` : '';
+    return `${n('pass')} pass, ${n('fail')} fail${incomplete}; ${count(flaky)} flaky`;
+  }
+  const still = report.cases.filter(isStillFailing).length;
+  const parts = CLASS_ORDER.map((cls) => {
+    const words = `${count(report.counts[cls] ?? 0)} ${classWords(cls)}`;
+    return cls === 'unchanged' && still > 0 ? `${words} (${count(still)} still failing)` : words;
+  });
   return `${parts.join(', ')}; ${count(flaky)} flaky`;
+}
+
+/** One step of the table: the call (with only the arguments that differ from `other`, the same tool's call on the other side) and what it got. */
+function stepCells(step: StepReport | undefined, other: StepReport | undefined): [string, string] {
+  if (!step) return ['', ''];
+  let call = renderCall(step);
+  if (other && other.tool === step.tool) {
+    const keys = differingArgs(step.args, other.args);
+    // Arguments that are not an object differ as a whole (key ''): the whole call shows.
+    if (keys.length > 0 && keys[0] !== '') {
+      const args = (step.args ?? {}) as Record<string, unknown>;
+      const shown = keys.map((k) => `${k}=${args[k] === undefined ? '(absent)' : renderValue(args[k])}`);
+      const more = Object.keys(args).some((k) => !keys.includes(k)) ? ', …' : '';
+      call = `${step.tool}(${shown.join(', ')}${more})`;
+    }
+  }
+  return [call, renderOutcome(step)];
+}
+
+/** Which episode stands for a side, e.g. `head repeat 2 (failed)`. */
+export function stepsSource(side: string, s: EpisodeSteps): string {
+  return `${side} repeat ${s.repeat} (${s.outcome})`;
+}
+
+/**
+ * The step-by-step table of a case as plain-text rows: step number, then for each side present its
+ * call and what the call got. `divergent` is the first step where the sides differ (0: none).
+ */
+export function stepRows(steps: NonNullable<CaseReport['steps']>): {
+  rows: string[][];
+  divergent: number;
+} {
+  const base = steps.base?.steps ?? [];
+  const head = steps.head.steps;
+  const n = Math.max(base.length, head.length);
+  const rows: string[][] = [];
+  let divergent = 0;
+  for (let i = 0; i < n; i++) {
+    const b = base[i];
+    const h = head[i];
+    const cells = steps.base ? [...stepCells(b, h), ...stepCells(h, b)] : stepCells(h, undefined);
+    if (
+      steps.base &&
+      divergent === 0 &&
+      (!b ||
+        !h ||
+        b.tool !== h.tool ||
+        differingArgs(b.args, h.args).length > 0 ||
+        b.status !== h.status ||
+        b.effect !== h.effect)
+    )
+      divergent = i + 1;
+    rows.push([String(i + 1), ...cells]);
+  }
+  return { rows, divergent };
+}
+
+/** The header of the step table, matching stepRows. */
+export function stepHeader(steps: NonNullable<CaseReport['steps']>): string[] {
+  return steps.base
+    ? ['step', 'base call', 'base got', 'head call', 'head got']
+    : ['step', 'head call', 'head got'];
+}
+
+/** The steps left out of a table by the cap, as a sentence, or ''. */
+export function stepsCutWords(steps: NonNullable<CaseReport['steps']>): string {
+  const parts = [
+    steps.base?.steps_cut ? `${plural(steps.base.steps_cut, 'more base call')}` : '',
+    steps.head.steps_cut ? `${plural(steps.head.steps_cut, 'more head call')}` : '',
+  ].filter(Boolean);
+  return parts.length > 0 ? `${parts.join(' and ')} in episodes.jsonl.` : '';
+}
+
+/** The sentence above an agent's stderr: `head repeat 2: the agent exited with code 1; the last lines of its stderr:`. */
+export function stderrTitle(
+  side: string,
+  e: { repeat: number; ended: string; tail: string; cut?: true },
+): string {
+  const what =
+    e.tail === '' ? 'it wrote nothing to stderr' : e.cut ? 'the last lines of its stderr' : 'its stderr';
+  return `${side} repeat ${e.repeat}: the agent ${e.ended}; ${what}`;
 }
 
 /** The pair that ran, the pin and the engine, in one line. */

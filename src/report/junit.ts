@@ -1,5 +1,6 @@
 // JUnit XML for CI test tabs: one <testcase> per scenario and side (classname stategate.<side>),
-// a <failure> when a graded repeat failed, an <error> when the side could not be graded.
+// a <failure> when a graded repeat failed, an <error> when the side could not be graded, and a
+// <system-err> with the agent's stderr tail when it crashed or printed no result.
 import type { Side } from '../record.js';
 import { xmlEscape } from './escape.js';
 import { UNCALIBRATED_TAG } from './format.js';
@@ -77,6 +78,12 @@ function testcase(
     lines.push(
       `      <failure${attrs({ message: o.failure.message, type: o.failure.type })}>${xmlEscape(o.failure.body)}</failure>`,
     );
+  // How the agent ended when it crashed or printed no result, and its stderr tail: CI tabs show it.
+  const stderr = c.agent_stderr?.[side];
+  if (stderr) {
+    const text = `repeat ${stderr.repeat}: the agent ${stderr.ended}${stderr.tail ? `\n${stderr.tail}` : ''}`;
+    lines.push(`      <system-err>${xmlEscape(text)}</system-err>`);
+  }
   lines.push('    </testcase>');
   return { xml: lines.join('\n'), failed: Boolean(o.failure), errored: Boolean(o.error) };
 }

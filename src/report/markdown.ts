@@ -4,16 +4,20 @@
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
 import type { GateDecision } from '../gate/verdict.js';
 import { reportDecision } from './build.js';
+import { mdBlock } from './escape.js';
 import {
   allNWords,
   baselineCacheLine,
+  caseLabel,
+  caseReason,
   changeTags,
   changeWords,
-  classWords,
   count,
   countsLine,
   flakyWords,
   groupCases,
+  headOnly,
+  isStillFailing,
   metricWords,
   orderedSuiteChanges,
   passKWords,
@@ -26,6 +30,12 @@ import {
   sidesNotes,
   signatureWords,
   stateValue,
+  stderrTitle,
+  stepHeader,
+  stepRows,
+  stepsCutWords,
+  stepsSource,
+  stillFailingWords,
   suiteChangesTitle,
   suiteChangeText,
   suiteLines,
@@ -74,20 +84,64 @@ function sideRow(name: string, s: SideSummary | null): string[] {
   return [name, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
 }
 
-function caseTitle(c: CaseReport): string {
+function caseTitle(report: Report, c: CaseReport): string {
   const flaky = flakyWords(c);
-  return `${mdCode(c.id)}: ${mdText(classWords(c.class))}${flaky ? `, ${flaky}` : ''}`;
+  return `${mdCode(c.id)}: ${mdText(caseLabel(report, c))}${flaky ? `, ${flaky}` : ''}`;
+}
+
+/** The step-by-step table of a case's representative episodes, folded. */
+function stepsDetail(steps: NonNullable<CaseReport['steps']>): string {
+  const { rows, divergent } = stepRows(steps);
+  const source = [steps.base ? stepsSource('base', steps.base) : '', stepsSource('head', steps.head)]
+    .filter(Boolean)
+    .join(' beside ');
+  const cells = rows.map(([n, ...rest]) => [
+    Number(n) === divergent ? `**${n}**` : n,
+    ...rest.map((cell, i) => (i % 2 === 0 && cell !== '' ? mdCellCode(cell) : mdText(cell))),
+  ]);
+  const cut = stepsCutWords(steps);
+  const where = divergent > 0 ? ` The first step that differs is in bold.` : '';
+  const body =
+    rows.length === 0
+      ? 'No tool was called.'
+      : `${table(stepHeader(steps), cells)}${cut ? `\n\n${mdText(cut)}` : ''}`;
+  const intro = mdText(`Calls as the tools recorded them.${where}`);
+  return `<details><summary>Steps: ${mdText(source)}</summary>\n\n${intro}\n\n${body}\n\n</details>`;
+}
+
+/** How each side's agent ended when it crashed or printed no result, with its last stderr lines. */
+function stderrDetail(c: CaseReport): string[] {
+  const out: string[] = [];
+  for (const side of ['base', 'head'] as const) {
+    const e = c.agent_stderr?.[side];
+    if (!e) continue;
+    const title = `**Agent ${side}:** ${mdText(stderrTitle(side, e))}${e.tail === '' ? '.' : ':'}`;
+    out.push(e.tail === '' ? title : `${title}\n\n${mdBlock(e.tail)}`);
+  }
+  return out;
+}
+
+/** The expectations that fail on every side of a still-failing case. */
+function stillFailingLines(c: CaseReport): string {
+  const lines = stillFailingWords(c).map((e) => {
+    const example = e.example ? ` Example: ${mdText(e.example)}` : '';
+    return `- ${mdCode(e.id)}${e.tags ? ` (${mdText(e.tags)})` : ''}: ${mdText(e.text)}.${example}`;
+  });
+  return lines.length > 0 ? `**Failing on every side:**\n${lines.join('\n')}` : '';
 }
 
 /** Everything one case has to say, in reading order. */
-function caseDetail(c: CaseReport): string {
-  const parts: string[] = [`#### ${caseTitle(c)}`];
+function caseDetail(report: Report, c: CaseReport): string {
+  const parts: string[] = [`#### ${caseTitle(report, c)}`];
   const about = [c.file ? mdCode(c.file) : '', c.description ? mdText(c.description) : '']
     .filter(Boolean)
     .join(': ');
   if (about) parts.push(about);
-  if (c.reason) parts.push(`**Why:** ${mdText(c.reason)}`);
+  const reason = caseReason(report, c);
+  if (reason) parts.push(`**Why:** ${mdText(reason)}`);
+  parts.push(...stderrDetail(c));
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
+  if (c.steps) parts.push(stepsDetail(c.steps));
   if (c.state_diff.length > 0) {
     const rows = c.state_diff.map((d) => [
       mdCellCode(`${d.table}[${d.key}]`),
@@ -111,6 +165,8 @@ function caseDetail(c: CaseReport): string {
     });
     parts.push(`**Expectations:**\n${lines.join('\n')}`);
   }
+  const failing = isStillFailing(c) ? stillFailingLines(c) : '';
+  if (failing) parts.push(failing);
   for (const side of ['base', 'head'] as const) {
     const text = c.flaky_explanation?.[side];
     if (text) parts.push(`**Flaky ${side}:** ${mdText(text)}`);
@@ -138,13 +194,16 @@ function caseDetail(c: CaseReport): string {
   return parts.join('\n\n');
 }
 
-function caseLine(c: CaseReport): string {
-  return `- ${caseTitle(c)}${c.reason ? `: ${mdText(c.reason)}` : ''}`;
+function caseLine(report: Report, c: CaseReport): string {
+  const reason = caseReason(report, c);
+  return `- ${caseTitle(report, c)}${reason ? `: ${mdText(reason)}` : ''}`;
 }
 
-function restRow(c: CaseReport): string {
+function restRow(report: Report, c: CaseReport): string {
   const allN = (s: SideSummary | null) => (s ? `${s.passes}/${s.runs}` : '—');
-  return `| ${mdCellCode(c.id)} | ${mdText(classWords(c.class))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
+  if (headOnly(report))
+    return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report, c))} | ${mdText(allN(c.head))} |`;
+  return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 
 function verdictLines(report: Report, decision: GateDecision): string[] {
@@ -195,8 +254,11 @@ interface Plan {
 }
 
 interface Parts {
+  report: Report;
   header: string;
   blocking: number;
+  /** Of `important`, after the blocking ones: the other changed cases; the still-failing ones follow. */
+  changed: number;
   important: CaseReport[];
   rest: CaseReport[];
   footer: string;
@@ -226,27 +288,33 @@ function assemble(parts: Parts, plan: Plan, detail: (i: number) => string): stri
       if (mode === 'cut') continue;
       // One-line cases form one tight list; a detailed case stands apart.
       const separator = text === '' ? '' : mode === 'line' && plan.modes[i - 1] === 'line' ? '\n' : '\n\n';
-      text += separator + (mode === 'full' ? detail(i) : caseLine(parts.important[i]));
+      text += separator + (mode === 'full' ? detail(i) : caseLine(parts.report, parts.important[i]));
     }
     if (text) out.push(`### ${title}`, text);
   };
   section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
+  const single = headOnly(parts.report);
+  const changedEnd = parts.blocking + parts.changed;
   section(
-    `Other changed cases (${count(parts.important.length - parts.blocking)})`,
+    `${single ? 'Other failing cases' : 'Other changed cases'} (${count(parts.changed)})`,
     parts.blocking,
+    changedEnd,
+  );
+  section(
+    `Still failing (${count(parts.important.length - changedEnd)})`,
+    changedEnd,
     parts.important.length,
   );
   if (parts.rest.length > 0) {
-    const rows = parts.rest.slice(0, plan.restShown).map(restRow);
+    const rows = parts.rest.slice(0, plan.restShown).map((c) => restRow(parts.report, c));
     const more = parts.rest.length - plan.restShown;
-    const tableText =
-      rows.length > 0
-        ? `${table(['scenario', 'class', 'base passes', 'head passes'], []).trimEnd()}\n${rows.join('\n')}`
-        : '';
+    const header = single
+      ? ['scenario', 'result', 'passes']
+      : ['scenario', 'class', 'base passes', 'head passes'];
+    const tableText = rows.length > 0 ? `${table(header, []).trimEnd()}\n${rows.join('\n')}` : '';
     const tail = more > 0 ? `${tableText ? '\n\n' : ''}${plural(more, 'more case')} in report.json.` : '';
-    out.push(
-      `<details><summary>${plural(parts.rest.length, 'unchanged case')}</summary>\n\n${tableText}${tail}\n\n</details>`,
-    );
+    const what = plural(parts.rest.length, single ? 'passing case' : 'unchanged case');
+    out.push(`<details><summary>${what}</summary>\n\n${tableText}${tail}\n\n</details>`);
   }
   const trimmed = notice(parts, plan);
   if (trimmed) out.push(trimmed);
@@ -261,7 +329,7 @@ function planWithin(parts: Parts, detail: (i: number) => string): Plan {
   // The skeleton with every part cut carries the longest notice, so what fits beside it fits.
   let budget = parts.limit - size(assemble(parts, worst, detail)) - 200;
   const modes: Mode[] = Array<Mode>(n).fill('cut');
-  const lineCost = parts.important.map((c) => size(caseLine(c)) + 2);
+  const lineCost = parts.important.map((c) => size(caseLine(parts.report, c)) + 2);
   for (let i = 0; i < n && lineCost[i] <= budget; i++) {
     modes[i] = 'line';
     budget -= lineCost[i];
@@ -276,8 +344,11 @@ function planWithin(parts: Parts, detail: (i: number) => string): Plan {
   let restShown = 0;
   if (modes.every((m) => m !== 'cut')) {
     budget -= 120; // the table header
-    while (restShown < parts.rest.length && size(restRow(parts.rest[restShown])) + 1 <= budget) {
-      budget -= size(restRow(parts.rest[restShown])) + 1;
+    while (
+      restShown < parts.rest.length &&
+      size(restRow(parts.report, parts.rest[restShown])) + 1 <= budget
+    ) {
+      budget -= size(restRow(parts.report, parts.rest[restShown])) + 1;
       restShown++;
     }
   }
@@ -292,11 +363,13 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   const header = [...(variant === 'comment' ? [COMMENT_MARKER] : []), ...verdictLines(report, decision)].join(
     '\n',
   );
-  const { blocking, changed, rest } = groupCases(report);
+  const { blocking, changed, stillFailing, rest } = groupCases(report);
   const parts: Parts = {
+    report,
     header,
     blocking: blocking.length,
-    important: [...blocking, ...changed],
+    changed: changed.length,
+    important: [...blocking, ...changed, ...stillFailing],
     rest,
     footer: options.fullReport ?? DEFAULT_FULL_REPORT,
     limit,
@@ -304,7 +377,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   };
   const details = new Map<number, string>();
   const detail = (i: number) => {
-    if (!details.has(i)) details.set(i, caseDetail(parts.important[i]));
+    if (!details.has(i)) details.set(i, caseDetail(report, parts.important[i]));
     return details.get(i)!;
   };
   const whole: Plan = { modes: Array<Mode>(parts.important.length).fill('full'), restShown: rest.length };

@@ -2,7 +2,7 @@
 // with one, must not make its own shard report unmergeable. State values are cut to the report's
 // value limits and every other long string to its text limit, with a mark that says so.
 import { REPORT_LIMITS } from './report-schema.js';
-import type { Report } from './types.js';
+import type { CaseReport, EpisodeSteps, Report, StepReport } from './types.js';
 
 const CUT = '… (cut for report.json)';
 
@@ -27,15 +27,32 @@ function boundStrings(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundStrings(v)]));
 }
 
+/** A step's arguments are values like a state's: bounded the same way, the rest as text. */
+function boundSteps(steps: EpisodeSteps | null): EpisodeSteps | null {
+  if (steps === null) return null;
+  return {
+    ...(boundStrings({ ...steps, steps: [] }) as EpisodeSteps),
+    steps: steps.steps.map((s) => ({
+      ...(boundStrings({ ...s, args: null }) as StepReport),
+      args: boundValue(s.args, 0),
+    })),
+  };
+}
+
 /** The report with its state values and long texts cut to what `merge` accepts. */
 export function boundReport(report: Report): Report {
-  const cases = report.cases.map((c) => ({
-    ...(boundStrings({ ...c, state_diff: [] }) as typeof c),
-    state_diff: c.state_diff.map((d) => ({
-      ...(boundStrings({ ...d, base: null, head: null }) as typeof d),
-      base: boundValue(d.base, 0),
-      head: boundValue(d.head, 0),
-    })),
-  }));
+  const cases = report.cases.map((c) => {
+    const bounded: CaseReport = {
+      ...(boundStrings({ ...c, state_diff: [], steps: undefined }) as typeof c),
+      state_diff: c.state_diff.map((d) => ({
+        ...(boundStrings({ ...d, base: null, head: null }) as typeof d),
+        base: boundValue(d.base, 0),
+        head: boundValue(d.head, 0),
+      })),
+    };
+    if (c.steps) bounded.steps = { base: boundSteps(c.steps.base), head: boundSteps(c.steps.head)! };
+    else delete bounded.steps;
+    return bounded;
+  });
   return { ...(boundStrings({ ...report, cases: [] }) as Report), cases };
 }

@@ -28,6 +28,10 @@ export const REPORT_LIMITS = {
   valueDepth: 32,
   /** Values of k for pass@k and pass^k. */
   ks: 64,
+  /** Calls per side in a case's step-by-step table. */
+  steps: 1_000,
+  /** Characters of an agent's stderr tail. */
+  stderr: 20_000,
 } as const;
 
 /** Scenario ids, as stategate.yml's scenario files allow them. */
@@ -164,6 +168,8 @@ const SideSummarySchema = z.strictObject({
       costUsd: amount,
       inputTokens: amount,
       outputTokens: amount,
+      costUnreported: z.literal(true).optional(),
+      tokensUnreported: z.literal(true).optional(),
     })
     .optional(),
   infraErrors: count.optional(),
@@ -193,6 +199,33 @@ const ChangedExpectationSchema = z.strictObject({
   uncalibrated: z.literal(true).optional(),
 });
 
+const EpisodeStepsSchema = z.strictObject({
+  episode: name,
+  repeat: count,
+  outcome: z.enum(['passed', 'failed', 'not graded']),
+  steps: z
+    .array(
+      z.strictObject({
+        tool: name,
+        args: stateValue,
+        status: z.number().int().min(0).max(999),
+        effect: z.enum(['applied', 'replayed', 'none']),
+        fault: name.optional(),
+        rows: count.optional(),
+      }),
+    )
+    .max(L.steps),
+  steps_cut: count.optional(),
+});
+
+const AgentStderrSchema = z.strictObject({
+  episode: name,
+  repeat: count,
+  ended: text,
+  tail: z.string().max(L.stderr),
+  cut: z.literal(true).optional(),
+});
+
 const CaseReportSchema = z.strictObject({
   id: caseId,
   class: CaseClassName,
@@ -216,6 +249,10 @@ const CaseReportSchema = z.strictObject({
   flaky_explanation: z.strictObject({ base: text.optional(), head: text.optional() }).optional(),
   state_diff_cut: count.optional(),
   repeats_decision: z.strictObject({ base: count, head: count, reason: text }).optional(),
+  steps: z.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
+  agent_stderr: z
+    .strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() })
+    .optional(),
 });
 
 const sideRef = z

@@ -6,12 +6,16 @@ import { visible as inert } from './escape.js';
 import {
   allNWords,
   baselineCacheLine,
+  caseLabel,
+  caseReason,
   changeTags,
   changeWords,
   classWords,
   countsLine,
   flakyWords,
   groupCases,
+  headOnly,
+  isStillFailing,
   metricWords,
   orderedSuiteChanges,
   passKWords,
@@ -22,6 +26,11 @@ import {
   SUITE_CHANGES_SHOWN,
   sidesNotes,
   stateLine,
+  stderrTitle,
+  stepRows,
+  stepsCutWords,
+  stepsSource,
+  stillFailingWords,
   suiteChangesTitle,
   suiteChangeText,
   suiteLines,
@@ -61,16 +70,52 @@ function field(label: string, lines: string[]): string[] {
 function sideLine(s: SideSummary): string {
   const m = metricWords(s);
   const passK = passKWords(s);
-  return `all-N ${allNWords(s)} · ${rateWords(s)} per run${passK === '—' ? '' : ` · ${passK}`} · ${m.calls} calls · ${m.latency} · ${m.cost} · ${m.tokens} tokens`;
+  // Usage the agent never reported is no number: `cost —` rather than `$0`.
+  const cost = m.cost === '—' ? 'cost —' : m.cost;
+  const tokens = m.tokens === '—' ? 'tokens —' : `${m.tokens} tokens`;
+  return `all-N ${allNWords(s)} · ${rateWords(s)} per run${passK === '—' ? '' : ` · ${passK}`} · ${m.calls} calls · ${m.latency} · ${cost} · ${tokens}`;
 }
 
-function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
+/** The step table as lines: `* 2  base get_refund_policy(…) → 200  |  head refund_payment(…) → 504 (applied)`. */
+function stepLines(steps: NonNullable<CaseReport['steps']>): string[] {
+  const { rows, divergent } = stepRows(steps);
+  const source = [steps.base ? stepsSource('base', steps.base) : '', stepsSource('head', steps.head)]
+    .filter(Boolean)
+    .join(' beside ');
+  const side = (call: string, got: string) => (call === '' ? '—' : `${call} → ${got}`);
+  const lines = rows.map(([n, ...cells]) => {
+    const mark = Number(n) === divergent ? '*' : ' ';
+    const text =
+      cells.length === 4
+        ? `base ${side(cells[0], cells[1])}  |  head ${side(cells[2], cells[3])}`
+        : side(cells[0], cells[1]);
+    return `${mark}${n.padStart(3)}  ${inert(text)}`;
+  });
+  const cut = stepsCutWords(steps);
+  return [
+    inert(`${source}${divergent > 0 ? '; * the first step that differs' : ''}`),
+    ...(lines.length > 0 ? lines : ['no tool was called']),
+    ...(cut ? [inert(cut)] : []),
+  ];
+}
+
+function caseBlock(report: Report, c: CaseReport, paint: Paint, blocking: boolean): string[] {
   const flaky = flakyWords(c);
-  const title = `${paint(inert(classWords(c.class).toUpperCase()), blocking ? 'red' : c.class === 'improved' ? 'green' : 'yellow')}  ${paint(inert(c.id), 'bold')}${flaky ? `  (${flaky})` : ''}`;
+  const label = caseLabel(report, c);
+  const colour = blocking ? 'red' : c.class === 'improved' || label === 'pass' ? 'green' : 'yellow';
+  const title = `${paint(inert(label.toUpperCase()), colour)}  ${paint(inert(c.id), 'bold')}${flaky ? `  (${flaky})` : ''}`;
   const out = [title];
   if (c.file) out.push(...field('file', [inert(c.file)]));
-  if (c.reason) out.push(...field('why', [inert(c.reason)]));
+  const reason = caseReason(report, c);
+  if (reason) out.push(...field('why', [inert(reason)]));
+  for (const side of ['base', 'head'] as const) {
+    const e = c.agent_stderr?.[side];
+    if (!e) continue;
+    const tail = e.tail === '' ? [] : e.tail.split('\n').map((l) => paint(`| ${inert(l)}`, 'dim'));
+    out.push(...field('stderr', [inert(`${stderrTitle(side, e)}${e.tail === '' ? '' : ':'}`), ...tail]));
+  }
   if (c.divergence) out.push(...field('steps', [inert(c.divergence.sentence)]));
+  if (c.steps) out.push(...field('calls', stepLines(c.steps)));
   if (c.state_diff.length > 0) {
     const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
     out.push(...field('state', [...c.state_diff.map((d) => inert(stateLine(d))), ...more]));
@@ -80,6 +125,11 @@ function caseBlock(c: CaseReport, paint: Paint, blocking: boolean): string[] {
     const lines = [inert(`${e.id}${tags ? ` (${tags})` : ''}: ${changeWords(e)}`)];
     if (e.message) lines.push(paint(inert(e.message.replace(/\s+/g, ' ')), 'dim'));
     out.push(...field(e.change, lines));
+  }
+  for (const e of isStillFailing(c) ? stillFailingWords(c) : []) {
+    const lines = [inert(`${e.id}${e.tags ? ` (${e.tags})` : ''}: ${e.text}`)];
+    if (e.example) lines.push(paint(inert(e.example.replace(/\s+/g, ' ')), 'dim'));
+    out.push(...field('failing', lines));
   }
   for (const side of ['base', 'head'] as const) {
     const text = c.flaky_explanation?.[side];
@@ -168,14 +218,14 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
     ...suiteLines(report).map((l) => `  ${inert(l)}`),
   );
 
-  const { blocking, changed, rest } = groupCases(report);
-  for (const c of blocking) out.push('', ...caseBlock(c, paint, true));
-  for (const c of changed) out.push('', ...caseBlock(c, paint, false));
-  if (rest.length > 0)
-    out.push(
-      '',
-      `${paint(classWords('unchanged').toUpperCase(), 'dim')}  ${plural(rest.length, 'case')}: ${idList(rest)}`,
-    );
+  const { blocking, changed, stillFailing, rest } = groupCases(report);
+  for (const c of blocking) out.push('', ...caseBlock(report, c, paint, true));
+  for (const c of changed) out.push('', ...caseBlock(report, c, paint, false));
+  for (const c of stillFailing) out.push('', ...caseBlock(report, c, paint, false));
+  if (rest.length > 0) {
+    const label = headOnly(report) ? 'pass' : classWords('unchanged');
+    out.push('', `${paint(label.toUpperCase(), 'dim')}  ${plural(rest.length, 'case')}: ${idList(rest)}`);
+  }
   if (report.sides.base === null) out.push('', renderSideTable(report, 'head', options).trimEnd());
   return `${out.join('\n')}\n`;
 }

@@ -69,6 +69,10 @@ export interface SideSummary {
     costUsd: number; // total
     inputTokens: number;
     outputTokens: number;
+    /** Additive: no repeat reported usage.cost_usd, so costUsd is no measurement (shown as `—`). */
+    costUnreported?: true;
+    /** Additive: no repeat reported usage.input_tokens or output_tokens (shown as `—`). */
+    tokensUnreported?: true;
   };
   /** Repeats that could not be graded for reasons outside the agent. */
   infraErrors?: number;
@@ -139,6 +143,43 @@ export interface ChangedExpectation {
   uncalibrated?: true;
 }
 
+/** Additive: one call of a representative episode, as the tool's side recorded it. */
+export interface StepReport {
+  tool: string;
+  /** Canonical arguments (keys sorted), cut to the report's value limits. */
+  args: unknown;
+  /** HTTP status the caller saw; 0 when the connection was dropped. */
+  status: number;
+  /** `applied`: the call changed the database; `replayed`: an idempotent replay with no second effect. */
+  effect: 'applied' | 'replayed' | 'none';
+  fault?: string;
+  /** Rows a successful call returned, when it returned a list. */
+  rows?: number;
+}
+
+/** Additive: the calls of the one episode that stands for a side in the step-by-step table. */
+export interface EpisodeSteps {
+  episode: string;
+  repeat: number;
+  /** How that episode was graded: why it was picked. */
+  outcome: 'passed' | 'failed' | 'not graded';
+  steps: StepReport[];
+  /** Calls left out after the first STEPS_CAP. */
+  steps_cut?: number;
+}
+
+/** Additive: how an agent ended when it crashed or printed no result, and the last lines of its stderr. */
+export interface AgentStderr {
+  episode: string;
+  repeat: number;
+  /** How it ended, e.g. `exited with code 1`, `timed out after 30000 ms`, `exited 0 and printed no valid result`. */
+  ended: string;
+  /** The last lines of stderr (bounded: see STDERR_TAIL); empty when it wrote none. */
+  tail: string;
+  /** Lines before the tail were left out. */
+  cut?: true;
+}
+
 export interface CaseReport {
   id: string;
   class: CaseClass;
@@ -157,6 +198,10 @@ export interface CaseReport {
   state_diff_cut?: number;
   /** Additive, adaptive repeats: how many episodes each side took and why the case stopped. */
   repeats_decision?: { base: number; head: number; reason: string };
+  /** Additive, changed cases: the calls of one representative episode per side (base null: no base run). */
+  steps?: { base: EpisodeSteps | null; head: EpisodeSteps };
+  /** Additive: per side, the first repeat whose agent crashed or printed no result, with its stderr tail. */
+  agent_stderr?: { base?: AgentStderr; head?: AgentStderr };
 }
 
 export interface Report {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, expectationLines, scenarioLocator } from '../../src/action/annotations.js';
 import { postingWarning } from '../../src/action/permissions.js';
 import { placeProblem, problemAnnotations } from '../../src/action/problems.js';
-import { trimMarkdown } from '../../src/action/trim.js';
+import { openFence, trimMarkdown } from '../../src/action/trim.js';
 import type { CaseReport, Report } from '../../src/report/types.js';
 
 const repo = mkdtempSync(join(tmpdir(), 'stategate-annotations-'));
@@ -139,6 +139,18 @@ describe('trimMarkdown', () => {
     const cut = trimMarkdown(text, 150, 'note');
     expect((cut.match(/^```/gm) ?? []).length % 2).toBe(0);
     expect(cut.length).toBeLessThan(150);
+  });
+
+  it('closes a tilde fence (an agent stderr block) it cuts through, so the note is not swallowed', () => {
+    // Backtick lines inside a tilde block do not close it: only a tilde fence as long does.
+    const body = Array.from({ length: 40 }, (_, i) => (i % 5 === 0 ? '```' : `  File "a.py", line ${i}`));
+    const text = `**Agent head:** exited with code 1:\n\n~~~~\n${body.join('\n')}\n~~~~\n\nafter\n`;
+    const cut = trimMarkdown(text, 300, 'note');
+    expect(cut.length).toBeLessThan(300);
+    expect(openFence(cut)).toBeNull();
+    const lines = cut.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe('note');
+    expect(lines.filter((l) => l === '~~~~')).toHaveLength(2);
   });
 });
 

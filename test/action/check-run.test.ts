@@ -102,8 +102,19 @@ describe('check run', () => {
       counts: { 'new-critical-failure': 1, regressed: 0, improved: 2, unchanged: 1, incomplete: 0 },
     } as unknown as Report;
     expect(checkTitle(report)).toBe('BLOCK: 1 new critical failure, 2 improved, 1 unchanged');
-    expect(checkTitle({ ...report, verdict: 'PASS', sides: { ...report.sides, base: null } })).toBe(
-      'PASS: 1 new critical failure, 2 improved, 1 unchanged (head only, no base)',
-    );
+    // The head alone: its cases pass or fail, never "unchanged" against a base that did not run.
+    const side = (passes: number) => ({ runs: 3, passes, expectations: {} });
+    const headOnly = {
+      verdict: 'BLOCK',
+      sides: { base: null, head: { ref: 'h', sha: 'h' } },
+      counts: { 'new-critical-failure': 1, regressed: 1, improved: 0, unchanged: 2, incomplete: 0 },
+      cases: [
+        { id: 'a', class: 'new-critical-failure', base: null, head: side(0) },
+        { id: 'b', class: 'regressed', base: null, head: side(2) },
+        { id: 'c', class: 'unchanged', base: null, head: side(3) },
+        { id: 'd', class: 'unchanged', base: null, head: side(3) },
+      ],
+    } as unknown as Report;
+    expect(checkTitle(headOnly)).toBe('BLOCK: 2 fail, 2 pass (head only, no base)');
   });
 });

@@ -1,6 +1,7 @@
 // Small builders of scenarios, calls and graded episodes, so each test states only what it is about.
 import { EXPECTATION_KINDS, type Expectation, type Scenario } from '../../src/config/schema.js';
 import type {
+  AgentRun,
   CallRecord,
   ExpectationResult,
   FailureLabel,
@@ -97,6 +98,8 @@ export interface EpisodeSpec {
   infraError?: InfraError;
   durationMs?: number;
   usage?: { input_tokens?: number; output_tokens?: number; cost_usd?: number };
+  /** How the agent ended, over the default (exit 0 with a result). */
+  agent?: Partial<AgentRun>;
 }
 
 /** One graded episode of `s` on `side`, repeat `repeat`, results in scenario order with `completed` first. */
@@ -140,6 +143,7 @@ export function episode(s: Scenario, side: Side, repeat: number, spec: EpisodeSp
         stderr: '',
         truncated: false,
         result: { reply: 'Done.', outcome: 'SUCCESS', usage: spec.usage },
+        ...spec.agent,
       },
       diff: spec.diff ?? emptyDiff(),
       queries: {},

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { reportShape } from '../../scripts/golden-outputs.js';
 import type { GradedEpisode, Side } from '../../src/record.js';
 import type { Report } from '../../src/report/types.js';
 import { runCompare } from '../../src/run/compare.js';
@@ -91,6 +92,20 @@ for (const engine of ['embedded', 'postgres'] as const) {
           expect(md).toContain('refund-timeout-after-mutation');
           expect(md).toContain(timeout.divergence!.sentence.slice(0, 40));
           expect(md).toMatch(/refund_count \| 1 \| 2/);
+
+          // The golden outputs render a fixture of this pair's report.json: a fresh run still has its
+          // shape (every key, at every level) and its classes, so the goldens show what a run shows.
+          const fixture = JSON.parse(
+            readFileSync(join(import.meta.dirname, '..', 'report', 'golden', 'demo', 'report.json'), 'utf8'),
+          ) as Report;
+          const fresh = reportShape(report);
+          const golden = reportShape(fixture);
+          expect(fresh.classes).toEqual(golden.classes);
+          expect(fresh.keys).toEqual(golden.keys);
+          // The step table names its episodes and holds what the tools recorded.
+          expect(timeout.steps?.base?.outcome).toBe('passed');
+          expect(timeout.steps?.head.outcome).toBe('failed');
+          expect(timeout.steps?.head.steps.map((s) => s.tool)).toContain('refund_payment');
 
           // The stored runs prove the pair; breaking the pinning on purpose is caught.
           const stored = (): Map<string, Record<Side, GradedEpisode[]>> => {

@@ -32,6 +32,8 @@ export const REPORT_ELEMENTS = [
   'details',
   'summary',
   'sub',
+  // An agent's stderr tail, fenced.
+  'pre',
 ];
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };

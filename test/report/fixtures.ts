@@ -120,3 +120,63 @@ export function sampleReport(o: Partial<ReportFacts> = {}): Report {
     ],
   });
 }
+
+/** A head that crashes: exit 1 with a Python traceback on stderr and nothing on stdout; the base passes. */
+export function crashCase(id = 'refund-crash'): CaseInput {
+  const s = scenario(id, [{ id: 'refunded', critical: true }]);
+  const traceback = [
+    'Traceback (most recent call last):',
+    '  File "agent.py", line 88, in <module>',
+    '    main()',
+    '  File "agent.py", line 41, in main',
+    "    status = order['state']",
+    "KeyError: 'state'",
+  ].join('\n');
+  const crashed = {
+    calls: [lookup()],
+    verdicts: { completed: 'fail' as const, refunded: 'fail' as const },
+    labels: { completed: 'INCOMPLETE_RUN' as const },
+    messages: {
+      completed:
+        'expected the agent to exit 0, but it exited with code 1: stdout is empty: the agent printed no result',
+    },
+    agent: {
+      exitCode: 1,
+      stderr: `${traceback}\n`,
+      result: undefined,
+      resultError: 'stdout is empty: the agent printed no result',
+    },
+  };
+  return {
+    scenario: s,
+    base: repeats(s, 'base', [{ calls: [lookup(), refund()] }, { calls: [lookup(), refund()] }]),
+    head: repeats(s, 'head', [crashed, crashed]),
+  };
+}
+
+/** A case that fails on both sides the same way, with an agent that reports no usage. */
+export function stillFailingCase(id = 'partial-refund'): CaseInput {
+  const s = scenario(id, [{ id: 'partial-amount', critical: false }]);
+  const wrong = {
+    verdicts: { 'partial-amount': 'fail' as const },
+    messages: { 'partial-amount': 'orders[ORD-1001].refunded_amount: expected 20, got 40' },
+  };
+  return { scenario: s, base: repeats(s, 'base', [wrong, wrong]), head: repeats(s, 'head', [wrong, wrong]) };
+}
+
+/** The sample of the golden outputs: one case of every class, a crash and a case still failing. */
+export function goldenSampleReport(): Report {
+  return buildReport({
+    ...facts(),
+    cases: [
+      timeoutCase(),
+      regressedCase(),
+      improvedCase(),
+      incompleteCase(),
+      crashCase(),
+      stillFailingCase(),
+      unchangedCase('lookup-only'),
+      unchangedCase('happy-path'),
+    ],
+  });
+}

@@ -17,55 +17,12 @@ const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 describe('renderMarkdown', () => {
   const md = renderMarkdown(sampleReport());
 
-  it('starts with the hidden marker, then the verdict, the reasons and the counts', () => {
+  // The layout of a full report (the marker, the verdict, the reasons, the counts, each case's
+  // evidence in order, the folded rest) is compared byte for byte in golden.test.ts.
+  it('starts with the hidden marker, then the verdict', () => {
     const lines = md.split('\n');
     expect(lines[0]).toBe(COMMENT_MARKER);
     expect(lines[1]).toBe('## Stategate: BLOCK');
-    expect(md).toContain('- blocks: 1 new-critical-failure (refund-timeout-after-mutation)');
-    expect(md).toContain('- warns: 1 incomplete (judge-politeness)');
-    expect(md).toContain(
-      '**1 new critical failure, 1 regressed, 1 incomplete, 1 improved, 2 unchanged; 3 flaky**',
-    );
-    expect(md).toContain('pinned suite a1b2c3d4e5f6, template f0e1d2c3b4a5');
-    expect(md).toContain('engine postgres (database.url is set)');
-    expect(md).toContain('base main @ 1234567 → head feature/lean-prompt @ fedcba0');
-  });
-
-  it('explains the blocking case first: why, divergence, state, expectations, flaky side, runs', () => {
-    const blocking = md.indexOf('### Blocking (1)');
-    const other = md.indexOf('### Other changed cases (3)');
-    const folded = md.indexOf('<details><summary>2 unchanged cases</summary>');
-    expect(blocking).toBeGreaterThan(0);
-    expect(other).toBeGreaterThan(blocking);
-    expect(folded).toBeGreaterThan(other);
-    const section = md.slice(blocking, other);
-    expect(section).toContain('#### `refund-timeout-after-mutation`: new critical failure, flaky head');
-    expect(section).toContain(
-      '**Why:** Critical expectation refunded-exactly-once failed in 2 of 5 head repeats',
-    );
-    expect(section).toContain(
-      '**Trajectories:** At step 2 the base called get\\_refund\\_policy(order\\_id=ORD-1001); the head called refund\\_payment(amount=40, order\\_id=ORD-1001).'.replace(
-        /\\_/g,
-        '_',
-      ),
-    );
-    expect(section).toContain('| `orders[ORD-1001]` | refund_count | 1 | 2 |');
-    expect(section).toContain(
-      '- broke `refunded-exactly-once` (critical, STATE_MISMATCH): failed in 2 of 5 head repeats; passed in 5 of 5 base repeats. Example: expected refund_count = 1, got 2',
-    );
-    expect(section).toContain(
-      '**Flaky head:** At step 2, after every repeat called lookup_order(order_id=ORD-1001) and got 200, 3 of 5 repeats',
-    );
-    expect(section).toContain(
-      // `\$` keeps a dollar sign from opening math.
-      '| base | yes, 5 of 5 | 100% (57%–100%) | pass@5 100%, pass^5 100% | 4.0 | 1.0 s | \\$0.0500 | 4,500 in / 400 out |',
-    );
-    expect(section).toContain(
-      '| head | no, 3 of 5 | 60% (23%–88%) | pass@5 100%, pass^5 0% | 3.6 | 1.0 s | \\$0.0300 | 2,700 in / 240 out |',
-    );
-    // pass@k and pass^k for k = N: 3 of 5 passed, so at least one of 5 passes (100%), all 5 never (0%).
-    expect(md).toContain('pass@k: 1 - C(n-c,k)/C(n,k)');
-    expect(md.slice(folded)).toContain('| `happy-path` | unchanged | 5/5 | 5/5 |');
     expect(md).not.toContain('Trimmed');
   });
 

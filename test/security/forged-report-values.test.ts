@@ -1,5 +1,5 @@
 // A report whose every string says something hostile: case ids, files, descriptions, reasons,
-// trajectories, state rows and values, expectation ids, labels and messages, refs, the engine's
+// trajectories, step tables, an agent's stderr, state rows and values, expectation ids, labels and messages, refs, the engine's
 // reason, even the verdict — as a forged shard report or a compromised run might hold them. Each
 // rendering must have exactly the structure the honest report renders to, and nothing live.
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import {
   textOutsideCode,
 } from '../helpers/commonmark.js';
 import { HOSTILE } from '../helpers/hostile.js';
-import { sampleReport } from '../report/fixtures.js';
+import { goldenSampleReport } from '../report/fixtures.js';
 
 // Fields the renderers branch on (classes, kinds of change, the gate's lists): a forged value
 // there changes which sections exist, which is the merge's validation to refuse, not rendering's.
@@ -36,7 +36,8 @@ function poisoned(report: Report, payload: string): Report {
   return walk(structuredClone(report), '') as Report;
 }
 
-const honest = sampleReport();
+// Every class, a step table, a crashed agent's stderr tail and a case still failing.
+const honest = goldenSampleReport();
 const variants = ['comment', 'check', 'summary'] as const;
 const shapes = Object.fromEntries(
   variants.map((v) => [v, elements(renderHtml(renderMarkdown(honest, { variant: v })))]),
