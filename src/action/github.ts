@@ -1,8 +1,10 @@
 // The GitHub API client: the only place the token is used. Retries server errors, waits out rate limits,
 // and goes through the runner's proxy (HTTPS_PROXY / HTTP_PROXY, except hosts NO_PROXY names) as
 // @actions/github does: @actions/http-client picks the proxy, undici's fetch sends through it.
+import { HttpClient } from '@actions/http-client';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
+import { fetch } from 'undici';
 
 type ActionsGitHub = typeof import('@actions/github/lib/utils')['GitHub'];
 export type GitHub = InstanceType<ActionsGitHub>;
@@ -18,11 +20,7 @@ export async function createGitHub(
 ): Promise<GitHub> {
   // Loaded on first use, not at start: importing @actions/github parses the event payload, and the
   // action reads that payload itself first, so a bad one is reported with its path, not as a crash.
-  const [{ GitHub, getOctokitOptions }, { HttpClient }, { fetch }] = await Promise.all([
-    import('@actions/github/lib/utils'),
-    import('@actions/http-client'),
-    import('undici'),
-  ]);
+  const { GitHub, getOctokitOptions } = await import('@actions/github/lib/utils');
   const url = baseUrl.replace(/\/+$/, '');
   // @actions/github computes this once, for GITHUB_API_URL as it was when imported; this is the same
   // computation for the URL this client calls. Undefined when no proxy applies.

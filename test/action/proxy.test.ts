@@ -15,7 +15,7 @@ import { startCheckRun } from '../../src/action/check-run.js';
 import { createGitHub } from '../../src/action/github.js';
 import { type GitHubApi, startGitHubApi } from '../helpers/github-api.js';
 import { type LoopbackProxy, startProxy } from '../helpers/http-proxy.js';
-import { runStep } from './runner.js';
+import { actionCopy, runStep } from './runner.js';
 
 const HOST = 'api.github.test';
 const PROXY_VARS = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'];
@@ -104,7 +104,7 @@ describe('GitHub client behind a proxy', () => {
     expect(proxy.seen).toEqual([]);
   });
 
-  it('the bundled action posts its check run through the runner proxy', async () => {
+  it('the bundled action, without node_modules, posts its check run through the runner proxy', async () => {
     const root = mkdtempSync(join(tmpdir(), 'stategate-proxy-'));
     try {
       const ws = join(root, 'workspace');
@@ -112,6 +112,7 @@ describe('GitHub client behind a proxy', () => {
       // A suite the action refuses: it still creates the check run, then completes it as a failure.
       writeFileSync(join(ws, 'stategate.yml'), 'version: 99\n');
       const step = await runStep({
+        dist: actionCopy(join(root, 'action')),
         workspace: ws,
         with: {},
         env: { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url },
@@ -123,6 +124,7 @@ describe('GitHub client behind a proxy', () => {
         runnerTemp: join(root, 'runner-temp'),
       });
       expect(step.code, step.stdout + step.stderr).toBe(1);
+      expect(step.stderr).not.toMatch(/Cannot find (module|package)/);
       expect(api.checkRuns).toHaveLength(1);
       expect(api.checkRuns[0]).toMatchObject({
         status: 'completed',
