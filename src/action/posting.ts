@@ -27,13 +27,13 @@ export class Posting {
   ) {}
 
   /** A posting context; with an empty token nothing is posted and the run says so once. */
-  static create(
+  static async create(
     token: string,
     apiUrl: string,
     event: EventContext,
     say: Say,
     checkName = CHECK_NAME,
-  ): Posting {
+  ): Promise<Posting> {
     const fork = event.pullRequest?.fork ?? false;
     if (!token) {
       say.warning(
@@ -41,7 +41,7 @@ export class Posting {
       );
       return new Posting(null, event, say, fork, checkName);
     }
-    return new Posting(createGitHub(token, apiUrl, say.warning), event, say, fork, checkName);
+    return new Posting(await createGitHub(token, apiUrl, say.warning), event, say, fork, checkName);
   }
 
   private get target() {

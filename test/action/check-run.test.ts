@@ -32,7 +32,7 @@ function annotations(n: number): CheckAnnotation[] {
 
 describe('check run', () => {
   it('starts in_progress on the head commit, then completes with conclusion, title and summary', async () => {
-    const id = await startCheckRun(gh(), target, 'https://github.com/acme/refunds/actions/runs/7');
+    const id = await startCheckRun(await gh(), target, 'https://github.com/acme/refunds/actions/runs/7');
     expect(api.checkRuns).toHaveLength(1);
     expect(api.checkRuns[0]).toMatchObject({
       id,
@@ -40,7 +40,7 @@ describe('check run', () => {
       head_sha: target.headSha,
       status: 'in_progress',
     });
-    const done = await completeCheckRun(gh(), target, id, {
+    const done = await completeCheckRun(await gh(), target, id, {
       conclusion: 'failure',
       title: 'BLOCK: 1 new critical failure',
       summary: '## Stategate: BLOCK',
@@ -58,10 +58,10 @@ describe('check run', () => {
   });
 
   it('sends 120 annotations as 50 + 50 + 20 and trims a long summary below 65,535 characters', async () => {
-    const id = await startCheckRun(gh(), target);
+    const id = await startCheckRun(await gh(), target);
     const summary = Array.from({ length: 9000 }, (_, i) => `| case-${i} | unchanged |`).join('\n');
     expect(summary.length).toBeGreaterThan(65_535);
-    await completeCheckRun(gh(), target, id, {
+    await completeCheckRun(await gh(), target, id, {
       conclusion: 'neutral',
       title: 'WARN',
       summary,
@@ -81,7 +81,7 @@ describe('check run', () => {
   });
 
   it('creates the run completed when it was never started', async () => {
-    await completeCheckRun(gh(), target, null, {
+    await completeCheckRun(await gh(), target, null, {
       conclusion: 'success',
       title: 'PASS',
       summary: 'ok',

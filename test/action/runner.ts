@@ -3,8 +3,8 @@
 // GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files; then reads back what a user would see.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
@@ -42,8 +42,25 @@ export interface StepOptions {
   token: string;
   /** Where the runner keeps its files for this step. */
   runnerTemp: string;
-  /** The bundle to run (default the repository's dist/index.js). */
+  /** The action's entry to run; the project's dist/index.js unless given (e.g. a copy of the action). */
   dist?: string;
+}
+
+/**
+ * The action as a runner fetches it (the repository's action.yml and dist/, no node_modules), copied
+ * into `dir`, which must have no node_modules above it; returns the entry to run.
+ */
+export function actionCopy(dir: string): string {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, 'node_modules')))
+      throw new Error(`${d} has a node_modules the copy could load from`);
+    if (dirname(d) === d) break;
+  }
+  mkdirSync(dir, { recursive: true });
+  cpSync(ACTION_YML, join(dir, 'action.yml'));
+  cpSync(join(PROJECT, 'dist'), join(dir, 'dist'), { recursive: true });
+  const main = (parse(readFileSync(ACTION_YML, 'utf8')) as { runs: { main: string } }).runs.main;
+  return join(dir, main);
 }
 
 /** The INPUT_* variables of a step: action.yml defaults (expressions evaluated), overridden by `with:`. */
