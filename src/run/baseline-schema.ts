@@ -84,7 +84,13 @@ const EpisodeRecordSchema = z.strictObject({
   }),
   queries: z.record(
     z.string(),
-    z.strictObject({ sql: z.string(), rows: z.array(row).optional(), error: z.string().optional() }),
+    z.strictObject({
+      sql: z.string(),
+      rows: z.array(row).optional(),
+      // The column types strict comparison follows: an entry without them would grade loosely.
+      fields: z.array(z.strictObject({ name: z.string(), type: z.string() })).optional(),
+      error: z.string().optional(),
+    }),
   ),
   infraError: z
     .strictObject({
