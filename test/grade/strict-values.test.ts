@@ -179,6 +179,14 @@ describe('strict values: each old loophole now fails, and loose restores it', ()
     ).toBe('pass');
   });
 
+  it('a text column reads an expected number by its shortest text, so text that looks like a number is quoted', async () => {
+    expect((await grade(`SELECT '1.5'::text AS v`, { equals: 1.5 })).strict.verdict).toBe('pass');
+    // YAML reads 1.50 as 1.5: the text '1.50' needs the quoted form, and '1.5' does not pass it.
+    expect((await grade(`SELECT '1.50'::text AS v`, { equals: 1.5 })).strict.verdict).toBe('fail');
+    expect((await grade(`SELECT '1.50'::text AS v`, { equals: '1.50' })).strict.verdict).toBe('pass');
+    expect((await grade(`SELECT '1.5'::text AS v`, { equals: '1.50' })).strict.verdict).toBe('fail');
+  });
+
   it('compares arrays element by element with the element type', async () => {
     expect((await grade('SELECT tags FROM v WHERE id = 1', { equals: ['a', 'b'] })).strict.verdict).toBe(
       'pass',
