@@ -1,20 +1,29 @@
-// A scenario's state.sql runs as the suite role and may create functions. A SECURITY DEFINER one
-// would run as the suite role for whoever calls it: the agent's own database role (database.expose)
-// is refused it like the template's, and may still call the state's other functions.
+// SECURITY DEFINER functions run as the suite role for whoever calls them: the agent's own database
+// role (database.expose) is refused them, and the aggregates built on them, whether the template or
+// a scenario's state.sql created them, and may still call the other functions and aggregates.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyScenarioState } from '../../src/sandbox/apply.js';
 import type { Engine, Template } from '../../src/sandbox/types.js';
 import { engines } from '../helpers/engines.js';
 
-const SCHEMA = 'CREATE TABLE orders (id text PRIMARY KEY, status text NOT NULL);';
+// An aggregate runs its support functions without checking EXECUTE on them: one built on a
+// SECURITY DEFINER function runs that function as its owner for whoever calls the aggregate.
+const SCHEMA = `
+CREATE TABLE orders (id text PRIMARY KEY, status text NOT NULL);
+CREATE FUNCTION owner_step(acc text, x text) RETURNS text LANGUAGE sql SECURITY DEFINER AS
+  $$ SELECT current_user::text $$;
+CREATE AGGREGATE owner_of(text) (sfunc = owner_step, stype = text);
+`;
 const STATE_SQL = [
   `INSERT INTO orders VALUES ('O-1', 'delivered')`,
   `CREATE FUNCTION run_as_owner() RETURNS text LANGUAGE sql SECURITY DEFINER AS $$ SELECT current_user::text $$`,
   `CREATE FUNCTION run_as_caller() RETURNS text LANGUAGE sql AS $$ SELECT current_user::text $$`,
+  `CREATE AGGREGATE state_owner_of(text) (sfunc = owner_step, stype = text)`,
+  `CREATE AGGREGATE count_of(text) (sfunc = textcat, stype = text)`,
 ];
 
-describe.each(engines())('state.sql SECURITY DEFINER functions on $name', (testEngine) => {
+describe.each(engines())('SECURITY DEFINER functions and aggregates on $name', (testEngine) => {
   let engine: Engine;
   let template: Template;
   beforeAll(async () => {
@@ -35,6 +44,14 @@ describe.each(engines())('state.sql SECURITY DEFINER functions on $name', (testE
         const caller = (await agent.query('SELECT run_as_caller() AS who')).rows[0].who;
         expect(caller).toMatch(/_r_/);
         await expect(agent.query('SELECT run_as_owner()')).rejects.toThrow(/permission denied for function/);
+        // Aggregates over a definer function, the template's and the state's, are refused too.
+        for (const agg of ['owner_of', 'state_owner_of']) {
+          await expect(agent.query(`SELECT ${agg}(id) FROM orders`), agg).rejects.toThrow(
+            /permission denied for (function|aggregate)/,
+          );
+        }
+        // An aggregate of ordinary functions stays callable.
+        expect((await agent.query('SELECT count_of(id) AS ids FROM orders')).rows[0].ids).toBe('O-1');
       } finally {
         await agent.end();
       }
