@@ -187,6 +187,12 @@ describe('strict values: each old loophole now fails, and loose restores it', ()
     expect((await grade(`SELECT '1.5'::text AS v`, { equals: '1.50' })).strict.verdict).toBe('fail');
   });
 
+  it('JSON null reads like SQL NULL; IS NULL, as documented, tells them apart', async () => {
+    expect((await grade(`SELECT 'null'::jsonb AS doc`, { equals: null })).strict.verdict).toBe('pass');
+    const isNull = `SELECT doc IS NULL AS unset FROM (SELECT 'null'::jsonb AS doc) d`;
+    expect((await grade(isNull, { equals: true })).strict.verdict).toBe('fail');
+  });
+
   it('compares arrays element by element with the element type', async () => {
     expect((await grade('SELECT tags FROM v WHERE id = 1', { equals: ['a', 'b'] })).strict.verdict).toBe(
       'pass',
