@@ -63,6 +63,14 @@ const RESERVED_CLASSES: Record<string, string> = {
   '01': 'warning',
   '02': 'no data',
   '08': 'connection exception',
+  // A function body is checked only when it runs: a wrong schema, a missing RETURN or a statement
+  // the server cannot run in a tool's transaction is met there, and must stay the harness's error.
+  '0A': 'feature not supported',
+  '25': 'invalid transaction state',
+  '2F': 'SQL routine exception',
+  '39': 'external routine invocation exception',
+  '3D': 'invalid catalog name',
+  '3F': 'invalid schema name',
   '42': 'syntax error or access rule violation',
   '53': 'insufficient resources',
   '57': 'operator intervention',

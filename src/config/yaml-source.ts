@@ -12,6 +12,7 @@ import {
   type Node,
   type Pair,
   parseDocument,
+  type Scalar,
   visit,
   type YAMLMap,
 } from 'yaml';
@@ -122,6 +123,11 @@ function structureProblems(source: YamlSource): Problem[] {
       }
       continue;
     }
+    if (isScalar(node) && typeof node.value === 'number') {
+      const problem = inexactNumber(source, node);
+      if (problem) problems.push(problem);
+      continue;
+    }
     if (!isCollection(node)) continue;
     if (depth > MAX_DEPTH) {
       problems.push({
@@ -139,6 +145,44 @@ function structureProblems(source: YamlSource): Problem[] {
     }
   }
   return problems;
+}
+
+// A plain decimal as YAML writes it: 12, -3.50, .5, 1e21 (not 0x1F, 0o17, .inf or .nan).
+const DECIMAL_SOURCE = /^([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * A number YAML reads as a different double than the one written (9007199254740993 becomes
+ * ...992, 0.30000000000000001 becomes 0.3, 1e400 becomes Infinity): compared as read, it would
+ * pass a value the author never wrote, so it is a problem that asks for the exact decimal quoted
+ * (a quoted decimal compares by its exact value in a number column).
+ */
+function inexactNumber(source: YamlSource, node: Scalar): Problem | null {
+  const text = typeof node.source === 'string' ? node.source.trim() : '';
+  const m = DECIMAL_SOURCE.exec(text);
+  if (!m || !/\d/.test(`${m[2]}${m[3] ?? ''}`)) return null;
+  const value = node.value as number;
+  if (Number.isFinite(value) && sameDecimal(m, String(value))) return null;
+  return {
+    ...nodePosition(source, node),
+    file: source.file,
+    message: `the number ${text} has more digits than YAML's numbers hold (it reads as ${value}); quote it ('${text}') to compare the exact decimal`,
+  };
+}
+
+/** Whether the decimal a source match writes equals a JavaScript number's text (1e+21 form too). */
+function sameDecimal(m: RegExpExecArray, numberText: string): boolean {
+  const n = DECIMAL_SOURCE.exec(numberText.replace('e+', 'e'));
+  if (!n) return false;
+  const canon = (x: RegExpExecArray) => {
+    const fraction = x[3] ?? '';
+    let digits = `${x[2]}${fraction}`.replace(/^0+/, '');
+    let exp = Number(x[4] ?? 0) - fraction.length;
+    const trailing = /0*$/.exec(digits)![0].length;
+    digits = digits.slice(0, digits.length - trailing);
+    exp += trailing;
+    return digits === '' ? '0' : `${x[1] === '-' ? '-' : ''}${digits}e${exp}`;
+  };
+  return canon(m) === canon(n);
 }
 
 /** 1-based line and column of a character offset. */

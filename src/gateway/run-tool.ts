@@ -128,8 +128,17 @@ function shapeAnswer(tool: Tool, args: Args, rows: Record<string, unknown>[]): T
  * carry values the SQL computed. Null for any other error: that one is the harness's.
  */
 export function raisedErrorAnswer(tool: Tool, err: unknown): ToolAnswer | null {
-  const e = err as { code?: unknown; message?: unknown; detail?: unknown; hint?: unknown } | null;
+  const e = err as {
+    code?: unknown;
+    severity?: unknown;
+    message?: unknown;
+    detail?: unknown;
+    hint?: unknown;
+  } | null;
   if (!tool.errors || typeof e?.code !== 'string' || !Object.hasOwn(tool.errors, e.code)) return null;
+  // Only an error the server sent (it has a severity) carries a SQLSTATE: a socket error's code
+  // ('EPIPE' is five capitals too) is a lost connection, never the tool's answer.
+  if (typeof e.severity !== 'string') return null;
   const declared = tool.errors[e.code];
   const lines = [e.message, e.detail, e.hint].filter((l): l is string => typeof l === 'string' && l !== '');
   return {

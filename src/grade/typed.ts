@@ -62,7 +62,19 @@ function sameJson(a: unknown, e: unknown): boolean {
       keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]))
     );
   }
+  if (typeof a === 'number' && typeof e === 'number') {
+    // The driver reads a JSON number as a double: past 2^53 two different integers read alike.
+    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
   return typeof a === typeof e && a === e;
+}
+
+const INEXACT_JSON_NUMBER =
+  "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
+
+/** Whether a double read from JSON stands for one decimal only: not an integer beyond 2^53. */
+function exactDouble(n: number): boolean {
+  return !Number.isInteger(n) || Number.isSafeInteger(n);
 }
 
 /**
@@ -72,12 +84,24 @@ function sameJson(a: unknown, e: unknown): boolean {
 function expectedJson(actual: unknown, expected: unknown): unknown {
   const structure = Array.isArray(actual) || isPlainObject(actual);
   if (typeof expected !== 'string' || !structure || !/^\s*[[{]/.test(expected)) return expected;
+  let parsed: unknown;
   try {
-    return JSON.parse(expected);
+    parsed = JSON.parse(expected);
   } catch {
     return expected;
   }
+  // JSON.parse rounds a number the author wrote exactly (0.30000000000000001 to 0.3): refuse it.
+  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
+    if (m[1] === undefined) continue;
+    const written = parseDecimal(m[1]);
+    const read = parseDecimal(Number(m[1]));
+    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return parsed;
 }
+
+// A JSON string (skipped) or a number (group 1).
+const JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
 
 function sameTyped(actual: unknown, expected: unknown, type: string | undefined): boolean {
   const a = actual ?? null;

@@ -4,6 +4,7 @@
 
 import type { Row } from '../record.js';
 import { splitStatements } from '../sql/named-params.js';
+import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { ident, qualified } from './names.js';
 import { refusalNote } from './suite-role.js';
 import type { Sandbox, SqlSession } from './types.js';
@@ -227,6 +228,11 @@ export async function applyScenarioState(
         const err = e as ServerError;
         throw new Error(`state.sql[${i}]: ${describe(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
+    }
+    // A SECURITY DEFINER routine state.sql created is the suite role's like the template's.
+    if ((state.sql ?? []).length > 0) {
+      const definers = await tx.query(OWN_DEFINER_ROUTINES);
+      for (const revoke of definerRevokes(definers.rows as { routine: string }[])) await tx.query(revoke);
     }
   });
 }

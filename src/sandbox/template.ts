@@ -8,6 +8,7 @@ import { applySqlFile, insertRows } from './apply.js';
 import { captureTriggers, installAuditSchema, revokeTriggerFunctions } from './capture.js';
 import { readTables, type TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
 import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
@@ -31,10 +32,6 @@ export function templateHash(spec: TemplateSpec): string {
 
 const USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
-
-// The suite role's own SECURITY DEFINER routines, each as its quoted signature (regprocedure's text).
-const OWN_DEFINER_ROUTINES = `SELECT p.oid::regprocedure::text AS routine FROM pg_proc p
- WHERE p.prosecdef AND p.proowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) ORDER BY 1`;
 
 /** Builds a template database from a spec; the database is dropped again when anything fails. */
 export async function buildTemplate(
@@ -137,7 +134,7 @@ async function installCapture(
   // Nor may they call the suite's SECURITY DEFINER routines, which would run as the suite role
   // (reading the change log, changing tables' definitions); twin SQL calls them as their owner.
   const definers = await client.query<{ routine: string }>(OWN_DEFINER_ROUTINES);
-  revokes.push(...definers.rows.map((r) => `REVOKE EXECUTE ON ROUTINE ${r.routine} FROM PUBLIC`));
+  revokes.push(...definerRevokes(definers.rows));
   await client.query(['BEGIN', ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'));
   await asAdmin(cluster, database, revokeTriggerFunctions(log.name, owner.name));
   const sums: Record<string, bigint> = {};

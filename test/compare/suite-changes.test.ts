@@ -236,6 +236,18 @@ describe('diffSuites', () => {
     expect(texts({ ...base, tools: new Map() })).toEqual(['weakens: twin tool refund_payment removed']);
   });
 
+  it('errors: on a twin tool added or changed weakens: a raised SQLSTATE becomes a graded answer', () => {
+    const sql = 'UPDATE orders SET refund_count = refund_count + 1';
+    const withErrors = (errors: Raw) =>
+      new Map([['refund_payment', tool('refund_payment', { risk: 'write', sql, errors })]]);
+    const listed = { ...base, tools: withErrors({ '23505': { status: 409, code: 'ALREADY_REFUNDED' } }) };
+    expect(texts(listed)).toEqual(['weakens: twin tool refund_payment changed (errors)']);
+    const remapped = { ...base, tools: withErrors({ '23505': { status: 409, code: 'DUPLICATE' } }) };
+    expect(diffSuites(listed, remapped).map((c) => [c.weakens, c.text])).toEqual([
+      [true, 'twin tool refund_payment changed (errors)'],
+    ]);
+  });
+
   it('policy: a gate class dropped and repeats lowered weaken; a class added does not', () => {
     const policy = (config: Raw) =>
       suite({ config, scenarios: base.scenarios, tools: [...base.tools.values()] });

@@ -155,6 +155,44 @@ describe('strict values: each old loophole now fails, and loose restores it', ()
     );
   });
 
+  it('a JSON number past double precision is not compared as its rounded double', async () => {
+    // The driver reads JSON numbers as doubles: ...993 in the document arrives as ...992.
+    const doc = `SELECT '{"n": 9007199254740993}'::jsonb AS doc`;
+    const asYaml = await grade(doc, { equals: { n: 9007199254740992 } });
+    expect(asYaml.strict).toMatchObject({ verdict: 'error' });
+    expect(asYaml.strict.message).toContain("(doc->>'n')::numeric");
+    expect((await grade(doc, { equals: '{"n": 9007199254740992}' })).strict.verdict).toBe('error');
+    expect(
+      (await grade(`${doc.replace(' AS doc', "->'n' AS n")}`, { equals: 9007199254740992 })).strict.verdict,
+    ).toBe('error');
+    // The expected JSON text is read exactly too: 0.30000000000000001 is not the 0.3 it rounds to.
+    const third = await grade(`SELECT '{"x": 0.3}'::jsonb AS doc`, { equals: '{"x": 0.30000000000000001}' });
+    expect(third.strict.verdict).toBe('error');
+    // What the message advises compares the exact decimal.
+    const exact = `SELECT ('{"n": 9007199254740993}'::jsonb->>'n')::numeric AS n`;
+    expect((await grade(exact, { equals: '9007199254740993' })).strict.verdict).toBe('pass');
+    expect((await grade(exact, { equals: '9007199254740992' })).strict.verdict).toBe('fail');
+    // Numbers a double holds exactly compare as before.
+    expect(
+      (await grade(`SELECT '{"n": 9007199254740991}'::jsonb AS doc`, { equals: { n: 9007199254740991 } }))
+        .strict.verdict,
+    ).toBe('pass');
+  });
+
+  it('a text column reads an expected number by its shortest text, so text that looks like a number is quoted', async () => {
+    expect((await grade(`SELECT '1.5'::text AS v`, { equals: 1.5 })).strict.verdict).toBe('pass');
+    // YAML reads 1.50 as 1.5: the text '1.50' needs the quoted form, and '1.5' does not pass it.
+    expect((await grade(`SELECT '1.50'::text AS v`, { equals: 1.5 })).strict.verdict).toBe('fail');
+    expect((await grade(`SELECT '1.50'::text AS v`, { equals: '1.50' })).strict.verdict).toBe('pass');
+    expect((await grade(`SELECT '1.5'::text AS v`, { equals: '1.50' })).strict.verdict).toBe('fail');
+  });
+
+  it('JSON null reads like SQL NULL; IS NULL, as documented, tells them apart', async () => {
+    expect((await grade(`SELECT 'null'::jsonb AS doc`, { equals: null })).strict.verdict).toBe('pass');
+    const isNull = `SELECT doc IS NULL AS unset FROM (SELECT 'null'::jsonb AS doc) d`;
+    expect((await grade(isNull, { equals: true })).strict.verdict).toBe('fail');
+  });
+
   it('compares arrays element by element with the element type', async () => {
     expect((await grade('SELECT tags FROM v WHERE id = 1', { equals: ['a', 'b'] })).strict.verdict).toBe(
       'pass',
