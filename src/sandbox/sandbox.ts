@@ -66,6 +66,8 @@ export class PgSandbox implements Sandbox {
   private readonly pool: pg.Pool;
   private readonly session: SqlSession;
   private watermark = '0';
+  /** Whether this lease ran anything that may have written (see markInitial). */
+  private used = false;
   /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   private role: { name: string; url: string } | null = null;
   private disposed: Promise<void> | null = null;
@@ -85,16 +87,21 @@ export class PgSandbox implements Sandbox {
     this.session = sessionOf(this.pool, facts.typeNames);
   }
 
-  /** Opens one connection now, so the first query does not wait for a backend to start. */
+  /**
+   * Opens one connection now, so the first query does not wait for a backend to start, and reads
+   * the log once, so that backend has the log's catalog entries cached when the episode starts.
+   */
   async warm(): Promise<void> {
-    (await this.pool.connect()).release();
+    await this.pool.query(LOG_WATERMARK);
   }
 
   query(sql: string, params?: unknown[]) {
+    this.used = true;
     return this.session.query(sql, params);
   }
 
   async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }> {
+    this.used = true;
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -137,6 +144,12 @@ export class PgSandbox implements Sandbox {
   }
 
   async markInitial(): Promise<void> {
+    // A clone, or a database put back, starts with an empty log: until something may have written,
+    // the watermark is known without asking.
+    if (!this.used) {
+      this.watermark = '0';
+      return;
+    }
     const r = await this.pool.query<{ id: string }>(LOG_WATERMARK);
     this.watermark = r.rows[0].id;
   }

@@ -199,11 +199,9 @@ class PgTemplate implements Template {
    */
   async clone(label: string): Promise<Sandbox> {
     for (;;) {
+      // A pooled database keeps its comment ('pool'): a relabel per episode is a catalog write each.
       const reused = this.idle.pop();
-      if (reused) {
-        this.facts.cluster.relabel(reused.name, label);
-        return reused;
-      }
+      if (reused) return reused;
       // A put-back takes milliseconds, a new clone a CREATE DATABASE: wait for the former.
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
       await new Promise<void>((r) => this.waiters.push(r));
