@@ -4,10 +4,11 @@
 // scenarios, head only, and its wall time is compared with one scenario alone, measured in the same
 // run. Reset is what each episode waited for its database (timings.reset).
 // Run: node --import tsx bench/waiting.ts [--think-ms 1000] [--concurrency 1,8,32,64,128]
-//        [--engines embedded,postgres] [--scenarios 64]
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+//        [--engines embedded,postgres] [--postgres-concurrency 1,8,32] [--scenarios 64] [--write]
+// --write replaces its section of docs/performance.md (between its markers) and keeps the rest.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/compare.js';
 import { ADMIN_URL, fixtureSql, SCHEMA, summary, TWIN } from './suite.js';
@@ -156,6 +157,90 @@ export async function waitingTable(
   return { alone, rows };
 }
 
+/** The docs/performance.md section of these tables (between its markers). */
+export function waitingSection(
+  tables: { engine: string; alone: WaitingRow; rows: WaitingRow[] }[],
+  thinkMs: number,
+  note: string,
+): string {
+  const lines: string[] = [];
+  const out = (line = '') => lines.push(line);
+  const x = (v: number) => `${v.toFixed(2)}x`;
+  out(BEGIN);
+  out('## 6. Agents that wait');
+  out();
+  out(
+    `Measured with \`${command()}\`. The agent is a long-lived server (agent.url) that thinks ${thinkMs / 1000} s ` +
+      'before each of its three tool calls (read, write, read back); each row runs max(64, concurrency) scenarios, ' +
+      'head only, one repeat. "x alone" divides by one scenario run alone on the same engine in the same run; the ' +
+      'ideal is the number of waves, ceil(scenarios / concurrency). The episodes phase starts once the run has ' +
+      'its databases (one per episode running at once and as many spare, made in parallel while the agent server ' +
+      'starts); the whole run also counts starting the engine, the template, that pool and the report. Reset is ' +
+      "what each episode waited for its database: a database put back after an earlier episode (its change log's " +
+      'rows undone, sequences restored, verified against the template) or made for the pool.',
+  );
+  out();
+  out(`${note}`);
+  out();
+  out(
+    '| engine | concurrency | scenarios | episodes phase | x alone | ideal | whole run | x alone | reset p50 | reset p99 | incomplete |',
+  );
+  out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const t of tables) {
+    out(
+      `| ${t.engine} | 1 (alone) | 1 | ${t.alone.seconds.toFixed(2)} s | 1.00x | 1x | ${t.alone.totalSeconds.toFixed(1)} s | 1.00x | ` +
+        `${t.alone.reset.median.toFixed(1)} ms | ${t.alone.reset.p99.toFixed(1)} ms | ${t.alone.failed} |`,
+    );
+    for (const r of t.rows) {
+      out(
+        `| ${t.engine} | ${r.concurrency} | ${r.scenarios} | ${r.seconds.toFixed(2)} s | ${x(r.seconds / t.alone.seconds)} | ` +
+          `${Math.ceil(r.scenarios / r.concurrency)}x | ${r.totalSeconds.toFixed(1)} s | ${x(r.totalSeconds / t.alone.totalSeconds)} | ` +
+          `${r.reset.median.toFixed(1)} ms | ${r.reset.p99.toFixed(1)} ms | ${r.failed} |`,
+      );
+    }
+  }
+  out();
+  out('| target | measured | |');
+  out('|---|---:|---|');
+  const mark = (met: boolean) => (met ? 'met' : '**not met**');
+  for (const t of tables) {
+    const r64 = t.rows.find((r) => r.concurrency === 64 && r.scenarios === 64);
+    if (r64) {
+      const ratio = r64.seconds / t.alone.seconds;
+      out(
+        `| ${t.engine}: 64 scenarios at concurrency 64 within 1.2x of one alone (episodes phase) | ${x(ratio)} | ${mark(ratio <= 1.2)} |`,
+      );
+    }
+    const worst = Math.max(...t.rows.map((r) => r.reset.p99));
+    out(
+      `| ${t.engine}: reset p99 <= 20 ms at every concurrency | ${worst.toFixed(1)} ms | ${mark(worst <= 20)} |`,
+    );
+  }
+  out(END);
+  return lines.join('\n');
+}
+
+const BEGIN = '<!-- agents-waiting:begin -->';
+const END = '<!-- agents-waiting:end -->';
+
+/** The command line this process was run with, for the docs. */
+function command(): string {
+  return `node --import tsx bench/waiting.ts ${process.argv.slice(2).join(' ')}`.trim();
+}
+
+/** Replaces (or appends) the section between its markers in docs/performance.md; the rest is kept. */
+export function writeWaitingSection(section: string): void {
+  const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const at = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  const next =
+    at >= 0 && end > at
+      ? `${text.slice(0, at)}${section}${text.slice(end + END.length)}`
+      : `${text.trimEnd()}\n\n${section}\n`;
+  writeFileSync(file, next);
+}
+
 const isMain = process.argv[1]?.endsWith('waiting.ts');
 if (isMain) {
   const arg = (name: string, fallback: string) => {
@@ -165,9 +250,16 @@ if (isMain) {
   const think = Number(arg('think-ms', '1000'));
   const scenarios = Number(arg('scenarios', '64'));
   const concurrencies = arg('concurrency', '1,8,32,64,128').split(',').map(Number);
+  // The postgres engine's server is shared: past its max_connections every run would fail.
+  const postgresConcurrencies = arg('postgres-concurrency', arg('concurrency', '1,8,32,64,128'))
+    .split(',')
+    .map(Number);
   const engines = arg('engines', 'embedded,postgres').split(',') as ('embedded' | 'postgres')[];
+  const tables: { engine: string; alone: WaitingRow; rows: WaitingRow[] }[] = [];
   for (const engine of engines) {
-    const { alone, rows } = await waitingTable(engine, concurrencies, scenarios, think);
+    const list = engine === 'postgres' ? postgresConcurrencies : concurrencies;
+    const { alone, rows } = await waitingTable(engine, list, scenarios, think);
+    tables.push({ engine, alone, rows });
     console.log(
       `${engine}: one scenario alone ${alone.seconds.toFixed(2)} s (run ${alone.totalSeconds.toFixed(2)} s)`,
     );
@@ -178,4 +270,8 @@ if (isMain) {
       );
     }
   }
+  const note = `Machine: ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} when the run ended (other work on the machine slows every number).`;
+  const section = waitingSection(tables, think, note);
+  console.log(section);
+  if (process.argv.includes('--write')) writeWaitingSection(section);
 }
