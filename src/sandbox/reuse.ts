@@ -1,28 +1,28 @@
 // Putting a used clone back to the template's state, so the next episode gets a database without a
 // CREATE DATABASE (which copies the whole template, system catalogs included, and whose drop waits
 // for a checkpoint). The cost follows what the episode changed, not the size of the database:
-//   - the change log says which rows changed; every key it touched is deleted and the rows the log
-//     saw first are inserted again from their images, with triggers and foreign keys off
-//     (session_replication_role = replica: nothing the user's triggers do runs twice);
-//   - sequences get the values they had in the template (nextval is not logged);
-//   - the result is verified by fingerprint: the row-hash sums of what was deleted and re-inserted
-//     must cancel the sums of what the log recorded, or the log missed a write;
+//   - the change log says which rows changed; in a session logged in as the template's own role
+//     (never as the admin: the rows' constraints, indexes and casts may run suite code, which must
+//     not run with the admin's rights), every key the log touched is put back to the image the log
+//     saw first: updated in place, inserted again, or deleted, parents before children;
+//   - verified against the log: the undo is logged like any write, and the whole log since the
+//     template must then net to nothing, row image by row image (a user trigger that wrote more,
+//     a cascade, an image that did not round-trip all fail it);
+//   - then, as the admin (running no suite code): the log is emptied and every sequence gets its
+//     template value back (nextval is not logged);
 //   - anything the log cannot undo makes the database unfit, and it is dropped and re-cloned: DDL of
 //     any kind (an event trigger, owned by the log role and out of reach of suite SQL and agents,
 //     notes every CREATE, ALTER, DROP, COMMENT, GRANT and REVOKE, including disabling a trigger),
 //     a change to the database's own settings, large objects, prepared transactions, a table
 //     whose rows do not survive a JSON image (json columns keep their text, jsonb does not).
-// Needs a superuser admin (session_replication_role and event triggers); otherwise clones are
-// dropped as before.
-import { createHash } from 'node:crypto';
+// Needs a superuser admin (event triggers); otherwise clones are dropped as before.
 import pg from 'pg';
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
 import { AUDIT_SCHEMA, ident, literal } from './names.js';
-import { NumberText, parseRowJson } from './values.js';
+import { NumberText, parseRowJson, SESSION_OPTIONS } from './values.js';
 
 const A = ident(AUDIT_SCHEMA);
-const MODULUS = 1n << 256n;
 
 /** What putting a clone back needs to know about its template, read once at build. */
 export interface ReuseFacts {
@@ -30,6 +30,12 @@ export interface ReuseFacts {
   sequences: { name: string; value: string; called: boolean }[];
   /** Per table key: the columns an INSERT may set (generated ones left out), or null: not restorable. */
   columns: Record<string, string[] | null>;
+  /** Per table key: the columns an UPDATE may set back (no key, generated or GENERATED ALWAYS identity column). */
+  updatable: Record<string, string[]>;
+  /** Table keys, every table after the tables its foreign keys reference (as far as cycles allow). */
+  order: string[];
+  /** The suite's own triggers that fire in a normal session (quoted table, quoted name, ALWAYS or not). */
+  triggers: { table: string; name: string; always: boolean }[];
 }
 
 /** The state of one clone that no episode may change without the database being re-cloned. */
@@ -94,36 +100,54 @@ export async function readReuseFacts(
     sequences.push(...r.rows);
   }
   const generated = version >= 120000 ? "AND a.attgenerated = ''" : '';
-  const cols = await admin.query<{ rel: string; cols: string[] }>(
-    `SELECT '"' || replace(n.nspname, '"', '""') || '"."' || replace(c.relname, '"', '""') || '"' AS rel, array_agg(a.attname::text ORDER BY a.attnum) AS cols
+  const quoted = `'"' || replace(n.nspname, '"', '""') || '"."' || replace(c.relname, '"', '""') || '"'`;
+  const cols = await admin.query<{ rel: string; cols: string[]; always: string[] }>(
+    `SELECT ${quoted} AS rel, array_agg(a.attname::text ORDER BY a.attnum) AS cols,
+            array_agg(a.attname::text) FILTER (WHERE a.attidentity = 'a') AS always
        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE a.attnum > 0 AND NOT a.attisdropped ${generated} AND a.attrelid = ANY($1::regclass[])
       GROUP BY 1`,
     [tables.map((t) => t.sql)],
   );
   // Keyed as names.ts quotes them (always quoted), which is how TableInfo.sql names a table.
-  const byRel = new Map(cols.rows.map((r) => [r.rel, r.cols]));
+  const byRel = new Map(cols.rows.map((r) => [r.rel, r]));
   const columns: ReuseFacts['columns'] = {};
+  const updatable: ReuseFacts['updatable'] = {};
   for (const t of tables) {
     // A json column keeps its text (spaces, key order, duplicate keys); its jsonb image does not.
     const lossy = t.columns.some((c) => c.type.type === 'json' || c.type.element === 'json');
-    columns[t.key] = lossy ? null : (byRel.get(t.sql) ?? null);
+    const r = byRel.get(t.sql);
+    columns[t.key] = lossy || !r ? null : r.cols;
+    updatable[t.key] = (r?.cols ?? []).filter((c) => !t.primaryKey?.includes(c) && !r?.always?.includes(c));
   }
-  return { sequences, columns };
-}
-
-/** The 256-bit row-hash of one row image (as fingerprint.ts sums them). */
-function rowHash(image: string): bigint {
-  return BigInt(`0x${createHash('sha256').update(image, 'utf8').digest('hex')}`);
-}
-
-interface TableUndo {
-  /** One image per key the log touched (PK tables), or net counts per image (tables without one). */
-  touched: Map<string, string>;
-  initial: Map<string, string | null>;
-  bag: Map<string, number>;
-  /** Sum of the log's new images minus its old images. */
-  logSum: bigint;
+  const fks = await admin.query<{ child: string; parent: string }>(
+    `SELECT (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = f.conrelid) AS child,
+            (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = f.confrelid) AS parent
+       FROM pg_constraint f WHERE f.contype = 'f'`,
+  );
+  const keyOfSql = new Map(tables.map((t) => [t.sql, t.key]));
+  const parents = new Map<string, string[]>();
+  for (const fk of fks.rows) {
+    const child = keyOfSql.get(fk.child);
+    const parent = keyOfSql.get(fk.parent);
+    if (child && parent && child !== parent) parents.set(child, [...(parents.get(child) ?? []), parent]);
+  }
+  const order: string[] = [];
+  const seen = new Set<string>();
+  const visit = (key: string) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    for (const p of parents.get(key) ?? []) visit(p);
+    order.push(key);
+  };
+  for (const t of tables) visit(t.key);
+  const triggers = await admin.query<{ table: string; name: string; always: boolean }>(
+    `SELECT (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t.tgrelid) AS table,
+            '"' || replace(t.tgname, '"', '""') || '"' AS name, t.tgenabled = 'A' AS always
+       FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
+        AND t.tgname NOT IN ('stategate_capture', 'stategate_capture_truncate') ORDER BY 1, 2`,
+  );
+  return { sequences, columns, updatable, order, triggers: triggers.rows };
 }
 
 function keyOf(image: string, pk: string[]): string {
@@ -134,98 +158,142 @@ function keyOf(image: string, pk: string[]): string {
   );
 }
 
-/** Folds the log (in order) into what to undo per table. */
-function undoPlan(
+/** One table's net change since the template: per key its first and last image (null: absent). */
+interface TableChange {
+  keys: Map<string, { initial: string | null; current: string | null }>;
+  /** Tables without a primary key: net count per row image. */
+  bag: Map<string, number>;
+}
+
+/** Folds log rows (in log order) into each table's net change, by raw row image. */
+function netChanges(
   log: { tbl: string; old: string | null; new: string | null }[],
   tables: Map<string, TableInfo>,
-): Map<string, TableUndo> | string {
-  const plan = new Map<string, TableUndo>();
+): Map<string, TableChange> | string {
+  const out = new Map<string, TableChange>();
   for (const entry of log) {
     const table = tables.get(entry.tbl);
     if (!table) return `the change log names an unknown table ${JSON.stringify(entry.tbl)}`;
-    let undo = plan.get(entry.tbl);
-    if (!undo) {
-      undo = { touched: new Map(), initial: new Map(), bag: new Map(), logSum: 0n };
-      plan.set(entry.tbl, undo);
+    let change = out.get(entry.tbl);
+    if (!change) {
+      change = { keys: new Map(), bag: new Map() };
+      out.set(entry.tbl, change);
     }
-    if (entry.new !== null) undo.logSum += rowHash(entry.new);
-    if (entry.old !== null) undo.logSum -= rowHash(entry.old);
     const pk = table.primaryKey;
     if (!pk) {
-      if (entry.new !== null) undo.bag.set(entry.new, (undo.bag.get(entry.new) ?? 0) + 1);
-      if (entry.old !== null) undo.bag.set(entry.old, (undo.bag.get(entry.old) ?? 0) - 1);
+      if (entry.new !== null) change.bag.set(entry.new, (change.bag.get(entry.new) ?? 0) + 1);
+      if (entry.old !== null) change.bag.set(entry.old, (change.bag.get(entry.old) ?? 0) - 1);
       continue;
     }
-    for (const [image, existed] of [
-      [entry.old, true],
-      [entry.new, false],
-    ] as const) {
-      if (image === null) continue;
-      const key = keyOf(image, pk);
-      if (!undo.touched.has(key)) undo.touched.set(key, image);
-      if (!undo.initial.has(key)) undo.initial.set(key, existed ? image : null);
+    // An update that changes the key is a delete of the old key and an insert of the new one.
+    if (entry.old !== null) {
+      const k = keyOf(entry.old, pk);
+      const state = change.keys.get(k) ?? { initial: entry.old, current: entry.old };
+      state.current = null;
+      change.keys.set(k, state);
+    }
+    if (entry.new !== null) {
+      const k = keyOf(entry.new, pk);
+      const state = change.keys.get(k) ?? { initial: null, current: null };
+      state.current = entry.new;
+      change.keys.set(k, state);
     }
   }
-  return plan;
+  return out;
 }
 
-const sumOf = (images: string[]) => images.reduce((s, i) => s + rowHash(i), 0n);
+/** The first table whose net change is not nothing, or null. */
+function notNetZero(changes: Map<string, TableChange>): string | null {
+  for (const [table, change] of changes) {
+    for (const s of change.keys.values()) if (s.initial !== s.current) return table;
+    for (const n of change.bag.values()) if (n !== 0) return table;
+  }
+  return null;
+}
+
 const asArray = (images: string[]) => `[${images.join(',')}]`;
 
-/** Undoes one table's changes; returns the images deleted and inserted, as the server renders them. */
-async function undoTable(
-  client: pg.ClientBase,
+/** SQL that undoes one table's net change: rows to put back (insert, update) and rows to remove. */
+function undoStatements(
   table: TableInfo,
   columns: string[],
-  undo: TableUndo,
-): Promise<{ deleted: string[]; inserted: string[] }> {
+  updatable: string[],
+  change: TableChange,
+): { restore: [string, unknown[]][]; remove: [string, unknown[]][] } {
   const T = table.sql;
   const cols = columns.map(ident).join(', ');
-  const insert = async (images: string[]) =>
-    images.length === 0
-      ? []
-      : (
-          await client.query<{ j: string }>(
-            `INSERT INTO ${T} AS y (${cols}) OVERRIDING SYSTEM VALUE
-             SELECT ${cols} FROM jsonb_populate_recordset(NULL::${T}, $1::jsonb) RETURNING to_jsonb(y)::text AS j`,
-            [asArray(images)],
-          )
-        ).rows.map((r) => r.j);
+  const insert = (images: string[]): [string, unknown[]] => [
+    `INSERT INTO ${T} (${cols}) OVERRIDING SYSTEM VALUE
+     SELECT ${cols} FROM jsonb_populate_recordset(NULL::${T}, $1::jsonb)`,
+    [asArray(images)],
+  ];
+  const restore: [string, unknown[]][] = [];
+  const remove: [string, unknown[]][] = [];
   const pk = table.primaryKey;
   if (pk) {
     const match = pk.map((c) => `x.${ident(c)} = k.${ident(c)}`).join(' AND ');
-    const gone = await client.query<{ j: string }>(
-      `DELETE FROM ${T} AS x USING jsonb_populate_recordset(NULL::${T}, $1::jsonb) AS k
-        WHERE ${match} RETURNING to_jsonb(x)::text AS j`,
-      [asArray([...undo.touched.values()])],
-    );
-    const back = [...undo.initial.values()].filter((i): i is string => i !== null);
-    return { deleted: gone.rows.map((r) => r.j), inserted: await insert(back) };
+    const states = [...change.keys.values()].filter((s) => s.initial !== s.current);
+    const back = states.filter((s) => s.current === null).map((s) => s.initial!);
+    const changed = states.filter((s) => s.initial !== null && s.current !== null).map((s) => s.initial!);
+    const added = states.filter((s) => s.initial === null).map((s) => s.current!);
+    if (back.length > 0) restore.push(insert(back));
+    if (changed.length > 0 && updatable.length > 0) {
+      restore.push([
+        `UPDATE ${T} AS x SET ${updatable.map((c) => `${ident(c)} = k.${ident(c)}`).join(', ')}
+           FROM jsonb_populate_recordset(NULL::${T}, $1::jsonb) AS k WHERE ${match}`,
+        [asArray(changed)],
+      ]);
+    }
+    if (added.length > 0) {
+      remove.push([
+        `DELETE FROM ${T} AS x USING jsonb_populate_recordset(NULL::${T}, $1::jsonb) AS k WHERE ${match}`,
+        [asArray(added)],
+      ]);
+    }
+    return { restore, remove };
   }
-  const remove = [...undo.bag].filter(([, n]) => n > 0);
-  let deleted: string[] = [];
-  if (remove.length > 0) {
-    const gone = await client.query<{ j: string }>(
+  const extra = [...change.bag].filter(([, n]) => n > 0);
+  if (extra.length > 0) {
+    remove.push([
       `WITH want AS (SELECT w.j, w.n FROM unnest($1::jsonb[], $2::int4[]) AS w(j, n)),
             pick AS (SELECT t.ctid AS id, to_jsonb(t) AS j, row_number() OVER (PARTITION BY to_jsonb(t)) AS k
                        FROM ${T} AS t WHERE to_jsonb(t) IN (SELECT j FROM want))
-       DELETE FROM ${T} AS x USING pick JOIN want USING (j)
-        WHERE x.ctid = pick.id AND pick.k <= want.n RETURNING to_jsonb(x)::text AS j`,
-      [remove.map(([i]) => i), remove.map(([, n]) => n)],
-    );
-    deleted = gone.rows.map((r) => r.j);
+       DELETE FROM ${T} AS x USING pick JOIN want USING (j) WHERE x.ctid = pick.id AND pick.k <= want.n`,
+      [extra.map(([i]) => i), extra.map(([, n]) => n)],
+    ]);
   }
-  const back = [...undo.bag].flatMap(([image, n]) => (n < 0 ? Array.from({ length: -n }, () => image) : []));
-  return { deleted, inserted: await insert(back) };
+  const missing = [...change.bag].flatMap(([image, n]) =>
+    n < 0 ? Array.from({ length: -n }, () => image) : [],
+  );
+  if (missing.length > 0) restore.push(insert(missing));
+  return { restore, remove };
 }
 
 /** What a put-back needs of one clone. */
 export interface PutBack {
   cluster: Cluster;
   database: string;
+  /** The template's role (owner of the tables): the undo runs logged in as it. */
+  owner: { name: string; password: string };
   tables: TableInfo[];
   reuse: ReuseFacts;
   baseline: Baseline;
+}
+
+const CANONICAL = `SET LOCAL search_path = pg_catalog, pg_temp;
+SET LOCAL TimeZone = 'UTC';
+SET LOCAL IntervalStyle = 'postgres';
+SET LOCAL extra_float_digits = 1;
+SET LOCAL bytea_output = 'hex'`;
+
+const READ_LOG = `SELECT tbl, old::text AS old, new::text AS new FROM ${A}.changes ORDER BY id`;
+
+/** A client of the database, as the admin or as another role; errors end up in the caller's awaits. */
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, options: SESSION_OPTIONS });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
 }
 
 /**
@@ -234,83 +302,142 @@ export interface PutBack {
  * the database is back and verified, or why it is not (then it must be dropped, not reused).
  */
 export async function putBack(p: PutBack): Promise<string | null> {
-  const client = new pg.Client({ connectionString: p.cluster.url(p.database) });
-  client.on('error', () => undefined);
-  await client.connect();
+  const admin = await connect(p.cluster.url(p.database));
   try {
-    // Sessions still open (an agent's, a late harness query) end first; from PostgreSQL 14 the
-    // call waits for them to be gone.
-    const others =
-      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()';
-    if (p.cluster.version >= 140000) {
-      const r = await client.query<{ ok: boolean }>(
-        `SELECT pg_terminate_backend(pid, 30000) AS ok FROM (${others}) AS s`,
-      );
-      if (r.rows.some((x) => !x.ok)) return 'a session of the database did not end';
-    } else {
-      await client.query(`SELECT pg_terminate_backend(pid) FROM (${others}) AS s`);
-      for (let i = 0; (await client.query(others)).rowCount; i++) {
-        if (i > 300) return 'a session of the database did not end';
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    await client.query(`BEGIN;
-SET LOCAL session_replication_role = replica;
-SET LOCAL search_path = pg_catalog, pg_temp;
-SET LOCAL TimeZone = 'UTC';
-SET LOCAL IntervalStyle = 'postgres';
-SET LOCAL extra_float_digits = 1;
-SET LOCAL bytea_output = 'hex'`);
+    let why = await endOtherSessions(admin, p.cluster.version);
+    why ??= await unfit(admin, p.baseline);
+    if (why) return why;
+    const undone = await undoAsOwner(p);
+    if (typeof undone === 'string') return undone;
+    // The undo's own DDL (the suite's triggers off and on again) moves the baseline, and only it.
+    const baseline = { ...p.baseline, ddl: undone.ddl };
+    // As the admin, in a session that touches no user table: nothing of the suite runs here.
+    why = await endOtherSessions(admin, p.cluster.version);
+    if (why) return why;
+    await admin.query(`BEGIN; ${CANONICAL}`);
     try {
-      const why = await undo(client, p);
-      if (why) {
-        await client.query('ROLLBACK');
-        return why;
+      why = await unfit(admin, baseline);
+      if (!why) {
+        await admin.query(`DELETE FROM ${A}.changes`);
+        const { sequences } = p.reuse;
+        if (sequences.length > 0) {
+          await admin.query(
+            'SELECT setval(s.name::regclass, s.value, s.called) FROM unnest($1::text[], $2::int8[], $3::bool[]) AS s(name, value, called)',
+            [sequences.map((s) => s.name), sequences.map((s) => s.value), sequences.map((s) => s.called)],
+          );
+        }
       }
-      await client.query('COMMIT');
-      return null;
+      await admin.query(why ? 'ROLLBACK' : 'COMMIT');
+      if (!why) p.baseline.ddl = baseline.ddl;
+      return why;
     } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await admin.query('ROLLBACK').catch(() => undefined);
       return (e as Error).message;
     }
+  } catch (e) {
+    return (e as Error).message;
   } finally {
-    await client.end().catch(() => undefined);
+    await admin.end().catch(() => undefined);
   }
 }
 
-async function undo(client: pg.Client, p: PutBack): Promise<string | null> {
+/** Ends every other session of the database (from PostgreSQL 14 waiting for them to be gone). */
+async function endOtherSessions(admin: pg.Client, version: number): Promise<string | null> {
+  const others =
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()';
+  if (version >= 140000) {
+    const r = await admin.query<{ ok: boolean }>(
+      `SELECT pg_terminate_backend(pid, 30000) AS ok FROM (${others}) AS s`,
+    );
+    return r.rows.some((x) => !x.ok) ? 'a session of the database did not end' : null;
+  }
+  await admin.query(`SELECT pg_terminate_backend(pid) FROM (${others}) AS s`);
+  for (let i = 0; (await admin.query(others)).rowCount; i++) {
+    if (i > 300) return 'a session of the database did not end';
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return null;
+}
+
+/** Why the database cannot be put back whatever its rows (see the file's header), or null. */
+async function unfit(client: pg.Client, baseline: Baseline): Promise<string | null> {
   const state = await client.query<Baseline & { prepared: string; lo: string }>(
     `SELECT b.*, (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())::text AS prepared,
             (SELECT count(*) FROM pg_largeobject_metadata)::text AS lo FROM (${BASELINE}) AS b`,
   );
   const now = state.rows[0];
-  if (now.ddl !== p.baseline.ddl) return 'a DDL statement ran in the database';
-  if (now.database !== p.baseline.database) return "the database's own settings changed";
+  if (now.ddl !== baseline.ddl) return 'a DDL statement ran in the database';
+  if (now.database !== baseline.database) return "the database's own settings changed";
   if (now.prepared !== '0') return 'a prepared transaction is pending';
   if (now.lo !== '0') return 'the database holds large objects';
-  const log = await client.query<{ tbl: string; old: string | null; new: string | null }>(
-    `SELECT tbl, old::text AS old, new::text AS new FROM ${A}.changes ORDER BY id`,
-  );
-  const byKey = new Map(p.tables.map((t) => [t.key, t]));
-  const plan = undoPlan(log.rows, byKey);
-  if (typeof plan === 'string') return plan;
-  for (const [key, undo] of plan) {
-    const table = byKey.get(key)!;
-    const columns = p.reuse.columns[key];
-    if (!columns) return `table ${key} cannot be restored from its row images`;
-    const { deleted, inserted } = await undoTable(client, table, columns, undo);
-    // The log's sums telescope to (final - initial) per key; what was deleted must be the final rows
-    // and what came back the initial ones, or a write went unlogged (or an image did not round-trip).
-    const balance = (((undo.logSum - sumOf(deleted) + sumOf(inserted)) % MODULUS) + MODULUS) % MODULUS;
-    if (balance !== 0n) return `table ${key} does not match its change log after the undo`;
-  }
-  const { sequences } = p.reuse;
-  await client.query(`DELETE FROM ${A}.changes`);
-  if (sequences.length > 0) {
-    await client.query(
-      'SELECT setval(s.name::regclass, s.value, s.called) FROM unnest($1::text[], $2::int8[], $3::bool[]) AS s(name, value, called)',
-      [sequences.map((s) => s.name), sequences.map((s) => s.value), sequences.map((s) => s.called)],
-    );
-  }
   return null;
+}
+
+/**
+ * Undoes the logged changes in a session of the template's role; commits only when the log nets to
+ * nothing. The suite's own triggers are off meanwhile (what they did is in the log and is undone
+ * too; firing again they would write more). Returns the DDL count after, or why not.
+ */
+async function undoAsOwner(p: PutBack): Promise<{ ddl: string } | string> {
+  const client = await connect(p.cluster.url(p.database, p.owner));
+  try {
+    await client.query(`BEGIN; ${CANONICAL}`);
+    const byKey = new Map(p.tables.map((t) => [t.key, t]));
+    const changes = netChanges((await client.query(READ_LOG)).rows, byKey);
+    if (typeof changes === 'string') return changes;
+    const plan: { restore: [string, unknown[]][]; remove: [string, unknown[]][] }[] = [];
+    for (const key of p.reuse.order) {
+      const change = changes.get(key);
+      if (!change) continue;
+      const columns = p.reuse.columns[key];
+      if (!columns) return `table ${key} cannot be restored from its row images`;
+      plan.push(undoStatements(byKey.get(key)!, columns, p.reuse.updatable[key] ?? [], change));
+    }
+    // Parents' rows come back before their children's; children's extra rows go before their
+    // parents'. When a unique key is in the way (a row added with a value another row gets back),
+    // removing first may work instead.
+    const parentsFirst = [...plan.flatMap((t) => t.restore), ...plan.reverse().flatMap((t) => t.remove)];
+    plan.reverse();
+    const removeFirst = [
+      ...plan
+        .slice()
+        .reverse()
+        .flatMap((t) => t.remove),
+      ...plan.flatMap((t) => t.restore),
+    ];
+    const { triggers } = p.reuse;
+    if (plan.length > 0 && triggers.length > 0) {
+      await client.query(triggers.map((t) => `ALTER TABLE ${t.table} DISABLE TRIGGER ${t.name}`).join(';\n'));
+    }
+    let failure: string | null = null;
+    for (const order of [parentsFirst, removeFirst]) {
+      await client.query('SAVEPOINT undo');
+      try {
+        for (const [sql, params] of order) await client.query(sql, params);
+        failure = null;
+        break;
+      } catch (e) {
+        failure = (e as Error).message;
+        await client.query('ROLLBACK TO SAVEPOINT undo');
+      }
+    }
+    if (failure) return `the undo failed: ${failure}`;
+    if (plan.length > 0 && triggers.length > 0) {
+      await client.query(
+        triggers
+          .map((t) => `ALTER TABLE ${t.table} ENABLE ${t.always ? 'ALWAYS ' : ''}TRIGGER ${t.name}`)
+          .join(';\n'),
+      );
+    }
+    // The undo was logged like any write: template to now must net to nothing.
+    const after = netChanges((await client.query(READ_LOG)).rows, byKey);
+    if (typeof after === 'string') return after;
+    const off = notNetZero(after);
+    if (off) return `table ${off} does not match the template after the undo`;
+    const ddl = (await client.query<Baseline>(BASELINE)).rows[0].ddl;
+    await client.query('COMMIT');
+    return { ddl };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

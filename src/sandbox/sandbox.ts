@@ -219,7 +219,14 @@ export class PgSandbox implements Sandbox {
         `ALTER ROLE ${ident(this.roleName)} NOLOGIN PASSWORD NULL; ALTER ROLE ${ident(this.roleName)} RESET ALL`,
       );
     }
-    return putBack({ cluster, database: this.name, tables, reuse, baseline: this.baseline });
+    return putBack({
+      cluster,
+      database: this.name,
+      owner: this.facts.owner,
+      tables,
+      reuse,
+      baseline: this.baseline,
+    });
   }
 
   /** A new sandbox (own pool, own lease) on this database, once it is put back. */
