@@ -434,7 +434,11 @@ async function undoAsOwner(p: PutBack): Promise<{ ddl: string } | string> {
     if (typeof after === 'string') return after;
     const off = notNetZero(after);
     if (off) return `table ${off} does not match the template after the undo`;
+    // Exactly the undo's own ALTER TABLEs, one note each: a constraint or cast of the suite that
+    // ran DDL during the undo would show here.
+    const toggled = plan.length > 0 ? 2 * triggers.length : 0;
     const ddl = (await client.query<Baseline>(BASELINE)).rows[0].ddl;
+    if (Number(ddl) !== Number(p.baseline.ddl) + toggled) return 'a DDL statement ran during the undo';
     await client.query('COMMIT');
     return { ddl };
   } finally {

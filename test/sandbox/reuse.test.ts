@@ -235,6 +235,46 @@ describe.each(engines())('databases put back for the next episode: $name engine'
     }, 120_000);
   }
 
+  it("never evaluates the suite's code as the admin while putting a database back", async () => {
+    // A cast to json runs whenever a row of this type becomes a JSON image; it refuses to run with
+    // a superuser's rights. The put-back must succeed all the same: the admin touches no row.
+    const t = await engine.buildTemplate({
+      schema: [
+        {
+          file: 'db/cast.sql',
+          sql: `CREATE TYPE mood AS ENUM ('calm', 'angry');
+CREATE FUNCTION mood_json(mood) RETURNS json LANGUAGE plpgsql AS $$
+BEGIN
+  IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN RAISE EXCEPTION 'ran as a superuser'; END IF;
+  RETURN to_json($1::text);
+END $$;
+CREATE CAST (mood AS json) WITH FUNCTION mood_json(mood);
+CREATE TABLE moods (id int PRIMARY KEY, m mood NOT NULL);
+CREATE TABLE bag (m mood);
+INSERT INTO moods VALUES (1, 'calm');
+INSERT INTO bag VALUES ('calm');`,
+        },
+      ],
+      fixtures: [],
+    });
+    await t.reserve(1);
+    const s = await t.clone('moods');
+    await s.transaction(async (tx) => {
+      await tx.query("UPDATE moods SET m = 'angry'");
+      await tx.query("INSERT INTO moods VALUES (2, 'angry')");
+      await tx.query("INSERT INTO bag VALUES ('angry')");
+      return null;
+    });
+    await s.dispose();
+    const next = await t.clone('after');
+    expect(next.name).toBe(s.name);
+    expect((await next.query('SELECT id, m::text FROM moods ORDER BY id')).rows).toEqual([
+      { id: 1, m: 'calm' },
+    ]);
+    expect((await next.query('SELECT m::text FROM bag')).rows).toEqual([{ m: 'calm' }]);
+    await next.dispose();
+  }, 120_000);
+
   it('re-clones after a write to a table whose rows a JSON image cannot restore (json)', async () => {
     const r = await episode(async (s) => {
       await s.transaction(async (tx) => {
