@@ -74,10 +74,10 @@ out();
 out(
   `${EPISODES} episodes per fixture size through the real pipeline, one at a time. Stages are \`EpisodeRecord.timings\`; ` +
     "grading is timed again in-process on the recorded episodes. Reset is the episode's wait for its database: " +
-    'the pipeline makes each clone ahead (CREATE DATABASE ... TEMPLATE and a first connection, while the previous ' +
-    "episode runs), so reset takes a ready clone and loads the scenario's rows. Clone on demand times making one " +
-    'when none is ready (what an episode waits when clones cannot keep up), and cleanup (dropping the clone) runs ' +
-    "off the episode's critical path; both are timed separately. Harness = every stage but the agent.",
+    'the run reserves its databases before the episodes start and puts each back after its episode (undoing the ' +
+    "rows its change log recorded, off the critical path), so reset takes a ready database and loads the scenario's " +
+    'rows. Clone on demand times making one with CREATE DATABASE ... TEMPLATE (what a database the pool has to ' +
+    'replace costs), and cleanup times dropping one; both are timed separately. Harness = every stage but the agent.',
 );
 out();
 out(
@@ -153,9 +153,10 @@ out(
     `Each: ${REPEATS} repeats x 2 sides. Episodes per second over the episodes phase; RSS is the harness process ` +
     '(agents are separate processes). Graded episodes stream to episodes.jsonl and to a per-case spool as they ' +
     'finish, and the report is built one case at a time from the spool, so the harness holds only the episodes ' +
-    'running at once. Dropped clones are bounded too: a new clone waits while 16 drops are queued (each drop ' +
-    'waits for a checkpoint), so neither the queue nor the databases on the server pile up. The forced GCs of ' +
-    'the memory samples are not counted in the seconds.',
+    'running at once. The run reserves its databases up front (one per episode running at once and as many ' +
+    'spare) and puts each back after its episode by undoing what the change log recorded, so episodes neither ' +
+    'wait for a CREATE DATABASE nor leave a DROP DATABASE (which waits for a checkpoint) behind. The forced GCs ' +
+    'of the memory samples are not counted in the seconds.',
 );
 out();
 out(
@@ -170,8 +171,8 @@ for (const r of runs) {
 }
 out();
 out(
-  'Reset here is what each episode waited for its database under load: near the one-at-a-time figure while ' +
-    'clones made ahead keep up, up to a clone made on demand (section 1) when they do not.',
+  'Reset here is what each episode waited for its database under load: a database put back by an earlier ' +
+    'episode, or (when every database is still being put back) the wait for the first to be ready.',
 );
 out();
 out(
@@ -226,7 +227,7 @@ out(`The whole benchmark took ${((performance.now() - t0) / 60_000).toFixed(1)} 
 
 if (!process.argv.includes('--no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
-  // Sections measured elsewhere (bench/container-isolation.ts, the bundle sizes) are kept.
+  // Sections measured elsewhere (bench/container-isolation.ts, bench/waiting.ts, the bundle sizes) are kept.
   const kept = [
     ...(existsSync(file) ? readFileSync(file, 'utf8') : '').matchAll(
       /<!-- ([a-z-]+):begin -->[\s\S]*?<!-- \1:end -->/g,

@@ -132,6 +132,12 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
     const refused = await prepareSuiteSql(suite, template);
     if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
+    // The run's databases, made while the sides start: one per episode running at once and as many
+    // spare (episodes of one wave finish together, and each waits for a database while its own is
+    // put back), never more than the episodes need. A stale_response episode holds two.
+    const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === 'stale_response')) ? 2 : 1;
+    const episodesAtMost = scenarios.length * sides.length * (opts.repeats ?? maxRepeats(suite));
+    const reserving = template.reserve(Math.min(2 * concurrency, episodesAtMost) * perEpisode);
 
     // Judge and adaptive-repeat hooks: `judge:` grades judge expectations; `repeats: {min, max}`
     // (unless --repeats is given) runs looks until the sequential test decides each case.
@@ -201,6 +207,7 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     }
 
     const planned = expandEpisodes(scenarios, sides, repeats, pin.suiteHash);
+    await reserving;
     progress({
       type: 'phase',
       phase: 'episodes',
@@ -467,6 +474,11 @@ function reportFromSpool(
 function fixedRepeats(suite: Suite): number {
   const r = suite.config.repeats;
   return typeof r === 'number' ? r : r.min;
+}
+
+function maxRepeats(suite: Suite): number {
+  const r = suite.config.repeats;
+  return typeof r === 'number' ? r : r.max;
 }
 
 /** Writes report.json and report.md into `outDir`. */

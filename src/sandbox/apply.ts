@@ -219,6 +219,8 @@ export async function applyScenarioState(
       throw new Error(`state.rows: unknown table ${JSON.stringify(table)} (tables: ${known})`);
     }
   }
+  // Most scenarios start from the template as it is: no transaction, no round trips.
+  if (Object.keys(state.rows).length === 0 && (state.sql ?? []).length === 0) return;
   await sandbox.transaction(async (tx) => {
     for (const [table, rows] of Object.entries(state.rows)) await insertRows(tx, table, rows, 'state.rows');
     for (const [i, sql] of (state.sql ?? []).entries()) {

@@ -13,7 +13,8 @@ import {
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
 import { addSums, combineSums, fingerprintOf, LOG_SUMS } from './fingerprint.js';
-import { ident } from './names.js';
+import { ident, literal } from './names.js';
+import { BASELINE, type Baseline, putBack, type ReuseFacts } from './reuse.js';
 import type { SuiteRole } from './suite-role.js';
 import type { TypeNames } from './type-names.js';
 import type { Sandbox, SqlSession } from './types.js';
@@ -30,7 +31,12 @@ export interface TemplateFacts {
   /** The row-hash sum of every table in the template (see fingerprint.ts). */
   sums: Record<string, bigint>;
   typeNames: TypeNames;
+  /** What putting a used clone back needs; null when the admin cannot (not a superuser). */
+  reuse: ReuseFacts | null;
 }
+
+/** What becomes of a disposed sandbox: dropped, or put back for the next episode (template.ts). */
+export type Retire = (sandbox: PgSandbox) => Promise<void>;
 
 /** A connection pool for one database with the sandbox value conversions. */
 export function sandboxPool(url: string, max: number): pg.Pool {
@@ -60,29 +66,42 @@ export class PgSandbox implements Sandbox {
   private readonly pool: pg.Pool;
   private readonly session: SqlSession;
   private watermark = '0';
+  /** Whether this lease ran anything that may have written (see markInitial). */
+  private used = false;
+  /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   private role: { name: string; url: string } | null = null;
   private disposed: Promise<void> | null = null;
+  /** The state no episode may change for the database to be reused; null: drop it after use. */
+  baseline: Baseline | null = null;
+  /** The role made for agents on this database, kept across leases. */
+  private roleName: string | null = null;
 
   constructor(
     readonly name: string,
     private readonly number: number,
     private readonly facts: TemplateFacts,
+    private readonly retire: Retire = (s) => s.drop(),
   ) {
     this.url = facts.cluster.url(name, facts.owner);
     this.pool = sandboxPool(this.url, 4);
     this.session = sessionOf(this.pool, facts.typeNames);
   }
 
-  /** Opens one connection now, so the first query does not wait for a backend to start. */
+  /**
+   * Opens one connection now, so the first query does not wait for a backend to start, and reads
+   * the log once, so that backend has the log's catalog entries cached when the episode starts.
+   */
   async warm(): Promise<void> {
-    (await this.pool.connect()).release();
+    await this.pool.query(LOG_WATERMARK);
   }
 
   query(sql: string, params?: unknown[]) {
+    this.used = true;
     return this.session.query(sql, params);
   }
 
   async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }> {
+    this.used = true;
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -127,6 +146,12 @@ export class PgSandbox implements Sandbox {
   }
 
   async markInitial(): Promise<void> {
+    // A clone, or a database put back, starts with an empty log: until something may have written,
+    // the watermark is known without asking.
+    if (!this.used) {
+      this.watermark = '0';
+      return;
+    }
     const r = await this.pool.query<{ id: string }>(LOG_WATERMARK);
     this.watermark = r.rows[0].id;
   }
@@ -154,27 +179,82 @@ export class PgSandbox implements Sandbox {
   async exposeUrl(): Promise<string> {
     if (this.role) return this.role.url;
     const { cluster } = this.facts;
-    const role = `${cluster.runPrefix}_r_${this.number}`;
     const password = randomBytes(18).toString('base64url');
-    await cluster.createRole(role, password, `expose ${this.name}`);
-    await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
-    const grants = this.facts.schemas.flatMap((s) => [
-      `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
-    ]);
-    if (grants.length > 0) await this.pool.query(grants.join(';\n'));
-    this.role = { name: role, url: cluster.url(this.name, { name: role, password }) };
+    if (this.roleName) {
+      // A reused database: its role was locked (NOLOGIN, no password) when the last episode ended.
+      await cluster.admin.query(`ALTER ROLE ${ident(this.roleName)} LOGIN PASSWORD ${literal(password)}`);
+    } else {
+      const role = `${cluster.runPrefix}_r_${this.number}`;
+      // The grants below are the harness's own DDL: the baseline moves past them, but only if nothing
+      // before them (scenario state SQL) changed it already.
+      if (this.baseline && !sameBaseline(this.baseline, await this.readBaseline())) this.baseline = null;
+      await cluster.createRole(role, password, `expose ${this.name}`);
+      this.roleName = role;
+      await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
+      const grants = this.facts.schemas.flatMap((s) => [
+        `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+        `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+      ]);
+      if (grants.length > 0) await this.pool.query(grants.join(';\n'));
+      if (this.baseline) this.baseline = await this.readBaseline();
+    }
+    this.role = { name: this.roleName, url: cluster.url(this.name, { name: this.roleName, password }) };
     return this.role.url;
+  }
+
+  /** Reads the state that decides whether the database may be reused (see reuse.ts). */
+  async readBaseline(): Promise<Baseline> {
+    return (await this.pool.query<Baseline>(BASELINE)).rows[0];
+  }
+
+  /**
+   * Locks the agent's role and puts the database back to the template's state; null when it is
+   * back and verified, else why not (see reuse.ts). Only after dispose().
+   */
+  async putBack(): Promise<string | null> {
+    const { cluster, tables, reuse } = this.facts;
+    if (!reuse || !this.baseline) return 'not reusable';
+    if (this.roleName) {
+      // Settings the agent gave its own role would reach the next agent: they go too.
+      await cluster.admin.query(
+        `ALTER ROLE ${ident(this.roleName)} NOLOGIN PASSWORD NULL; ALTER ROLE ${ident(this.roleName)} RESET ALL`,
+      );
+    }
+    return putBack({
+      cluster,
+      database: this.name,
+      owner: this.facts.owner,
+      tables,
+      reuse,
+      baseline: this.baseline,
+    });
+  }
+
+  /** A new sandbox (own pool, own lease) on this database, once it is put back. */
+  successor(): PgSandbox {
+    const next = new PgSandbox(this.name, this.number, this.facts, this.retire);
+    next.baseline = this.baseline;
+    next.roleName = this.roleName;
+    return next;
+  }
+
+  /** Drops the database and its agent role, off the critical path. Never rejects. */
+  drop(): Promise<void> {
+    void this.pool.end().catch(() => undefined);
+    return this.facts.cluster.queueDrop(this.name, this.roleName ? [this.roleName] : []);
   }
 
   dispose(): Promise<void> {
     if (!this.disposed) {
-      const roles = this.role ? [this.role.name] : [];
-      // Idle connections end now; the drop disconnects anything still busy.
+      // Idle connections end now; the drop or the put-back disconnects anything still busy.
       void this.pool.end().catch(() => undefined);
-      this.disposed = this.facts.cluster.queueDrop(this.name, roles);
+      this.disposed = this.retire(this);
     }
     return this.disposed;
   }
+}
+
+function sameBaseline(a: Baseline, b: Baseline): boolean {
+  return a.ddl === b.ddl && a.database === b.database;
 }

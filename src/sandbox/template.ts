@@ -11,6 +11,7 @@ import type { Cluster } from './cluster.js';
 import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
+import { installDdlNote, type ReuseFacts, readReuseFacts } from './reuse.js';
 import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
 import {
   createLogRole,
@@ -96,13 +97,19 @@ export async function buildTemplate(
   }
 }
 
-/** Runs SQL as the admin inside one database (a transaction of its own). */
-async function asAdmin(cluster: Cluster, database: string, sql: string): Promise<void> {
+/** Runs SQL as the admin inside one database (a transaction of its own), then `then` on the same session. */
+async function asAdmin<T = void>(
+  cluster: Cluster,
+  database: string,
+  sql: string,
+  then?: (admin: pg.Client) => Promise<T>,
+): Promise<T | undefined> {
   const admin = new pg.Client({ connectionString: cluster.url(database), options: SESSION_OPTIONS });
   admin.on('error', () => undefined);
   await admin.connect();
   try {
     await admin.query(`BEGIN;\n${sql};\nCOMMIT`);
+    return then ? await then(admin) : undefined;
   } finally {
     await admin.end().catch(() => undefined);
   }
@@ -137,22 +144,41 @@ async function installCapture(
   revokes.push(...definerRevokes(definers.rows));
   await client.query(['BEGIN', ...revokes, ...tables.map(captureTriggers), 'COMMIT'].join(';\n'));
   await asAdmin(cluster, database, revokeTriggerFunctions(log.name, owner.name));
+  // Used clones can be put back instead of dropped only by a superuser admin (see reuse.ts). The
+  // DDL note comes last: nothing the build did counts, everything after it does.
+  let reuse: ReuseFacts | null = null;
+  if (cluster.superuser) {
+    reuse =
+      (await asAdmin(cluster, database, installDdlNote(log.name, owner.name), (admin) =>
+        readReuseFacts(admin, tables, cluster.version),
+      )) ?? null;
+  }
   const sums: Record<string, bigint> = {};
   for (const t of tables) {
     sums[t.key] = combineSums((await client.query<{ sums: string[] }>(TABLE_SUMS, [t.sql])).rows[0].sums);
   }
   await typeNames.load(client);
-  return { cluster, owner, tables, schemas, sums, typeNames };
+  return { cluster, owner, tables, schemas, sums, typeNames, reuse };
 }
 
 /**
  * A built template. Clones are cheap, and cheaper still when made ahead: the template keeps a
  * few ready (created and connected) and hands one out at once, making a replacement behind it.
+ * Once a run reserves a pool (reserve()), a disposed clone is put back to the template's state
+ * (reuse.ts) and handed to the next episode instead of being dropped; one that cannot be put back
+ * is dropped and replaced by a new clone.
  */
 class PgTemplate implements Template {
   readonly tables: Record<string, string[] | null>;
   private scratch: Promise<Sandbox> | null = null;
   private readonly stock: Promise<PgSandbox>[] = [];
+  /** Put back (or new) and connected, waiting for an episode. */
+  private readonly idle: PgSandbox[] = [];
+  private readonly putting = new Set<Promise<void>>();
+  private readonly waiters: (() => void)[] = [];
+  private pooled = false;
+  /** What the pool did: databases put back, and re-cloned (with why). */
+  readonly poolStats = { putBack: 0, recloned: 0, reasons: [] as string[] };
 
   constructor(
     readonly name: string,
@@ -164,17 +190,29 @@ class PgTemplate implements Template {
     facts.cluster.onClose(async () => {
       const unused = this.stock.splice(0);
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
+      // Put-backs in flight end first (the cluster is closed: what they hand back is dropped).
+      while (this.putting.size > 0) await Promise.allSettled([...this.putting]);
+      await Promise.allSettled(this.idle.splice(0).map((s) => s.drop()));
     });
     this.refill();
   }
 
   /**
-   * A clone made ahead, or a new one. A clone made ahead that failed is retried once, now (a bounded
-   * retry: a lasting cause fails this call with the server's message, and the next call tries again).
+   * A database put back by an earlier episode, a clone made ahead, or a new one. A clone made ahead
+   * that failed is retried once, now (a bounded retry: a lasting cause fails this call with the
+   * server's message, and the next call tries again).
    */
   async clone(label: string): Promise<Sandbox> {
+    for (;;) {
+      // A pooled database keeps its comment ('pool'): a relabel per episode is a catalog write each.
+      const reused = this.idle.pop();
+      if (reused) return reused;
+      // A put-back takes milliseconds, a new clone a CREATE DATABASE: wait for the former.
+      if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
     const ready = this.stock.shift();
-    this.refill();
+    if (!this.pooled) this.refill();
     if (ready) {
       try {
         const sandbox = await ready;
@@ -184,7 +222,32 @@ class PgTemplate implements Template {
         // Make this one now, so the error (if any) is this call's.
       }
     }
-    return this.make(label);
+    const made = await this.make(label);
+    return made;
+  }
+
+  /**
+   * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
+   * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
+   * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
+   */
+  async reserve(count: number): Promise<void> {
+    if (!this.facts.reuse || this.facts.cluster.isClosed) return;
+    this.pooled = true;
+    let need = count - this.idle.length - this.stock.length;
+    const worker = async () => {
+      while (need > 0 && !this.facts.cluster.isClosed) {
+        need--;
+        try {
+          const s = await this.make('pool');
+          await s.warm();
+          this.idle.push(s);
+        } catch {
+          return;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
   }
 
   async prepare(sql: string, paramCount = 0): Promise<string | null> {
@@ -206,7 +269,51 @@ class PgTemplate implements Template {
         `could not create the episode's database (a clone of ${this.name}): ${(e as Error).message}`,
       );
     }
-    return new PgSandbox(name, n, this.facts);
+    const sandbox = new PgSandbox(name, n, this.facts, (s) => this.retire(s));
+    if (this.facts.reuse) {
+      try {
+        sandbox.baseline = await sandbox.readBaseline();
+      } catch (e) {
+        void sandbox.drop();
+        throw new Error(`could not connect to the episode's database ${name}: ${(e as Error).message}`);
+      }
+    }
+    return sandbox;
+  }
+
+  /** What a disposed clone becomes: dropped, or (pooled) put back and idle again. Never rejects. */
+  private retire(s: PgSandbox): Promise<void> {
+    if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
+    const work = (async () => {
+      let next: PgSandbox | null = null;
+      try {
+        const why = await s.putBack();
+        if (why === null) {
+          next = s.successor();
+          await next.warm();
+          this.poolStats.putBack++;
+        } else {
+          this.poolStats.recloned++;
+          if (this.poolStats.reasons.length < 100) this.poolStats.reasons.push(why);
+          void s.drop();
+          next = await this.make('pool');
+          await next.warm();
+        }
+      } catch {
+        void s.drop();
+        if (next) void next.drop();
+        return;
+      }
+      if (this.facts.cluster.isClosed) void next.drop();
+      else this.idle.push(next);
+    })();
+    this.putting.add(work);
+    void work.finally(() => {
+      this.putting.delete(work);
+      // Every waiter looks again: one may find a database, the rest wait or make their own.
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    return work;
   }
 
   private refill(): void {
@@ -216,7 +323,7 @@ class PgTemplate implements Template {
           await s.warm();
         } catch (e) {
           // A clone nobody will get must not wait for close() to be dropped.
-          void s.dispose();
+          void s.drop();
           throw e;
         }
         return s;
@@ -226,6 +333,9 @@ class PgTemplate implements Template {
     }
   }
 }
+
+/** Databases a reserve() makes at once (each CREATE DATABASE copies the template's files). */
+const RESERVE_PARALLEL = 4;
 
 const PREPARED = 'stategate_check';
 

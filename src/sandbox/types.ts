@@ -55,6 +55,12 @@ export interface Template {
   readonly tables: Record<string, string[] | null>;
   /** A fresh database with the template's contents. */
   clone(label: string): Promise<Sandbox>;
+  /**
+   * Keeps `count` databases for the run (made now, in parallel): a disposed clone is then put back to
+   * the template's state for the next episode instead of dropped. Best effort; a no-op where clones
+   * cannot be put back.
+   */
+  reserve(count: number): Promise<void>;
   /** Prepares (without running) a statement against the template; returns the error message or null. */
   prepare(sql: string, paramCount?: number): Promise<string | null>;
 }
