@@ -24483,7 +24483,7 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect3({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
+      return function connect4({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
@@ -26366,11 +26366,11 @@ var require_util3 = __commonJS({
     }
     function tryUpgradeRequestToAPotentiallyTrustworthyURL(request) {
     }
-    function sameOrigin(A3, B) {
-      if (A3.origin === B.origin && A3.origin === "null") {
+    function sameOrigin(A4, B) {
+      if (A4.origin === B.origin && A4.origin === "null") {
         return true;
       }
-      if (A3.protocol === B.protocol && A3.hostname === B.hostname && A3.port === B.port) {
+      if (A4.protocol === B.protocol && A4.hostname === B.hostname && A4.port === B.port) {
         return true;
       }
       return false;
@@ -29616,7 +29616,7 @@ var require_client3 = __commonJS({
         strictContentLength,
         maxCachedSessions,
         maxRedirections,
-        connect: connect4,
+        connect: connect5,
         maxRequestsPerClient,
         localAddress,
         maxResponseSize,
@@ -29668,7 +29668,7 @@ var require_client3 = __commonJS({
         if (bodyTimeout != null && (!Number.isInteger(bodyTimeout) || bodyTimeout < 0)) {
           throw new InvalidArgumentError("bodyTimeout must be a positive integer or zero");
         }
-        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
+        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
@@ -29692,15 +29692,15 @@ var require_client3 = __commonJS({
         if (maxConcurrentStreams != null && (typeof maxConcurrentStreams !== "number" || maxConcurrentStreams < 1)) {
           throw new InvalidArgumentError("maxConcurrentStreams must be a positive integer, greater than 0");
         }
-        if (typeof connect4 !== "function") {
-          connect4 = buildConnector({
+        if (typeof connect5 !== "function") {
+          connect5 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect4
+            ...connect5
           });
         }
         if (interceptors?.Client && Array.isArray(interceptors.Client)) {
@@ -29715,7 +29715,7 @@ var require_client3 = __commonJS({
           this[kInterceptors] = [createRedirectInterceptor({ maxRedirections })];
         }
         this[kUrl] = util3.parseOrigin(url2);
-        this[kConnector] = connect4;
+        this[kConnector] = connect5;
         this[kPipelining] = pipelining != null ? pipelining : 1;
         this[kMaxHeadersSize] = maxHeaderSize || http3.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
@@ -29769,7 +29769,7 @@ var require_client3 = __commonJS({
       }
       /* istanbul ignore: only used for test */
       [kConnect](cb) {
-        connect3(this);
+        connect4(this);
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
@@ -29833,7 +29833,7 @@ var require_client3 = __commonJS({
         assert2(client[kSize] === 0);
       }
     }
-    async function connect3(client) {
+    async function connect4(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
       let { host, hostname: hostname5, protocol, port } = client[kUrl];
@@ -30004,7 +30004,7 @@ var require_client3 = __commonJS({
           return;
         }
         if (!client[kHTTPContext]) {
-          connect3(client);
+          connect4(client);
           return;
         }
         if (client[kHTTPContext].destroyed) {
@@ -30296,7 +30296,7 @@ var require_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect: connect3,
+        connect: connect4,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -30312,25 +30312,25 @@ var require_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
+        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
-        if (typeof connect3 !== "function") {
-          connect3 = buildConnector({
+        if (typeof connect4 !== "function") {
+          connect4 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect3
+            ...connect4
           });
         }
         super(options2);
         this[kInterceptors] = options2.interceptors?.Pool && Array.isArray(options2.interceptors.Pool) ? options2.interceptors.Pool : [];
         this[kConnections] = connections || null;
         this[kUrl] = util3.parseOrigin(origin);
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect3, allowH2 };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, allowH2 };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kFactory] = factory;
         this.on("connectionError", (origin2, targets, error62) => {
@@ -30525,25 +30525,25 @@ var require_agent = __commonJS({
       return opts && opts.connections === 1 ? new Client2(origin, opts) : new Pool2(origin, opts);
     }
     var Agent3 = class extends DispatcherBase {
-      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect3, tls, ...options2 } = {}) {
+      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect4, tls, ...options2 } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect3 != null && typeof connect3 !== "function" && typeof connect3 !== "object") {
+        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (!Number.isInteger(maxRedirections) || maxRedirections < 0) {
           throw new InvalidArgumentError("maxRedirections must be a positive number");
         }
         super(options2);
-        if (connect3 && typeof connect3 !== "function") {
-          connect3 = { ...connect3 };
+        if (connect4 && typeof connect4 !== "function") {
+          connect4 = { ...connect4 };
         }
         if (tls && typeof tls !== "function") {
           tls = { ...tls };
         }
         this[kInterceptors] = options2.interceptors?.Agent && Array.isArray(options2.interceptors.Agent) ? options2.interceptors.Agent : [createRedirectInterceptor({ maxRedirections })];
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect3, tls };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, tls };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kMaxRedirections] = maxRedirections;
         this[kFactory] = factory;
@@ -30638,16 +30638,16 @@ var require_proxy_agent = __commonJS({
     }
     var Http1ProxyWrapper = class extends DispatcherBase {
       #client;
-      constructor(proxyUrl, { headers = {}, connect: connect3, factory }) {
+      constructor(proxyUrl, { headers = {}, connect: connect4, factory }) {
         super();
         if (!proxyUrl) {
           throw new InvalidArgumentError("Proxy URL is mandatory");
         }
         this[kProxyHeaders] = headers;
         if (factory) {
-          this.#client = factory(proxyUrl, { connect: connect3 });
+          this.#client = factory(proxyUrl, { connect: connect4 });
         } else {
-          this.#client = new Client2(proxyUrl, { connect: connect3 });
+          this.#client = new Client2(proxyUrl, { connect: connect4 });
         }
       }
       [kDispatch](opts, handler) {
@@ -30709,7 +30709,7 @@ var require_proxy_agent = __commonJS({
         } else if (username && password) {
           this[kProxyHeaders]["proxy-authorization"] = `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString("base64")}`;
         }
-        const connect3 = buildConnector({ ...opts.proxyTls });
+        const connect4 = buildConnector({ ...opts.proxyTls });
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options2) => {
@@ -30717,13 +30717,13 @@ var require_proxy_agent = __commonJS({
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect: connect3,
+              connect: connect4,
               factory: agentFactory
             });
           }
           return agentFactory(origin2, options2);
         };
-        this[kClient] = clientFactory(url2, { connect: connect3 });
+        this[kClient] = clientFactory(url2, { connect: connect4 });
         this[kAgent] = new Agent3({
           ...opts,
           factory,
@@ -32469,10 +32469,10 @@ var require_api_connect = __commonJS({
         }
       }
     };
-    function connect3(opts, callback2) {
+    function connect4(opts, callback2) {
       if (callback2 === void 0) {
         return new Promise((resolve13, reject) => {
-          connect3.call(this, opts, (err, data) => {
+          connect4.call(this, opts, (err, data) => {
             return err ? reject(err) : resolve13(data);
           });
         });
@@ -32488,7 +32488,7 @@ var require_api_connect = __commonJS({
         queueMicrotask(() => callback2(err, { opaque }));
       }
     }
-    module.exports = connect3;
+    module.exports = connect4;
   }
 });
 
@@ -37306,8 +37306,8 @@ var require_util6 = __commonJS({
     var assert2 = __require("node:assert");
     var { URLSerializer } = require_data_url();
     var { isValidHeaderName } = require_util3();
-    function urlEquals(A3, B, excludeFragment = false) {
-      const serializedA = URLSerializer(A3, excludeFragment);
+    function urlEquals(A4, B, excludeFragment = false) {
+      const serializedA = URLSerializer(A4, excludeFragment);
       const serializedB = URLSerializer(B, excludeFragment);
       return serializedA === serializedB;
     }
@@ -66682,17 +66682,33 @@ function sameJson(a, e) {
     const keys = Object.keys(a);
     return keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]));
   }
+  if (typeof a === "number" && typeof e === "number") {
+    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
   return typeof a === typeof e && a === e;
+}
+var INEXACT_JSON_NUMBER = "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
+function exactDouble(n) {
+  return !Number.isInteger(n) || Number.isSafeInteger(n);
 }
 function expectedJson(actual, expected) {
   const structure = Array.isArray(actual) || isPlainObject3(actual);
   if (typeof expected !== "string" || !structure || !/^\s*[[{]/.test(expected)) return expected;
+  let parsed;
   try {
-    return JSON.parse(expected);
+    parsed = JSON.parse(expected);
   } catch {
     return expected;
   }
+  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
+    if (m[1] === void 0) continue;
+    const written = parseDecimal(m[1]);
+    const read = parseDecimal(Number(m[1]));
+    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return parsed;
 }
+var JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
 function sameTyped(actual, expected, type) {
   const a = actual ?? null;
   const e = expected ?? null;
@@ -69194,6 +69210,11 @@ function structureProblems(source) {
       }
       continue;
     }
+    if ((0, import_yaml.isScalar)(node2) && typeof node2.value === "number") {
+      const problem = inexactNumber(source, node2);
+      if (problem) problems.push(problem);
+      continue;
+    }
     if (!(0, import_yaml.isCollection)(node2)) continue;
     if (depth > MAX_DEPTH) {
       problems.push({
@@ -69211,6 +69232,33 @@ function structureProblems(source) {
     }
   }
   return problems;
+}
+var DECIMAL_SOURCE = /^([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+function inexactNumber(source, node2) {
+  const text2 = typeof node2.source === "string" ? node2.source.trim() : "";
+  const m = DECIMAL_SOURCE.exec(text2);
+  if (!m || !/\d/.test(`${m[2]}${m[3] ?? ""}`)) return null;
+  const value = node2.value;
+  if (Number.isFinite(value) && sameDecimal(m, String(value))) return null;
+  return {
+    ...nodePosition(source, node2),
+    file: source.file,
+    message: `the number ${text2} has more digits than YAML's numbers hold (it reads as ${value}); quote it ('${text2}') to compare the exact decimal`
+  };
+}
+function sameDecimal(m, numberText) {
+  const n = DECIMAL_SOURCE.exec(numberText.replace("e+", "e"));
+  if (!n) return false;
+  const canon = (x) => {
+    const fraction = x[3] ?? "";
+    let digits = `${x[2]}${fraction}`.replace(/^0+/, "");
+    let exp = Number(x[4] ?? 0) - fraction.length;
+    const trailing = /0*$/.exec(digits)[0].length;
+    digits = digits.slice(0, digits.length - trailing);
+    exp += trailing;
+    return digits === "" ? "0" : `${x[1] === "-" ? "-" : ""}${digits}e${exp}`;
+  };
+  return canon(m) === canon(n);
 }
 function positionAt(source, offset) {
   const { line, col } = source.lineCounter.linePos(Math.max(0, Math.min(offset, source.text.length)));
@@ -71176,6 +71224,14 @@ var RESERVED_CLASSES = {
   "01": "warning",
   "02": "no data",
   "08": "connection exception",
+  // A function body is checked only when it runs: a wrong schema, a missing RETURN or a statement
+  // the server cannot run in a tool's transaction is met there, and must stay the harness's error.
+  "0A": "feature not supported",
+  "25": "invalid transaction state",
+  "2F": "SQL routine exception",
+  "39": "external routine invocation exception",
+  "3D": "invalid catalog name",
+  "3F": "invalid schema name",
   "42": "syntax error or access rule violation",
   "53": "insufficient resources",
   "57": "operator intervention",
@@ -73217,6 +73273,7 @@ function shapeAnswer(tool, args, rows) {
 function raisedErrorAnswer(tool, err) {
   const e = err;
   if (!tool.errors || typeof e?.code !== "string" || !Object.hasOwn(tool.errors, e.code)) return null;
+  if (typeof e.severity !== "string") return null;
   const declared = tool.errors[e.code];
   const lines = [e.message, e.detail, e.hint].filter((l) => typeof l === "string" && l !== "");
   return {
@@ -85055,6 +85112,18 @@ function boundReport(report2) {
   return { ...boundStrings({ ...report2, cases: [] }), cases };
 }
 
+// src/sandbox/definers.ts
+var OWN_DEFINER_ROUTINES = `SELECT p.oid::regprocedure::text AS routine FROM pg_proc p
+ WHERE p.proowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+   AND (p.prosecdef OR EXISTS (
+     SELECT 1 FROM pg_aggregate a JOIN pg_proc f ON f.oid IN (a.aggtransfn, a.aggfinalfn, a.aggcombinefn,
+       a.aggserialfn, a.aggdeserialfn, a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn)
+     WHERE a.aggfnoid = p.oid AND f.prosecdef))
+ ORDER BY 1`;
+function definerRevokes(rows) {
+  return rows.map((r) => `REVOKE EXECUTE ON ROUTINE ${r.routine} FROM PUBLIC`);
+}
+
 // src/sandbox/names.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
 
@@ -85273,6 +85342,7 @@ async function applyScenarioState(sandbox, state, tables) {
       throw new Error(`state.rows: unknown table ${JSON.stringify(table2)} (tables: ${known})`);
     }
   }
+  if (Object.keys(state.rows).length === 0 && (state.sql ?? []).length === 0) return;
   await sandbox.transaction(async (tx) => {
     for (const [table2, rows] of Object.entries(state.rows)) await insertRows(tx, table2, rows, "state.rows");
     for (const [i, sql] of (state.sql ?? []).entries()) {
@@ -85282,6 +85352,10 @@ async function applyScenarioState(sandbox, state, tables) {
         const err = e;
         throw new Error(`state.sql[${i}]: ${describe5(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
+    }
+    if ((state.sql ?? []).length > 0) {
+      const definers = await tx.query(OWN_DEFINER_ROUTINES);
+      for (const revoke of definerRevokes(definers.rows)) await tx.query(revoke);
     }
   });
 }
@@ -86488,6 +86562,321 @@ async function readTables(client) {
   }));
 }
 
+// src/sandbox/reuse.ts
+var A3 = ident(AUDIT_SCHEMA);
+function installDdlNote(logRole, suiteRole) {
+  const L2 = ident(logRole);
+  return `
+SET LOCAL ROLE ${L2};
+CREATE TABLE ${A3}.ddl (tag text NOT NULL);
+CREATE FUNCTION ${A3}.note_ddl() RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  INSERT INTO ${A3}.ddl (tag) VALUES (TG_TAG);
+END $fn$;
+REVOKE ALL ON ${A3}.ddl FROM PUBLIC;
+REVOKE ALL ON FUNCTION ${A3}.note_ddl() FROM PUBLIC;
+GRANT SELECT ON ${A3}.ddl TO ${ident(suiteRole)};
+RESET ROLE;
+CREATE EVENT TRIGGER stategate_ddl ON ddl_command_start EXECUTE PROCEDURE ${A3}.note_ddl();
+ALTER EVENT TRIGGER stategate_ddl ENABLE ALWAYS`;
+}
+var BASELINE = `
+SELECT (SELECT count(*) FROM ${A3}.ddl)::text AS ddl,
+       (SELECT d.xmin::text || d.ctid::text || ':' || coalesce(
+          (SELECT string_agg(s.xmin::text || s.ctid::text, ',' ORDER BY s.ctid)
+             FROM pg_catalog.pg_db_role_setting s WHERE s.setdatabase = d.oid), '')
+          FROM pg_catalog.pg_database d WHERE d.datname = current_database()) AS database`;
+async function readReuseFacts(admin, tables, version2) {
+  const seqs2 = await admin.query(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind = 'S' ORDER BY 1`
+  );
+  const sequences = [];
+  if (seqs2.rows.length > 0) {
+    const r = await admin.query(
+      seqs2.rows.map(
+        (s) => `SELECT ${literal3(s.name)} AS name, last_value::text AS value, is_called AS called FROM ${s.name}`
+      ).join(" UNION ALL ")
+    );
+    sequences.push(...r.rows);
+  }
+  const generated = version2 >= 12e4 ? "AND a.attgenerated = ''" : "";
+  const quoted = `'"' || replace(n.nspname, '"', '""') || '"."' || replace(c.relname, '"', '""') || '"'`;
+  const cols = await admin.query(
+    `SELECT ${quoted} AS rel, array_agg(a.attname::text ORDER BY a.attnum) AS cols,
+            array_agg(a.attname::text) FILTER (WHERE a.attidentity = 'a') AS always
+       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE a.attnum > 0 AND NOT a.attisdropped ${generated} AND a.attrelid = ANY($1::regclass[])
+      GROUP BY 1`,
+    [tables.map((t) => t.sql)]
+  );
+  const byRel = new Map(cols.rows.map((r) => [r.rel, r]));
+  const columns = {};
+  const updatable = {};
+  for (const t of tables) {
+    const lossy = t.columns.some((c) => c.type.type === "json" || c.type.element === "json");
+    const r = byRel.get(t.sql);
+    columns[t.key] = lossy || !r ? null : r.cols;
+    updatable[t.key] = (r?.cols ?? []).filter((c) => !t.primaryKey?.includes(c) && !r?.always?.includes(c));
+  }
+  const fks = await admin.query(
+    `SELECT (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = f.conrelid) AS child,
+            (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = f.confrelid) AS parent
+       FROM pg_constraint f WHERE f.contype = 'f'`
+  );
+  const keyOfSql = new Map(tables.map((t) => [t.sql, t.key]));
+  const parents = /* @__PURE__ */ new Map();
+  for (const fk of fks.rows) {
+    const child2 = keyOfSql.get(fk.child);
+    const parent = keyOfSql.get(fk.parent);
+    if (child2 && parent && child2 !== parent) parents.set(child2, [...parents.get(child2) ?? [], parent]);
+  }
+  const order = [];
+  const seen = /* @__PURE__ */ new Set();
+  const visit4 = (key) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    for (const p of parents.get(key) ?? []) visit4(p);
+    order.push(key);
+  };
+  for (const t of tables) visit4(t.key);
+  const triggers = await admin.query(
+    `SELECT (SELECT ${quoted} FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = t.tgrelid) AS table,
+            '"' || replace(t.tgname, '"', '""') || '"' AS name, t.tgenabled = 'A' AS always
+       FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
+        AND t.tgname NOT IN ('stategate_capture', 'stategate_capture_truncate') ORDER BY 1, 2`
+  );
+  return { sequences, columns, updatable, order, triggers: triggers.rows };
+}
+function keyOf(image, pk) {
+  const row2 = parseRowJson(image);
+  return JSON.stringify(
+    pk.map((c) => row2[c]),
+    (_k, v) => v instanceof NumberText ? v.text : v
+  );
+}
+function netChanges(log2, tables) {
+  const out = /* @__PURE__ */ new Map();
+  for (const entry of log2) {
+    const table2 = tables.get(entry.tbl);
+    if (!table2) return `the change log names an unknown table ${JSON.stringify(entry.tbl)}`;
+    let change = out.get(entry.tbl);
+    if (!change) {
+      change = { keys: /* @__PURE__ */ new Map(), bag: /* @__PURE__ */ new Map() };
+      out.set(entry.tbl, change);
+    }
+    const pk = table2.primaryKey;
+    if (!pk) {
+      if (entry.new !== null) change.bag.set(entry.new, (change.bag.get(entry.new) ?? 0) + 1);
+      if (entry.old !== null) change.bag.set(entry.old, (change.bag.get(entry.old) ?? 0) - 1);
+      continue;
+    }
+    if (entry.old !== null) {
+      const k = keyOf(entry.old, pk);
+      const state = change.keys.get(k) ?? { initial: entry.old, current: entry.old };
+      state.current = null;
+      change.keys.set(k, state);
+    }
+    if (entry.new !== null) {
+      const k = keyOf(entry.new, pk);
+      const state = change.keys.get(k) ?? { initial: null, current: null };
+      state.current = entry.new;
+      change.keys.set(k, state);
+    }
+  }
+  return out;
+}
+function notNetZero(changes) {
+  for (const [table2, change] of changes) {
+    for (const s of change.keys.values()) if (s.initial !== s.current) return table2;
+    for (const n of change.bag.values()) if (n !== 0) return table2;
+  }
+  return null;
+}
+var asArray = (images) => `[${images.join(",")}]`;
+function undoStatements(table2, columns, updatable, change) {
+  const T = table2.sql;
+  const cols = columns.map(ident).join(", ");
+  const insert = (images) => [
+    `INSERT INTO ${T} (${cols}) OVERRIDING SYSTEM VALUE
+     SELECT ${cols} FROM jsonb_populate_recordset(NULL::${T}, $1::jsonb)`,
+    [asArray(images)]
+  ];
+  const restore = [];
+  const remove = [];
+  const pk = table2.primaryKey;
+  if (pk) {
+    const match = pk.map((c) => `x.${ident(c)} = k.${ident(c)}`).join(" AND ");
+    const states = [...change.keys.values()].filter((s) => s.initial !== s.current);
+    const back = states.filter((s) => s.current === null).map((s) => s.initial);
+    const changed = states.filter((s) => s.initial !== null && s.current !== null).map((s) => s.initial);
+    const added = states.filter((s) => s.initial === null).map((s) => s.current);
+    if (back.length > 0) restore.push(insert(back));
+    if (changed.length > 0 && updatable.length > 0) {
+      restore.push([
+        `UPDATE ${T} AS x SET ${updatable.map((c) => `${ident(c)} = k.${ident(c)}`).join(", ")}
+           FROM jsonb_populate_recordset(NULL::${T}, $1::jsonb) AS k WHERE ${match}`,
+        [asArray(changed)]
+      ]);
+    }
+    if (added.length > 0) {
+      remove.push([
+        `DELETE FROM ${T} AS x USING jsonb_populate_recordset(NULL::${T}, $1::jsonb) AS k WHERE ${match}`,
+        [asArray(added)]
+      ]);
+    }
+    return { restore, remove };
+  }
+  const extra = [...change.bag].filter(([, n]) => n > 0);
+  if (extra.length > 0) {
+    remove.push([
+      `WITH want AS (SELECT w.j, w.n FROM unnest($1::jsonb[], $2::int4[]) AS w(j, n)),
+            pick AS (SELECT t.ctid AS id, to_jsonb(t) AS j, row_number() OVER (PARTITION BY to_jsonb(t)) AS k
+                       FROM ${T} AS t WHERE to_jsonb(t) IN (SELECT j FROM want))
+       DELETE FROM ${T} AS x USING pick JOIN want USING (j) WHERE x.ctid = pick.id AND pick.k <= want.n`,
+      [extra.map(([i]) => i), extra.map(([, n]) => n)]
+    ]);
+  }
+  const missing = [...change.bag].flatMap(
+    ([image, n]) => n < 0 ? Array.from({ length: -n }, () => image) : []
+  );
+  if (missing.length > 0) restore.push(insert(missing));
+  return { restore, remove };
+}
+var CANONICAL = `SET LOCAL search_path = pg_catalog, pg_temp;
+SET LOCAL TimeZone = 'UTC';
+SET LOCAL IntervalStyle = 'postgres';
+SET LOCAL extra_float_digits = 1;
+SET LOCAL bytea_output = 'hex'`;
+var READ_LOG = `SELECT tbl, old::text AS old, new::text AS new FROM ${A3}.changes ORDER BY id`;
+async function connect2(url2) {
+  const client = new esm_default.Client({ connectionString: url2, options: SESSION_OPTIONS });
+  client.on("error", () => void 0);
+  await client.connect();
+  return client;
+}
+async function putBack(p) {
+  const admin = await connect2(p.cluster.url(p.database));
+  try {
+    let why = await endOtherSessions(admin, p.cluster.version);
+    why ??= await unfit(admin, p.baseline);
+    if (why) return why;
+    const undone = await undoAsOwner(p);
+    if (typeof undone === "string") return undone;
+    const baseline = { ...p.baseline, ddl: undone.ddl };
+    why = await endOtherSessions(admin, p.cluster.version);
+    if (why) return why;
+    await admin.query(`BEGIN; ${CANONICAL}`);
+    try {
+      why = await unfit(admin, baseline);
+      if (!why) {
+        await admin.query(`DELETE FROM ${A3}.changes`);
+        const { sequences } = p.reuse;
+        if (sequences.length > 0) {
+          await admin.query(
+            "SELECT setval(s.name::regclass, s.value, s.called) FROM unnest($1::text[], $2::int8[], $3::bool[]) AS s(name, value, called)",
+            [sequences.map((s) => s.name), sequences.map((s) => s.value), sequences.map((s) => s.called)]
+          );
+        }
+      }
+      await admin.query(why ? "ROLLBACK" : "COMMIT");
+      if (!why) p.baseline.ddl = baseline.ddl;
+      return why;
+    } catch (e) {
+      await admin.query("ROLLBACK").catch(() => void 0);
+      return e.message;
+    }
+  } catch (e) {
+    return e.message;
+  } finally {
+    await admin.end().catch(() => void 0);
+  }
+}
+async function endOtherSessions(admin, version2) {
+  const others = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()";
+  if (version2 >= 14e4) {
+    const r = await admin.query(
+      `SELECT pg_terminate_backend(pid, 30000) AS ok FROM (${others}) AS s`
+    );
+    return r.rows.some((x) => !x.ok) ? "a session of the database did not end" : null;
+  }
+  await admin.query(`SELECT pg_terminate_backend(pid) FROM (${others}) AS s`);
+  for (let i = 0; (await admin.query(others)).rowCount; i++) {
+    if (i > 300) return "a session of the database did not end";
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return null;
+}
+async function unfit(client, baseline) {
+  const state = await client.query(
+    `SELECT b.*, (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())::text AS prepared,
+            (SELECT count(*) FROM pg_largeobject_metadata)::text AS lo FROM (${BASELINE}) AS b`
+  );
+  const now = state.rows[0];
+  if (now.ddl !== baseline.ddl) return "a DDL statement ran in the database";
+  if (now.database !== baseline.database) return "the database's own settings changed";
+  if (now.prepared !== "0") return "a prepared transaction is pending";
+  if (now.lo !== "0") return "the database holds large objects";
+  return null;
+}
+async function undoAsOwner(p) {
+  const client = await connect2(p.cluster.url(p.database, p.owner));
+  try {
+    await client.query(`BEGIN; ${CANONICAL}`);
+    const byKey = new Map(p.tables.map((t) => [t.key, t]));
+    const changes = netChanges((await client.query(READ_LOG)).rows, byKey);
+    if (typeof changes === "string") return changes;
+    const plan = [];
+    for (const key of p.reuse.order) {
+      const change = changes.get(key);
+      if (!change) continue;
+      const columns = p.reuse.columns[key];
+      if (!columns) return `table ${key} cannot be restored from its row images`;
+      plan.push(undoStatements(byKey.get(key), columns, p.reuse.updatable[key] ?? [], change));
+    }
+    const parentsFirst = [...plan.flatMap((t) => t.restore), ...plan.reverse().flatMap((t) => t.remove)];
+    plan.reverse();
+    const removeFirst = [
+      ...plan.slice().reverse().flatMap((t) => t.remove),
+      ...plan.flatMap((t) => t.restore)
+    ];
+    const { triggers } = p.reuse;
+    if (plan.length > 0 && triggers.length > 0) {
+      await client.query(triggers.map((t) => `ALTER TABLE ${t.table} DISABLE TRIGGER ${t.name}`).join(";\n"));
+    }
+    let failure2 = null;
+    for (const order of [parentsFirst, removeFirst]) {
+      await client.query("SAVEPOINT undo");
+      try {
+        for (const [sql, params] of order) await client.query(sql, params);
+        failure2 = null;
+        break;
+      } catch (e) {
+        failure2 = e.message;
+        await client.query("ROLLBACK TO SAVEPOINT undo");
+      }
+    }
+    if (failure2) return `the undo failed: ${failure2}`;
+    if (plan.length > 0 && triggers.length > 0) {
+      await client.query(
+        triggers.map((t) => `ALTER TABLE ${t.table} ENABLE ${t.always ? "ALWAYS " : ""}TRIGGER ${t.name}`).join(";\n")
+      );
+    }
+    const after = netChanges((await client.query(READ_LOG)).rows, byKey);
+    if (typeof after === "string") return after;
+    const off = notNetZero(after);
+    if (off) return `table ${off} does not match the template after the undo`;
+    const toggled = plan.length > 0 ? 2 * triggers.length : 0;
+    const ddl = (await client.query(BASELINE)).rows[0].ddl;
+    if (Number(ddl) !== Number(p.baseline.ddl) + toggled) return "a DDL statement ran during the undo";
+    await client.query("COMMIT");
+    return { ddl };
+  } finally {
+    await client.end().catch(() => void 0);
+  }
+}
+
 // src/sandbox/sandbox.ts
 import { randomBytes as randomBytes5 } from "node:crypto";
 function sandboxPool(url2, max) {
@@ -86504,11 +86893,12 @@ function sessionOf(client, typeNames) {
     )
   };
 }
-var PgSandbox = class {
-  constructor(name2, number5, facts) {
+var PgSandbox = class _PgSandbox {
+  constructor(name2, number5, facts, retire = (s) => s.drop()) {
     this.name = name2;
     this.number = number5;
     this.facts = facts;
+    this.retire = retire;
     this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4);
     this.session = sessionOf(this.pool, facts.typeNames);
@@ -86516,20 +86906,33 @@ var PgSandbox = class {
   name;
   number;
   facts;
+  retire;
   url;
   pool;
   session;
   watermark = "0";
+  /** Whether this lease ran anything that may have written (see markInitial). */
+  used = false;
+  /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   role = null;
   disposed = null;
-  /** Opens one connection now, so the first query does not wait for a backend to start. */
+  /** The state no episode may change for the database to be reused; null: drop it after use. */
+  baseline = null;
+  /** The role made for agents on this database, kept across leases. */
+  roleName = null;
+  /**
+   * Opens one connection now, so the first query does not wait for a backend to start, and reads
+   * the log once, so that backend has the log's catalog entries cached when the episode starts.
+   */
   async warm() {
-    (await this.pool.connect()).release();
+    await this.pool.query(LOG_WATERMARK);
   }
   query(sql, params) {
+    this.used = true;
     return this.session.query(sql, params);
   }
   async transaction(fn) {
+    this.used = true;
     const client = await this.pool.connect();
     let broken;
     try {
@@ -86570,6 +86973,10 @@ var PgSandbox = class {
     }
   }
   async markInitial() {
+    if (!this.used) {
+      this.watermark = "0";
+      return;
+    }
     const r = await this.pool.query(LOG_WATERMARK);
     this.watermark = r.rows[0].id;
   }
@@ -86594,28 +87001,74 @@ var PgSandbox = class {
   async exposeUrl() {
     if (this.role) return this.role.url;
     const { cluster } = this.facts;
-    const role = `${cluster.runPrefix}_r_${this.number}`;
     const password = randomBytes5(18).toString("base64url");
-    await cluster.createRole(role, password, `expose ${this.name}`);
-    await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
-    const grants = this.facts.schemas.flatMap((s) => [
-      `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
-      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`
-    ]);
-    if (grants.length > 0) await this.pool.query(grants.join(";\n"));
-    this.role = { name: role, url: cluster.url(this.name, { name: role, password }) };
+    if (this.roleName) {
+      await cluster.admin.query(`ALTER ROLE ${ident(this.roleName)} LOGIN PASSWORD ${literal3(password)}`);
+    } else {
+      const role = `${cluster.runPrefix}_r_${this.number}`;
+      if (this.baseline && !sameBaseline(this.baseline, await this.readBaseline())) this.baseline = null;
+      await cluster.createRole(role, password, `expose ${this.name}`);
+      this.roleName = role;
+      await cluster.admin.query(`GRANT CONNECT ON DATABASE ${ident(this.name)} TO ${ident(role)}`);
+      const grants = this.facts.schemas.flatMap((s) => [
+        `GRANT USAGE ON SCHEMA ${ident(s)} TO ${ident(role)}`,
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${ident(s)} TO ${ident(role)}`,
+        `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${ident(s)} TO ${ident(role)}`
+      ]);
+      if (grants.length > 0) await this.pool.query(grants.join(";\n"));
+      if (this.baseline) this.baseline = await this.readBaseline();
+    }
+    this.role = { name: this.roleName, url: cluster.url(this.name, { name: this.roleName, password }) };
     return this.role.url;
+  }
+  /** Reads the state that decides whether the database may be reused (see reuse.ts). */
+  async readBaseline() {
+    return (await this.pool.query(BASELINE)).rows[0];
+  }
+  /**
+   * Locks the agent's role and puts the database back to the template's state; null when it is
+   * back and verified, else why not (see reuse.ts). Only after dispose().
+   */
+  async putBack() {
+    const { cluster, tables, reuse } = this.facts;
+    if (!reuse || !this.baseline) return "not reusable";
+    if (this.roleName) {
+      await cluster.admin.query(
+        `ALTER ROLE ${ident(this.roleName)} NOLOGIN PASSWORD NULL; ALTER ROLE ${ident(this.roleName)} RESET ALL`
+      );
+    }
+    return putBack({
+      cluster,
+      database: this.name,
+      owner: this.facts.owner,
+      tables,
+      reuse,
+      baseline: this.baseline
+    });
+  }
+  /** A new sandbox (own pool, own lease) on this database, once it is put back. */
+  successor() {
+    const next = new _PgSandbox(this.name, this.number, this.facts, this.retire);
+    next.baseline = this.baseline;
+    next.roleName = this.roleName;
+    return next;
+  }
+  /** Drops the database and its agent role, off the critical path. Never rejects. */
+  drop() {
+    void this.pool.end().catch(() => void 0);
+    return this.facts.cluster.queueDrop(this.name, this.roleName ? [this.roleName] : []);
   }
   dispose() {
     if (!this.disposed) {
-      const roles = this.role ? [this.role.name] : [];
       void this.pool.end().catch(() => void 0);
-      this.disposed = this.facts.cluster.queueDrop(this.name, roles);
+      this.disposed = this.retire(this);
     }
     return this.disposed;
   }
 };
+function sameBaseline(a, b) {
+  return a.ddl === b.ddl && a.database === b.database;
+}
 
 // src/sandbox/type-names.ts
 var TypeNames = class {
@@ -86655,8 +87108,6 @@ function templateHash(spec) {
 }
 var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
-var OWN_DEFINER_ROUTINES = `SELECT p.oid::regprocedure::text AS routine FROM pg_proc p
- WHERE p.prosecdef AND p.proowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) ORDER BY 1`;
 async function buildTemplate(cluster, spec, clonesAhead = 0) {
   const n = cluster.next();
   const name2 = `${cluster.runPrefix}_tpl_${n}`;
@@ -86712,7 +87163,7 @@ async function buildTemplate(cluster, spec, clonesAhead = 0) {
     throw e;
   }
 }
-async function asAdmin(cluster, database, sql) {
+async function asAdmin(cluster, database, sql, then) {
   const admin = new esm_default.Client({ connectionString: cluster.url(database), options: SESSION_OPTIONS });
   admin.on("error", () => void 0);
   await admin.connect();
@@ -86720,6 +87171,7 @@ async function asAdmin(cluster, database, sql) {
     await admin.query(`BEGIN;
 ${sql};
 COMMIT`);
+    return then ? await then(admin) : void 0;
   } finally {
     await admin.end().catch(() => void 0);
   }
@@ -86738,15 +87190,24 @@ async function installCapture(client, cluster, database, typeNames, owner, log2)
   await asAdmin(cluster, database, installAuditSchema(log2.name, owner.name));
   const revokes = schemas.map((s) => `REVOKE CREATE ON SCHEMA ${ident(s)} FROM PUBLIC`);
   const definers = await client.query(OWN_DEFINER_ROUTINES);
-  revokes.push(...definers.rows.map((r) => `REVOKE EXECUTE ON ROUTINE ${r.routine} FROM PUBLIC`));
+  revokes.push(...definerRevokes(definers.rows));
   await client.query(["BEGIN", ...revokes, ...tables.map(captureTriggers), "COMMIT"].join(";\n"));
   await asAdmin(cluster, database, revokeTriggerFunctions(log2.name, owner.name));
+  let reuse = null;
+  if (cluster.superuser) {
+    reuse = await asAdmin(
+      cluster,
+      database,
+      installDdlNote(log2.name, owner.name),
+      (admin) => readReuseFacts(admin, tables, cluster.version)
+    ) ?? null;
+  }
   const sums = {};
   for (const t of tables) {
     sums[t.key] = combineSums((await client.query(TABLE_SUMS, [t.sql])).rows[0].sums);
   }
   await typeNames.load(client);
-  return { cluster, owner, tables, schemas, sums, typeNames };
+  return { cluster, owner, tables, schemas, sums, typeNames, reuse };
 }
 var PgTemplate = class {
   constructor(name2, hash2, facts, ahead) {
@@ -86758,6 +87219,8 @@ var PgTemplate = class {
     facts.cluster.onClose(async () => {
       const unused = this.stock.splice(0);
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
+      while (this.putting.size > 0) await Promise.allSettled([...this.putting]);
+      await Promise.allSettled(this.idle.splice(0).map((s) => s.drop()));
     });
     this.refill();
   }
@@ -86768,13 +87231,27 @@ var PgTemplate = class {
   tables;
   scratch = null;
   stock = [];
+  /** Put back (or new) and connected, waiting for an episode. */
+  idle = [];
+  putting = /* @__PURE__ */ new Set();
+  waiters = [];
+  pooled = false;
+  /** What the pool did: databases put back, and re-cloned (with why). */
+  poolStats = { putBack: 0, recloned: 0, reasons: [] };
   /**
-   * A clone made ahead, or a new one. A clone made ahead that failed is retried once, now (a bounded
-   * retry: a lasting cause fails this call with the server's message, and the next call tries again).
+   * A database put back by an earlier episode, a clone made ahead, or a new one. A clone made ahead
+   * that failed is retried once, now (a bounded retry: a lasting cause fails this call with the
+   * server's message, and the next call tries again).
    */
   async clone(label) {
+    for (; ; ) {
+      const reused = this.idle.pop();
+      if (reused) return reused;
+      if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
+      await new Promise((r) => this.waiters.push(r));
+    }
     const ready = this.stock.shift();
-    this.refill();
+    if (!this.pooled) this.refill();
     if (ready) {
       try {
         const sandbox = await ready;
@@ -86783,7 +87260,31 @@ var PgTemplate = class {
       } catch {
       }
     }
-    return this.make(label);
+    const made = await this.make(label);
+    return made;
+  }
+  /**
+   * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
+   * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
+   * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
+   */
+  async reserve(count3) {
+    if (!this.facts.reuse || this.facts.cluster.isClosed) return;
+    this.pooled = true;
+    let need = count3 - this.idle.length - this.stock.length;
+    const worker = async () => {
+      while (need > 0 && !this.facts.cluster.isClosed) {
+        need--;
+        try {
+          const s = await this.make("pool");
+          await s.warm();
+          this.idle.push(s);
+        } catch {
+          return;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
   }
   async prepare(sql, paramCount = 0) {
     this.scratch ??= this.clone("prepare");
@@ -86801,7 +87302,49 @@ var PgTemplate = class {
         `could not create the episode's database (a clone of ${this.name}): ${e.message}`
       );
     }
-    return new PgSandbox(name2, n, this.facts);
+    const sandbox = new PgSandbox(name2, n, this.facts, (s) => this.retire(s));
+    if (this.facts.reuse) {
+      try {
+        sandbox.baseline = await sandbox.readBaseline();
+      } catch (e) {
+        void sandbox.drop();
+        throw new Error(`could not connect to the episode's database ${name2}: ${e.message}`);
+      }
+    }
+    return sandbox;
+  }
+  /** What a disposed clone becomes: dropped, or (pooled) put back and idle again. Never rejects. */
+  retire(s) {
+    if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
+    const work = (async () => {
+      let next = null;
+      try {
+        const why = await s.putBack();
+        if (why === null) {
+          next = s.successor();
+          await next.warm();
+          this.poolStats.putBack++;
+        } else {
+          this.poolStats.recloned++;
+          if (this.poolStats.reasons.length < 100) this.poolStats.reasons.push(why);
+          void s.drop();
+          next = await this.make("pool");
+          await next.warm();
+        }
+      } catch {
+        void s.drop();
+        if (next) void next.drop();
+        return;
+      }
+      if (this.facts.cluster.isClosed) void next.drop();
+      else this.idle.push(next);
+    })();
+    this.putting.add(work);
+    void work.finally(() => {
+      this.putting.delete(work);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    return work;
   }
   refill() {
     while (this.stock.length < this.ahead && !this.facts.cluster.isClosed) {
@@ -86809,7 +87352,7 @@ var PgTemplate = class {
         try {
           await s.warm();
         } catch (e) {
-          void s.dispose();
+          void s.drop();
           throw e;
         }
         return s;
@@ -86819,6 +87362,7 @@ var PgTemplate = class {
     }
   }
 };
+var RESERVE_PARALLEL = 4;
 var PREPARED = "stategate_check";
 async function prepareStatement(sandbox, sql, paramCount) {
   const count3 = splitStatements(sql).length;
@@ -87414,7 +87958,13 @@ var EpisodeRecordSchema = external_exports.strictObject({
   }),
   queries: external_exports.record(
     external_exports.string(),
-    external_exports.strictObject({ sql: external_exports.string(), rows: external_exports.array(row).optional(), error: external_exports.string().optional() })
+    external_exports.strictObject({
+      sql: external_exports.string(),
+      rows: external_exports.array(row).optional(),
+      // The column types strict comparison follows: an entry without them would grade loosely.
+      fields: external_exports.array(external_exports.strictObject({ name: external_exports.string(), type: external_exports.string() })).optional(),
+      error: external_exports.string().optional()
+    })
   ),
   infraError: external_exports.strictObject({
     stage: external_exports.enum(["sandbox", "gateway", "tool", "agent-start", "capture", "judge", "interrupted"]),
@@ -89177,7 +89727,7 @@ main().catch((e) => {
 
 // src/agent/socket-forward.ts
 import { chmodSync, rmSync as rmSync8 } from "node:fs";
-import { connect as connect2, createServer as createServer3 } from "node:net";
+import { connect as connect3, createServer as createServer3 } from "node:net";
 function joinSockets(a, b) {
   a.on("error", () => b.destroy());
   b.on("error", () => a.destroy());
@@ -89214,7 +89764,7 @@ function track(server, cleanup) {
   };
 }
 async function unixToTcp(socketPath, host, port) {
-  const server = createServer3((c) => joinSockets(c, connect2(port, host)));
+  const server = createServer3((c) => joinSockets(c, connect3(port, host)));
   await listen(server, socketPath);
   chmodSync(socketPath, 438);
   return track(server, () => rmSync8(socketPath, { force: true }));
@@ -89957,6 +90507,9 @@ async function runCompare(opts) {
     progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
     const refused = await prepareSuiteSql(suite, template);
     if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
+    const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === "stale_response")) ? 2 : 1;
+    const episodesAtMost = scenarios.length * sides.length * (opts.repeats ?? maxRepeats(suite));
+    const reserving = template.reserve(Math.min(2 * concurrency, episodesAtMost) * perEpisode);
     const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
     const sequential = opts.repeats === void 0 ? adaptivePolicy(suite.config.repeats) : null;
     const baseline = cacheDir2 && checkouts.base ? openBaseline(cacheDir2, checkouts.base, progress, {
@@ -90014,6 +90567,7 @@ async function runCompare(opts) {
       runtimes[side3] = runtime;
     }
     const planned = expandEpisodes(scenarios, sides, repeats, pin.suiteHash);
+    await reserving;
     progress({
       type: "phase",
       phase: "episodes",
@@ -90221,6 +90775,10 @@ function reportFromSpool(spool, input2, sequential = null, trust = {}) {
 function fixedRepeats(suite) {
   const r = suite.config.repeats;
   return typeof r === "number" ? r : r.min;
+}
+function maxRepeats(suite) {
+  const r = suite.config.repeats;
+  return typeof r === "number" ? r : r.max;
 }
 function writeReports(whole, outDir) {
   const report2 = boundReport(whole);
