@@ -98,7 +98,9 @@ describe('the action on a pull request', () => {
     const comments = h.comments(7);
     expect(comments).toHaveLength(1);
     expect(comments[0].body).toContain('## Stategate: PASS');
-    expect(comments[0].body).not.toContain('BLOCK');
+    // The earlier BLOCK is gone from the edited comment: no verdict, no blocking section.
+    expect(comments[0].body).not.toContain('## Stategate: BLOCK');
+    expect(comments[0].body).not.toContain('### Blocking');
     expect(h.api.requests.filter((q) => q.operationId === 'issues/update-comment')).toHaveLength(1);
   });
 

@@ -133,7 +133,8 @@ describe('a stop request', () => {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       input: { message: 'hi', context: {} },
-      timeoutMs: 3000,
+      // Long enough for the namespace and the shell's trap to be set up on a loaded machine.
+      timeoutMs: 10_000,
       graceMs: 20_000,
       wrapper,
     });
