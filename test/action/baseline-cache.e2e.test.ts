@@ -37,11 +37,11 @@ function newJob(runId: string): Record<string, string> {
   return { ...svc.env, RUNNER_TEMP: runnerTemp, GITHUB_RUN_ID: runId, GITHUB_RUN_ATTEMPT: '1' };
 }
 
-/** The file names in a saved entry's archive (tar + zstd, as @actions/cache wrote it). */
+/** The file names in a saved entry's archive (tar with zstd, or gzip where zstd is missing: tar reads either). */
 function archiveNames(archive: Buffer): string[] {
-  const file = join(runnerTemp, 'entry.tzst');
+  const file = join(runnerTemp, 'entry.tar');
   writeFileSync(file, archive);
-  const out = execFileSync('tar', ['-tf', file, '--use-compress-program', 'unzstd'], {
+  const out = execFileSync('tar', ['-tf', file], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
