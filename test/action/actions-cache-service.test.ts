@@ -114,4 +114,20 @@ describe('the baseline cache through @actions/cache and the loopback service', (
     expect(said).toEqual([`warning: cache: ${again.key} was not saved; the next run runs the base again`]);
     expect(svc.entries.filter((e) => e.key === again.key)).toHaveLength(1);
   });
+  it('says when the step has no cache service, and the base runs in full', async () => {
+    const url = process.env.ACTIONS_RESULTS_URL;
+    delete process.env.ACTIONS_RESULTS_URL;
+    const before = svc.requests.length;
+    try {
+      const p = plan(freshRunnerTemp(), '103');
+      const said: string[] = [];
+      await restoreBaseline(p, sayInto(said));
+      expect(said).toEqual([
+        `info: cache: the Actions cache service is not available to this step; the base's episodes are kept in ${p.dir} for this job only`,
+      ]);
+      expect(svc.requests.length).toBe(before);
+    } finally {
+      process.env.ACTIONS_RESULTS_URL = url;
+    }
+  });
 });
