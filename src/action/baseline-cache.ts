@@ -99,8 +99,10 @@ export async function saveBaseline(plan: CachePlan, stored: BaselineStored, say:
   writeFileSync(join(plan.dir, basename(stored.file)), bytes);
   if (!cache.isFeatureAvailable()) return;
   try {
-    await cache.saveCache([plan.dir], plan.key);
-    say.info(`cache: saved the base's episodes as ${plan.key}`);
+    // saveCache reports a refused or failed upload by returning -1 (after its own warning), not by throwing.
+    const id = await cache.saveCache([plan.dir], plan.key);
+    if (id === -1) say.warning(`cache: ${plan.key} was not saved; the next run runs the base again`);
+    else say.info(`cache: saved the base's episodes as ${plan.key}`);
   } catch (err) {
     say.warning(`cache: could not save (${(err as Error).message}); the next run runs the base again`);
   }

@@ -1,8 +1,8 @@
-// The baseline cache through the action as the runner runs it: a second push to the same pull
-// request reuses the base's episodes and says so in the comment; a fork's run neither reads nor
-// writes them; what is saved is only the entry the run wrote. The Actions cache service itself is
-// not reachable here (the action says so), so the runner folder the cache restores into is kept
-// between the steps: the same folder actions/cache would restore.
+// The baseline cache through the action as the runner runs it, with @actions/cache talking to a
+// loopback Actions cache service: a second push to the same pull request, in a new job whose
+// RUNNER_TEMP starts empty, restores the base's episodes and says so in the comment; a fork's run
+// neither reads nor writes them; what is saved is only the entry the run wrote.
+import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -10,26 +10,85 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/report/types.js';
-import { agentVersion } from './demo-repo.js';
+import { type ActionsCacheService, startActionsCache } from '../helpers/actions-cache.js';
+import { agentVersion, type Change } from './demo-repo.js';
 import { Harness } from './harness.js';
 
 let h: Harness;
+let svc: ActionsCacheService;
 const runnerTemp = mkdtempSync(join(tmpdir(), 'sg-action-cache-'));
 const cacheDir = join(runnerTemp, 'stategate-baseline-cache');
-const env = { RUNNER_TEMP: runnerTemp };
+
+/**
+ * The environment of a new job: RUNNER_TEMP at the same place, emptied (as on GitHub's runners),
+ * its own run id, and the cache service every job gets.
+ */
+function newJob(runId: string): Record<string, string> {
+  rmSync(runnerTemp, { recursive: true, force: true });
+  mkdirSync(runnerTemp);
+  return { ...svc.env, RUNNER_TEMP: runnerTemp, GITHUB_RUN_ID: runId, GITHUB_RUN_ATTEMPT: '1' };
+}
+
+/** The file names in a saved entry's archive (tar with zstd, or gzip where zstd is missing: tar reads either). */
+function archiveNames(archive: Buffer): string[] {
+  const file = join(runnerTemp, 'entry.tar');
+  writeFileSync(file, archive);
+  const out = execFileSync('tar', ['-tf', file], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  rmSync(file);
+  return out
+    .split('\n')
+    .filter((l) => l && !l.endsWith('/'))
+    .map((l) => l.slice(l.lastIndexOf('/') + 1));
+}
+
+/** Agent starts by manifest version ('1.2.4' the base, '1.3.0' the head), told by the agent itself. */
+const starts: string[] = [];
+const counter: Server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => {
+    body += d;
+  });
+  req.on('end', () => {
+    starts.push(body);
+    res.end();
+  });
+});
+
+/** The demo agent, on every branch, first reports its version to the counter. */
+const countingStarts =
+  (url: string): Change =>
+  (dir) => {
+    const file = join(dir, 'examples/refund-agent/agent.mjs');
+    const text = readFileSync(file, 'utf8');
+    const count = `const { version } = JSON.parse(await (await import('node:fs/promises')).readFile(new URL('./manifest.json', import.meta.url), 'utf8'));\nawait fetch(${JSON.stringify(url)}, { method: 'POST', body: version });\n`;
+    writeFileSync(file, text.replace('\ntry {', `\n${count}try {`));
+  };
+
+const startsOf = (version: string, from: number) => starts.slice(from).filter((v) => v === version).length;
 
 beforeAll(async () => {
-  h = await Harness.start([agentVersion('1.2.4')], { 'lean-prompt': [agentVersion('1.3.0')] });
+  svc = await startActionsCache();
+  await new Promise<void>((ok) => counter.listen(0, '127.0.0.1', ok));
+  const url = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/start`;
+  h = await Harness.start([countingStarts(url), agentVersion('1.2.4')], {
+    'lean-prompt': [agentVersion('1.3.0')],
+  });
 });
 afterAll(async () => {
   await h?.close();
+  await svc?.close();
+  await new Promise<void>((ok) => counter.close(() => ok()));
   rmSync(runnerTemp, { recursive: true, force: true });
 });
 
@@ -37,9 +96,12 @@ const reportOf = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Rep
 
 describe('the action with cache: true (the default)', () => {
   let first: Report;
+  let savedKey: string;
 
-  it('stores the base on the first push, and only the entry it wrote', { timeout: 600_000 }, async () => {
-    // Left in the folder by anything before the run (an agent, a stale restore): never saved.
+  it('saves the base on the first push, and only the entry it wrote', { timeout: 600_000 }, async () => {
+    const env = newJob('5001');
+    const from = starts.length;
+    // Left in the folder by anything before the save (an agent, a stale restore): never saved.
     mkdirSync(cacheDir, { recursive: true });
     const planted = join(cacheDir, `base-${'0'.repeat(64)}.json`);
     writeFileSync(planted, '{"format":"stategate-baseline-cache"}');
@@ -51,16 +113,29 @@ describe('the action with cache: true (the default)', () => {
       env,
     );
     expect(r.outputs.verdict, r.stdout + r.stderr).toBe('BLOCK');
-    expect(r.stdout).toContain('cache: the Actions cache service is not available to this step');
+    expect(svc.refusals).toEqual([]);
     first = reportOf(r.outputs['report-path']);
     expect(first.baseline_cache).toMatchObject({ hit: false, reused_episodes: 0, saved: true });
     expect(readdirSync(cacheDir)).toEqual([`base-${first.baseline_cache!.key}.json`]);
     expect(existsSync(planted)).toBe(false);
+    // The service holds one finalized entry under a trusted key, and its archive holds that file only.
+    expect(svc.entries).toHaveLength(1);
+    const [entry] = svc.entries;
+    expect(entry.key).toMatch(/^stategate-baseline-trusted-.+-5001-1$/);
+    expect(entry.archive).not.toBeNull();
+    expect(archiveNames(entry.archive!)).toEqual([`base-${first.baseline_cache!.key}.json`]);
+    expect(r.stdout).toContain(`cache: saved the base's episodes as ${entry.key}`);
+    savedKey = entry.key;
+    // The counter hears the agents: four base episodes and four head episodes ran.
+    expect([startsOf('1.2.4', from), startsOf('1.3.0', from)]).toEqual([4, 4]);
   });
 
-  it('reuses every base episode on the next push and says so in the comment and the check', {
+  it('restores them in a new job on the next push, reuses every base episode and says so', {
     timeout: 600_000,
   }, async () => {
+    const env = newJob('5002');
+    const before = svc.requests.length;
+    const from = starts.length;
     const r = await h.step(
       'lean-prompt',
       h.pullRequestEvent(7, 'lean-prompt'),
@@ -68,6 +143,13 @@ describe('the action with cache: true (the default)', () => {
       undefined,
       env,
     );
+    expect(svc.refusals).toEqual([]);
+    expect(r.stdout, r.stdout + r.stderr).toContain(`cache: restored ${savedKey}`);
+    // Restored through the service: the lookup, then the download of the saved archive.
+    expect(svc.requests.slice(before).map((q) => [q.call, q.status])).toEqual([
+      ['GetCacheEntryDownloadURL', 200],
+      ['blob:get', 200],
+    ]);
     const report = reportOf(r.outputs['report-path']);
     expect(report.baseline_cache).toEqual({
       key: first.baseline_cache!.key,
@@ -84,11 +166,15 @@ describe('the action with cache: true (the default)', () => {
     const [comment] = h.comments(7);
     expect(comment.body).toContain(line);
     expect(h.checkRunsOn('lean-prompt').at(-1)!.output.summary).toContain(line);
+    expect(svc.entries).toHaveLength(1);
+    // The base agent was started zero times; the head's ran as before.
+    expect([startsOf('1.2.4', from), startsOf('1.3.0', from)]).toEqual([0, 4]);
   });
 
   it("neither reads nor writes the cache on a fork's pull_request run", { timeout: 600_000 }, async () => {
-    const file = join(cacheDir, readdirSync(cacheDir)[0]);
-    const before = { text: readFileSync(file, 'utf8'), mtime: statSync(file).mtimeMs };
+    const env = newJob('5003');
+    const before = svc.requests.length;
+    const from = starts.length;
     const r = await h.step(
       'lean-prompt',
       h.pullRequestEvent(8, 'lean-prompt', true),
@@ -101,7 +187,10 @@ describe('the action with cache: true (the default)', () => {
     );
     const report = reportOf(r.outputs['report-path']);
     expect(report.baseline_cache).toBeUndefined();
-    expect(readdirSync(cacheDir)).toEqual([file.slice(cacheDir.length + 1)]);
-    expect({ text: readFileSync(file, 'utf8'), mtime: statSync(file).mtimeMs }).toEqual(before);
+    // The service heard nothing from the fork's run, and still holds only the first push's entry.
+    expect(svc.requests.slice(before)).toEqual([]);
+    expect(svc.entries.map((e) => e.key)).toEqual([savedKey]);
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir) : []).toEqual([]);
+    expect(startsOf('1.2.4', from)).toBe(4);
   });
 });
