@@ -86115,6 +86115,14 @@ const session = async (fn) => {
 };
 (async () => {
   const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
+  // A clone made ahead may still be in CREATE DATABASE on the exiting process's connection: the
+  // server finishes it after the client is gone, so it would appear after the listing and keep its
+  // owner role alive. Wait (bounded) until no such statement runs.
+  const creating = (c) => c.query(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'CREATE DATABASE%' AND position($1 in query) > 0",
+    [prefix + '_'],
+  ).then((r) => r.rows[0].n);
+  for (let i = 0; i < 200 && (await session(creating)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
   const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
   // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
   await Promise.all(dbs.map(({ datname }) => session(async (c) => {
