@@ -72069,6 +72069,24 @@ function stricterGate(own2, carried) {
 // src/report/read-report.ts
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
+// src/record.ts
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+
 // src/report/report-schema.ts
 var REPORT_LIMITS = {
   /** Bytes of one report.json file. */
@@ -72098,22 +72116,6 @@ var REPORT_LIMITS = {
 };
 var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
 var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-var FAILURE_LABELS = [
-  "STATE_MISMATCH",
-  "DUPLICATE_EFFECT",
-  "ORDER_VIOLATION",
-  "FORBIDDEN_CALL",
-  "EXTRA_EFFECT",
-  "MISSING_EFFECT",
-  "HALLUCINATED_SUCCESS",
-  "INCOMPLETE_RUN",
-  "TOO_MANY_CALLS",
-  "TOO_MANY_RETRIES",
-  "WRONG_OUTCOME",
-  "REPLY_MISMATCH",
-  "JUDGE_FAIL",
-  "EVALUATION_ERROR"
-];
 var L = REPORT_LIMITS;
 var caseId = external_exports.string().max(L.id).regex(
   CASE_ID,
@@ -87987,22 +87989,7 @@ var ExpectationResultSchema = external_exports.strictObject({
   kind: external_exports.string(),
   critical: external_exports.boolean(),
   verdict: external_exports.enum(["pass", "fail", "error"]),
-  label: external_exports.enum([
-    "STATE_MISMATCH",
-    "DUPLICATE_EFFECT",
-    "ORDER_VIOLATION",
-    "FORBIDDEN_CALL",
-    "EXTRA_EFFECT",
-    "MISSING_EFFECT",
-    "HALLUCINATED_SUCCESS",
-    "INCOMPLETE_RUN",
-    "TOO_MANY_CALLS",
-    "TOO_MANY_RETRIES",
-    "WRONG_OUTCOME",
-    "REPLY_MISMATCH",
-    "JUDGE_FAIL",
-    "EVALUATION_ERROR"
-  ]).optional(),
+  label: external_exports.enum(FAILURE_LABELS).optional(),
   message: external_exports.string(),
   expected: external_exports.unknown().optional(),
   actual: external_exports.unknown().optional()

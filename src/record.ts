@@ -149,21 +149,25 @@ export interface EpisodeRecord {
 export type Verdict = 'pass' | 'fail' | 'error';
 
 /** Failure labels an explanation names (issue: explanations from evidence). */
-export type FailureLabel =
-  | 'STATE_MISMATCH'
-  | 'DUPLICATE_EFFECT'
-  | 'ORDER_VIOLATION'
-  | 'FORBIDDEN_CALL'
-  | 'EXTRA_EFFECT'
-  | 'MISSING_EFFECT'
-  | 'HALLUCINATED_SUCCESS'
-  | 'INCOMPLETE_RUN'
-  | 'TOO_MANY_CALLS'
-  | 'TOO_MANY_RETRIES'
-  | 'WRONG_OUTCOME'
-  | 'REPLY_MISMATCH'
-  | 'JUDGE_FAIL'
-  | 'EVALUATION_ERROR';
+/** Every failure label; the schemas that read records and reports check against this list. */
+export const FAILURE_LABELS = [
+  'STATE_MISMATCH',
+  'DUPLICATE_EFFECT',
+  'ORDER_VIOLATION',
+  'FORBIDDEN_CALL',
+  'EXTRA_EFFECT',
+  'MISSING_EFFECT',
+  'HALLUCINATED_SUCCESS',
+  'INCOMPLETE_RUN',
+  'TOO_MANY_CALLS',
+  'TOO_MANY_RETRIES',
+  'WRONG_OUTCOME',
+  'REPLY_MISMATCH',
+  'JUDGE_FAIL',
+  'EVALUATION_ERROR',
+] as const;
+
+export type FailureLabel = (typeof FAILURE_LABELS)[number];
 
 /** The result of one expectation on one episode. */
 export interface ExpectationResult {

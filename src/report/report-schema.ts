@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CaseClassName, GateClass } from '../config/schema.js';
 import { FAILURE_SIGNATURES } from '../grade/signature.js';
+import { FAILURE_LABELS } from '../record.js';
 import type { CaseReport, Report, SideSummary } from './types.js';
 
 /** The limits of one report.json: generous for real runs, small enough that no file can exhaust the job. */
@@ -38,23 +39,6 @@ export const REPORT_LIMITS = {
 export const CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
 /** Expectation ids, as scenario files allow them (`completed` is one of them). */
 export const EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-
-const FAILURE_LABELS = [
-  'STATE_MISMATCH',
-  'DUPLICATE_EFFECT',
-  'ORDER_VIOLATION',
-  'FORBIDDEN_CALL',
-  'EXTRA_EFFECT',
-  'MISSING_EFFECT',
-  'HALLUCINATED_SUCCESS',
-  'INCOMPLETE_RUN',
-  'TOO_MANY_CALLS',
-  'TOO_MANY_RETRIES',
-  'WRONG_OUTCOME',
-  'REPLY_MISMATCH',
-  'JUDGE_FAIL',
-  'EVALUATION_ERROR',
-] as const;
 
 const L = REPORT_LIMITS;
 const caseId = z

@@ -1,6 +1,7 @@
 // The file format of one baseline cache entry, as zod reads it back. An entry is input like any
 // other (a file on disk, restored from a cache service): anything that does not parse is a miss.
 import { z } from 'zod';
+import { FAILURE_LABELS } from '../record.js';
 
 const side = z.enum(['base', 'head']);
 const row = z.record(z.string(), z.unknown());
@@ -108,24 +109,7 @@ const ExpectationResultSchema = z.strictObject({
   kind: z.string(),
   critical: z.boolean(),
   verdict: z.enum(['pass', 'fail', 'error']),
-  label: z
-    .enum([
-      'STATE_MISMATCH',
-      'DUPLICATE_EFFECT',
-      'ORDER_VIOLATION',
-      'FORBIDDEN_CALL',
-      'EXTRA_EFFECT',
-      'MISSING_EFFECT',
-      'HALLUCINATED_SUCCESS',
-      'INCOMPLETE_RUN',
-      'TOO_MANY_CALLS',
-      'TOO_MANY_RETRIES',
-      'WRONG_OUTCOME',
-      'REPLY_MISMATCH',
-      'JUDGE_FAIL',
-      'EVALUATION_ERROR',
-    ])
-    .optional(),
+  label: z.enum(FAILURE_LABELS).optional(),
   message: z.string(),
   expected: z.unknown().optional(),
   actual: z.unknown().optional(),
