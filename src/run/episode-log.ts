@@ -9,6 +9,9 @@ import type { GradedEpisode, Side } from '../record.js';
 export class EpisodeLog {
   private readonly stream: WriteStream;
   private closed = false;
+  // Every writer that finds the buffer full waits on the same 'drain': one listener however many
+  // episodes finish at once (a listener each would pile up past Node's warning limit under load).
+  private drained: Promise<void> | undefined;
 
   constructor(readonly path: string) {
     this.stream = createWriteStream(path, { flags: 'w' });
@@ -18,7 +21,14 @@ export class EpisodeLog {
   async write(graded: GradedEpisode): Promise<void> {
     if (this.closed) return;
     const ok = this.stream.write(`${JSON.stringify(graded)}\n`);
-    if (!ok) await new Promise<void>((r) => this.stream.once('drain', () => r()));
+    if (ok) return;
+    this.drained ??= new Promise<void>((r) =>
+      this.stream.once('drain', () => {
+        this.drained = undefined;
+        r();
+      }),
+    );
+    await this.drained;
   }
 
   /** Flushes and closes the file. */

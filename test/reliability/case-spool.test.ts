@@ -1,11 +1,11 @@
-// The per-case spool the report is built from: every graded episode comes back under its case and
+// episodes.jsonl and the per-case spool the report is built from: every graded episode comes back under its case and
 // side, whole, however many arrive at once; the spool leaves nothing behind.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode, Side } from '../../src/record.js';
-import { CaseSpool } from '../../src/run/episode-log.js';
+import { CaseSpool, EpisodeLog } from '../../src/run/episode-log.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sg-spool-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -73,5 +73,30 @@ describe('CaseSpool', () => {
     expect(() => spool.read('other')).toThrow("case spool: no case 'other' in this run");
     await expect(spool.write(graded('other', 'head', 0))).rejects.toThrow("no case 'other'");
     await spool.dispose();
+  });
+});
+
+describe('EpisodeLog', () => {
+  it('keeps every line and warns of nothing when many episodes finish while the file is behind', async () => {
+    const path = join(root, 'episodes.jsonl');
+    const log = new EpisodeLog(path);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // 64 lines of 70 KB each overflow the stream's buffer at once: every writer waits for it.
+      const all = Array.from({ length: 64 }, (_, r) => graded(`case-${r}`, 'head', r));
+      await Promise.all(all.map((g) => log.write(g)));
+      await log.close();
+      // A warning is emitted on the next tick.
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => w.message)).toEqual([]);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as GradedEpisode).record.repeat).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 64 }, (_, r) => r),
+    );
   });
 });
