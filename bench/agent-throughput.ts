@@ -7,7 +7,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { ProgressEvent } from '../src/run/api.js';
-import { runCompare } from '../src/run/compare.js';
+import { runCompare } from '../src/run/pipeline.js';
 import { ROOT, writeDemoFiles } from '../test/helpers/demo-repo.js';
 
 const arg = (name: string, fallback: string) => {

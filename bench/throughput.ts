@@ -4,7 +4,7 @@ import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ProgressEvent } from '../src/run/api.js';
-import { runCompare } from '../src/run/compare.js';
+import { runCompare } from '../src/run/pipeline.js';
 import { ADMIN_URL, benchSuite, summary } from './suite.js';
 
 /** The harness's memory when a share of the episodes was done. */

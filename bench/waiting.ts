@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ProgressEvent } from '../src/run/api.js';
-import { runCompare } from '../src/run/compare.js';
+import { runCompare } from '../src/run/pipeline.js';
 import { ADMIN_URL, fixtureSql, SCHEMA, summary, TWIN } from './suite.js';
 
 /** The waiting agent: per episode, think, call, three times (read, write, read back). */

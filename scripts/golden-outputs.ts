@@ -6,10 +6,10 @@
 import { checkRunSummary, checkTitle } from '../src/action/check-run.js';
 import { commentBody } from '../src/action/comment.js';
 import { jobSummaryText } from '../src/action/summary.js';
+import type { Report, SideSummary } from '../src/model/report.js';
 import { renderJunit } from '../src/report/junit.js';
 import { renderMarkdown } from '../src/report/markdown.js';
 import { renderTerminal } from '../src/report/terminal.js';
-import type { Report, SideSummary } from '../src/report/types.js';
 
 /** The fixtures, one directory each under test/report/golden/, and where their report.json comes from. */
 export const GOLDEN_SETS = {

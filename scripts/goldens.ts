@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeDemoVersion } from '../src/cli/demo.js';
+import type { Report } from '../src/model/report.js';
 import { ReportSchema } from '../src/report/report-schema.js';
-import type { Report } from '../src/report/types.js';
-import { runCompare } from '../src/run/compare.js';
+import { runCompare } from '../src/run/pipeline.js';
 import { goldenSampleReport } from '../test/report/fixtures.js';
 import { GOLDEN_SETS, type GoldenSet, goldenOutputs, normaliseReport, RUN_SETS } from './golden-outputs.js';
 

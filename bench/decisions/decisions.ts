@@ -1,7 +1,8 @@
 // The decision benchmark: how often each repeat policy BLOCKs an unchanged agent or a regression,
 // and how many episodes it spends, through the real scheduler, sequential test and classification.
+
+import type { GradedEpisode, Side } from '../../src/model/episode.js';
 import { expandEpisodes, type PlannedEpisode } from '../../src/plan/expand.js';
-import type { GradedEpisode, Side } from '../../src/record.js';
 import { buildReport } from '../../src/report/build.js';
 import { runAdaptive } from '../../src/run/adaptive.js';
 import { schedule } from '../../src/run/scheduler.js';

@@ -1,8 +1,8 @@
 // A synthetic agent for the decision benchmark: each episode fails the critical expectation with
 // a probability set per side, drawn from the episode's seed, so a run is reproducible.
 import type { Scenario } from '../../src/config/schema.js';
+import type { GradedEpisode, Side } from '../../src/model/episode.js';
 import type { PlannedEpisode } from '../../src/plan/expand.js';
-import type { GradedEpisode, Side } from '../../src/record.js';
 
 /** The failure probability of the critical expectation, per side. */
 export type FailureRates = Record<Side, number>;

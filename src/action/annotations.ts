@@ -3,8 +3,8 @@ import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_GATE, gateClassesOf } from '../gate/verdict.js';
+import type { CaseReport, Report } from '../model/report.js';
 import { clip, plainText } from '../report/escape.js';
-import type { CaseReport, Report } from '../report/types.js';
 
 // GitHub's limits: a title of 255 characters, a message of 64 KB (kept well under, in characters).
 const TITLE_MAX = 255;

@@ -1,8 +1,8 @@
 // The `stategate` check run on the head commit: in_progress when work starts, completed with the verdict.
 import { weakenings } from '../compare/suite-changes.js';
 import { checkConclusion } from '../gate/verdict.js';
+import type { Report } from '../model/report.js';
 import { caseLabel, headOnly } from '../report/format.js';
-import type { Report } from '../report/types.js';
 import { verdictWords } from '../report/unverified.js';
 import type { CheckAnnotation } from './annotations.js';
 import type { GitHub } from './github.js';

@@ -1,7 +1,7 @@
 // The step's outputs ($GITHUB_OUTPUT): the verdict, where the report is, and one count per class.
 import * as core from '@actions/core';
 import { CaseClassName } from '../config/schema.js';
-import type { Report } from '../report/types.js';
+import type { Report } from '../model/report.js';
 
 /** The outputs as name → value, in the order action.yml declares them. */
 export function outputValues(report: Report, reportPath: string): [string, string][] {

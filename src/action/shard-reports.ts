@@ -1,8 +1,8 @@
 // The merge job's input: the shard reports a glob names, each read and validated (readReportFile).
 import { relative, resolve } from 'node:path';
 import { glob } from 'tinyglobby';
+import type { Report } from '../model/report.js';
 import { readReportFile } from '../report/read-report.js';
-import type { Report } from '../report/types.js';
 
 /** Thrown when the glob matches nothing (a malformed match throws a ReportError). */
 export class ShardReportError extends Error {

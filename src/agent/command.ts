@@ -1,6 +1,6 @@
 // The command adapter (docs/agent-protocol.md): one process per episode, input on stdin, the result on
 // the last line of stdout.
-import type { AgentRun } from '../record.js';
+import type { AgentRun } from '../model/episode.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { AgentConfig } from '../config/schema.js';
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
 
 export const PORT_PLACEHOLDER = '{port}';
 

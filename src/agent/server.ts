@@ -1,6 +1,6 @@
 // The agent-server adapter (docs/agent-protocol.md): agent.url receives one POST per episode; agent.serve,
 // when given, starts that server once per side and restarts it once if it dies.
-import type { AgentRun } from '../record.js';
+import type { AgentRun } from '../model/episode.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import { type PostOutcome, postJson, tryConnect } from './http-client.js';
 import type { CommandWrapper } from './namespace.js';

@@ -1,5 +1,5 @@
 // The shapes the agent adapters share (docs/agent-protocol.md).
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
 
 /** What the agent receives on stdin, or in the POST body: the scenario's message and context. */
 export interface AgentInput {

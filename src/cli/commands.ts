@@ -14,14 +14,14 @@ import {
 } from '../config/options.js';
 import { ConfigError, formatProblem, type Problem, type SuiteParts } from '../config/suite.js';
 import { exitCodeFor } from '../gate/index.js';
+import type { Report } from '../model/report.js';
 import { renderJunit } from '../report/junit.js';
 import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import { readReportFile } from '../report/read-report.js';
 import { renderTerminal } from '../report/terminal.js';
-import type { Report } from '../report/types.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
-import { databaseFor, runCompare, writeReports } from '../run/compare.js';
 import { interruptExitCode } from '../run/interrupt.js';
+import { databaseFor, runCompare, writeReports } from '../run/pipeline.js';
 import { prepareSuiteSql } from '../run/prepare-suite.js';
 import { chooseEngine } from '../sandbox/index.js';
 import { runDemo, runFlakyDemo } from './demo.js';

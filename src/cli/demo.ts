@@ -6,10 +6,10 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EpisodeRecord } from '../record.js';
+import type { EpisodeRecord } from '../model/episode.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
-import { runCompare } from '../run/compare.js';
+import { runCompare } from '../run/pipeline.js';
 import { createProgress } from './progress.js';
 
 export const DEMO_PAIRS: [string, string][] = [

@@ -1,7 +1,7 @@
 // One case of report.json: both sides summed up, the class, and the evidence that explains it.
 import type { Scenario } from '../config/schema.js';
-import type { GradedEpisode } from '../record.js';
-import type { CaseReport } from '../report/types.js';
+import type { GradedEpisode } from '../model/episode.js';
+import type { CaseReport } from '../model/report.js';
 import { decideCase } from '../stats/case-decision.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
 import { classifySummaries, ungradableNotes } from './classify.js';

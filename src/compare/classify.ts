@@ -8,8 +8,8 @@
 // reply on which one the base passed cleanly could not be evaluated (headOnlyErrors): otherwise a head
 // could turn its own BLOCK into a WARN by making its episodes ungradable.
 import type { CaseClass, Scenario } from '../config/schema.js';
-import type { FailureLabel, GradedEpisode, Side } from '../record.js';
-import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../report/types.js';
+import type { FailureLabel, GradedEpisode, Side } from '../model/episode.js';
+import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../model/report.js';
 import type { CaseDecision } from '../stats/case-decision.js';
 import { inRepeatOrder, ungradableReason } from './episodes.js';
 import { summarizeSide } from './summary.js';

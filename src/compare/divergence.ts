@@ -1,7 +1,7 @@
 // The lockstep diff of two trajectories: the first step where base and head differ, said in one
 // plain sentence that names both steps (docs/statistics.md). It reports the records, never a cause.
-import type { CallRecord } from '../record.js';
-import type { Divergence } from '../report/types.js';
+import type { CallRecord } from '../model/episode.js';
+import type { Divergence } from '../model/report.js';
 import {
   differingArgs,
   renderArgs,

@@ -2,8 +2,8 @@
 // representative episode per side (for the step-by-step table), and, when an agent crashed or
 // printed no result, how it ended and the last lines of its stderr. Both bounded: report.json
 // carries a tail, episodes.jsonl the whole record.
-import type { AgentRun, GradedEpisode } from '../record.js';
-import type { AgentStderr, EpisodeSteps } from '../report/types.js';
+import type { AgentRun, GradedEpisode } from '../model/episode.js';
+import type { AgentStderr, EpisodeSteps } from '../model/report.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import { toTrajectory } from './trajectory.js';
 

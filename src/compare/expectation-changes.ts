@@ -3,7 +3,7 @@
 // strict (a rewritten query, a changed value) counts as loosening: a reviewer must look at it.
 
 import { COMPARATOR_NAMES, type Expectation, expectationKind, type QueryCheck } from '../config/schema.js';
-import { canonicalJson } from '../gateway/canonical.js';
+import { canonicalJson } from '../model/canonical-json.js';
 
 /** What differs between two versions of one expectation. */
 export interface ExpectationDiff {

@@ -1,6 +1,6 @@
 // For a side whose repeats disagree: the first step where its passing and failing repeats fork,
 // said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ...").
-import type { GradedEpisode } from '../record.js';
+import type { GradedEpisode } from '../model/episode.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import {
   differingArgs,

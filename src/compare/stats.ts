@@ -1,6 +1,6 @@
 // Repeat statistics per side and scenario (docs/statistics.md): per-run pass rate, all-N, pass@k,
 // pass^k and a Wilson interval, plus suite-level averages. pass^k follows tau2-bench: C(c,k)/C(n,k).
-import type { SideStats, SideSummary, SuiteStats } from '../report/types.js';
+import type { SideStats, SideSummary, SuiteStats } from '../model/report.js';
 
 /** The two-sided 95% normal quantile. */
 export const Z95 = 1.959963984540054;

@@ -5,8 +5,8 @@
 // cannot show it does not.
 import type { Expectation, Scenario, StategateConfig, Tool } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
-import { canonicalJson } from '../gateway/canonical.js';
-import type { SuiteChange } from '../report/types.js';
+import { canonicalJson } from '../model/canonical-json.js';
+import type { SuiteChange } from '../model/report.js';
 import { diffExpectation } from './expectation-changes.js';
 
 /** What the diff reads of a suite. */

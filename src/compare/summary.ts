@@ -1,8 +1,8 @@
 // One side's repeats of one scenario, summed up: per-expectation counts, metrics and statistics.
 import type { Scenario } from '../config/schema.js';
 import { failureSignature } from '../grade/signature.js';
-import type { FailureLabel, GradedEpisode } from '../record.js';
-import type { ExpectationCounts, SideCost, SideSummary } from '../report/types.js';
+import type { FailureLabel, GradedEpisode } from '../model/episode.js';
+import type { ExpectationCounts, SideCost, SideSummary } from '../model/report.js';
 import { episodePassed, expectationsOf, inRepeatOrder, isGradable } from './episodes.js';
 import { sideStats } from './stats.js';
 

@@ -1,7 +1,7 @@
 // An episode's trajectory: its recorded calls as steps, and their compact plain-text rendering
 // (`refund_payment(amount=40, order_id=ORD-1001)`) shared by every explanation sentence.
-import { canonicalJson } from '../gateway/canonical.js';
-import type { CallRecord } from '../record.js';
+import { canonicalJson } from '../model/canonical-json.js';
+import type { CallRecord } from '../model/episode.js';
 
 export type Effect = 'applied' | 'replayed' | 'none';
 
@@ -36,9 +36,6 @@ export function toTrajectory(calls: readonly CallRecord[]): Step[] {
       return step;
     });
 }
-
-/** A stable text for any JSON value: the gateway's canonical form, so equal values compare equal. */
-export { canonicalJson };
 
 /** Shortens text beyond `max` characters with an ellipsis. */
 export function elide(text: string, max = MAX_VALUE): string {

@@ -1,7 +1,7 @@
 // The JSON Schemas users point their editors at, generated from the zod schemas (the source of
 // truth). scripts/gen-schema.ts writes them to schema/; a test checks the committed files match.
 import { z } from 'zod';
-import { AgentResultSchema } from '../agent/result.js';
+import { AgentResultSchema } from '../model/agent-result.js';
 import { LabelsFile, ScenarioFile, StategateConfig, TwinFile } from './schema.js';
 
 const SCHEMAS = [

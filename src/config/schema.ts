@@ -1,6 +1,7 @@
 // The file formats of docs/formats, as zod schemas. These are the source of truth:
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
+import { CASE_CLASSES, DEFAULT_GATE, GATE_CLASSES } from '../model/classes.js';
 
 /** The smallest bare number a duration takes: below it, `timeout: 30` almost surely meant seconds. */
 export const MIN_BARE_DURATION_MS = 1000;
@@ -112,21 +113,9 @@ export const DatabaseConfig = z.strictObject({
   expose: z.boolean().default(false).describe('Give the agent DATABASE_URL of its own episode database.'),
 });
 
-export const CaseClassName = z.enum([
-  'new-critical-failure',
-  'regressed',
-  'improved',
-  'unchanged',
-  'incomplete',
-]);
-// `suite-weakened` is a fact about the suite, not a case: the head's suite lets through what the base's caught.
-export const GateClass = z.enum([...CaseClassName.options, 'flaky', 'suite-weakened']);
+export const CaseClassName = z.enum(CASE_CLASSES);
+export const GateClass = z.enum(GATE_CLASSES);
 
-/** The gate stategate.yml has when it says nothing: the one default every stage and rendering uses. */
-export const DEFAULT_GATE: { readonly block: readonly GateClass[]; readonly warn: readonly GateClass[] } = {
-  block: ['new-critical-failure'],
-  warn: ['regressed', 'incomplete', 'flaky'],
-};
 /**
  * The repeats of a stategate.yml that does not say: adaptive, 7 to 32 per side. The cheapest range
  * whose exact error rates meet the targets (false BLOCK <= 5% for unchanged agents failing 0%, 5%

@@ -1,6 +1,6 @@
 // The loaded suite: everything a run reads from disk, validated.
 
-import type { TemplateSpec } from '../sandbox/types.js';
+import type { TemplateSpec } from '../model/engine.js';
 import type { JudgeCalibration } from './judge-files.js';
 import type { Scenario, StategateConfig, Tool } from './schema.js';
 

@@ -2,8 +2,8 @@
 // in order, and fixtures as SQL or as rows per table from YAML or JSON.
 import path from 'node:path';
 import { z } from 'zod';
-import type { Row } from '../record.js';
-import type { TemplateSpec } from '../sandbox/types.js';
+import type { TemplateSpec } from '../model/engine.js';
+import type { Row } from '../model/episode.js';
 import { notAMapping } from './scenario-file.js';
 import { displayPath, readTextFile, suitePath } from './source-file.js';
 import type { Problem } from './suite.js';

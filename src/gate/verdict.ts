@@ -5,17 +5,11 @@
 // A suite weakened against the base's is at least WARN, and BLOCK when gate.block lists
 // `suite-weakened`, whatever gate.warn says.
 import type { FailOn } from '../config/options.js';
-import { type CaseClass, DEFAULT_GATE as DEFAULT_CONFIG_GATE, GateClass } from '../config/schema.js';
-import type { CaseReport, GateVerdict } from '../report/types.js';
+import { GateClass } from '../config/schema.js';
+import { type CaseClass, DEFAULT_GATE, type GatePolicy } from '../model/classes.js';
+import type { CaseReport, GateVerdict } from '../model/report.js';
 
-/** The gate of stategate.yml: which classes block and which warn. */
-export interface GatePolicy {
-  block: readonly string[];
-  warn: readonly string[];
-}
-
-/** The gate stategate.yml has when it says nothing. */
-export const DEFAULT_GATE: GatePolicy = DEFAULT_CONFIG_GATE;
+export { DEFAULT_GATE, type GatePolicy };
 
 /** What the run itself says beside its cases. */
 export interface RunFacts {

@@ -2,9 +2,10 @@
 // known tool, body, arguments, idempotency, faults, preconditions, the tool. Every call is recorded,
 // including one the session cut off (the episode ended before its body arrived or its reply left).
 import type { Tool } from '../config/schema.js';
-import type { CallRecord } from '../record.js';
+import { canonicalize, canonicalJson } from '../model/canonical-json.js';
+import type { CallRecord } from '../model/episode.js';
 import { withFault } from './apply-fault.js';
-import { canonicalize, canonicalJson, fillPlaceholders } from './canonical.js';
+import { fillPlaceholders } from './canonical.js';
 import { pickFault } from './faults.js';
 import {
   type Args,

@@ -1,25 +1,6 @@
 // Canonical arguments: the same call written with keys in another order is the same call. The record,
 // idempotency and fault `args` conditions all compare through these functions.
-
-/** Returns a copy of a JSON value with every object's keys sorted, recursively. */
-export function canonicalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonicalize);
-  if (value !== null && typeof value === 'object') {
-    // fromEntries defines own properties, so a `__proto__` key from JSON stays a plain key.
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-        .map((key) => [key, canonicalize((value as Record<string, unknown>)[key])]),
-    );
-  }
-  return value;
-}
-
-/** JSON text of the canonical form: equal strings mean equal values. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalize(value)) ?? 'null';
-}
+import { canonicalJson } from '../model/canonical-json.js';
 
 /** Whether `args` holds every key of `subset` with a canonically equal value. */
 export function includesArgs(args: unknown, subset: Record<string, unknown>): boolean {

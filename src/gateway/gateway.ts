@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RefusedCall } from '../record.js';
+import type { RefusedCall } from '../model/episode.js';
 import { gatewayError, sendJson, serveJson } from './http-json.js';
 import { serveMcp } from './mcp.js';
 import { RecentSet } from './recent-set.js';

@@ -1,6 +1,5 @@
 // The tool gateway's public surface.
 
-export { canonicalize, canonicalJson } from './canonical.js';
 export { type EpisodeDeadline, episodeDeadline } from './deadline.js';
 export { faultDraw } from './faults.js';
 export { createGateway, type GatewayOptions } from './gateway.js';

@@ -1,7 +1,7 @@
 // What a call came to, between the checks and the reply: the plain data the call path and the
 // fault effects hand each other.
 import type { FaultRule, Tool } from '../config/schema.js';
-import type { CallRecord, RowChange } from '../record.js';
+import type { CallRecord, RowChange } from '../model/episode.js';
 import type { ToolAnswer, ToolRun } from './run-tool.js';
 import type { EpisodeSession } from './session.js';
 

@@ -2,7 +2,7 @@
 // shaped by `returns` (docs/formats/twin.md). Database errors become error answers, never throws:
 // a SQLSTATE the twin declares under `errors:` is the tool's own error, any other one the harness's.
 import type { Tool } from '../config/schema.js';
-import type { RowChange } from '../record.js';
+import type { RowChange } from '../model/episode.js';
 import type { Sandbox, SqlSession } from '../sandbox/types.js';
 import { bindNamedParams, splitStatements } from '../sql/named-params.js';
 import { fillPlaceholders } from './canonical.js';

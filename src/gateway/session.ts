@@ -3,7 +3,7 @@
 // so does the episode's deadline at once.
 import { setMaxListeners } from 'node:events';
 import type { Tool } from '../config/schema.js';
-import type { CallRecord } from '../record.js';
+import type { CallRecord } from '../model/episode.js';
 import { type ArgumentCheck, argumentCheck } from './arguments.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { SessionSpec } from './types.js';

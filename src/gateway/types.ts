@@ -1,6 +1,6 @@
 // What the run stage asks of the tool gateway (docs/formats/twin.md and docs/gateway.md).
 import type { FaultRule, Tool } from '../config/schema.js';
-import type { CallRecord, RefusedCall, Side } from '../record.js';
+import type { CallRecord, RefusedCall, Side } from '../model/episode.js';
 import type { Sandbox } from '../sandbox/types.js';
 
 /** What one episode's tool session needs. */

@@ -2,8 +2,9 @@
 // the gateway recorded counts, whatever its status: a call refused with 400 or answered with a
 // fault was still made. What the agent says it called (result.tool_calls) is never read.
 import type { ExpectationOf } from '../config/schema.js';
-import type { CallRecord } from '../record.js';
-import { canonicalJson, formatValue, sameValue } from './values.js';
+import { canonicalJson } from '../model/canonical-json.js';
+import type { CallRecord } from '../model/episode.js';
+import { formatValue, sameValue } from './values.js';
 import { failed, type Grade, passed, plural } from './verdicts.js';
 
 /** Whether a status is a success the caller saw (2xx); 0 is a dropped connection. */

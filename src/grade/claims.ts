@@ -1,7 +1,7 @@
 // Expectations on what the agent said (its exit, its claimed outcome, its reply), and the one that
 // checks a claim of success against the evidence.
 import { type ExpectationOf, JUDGE_THRESHOLD_DEFAULT, type Scenario, type Tool } from '../config/schema.js';
-import type { AgentRun, CallRecord, Outcome, QueryResult } from '../record.js';
+import type { AgentRun, CallRecord, Outcome, QueryResult } from '../model/episode.js';
 import { inSeqOrder, isSuccess } from './calls.js';
 import { gradeQueryCheck } from './query.js';
 import { compilePattern, formatValue, GradeError } from './values.js';

@@ -8,7 +8,7 @@ import {
   type Scenario,
   type Tool,
 } from '../config/schema.js';
-import type { EpisodeRecord, ExpectationResult, GradedEpisode } from '../record.js';
+import type { EpisodeRecord, ExpectationResult, GradedEpisode } from '../model/episode.js';
 import {
   gradeMaxRetries,
   gradeMaxToolCalls,

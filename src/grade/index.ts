@@ -6,7 +6,6 @@ export { hasTopLevelOrderBy } from './query.js';
 export { FAILURE_SIGNATURES, type FailureSignature, failureSignature } from './signature.js';
 export {
   type Comparator,
-  canonicalJson,
   compareValues,
   formatValue,
   GradeError,

@@ -6,7 +6,7 @@
 // without ORDER BY the database promises no order, and a grade must not depend on a plan (the
 // rules, values by column type included, are the table in docs/formats/scenario.md).
 import { COMPARATOR_NAMES, type QueryCheck } from '../config/schema.js';
-import type { QueryResult, Row } from '../record.js';
+import type { QueryResult, Row } from '../model/episode.js';
 import {
   type Comparison,
   columnTypes,

@@ -1,22 +1,10 @@
 // One deterministic name for how an episode failed, so failures group across repeats and sides.
-import type { CallRecord, GradedEpisode } from '../record.js';
+import type { FailureSignature } from '../model/classes.js';
+import type { CallRecord, GradedEpisode } from '../model/episode.js';
 import { inSeqOrder, isSuccess } from './calls.js';
 import { COMPLETED, STATE_KINDS } from './episode.js';
 
-/** The failure signatures, in the order they are tried: the first that matches names the episode. */
-export const FAILURE_SIGNATURES = [
-  'agent-did-not-complete',
-  'duplicate-effect',
-  'success-claimed-without-effect',
-  'tool-error-not-recovered',
-  'extra-effect',
-  'missing-required-effect',
-  'no-state-changing-action',
-  'wrong-state-update',
-  'other',
-] as const;
-
-export type FailureSignature = (typeof FAILURE_SIGNATURES)[number];
+export { FAILURE_SIGNATURES, type FailureSignature } from '../model/classes.js';
 
 /** The first call that got an error (non-2xx, or a dropped connection) and was never followed by a success of its tool. */
 export function unrecoveredError(calls: CallRecord[]): CallRecord | undefined {

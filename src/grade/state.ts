@@ -2,7 +2,7 @@
 // without a primary key is diffed as a multiset: its changes are inserts and deletes of whole rows,
 // counted the same way.
 import type { ExpectationOf } from '../config/schema.js';
-import type { CallRecord, Row, RowChange, StateDiff, TableDiff } from '../record.js';
+import type { CallRecord, Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
 import { formatValue, sameValue } from './values.js';
 import { failed, type Grade, passed, plural } from './verdicts.js';
 

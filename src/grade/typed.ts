@@ -4,9 +4,11 @@
 // a value that only looks like the expected one (text '1e2' for 100, 't' for true, '"9"' for 9) fails.
 // `loose: true` keeps the older reading by form (values.ts sameValue), where those pass. Both show
 // the two sides of a mismatch in one form: the literal of the column's type.
-import type { Row } from '../record.js';
+
+import { canonicalJson } from '../model/canonical-json.js';
+import type { Row } from '../model/episode.js';
 import { compareDecimals, compareInstants, parseBoolean, parseDecimal, parseInstant } from './scalars.js';
-import { canonicalJson, GradeError, orderValues, sameValue } from './values.js';
+import { GradeError, orderValues, sameValue } from './values.js';
 
 /** Column name → type name (pg_type.typname; `_int4` is an array of int4). */
 export type ColumnTypes = Record<string, string>;

@@ -3,7 +3,9 @@
 // whatever its key order. This is the reading of `loose: true`, of values whose column type is not
 // known, and of call arguments and change-log values; query results compare by their column's type
 // (typed.ts), where a value that merely looks like the expected one does not pass.
-import type { Row } from '../record.js';
+
+import { canonicalJson } from '../model/canonical-json.js';
+import type { Row } from '../model/episode.js';
 import { compareDecimals, compareInstants, parseBoolean, parseDecimal, parseInstant } from './scalars.js';
 
 /** An expectation that cannot be evaluated as written (a bad regex, an unordered `gt`): an error, not a fail. */
@@ -117,22 +119,6 @@ export function stringForm(v: unknown): string {
   if (v instanceof Date) return v.toISOString();
   if (typeof v === 'object' && v !== null) return canonicalJson(v);
   return String(v);
-}
-
-/** JSON with object keys sorted recursively: one text per meaning of a structure. */
-export function canonicalJson(v: unknown): string {
-  return JSON.stringify(sortKeys(v)) ?? 'null';
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (typeof v === 'bigint') return v.toString();
-  if (!isPlainObject(v)) return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, sortKeys(v[k])]),
-  );
 }
 
 /** Compiles a pattern from an expectation; a bad pattern is the expectation's error, named as such. */

@@ -1,6 +1,6 @@
 // What one evaluator returns: an ExpectationResult without the expectation's own id, kind and
 // criticality, which the episode grader adds.
-import type { ExpectationResult, FailureLabel } from '../record.js';
+import type { ExpectationResult, FailureLabel } from '../model/episode.js';
 
 /** The verdict, label, sentence and evidence of one expectation on one episode. */
 export type Grade = Omit<ExpectationResult, 'id' | 'kind' | 'critical'>;

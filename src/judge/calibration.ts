@@ -8,7 +8,7 @@ import type {
 } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { gradeJudge } from '../grade/claims.js';
-import type { JudgeCalibrationFacts } from '../report/types.js';
+import type { JudgeCalibrationFacts } from '../model/report.js';
 import { calibrationOf, emptyTable, tally } from './agreement.js';
 import { askJudge, type JudgeClientOptions, toJudgeResult } from './client.js';
 

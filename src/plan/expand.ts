@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Shard } from '../config/options.js';
 import type { Scenario } from '../config/schema.js';
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
 import { seedFor } from './pin.js';
 
 export interface PlannedEpisode {

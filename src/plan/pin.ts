@@ -2,7 +2,7 @@
 // Both sides of a pair run exactly this; the report stores it so a pair can be proven pinned.
 import { createHash } from 'node:crypto';
 import type { Suite } from '../config/suite.js';
-import { canonicalJson } from '../gateway/canonical.js';
+import { canonicalJson } from '../model/canonical-json.js';
 
 export interface PinnedSuite {
   suiteHash: string;
@@ -11,9 +11,6 @@ export interface PinnedSuite {
   /** Scenario id -> content hash. */
   scenarios: Record<string, string>;
 }
-
-// The gateway's canonical form (keys sorted recursively) is the one every hash and comparison uses.
-export { canonicalJson } from '../gateway/canonical.js';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');

@@ -12,10 +12,10 @@ import {
   gateVerdict,
   type RunFacts,
 } from '../gate/verdict.js';
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
+import type { CaseReport, Report, SideStats, SuiteCost } from '../model/report.js';
 import type { EngineName } from '../sandbox/types.js';
 import { LOOK_ALPHA } from '../stats/sequential.js';
-import type { CaseReport, Report, SideStats, SuiteCost } from './types.js';
 
 /** Everything a report is made of besides the cases. */
 export interface ReportFacts {

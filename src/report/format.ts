@@ -2,16 +2,10 @@
 
 import { NEW_SCENARIO } from '../compare/classify.js';
 import { sideStats } from '../compare/stats.js';
-import {
-  canonicalJson,
-  differingArgs,
-  renderCall,
-  renderOutcome,
-  renderValue,
-} from '../compare/trajectory.js';
-import { type CaseClass, DEFAULT_GATE } from '../config/schema.js';
+import { differingArgs, renderCall, renderOutcome, renderValue } from '../compare/trajectory.js';
 import { gateClassesOf } from '../gate/verdict.js';
-import { clip } from './escape.js';
+import { canonicalJson } from '../model/canonical-json.js';
+import { type CaseClass, DEFAULT_GATE } from '../model/classes.js';
 import type {
   CaseReport,
   ChangedExpectation,
@@ -22,7 +16,8 @@ import type {
   StateDifference,
   StepReport,
   SuiteChange,
-} from './types.js';
+} from '../model/report.js';
+import { clip } from './escape.js';
 
 /** Classes from most to least severe: the order cases are read in. */
 export const CLASS_ORDER: CaseClass[] = [

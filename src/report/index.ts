@@ -1,4 +1,6 @@
 // report.json, and its renderings: markdown (comment, check run, job summary), terminal, JUnit.
+
+export type * from '../model/report.js';
 export { buildReport, countClasses, type ReportFacts, type ReportInput, withTotals } from './build.js';
 export { renderJunit } from './junit.js';
 export {
@@ -10,4 +12,3 @@ export {
 } from './markdown.js';
 export { MergeError, type MergeResult, mergeReports, tryMergeReports } from './merge.js';
 export { renderSideTable, renderTerminal, type TerminalOptions } from './terminal.js';
-export type * from './types.js';

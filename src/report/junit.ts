@@ -1,10 +1,10 @@
 // JUnit XML for CI test tabs: one <testcase> per scenario and side (classname stategate.<side>),
 // a <failure> when a graded repeat failed, an <error> when the side could not be graded, and a
 // <system-err> with the agent's stderr tail when it crashed or printed no result.
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
+import type { CaseReport, Report, SideSummary } from '../model/report.js';
 import { xmlEscape } from './escape.js';
 import { UNCALIBRATED_TAG } from './format.js';
-import type { CaseReport, Report, SideSummary } from './types.js';
 
 export { xmlEscape };
 

@@ -3,6 +3,7 @@
 // check-run summary and the job summary; only the size limit differs. Over the limit, the least
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
 import type { GateDecision } from '../gate/verdict.js';
+import type { CaseReport, Report, SideSummary } from '../model/report.js';
 import { reportDecision } from './build.js';
 import { mdBlock } from './escape.js';
 import {
@@ -42,7 +43,6 @@ import {
 } from './format.js';
 import { mdCellCode, mdCode, mdText } from './markdown-text.js';
 import { repeatsLine, repeatsWarningLine } from './repeats-rates.js';
-import type { CaseReport, Report, SideSummary } from './types.js';
 import { unverifiedSentence, verdictWords } from './unverified.js';
 
 /** The hidden first line of the sticky PR comment, by which the action finds it again. */

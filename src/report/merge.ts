@@ -3,11 +3,11 @@
 // believes nothing a report says about itself: each case's class is recomputed from its counts
 // (a contradiction is refused) and the verdict is decided by the merging checkout's gate.
 import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
+import type { CaseReport, Report } from '../model/report.js';
 import { withTotals } from './build.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
 import { repeatsFacts } from './repeats-rates.js';
-import type { CaseReport, Report } from './types.js';
 
 export interface MergeOptions {
   /** The gate to decide with (the merging checkout's); default the built-in policy, never a report's. */

@@ -3,9 +3,9 @@
 // path and what was expected there.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { z } from 'zod';
+import type { Report } from '../model/report.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
 import { jsonPath, REPORT_LIMITS, ReportSchema } from './report-schema.js';
-import type { Report } from './types.js';
 
 /** A report merge refuses; the message names the file, the JSON path and what was expected. */
 export class ReportError extends Error {

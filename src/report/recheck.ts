@@ -4,9 +4,9 @@
 // its own classification is never believed: merge keeps the recomputed values.
 import { classifySummaries } from '../compare/classify.js';
 import { sideStats } from '../compare/stats.js';
+import type { CaseReport, Report, SideSummary } from '../model/report.js';
 import { decideCase } from '../stats/case-decision.js';
 import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
-import type { CaseReport, Report, SideSummary } from './types.js';
 
 /** A contradiction inside a report: where (a JSON path) and what. */
 export interface Contradiction {

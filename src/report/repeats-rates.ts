@@ -4,7 +4,7 @@
 // expectation failing independently at a fixed rate (src/stats/error-rates.ts), so they are computed
 // from the policy here rather than taken from anything a report file says.
 import { DEFAULT_REPEATS } from '../config/schema.js';
-import type { Side } from '../record.js';
+import type { RepeatsRates, RepeatsWarning, Report } from '../model/report.js';
 import {
   DETECTION_TARGET,
   errorRates,
@@ -12,35 +12,6 @@ import {
   fixedOutcome,
   meetsTargets,
 } from '../stats/error-rates.js';
-import type { Report } from './types.js';
-
-/** report.json `repeats_rates`: the policy in force and its error rates. */
-export interface RepeatsRates {
-  /** Repeats per side: a fixed N has min = max = N. */
-  min: number;
-  max: number;
-  adaptive: boolean;
-  /** The policy is the built-in default (what a stategate.yml without `repeats` runs). */
-  default: boolean;
-  /** False BLOCK rate of an unchanged agent failing `fails` of its runs; absent when not computed. */
-  false_block?: { fails: number; rate: number }[];
-  /** Detection rate of a regression from `base` to `head` failure rate; absent when not computed. */
-  detection?: { base: number; head: number; rate: number }[];
-  /** Every false BLOCK rate <= 5% and every detection rate >= 90%; absent when not computed. */
-  meets_targets?: boolean;
-}
-
-/** report.json `repeats_warning`: the flakiest critical expectation a fixed N saw, and what it costs. */
-export interface RepeatsWarning {
-  scenario: string;
-  side: Side;
-  expectation: string;
-  /** Failures in the graded repeats of that side. */
-  fails: number;
-  runs: number;
-  /** The false BLOCK rate at the fixed N of an unchanged agent failing fails/runs of its runs. */
-  false_block: number;
-}
 
 /** The rates of the policy a report ran with; undefined without a base (nothing is compared). */
 export function repeatsRatesOf(

@@ -1,8 +1,9 @@
 // What compare writes must be what merge accepts: a head that stores a huge document, or replies
 // with one, must not make its own shard report unmergeable. State values are cut to the report's
 // value limits and every other long string to its text limit, with a mark that says so.
+
+import type { CaseReport, EpisodeSteps, Report, StepReport } from '../model/report.js';
 import { REPORT_LIMITS } from './report-schema.js';
-import type { CaseReport, EpisodeSteps, Report, StepReport } from './types.js';
 
 const CUT = '… (cut for report.json)';
 

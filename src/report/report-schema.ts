@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { CaseClassName, GateClass } from '../config/schema.js';
 import { FAILURE_SIGNATURES } from '../grade/signature.js';
-import { FAILURE_LABELS } from '../record.js';
-import type { CaseReport, Report, SideSummary } from './types.js';
+import { FAILURE_LABELS } from '../model/episode.js';
+import type { CaseReport, Report, SideSummary } from '../model/report.js';
 
 /** The limits of one report.json: generous for real runs, small enough that no file can exhaust the job. */
 export const REPORT_LIMITS = {

@@ -1,6 +1,7 @@
 // The report as plain text for a terminal or a CI log: the same information as the markdown, in
 // the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
+import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from '../model/report.js';
 import { reportDecision } from './build.js';
 import { visible as inert } from './escape.js';
 import {
@@ -37,7 +38,6 @@ import {
   UNCALIBRATED_TAG,
 } from './format.js';
 import { repeatsLine, repeatsWarningLine } from './repeats-rates.js';
-import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from './types.js';
 import { unverifiedSentence, verdictWords } from './unverified.js';
 
 export interface TerminalOptions {

@@ -1,6 +1,6 @@
 // What a report from a run the base repository does not control says about itself: one sentence,
 // the same in the comment, the check, the job summary and the terminal.
-import type { Report } from './types.js';
+import type { Report } from '../model/report.js';
 
 /** The sentence shown under the verdict of an unverified report; null for a verified one. */
 export function unverifiedSentence(report: Pick<Report, 'unverified'>): string | null {

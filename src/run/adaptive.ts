@@ -5,8 +5,8 @@
 
 import { summarizeSide } from '../compare/summary.js';
 import type { Scenario } from '../config/schema.js';
+import type { GradedEpisode, Side } from '../model/episode.js';
 import { expandEpisodes, type PlannedEpisode } from '../plan/expand.js';
-import type { GradedEpisode, Side } from '../record.js';
 import { type CaseDecision, decideCase } from '../stats/case-decision.js';
 import { nextLook, type SequentialPolicy } from '../stats/sequential.js';
 

@@ -1,7 +1,7 @@
-// The entry points the CLI and the action share. Implemented in run/compare.ts and run/single.ts.
+// The entry points the CLI and the action share, implemented by the pipeline in run/pipeline.ts.
 
-import type { EpisodeRecord } from '../record.js';
-import type { Report } from '../report/types.js';
+import type { EpisodeRecord } from '../model/episode.js';
+import type { Report } from '../model/report.js';
 import type { EngineName } from '../sandbox/types.js';
 
 /** A progress event, for a live terminal line or plain CI log lines. */

@@ -1,10 +1,10 @@
 // From the graded episodes of a run to report.json: the facts of the run plus the compared cases.
 import type { Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
+import type { GradedEpisode, Side } from '../model/episode.js';
+import type { Report } from '../model/report.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import type { GradedEpisode, Side } from '../record.js';
 import { buildReport } from '../report/build.js';
-import type { Report } from '../report/types.js';
 import type { Engine } from '../sandbox/types.js';
 import { type Checkout, sameFiles } from './checkout.js';
 import { verifyPinned } from './verify-pin.js';

@@ -4,11 +4,12 @@
 // episode in it checks out against that key, and it is stored only from a run whose base is complete.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { canonicalJson } from '../model/canonical-json.js';
+import type { GradedEpisode, Side } from '../model/episode.js';
+import type { BaselineCacheFacts } from '../model/report.js';
 import type { PlannedEpisode } from '../plan/expand.js';
-import { canonicalJson, seedFor, sha256 } from '../plan/pin.js';
-import type { GradedEpisode, Side } from '../record.js';
+import { seedFor, sha256 } from '../plan/pin.js';
 import { jsonPath } from '../report/report-schema.js';
-import type { BaselineCacheFacts } from '../report/types.js';
 import type { BaselineStored } from './api.js';
 import {
   BASELINE_FORMAT,

@@ -1,7 +1,7 @@
 // The file format of one baseline cache entry, as zod reads it back. An entry is input like any
 // other (a file on disk, restored from a cache service): anything that does not parse is a miss.
 import { z } from 'zod';
-import { FAILURE_LABELS } from '../record.js';
+import { FAILURE_LABELS } from '../model/episode.js';
 
 const side = z.enum(['base', 'head']);
 const row = z.record(z.string(), z.unknown());

@@ -4,7 +4,7 @@
 import { createWriteStream, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GradedEpisode, Side } from '../record.js';
+import type { GradedEpisode, Side } from '../model/episode.js';
 
 export class EpisodeLog {
   private readonly stream: WriteStream;

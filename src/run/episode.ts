@@ -6,9 +6,16 @@ import { durationMs } from '../config/schema.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
 import type { Gateway, GatewaySession } from '../gateway/types.js';
+import type {
+  AgentRun,
+  CallRecord,
+  EpisodeRecord,
+  InfraError,
+  QueryResult,
+  StateDiff,
+} from '../model/episode.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import type { AgentRun, CallRecord, EpisodeRecord, InfraError, QueryResult, StateDiff } from '../record.js';
 import { applyScenarioState } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
 import type { SideRuntime } from './side.js';

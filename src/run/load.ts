@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { loadSuite } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
-import type { Side } from '../record.js';
+import type { Side } from '../model/episode.js';
 
 /** Loads and validates the suite; throws ConfigError with every problem. */
 export async function loadPinnedSuite(configPath: string): Promise<Suite> {

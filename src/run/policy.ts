@@ -8,8 +8,8 @@ import { diffSuites, repeatsWithFloor } from '../compare/suite-changes.js';
 import { loadSuite } from '../config/load.js';
 import { StategateConfig } from '../config/schema.js';
 import { formatProblem, type Suite } from '../config/suite.js';
-import type { Side } from '../record.js';
-import type { PolicySource, SuiteChange } from '../report/types.js';
+import type { Side } from '../model/episode.js';
+import type { PolicySource, SuiteChange } from '../model/report.js';
 import type { Checkout } from './checkout.js';
 
 export type PolicyFrom = 'base' | 'head';

@@ -16,9 +16,9 @@ import {
   namespaceWrapper,
 } from '../agent/namespace.js';
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
-import { privatePaths } from '../agent/private-paths.js';
 import type { AgentConfig } from '../config/schema.js';
-import type { AgentRun, Side } from '../record.js';
+import type { AgentRun, Side } from '../model/episode.js';
+import { privatePaths } from '../sandbox/private-paths.js';
 import type { Checkout } from './checkout.js';
 import { prepareContainerSide } from './side-container.js';
 

@@ -1,7 +1,8 @@
 // Before a pair is classified, its stored runs must prove they are a pair: both sides ran the same
 // scenario content, from the same pinned suite, with the same seeds. Anything else is refused.
+
+import type { GradedEpisode, Side } from '../model/episode.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import type { GradedEpisode, Side } from '../record.js';
 
 export class PinMismatchError extends Error {
   constructor(readonly problems: string[]) {

@@ -2,7 +2,7 @@
 // Rows go in with one bound JSON parameter per batch (jsonb_populate_recordset), so the server
 // converts each value for its column's type and nothing is ever spliced into SQL text.
 
-import type { Row } from '../record.js';
+import type { Row } from '../model/episode.js';
 import { splitStatements } from '../sql/named-params.js';
 import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { ident, qualified } from './names.js';

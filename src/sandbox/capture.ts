@@ -5,7 +5,7 @@
 // what it did. The suite role may read the log and nothing more; the trigger functions are
 // SECURITY DEFINER of the log role, so every write is still recorded; they return NULL from AFTER
 // triggers, so nothing the user's own triggers, defaults, sequences or constraints do changes.
-import type { Row, RowChange, TableDiff } from '../record.js';
+import type { Row, RowChange, TableDiff } from '../model/episode.js';
 import type { TableInfo } from './catalog.js';
 import { CANONICAL_SETTINGS, TABLE_SUMS_FUNCTION } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident, literal } from './names.js';

@@ -9,9 +9,9 @@ import { createServer } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { registerPrivatePath } from '../agent/private-paths.js';
 import { type Binaries, reachableBinaries } from './embedded-binaries.js';
 import { binariesFromToolCache } from './embedded-download.js';
+import { registerPrivatePath } from './private-paths.js';
 import { registerExitCleanup } from './process-exit.js';
 
 /** A running embedded server. */

@@ -1,7 +1,7 @@
 // One episode's database: a clone of the template with its own small pool.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { RowChange, StateDiff, TableDiff } from '../record.js';
+import type { RowChange, StateDiff, TableDiff } from '../model/episode.js';
 import {
   flattenChanges,
   foldChanges,

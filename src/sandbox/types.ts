@@ -1,13 +1,8 @@
 // The one interface every database engine implements (docs/architecture.md, sandbox/).
-import type { Row, RowChange, StateDiff } from '../record.js';
+import type { EngineName, TemplateSpec } from '../model/engine.js';
+import type { Row, RowChange, StateDiff } from '../model/episode.js';
 
-/** What goes into the template: schema SQL files applied in order, then fixtures. */
-export interface TemplateSpec {
-  /** Schema files: path (for messages) and SQL text. */
-  schema: { file: string; sql: string }[];
-  /** Fixtures: SQL text, or rows per table from YAML/JSON. */
-  fixtures: ({ file: string; sql: string } | { file: string; rows: Record<string, Row[]> })[];
-}
+export type { EngineName, TemplateSpec };
 
 /** A query's rows and column type names, values converted to plain JSON-able JS. */
 export interface QueryRows {
@@ -64,8 +59,6 @@ export interface Template {
   /** Prepares (without running) a statement against the template; returns the error message or null. */
   prepare(sql: string, paramCount?: number): Promise<string | null>;
 }
-
-export type EngineName = 'embedded' | 'postgres' | 'testcontainers';
 
 /** A database engine: where sandboxes live. */
 export interface Engine {

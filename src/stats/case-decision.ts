@@ -1,6 +1,6 @@
 // The sequential test over one case: which expectations it decided, whether the case needs another
 // look, and one sentence saying how many episodes the case took and why it stopped.
-import type { SideSummary } from '../report/types.js';
+import type { SideSummary } from '../model/report.js';
 import { decideExpectation, type ExpectationDecision, type SequentialPolicy } from './sequential.js';
 
 export interface CaseDecision {

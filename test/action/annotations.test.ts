@@ -7,7 +7,7 @@ import { caseAnnotations, expectationLines, scenarioLocator } from '../../src/ac
 import { postingWarning } from '../../src/action/permissions.js';
 import { placeProblem, problemAnnotations } from '../../src/action/problems.js';
 import { openFence, trimMarkdown } from '../../src/action/trim.js';
-import type { CaseReport, Report } from '../../src/report/types.js';
+import type { CaseReport, Report } from '../../src/model/report.js';
 
 const repo = mkdtempSync(join(tmpdir(), 'stategate-annotations-'));
 mkdirSync(join(repo, 'agent', 'scenarios'), { recursive: true });

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Report } from '../../src/report/types.js';
+import type { Report } from '../../src/model/report.js';
 import { type ActionsCacheService, startActionsCache } from '../helpers/actions-cache.js';
 import { agentVersion, type Change } from './demo-repo.js';
 import { Harness } from './harness.js';

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckAnnotation } from '../../src/action/annotations.js';
 import { checkTitle, completeCheckRun, startCheckRun } from '../../src/action/check-run.js';
 import { createGitHub } from '../../src/action/github.js';
-import type { Report } from '../../src/report/types.js';
+import type { Report } from '../../src/model/report.js';
 import { type GitHubApi, startGitHubApi } from '../helpers/github-api.js';
 
 let api: GitHubApi;

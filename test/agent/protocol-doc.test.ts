@@ -9,10 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../../src/agent/capture.js';
 import { episodeEnv } from '../../src/agent/env.js';
 import { DEFAULT_GRACE_MS } from '../../src/agent/process-group.js';
-import { checkAgentResult, OUTCOMES } from '../../src/agent/result.js';
+import { checkAgentResult } from '../../src/agent/result.js';
 import { episodeBody } from '../../src/agent/server.js';
 import type { EpisodeVars } from '../../src/agent/types.js';
 import { DATABASE_URL_VAR } from '../../src/config/harness-secrets.js';
+import { OUTCOMES } from '../../src/model/agent-result.js';
 import { ROOT } from '../helpers/demo-repo.js';
 
 const PAGE = 'docs/agent-protocol.md';

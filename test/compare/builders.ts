@@ -11,7 +11,7 @@ import type {
   StateDiff,
   TableDiff,
   Verdict,
-} from '../../src/record.js';
+} from '../../src/model/episode.js';
 
 /** A scenario with the given expectations (query expectations on orders unless given in full). */
 export function scenario(

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import type { GradedEpisode } from '../../src/record.js';
-import type { Report } from '../../src/report/types.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
+import type { Report } from '../../src/model/report.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { agentNodeModules } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 

@@ -4,9 +4,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reportShape } from '../../scripts/golden-outputs.js';
-import type { GradedEpisode, Side } from '../../src/record.js';
-import type { Report } from '../../src/report/types.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode, Side } from '../../src/model/episode.js';
+import type { Report } from '../../src/model/report.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { PinMismatchError, verifyPinned } from '../../src/run/verify-pin.js';
 import { demoRepo, git } from '../helpers/demo-repo.js';
 

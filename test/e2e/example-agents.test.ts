@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import type { GradedEpisode } from '../../src/record.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { agentNodeModules } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { argumentCheck } from '../../src/gateway/arguments.js';
-import { canonicalize, canonicalJson, fillPlaceholders, includesArgs } from '../../src/gateway/canonical.js';
+import { fillPlaceholders, includesArgs } from '../../src/gateway/canonical.js';
 import {
   faultDelayMs,
   faultDraw,
@@ -13,6 +13,7 @@ import {
 } from '../../src/gateway/faults.js';
 import { shapeWire } from '../../src/gateway/http-json.js';
 import { sqlErrorAnswer, truthy } from '../../src/gateway/run-tool.js';
+import { canonicalize, canonicalJson } from '../../src/model/canonical-json.js';
 import { rule, tool } from './fixture.js';
 
 describe('canonical arguments', () => {

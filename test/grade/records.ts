@@ -17,7 +17,7 @@ import type {
   RowChange,
   StateDiff,
   TableDiff,
-} from '../../src/record.js';
+} from '../../src/model/episode.js';
 
 /** A scenario with these expectations, validated by the scenario schema (so defaults apply). */
 export function scenario(expect: unknown[], extra: Record<string, unknown> = {}): Scenario {

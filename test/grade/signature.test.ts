@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAILURE_SIGNATURES, failureSignature, gradeEpisode } from '../../src/grade/index.js';
-import type { EpisodeRecord } from '../../src/record.js';
+import type { EpisodeRecord } from '../../src/model/episode.js';
 import { agentRun, calls, diffOf, inserted, record, rows, scenario, twinTools, updated } from './records.js';
 
 const SHOP = twinTools({ lookup_order: 'read', refund_payment: 'write_irreversible', send_email: 'write' });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Comparators } from '../../src/grade/query.js';
 import { gradeQueryCheck } from '../../src/grade/query.js';
-import type { QueryResult } from '../../src/record.js';
+import type { QueryResult } from '../../src/model/episode.js';
 import type { Engine, Sandbox } from '../../src/sandbox/types.js';
 import { engines } from '../helpers/engines.js';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, compareValues, formatValue, GradeError, sameValue } from '../../src/grade/values.js';
+import { compareValues, formatValue, GradeError, sameValue } from '../../src/grade/values.js';
+import { canonicalJson } from '../../src/model/canonical-json.js';
 
 describe('sameValue: numbers by meaning', () => {
   it('treats 150, "150", "150.00", 150n and "1.5e2" as one number', () => {
@@ -185,5 +186,16 @@ describe('formatValue and canonicalJson', () => {
 
   it('gives one text per structure', () => {
     expect(canonicalJson({ b: { d: 1, c: 2 }, a: 1 })).toBe(canonicalJson({ a: 1, b: { c: 2, d: 1 } }));
+  });
+
+  it('writes what JSON would for dates, big integers and missing values, keys sorted at every depth', () => {
+    // The one canonical form every comparison and hash uses: a database timestamp, a bigint column
+    // and tool arguments all take the same path.
+    const when = new Date('2026-01-02T03:04:05.000Z');
+    expect(canonicalJson({ z: when, a: 12345678901234567890n, m: undefined, k: [{ y: 1, x: when }] })).toBe(
+      '{"a":"12345678901234567890","k":[{"x":"2026-01-02T03:04:05.000Z","y":1}],"z":"2026-01-02T03:04:05.000Z"}',
+    );
+    expect(canonicalJson(undefined)).toBe('null');
+    expect(canonicalJson(JSON.parse('{"__proto__":{"b":1,"a":2}}'))).toBe('{"__proto__":{"a":2,"b":1}}');
   });
 });

@@ -5,7 +5,7 @@ import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { answer, type ChatServer, completion, startChatServer } from '../helpers/chat-server.js';
 import { ROOT } from '../helpers/demo-repo.js';
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseShard } from '../../src/config/options.js';
 import type { Scenario } from '../../src/config/schema.js';
+import { canonicalJson } from '../../src/model/canonical-json.js';
 import { expandEpisodes, shardOf, sliceScenarios } from '../../src/plan/expand.js';
-import { canonicalJson, seedFor } from '../../src/plan/pin.js';
+import { seedFor } from '../../src/plan/pin.js';
 
 const scenario = (id: string): Scenario => ({
   id,

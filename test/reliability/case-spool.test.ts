@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GradedEpisode, Side } from '../../src/record.js';
+import type { GradedEpisode, Side } from '../../src/model/episode.js';
 import { CaseSpool, EpisodeLog } from '../../src/run/episode-log.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sg-spool-'));

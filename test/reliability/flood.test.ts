@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from './kv-suite.js';
 
 const CALLS = 1000;

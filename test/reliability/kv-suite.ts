@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GradedEpisode } from '../../src/record.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
 
 export const TEST_DATABASE_URL =
   process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -1,7 +1,7 @@
 // Reports built the way a run builds them: graded episodes through buildReport.
 import type { CaseInput } from '../../src/compare/case.js';
+import type { Report } from '../../src/model/report.js';
 import { buildReport, type ReportFacts } from '../../src/report/build.js';
-import type { Report } from '../../src/report/types.js';
 import { call, passing, repeats, scenario, stateDiff, tableDiff } from '../compare/builders.js';
 
 export const facts = (o: Partial<ReportFacts> = {}): ReportFacts => ({

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GOLDEN_SETS, type GoldenSet, goldenOutputs, RUN_SETS } from '../../scripts/golden-outputs.js';
+import type { Report } from '../../src/model/report.js';
 import { ReportSchema } from '../../src/report/report-schema.js';
-import type { Report } from '../../src/report/types.js';
 import { goldenSampleReport } from './fixtures.js';
 
 const root = join(import.meta.dirname, '..', '..');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Report } from '../../src/model/report.js';
 import { buildReport, type ReportFacts } from '../../src/report/build.js';
 import { MergeError, mergeReports, tryMergeReports } from '../../src/report/merge.js';
-import type { Report } from '../../src/report/types.js';
 import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from './fixtures.js';
 
 const shard = (

@@ -2,6 +2,7 @@
 // when a fixed N meets flakiness that makes it block unchanged agents more than 5% of the time.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REPEATS } from '../../src/config/schema.js';
+import type { Report } from '../../src/model/report.js';
 import { buildReport } from '../../src/report/build.js';
 import { mdText } from '../../src/report/escape.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
@@ -9,7 +10,6 @@ import { mergeReports } from '../../src/report/merge.js';
 import { validateReport } from '../../src/report/read-report.js';
 import { repeatsFacts } from '../../src/report/repeats-rates.js';
 import { renderTerminal } from '../../src/report/terminal.js';
-import type { Report } from '../../src/report/types.js';
 import { LOOK_ALPHA } from '../../src/stats/sequential.js';
 import { passing, repeats, scenario } from '../compare/builders.js';
 

@@ -2,11 +2,11 @@
 // terminal; weakening ones first; named in the verdict's reasons and the check title; kept by merge.
 import { describe, expect, it } from 'vitest';
 import { checkTitle } from '../../src/action/check-run.js';
+import type { PolicySource, Report, SuiteChange } from '../../src/model/report.js';
 import { buildReport, withTotals } from '../../src/report/build.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { mergeReports } from '../../src/report/merge.js';
 import { renderTerminal } from '../../src/report/terminal.js';
-import type { PolicySource, Report, SuiteChange } from '../../src/report/types.js';
 import { facts, unchangedCase } from './fixtures.js';
 
 const CHANGES: SuiteChange[] = [

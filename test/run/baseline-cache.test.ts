@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Scenario } from '../../src/config/schema.js';
+import type { GradedEpisode, Side } from '../../src/model/episode.js';
 import { expandEpisodes } from '../../src/plan/expand.js';
 import { seedFor } from '../../src/plan/pin.js';
-import type { GradedEpisode, Side } from '../../src/record.js';
 import { ReportSchema } from '../../src/report/report-schema.js';
 import {
   BaselineCache,

@@ -12,9 +12,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GradedEpisode } from '../../src/record.js';
-import type { Report } from '../../src/report/types.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
+import type { Report } from '../../src/model/report.js';
+import { runCompare } from '../../src/run/pipeline.js';
 
 export const TEST_DATABASE_URL =
   process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -7,8 +7,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GradedEpisode } from '../../src/record.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
 import { CALL_TOOL, stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
 

@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GradedEpisode } from '../../src/record.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import type { ProgressEvent } from '../../src/run/api.js';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { CALL_TOOL, stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];

@@ -14,7 +14,7 @@ import { GITHUB_TEXT_LIMIT, trimMarkdown } from '../../src/action/trim.js';
 import { renderJunit } from '../../src/report/junit.js';
 import { COMMENT_MARKER, renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import {
   elements,
   liveReferences,

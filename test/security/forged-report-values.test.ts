@@ -4,10 +4,10 @@
 // rendering must have exactly the structure the honest report renders to, and nothing live.
 import { describe, expect, it } from 'vitest';
 import { caseAnnotations } from '../../src/action/annotations.js';
+import type { Report } from '../../src/model/report.js';
 import { renderJunit } from '../../src/report/junit.js';
 import { COMMENT_MARKER, renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
-import type { Report } from '../../src/report/types.js';
 import {
   elements,
   liveReferences,

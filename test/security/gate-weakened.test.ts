@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { gateVerdict } from '../../src/gate/verdict.js';
-import type { Report } from '../../src/report/types.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { Report } from '../../src/model/report.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { agentVersion, type Change, git, makeDemoRepo } from '../action/demo-repo.js';
 import { TEST_DATABASE_URL } from '../helpers/engines.js';
 

@@ -4,7 +4,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { git } from '../helpers/demo-repo.js';
 import { AGENT_IMAGE, RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from '../reliability/kv-suite.js';

@@ -5,9 +5,9 @@
 import { truncateSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, MAX_ANNOTATIONS, scenarioLocator } from '../../src/action/annotations.js';
+import type { Report } from '../../src/model/report.js';
 import { mdText } from '../../src/report/markdown-text.js';
 import { REPORT_LIMITS } from '../../src/report/report-schema.js';
-import type { Report } from '../../src/report/types.js';
 import { agentVersion } from '../action/demo-repo.js';
 import { errors, Harness } from '../action/harness.js';
 import { genuineBlock, genuinePass, removeScratch, scratch, stategate, writeReport } from './reports.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diffSuites } from '../../src/compare/suite-changes.js';
 import { loadSuite } from '../../src/config/load.js';
 import type { Suite } from '../../src/config/suite.js';
-import { databaseFor, runCompare } from '../../src/run/compare.js';
+import { databaseFor, runCompare } from '../../src/run/pipeline.js';
 import { TEST_DATABASE_URL } from './attack-suite.js';
 
 const CANARIES: Record<string, string> = {

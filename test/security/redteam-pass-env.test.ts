@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseAgentEnv } from '../../src/agent/env.js';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { TEST_DATABASE_URL } from './attack-suite.js';
 
 const JUDGE_KEY = 'sk-redteam-judge-key-for-the-harness-only';

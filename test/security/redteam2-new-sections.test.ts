@@ -5,9 +5,9 @@
 // they must add no markup and no live reference, and never a second comment marker.
 import { describe, expect, it } from 'vitest';
 import { checkTitle } from '../../src/action/check-run.js';
+import type { Report } from '../../src/model/report.js';
 import { COMMENT_MARKER, renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
-import type { Report } from '../../src/report/types.js';
 import {
   liveReferences,
   REPORT_ELEMENTS,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeReports } from '../../src/report/merge.js';
 import { validateReport } from '../../src/report/read-report.js';
-import { runCompare } from '../../src/run/compare.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { TEST_DATABASE_URL } from './attack-suite.js';
 
 const dirs: string[] = [];

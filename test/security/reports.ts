@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { CaseReport, Report } from '../../src/model/report.js';
 import { buildReport } from '../../src/report/build.js';
-import type { CaseReport, Report } from '../../src/report/types.js';
 import { ROOT } from '../helpers/demo-repo.js';
 import { facts, regressedCase, timeoutCase, unchangedCase } from '../report/fixtures.js';
 

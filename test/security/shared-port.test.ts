@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { GradedEpisode } from '../../src/record.js';
-import { runCompare } from '../../src/run/compare.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
+import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
 import { writeSuite } from './suite.js';
 

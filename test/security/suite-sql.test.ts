@@ -429,7 +429,7 @@ describe('a twin that reads a server file, through a whole run', () => {
       readFileSync(scenario, 'utf8').replace("    - SELECT lo_import('/etc/hostname')\n", ''),
     );
     const out = join(dir, 'out');
-    const { runCompare } = await import('../../src/run/compare.js');
+    const { runCompare } = await import('../../src/run/pipeline.js');
     const error = await runCompare({
       base: dir,
       head: dir,

@@ -1,9 +1,7 @@
 // report.json (docs/architecture.md, a contract: extend only additively).
-import type { CaseClass } from '../config/schema.js';
-import type { FailureSignature } from '../grade/signature.js';
-import type { FailureLabel, Side } from '../record.js';
-import type { EngineName } from '../sandbox/types.js';
-import type { RepeatsRates, RepeatsWarning } from './repeats-rates.js';
+import type { CaseClass, FailureSignature } from './classes.js';
+import type { EngineName } from './engine.js';
+import type { FailureLabel, Side } from './episode.js';
 
 export type GateVerdict = 'PASS' | 'WARN' | 'BLOCK';
 
@@ -311,4 +309,32 @@ export interface JudgeCalibrationFacts {
   sha256: string | null;
   /** The criteria calibrated for `model`; every other judge criterion is uncalibrated. */
   calibrated: string[];
+}
+
+/** report.json `repeats_rates`: the policy in force and its error rates. */
+export interface RepeatsRates {
+  /** Repeats per side: a fixed N has min = max = N. */
+  min: number;
+  max: number;
+  adaptive: boolean;
+  /** The policy is the built-in default (what a stategate.yml without `repeats` runs). */
+  default: boolean;
+  /** False BLOCK rate of an unchanged agent failing `fails` of its runs; absent when not computed. */
+  false_block?: { fails: number; rate: number }[];
+  /** Detection rate of a regression from `base` to `head` failure rate; absent when not computed. */
+  detection?: { base: number; head: number; rate: number }[];
+  /** Every false BLOCK rate <= 5% and every detection rate >= 90%; absent when not computed. */
+  meets_targets?: boolean;
+}
+
+/** report.json `repeats_warning`: the flakiest critical expectation a fixed N saw, and what it costs. */
+export interface RepeatsWarning {
+  scenario: string;
+  side: Side;
+  expectation: string;
+  /** Failures in the graded repeats of that side. */
+  fails: number;
+  runs: number;
+  /** The false BLOCK rate at the fixed N of an unchanged agent failing fails/runs of its runs. */
+  false_block: number;
 }

@@ -1,4 +1,4 @@
-// `stategate compare` and the action's engine: base and head as a pinned pair on one suite.
+// The pipeline of `stategate compare`, `stategate run` and the action: base and head as a pinned pair.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isolationLine, probeIsolation } from '../agent/namespace.js';
@@ -10,14 +10,15 @@ import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
+import { canonicalJson } from '../model/canonical-json.js';
+import type { EpisodeRecord, RefusedCall, Side } from '../model/episode.js';
+import type { Report } from '../model/report.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import { canonicalJson, pinSuite, sha256 } from '../plan/pin.js';
-import type { EpisodeRecord, RefusedCall, Side } from '../record.js';
+import { pinSuite, sha256 } from '../plan/pin.js';
 import { withTotals } from '../report/build.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { repeatsFacts } from '../report/repeats-rates.js';
 import { boundReport } from '../report/report-bounds.js';
-import type { Report } from '../report/types.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
 import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
