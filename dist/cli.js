@@ -65587,6 +65587,31 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/model/classes.ts
+var CASE_CLASSES = [
+  "new-critical-failure",
+  "regressed",
+  "improved",
+  "unchanged",
+  "incomplete"
+];
+var GATE_CLASSES = [...CASE_CLASSES, "flaky", "suite-weakened"];
+var DEFAULT_GATE = {
+  block: ["new-critical-failure"],
+  warn: ["regressed", "incomplete", "flaky"]
+};
+var FAILURE_SIGNATURES = [
+  "agent-did-not-complete",
+  "duplicate-effect",
+  "success-claimed-without-effect",
+  "tool-error-not-recovered",
+  "extra-effect",
+  "missing-required-effect",
+  "no-state-changing-action",
+  "wrong-state-update",
+  "other"
+];
+
 // src/config/schema.ts
 var MIN_BARE_DURATION_MS = 1e3;
 function bareDurationMessage(n) {
@@ -65655,18 +65680,8 @@ var DatabaseConfig = external_exports.strictObject({
   fixtures: StringList.default([]).describe(".sql files, or .yaml/.json rows: { table: [ {col: value} ] }."),
   expose: external_exports.boolean().default(false).describe("Give the agent DATABASE_URL of its own episode database.")
 });
-var CaseClassName = external_exports.enum([
-  "new-critical-failure",
-  "regressed",
-  "improved",
-  "unchanged",
-  "incomplete"
-]);
-var GateClass = external_exports.enum([...CaseClassName.options, "flaky", "suite-weakened"]);
-var DEFAULT_GATE = {
-  block: ["new-critical-failure"],
-  warn: ["regressed", "incomplete", "flaky"]
-};
+var CaseClassName = external_exports.enum(CASE_CLASSES);
+var GateClass = external_exports.enum(GATE_CLASSES);
 var DEFAULT_REPEATS = { min: 7, max: 32 };
 var Repeats = external_exports.union([
   external_exports.number().int().min(1).max(1e3),
@@ -65894,7 +65909,6 @@ function expectationKind(e) {
 }
 
 // src/gate/verdict.ts
-var DEFAULT_GATE2 = DEFAULT_GATE;
 function checkPolicy(gate) {
   for (const level of ["block", "warn"]) {
     const list = gate[level];
@@ -66154,32 +66168,20 @@ function decideCase(base2, head, policy) {
   return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
 }
 
-// src/gateway/canonical.ts
+// src/model/canonical-json.ts
 function canonicalize(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (value === null || typeof value !== "object") return value;
+  const json2 = value.toJSON;
+  if (typeof json2 === "function") return canonicalize(json2.call(value));
   if (Array.isArray(value)) return value.map(canonicalize);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value).sort().filter((key) => value[key] !== void 0).map((key) => [key, canonicalize(value[key])])
-    );
-  }
-  return value;
+  const record2 = value;
+  return Object.fromEntries(
+    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
+  );
 }
 function canonicalJson(value) {
   return JSON.stringify(canonicalize(value)) ?? "null";
-}
-function includesArgs(args, subset) {
-  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
-  const record2 = args;
-  return Object.entries(subset).every(
-    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
-  );
-}
-function fillPlaceholders(template, args) {
-  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name2) => {
-    if (!Object.hasOwn(args, name2) || args[name2] === void 0) return whole;
-    const v = args[name2];
-    return typeof v === "string" ? v : canonicalJson(v);
-  });
 }
 
 // src/compare/trajectory.ts
@@ -66398,19 +66400,8 @@ function orderValues(a, b, comparator = "an ordering") {
 function stringForm(v) {
   if (typeof v === "string") return v;
   if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson2(v);
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
   return String(v);
-}
-function canonicalJson2(v) {
-  return JSON.stringify(sortKeys(v)) ?? "null";
-}
-function sortKeys(v) {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (typeof v === "bigint") return v.toString();
-  if (!isPlainObject2(v)) return v;
-  return Object.fromEntries(
-    Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])
-  );
 }
 function compilePattern(pattern, what) {
   if (typeof pattern !== "string") {
@@ -66482,7 +66473,7 @@ function formatValue(v) {
   if (v === void 0 || v === null) text2 = "null";
   else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
   else if (v instanceof Date) text2 = v.toISOString();
-  else if (typeof v === "object") text2 = canonicalJson2(v);
+  else if (typeof v === "object") text2 = canonicalJson(v);
   else text2 = String(v);
   return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
 }
@@ -66559,7 +66550,7 @@ function gradeToolNotCalled(tool, calls) {
   );
 }
 function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson2(call.args)})`;
+  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
 }
 function gradeNoDuplicateEffect(tool, calls) {
   const applied = /* @__PURE__ */ new Map();
@@ -66623,7 +66614,7 @@ function retriesOf(calls) {
   const retries = [];
   for (const call of inSeqOrder(calls)) {
     const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson2(prior.args) === canonicalJson2(call.args)) {
+    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
       retries.push(call);
     }
     previous.set(call.tool, call);
@@ -66670,7 +66661,7 @@ function isPlainObject3(v) {
 function textOf(v) {
   if (typeof v === "string") return v;
   if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson2(v);
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
   return String(v);
 }
 function sameJson(a, e) {
@@ -66772,7 +66763,7 @@ function showTyped(v, type) {
     case "boolean":
       return typeof v === "boolean" ? String(v) : JSON.stringify(textOf(v));
     case "json":
-      return canonicalJson2(v);
+      return canonicalJson(v);
     case "array":
       return Array.isArray(v) ? `[${v.map((x) => showTyped(x, type.slice(1))).join(",")}]` : JSON.stringify(textOf(v));
     case "instant":
@@ -67366,17 +67357,6 @@ function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
 }
 
 // src/grade/signature.ts
-var FAILURE_SIGNATURES = [
-  "agent-did-not-complete",
-  "duplicate-effect",
-  "success-claimed-without-effect",
-  "tool-error-not-recovered",
-  "extra-effect",
-  "missing-required-effect",
-  "no-state-changing-action",
-  "wrong-state-update",
-  "other"
-];
 function unrecoveredError(calls) {
   const ordered = inSeqOrder(calls);
   return ordered.find(
@@ -68617,11 +68597,11 @@ function runFactsOf(report2) {
   };
 }
 function reportDecision(report2) {
-  return gateDecision(report2.cases, report2.gate ?? DEFAULT_GATE2, runFactsOf(report2));
+  return gateDecision(report2.cases, report2.gate ?? DEFAULT_GATE, runFactsOf(report2));
 }
 function withTotals(report2) {
   const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const gate = report2.gate ?? { block: [...DEFAULT_GATE2.block], warn: [...DEFAULT_GATE2.warn] };
+  const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
   const verdict = gateVerdict(cases, gate, runFactsOf(report2));
   const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report2;
   return {
@@ -68652,7 +68632,7 @@ function buildReport(input2) {
     pin: input2.pin,
     sides: input2.sides,
     cases,
-    gate: { block: [...(input2.gate ?? DEFAULT_GATE2).block], warn: [...(input2.gate ?? DEFAULT_GATE2).warn] },
+    gate: { block: [...(input2.gate ?? DEFAULT_GATE).block], warn: [...(input2.gate ?? DEFAULT_GATE).warn] },
     shard: input2.shard ?? null,
     interrupted: input2.interrupted ?? false
   };
@@ -69057,7 +69037,7 @@ function tryMergeReports(reports, options2 = {}) {
   };
   const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
   if (reason !== void 0) merged.engine_reason = reason;
-  const gate = options2.gate ?? DEFAULT_GATE2;
+  const gate = options2.gate ?? DEFAULT_GATE;
   merged.gate = { block: [...gate.block], warn: [...gate.warn] };
   const unverified = options2.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
   if (unverified !== void 0) merged.unverified = { reason: unverified };
@@ -72035,7 +72015,7 @@ async function loadMergePolicy(config2, cwd) {
   if (!read.ok) {
     if (read.missing && config2 === void 0) {
       return {
-        gate: DEFAULT_GATE2,
+        gate: DEFAULT_GATE,
         source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
       };
     }
@@ -72069,7 +72049,7 @@ function stricterGate(own2, carried) {
 // src/report/read-report.ts
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
-// src/record.ts
+// src/model/episode.ts
 var FAILURE_LABELS = [
   "STATE_MISMATCH",
   "DUPLICATE_EFFECT",
@@ -72662,7 +72642,95 @@ function renderTerminal(report2, options2 = {}) {
 `;
 }
 
-// src/run/compare.ts
+// src/sandbox/process-exit.ts
+var SIGNALS = ["SIGINT", "SIGTERM"];
+var SIGNAL_GRACE_MS = 6e4;
+var live = /* @__PURE__ */ new Set();
+var claims = 0;
+function claimSignals() {
+  claims++;
+  let released = false;
+  return () => {
+    if (!released) claims--;
+    released = true;
+  };
+}
+var handling = false;
+async function onSignal(signal) {
+  if (handling) return;
+  handling = true;
+  const all = Promise.allSettled([...live].map((c) => c.close()));
+  await Promise.race([all, new Promise((r) => setTimeout(r, SIGNAL_GRACE_MS).unref())]);
+  live.clear();
+  uninstall();
+  handling = false;
+  if (claims === 0) process.kill(process.pid, signal);
+}
+function onExit() {
+  for (const c of live) {
+    try {
+      c.closeSync();
+    } catch {
+    }
+  }
+  live.clear();
+}
+var handlers = /* @__PURE__ */ new Map();
+function install() {
+  if (handlers.size > 0) return;
+  for (const s of SIGNALS) handlers.set(s, () => void onSignal(s));
+  handlers.set("exit", onExit);
+  for (const [event, fn] of handlers) process.on(event, fn);
+}
+function uninstall() {
+  for (const [event, fn] of handlers) process.removeListener(event, fn);
+  handlers.clear();
+}
+function registerExitCleanup(cleanup) {
+  live.add(cleanup);
+  install();
+  return () => {
+    live.delete(cleanup);
+    if (live.size === 0 && !handling) uninstall();
+  };
+}
+
+// src/run/interrupt.ts
+var listeners = /* @__PURE__ */ new Set();
+var installed = false;
+var received = 0;
+var lastSignal = null;
+function handle(signal) {
+  received++;
+  lastSignal = signal;
+  if (received > 1 || listeners.size === 0) {
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  }
+  process.stderr.write(
+    `
+stategate: ${signal} received: stopping, cleaning up and writing a partial report
+`
+  );
+  for (const l of listeners) l();
+}
+function onInterrupt(abort) {
+  if (!installed) {
+    installed = true;
+    process.on("SIGINT", handle);
+    process.on("SIGTERM", handle);
+    claimSignals();
+  }
+  listeners.add(abort);
+  return () => {
+    listeners.delete(abort);
+  };
+}
+function interruptExitCode() {
+  if (!lastSignal) return null;
+  return lastSignal === "SIGINT" ? 130 : 143;
+}
+
+// src/run/pipeline.ts
 import { mkdirSync as mkdirSync5, mkdtempSync as mkdtempSync6, writeFileSync as writeFileSync7 } from "node:fs";
 import { join as join16, resolve as resolve9 } from "node:path";
 
@@ -73120,6 +73188,24 @@ function episodeDeadline(outer) {
 
 // src/gateway/faults.ts
 import { createHash as createHash2 } from "node:crypto";
+
+// src/gateway/canonical.ts
+function includesArgs(args, subset) {
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
+  const record2 = args;
+  return Object.entries(subset).every(
+    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
+  );
+}
+function fillPlaceholders(template, args) {
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name2) => {
+    if (!Object.hasOwn(args, name2) || args[name2] === void 0) return whole;
+    const v = args[name2];
+    return typeof v === "string" ? v : canonicalJson(v);
+  });
+}
+
+// src/gateway/faults.ts
 function faultDraw(seed, ruleIndex, tool, callNumber) {
   const digest = createHash2("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
   return digest.readUIntBE(0, 6) / 2 ** 48;
@@ -85370,18 +85456,6 @@ import { createServer as createServer2 } from "node:net";
 import { arch as arch3, platform as platform3, tmpdir as tmpdir3, userInfo } from "node:os";
 import { join as join8 } from "node:path";
 
-// src/agent/private-paths.ts
-var registered = /* @__PURE__ */ new Set();
-function registerPrivatePath(path11) {
-  registered.add(path11);
-  return () => {
-    registered.delete(path11);
-  };
-}
-function privatePaths() {
-  return [...registered];
-}
-
 // src/sandbox/embedded-binaries.ts
 import { spawnSync } from "node:child_process";
 import { createHash as createHash5 } from "node:crypto";
@@ -85582,57 +85656,16 @@ function readText(path11) {
   }
 }
 
-// src/sandbox/process-exit.ts
-var SIGNALS = ["SIGINT", "SIGTERM"];
-var SIGNAL_GRACE_MS = 6e4;
-var live = /* @__PURE__ */ new Set();
-var claims = 0;
-function claimSignals() {
-  claims++;
-  let released = false;
+// src/sandbox/private-paths.ts
+var registered = /* @__PURE__ */ new Set();
+function registerPrivatePath(path11) {
+  registered.add(path11);
   return () => {
-    if (!released) claims--;
-    released = true;
+    registered.delete(path11);
   };
 }
-var handling = false;
-async function onSignal(signal) {
-  if (handling) return;
-  handling = true;
-  const all = Promise.allSettled([...live].map((c) => c.close()));
-  await Promise.race([all, new Promise((r) => setTimeout(r, SIGNAL_GRACE_MS).unref())]);
-  live.clear();
-  uninstall();
-  handling = false;
-  if (claims === 0) process.kill(process.pid, signal);
-}
-function onExit() {
-  for (const c of live) {
-    try {
-      c.closeSync();
-    } catch {
-    }
-  }
-  live.clear();
-}
-var handlers = /* @__PURE__ */ new Map();
-function install() {
-  if (handlers.size > 0) return;
-  for (const s of SIGNALS) handlers.set(s, () => void onSignal(s));
-  handlers.set("exit", onExit);
-  for (const [event, fn] of handlers) process.on(event, fn);
-}
-function uninstall() {
-  for (const [event, fn] of handlers) process.removeListener(event, fn);
-  handlers.clear();
-}
-function registerExitCleanup(cleanup) {
-  live.add(cleanup);
-  install();
-  return () => {
-    live.delete(cleanup);
-    if (live.size === 0 && !handling) uninstall();
-  };
+function privatePaths() {
+  return [...registered];
 }
 
 // src/sandbox/embedded-server.ts
@@ -87625,7 +87658,8 @@ async function createTestcontainersEngine(opts) {
 // src/sandbox/choose.ts
 async function chooseEngine(db, overrides2 = {}) {
   const requested = overrides2.engine ?? db.engine;
-  const asked = (name2) => overrides2.engine ? `--engine ${name2}` : `database.engine: ${name2}`;
+  const option2 = overrides2.engineOption ?? "--engine";
+  const asked = (name2) => overrides2.engine ? `${option2} ${name2}` : `database.engine: ${name2}`;
   const url2 = db.url?.trim() ? db.url.trim() : void 0;
   const runPrefix = overrides2.runPrefix;
   const postgres = async (reason) => {
@@ -88379,12 +88413,22 @@ var EpisodeLog = class {
   path;
   stream;
   closed = false;
+  // Every writer that finds the buffer full waits on the same 'drain': one listener however many
+  // episodes finish at once (a listener each would pile up past Node's warning limit under load).
+  drained;
   /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
   async write(graded2) {
     if (this.closed) return;
     const ok3 = this.stream.write(`${JSON.stringify(graded2)}
 `);
-    if (!ok3) await new Promise((r) => this.stream.once("drain", () => r()));
+    if (ok3) return;
+    this.drained ??= new Promise(
+      (r) => this.stream.once("drain", () => {
+        this.drained = void 0;
+        r();
+      })
+    );
+    await this.drained;
   }
   /** Flushes and closes the file. */
   async close() {
@@ -88467,41 +88511,6 @@ var EpisodeSignals = class {
     return { signal: controller.signal, release: () => this.live.delete(controller) };
   }
 };
-
-// src/run/interrupt.ts
-var listeners = /* @__PURE__ */ new Set();
-var installed = false;
-var received = 0;
-var lastSignal = null;
-function handle(signal) {
-  received++;
-  lastSignal = signal;
-  if (received > 1 || listeners.size === 0) {
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  }
-  process.stderr.write(
-    `
-stategate: ${signal} received: stopping, cleaning up and writing a partial report
-`
-  );
-  for (const l of listeners) l();
-}
-function onInterrupt(abort) {
-  if (!installed) {
-    installed = true;
-    process.on("SIGINT", handle);
-    process.on("SIGTERM", handle);
-    claimSignals();
-  }
-  listeners.add(abort);
-  return () => {
-    listeners.delete(abort);
-  };
-}
-function interruptExitCode() {
-  if (!lastSignal) return null;
-  return lastSignal === "SIGINT" ? 130 : 143;
-}
 
 // src/run/load.ts
 import { existsSync as existsSync5 } from "node:fs";
@@ -88781,9 +88790,8 @@ async function stopGroup(pgid, graceMs) {
   if (!groupRunning(pgid)) liveGroups.delete(pgid);
 }
 
-// src/agent/result.ts
+// src/model/agent-result.ts
 var OUTCOMES = ["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"];
-var SNIPPET_CHARS = 200;
 function describe6(value) {
   if (value === void 0) return "none";
   if (value === null) return "null";
@@ -88791,10 +88799,6 @@ function describe6(value) {
   if (typeof value === "string")
     return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
   return typeof value;
-}
-function snippet(text2) {
-  const one = text2.replace(/\s+/g, " ").trim();
-  return JSON.stringify(one.length > SNIPPET_CHARS ? `${one.slice(0, SNIPPET_CHARS)}...` : one);
 }
 var usageField = (name2, description) => external_exports.number({
   error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe6(issue3.input)}`
@@ -88823,6 +88827,13 @@ var AgentResultSchema = external_exports.object(
   },
   { error: (issue3) => `the result must be a JSON object, got ${describe6(issue3.input)}` }
 ).describe("The one result an agent gives per episode.");
+
+// src/agent/result.ts
+var SNIPPET_CHARS = 200;
+function snippet(text2) {
+  const one = text2.replace(/\s+/g, " ").trim();
+  return JSON.stringify(one.length > SNIPPET_CHARS ? `${one.slice(0, SNIPPET_CHARS)}...` : one);
+}
 function checkAgentResult(value) {
   const parsed = AgentResultSchema.safeParse(value);
   if (parsed.success) return { result: parsed.data };
@@ -90418,7 +90429,7 @@ async function sidePort(side3, agent, env) {
   return { url: fillPort(url2, port), env: { ...env, PORT: String(port) } };
 }
 
-// src/run/compare.ts
+// src/run/pipeline.ts
 async function runCompare(opts) {
   const repo = resolve9(opts.repo ?? process.cwd());
   const outDir = resolve9(repo, opts.out ?? ".stategate");
@@ -90489,7 +90500,10 @@ async function runCompare(opts) {
     const sharedPort = sharedPortProblem(agents);
     if (sharedPort) throw new Error(sharedPort);
     progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
-    const engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
+    const engine = await chooseEngine(databaseFor(suite, opts), {
+      engine: opts.engine,
+      engineOption: opts.engineOption
+    });
     cleanups.push(() => engine.close());
     const engineDetail = engine.detail ? `; ${engine.detail}` : "";
     progress({

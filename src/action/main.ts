@@ -117,6 +117,7 @@ async function compare(
     shard: inputs.shard,
     out: outDir,
     engine: inputs.engine ?? undefined,
+    engineOption: 'input engine:',
     policyFrom: inputs.policyFrom,
     isolation: inputs.isolation ?? undefined,
     cache: plan?.dir,

@@ -25,6 +25,8 @@ export interface CompareOptions {
   /** Output directory (default .stategate). */
   out?: string;
   engine?: 'auto' | EngineName;
+  /** How `engine` was written, for the report's engine reason: `--engine` (default) or the action's input. */
+  engineOption?: string;
   /** A postgres admin URL, overriding database.url (with --engine postgres, $STATEGATE_DATABASE_URL is the fallback). */
   databaseUrl?: string;
   suiteFrom?: 'head' | 'base';

@@ -119,7 +119,10 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     if (sharedPort) throw new Error(sharedPort);
 
     progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
-    const engine: Engine = await chooseEngine(databaseFor(suite, opts), { engine: opts.engine });
+    const engine: Engine = await chooseEngine(databaseFor(suite, opts), {
+      engine: opts.engine,
+      engineOption: opts.engineOption,
+    });
     cleanups.push(() => engine.close());
     const engineDetail = engine.detail ? `; ${engine.detail}` : '';
     progress({

@@ -10,15 +10,18 @@ import type { Engine, EngineName } from './types.js';
 
 /** What the command line may override. */
 export interface EngineOverrides {
-  /** --engine: wins over database.engine. */
+  /** --engine (or the action's input): wins over database.engine. */
   engine?: 'auto' | EngineName;
+  /** How the user wrote that override, for the reason line (default `--engine`). */
+  engineOption?: string;
   runPrefix?: string;
 }
 
 /** The engine a run uses, and why; what `engine: auto` would pick. */
 export async function chooseEngine(db: DatabaseConfig, overrides: EngineOverrides = {}): Promise<Engine> {
   const requested = overrides.engine ?? db.engine;
-  const asked = (name: EngineName) => (overrides.engine ? `--engine ${name}` : `database.engine: ${name}`);
+  const option = overrides.engineOption ?? '--engine';
+  const asked = (name: EngineName) => (overrides.engine ? `${option} ${name}` : `database.engine: ${name}`);
   const url = db.url?.trim() ? db.url.trim() : undefined;
   const runPrefix = overrides.runPrefix;
 

@@ -95,6 +95,8 @@ describe('the bundled action without node_modules', () => {
       });
       const report = JSON.parse(readFileSync(r.outputs['report-path'] ?? '/nonexistent', 'utf8'));
       expect(report.engine, r.stdout + r.stderr).toBe('testcontainers');
+      // Asked for by the workflow's input, and the reason says so in the workflow's words.
+      expect(report.engine_reason).toBe('input engine: testcontainers');
       expect(r.stdout).toContain(`image postgres:16-alpine via ${TEST_DOCKER_HOST}`);
       expect(outcome(r)).toEqual(outcomes.embedded);
       // The step's process is gone, and so is the container it named in its log.
