@@ -13,7 +13,7 @@ import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/pipeline.js';
 import { VERSION } from '../version.js';
-import { caseAnnotations, scenarioLocator } from './annotations.js';
+import { caseAnnotations, repositoryPaths } from './annotations.js';
 import { resolveBase } from './base.js';
 import {
   type CachePlan,
@@ -218,14 +218,14 @@ async function publish(
   }
   writeJunit(inputs, workspace, report);
 
-  // Annotation paths are paths in the head's repository, and their lines are read from the head's files.
+  // Annotation paths are paths in the head's repository; their lines are the ones each case carries.
   const headRoot = resolve(workspace, inputs.headPath);
-  const locate = scenarioLocator(headRoot, dirname(resolve(headRoot, inputs.config)));
+  const pathOf = repositoryPaths(headRoot, dirname(resolve(headRoot, inputs.config)));
   await posting.complete({
     conclusion: checkConclusionOf(report),
     title,
     summary: renderMarkdown(report, { variant: 'check' }),
-    annotations: caseAnnotations(report, locate),
+    annotations: caseAnnotations(report, pathOf),
   });
   if (inputs.comment) await posting.comment(renderMarkdown(report, { variant: 'comment' }));
   else core.info('comment: false, so no pull request comment.');
