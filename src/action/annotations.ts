@@ -1,7 +1,7 @@
 // Check-run annotations: one per changed expectation of each gated case, on its scenario file's line.
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+// The lines come from the case (the config loader read them when the run began): the checkout the
+// head's agent could write to is never read here, so no link or FIFO it left behind is followed.
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { DEFAULT_GATE, gateClassesOf } from '../gate/verdict.js';
 import type { CaseReport, Report } from '../model/report.js';
 import { clip, plainText } from '../report/escape.js';
@@ -36,13 +36,10 @@ export interface CheckAnnotation {
 }
 
 /**
- * Where in the repository a scenario (and optionally one of its expectations) is written; null for
- * a path outside the repository, which gets no annotation.
+ * The repository path of a scenario file named in a report; null for a path outside the repository,
+ * which gets no annotation.
  */
-export type Locate = (
-  scenarioFile: string,
-  expectationId: string | null,
-) => { path: string; line: number } | null;
+export type RepositoryPath = (scenarioFile: string) => string | null;
 
 /** At most this many annotations per run: past them a reviewer reads the summary, and each 50 is a request. */
 export const MAX_ANNOTATIONS = 500;
@@ -58,23 +55,25 @@ export function caseLevel(report: Report, c: CaseReport): 'failure' | 'warning' 
 }
 
 /** Annotations for the cases the gate blocks (level failure) or warns about (level warning). */
-export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation[] {
+export function caseAnnotations(report: Report, pathOf: RepositoryPath): CheckAnnotation[] {
   const out: CheckAnnotation[] = [];
   for (const c of report.cases) {
     if (out.length >= MAX_ANNOTATIONS) break;
     const level = caseLevel(report, c);
     if (level === null || !c.file) continue;
+    const path = pathOf(c.file);
+    if (path === null) continue;
+    // A report without lines (written before cases carried them) annotates the file's first line.
+    const top = c.lines?.scenario ?? 1;
     const evidence = [c.divergence?.sentence, ...c.state_diff.slice(0, 3).map(describeDiff)].filter(Boolean);
     const changed = (c.expectations_changed ?? []).filter(
       (e) => e.change !== 'fixed' && e.change !== 'pre-existing',
     );
     if (changed.length === 0) {
-      const at = locate(c.file, null);
-      if (!at) continue;
       out.push({
-        path: at.path,
-        start_line: at.line,
-        end_line: at.line,
+        path,
+        start_line: top,
+        end_line: top,
         annotation_level: level,
         title: title(`${c.id}: ${c.class}${c.flaky.head ? ' (flaky)' : ''}`),
         message: message([c.reason ?? `Scenario ${c.id} is ${c.class}.`, ...evidence]),
@@ -82,13 +81,13 @@ export function caseAnnotations(report: Report, locate: Locate): CheckAnnotation
       continue;
     }
     for (const e of changed) {
-      const at = locate(c.file, e.id);
-      if (!at) continue;
+      // `completed` (the implicit expectation) has no line of its own: the scenario's is used.
+      const line = c.lines?.expectations[e.id] ?? top;
       const counts = `failed in ${e.head.fail + e.head.error} of ${sum(e.head)} head runs, passed in ${e.base.pass} of ${sum(e.base)} base runs`;
       out.push({
-        path: at.path,
-        start_line: at.line,
-        end_line: at.line,
+        path,
+        start_line: line,
+        end_line: line,
         annotation_level: level,
         title: title(
           `${c.id}: ${e.critical ? 'critical ' : ''}expectation ${e.id} ${e.change === 'error' ? 'could not be evaluated' : 'broke'} (${c.class})`,
@@ -109,70 +108,15 @@ function describeDiff(d: CaseReport['state_diff'][number]): string {
 }
 
 /**
- * Locates scenarios on disk: `suiteDir` is where the report's scenario paths start (the config's
- * directory), `repoRoot` what annotation paths are relative to. Unreadable files fall back to line 1.
+ * Maps the report's scenario paths to repository paths: `suiteDir` is where the report's scenario
+ * paths start (the config's directory), `repoRoot` what annotation paths are relative to. A path
+ * that leaves the repository is refused; nothing is read from disk.
  */
-export function scenarioLocator(repoRoot: string, suiteDir: string): Locate {
-  const lines = new Map<string, { top: number; expectations: Map<string, number> }>();
-  return (scenarioFile, expectationId) => {
+export function repositoryPaths(repoRoot: string, suiteDir: string): RepositoryPath {
+  return (scenarioFile) => {
     const abs = isAbsolute(scenarioFile) ? scenarioFile : join(suiteDir, scenarioFile);
     const rel = relative(repoRoot, abs);
-    // A report names the file; a path that leaves the repository is not one to read or annotate.
     if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
-    const path = rel.split(sep).join('/');
-    let found = lines.get(abs);
-    if (!found) {
-      // Only a regular file whose real path is in the repository is read: the agent may have left a
-      // link (to a file elsewhere, or a FIFO that would hang the read) in its writable checkout.
-      found = regularFileInside(abs, repoRoot)
-        ? expectationLines(abs)
-        : { top: 1, expectations: new Map<string, number>() };
-      lines.set(abs, found);
-    }
-    const line = (expectationId !== null ? found.expectations.get(expectationId) : undefined) ?? found.top;
-    return { path, line };
+    return rel.split(sep).join('/');
   };
-}
-
-function regularFileInside(file: string, root: string): boolean {
-  try {
-    if (!lstatSync(file).isFile()) return false;
-    const rel = relative(realpathSync(root), realpathSync(file));
-    return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-  } catch {
-    return false;
-  }
-}
-
-/** The line of a scenario's `id` and of each expectation's `id` (1-based). */
-export function expectationLines(file: string): { top: number; expectations: Map<string, number> } {
-  const expectations = new Map<string, number>();
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return { top: 1, expectations };
-  }
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter });
-  const lineOf = (offset: number | undefined) => (offset === undefined ? 1 : counter.linePos(offset).line);
-  let top = 1;
-  if (isMap(doc.contents)) {
-    for (const pair of doc.contents.items) {
-      if (!isScalar(pair.key)) continue;
-      if (pair.key.value === 'id') top = lineOf(pair.key.range?.[0]);
-      if (pair.key.value === 'expect' && isSeq(pair.value)) {
-        for (const item of pair.value.items) {
-          if (!isMap(item)) continue;
-          const idPair = item.items.find((p) => isScalar(p.key) && p.key.value === 'id');
-          if (idPair && isScalar(idPair.value))
-            expectations.set(
-              String(idPair.value.value),
-              lineOf(idPair.key && isScalar(idPair.key) ? idPair.key.range?.[0] : item.range?.[0]),
-            );
-        }
-      }
-    }
-  }
-  return { top, expectations };
 }

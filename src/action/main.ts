@@ -2,18 +2,18 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
-import { mergeReports } from '../compare/index.js';
 import { ConfigError, type Problem } from '../config/suite.js';
 import { gateFails } from '../gate/verdict.js';
 import type { Report } from '../model/report.js';
 import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
+import { mergeReports } from '../report/merge.js';
 import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/pipeline.js';
 import { VERSION } from '../version.js';
-import { caseAnnotations, scenarioLocator } from './annotations.js';
+import { caseAnnotations, repositoryPaths } from './annotations.js';
 import { resolveBase } from './base.js';
 import {
   type CachePlan,
@@ -219,14 +219,14 @@ async function publish(
   }
   writeJunit(inputs, workspace, report);
 
-  // Annotation paths are paths in the head's repository, and their lines are read from the head's files.
+  // Annotation paths are paths in the head's repository; their lines are the ones each case carries.
   const headRoot = resolve(workspace, inputs.headPath);
-  const locate = scenarioLocator(headRoot, dirname(resolve(headRoot, inputs.config)));
+  const pathOf = repositoryPaths(headRoot, dirname(resolve(headRoot, inputs.config)));
   await posting.complete({
     conclusion: checkConclusionOf(report),
     title,
     summary: renderMarkdown(report, { variant: 'check' }),
-    annotations: caseAnnotations(report, locate),
+    annotations: caseAnnotations(report, pathOf),
   });
   if (inputs.comment) await posting.comment(renderMarkdown(report, { variant: 'comment' }));
   else core.info('comment: false, so no pull request comment.');

@@ -2,7 +2,6 @@
 // 2 the gate failed (--fail-on), 1 stategate could not run.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { mergeReports } from '../compare/index.js';
 import { loadSuite, sortProblems } from '../config/load.js';
 import {
   type Choice,
@@ -16,6 +15,7 @@ import { ConfigError, formatProblem, type Problem, type SuiteParts } from '../co
 import { exitCodeFor } from '../gate/index.js';
 import type { Report } from '../model/report.js';
 import { renderJunit } from '../report/junit.js';
+import { mergeReports } from '../report/merge.js';
 import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import { readReportFile } from '../report/read-report.js';
 import { renderTerminal } from '../report/terminal.js';

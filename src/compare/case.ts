@@ -63,6 +63,10 @@ export function compareCase(
     expectations_changed: c.expectations_changed,
   };
   if (scenario.description) report.description = scenario.description;
+  // Annotations place themselves by these lines: nothing re-reads the scenario file at render time.
+  if (scenario.lines) {
+    report.lines = { scenario: scenario.lines.scenario, expectations: { ...scenario.lines.expectations } };
+  }
   if (decision) {
     report.repeats_decision = {
       base: baseSummary?.runs ?? 0,

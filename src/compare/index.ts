@@ -1,7 +1,4 @@
 // Per-case comparison: statistics, classification, lockstep divergence, state and flaky explanations.
-
-// Shard reports are joined where cases are compared; the implementation lives with report.json.
-export { MergeError, type MergeResult, mergeReports, tryMergeReports } from '../report/merge.js';
 export { type CaseInput, type CaseOptions, compareCase } from './case.js';
 export { type Classification, classifyCase, classifySummaries, isFlaky } from './classify.js';
 export { firstDivergence } from './divergence.js';

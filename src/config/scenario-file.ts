@@ -43,10 +43,11 @@ export function readScenario(
   if (!shape.ok || problems.length > 0) return { problems };
 
   const expect = parsed.expect as Expectation[];
-  const lines: Record<string, number> = {};
+  const expectations: Record<string, number> = {};
   expect.forEach((e, i) => {
-    lines[e.id] = locate(source, ['expect', i, 'id']).line;
+    expectations[e.id] = locate(source, ['expect', i, 'id'], { key: true }).line;
   });
+  const lines = { scenario: locate(source, ['id'], { key: true }).line, expectations };
   return { scenario: { ...shape.data, expect, file, lines }, problems };
 }
 

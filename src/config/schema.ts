@@ -2,6 +2,7 @@
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
 import { CASE_CLASSES, DEFAULT_GATE, GATE_CLASSES } from '../model/classes.js';
+import type { ScenarioLines } from '../model/report.js';
 
 /** The smallest bare number a duration takes: below it, `timeout: 30` almost surely meant seconds. */
 export const MIN_BARE_DURATION_MS = 1000;
@@ -458,8 +459,8 @@ export type Scenario = Omit<z.infer<typeof ScenarioFile>, 'expect'> & {
   expect: Expectation[];
   /** Where the scenario came from, relative to the suite root: used for annotations and errors. */
   file: string;
-  /** 1-based line of each expectation's `id`, for annotations. */
-  lines?: Record<string, number>;
+  /** 1-based lines of the scenario's `id` and of each expectation's `id`: the case carries them to annotations. */
+  lines?: ScenarioLines;
 };
 
 /** A twin tool with its name and the file it came from. */

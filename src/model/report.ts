@@ -178,6 +178,12 @@ export interface AgentStderr {
   cut?: true;
 }
 
+/** Where a scenario is written in its file: 1-based lines of its `id` and of each expectation's `id`. */
+export interface ScenarioLines {
+  scenario: number;
+  expectations: Record<string, number>;
+}
+
 export interface CaseReport {
   id: string;
   class: CaseClass;
@@ -188,6 +194,8 @@ export interface CaseReport {
   state_diff: StateDifference[];
   /** Additive. */
   file?: string;
+  /** Additive: the lines of `file` the scenario and its expectations are written at (annotations). */
+  lines?: ScenarioLines;
   description?: string;
   reason?: string;
   expectations_changed?: ChangedExpectation[];

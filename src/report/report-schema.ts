@@ -33,6 +33,8 @@ export const REPORT_LIMITS = {
   steps: 1_000,
   /** Characters of an agent's stderr tail. */
   stderr: 20_000,
+  /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
+  line: 10_000_000,
 } as const;
 
 /** Scenario ids, as stategate.yml's scenario files allow them. */
@@ -210,6 +212,19 @@ const AgentStderrSchema = z.strictObject({
   cut: z.literal(true).optional(),
 });
 
+const line = z.number().int().min(1, 'expected a line number (1 or more)').max(L.line);
+
+/** A case's lines: where its scenario and each expectation are written in its file. */
+const ScenarioLinesSchema = z.strictObject({
+  scenario: line,
+  expectations: z
+    .record(expectationId, line)
+    .refine(
+      (lines) => Object.keys(lines).length <= L.expectations,
+      `expected at most ${L.expectations} expectation lines`,
+    ),
+});
+
 const CaseReportSchema = z.strictObject({
   id: caseId,
   class: CaseClassName,
@@ -227,6 +242,7 @@ const CaseReportSchema = z.strictObject({
     .array(z.strictObject({ table: name, key: text, column: name, base: stateValue, head: stateValue }))
     .max(L.stateDiff),
   file: relativePath.optional(),
+  lines: ScenarioLinesSchema.optional(),
   description: text.optional(),
   reason: text.optional(),
   expectations_changed: z.array(ChangedExpectationSchema).max(L.expectations).optional(),

@@ -1,17 +1,25 @@
-// Annotations land on the scenario file's own lines; text limits are kept; problems are placed.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Annotations land on the scenario file's own lines (carried by each case from the config loader,
+// never read back from the checkout); text limits are kept; problems are placed.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { caseAnnotations, expectationLines, scenarioLocator } from '../../src/action/annotations.js';
+import { caseAnnotations, repositoryPaths } from '../../src/action/annotations.js';
 import { postingWarning } from '../../src/action/permissions.js';
 import { placeProblem, problemAnnotations } from '../../src/action/problems.js';
 import { openFence, trimMarkdown } from '../../src/action/trim.js';
+import { compareCase } from '../../src/compare/case.js';
+import { readScenario } from '../../src/config/scenario-file.js';
+import { parseYaml } from '../../src/config/yaml-source.js';
 import type { CaseReport, Report } from '../../src/model/report.js';
+import { call, passing, repeats } from '../compare/builders.js';
 
 const repo = mkdtempSync(join(tmpdir(), 'stategate-annotations-'));
 mkdirSync(join(repo, 'agent', 'scenarios'), { recursive: true });
-const scenario = `id: refund-timeout
+const SCENARIO_FILE = 'scenarios/refund-timeout.yaml';
+const scenarioText = `# A refund whose provider times out after applying it.
+id: refund-timeout
 description: The provider applies the refund, then times out.
 input:
   message: "Refund $40 please"
@@ -25,8 +33,15 @@ expect:
     id: no-double-refund
     no_duplicate_effect: refund_payment
 `;
-writeFileSync(join(repo, 'agent', 'scenarios', 'refund-timeout.yaml'), scenario);
 afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+/** The scenario as the config loader reads it, with the lines it found. */
+function loadedScenario() {
+  const parsed = parseYaml(SCENARIO_FILE, scenarioText);
+  const { scenario, problems } = readScenario(parsed.value, parsed.source, SCENARIO_FILE);
+  expect(problems).toEqual([]);
+  return scenario!;
+}
 
 const side = { runs: 5, passes: 5, expectations: {} };
 function caseReport(overrides: Partial<CaseReport>): CaseReport {
@@ -38,7 +53,7 @@ function caseReport(overrides: Partial<CaseReport>): CaseReport {
     head: side,
     divergence: null,
     state_diff: [],
-    file: 'scenarios/refund-timeout.yaml',
+    file: SCENARIO_FILE,
     ...overrides,
   };
 }
@@ -55,19 +70,51 @@ function report(cases: CaseReport[]): Report {
   };
 }
 
+const lineOf = (text: string) => scenarioText.split('\n').findIndex((l) => l.includes(text)) + 1;
+
 describe('annotations', () => {
-  it('finds the line of each expectation id, and of the scenario id', () => {
-    const lines = expectationLines(join(repo, 'agent', 'scenarios', 'refund-timeout.yaml'));
-    expect(lines.top).toBe(1);
-    expect(Object.fromEntries(lines.expectations)).toEqual({
-      'refunded-exactly-once': 6,
-      'no-double-refund': 12,
+  it('the loader finds the line of the scenario id and of each expectation id; the case carries them', () => {
+    const s = loadedScenario();
+    expect(s.lines).toEqual({
+      scenario: lineOf('id: refund-timeout'),
+      expectations: {
+        'refunded-exactly-once': lineOf('id: refunded-exactly-once'),
+        'no-double-refund': lineOf('id: no-double-refund'),
+      },
     });
+    const c = compareCase(s, passing(s, 'base', 2), passing(s, 'head', 2));
+    expect(c.file).toBe(SCENARIO_FILE);
+    expect(c.lines).toEqual(s.lines);
+  });
+
+  it('annotates a broken expectation at its line, from the YAML through the compared case', () => {
+    const s = loadedScenario();
+    const refund = () => call('refund_payment', { order_id: 'ORD-1001', amount: 40 }, { mutated: true });
+    const head = repeats(
+      s,
+      'head',
+      Array.from({ length: 3 }, () => ({
+        calls: [refund(), refund()],
+        verdicts: { 'no-double-refund': 'fail' as const },
+      })),
+    );
+    const c = compareCase(s, passing(s, 'base', 3), head);
+    expect(c.class).toBe('new-critical-failure');
+    const out = caseAnnotations(report([c]), repositoryPaths(repo, join(repo, 'agent')));
+    expect(out.map((a) => [a.path, a.start_line, a.end_line, a.title])).toEqual([
+      [
+        'agent/scenarios/refund-timeout.yaml',
+        lineOf('id: no-double-refund'),
+        lineOf('id: no-double-refund'),
+        'refund-timeout: critical expectation no-double-refund broke (new-critical-failure)',
+      ],
+    ]);
   });
 
   it('annotates each broken expectation of a blocking case at its line, with the evidence', () => {
     const blocking = caseReport({
       class: 'new-critical-failure',
+      lines: { scenario: 2, expectations: { 'no-double-refund': 12, 'refunded-exactly-once': 6 } },
       divergence: {
         kind: 'different-tool',
         step: 2,
@@ -90,11 +137,18 @@ describe('annotations', () => {
           base: { pass: 0, fail: 5, error: 0 },
           head: { pass: 5, fail: 0, error: 0 },
         },
+        {
+          id: 'completed',
+          critical: true,
+          change: 'broke',
+          base: { pass: 5, fail: 0, error: 0 },
+          head: { pass: 4, fail: 1, error: 0 },
+        },
       ],
     });
     const out = caseAnnotations(
       report([blocking, caseReport({ id: 'other' })]),
-      scenarioLocator(repo, join(repo, 'agent')),
+      repositoryPaths(repo, join(repo, 'agent')),
     );
     expect(out).toEqual([
       {
@@ -110,17 +164,103 @@ describe('annotations', () => {
           'orders[ORD-1001].refund_count: base 1, head 2',
         ].join('\n'),
       },
+      // The implicit expectation has no line of its own: it lands on the scenario's id.
+      expect.objectContaining({ start_line: 2, end_line: 2, title: expect.stringContaining('completed') }),
     ]);
   });
 
   it('annotates warning classes as warnings, at the scenario id when no expectation is named', () => {
     const out = caseAnnotations(
-      report([caseReport({ class: 'incomplete', reason: 'the sandbox could not be cloned' })]),
-      scenarioLocator(repo, join(repo, 'agent')),
+      report([
+        caseReport({
+          class: 'incomplete',
+          reason: 'the sandbox could not be cloned',
+          lines: { scenario: 2, expectations: {} },
+        }),
+      ]),
+      repositoryPaths(repo, join(repo, 'agent')),
     );
     expect(out).toMatchObject([
-      { annotation_level: 'warning', start_line: 1, message: 'the sandbox could not be cloned' },
+      { annotation_level: 'warning', start_line: 2, message: 'the sandbox could not be cloned' },
     ]);
+  });
+
+  it('a report without lines (an older file) annotates line 1 of the file', () => {
+    const out = caseAnnotations(
+      report([
+        caseReport({
+          class: 'new-critical-failure',
+          expectations_changed: [
+            {
+              id: 'no-double-refund',
+              critical: true,
+              change: 'broke',
+              base: { pass: 5, fail: 0, error: 0 },
+              head: { pass: 1, fail: 4, error: 0 },
+            },
+          ],
+        }),
+        caseReport({ id: 'other', class: 'incomplete' }),
+      ]),
+      repositoryPaths(repo, join(repo, 'agent')),
+    );
+    expect(out.map((a) => [a.path, a.start_line, a.annotation_level])).toEqual([
+      ['agent/scenarios/refund-timeout.yaml', 1, 'failure'],
+      ['agent/scenarios/refund-timeout.yaml', 1, 'warning'],
+    ]);
+  });
+
+  it('a path that leaves the repository is not annotated', () => {
+    const pathOf = repositoryPaths(repo, join(repo, 'agent'));
+    expect(pathOf('../../outside.yaml')).toBeNull();
+    expect(pathOf('/etc/passwd')).toBeNull();
+    expect(pathOf('..')).toBeNull();
+    const out = caseAnnotations(
+      report([caseReport({ class: 'incomplete', file: '../../outside.yaml' })]),
+      pathOf,
+    );
+    expect(out).toEqual([]);
+  });
+
+  it('reads nothing from the checkout: a scenario the agent replaced by a FIFO or a link does not hang it', () => {
+    // What the head's agent may leave in its writable checkout after the run: the scenario file a
+    // FIFO (a read would block forever), another a link to a file outside the repository.
+    const dir = mkdtempSync(join(tmpdir(), 'stategate-annotations-fifo-'));
+    try {
+      mkdirSync(join(dir, 'scenarios'));
+      expect(spawnSync('mkfifo', [join(dir, SCENARIO_FILE)]).status).toBe(0);
+      writeFileSync(join(dir, 'outside.yaml'), 'a: 1\nb: 2\nc: 3\nd: 4\nid: linked\n');
+      symlinkSync(join(dir, 'outside.yaml'), join(dir, 'scenarios', 'linked.yaml'));
+      const cases = [
+        caseReport({ class: 'incomplete', lines: { scenario: 2, expectations: {} } }),
+        caseReport({ id: 'linked', class: 'incomplete', file: 'scenarios/linked.yaml' }),
+      ];
+      // In a child with a deadline: a read of the FIFO would hang this worker, not fail it.
+      const script = `
+        import { caseAnnotations, repositoryPaths } from ${JSON.stringify(resolve('src/action/annotations.ts'))};
+        const out = caseAnnotations(${JSON.stringify(report(cases))}, repositoryPaths(${JSON.stringify(dir)}, ${JSON.stringify(dir)}));
+        process.stdout.write(JSON.stringify(out.map((a) => [a.path, a.start_line])));
+      `;
+      const child = spawnSync(resolve('node_modules/.bin/tsx'), ['--eval', script], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        killSignal: 'SIGKILL',
+      });
+      expect(child.signal, 'the child hung on the FIFO and was killed').toBeNull();
+      expect(child.stderr).toBe('');
+      expect(JSON.parse(child.stdout)).toEqual([
+        ['scenarios/refund-timeout.yaml', 2],
+        // Line 5 of the linked file is not read: the case has no lines, so line 1.
+        ['scenarios/linked.yaml', 1],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the annotation code has no file reading and no YAML parser to reach for', () => {
+    const source = readFileSync(resolve('src/action/annotations.ts'), 'utf8');
+    expect(source).not.toMatch(/from 'node:fs'|from 'fs'|from 'yaml'|readFile|openSync|createReadStream/);
   });
 });
 

@@ -81,11 +81,14 @@ describe('loadSuite on a valid suite', () => {
     const timeout = suite.scenarios[1];
     const rel = 'scenarios/refunds/timeout.yaml';
     expect(timeout.lines).toEqual({
-      'refunded-exactly-once': lineOf(rel, 'id: refunded-exactly-once'),
-      'no-double-refund': lineOf(rel, 'id: no-double-refund'),
-      'policy-before-refund': lineOf(rel, 'id: policy-before-refund'),
-      'nothing-else-touched': lineOf(rel, 'id: nothing-else-touched'),
-      'success-backed-by-state': lineOf(rel, 'id: success-backed-by-state'),
+      scenario: lineOf(rel, 'id: refund-timeout-after-mutation'),
+      expectations: {
+        'refunded-exactly-once': lineOf(rel, 'id: refunded-exactly-once'),
+        'no-double-refund': lineOf(rel, 'id: no-double-refund'),
+        'policy-before-refund': lineOf(rel, 'id: policy-before-refund'),
+        'nothing-else-touched': lineOf(rel, 'id: nothing-else-touched'),
+        'success-backed-by-state': lineOf(rel, 'id: success-backed-by-state'),
+      },
     });
     expect(timeout.faults).toEqual([
       {

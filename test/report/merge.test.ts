@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
 import { buildReport, type ReportFacts } from '../../src/report/build.js';
 import { MergeError, mergeReports, tryMergeReports } from '../../src/report/merge.js';
+import { validateReport } from '../../src/report/read-report.js';
 import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from './fixtures.js';
 
 const shard = (
@@ -153,5 +154,37 @@ describe('mergeReports', () => {
     expect(() => mergeReports([{ version: 2 } as unknown as Report])).toThrow(
       'report 1 is not a version 1 report.json (version 2)',
     );
+  });
+
+  it("keeps each case's lines through report.json and the merge, and refuses lines out of bounds", () => {
+    const withLines = (id: string, lines: { scenario: number; expectations: Record<string, number> }) => {
+      const input = regressedCase(id);
+      return { ...input, scenario: { ...input.scenario, lines } };
+    };
+    const a = withLines('a', { scenario: 3, expectations: { 'email-sent': 9 } });
+    const b = withLines('b', { scenario: 1, expectations: { 'email-sent': 4 } });
+    // As merge reads them: written as JSON and validated against the strict schema.
+    const asRead = (r: Report) => validateReport(JSON.parse(JSON.stringify(r)), 'report.json');
+    const merged = mergeReports([asRead(shard(2, 2, [b])), asRead(shard(1, 2, [a]))]);
+    expect(merged.cases.map((c) => [c.id, c.lines])).toEqual([
+      ['a', { scenario: 3, expectations: { 'email-sent': 9 } }],
+      ['b', { scenario: 1, expectations: { 'email-sent': 4 } }],
+    ]);
+
+    const edited = (edit: (lines: Record<string, unknown>) => void) => {
+      const r = JSON.parse(JSON.stringify(shard(1, 1, [a])));
+      edit(r.cases[0].lines);
+      return () => validateReport(r, 'report.json');
+    };
+    expect(edited((l) => (l.scenario = 0))).toThrow(
+      'report.json: cases[0].lines.scenario: expected a line number (1 or more)',
+    );
+    expect(edited((l) => (l.expectations = { 'email-sent': 2.5 }))).toThrow(
+      'cases[0].lines.expectations["email-sent"]',
+    );
+    expect(edited((l) => (l.expectations = { '<img src=x>': 2 }))).toThrow('expected an expectation id');
+    expect(edited((l) => (l.extra = 1))).toThrow('cases[0].lines');
+    const many = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`e${i}`, i + 1]));
+    expect(edited((l) => (l.expectations = many))).toThrow('expected at most 500 expectation lines');
   });
 });

@@ -151,7 +151,7 @@ describe('a hostile agent cannot forge the rendered report', () => {
     for (const [what, markdown] of renderings) assertInert(markdown, what);
 
     // Annotations are plain text: one line per value, nothing to mention or link, no control characters.
-    const annotations = caseAnnotations(report, () => ({ path: 'scenarios/confirm-order.yaml', line: 1 }));
+    const annotations = caseAnnotations(report, () => 'scenarios/confirm-order.yaml');
     expect(annotations.length).toBeGreaterThan(0);
     for (const a of annotations) {
       expect(a.title).not.toMatch(/[\r\n\u202E]/);

@@ -4,7 +4,7 @@
 // expected; in the action, the check run is completed as a failure with that message.
 import { truncateSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caseAnnotations, MAX_ANNOTATIONS, scenarioLocator } from '../../src/action/annotations.js';
+import { caseAnnotations, MAX_ANNOTATIONS, repositoryPaths } from '../../src/action/annotations.js';
 import type { Report } from '../../src/model/report.js';
 import { mdText } from '../../src/report/markdown-text.js';
 import { REPORT_LIMITS } from '../../src/report/report-schema.js';
@@ -167,11 +167,11 @@ describe('annotations from a report stay bounded and inside the repository', () 
     const report = genuineBlock();
     const many = report.cases[0];
     report.cases = Array.from({ length: 700 }, (_, i) => ({ ...many, id: `case-${i}` }));
-    const locate = scenarioLocator('/repo', '/repo');
-    expect(caseAnnotations(report, locate)).toHaveLength(MAX_ANNOTATIONS);
-    expect(locate('../outside.yaml', null)).toBeNull();
-    expect(locate('/etc/passwd', null)).toBeNull();
-    expect(locate('scenarios/a.yaml', null)).toEqual({ path: 'scenarios/a.yaml', line: 1 });
+    const pathOf = repositoryPaths('/repo', '/repo');
+    expect(caseAnnotations(report, pathOf)).toHaveLength(MAX_ANNOTATIONS);
+    expect(pathOf('../outside.yaml')).toBeNull();
+    expect(pathOf('/etc/passwd')).toBeNull();
+    expect(pathOf('scenarios/a.yaml')).toBe('scenarios/a.yaml');
   });
 });
 

@@ -2,15 +2,15 @@
 //  - A pull_request payload whose head repository is missing (a fork deleted after the PR was
 //    opened: GitHub sends `head.repo: null`) is not known to be this repository: a merge of its
 //    reports must be unverified, not trusted by default.
-//  - Annotation lines are read from the head's scenario files after the agents ran. In process
-//    isolation the head's agent can write its own checkout, so it can swap a scenario file for a
-//    symlink (to a file outside the repository, or a FIFO that blocks the read forever, leaving the
-//    check run in progress). The locator must not follow a link out of the repository.
+//  - In process isolation the head's agent can write its own checkout, so it can swap a scenario file
+//    for a symlink (to a file outside the repository, or a FIFO that blocks a read forever, leaving
+//    the check run in progress). Annotations take their lines from the report's cases, never from
+//    the checkout, so nothing the link points at reaches an annotation.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scenarioLocator } from '../../src/action/annotations.js';
+import { caseAnnotations, repositoryPaths } from '../../src/action/annotations.js';
 import { readEvent } from '../../src/action/event.js';
 import { untrustedReason } from '../../src/action/trust.js';
 
@@ -41,15 +41,38 @@ describe('red team 2: trust and paths in the action', () => {
     expect(untrustedReason(event('pull_request', payload), 'auto', true)).not.toBeNull();
   });
 
-  it('the annotation locator does not read a scenario file that links out of the repository', () => {
+  it('annotations do not read a scenario file that links out of the repository', () => {
     const outside = join(dir, 'outside-secret.txt');
     writeFileSync(outside, 'token_a: 1\ntoken_b: 2\ntoken_c: 3\ntoken_d: 4\nid: attack\n');
     const repo = join(dir, 'head');
     mkdirSync(join(repo, 'scenarios'), { recursive: true });
     // What the head's agent leaves behind in its writable checkout during an episode.
     symlinkSync(outside, join(repo, 'scenarios', 'attack.yaml'));
-    const at = scenarioLocator(repo, repo)('scenarios/attack.yaml', null);
-    // Line 5 is read from the file outside: the link was followed.
-    expect(at === null || at.line === 1).toBe(true);
+    const side = { runs: 1, passes: 0, expectations: {} };
+    const [at] = caseAnnotations(
+      {
+        version: 1,
+        verdict: 'WARN',
+        engine: 'postgres',
+        pin: { suite_hash: 'x', template_hash: 'y', scenarios: {} },
+        sides: { base: null, head: { ref: 'h', sha: null } },
+        counts: { 'new-critical-failure': 0, regressed: 0, improved: 0, unchanged: 0, incomplete: 1 },
+        cases: [
+          {
+            id: 'attack',
+            class: 'incomplete',
+            flaky: { base: false, head: false },
+            base: null,
+            head: side,
+            divergence: null,
+            state_diff: [],
+            file: 'scenarios/attack.yaml',
+          },
+        ],
+      },
+      repositoryPaths(repo, repo),
+    );
+    // Line 5 would come from the file outside: the link was followed.
+    expect(at).toMatchObject({ path: 'scenarios/attack.yaml', start_line: 1 });
   });
 });
