@@ -242,6 +242,10 @@ export function initScript(opts: NamespaceOptions): string {
     lines.push(
       `if [ -d ${q(path)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path)}; fi`,
     );
+  // The working directory was entered before the mounts above: entered again, it is the checkout as
+  // they left it (relative paths such as .git or ../.stategate reach the covers and read-only binds,
+  // and a bind of "." below carries them).
+  lines.push(`cd -- ${q(checkout)}`);
   for (const dir of scratch)
     lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
   if (how !== 'in-place') {
