@@ -6,7 +6,7 @@
 // caller falls back to process groups and says so.
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { runtimeCandidates } from '../sandbox/container-runtime.js';
@@ -163,6 +163,28 @@ function gitMetadataAt(dir: string): string[] | null {
   return paths;
 }
 
+/** The path with symlinks resolved (the folder a mount lands on); as given when it does not exist. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * The folders above `paths` (not `/`, nothing under a scratch directory, whose real content the
+ * agent never sees), top first so each bind carries the ones made before it.
+ */
+export function guardedAncestors(paths: string[], scratch: string[]): string[] {
+  const dirs = new Set<string>();
+  for (const path of paths) {
+    for (let dir = dirname(realPath(path)); dir !== dirname(dir); dir = dirname(dir))
+      if (!scratch.some((d) => inside(dir, d))) dirs.add(dir);
+  }
+  return [...dirs].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+}
+
 /** The harness user's git config files, when the agent shares the harness's HOME. */
 function homeGitConfig(opts: NamespaceOptions): { file: string; dir: string } | null {
   if (opts.asRoot || !opts.home || !isAbsolute(opts.home) || !isDir(opts.home)) return null;
@@ -235,9 +257,18 @@ export function initScript(opts: NamespaceOptions): string {
     );
   // An ancestor of the checkout cannot be hidden without hiding the checkout; a path already under
   // a scratch directory disappears with it.
-  const hide = [...new Set(opts.hide.map((p) => resolve(p)))].filter(
+  const hide = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d)),
   );
+  // Every folder above a hidden or read-only path is bound onto itself, so it is a mount point in
+  // the agent's namespace and cannot be renamed (EBUSY). A cover belongs to the folder it was
+  // mounted on, not to its path: an agent of the harness's own uid that renamed a parent could
+  // otherwise leave a decoy at the old path, which the next namespace would cover, with the real
+  // folder in the open under its new name, and the harness would read the decoy by its path later.
+  for (const dir of guardedAncestors([...readOnly, ...(opts.runtimeSockets ?? []), ...hide], scratch))
+    lines.push(
+      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`,
+    );
   for (const path of hide)
     lines.push(
       `if [ -d ${q(path)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path)}; fi`,
