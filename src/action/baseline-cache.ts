@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import * as cache from '@actions/cache';
 import type { BaselineStored } from '../run/api.js';
 import { SAFE_GIT } from '../run/checkout.js';
+import { harnessExecutable, withHarnessPath } from '../sandbox/harness-path.js';
 import type { EventContext } from './event.js';
 import type { Say } from './posting.js';
 import { type ReportsFrom, untrustedReason } from './trust.js';
@@ -57,7 +58,9 @@ export function cachePlan(opts: {
 
 /** The git tree of a commit in the workspace's repository. */
 export async function treeOf(workspace: string, sha: string): Promise<string> {
-  const { stdout } = await run('git', [...SAFE_GIT, 'rev-parse', `${sha}^{tree}`], { cwd: workspace });
+  const { stdout } = await run(harnessExecutable('git'), [...SAFE_GIT, 'rev-parse', `${sha}^{tree}`], {
+    cwd: workspace,
+  });
   return stdout.trim();
 }
 
@@ -71,7 +74,8 @@ export async function restoreBaseline(plan: CachePlan, say: Say): Promise<void> 
     return;
   }
   try {
-    const hit = await cache.restoreCache([plan.dir], plan.key, plan.restoreKeys);
+    // tar and zstd are looked up on PATH: only where no agent can have put its own.
+    const hit = await withHarnessPath(() => cache.restoreCache([plan.dir], plan.key, plan.restoreKeys));
     say.info(hit ? `cache: restored ${hit}` : `cache: nothing saved yet under ${plan.restoreKeys[0]}`);
   } catch (err) {
     say.warning(`cache: could not restore (${(err as Error).message}); the base runs in full`);
@@ -100,7 +104,7 @@ export async function saveBaseline(plan: CachePlan, stored: BaselineStored, say:
   if (!cache.isFeatureAvailable()) return;
   try {
     // saveCache reports a refused or failed upload by returning -1 (after its own warning), not by throwing.
-    const id = await cache.saveCache([plan.dir], plan.key);
+    const id = await withHarnessPath(() => cache.saveCache([plan.dir], plan.key));
     if (id === -1) say.warning(`cache: ${plan.key} was not saved; the next run runs the base again`);
     else say.info(`cache: saved the base's episodes as ${plan.key}`);
   } catch (err) {
