@@ -61,6 +61,8 @@ export interface NamespaceOptions {
    * and a user namespace cannot drop supplementary groups, so the agent would reach a root daemon.
    */
   runtimeSockets?: string[];
+  /** The harness's DOCKER_CONFIG, read-only to the agent like ~/.docker. */
+  dockerConfig?: string;
 }
 
 /** Single-quotes a string for /bin/sh. */
@@ -185,10 +187,17 @@ export function guardedAncestors(paths: string[], scratch: string[]): string[] {
   return [...dirs].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
 }
 
-/** The harness user's git config files, when the agent shares the harness's HOME. */
-function homeGitConfig(opts: NamespaceOptions): { file: string; dir: string } | null {
+/**
+ * The harness user's config files that make the harness (stategate's git, a later run's Docker
+ * client) run something, when the agent shares the harness's HOME: git config, Testcontainers'
+ * properties (`docker.host`, `tc.host`) and Docker's config (credential helpers).
+ */
+function homeHarnessConfig(opts: NamespaceOptions): { files: string[]; dirs: string[] } | null {
   if (opts.asRoot || !opts.home || !isAbsolute(opts.home) || !isDir(opts.home)) return null;
-  return { file: join(opts.home, '.gitconfig'), dir: join(opts.home, '.config', 'git') };
+  return {
+    files: [join(opts.home, '.gitconfig'), join(opts.home, '.testcontainers.properties')],
+    dirs: [join(opts.home, '.config', 'git'), opts.dockerConfig ?? join(opts.home, '.docker')],
+  };
 }
 
 /** Where the checkout appears inside the namespace and how it gets there. */
@@ -233,15 +242,14 @@ export function initScript(opts: NamespaceOptions): string {
     );
   }
   const readOnly = gitMetadata(checkout);
-  const gitConfig = homeGitConfig(opts);
-  if (gitConfig) {
-    // An absent user config would be created by the agent: an empty one (what git reads when there
-    // is none) is made to be covered. A HOME the harness cannot write, the agent cannot either.
-    lines.push(
-      `if [ ! -e ${q(gitConfig.file)} ] && [ ! -L ${q(gitConfig.file)} ]; then (: > ${q(gitConfig.file)}) 2>/dev/null || :; fi`,
-      `mkdir -p -- ${q(gitConfig.dir)} 2>/dev/null || :`,
-    );
-    readOnly.push(gitConfig.file, gitConfig.dir);
+  const config = homeHarnessConfig(opts);
+  if (config) {
+    // An absent config would be created by the agent: an empty one (what its reader reads when
+    // there is none) is made to be covered. A HOME the harness cannot write, the agent cannot either.
+    for (const file of config.files)
+      lines.push(`if [ ! -e ${q(file)} ] && [ ! -L ${q(file)} ]; then (: > ${q(file)}) 2>/dev/null || :; fi`);
+    for (const dir of config.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+    readOnly.push(...config.files, ...config.dirs);
   }
   for (const path of readOnly)
     lines.push(
@@ -373,6 +381,7 @@ export function harnessNamespaceOptions(
     unshare,
     setpriv,
     runtimeSockets: runtimeSocketPaths(process.env),
+    ...(process.env.DOCKER_CONFIG ? { dockerConfig: resolve(process.env.DOCKER_CONFIG) } : {}),
   };
 }
 
