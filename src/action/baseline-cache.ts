@@ -38,6 +38,18 @@ export function cacheRefusal(event: EventContext, reportsFrom: ReportsFrom): str
   return null;
 }
 
+/**
+ * Why this run may read the cache but not write it, or null when it may write. A pull_request_target
+ * run of a fork's pull request is the base's workflow, but the fork's agent ran on this machine
+ * beside the base's episodes, and its entries would be restored by every pull request on that base
+ * (the cache scope of pull_request_target is the base branch): what it stored is not saved.
+ */
+export function cacheSaveRefusal(event: EventContext): string | null {
+  if (event.name === 'pull_request_target' && event.pullRequest?.fork)
+    return `the pull request comes from the fork ${event.headRepository ?? '(unknown)'}, whose agent ran in this job`;
+  return null;
+}
+
 /** The plan of a trusted run: the key names trust, the stategate version, the base tree and the shard. */
 export function cachePlan(opts: {
   runnerTemp: string;
