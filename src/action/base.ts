@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { SAFE_GIT } from '../run/checkout.js';
+import { harnessExecutable } from '../sandbox/harness-path.js';
 
 const exec = promisify(execFile);
 
@@ -55,7 +56,7 @@ export async function ensureCommit(sha: string, cwd: string): Promise<boolean> {
 
 async function hasCommit(sha: string, cwd: string): Promise<boolean> {
   try {
-    await exec('git', [...SAFE_GIT, 'cat-file', '-e', `${sha}^{commit}`], { cwd });
+    await exec(harnessExecutable('git'), [...SAFE_GIT, 'cat-file', '-e', `${sha}^{commit}`], { cwd });
     return true;
   } catch {
     return false;
@@ -65,7 +66,7 @@ async function hasCommit(sha: string, cwd: string): Promise<boolean> {
 async function revParse(ref: string, cwd: string): Promise<string | null> {
   try {
     const { stdout } = await exec(
-      'git',
+      harnessExecutable('git'),
       [...SAFE_GIT, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`],
       { cwd },
     );
@@ -78,7 +79,11 @@ async function revParse(ref: string, cwd: string): Promise<string | null> {
 async function fetchOrigin(ref: string, cwd: string): Promise<void> {
   try {
     // `--` keeps a ref that starts with a dash from being read as an option.
-    await exec('git', [...SAFE_GIT, 'fetch', '--no-tags', '--depth=1', 'origin', '--', ref], { cwd });
+    await exec(
+      harnessExecutable('git'),
+      [...SAFE_GIT, 'fetch', '--no-tags', '--depth=1', 'origin', '--', ref],
+      { cwd },
+    );
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new BaseError(

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import * as cache from '@actions/cache';
 import type { BaselineStored } from '../run/api.js';
 import { SAFE_GIT } from '../run/checkout.js';
+import { harnessExecutable, withHarnessPath } from '../sandbox/harness-path.js';
 import type { EventContext } from './event.js';
 import type { Say } from './posting.js';
 import { type ReportsFrom, untrustedReason } from './trust.js';
@@ -37,6 +38,18 @@ export function cacheRefusal(event: EventContext, reportsFrom: ReportsFrom): str
   return null;
 }
 
+/**
+ * Why this run may read the cache but not write it, or null when it may write. A pull_request_target
+ * run of a fork's pull request is the base's workflow, but the fork's agent ran on this machine
+ * beside the base's episodes, and its entries would be restored by every pull request on that base
+ * (the cache scope of pull_request_target is the base branch): what it stored is not saved.
+ */
+export function cacheSaveRefusal(event: EventContext): string | null {
+  if (event.name === 'pull_request_target' && event.pullRequest?.fork)
+    return `the pull request comes from the fork ${event.headRepository ?? '(unknown)'}, whose agent ran in this job`;
+  return null;
+}
+
 /** The plan of a trusted run: the key names trust, the stategate version, the base tree and the shard. */
 export function cachePlan(opts: {
   runnerTemp: string;
@@ -57,7 +70,9 @@ export function cachePlan(opts: {
 
 /** The git tree of a commit in the workspace's repository. */
 export async function treeOf(workspace: string, sha: string): Promise<string> {
-  const { stdout } = await run('git', [...SAFE_GIT, 'rev-parse', `${sha}^{tree}`], { cwd: workspace });
+  const { stdout } = await run(harnessExecutable('git'), [...SAFE_GIT, 'rev-parse', `${sha}^{tree}`], {
+    cwd: workspace,
+  });
   return stdout.trim();
 }
 
@@ -71,7 +86,8 @@ export async function restoreBaseline(plan: CachePlan, say: Say): Promise<void> 
     return;
   }
   try {
-    const hit = await cache.restoreCache([plan.dir], plan.key, plan.restoreKeys);
+    // tar and zstd are looked up on PATH: only where no agent can have put its own.
+    const hit = await withHarnessPath(() => cache.restoreCache([plan.dir], plan.key, plan.restoreKeys));
     say.info(hit ? `cache: restored ${hit}` : `cache: nothing saved yet under ${plan.restoreKeys[0]}`);
   } catch (err) {
     say.warning(`cache: could not restore (${(err as Error).message}); the base runs in full`);
@@ -100,7 +116,7 @@ export async function saveBaseline(plan: CachePlan, stored: BaselineStored, say:
   if (!cache.isFeatureAvailable()) return;
   try {
     // saveCache reports a refused or failed upload by returning -1 (after its own warning), not by throwing.
-    const id = await cache.saveCache([plan.dir], plan.key);
+    const id = await withHarnessPath(() => cache.saveCache([plan.dir], plan.key));
     if (id === -1) say.warning(`cache: ${plan.key} was not saved; the next run runs the base again`);
     else say.info(`cache: saved the base's episodes as ${plan.key}`);
   } catch (err) {

@@ -6,6 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SAFE_GIT } from '../run/checkout.js';
+import { harnessExecutable } from '../sandbox/harness-path.js';
 import type { EventContext } from './event.js';
 
 const exec = promisify(execFile);
@@ -27,7 +28,7 @@ export async function checkHead(event: EventContext, workspace: string, headPath
     );
   }
   if (event.name !== 'pull_request_target') return;
-  const sha = await exec('git', [...SAFE_GIT, 'rev-parse', 'HEAD'], { cwd: dir }).then(
+  const sha = await exec(harnessExecutable('git'), [...SAFE_GIT, 'rev-parse', 'HEAD'], { cwd: dir }).then(
     (r) => r.stdout.trim(),
     () => null,
   );

@@ -19,6 +19,7 @@ import {
   type CachePlan,
   cachePlan,
   cacheRefusal,
+  cacheSaveRefusal,
   restoreBaseline,
   saveBaseline,
   treeOf,
@@ -123,7 +124,11 @@ async function compare(
     cache: plan?.dir,
     onProgress: (e) => groups.progress(e),
   });
-  if (plan && result.baselineStored) await saveBaseline(plan, result.baselineStored, say);
+  if (plan && result.baselineStored) {
+    const refusal = cacheSaveRefusal(event);
+    if (refusal) core.info(`cache: the base's episodes were not saved: ${refusal}.`);
+    else await saveBaseline(plan, result.baselineStored, say);
+  }
   return result;
 }
 

@@ -13,6 +13,8 @@ export const AGENT_USER = '10001:10001';
 export const AGENT_MEMORY_BYTES = 1024 ** 3;
 export const AGENT_PIDS_LIMIT = 256;
 const TMPFS = 'rw,nosuid,nodev,size=256m,mode=1777';
+// Over a harness folder inside the checkout: empty, and closed to the agent (no capabilities).
+const COVER = 'ro,nosuid,nodev,noexec,size=4k,mode=000';
 const LABEL = 'dev.stategate.agent';
 
 type Testcontainers = typeof import('testcontainers');
@@ -97,6 +99,8 @@ export interface AgentContainerSpec {
   workDir: string;
   /** uid:gid; AGENT_USER unless given. */
   user?: string;
+  /** Folders inside the container to cover with an empty, closed filesystem. */
+  covers?: string[];
 }
 
 // Containers started and not yet removed, removed synchronously if stategate exits first.
@@ -165,7 +169,7 @@ export async function startAgentContainer(spec: AgentContainerSpec): Promise<Age
     .withUser(spec.user ?? AGENT_USER)
     .withDroppedCapabilities('ALL')
     .withResourcesQuota({ memory: AGENT_MEMORY_BYTES / 1024 ** 3 })
-    .withTmpFs({ '/tmp': TMPFS })
+    .withTmpFs({ '/tmp': TMPFS, ...Object.fromEntries((spec.covers ?? []).map((p) => [p, COVER])) })
     .withBindMounts(spec.binds)
     .withEnvironment(spec.env)
     .withWorkingDir(spec.workDir)

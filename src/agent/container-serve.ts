@@ -98,6 +98,7 @@ export class ContainerServe {
     this.container = await startAgentContainer({
       image: await this.containers.imageName(),
       binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
+      covers: this.containers.covers(),
       env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
       command: ['node', `${RUNNER_MOUNT}/runner.js`, inside('spec.json')],
       workDir: WORKSPACE,

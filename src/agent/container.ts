@@ -6,7 +6,7 @@
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import type { OutputCapture } from './capture.js';
 import {
   AGENT_USER,
@@ -44,6 +44,11 @@ export interface AgentContainersOptions {
   image?: string;
   dockerfile?: string;
   checkoutDir: string;
+  /**
+   * Harness folders the agent must not reach (the run's out directory, the cache): those inside the
+   * checkout are covered in every container, agent.setup's writable one included.
+   */
+  hide?: string[];
 }
 
 /** The agent's environment inside: the host's PATH and HOME mean nothing there. */
@@ -139,6 +144,21 @@ export class AgentContainers {
     return { env: out, forwards };
   }
 
+  /** Where the hidden folders inside the checkout appear in the container (those that exist now). */
+  covers(): string[] {
+    const out: string[] = [];
+    for (const path of this.opts.hide ?? []) {
+      const rel = relative(this.opts.checkoutDir, path);
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+      try {
+        if (statSync(path).isDirectory()) out.push(posix.join(WORKSPACE, ...rel.split(sep)));
+      } catch {
+        // Absent: nothing of the harness's there to hide.
+      }
+    }
+    return out;
+  }
+
   /** Binds every container of this side gets, plus `extra`. */
   binds(writableCheckout: boolean, extra: { source: string; target: string; mode?: 'ro' | 'rw' }[] = []) {
     return [
@@ -183,6 +203,7 @@ export class AgentContainers {
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
+        covers: this.covers(),
         env,
         command: ['node', `${RUNNER_MOUNT}/runner.js`, inside('spec.json')],
         workDir: WORKSPACE,

@@ -6,10 +6,13 @@
 // caller falls back to process groups and says so.
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { runtimeCandidates } from '../sandbox/container-runtime.js';
+import { gitMetadata, gitRoots, guardedAncestors, inside, isDir, realPath } from './namespace-paths.js';
+
+export { gitMetadata, gitRoots, guardedAncestors } from './namespace-paths.js';
 
 /** The unprivileged identity an agent runs as when the harness is root (nobody). */
 export const AGENT_UID = 65534;
@@ -61,24 +64,13 @@ export interface NamespaceOptions {
    * and a user namespace cannot drop supplementary groups, so the agent would reach a root daemon.
    */
   runtimeSockets?: string[];
+  /** The harness's DOCKER_CONFIG, read-only to the agent like ~/.docker. */
+  dockerConfig?: string;
 }
 
 /** Single-quotes a string for /bin/sh. */
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function inside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-function isDir(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** Whether users other than the owner may enter the directory and every directory above it. */
@@ -107,66 +99,16 @@ function scratchDirs(opts: NamespaceOptions): string[] {
 }
 
 /**
- * The git metadata of the repository holding the checkout: its `.git` (a directory, or the file of
- * a worktree) and, for a worktree, the gitdir it names and the common dir. Whoever can write these
- * can set core.fsmonitor or a hook, which the next `git status` outside the namespace runs.
+ * The harness user's config files that make the harness (stategate's git, a later run's Docker
+ * client) run something, when the agent shares the harness's HOME: git config, Testcontainers'
+ * properties (`docker.host`, `tc.host`) and Docker's config (credential helpers).
  */
-export function gitMetadata(checkout: string): string[] {
-  // Every enclosing repository, not only the nearest: a head checked out inside the workspace
-  // (head-path) sits in the workspace's repository too, whose .git later workflow steps use.
-  return gitRoots(checkout).flatMap((r) => r.metadata);
-}
-
-/** The repositories enclosing `checkout`, nearest first: their top directory and git metadata. */
-export function gitRoots(checkout: string): { top: string; metadata: string[] }[] {
-  const roots: { top: string; metadata: string[] }[] = [];
-  let dir = resolve(checkout);
-  for (;;) {
-    const metadata = gitMetadataAt(dir);
-    if (metadata) roots.push({ top: dir, metadata });
-    const up = dirname(dir);
-    if (up === dir) return roots;
-    dir = up;
-  }
-}
-
-/** The git metadata of a repository whose top is `dir`, or null when `dir` has no `.git`. */
-function gitMetadataAt(dir: string): string[] | null {
-  const dotGit = join(dir, '.git');
-  let isFile = false;
-  try {
-    // Followed: a `.git` symlink names the repository too (its target is what gets covered).
-    const st = statSync(dotGit);
-    if (st.isDirectory()) return [dotGit];
-    isFile = st.isFile();
-  } catch {
-    return null;
-  }
-  if (!isFile) return null;
-  const paths = [dotGit];
-  let named: string | undefined;
-  try {
-    named = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
-  } catch {
-    // Unreadable: git cannot follow it either.
-  }
-  if (named) {
-    const gitdir = resolve(dir, named);
-    if (isDir(gitdir)) paths.push(gitdir);
-    try {
-      const common = resolve(gitdir, readFileSync(join(gitdir, 'commondir'), 'utf8').trim());
-      if (isDir(common)) paths.push(common);
-    } catch {
-      // Not a linked worktree's gitdir: nothing shared beyond it.
-    }
-  }
-  return paths;
-}
-
-/** The harness user's git config files, when the agent shares the harness's HOME. */
-function homeGitConfig(opts: NamespaceOptions): { file: string; dir: string } | null {
+function homeHarnessConfig(opts: NamespaceOptions): { files: string[]; dirs: string[] } | null {
   if (opts.asRoot || !opts.home || !isAbsolute(opts.home) || !isDir(opts.home)) return null;
-  return { file: join(opts.home, '.gitconfig'), dir: join(opts.home, '.config', 'git') };
+  return {
+    files: [join(opts.home, '.gitconfig'), join(opts.home, '.testcontainers.properties')],
+    dirs: [join(opts.home, '.config', 'git'), opts.dockerConfig ?? join(opts.home, '.docker')],
+  };
 }
 
 /** Where the checkout appears inside the namespace and how it gets there. */
@@ -211,15 +153,14 @@ export function initScript(opts: NamespaceOptions): string {
     );
   }
   const readOnly = gitMetadata(checkout);
-  const gitConfig = homeGitConfig(opts);
-  if (gitConfig) {
-    // An absent user config would be created by the agent: an empty one (what git reads when there
-    // is none) is made to be covered. A HOME the harness cannot write, the agent cannot either.
-    lines.push(
-      `if [ ! -e ${q(gitConfig.file)} ] && [ ! -L ${q(gitConfig.file)} ]; then (: > ${q(gitConfig.file)}) 2>/dev/null || :; fi`,
-      `mkdir -p -- ${q(gitConfig.dir)} 2>/dev/null || :`,
-    );
-    readOnly.push(gitConfig.file, gitConfig.dir);
+  const config = homeHarnessConfig(opts);
+  if (config) {
+    // An absent config would be created by the agent: an empty one (what its reader reads when
+    // there is none) is made to be covered. A HOME the harness cannot write, the agent cannot either.
+    for (const file of config.files)
+      lines.push(`if [ ! -e ${q(file)} ] && [ ! -L ${q(file)} ]; then (: > ${q(file)}) 2>/dev/null || :; fi`);
+    for (const dir of config.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+    readOnly.push(...config.files, ...config.dirs);
   }
   for (const path of readOnly)
     lines.push(
@@ -235,13 +176,26 @@ export function initScript(opts: NamespaceOptions): string {
     );
   // An ancestor of the checkout cannot be hidden without hiding the checkout; a path already under
   // a scratch directory disappears with it.
-  const hide = [...new Set(opts.hide.map((p) => resolve(p)))].filter(
+  const hide = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d)),
   );
+  // Every folder above a hidden or read-only path is bound onto itself, so it is a mount point in
+  // the agent's namespace and cannot be renamed (EBUSY). A cover belongs to the folder it was
+  // mounted on, not to its path: an agent of the harness's own uid that renamed a parent could
+  // otherwise leave a decoy at the old path, which the next namespace would cover, with the real
+  // folder in the open under its new name, and the harness would read the decoy by its path later.
+  for (const dir of guardedAncestors([...readOnly, ...(opts.runtimeSockets ?? []), ...hide], scratch))
+    lines.push(
+      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`,
+    );
   for (const path of hide)
     lines.push(
       `if [ -d ${q(path)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path)}; fi`,
     );
+  // The working directory was entered before the mounts above: entered again, it is the checkout as
+  // they left it (relative paths such as .git or ../.stategate reach the covers and read-only binds,
+  // and a bind of "." below carries them).
+  lines.push(`cd -- ${q(checkout)}`);
   for (const dir of scratch)
     lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
   if (how !== 'in-place') {
@@ -338,6 +292,7 @@ export function harnessNamespaceOptions(
     unshare,
     setpriv,
     runtimeSockets: runtimeSocketPaths(process.env),
+    ...(process.env.DOCKER_CONFIG ? { dockerConfig: resolve(process.env.DOCKER_CONFIG) } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { harnessExecutable } from '../sandbox/harness-path.js';
 
 const run = promisify(execFile);
 
@@ -35,7 +36,10 @@ export interface CheckoutOptions {
 export const SAFE_GIT = ['-c', 'core.fsmonitor=', '-c', 'core.hooksPath=/dev/null'];
 
 async function git(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await run('git', [...SAFE_GIT, ...args], { cwd, maxBuffer: 16 << 20 });
+  const { stdout } = await run(harnessExecutable('git'), [...SAFE_GIT, ...args], {
+    cwd,
+    maxBuffer: 16 << 20,
+  });
   return stdout.trim();
 }
 
@@ -153,7 +157,9 @@ async function workingTree(dir: string, ignore: string[]): Promise<string | null
   const scratch = mkdtempSync(join(tmpdir(), 'stategate-index-'));
   const env = { ...process.env, GIT_INDEX_FILE: join(scratch, 'index') };
   const gitWith = async (args: string[]) =>
-    (await run('git', [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+    (
+      await run(harnessExecutable('git'), [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })
+    ).stdout.trim();
   try {
     const prefix = await gitWith(['rev-parse', '--show-prefix']);
     await gitWith(['read-tree', 'HEAD']);

@@ -22,6 +22,7 @@ export async function prepareContainerSide(
     image: agent.image,
     dockerfile: agent.dockerfile,
     checkoutDir: checkout.dir,
+    hide: opts.hide,
   });
   try {
     opts.onLog?.(`${side}: agent image ${await containers.imageName()} (isolation: container)`);

@@ -1,4 +1,5 @@
 // A side at run time: its checkout, its agent configuration, and how to start its agent.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentServer, EpisodeVars } from '../agent/index.js';
 import {
@@ -18,6 +19,7 @@ import {
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../model/episode.js';
+import { TOOL_NAME } from '../sandbox/embedded-download.js';
 import { privatePaths } from '../sandbox/private-paths.js';
 import type { Checkout } from './checkout.js';
 import { prepareContainerSide } from './side-container.js';
@@ -55,15 +57,32 @@ export interface SideOptions {
   judgeKeyEnv?: string;
 }
 
+/**
+ * The embedded engine's binaries in the runner's tool cache, made before any agent starts so that
+ * it is covered: a later run executes what it finds there (with the public pinned integrity) as the
+ * harness, and the tool cache is the runner user's, the agent's own uid as a normal user.
+ */
+function toolCacheBinaries(env: NodeJS.ProcessEnv): string[] {
+  if (!env.RUNNER_TOOL_CACHE) return [];
+  const dir = join(env.RUNNER_TOOL_CACHE, TOOL_NAME);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    // A tool cache the harness's user cannot write, its agent cannot write either.
+  }
+  return [dir];
+}
+
 /** The namespace wrapper of a side's agent processes, when namespaces are available. */
 function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
   const isolation = opts.isolation;
   if (isolation?.mode !== 'namespaces') return undefined;
   const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
+  const toolCache = toolCacheBinaries(opts.harnessEnv);
   return namespaceWrapper(() =>
     harnessNamespaceOptions(
       opts.checkout.dir,
-      [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : [])],
+      [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : []), ...toolCache],
       isolation.unshare,
       isolation.setpriv,
     ),

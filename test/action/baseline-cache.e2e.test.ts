@@ -1,7 +1,8 @@
 // The baseline cache through the action as the runner runs it, with @actions/cache talking to a
 // loopback Actions cache service: a second push to the same pull request, in a new job whose
 // RUNNER_TEMP starts empty, restores the base's episodes and says so in the comment; a fork's run
-// neither reads nor writes them; what is saved is only the entry the run wrote.
+// neither reads nor writes them (its pull_request_target run reads but never writes); what is saved
+// is only the entry the run wrote.
 import { execFileSync } from 'node:child_process';
 import {
   existsSync,
@@ -192,5 +193,26 @@ describe('the action with cache: true (the default)', () => {
     expect(svc.entries.map((e) => e.key)).toEqual([savedKey]);
     expect(existsSync(cacheDir) ? readdirSync(cacheDir) : []).toEqual([]);
     expect(startsOf('1.2.4', from)).toBe(4);
+  });
+
+  it("reads but never writes the cache on a fork's pull_request_target run", {
+    timeout: 600_000,
+  }, async () => {
+    const env = newJob('5004');
+    // Another repeats count: a miss, so the base runs and the run stores what it ran.
+    const r = await h.step(
+      'lean-prompt',
+      { ...h.pullRequestEvent(9, 'lean-prompt', true), name: 'pull_request_target' },
+      { repeats: 2 },
+      undefined,
+      env,
+    );
+    expect(svc.refusals).toEqual([]);
+    expect(r.stdout, r.stdout + r.stderr).toContain(`cache: restored ${savedKey}`);
+    expect(r.stdout).toContain(
+      "cache: the base's episodes were not saved: the pull request comes from the fork mallory/refunds, whose agent ran in this job",
+    );
+    // The fork's agent ran beside these base episodes: nothing of them reaches the base branch's scope.
+    expect(svc.entries.map((e) => e.key)).toEqual([savedKey]);
   });
 });
