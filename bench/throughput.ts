@@ -1,11 +1,10 @@
 // Bench 3: episodes per second of the whole pipeline with the trivial agent, base and head, at a
 // given concurrency; and the harness's memory as the episodes go by.
-import { createReadStream, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
-import { ADMIN_URL, benchSuite, summary } from './suite.js';
+import { ADMIN_URL, benchSuite, episodeTimings, summary } from './suite.js';
 
 /** The harness's memory when a share of the episodes was done. */
 export interface MemorySample {
@@ -35,16 +34,9 @@ export interface ThroughputResult {
 const MIB = 1024 * 1024;
 const SHARES = [0.1, 0.25, 0.5, 0.75, 1];
 
-/** Median and p99 of timings.reset over episodes.jsonl, read a line at a time after the run. */
+/** Median and p99 of timings.reset over episodes.jsonl. */
 async function resetTimes(file: string): Promise<{ median: number; p99: number }> {
-  const values: number[] = [];
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    if (line)
-      values.push(
-        (JSON.parse(line) as { record: { timings: { reset?: number } } }).record.timings.reset ?? 0,
-      );
-  }
-  const s = summary(values);
+  const s = summary((await episodeTimings(file)).map((t) => t.reset ?? 0));
   return { median: s.median, p99: s.p99 };
 }
 
