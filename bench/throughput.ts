@@ -115,3 +115,21 @@ export function heapGrowth(r: ThroughputResult): number {
   const last = r.memoryAt.at(-1)?.heapMiB ?? null;
   return quarter === null || last === null ? Number.NaN : (last - quarter) / quarter;
 }
+
+// Run alone: node --import tsx bench/throughput.ts [--scenarios 100] [--repeats 2] [--concurrency 1,8]
+if (process.argv[1]?.endsWith('throughput.ts')) {
+  const arg = (name: string, fallback: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? process.argv[i + 1] : fallback;
+  };
+  const { loadavg } = await import('node:os');
+  for (const c of arg('concurrency', '1,8').split(',').map(Number)) {
+    const before = loadavg()[0];
+    const r = await throughput(Number(arg('scenarios', '100')), Number(arg('repeats', '2')), c);
+    console.log(
+      `concurrency ${c}: ${r.episodes} episodes in ${r.seconds.toFixed(1)} s = ${r.perSecond.toFixed(2)} episodes/s; ` +
+        `reset p50 ${r.reset.median.toFixed(1)} ms p99 ${r.reset.p99.toFixed(1)} ms; peak RSS ${r.peakRssMiB.toFixed(0)} MiB; ` +
+        `${r.verdict}; load ${before.toFixed(1)} / ${loadavg()[0].toFixed(1)}`,
+    );
+  }
+}

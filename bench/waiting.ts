@@ -234,7 +234,37 @@ export function writeWaitingSection(section: string): void {
 }
 
 /** What limits each number (docs text; checked against the measured rows by hand). */
-const LIMITS = 'What limits each number. TODO';
+const LIMITS = [
+  'What limits each number.',
+  '',
+  '- **Reset.** A pooled database is taken without an await, so reset is the synchronous work of taking it ' +
+    '(and of starting its connection in the background): p50 under a millisecond on both engines. A p99 of 64 ' +
+    'episodes is the slowest single one, and what is left there is the harness process not running at that instant: ' +
+    'at a load of 6 to 11 on 2 cores the operating system (or a GC pause) can hold it for tens of milliseconds ' +
+    'inside code that has no await (embedded c=1: 20.8 ms, one episode). The postgres row at 64 (72.8 ms, one ' +
+    'episode of 64) is the time a CREATE DATABASE takes: the likeliest cause is a pool one database short (reserve() ' +
+    'is best effort, and a database it could not make, for instance a connection refused while other jobs filled the ' +
+    'shared server, is made on demand by the episode that needs it); the run did not record which. Before this ' +
+    'change reset also counted two waits it no longer has: at every wave two episodes waited for a put-back (the two ' +
+    'clones made ahead were counted as reserved but handed out only when no put-back was in flight; they now join ' +
+    "the pool), and in a wave that starts together each episode's reset counted the other episodes' turns on the one " +
+    'JavaScript thread (an await before the database was handed out). That turn now shows in the session lap: ' +
+    'start p99 (reset + session) is the "before the agent starts" figure.',
+  '- **Episodes phase at concurrency 64 and 128.** CPU. One harness process runs the gateway, capture, grading and ' +
+    'spooling of every episode, and the same 2 cores run PostgreSQL, the agent server and the other work on the ' +
+    'machine (the load column); all agents of a wave wake at the same instant, so their calls queue for CPU. No lock ' +
+    'or pool is shared between episodes: each has its own database and connections, and reset p99 stays at a few ' +
+    'milliseconds. The ratio divides by one scenario alone, a single episode: its own noise (3.2 to 3.5 s across ' +
+    'runs) moves the ratio by 10%.',
+  '- **Postgres engine at 64 and 128.** The server allows 100 connections and is shared. The run reads what it ' +
+    'leaves (max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) ' +
+    'and every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
+    'idle. At 128 the run may need more than the budget, so idle episode connections close 100 ms after their query ' +
+    'and each tool call after a think opens a new one: that reconnecting is part of the CPU cost at 128.',
+  '- **Whole run.** Making the pool: min(2 x concurrency, episodes) databases (CREATE DATABASE ... TEMPLATE, 4 at a ' +
+    'time) before the episodes, and dropping them at the end (each DROP DATABASE waits for a checkpoint). That cost ' +
+    'grows with concurrency, not with the episodes a run has.',
+].join('\n');
 
 /** What a run measured, kept so the section can be written again without running (--from). */
 interface WaitingData {

@@ -85,12 +85,14 @@ export async function readConnectionBudget(
             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS open`,
   );
   const { max, reserved, open } = r.rows[0];
-  const limit = max - reserved - open - (adminPool - 1) - Math.ceil(HEADROOM * max);
+  // The admin pool's first connection is open already (it asked).
+  const own = adminPool - 1 + Math.ceil(HEADROOM * max);
+  const limit = max - reserved - open - own;
   if (limit < MIN_CONNECTIONS) {
     throw new Error(
       `the database server at ${server} allows ${max} connections (${reserved} of them kept for superusers) and ` +
-        `${open} are open: a run needs at least ${MIN_CONNECTIONS + adminPool} free ` +
-        '(raise max_connections or end other sessions)',
+        `${open} are open: a run needs ${MIN_CONNECTIONS + own} more (its admin pool, ${MIN_CONNECTIONS} for ` +
+        'episodes and put-backs, 10% of max_connections left to others); raise max_connections or end other sessions',
     );
   }
   return new ConnectionBudget(limit);
