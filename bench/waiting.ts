@@ -244,7 +244,10 @@ const LIMITS = [
     'inside code that has no await (embedded c=1: 20.8 ms, one episode). The postgres row at 64 (72.8 ms, one ' +
     'episode of 64) is the time a CREATE DATABASE takes: the likeliest cause is a pool one database short (reserve() ' +
     'is best effort, and a database it could not make, for instance a connection refused while other jobs filled the ' +
-    'shared server, is made on demand by the episode that needs it); the run did not record which. Before this ' +
+    'shared server, is made on demand by the episode that needs it); the run did not record which. Three later runs ' +
+    'of that row alone (load 4.6 to 6.1, the pool traced) gave reset p99 0.9, 14.1 and 0.6 ms with no database made ' +
+    'on demand, so the 14 ms there was the process held, not a wait; they took 1.47x, 1.72x and 1.49x one alone. ' +
+    'Before this ' +
     'change reset also counted two waits it no longer has: at every wave two episodes waited for a put-back (the two ' +
     'clones made ahead were counted as reserved but handed out only when no put-back was in flight; they now join ' +
     "the pool), and in a wave that starts together each episode's reset counted the other episodes' turns on the one " +
