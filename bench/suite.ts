@@ -1,9 +1,10 @@
 // The suite the benchmarks run: an items table of a chosen size (filled by SQL, so 100,000 rows
 // load quickly), a read and a write tool, generated scenarios, and a trivial agent that makes
 // three tool calls and prints its result.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 export const ADMIN_URL =
   process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -58,20 +59,41 @@ const after = await call('get_item', { id: 1 });
 process.stdout.write(JSON.stringify({ reply: 'qty ' + after.result.qty, outcome: 'SUCCESS' }) + '\\n');
 `;
 
+/** The suite's agent: a script and the `agent:` section of stategate.yml that runs it. */
+export interface BenchAgent {
+  file: string;
+  source: string;
+  /** The lines under `agent:`, each indented two spaces. */
+  config: string[];
+}
+
+/** The trivial agent, one process per episode. */
+export const TRIVIAL: BenchAgent = {
+  file: 'agent.mjs',
+  source: TRIVIAL_AGENT,
+  config: ['  command: node agent.mjs', '  timeout: 60s'],
+};
+
 export interface BenchSuite {
   dir: string;
   scenarios: number;
 }
 
 /** Writes a suite with `rows` fixture rows and `scenarios` scenarios into a new temporary directory. */
-export function benchSuite(rows: number, scenarios: number, repeats = 1, concurrency = 1): BenchSuite {
+export function benchSuite(
+  rows: number,
+  scenarios: number,
+  repeats = 1,
+  concurrency = 1,
+  agent: BenchAgent = TRIVIAL,
+): BenchSuite {
   const dir = mkdtempSync(join(tmpdir(), 'sg-bench-suite-'));
   mkdirSync(join(dir, 'db'));
   mkdirSync(join(dir, 'scenarios'));
   writeFileSync(join(dir, 'db', 'schema.sql'), SCHEMA);
   writeFileSync(join(dir, 'db', 'fixtures.sql'), fixtureSql(rows));
   writeFileSync(join(dir, 'twin.yaml'), TWIN);
-  writeFileSync(join(dir, 'agent.mjs'), TRIVIAL_AGENT);
+  writeFileSync(join(dir, agent.file), agent.source);
   for (let i = 0; i < scenarios; i++) {
     const id = `bump-${String(i).padStart(4, '0')}`;
     writeFileSync(
@@ -92,8 +114,7 @@ expect:
     join(dir, 'stategate.yml'),
     `version: 1
 agent:
-  command: node agent.mjs
-  timeout: 60s
+${agent.config.join('\n')}
 database:
   engine: postgres
   schema: [db/schema.sql]
@@ -105,6 +126,15 @@ concurrency: ${concurrency}
 `,
   );
   return { dir, scenarios };
+}
+
+/** Every episode's stage timings (EpisodeRecord.timings) of a run's episodes.jsonl, a line at a time. */
+export async function episodeTimings(file: string): Promise<Record<string, number>[]> {
+  const out: Record<string, number>[] = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (line) out.push((JSON.parse(line) as { record: { timings: Record<string, number> } }).record.timings);
+  }
+  return out;
 }
 
 /** Median, p99, min and max of a list of numbers. */

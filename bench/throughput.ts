@@ -1,11 +1,10 @@
 // Bench 3: episodes per second of the whole pipeline with the trivial agent, base and head, at a
 // given concurrency; and the harness's memory as the episodes go by.
-import { createReadStream, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
-import { ADMIN_URL, benchSuite, summary } from './suite.js';
+import { ADMIN_URL, benchSuite, episodeTimings, summary } from './suite.js';
 
 /** The harness's memory when a share of the episodes was done. */
 export interface MemorySample {
@@ -35,16 +34,9 @@ export interface ThroughputResult {
 const MIB = 1024 * 1024;
 const SHARES = [0.1, 0.25, 0.5, 0.75, 1];
 
-/** Median and p99 of timings.reset over episodes.jsonl, read a line at a time after the run. */
+/** Median and p99 of timings.reset over episodes.jsonl. */
 async function resetTimes(file: string): Promise<{ median: number; p99: number }> {
-  const values: number[] = [];
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    if (line)
-      values.push(
-        (JSON.parse(line) as { record: { timings: { reset?: number } } }).record.timings.reset ?? 0,
-      );
-  }
-  const s = summary(values);
+  const s = summary((await episodeTimings(file)).map((t) => t.reset ?? 0));
   return { median: s.median, p99: s.p99 };
 }
 
@@ -122,4 +114,22 @@ export function heapGrowth(r: ThroughputResult): number {
   const quarter = r.memoryAt.find((p) => p.share === 0.25)?.heapMiB ?? null;
   const last = r.memoryAt.at(-1)?.heapMiB ?? null;
   return quarter === null || last === null ? Number.NaN : (last - quarter) / quarter;
+}
+
+// Run alone: node --import tsx bench/throughput.ts [--scenarios 100] [--repeats 2] [--concurrency 1,8]
+if (process.argv[1]?.endsWith('throughput.ts')) {
+  const arg = (name: string, fallback: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? process.argv[i + 1] : fallback;
+  };
+  const { loadavg } = await import('node:os');
+  for (const c of arg('concurrency', '1,8').split(',').map(Number)) {
+    const before = loadavg()[0];
+    const r = await throughput(Number(arg('scenarios', '100')), Number(arg('repeats', '2')), c);
+    console.log(
+      `concurrency ${c}: ${r.episodes} episodes in ${r.seconds.toFixed(1)} s = ${r.perSecond.toFixed(2)} episodes/s; ` +
+        `reset p50 ${r.reset.median.toFixed(1)} ms p99 ${r.reset.p99.toFixed(1)} ms; peak RSS ${r.peakRssMiB.toFixed(0)} MiB; ` +
+        `${r.verdict}; load ${before.toFixed(1)} / ${loadavg()[0].toFixed(1)}`,
+    );
+  }
 }

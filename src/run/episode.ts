@@ -114,7 +114,16 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
   const deadline = episodeDeadline(ctx.signal);
   try {
     try {
-      sandbox = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
+      // A scenario that starts from the template as it is takes a ready database from the pool
+      // without a single await: when a whole wave starts together, no episode's reset then waits
+      // for the others' turns on the one JavaScript thread.
+      const plain =
+        Object.keys(scenario.state.rows).length === 0 &&
+        (scenario.state.sql ?? []).length === 0 &&
+        !scenario.faults.some((f) => f.fault === 'stale_response');
+      sandbox =
+        (plain ? ctx.template.take() : null) ??
+        (await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`));
       if (scenario.faults.some((f) => f.fault === 'stale_response')) {
         initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
       }

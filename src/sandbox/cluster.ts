@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import { type ConnectionBudget, readConnectionBudget } from './connections.js';
 import { databaseUrl, ident, literal } from './names.js';
 import { ownerComment } from './owner.js';
 
@@ -38,6 +39,8 @@ export class Cluster {
     readonly strategy: CloneStrategy | null,
     /** Whether the admin role is a superuser (otherwise it joins the roles whose databases it creates). */
     readonly superuser: boolean,
+    /** The connections episodes and put-backs may hold at once (see connections.ts). */
+    readonly budget: ConnectionBudget,
   ) {}
 
   /** Connects to the server and reads its version. */
@@ -52,6 +55,7 @@ export class Cluster {
     admin.on('connect', (client) => client.on('error', () => undefined));
     let version: number;
     let superuser: boolean;
+    let budget: ConnectionBudget;
     try {
       const r = await admin.query<{ v: string; su: boolean }>(
         'SELECT current_setting($1) AS v, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS su',
@@ -65,11 +69,17 @@ export class Cluster {
         `cannot connect to the database server at ${redact(adminUrl)}: ${(e as Error).message}`,
       );
     }
+    try {
+      budget = await readConnectionBudget(admin, CLOSE_CONCURRENCY, redact(adminUrl));
+    } catch (e) {
+      await admin.end().catch(() => undefined);
+      throw e;
+    }
     // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default on every engine: FILE_COPY forces a
     // checkpoint per clone (seconds on a busy shared server) and was no faster on the embedded one
     // (docs/engines.md has the numbers).
     const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
-    return new Cluster(adminUrl, runPrefix, admin, version, chosen, superuser);
+    return new Cluster(adminUrl, runPrefix, admin, version, chosen, superuser, budget);
   }
 
   /** The next number for a database or role name of this run. */

@@ -16,9 +16,10 @@
 //     a change to the database's own settings, large objects, prepared transactions, a table
 //     whose rows do not survive a JSON image (json columns keep their text, jsonb does not).
 // Needs a superuser admin (event triggers); otherwise clones are dropped as before.
-import pg from 'pg';
+import type pg from 'pg';
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { budgetedClient } from './connections.js';
 import { AUDIT_SCHEMA, ident, literal } from './names.js';
 import { NumberText, parseRowJson, SESSION_OPTIONS } from './values.js';
 
@@ -288,9 +289,13 @@ SET LOCAL bytea_output = 'hex'`;
 
 const READ_LOG = `SELECT tbl, old::text AS old, new::text AS new FROM ${A}.changes ORDER BY id`;
 
-/** A client of the database, as the admin or as another role; errors end up in the caller's awaits. */
-async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, options: SESSION_OPTIONS });
+/**
+ * A client of the database, as the admin or as another role, in the cluster's connection budget;
+ * errors end up in the caller's awaits.
+ */
+async function connect(cluster: Cluster, url: string): Promise<pg.Client> {
+  const Client = budgetedClient(cluster.budget);
+  const client = new Client({ connectionString: url, options: SESSION_OPTIONS });
   client.on('error', () => undefined);
   await client.connect();
   return client;
@@ -302,7 +307,7 @@ async function connect(url: string): Promise<pg.Client> {
  * the database is back and verified, or why it is not (then it must be dropped, not reused).
  */
 export async function putBack(p: PutBack): Promise<string | null> {
-  const admin = await connect(p.cluster.url(p.database));
+  const admin = await connect(p.cluster, p.cluster.url(p.database));
   try {
     let why = await endOtherSessions(admin, p.cluster.version);
     why ??= await unfit(admin, p.baseline);
@@ -379,7 +384,7 @@ async function unfit(client: pg.Client, baseline: Baseline): Promise<string | nu
  * too; firing again they would write more). Returns the DDL count after, or why not.
  */
 async function undoAsOwner(p: PutBack): Promise<{ ddl: string } | string> {
-  const client = await connect(p.cluster.url(p.database, p.owner));
+  const client = await connect(p.cluster, p.cluster.url(p.database, p.owner));
   try {
     await client.query(`BEGIN; ${CANONICAL}`);
     const byKey = new Map(p.tables.map((t) => [t.key, t]));

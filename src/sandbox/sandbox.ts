@@ -12,6 +12,7 @@ import {
 } from './capture.js';
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { budgetedClient, type ConnectionBudget } from './connections.js';
 import { addSums, combineSums, fingerprintOf, LOG_SUMS } from './fingerprint.js';
 import { ident, literal } from './names.js';
 import { BASELINE, type Baseline, putBack, type ReuseFacts } from './reuse.js';
@@ -38,9 +39,18 @@ export interface TemplateFacts {
 /** What becomes of a disposed sandbox: dropped, or put back for the next episode (template.ts). */
 export type Retire = (sandbox: PgSandbox) => Promise<void>;
 
-/** A connection pool for one database with the sandbox value conversions. */
-export function sandboxPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types: sandboxTypes, options: SESSION_OPTIONS });
+/**
+ * A connection pool for one database with the sandbox value conversions; with a budget, each
+ * connection takes one of its slots and idle ones close as the budget says (connections.ts).
+ */
+export function sandboxPool(url: string, max: number, budget?: ConnectionBudget): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: sandboxTypes,
+    options: SESSION_OPTIONS,
+    ...(budget ? { Client: budgetedClient(budget), idleTimeoutMillis: budget.idleMs } : {}),
+  });
   // Idle clients are terminated when the database is dropped; that is expected, not a crash.
   pool.on('error', () => undefined);
   // A checked-out client has no pool listener: when its database is dropped mid-transaction (an
@@ -71,6 +81,9 @@ export class PgSandbox implements Sandbox {
   /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   private role: { name: string; url: string } | null = null;
   private disposed: Promise<void> | null = null;
+  private ended: Promise<void> | null = null;
+  /** One promise per connection this lease opened, resolved when it has closed. */
+  private readonly closing: Promise<void>[] = [];
   /** The state no episode may change for the database to be reused; null: drop it after use. */
   baseline: Baseline | null = null;
   /** The role made for agents on this database, kept across leases. */
@@ -83,7 +96,10 @@ export class PgSandbox implements Sandbox {
     private readonly retire: Retire = (s) => s.drop(),
   ) {
     this.url = facts.cluster.url(name, facts.owner);
-    this.pool = sandboxPool(this.url, 4);
+    this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
+    this.pool.on('connect', (client) => {
+      this.closing.push(new Promise((resolve) => client.once('end', () => resolve())));
+    });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
 
@@ -93,6 +109,27 @@ export class PgSandbox implements Sandbox {
    */
   async warm(): Promise<void> {
     await this.pool.query(LOG_WATERMARK);
+  }
+
+  /**
+   * The same database under a new lease that holds no connection, once this lease's pool has
+   * ended: what a pooled database waits as, so that idle databases cost the server no connection.
+   */
+  async rested(): Promise<PgSandbox> {
+    await this.endPool();
+    return this.successor();
+  }
+
+  /** Ends this lease's pool (once); resolves when its connections are closed. Never rejects. */
+  private endPool(): Promise<void> {
+    // pg.Pool's end() resolves once its clients are told to end, not once they have.
+    this.ended ??= this.pool
+      .end()
+      .catch(() => undefined)
+      .then(async () => {
+        await Promise.all(this.closing);
+      });
+    return this.ended;
   }
 
   query(sql: string, params?: unknown[]) {
@@ -241,14 +278,14 @@ export class PgSandbox implements Sandbox {
 
   /** Drops the database and its agent role, off the critical path. Never rejects. */
   drop(): Promise<void> {
-    void this.pool.end().catch(() => undefined);
+    void this.endPool();
     return this.facts.cluster.queueDrop(this.name, this.roleName ? [this.roleName] : []);
   }
 
   dispose(): Promise<void> {
     if (!this.disposed) {
       // Idle connections end now; the drop or the put-back disconnects anything still busy.
-      void this.pool.end().catch(() => undefined);
+      void this.endPool();
       this.disposed = this.retire(this);
     }
     return this.disposed;

@@ -8,6 +8,7 @@ import { applySqlFile, insertRows } from './apply.js';
 import { captureTriggers, installAuditSchema, revokeTriggerFunctions } from './capture.js';
 import { readTables, type TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
+import { Slots } from './connections.js';
 import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
@@ -177,6 +178,11 @@ class PgTemplate implements Template {
   private readonly putting = new Set<Promise<void>>();
   private readonly waiters: (() => void)[] = [];
   private pooled = false;
+  /**
+   * Put-backs running at once: each holds two connections in turn (admin, then owner), so at most
+   * half the budget's connections may be held by put-backs waiting for their second one.
+   */
+  private readonly putSlots: Slots;
   /** What the pool did: databases put back, and re-cloned (with why). */
   readonly poolStats = { putBack: 0, recloned: 0, reasons: [] as string[] };
 
@@ -187,6 +193,9 @@ class PgTemplate implements Template {
     private readonly ahead: number,
   ) {
     this.tables = Object.fromEntries(facts.tables.map((t: TableInfo) => [t.key, t.primaryKey]));
+    this.putSlots = new Slots(
+      Math.max(1, Math.min(PUT_BACKS_AT_ONCE, Math.floor(facts.cluster.budget.limit / 2))),
+    );
     facts.cluster.onClose(async () => {
       const unused = this.stock.splice(0);
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
@@ -204,8 +213,7 @@ class PgTemplate implements Template {
    */
   async clone(label: string): Promise<Sandbox> {
     for (;;) {
-      // A pooled database keeps its comment ('pool'): a relabel per episode is a catalog write each.
-      const reused = this.idle.pop();
+      const reused = this.take();
       if (reused) return reused;
       // A put-back takes milliseconds, a new clone a CREATE DATABASE: wait for the former.
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
@@ -227,6 +235,19 @@ class PgTemplate implements Template {
   }
 
   /**
+   * A pooled database ready now (put back, its log empty), or null; never waits. It holds no
+   * connection while idle: one opens now in the background (unless connections are scarce), so the
+   * agent's first call finds it ready.
+   */
+  take(): Sandbox | null {
+    // A pooled database keeps its comment ('pool'): a relabel per episode is a catalog write each.
+    const s = this.idle.pop();
+    if (!s) return null;
+    if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => undefined);
+    return s;
+  }
+
+  /**
    * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
    * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
    * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
@@ -234,14 +255,23 @@ class PgTemplate implements Template {
   async reserve(count: number): Promise<void> {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
     this.pooled = true;
-    let need = count - this.idle.length - this.stock.length;
+    // Half the pool runs at once (the pipeline keeps as many spare), and each put-back holds two.
+    this.facts.cluster.budget.expect(Math.ceil(count / 2) + 2 * this.putSlots.limit);
+    // Clones made ahead join the pool: clone() takes them only when no put-back is in flight, so
+    // left in stock they would count as reserved while the episodes of a wave wait for put-backs.
+    for (const ahead of this.stock.splice(0)) {
+      try {
+        this.idle.push(await (await ahead).rested());
+      } catch {
+        // Made again below.
+      }
+    }
+    let need = count - this.idle.length;
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
         try {
-          const s = await this.make('pool');
-          await s.warm();
-          this.idle.push(s);
+          this.idle.push(await (await this.make('pool')).rested());
         } catch {
           return;
         }
@@ -286,23 +316,25 @@ class PgTemplate implements Template {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
     const work = (async () => {
       let next: PgSandbox | null = null;
+      await this.putSlots.acquire();
       try {
         const why = await s.putBack();
         if (why === null) {
+          // Its pool ended at dispose() and the put-back ended its sessions: the new lease holds none.
           next = s.successor();
-          await next.warm();
           this.poolStats.putBack++;
         } else {
           this.poolStats.recloned++;
           if (this.poolStats.reasons.length < 100) this.poolStats.reasons.push(why);
           void s.drop();
-          next = await this.make('pool');
-          await next.warm();
+          next = await (await this.make('pool')).rested();
         }
       } catch {
         void s.drop();
         if (next) void next.drop();
         return;
+      } finally {
+        this.putSlots.release();
       }
       if (this.facts.cluster.isClosed) void next.drop();
       else this.idle.push(next);
@@ -333,6 +365,9 @@ class PgTemplate implements Template {
     }
   }
 }
+
+/** Put-backs at most at once (2 cores: more only interleave the same CPU work). */
+const PUT_BACKS_AT_ONCE = 8;
 
 /** Databases a reserve() makes at once (each CREATE DATABASE copies the template's files). */
 const RESERVE_PARALLEL = 4;

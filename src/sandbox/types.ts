@@ -51,6 +51,11 @@ export interface Template {
   /** A fresh database with the template's contents. */
   clone(label: string): Promise<Sandbox>;
   /**
+   * A database of the reserved pool that is ready now (the template's contents, its change log
+   * empty), or null when none is; never waits, so an episode that gets one starts at once.
+   */
+  take(): Sandbox | null;
+  /**
    * Keeps `count` databases for the run (made now, in parallel): a disposed clone is then put back to
    * the template's state for the next episode instead of dropped. Best effort; a no-op where clones
    * cannot be put back.
