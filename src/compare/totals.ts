@@ -1,42 +1,27 @@
-// report.json (docs/architecture.md) from the compared cases and the facts of the run.
-
-import { type CaseInput, type CaseOptions, compareCase } from '../compare/case.js';
-import { sideStats, suiteStats } from '../compare/stats.js';
-import { weakenings } from '../compare/suite-changes.js';
+// What a report derives from its cases: the class counts, the suite-level statistics, signatures and
+// cost, the repeats policy's error rates, and the verdict with every reason for it. One function
+// (withTotals) fills them all, for a run's report and a merged one alike, so what report.json says
+// about its cases always follows from the cases it holds.
 import { type CaseClass, CaseClassName } from '../config/schema.js';
-import {
-  DEFAULT_GATE,
-  type GateDecision,
-  type GatePolicy,
-  gateDecision,
-  gateVerdict,
-  type RunFacts,
-} from '../gate/verdict.js';
+import { DEFAULT_GATE, gateDecision, type RunFacts } from '../gate/verdict.js';
 import type { Side } from '../model/episode.js';
 import type { CaseReport, Report, SideStats, SuiteCost } from '../model/report.js';
-import type { EngineName } from '../sandbox/types.js';
-import { LOOK_ALPHA } from '../stats/sequential.js';
+import { repeatsFacts } from './repeats-facts.js';
+import { sideStats, suiteStats } from './stats.js';
+import { weakenings } from './suite-changes.js';
 
-/** Everything a report is made of besides the cases. */
-export interface ReportFacts {
-  pin: Report['pin'];
-  sides: Report['sides'];
-  engine: EngineName;
-  engineReason?: string;
-  gate?: GatePolicy;
-  repeats?: number;
-  seeds?: Record<string, number[]>;
-  shard?: { index: number; total: number } | null;
-  interrupted?: boolean;
-  /** ISO time the run started (passed in: building a report reads no clock). */
-  startedAt?: string;
-  durationMs?: number;
-  episodesFile?: string;
-}
+/** The fields withTotals computes; a report body is everything else. */
+export type Totals =
+  | 'verdict'
+  | 'gate_reasons'
+  | 'counts'
+  | 'stats'
+  | 'signatures'
+  | 'cost'
+  | 'repeats_rates'
+  | 'repeats_warning';
 
-export interface ReportInput extends ReportFacts, CaseOptions {
-  cases: readonly CaseInput[];
-}
+export type ReportBody = Omit<Report, Totals>;
 
 /** The number of cases in each class, every class present. */
 export function countClasses(cases: readonly Pick<CaseReport, 'class'>[]): Record<CaseClass, number> {
@@ -113,29 +98,37 @@ export function runFactsOf(
   };
 }
 
-/** The verdict of a report and every reason for it, as the renderings show them. */
-export function reportDecision(report: Report): GateDecision {
-  return gateDecision(report.cases, report.gate ?? DEFAULT_GATE, runFactsOf(report));
+export interface TotalsOptions {
+  /**
+   * Whether the repeats policy's error rates and fixed-N warning are stated (default true). A merge
+   * of shards that ran under different repeats policies has no one policy to state them for.
+   */
+  repeatsRates?: boolean;
 }
 
-/** Fills in what follows from the cases (counts, suite statistics, verdict), cases sorted by id. */
-export function withTotals(
-  report: Omit<Report, 'counts' | 'verdict' | 'stats' | 'signatures' | 'cost'>,
-): Report {
-  const cases = [...report.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const gate = report.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const verdict = gateVerdict(cases, gate, runFactsOf(report));
-  const { version, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report;
-  // Key order is the reading order of report.json: the verdict first, the cases last.
+/**
+ * The whole report: the body with the cases sorted by id, and every total computed from them,
+ * the verdict and its reasons decided by the gate (the built-in one when the body has none).
+ */
+export function withTotals(body: ReportBody, options: TotalsOptions = {}): Report {
+  const cases = [...body.cases].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const gate = body.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
+  const decision = gateDecision(cases, gate, runFactsOf(body));
+  const rates = options.repeatsRates === false ? {} : repeatsFacts({ ...body, cases });
+  // Totals a body carries anyway (a report read back, spread) are stale: each is computed here.
+  const { version, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = withoutTotals(body);
+  // Key order is the reading order of report.json: the verdict and its reasons first, the cases last.
   return {
     version,
-    verdict,
+    verdict: decision.verdict,
+    gate_reasons: decision.reasons,
     engine,
     pin,
     sides,
     counts: countClasses(cases),
     ...rest,
     gate,
+    ...rates,
     stats: suiteStatsOf(cases),
     signatures: suiteSignaturesOf(cases),
     cost: suiteCostOf(cases),
@@ -143,33 +136,18 @@ export function withTotals(
   };
 }
 
-/** Assembles report.json: compares every case, counts the classes and decides the verdict. */
-export function buildReport(input: ReportInput): Report {
-  const seen = new Set<string>();
-  for (const c of input.cases) {
-    if (seen.has(c.scenario.id)) throw new Error(`buildReport: scenario '${c.scenario.id}' is given twice`);
-    seen.add(c.scenario.id);
-  }
-  const cases = input.cases.map((c) => compareCase(c.scenario, c.base, c.head, input));
-  const report: Omit<Report, 'counts' | 'verdict' | 'stats' | 'signatures' | 'cost'> = {
-    version: 1,
-    engine: input.engine,
-    pin: input.pin,
-    sides: input.sides,
-    cases,
-    gate: { block: [...(input.gate ?? DEFAULT_GATE).block], warn: [...(input.gate ?? DEFAULT_GATE).warn] },
-    shard: input.shard ?? null,
-    interrupted: input.interrupted ?? false,
-  };
-  if (input.engineReason !== undefined) report.engine_reason = input.engineReason;
-  if (input.repeats !== undefined) report.repeats = input.repeats;
-  if (input.sequential) {
-    const { min, max, alpha = LOOK_ALPHA } = input.sequential;
-    report.repeats_policy = { min, max, alpha };
-  }
-  if (input.seeds !== undefined) report.seeds = input.seeds;
-  if (input.startedAt !== undefined) report.started_at = input.startedAt;
-  if (input.durationMs !== undefined) report.duration_ms = input.durationMs;
-  if (input.episodesFile !== undefined) report.episodes_file = input.episodesFile;
-  return withTotals(report);
+/** The body of a report: everything but what withTotals computes. */
+export function withoutTotals(report: Report | ReportBody): ReportBody {
+  const {
+    verdict: _verdict,
+    gate_reasons: _reasons,
+    counts: _counts,
+    stats: _stats,
+    signatures: _signatures,
+    cost: _cost,
+    repeats_rates: _rates,
+    repeats_warning: _warning,
+    ...body
+  } = report as Report;
+  return body;
 }
