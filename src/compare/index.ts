@@ -12,5 +12,5 @@ export { ABSENT, STATE_DIFF_CAP, type StateDifferences, stateDifferences, WHOLE_
 export { defaultKs, passAtK, passHatK, sideStats, suiteStats, wilsonInterval } from './stats.js';
 export { compareSuite, type ReportFacts, type SuiteInput } from './suite.js';
 export { summarizeSide } from './summary.js';
-export { countClasses, withTotals } from './totals.js';
+export { withTotals } from './totals.js';
 export { type Step, toTrajectory } from './trajectory.js';

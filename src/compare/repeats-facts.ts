@@ -8,7 +8,7 @@ import type { RepeatsRates, RepeatsWarning, Report } from '../model/report.js';
 import { errorRates, FALSE_BLOCK_TARGET, fixedOutcome, meetsTargets } from '../stats/error-rates.js';
 
 /** The rates of the policy a report ran with; undefined without a base (nothing is compared). */
-export function repeatsRatesOf(
+function repeatsRatesOf(
   report: Pick<Report, 'repeats_policy' | 'repeats' | 'sides'>,
 ): RepeatsRates | undefined {
   if (!report.sides.base) return undefined;
@@ -34,7 +34,7 @@ export function repeatsRatesOf(
  * With a fixed N: the critical expectation whose observed failure rate on either side gives the
  * highest false BLOCK rate at that N, when that rate is over 5%; undefined otherwise.
  */
-export function repeatsWarningOf(
+function repeatsWarningOf(
   report: Pick<Report, 'repeats_policy' | 'repeats' | 'sides' | 'cases'>,
 ): RepeatsWarning | undefined {
   const n = report.repeats;

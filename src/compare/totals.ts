@@ -24,14 +24,14 @@ export type Totals =
 export type ReportBody = Omit<Report, Totals>;
 
 /** The number of cases in each class, every class present. */
-export function countClasses(cases: readonly Pick<CaseReport, 'class'>[]): Record<CaseClass, number> {
+function countClasses(cases: readonly Pick<CaseReport, 'class'>[]): Record<CaseClass, number> {
   const counts = Object.fromEntries(CaseClassName.options.map((c) => [c, 0])) as Record<CaseClass, number>;
   for (const c of cases) counts[c.class] += 1;
   return counts;
 }
 
 /** Suite-level averages per side, over the cases that have that side. */
-export function suiteStatsOf(cases: readonly CaseReport[]): Report['stats'] {
+function suiteStatsOf(cases: readonly CaseReport[]): Report['stats'] {
   const out: NonNullable<Report['stats']> = {};
   for (const side of ['base', 'head'] as Side[]) {
     const per: SideStats[] = [];
@@ -45,7 +45,7 @@ export function suiteStatsOf(cases: readonly CaseReport[]): Report['stats'] {
 }
 
 /** Failed repeats by failure signature per side, summed over the cases. */
-export function suiteSignaturesOf(cases: readonly CaseReport[]): NonNullable<Report['signatures']> {
+function suiteSignaturesOf(cases: readonly CaseReport[]): NonNullable<Report['signatures']> {
   const out: NonNullable<Report['signatures']> = {};
   for (const side of ['base', 'head'] as Side[]) {
     for (const c of cases) {
@@ -62,7 +62,7 @@ export function suiteSignaturesOf(cases: readonly CaseReport[]): NonNullable<Rep
 }
 
 /** Cost per successful episode and per dependable case per side, over the cases that reported a cost. */
-export function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['cost']> {
+function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['cost']> {
   const out: NonNullable<Report['cost']> = {};
   for (const side of ['base', 'head'] as Side[]) {
     const costs = cases.flatMap((c) => (c[side]?.cost ? [c[side].cost] : []));
@@ -85,7 +85,7 @@ export function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['c
 }
 
 /** What the verdict reads from a report beside its cases: interruption, missing shards, a weakened suite, the policy's source. */
-export function runFactsOf(
+function runFactsOf(
   report: Pick<Report, 'interrupted' | 'missing_shards' | 'suite_changes' | 'policy_from'>,
 ): RunFacts {
   const from = report.policy_from;

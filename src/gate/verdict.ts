@@ -110,11 +110,6 @@ export function gateDecision(
   return { verdict: 'PASS', reasons: [] };
 }
 
-/** The verdict of a run: PASS, WARN or BLOCK. */
-export function gateVerdict(cases: readonly GatedCase[], gate: GatePolicy, run: RunFacts = {}): GateVerdict {
-  return gateDecision(cases, gate, run).verdict;
-}
-
 /** The check-run conclusion of a verdict. */
 export function checkConclusion(verdict: GateVerdict): 'success' | 'neutral' | 'failure' {
   return verdict === 'PASS' ? 'success' : verdict === 'WARN' ? 'neutral' : 'failure';
