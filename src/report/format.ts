@@ -152,6 +152,9 @@ export function groupCases(report: Report): {
   };
 }
 
+// A side's statistics are computed when the report is assembled (or read back from a file), never
+// here; a side without them shows `—`.
+
 /** The all-N column: `yes, 5 of 5` or `no, 3 of 5`. */
 export function allNWords(s: SideSummary): string {
   const stats = s.stats;

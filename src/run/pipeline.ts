@@ -15,8 +15,7 @@ import { canonicalJson } from '../model/canonical-json.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../model/episode.js';
 import type { Report } from '../model/report.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import type { PinnedSuite } from '../plan/pin.js';
-import { pinSuite, sha256 } from '../plan/pin.js';
+import { type PinnedSuite, pinSuite, sha256 } from '../plan/pin.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { boundReport } from '../report/report-bounds.js';
 import { chooseEngine } from '../sandbox/index.js';
@@ -426,7 +425,7 @@ function reportRefused(
 }
 
 /** What a run knows beside its episodes when it writes report.json. */
-interface RunFacts {
+interface RunReportFacts {
   scenarios: Scenario[];
   suite: Suite;
   pin: PinnedSuite;
@@ -450,7 +449,7 @@ interface RunFacts {
  * spool and checked against the pinned suite, so nothing is kept per episode while the run goes. A
  * case whose episodes never ran (interrupted) has empty sides: incomplete.
  */
-function reportFromSpool(spool: CaseSpool, run: RunFacts): Report {
+function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
   const side = (s: Side) => {
     const c = run.checkouts[s];
     if (!c) return null;
