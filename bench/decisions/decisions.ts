@@ -1,9 +1,9 @@
 // The decision benchmark: how often each repeat policy BLOCKs an unchanged agent or a regression,
 // and how many episodes it spends, through the real scheduler, sequential test and classification.
 
+import { compareSuite } from '../../src/compare/suite.js';
 import type { GradedEpisode, Side } from '../../src/model/episode.js';
 import { expandEpisodes, type PlannedEpisode } from '../../src/plan/expand.js';
-import { buildReport } from '../../src/report/build.js';
 import { runAdaptive } from '../../src/run/adaptive.js';
 import { schedule } from '../../src/run/scheduler.js';
 import type { SequentialPolicy } from '../../src/stats/sequential.js';
@@ -53,7 +53,7 @@ export async function runDecisions(
       episodesOf: (id) => graded.get(id)!,
     });
   else await runBatch(expandEpisodes(scenarios, SIDES, (policy as { fixed: number }).fixed, suiteHash));
-  const report = buildReport({
+  const report = compareSuite({
     cases: scenarios.map((scenario) => ({ scenario, ...graded.get(scenario.id)! })),
     pin: { suite_hash: suiteHash, template_hash: suiteHash, scenarios: {} },
     sides: { base: { ref: 'base', sha: null }, head: { ref: 'head', sha: null } },

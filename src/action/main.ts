@@ -2,14 +2,14 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
+import { mergeReports } from '../compare/index.js';
+import { loadMergePolicy, stricterGate } from '../compare/merge-policy.js';
 import { ConfigError, type Problem } from '../config/suite.js';
 import { gateFails } from '../gate/verdict.js';
 import type { Report } from '../model/report.js';
 import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
-import { mergeReports } from '../report/merge.js';
-import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
 import { runCompare, writeReports } from '../run/pipeline.js';
 import { VERSION } from '../version.js';

@@ -2,7 +2,7 @@
 import { relative, resolve } from 'node:path';
 import { glob } from 'tinyglobby';
 import type { Report } from '../model/report.js';
-import { readReportFile } from '../report/read-report.js';
+import { readReportFile } from '../run/read-report.js';
 
 /** Thrown when the glob matches nothing (a malformed match throws a ReportError). */
 export class ShardReportError extends Error {

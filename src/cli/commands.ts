@@ -2,6 +2,8 @@
 // 2 the gate failed (--fail-on), 1 stategate could not run.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { mergeReports } from '../compare/index.js';
+import { loadMergePolicy, stricterGate } from '../compare/merge-policy.js';
 import { loadSuite, sortProblems } from '../config/load.js';
 import {
   type Choice,
@@ -15,14 +17,12 @@ import { ConfigError, formatProblem, type Problem, type SuiteParts } from '../co
 import { exitCodeFor } from '../gate/index.js';
 import type { Report } from '../model/report.js';
 import { renderJunit } from '../report/junit.js';
-import { mergeReports } from '../report/merge.js';
-import { loadMergePolicy, stricterGate } from '../report/merge-policy.js';
-import { readReportFile } from '../report/read-report.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
 import { interruptExitCode } from '../run/interrupt.js';
 import { databaseFor, runCompare, writeReports } from '../run/pipeline.js';
 import { prepareSuiteSql } from '../run/prepare-suite.js';
+import { readReportFile } from '../run/read-report.js';
 import { chooseEngine } from '../sandbox/index.js';
 import { runDemo, runFlakyDemo } from './demo.js';
 import type { CliValues } from './main.js';

@@ -7,12 +7,12 @@
 // is a head that broke a critical expectation in the repeats that could be graded, or left a state or
 // reply on which one the base passed cleanly could not be evaluated (headOnlyErrors): otherwise a head
 // could turn its own BLOCK into a WARN by making its episodes ungradable.
-import type { CaseClass, Scenario } from '../config/schema.js';
+import type { CaseClass } from '../config/schema.js';
+import { NEW_SCENARIO } from '../model/classes.js';
 import type { FailureLabel, GradedEpisode, Side } from '../model/episode.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../model/report.js';
 import type { CaseDecision } from '../stats/case-decision.js';
 import { inRepeatOrder, ungradableReason } from './episodes.js';
-import { summarizeSide } from './summary.js';
 
 export interface Classification {
   class: CaseClass;
@@ -24,9 +24,6 @@ export interface Classification {
 
 /** Per side: the first reason an episode could not be graded, for the `incomplete` sentence. */
 export type UngradableNotes = Partial<Record<Side, string>>;
-
-/** How a case without a base side begins its reason (renderings of a head-only run leave it out). */
-export const NEW_SCENARIO = 'New scenario (no base run): ';
 
 /** Whether a side's repeats disagree: some passed every expectation, some graded ones did not. */
 export function isFlaky(summary: SideSummary | null): boolean {
@@ -284,14 +281,4 @@ export function ungradableNotes(
     if (note) notes[side] = note;
   }
   return notes;
-}
-
-/** Classifies one scenario from the graded episodes of each side (`base` null: the case has no base side). */
-export function classifyCase(
-  scenario: Scenario,
-  base: readonly GradedEpisode[] | null,
-  head: readonly GradedEpisode[],
-): Classification {
-  const baseSummary = base === null ? null : summarizeSide(scenario, base);
-  return classifySummaries(baseSummary, summarizeSide(scenario, head), ungradableNotes(base, head));
 }

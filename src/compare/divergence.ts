@@ -1,16 +1,10 @@
 // The lockstep diff of two trajectories: the first step where base and head differ, said in one
 // plain sentence that names both steps (docs/statistics.md). It reports the records, never a cause.
+
+import { differingArgs, renderArgs, renderCall, renderResult, renderValue } from '../model/call-text.js';
 import type { CallRecord } from '../model/episode.js';
 import type { Divergence } from '../model/report.js';
-import {
-  differingArgs,
-  renderArgs,
-  renderCall,
-  renderResult,
-  renderValue,
-  type Step,
-  toTrajectory,
-} from './trajectory.js';
+import { type Step, toTrajectory } from './trajectory.js';
 
 function argsPart(args: unknown, keys: string[]): string {
   if (keys.length === 1 && keys[0] === '') return renderArgs(args) || '(none)';

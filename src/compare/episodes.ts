@@ -1,7 +1,7 @@
 // Small facts about graded episodes that every comparison step agrees on.
 import type { Scenario } from '../config/schema.js';
+import { elide } from '../model/call-text.js';
 import type { GradedEpisode } from '../model/episode.js';
-import { elide } from './trajectory.js';
 
 /** The id of the implicit critical expectation every episode has (docs/formats/scenario.md). */
 export const COMPLETED = 'completed';

@@ -1,16 +1,10 @@
 // For a side whose repeats disagree: the first step where its passing and failing repeats fork,
 // said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ...").
+
+import { differingArgs, renderArgs, renderCall, renderOutcome } from '../model/call-text.js';
 import type { GradedEpisode } from '../model/episode.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
-import {
-  differingArgs,
-  renderArgs,
-  renderCall,
-  renderOutcome,
-  type Step,
-  stepSignature,
-  toTrajectory,
-} from './trajectory.js';
+import { type Step, stepSignature, toTrajectory } from './trajectory.js';
 
 interface Repeat {
   steps: Step[];

@@ -2,10 +2,10 @@
 // side's net diff determines its final rows; comparing those gives (table, key, column, base, head)
 // for every value that ended differently, rows only one side has included.
 import type { Expectation, Scenario } from '../config/schema.js';
+import { elide, renderArgs, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import type { Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
 import type { StateDifference } from '../model/report.js';
-import { elide, renderArgs, renderValue } from './trajectory.js';
 
 /** The value of a side where the row does not exist. */
 export const ABSENT = '(absent)';

@@ -11,6 +11,5 @@ export {
   gateClassesOf,
   gateDecision,
   gateFails,
-  gateVerdict,
   type RunFacts,
 } from './verdict.js';

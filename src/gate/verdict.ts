@@ -7,9 +7,9 @@
 import type { FailOn } from '../config/options.js';
 import { GateClass } from '../config/schema.js';
 import { type CaseClass, DEFAULT_GATE, type GatePolicy } from '../model/classes.js';
-import type { CaseReport, GateVerdict } from '../model/report.js';
+import type { CaseReport, GateReason, GateVerdict } from '../model/report.js';
 
-export { DEFAULT_GATE, type GatePolicy };
+export { DEFAULT_GATE, type GatePolicy, type GateReason };
 
 /** What the run itself says beside its cases. */
 export interface RunFacts {
@@ -20,15 +20,6 @@ export interface RunFacts {
   suiteWeakened?: readonly string[];
   /** Why the policy is not the one asked for (the base's stategate.yml could not be loaded). */
   policyProblem?: string;
-}
-
-/** One reason for the verdict, e.g. `new-critical-failure: refund-timeout` at BLOCK. */
-export interface GateReason {
-  verdict: Exclude<GateVerdict, 'PASS'>;
-  /** The gate class that matched, or null for a fact about the run. */
-  class: string | null;
-  cases: string[];
-  text: string;
 }
 
 export interface GateDecision {
@@ -117,11 +108,6 @@ export function gateDecision(
   if (block.length > 0) return { verdict: 'BLOCK', reasons: [...block, ...warn, ...facts] };
   if (warn.length > 0 || facts.length > 0) return { verdict: 'WARN', reasons: [...warn, ...facts] };
   return { verdict: 'PASS', reasons: [] };
-}
-
-/** The verdict of a run: PASS, WARN or BLOCK. */
-export function gateVerdict(cases: readonly GatedCase[], gate: GatePolicy, run: RunFacts = {}): GateVerdict {
-  return gateDecision(cases, gate, run).verdict;
 }
 
 /** The check-run conclusion of a verdict. */

@@ -41,3 +41,6 @@ export const FAILURE_SIGNATURES = [
   'other',
 ] as const;
 export type FailureSignature = (typeof FAILURE_SIGNATURES)[number];
+
+/** How a case without a base side begins its reason (renderings of a head-only run leave it out). */
+export const NEW_SCENARIO = 'New scenario (no base run): ';

@@ -210,9 +210,20 @@ export interface CaseReport {
   agent_stderr?: { base?: AgentStderr; head?: AgentStderr };
 }
 
+/** One reason for the verdict, e.g. `new-critical-failure: refund-timeout` at BLOCK. */
+export interface GateReason {
+  verdict: Exclude<GateVerdict, 'PASS'>;
+  /** The gate class that matched, or null for a fact about the run. */
+  class: string | null;
+  cases: string[];
+  text: string;
+}
+
 export interface Report {
   version: 1;
   verdict: GateVerdict;
+  /** Additive: every reason for the verdict, as the gate gave them (none for PASS). */
+  gate_reasons?: GateReason[];
   engine: EngineName;
   /** Additive: why that engine. */
   engine_reason?: string;

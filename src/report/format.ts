@@ -1,11 +1,8 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
-import { NEW_SCENARIO } from '../compare/classify.js';
-import { sideStats } from '../compare/stats.js';
-import { differingArgs, renderCall, renderOutcome, renderValue } from '../compare/trajectory.js';
-import { gateClassesOf } from '../gate/verdict.js';
+import { differingArgs, renderCall, renderOutcome, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
-import { type CaseClass, DEFAULT_GATE } from '../model/classes.js';
+import { type CaseClass, NEW_SCENARIO } from '../model/classes.js';
 import type {
   CaseReport,
   ChangedExpectation,
@@ -132,12 +129,15 @@ export function groupCases(report: Report): {
   stillFailing: CaseReport[];
   rest: CaseReport[];
 } {
-  const block = new Set(report.gate?.block ?? DEFAULT_GATE.block);
+  // The cases the gate's BLOCK reasons name, as the gate decided when the report was assembled.
+  const block = new Set(
+    (report.gate_reasons ?? []).filter((r) => r.verdict === 'BLOCK').flatMap((r) => r.cases),
+  );
   const sorted = [...report.cases].sort(
     (a, b) =>
       CLASS_ORDER.indexOf(a.class) - CLASS_ORDER.indexOf(b.class) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
-  const blocking = sorted.filter((c) => gateClassesOf(c).some((g) => block.has(g)));
+  const blocking = sorted.filter((c) => block.has(c.id));
   const isBlocking = new Set(blocking);
   const changed = sorted.filter(
     (c) => !isBlocking.has(c) && (c.class !== 'unchanged' || c.flaky.base || c.flaky.head),
@@ -152,17 +152,21 @@ export function groupCases(report: Report): {
   };
 }
 
+// A side's statistics are computed when the report is assembled (or read back from a file), never
+// here; a side without them shows `—`.
+
 /** The all-N column: `yes, 5 of 5` or `no, 3 of 5`. */
 export function allNWords(s: SideSummary): string {
-  const stats = s.stats ?? sideStats(s);
+  const stats = s.stats;
+  if (!stats) return '—';
   const errors = s.infraErrors ? `, ${s.infraErrors} not graded` : '';
   return `${stats.all_n ? 'yes' : 'no'}, ${s.passes} of ${s.runs}${errors}`;
 }
 
 /** The per-run pass rate with its Wilson interval: `60% (23–88%)`. */
 export function rateWords(s: SideSummary): string {
-  const stats = s.stats ?? sideStats(s);
-  if (stats.pass_rate === null) return '—';
+  const stats = s.stats;
+  if (!stats || stats.pass_rate === null) return '—';
   const w = stats.wilson;
   return w ? `${percent(stats.pass_rate)} (${percent(w.low)}–${percent(w.high)})` : percent(stats.pass_rate);
 }
@@ -175,7 +179,8 @@ export const REPEAT_DEFINITIONS =
 
 /** pass@k and pass^k of a side for each k but 1 (which is the per-run rate): `pass@5 100%, pass^5 40%`. */
 export function passKWords(s: SideSummary): string {
-  const stats = s.stats ?? sideStats(s);
+  const stats = s.stats;
+  if (!stats) return '—';
   const words: string[] = [];
   for (const [k, at] of Object.entries(stats.pass_at_k)) {
     if (k === '1') continue;

@@ -1,7 +1,6 @@
 // report.json, and its renderings: markdown (comment, check run, job summary), terminal, JUnit.
 
 export type * from '../model/report.js';
-export { buildReport, countClasses, type ReportFacts, type ReportInput, withTotals } from './build.js';
 export { renderJunit } from './junit.js';
 export {
   COMMENT_MARKER,
@@ -10,5 +9,4 @@ export {
   type MarkdownVariant,
   renderMarkdown,
 } from './markdown.js';
-export { MergeError, type MergeResult, mergeReports, tryMergeReports } from './merge.js';
 export { renderSideTable, renderTerminal, type TerminalOptions } from './terminal.js';

@@ -2,9 +2,7 @@
 // evidence, the other changed cases, and the rest folded. One content for the sticky comment, the
 // check-run summary and the job summary; only the size limit differs. Over the limit, the least
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
-import type { GateDecision } from '../gate/verdict.js';
 import type { CaseReport, Report, SideSummary } from '../model/report.js';
-import { reportDecision } from './build.js';
 import { mdBlock } from './escape.js';
 import {
   allNWords,
@@ -206,11 +204,11 @@ function restRow(report: Report, c: CaseReport): string {
   return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 
-function verdictLines(report: Report, decision: GateDecision): string[] {
+function verdictLines(report: Report): string[] {
   const lines = [`## Stategate: ${mdText(verdictWords(report))}`, ''];
   const unverified = unverifiedSentence(report);
   if (unverified) lines.push(`**${mdText(unverified)}**`, '');
-  const reasons = decision.reasons.map(
+  const reasons = (report.gate_reasons ?? []).map(
     (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
@@ -359,10 +357,7 @@ function planWithin(parts: Parts, detail: (i: number) => string): Plan {
 export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
   const variant = options.variant ?? 'comment';
   const limit = options.limit ?? MARKDOWN_LIMITS[variant];
-  const decision = reportDecision(report);
-  const header = [...(variant === 'comment' ? [COMMENT_MARKER] : []), ...verdictLines(report, decision)].join(
-    '\n',
-  );
+  const header = [...(variant === 'comment' ? [COMMENT_MARKER] : []), ...verdictLines(report)].join('\n');
   const { blocking, changed, stillFailing, rest } = groupCases(report);
   const parts: Parts = {
     report,

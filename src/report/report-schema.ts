@@ -287,6 +287,18 @@ const side = z.enum(['base', 'head']);
 export const ReportSchema = z.strictObject({
   version: z.literal(1),
   verdict: z.enum(['PASS', 'WARN', 'BLOCK']),
+  // At most one reason per gate class and level, and a few facts about the run.
+  gate_reasons: z
+    .array(
+      z.strictObject({
+        verdict: z.enum(['WARN', 'BLOCK']),
+        class: GateClass.nullable(),
+        cases: z.array(caseId).max(L.cases),
+        text,
+      }),
+    )
+    .max(64)
+    .optional(),
   engine: z.enum(['embedded', 'postgres', 'testcontainers']),
   engine_reason: text.optional(),
   pin: z.strictObject({

@@ -2,7 +2,6 @@
 // the same order, with optional ANSI colour; a single-side run adds its per-scenario table.
 import type { Side } from '../model/episode.js';
 import type { CaseReport, ExpectationCounts, GateVerdict, Report, SideSummary } from '../model/report.js';
-import { reportDecision } from './build.js';
 import { visible as inert } from './escape.js';
 import {
   allNWords,
@@ -188,13 +187,12 @@ export function renderSideTable(report: Report, side: Side = 'head', options: Te
 /** Renders a report as plain text, with ANSI colour when asked. */
 export function renderTerminal(report: Report, options: TerminalOptions = {}): string {
   const paint = painter(options.color);
-  const decision = reportDecision(report);
   const out: string[] = [
     `${paint('Stategate:', 'bold')} ${paint(inert(verdictWords(report)), VERDICT_STYLE[report.verdict])}`,
   ];
   const unverified = unverifiedSentence(report);
   if (unverified) out.push(`  ${inert(unverified)}`);
-  for (const r of decision.reasons)
+  for (const r of report.gate_reasons ?? [])
     out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(r.text)}`);
   const changes = report.suite_changes ?? [];
   if (changes.length > 0) {

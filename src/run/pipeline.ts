@@ -3,8 +3,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isolationLine, probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
-import { compareCase } from '../compare/case.js';
-import type { AgentConfig } from '../config/schema.js';
+import type { CaseInput } from '../compare/case.js';
+import { compareSuite } from '../compare/suite.js';
+import type { AgentConfig, Scenario } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
@@ -14,18 +15,15 @@ import { canonicalJson } from '../model/canonical-json.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../model/episode.js';
 import type { Report } from '../model/report.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import { pinSuite, sha256 } from '../plan/pin.js';
-import { withTotals } from '../report/build.js';
+import { type PinnedSuite, pinSuite, sha256 } from '../plan/pin.js';
 import { renderMarkdown } from '../report/markdown.js';
-import { repeatsFacts } from '../report/repeats-rates.js';
 import { boundReport } from '../report/report-bounds.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
-import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
+import type { SequentialPolicy } from '../stats/sequential.js';
 import { VERSION } from '../version.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
 import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
-import { type AssembleInput, assembleReport } from './assemble.js';
 import { BaselineCache, type BaselineKeyParts, seedsHash } from './baseline-cache.js';
 import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
 import { runEpisode } from './episode.js';
@@ -338,25 +336,23 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
     }
 
     progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
-    const report = reportFromSpool(
-      spool,
-      {
-        scenarios,
-        suite,
-        pin,
-        engine,
-        checkouts,
-        repeats,
-        shard: opts.shard ?? null,
-        interrupted: controller.signal.aborted,
-        startedAt,
-        headOnly: opts.base === null,
-      },
+    const report = reportFromSpool(spool, {
+      scenarios,
+      suite,
+      pin,
+      engine,
+      checkouts,
+      repeats,
       sequential,
-      { policy_from: policy.source, ...(policy.changes ? { suite_changes: policy.changes } : {}) },
-    );
-    report.agent_isolation = { mode: isolation.mode, note: isolationNote };
-    if (baseline) report.baseline_cache = baseline.facts();
+      shard: opts.shard ?? null,
+      interrupted: controller.signal.aborted,
+      startedAt,
+      headOnly: opts.base === null,
+      policyFrom: policy.source,
+      suiteChanges: policy.changes,
+      agentIsolation: { mode: isolation.mode, note: isolationNote },
+      baselineCache: baseline?.facts(),
+    });
     return { ...writeReports(report, outDir), ...(baselineStored ? { baselineStored } : {}) };
   } finally {
     stopInterrupt();
@@ -431,48 +427,68 @@ function reportRefused(
   });
 }
 
+/** What a run knows beside its episodes when it writes report.json. */
+interface RunReportFacts {
+  scenarios: Scenario[];
+  suite: Suite;
+  pin: PinnedSuite;
+  engine: Pick<Engine, 'name' | 'reason'>;
+  checkouts: Partial<Record<Side, Checkout>>;
+  repeats: number;
+  sequential: SequentialPolicy | null;
+  shard: { index: number; total: number } | null;
+  interrupted: boolean;
+  startedAt: Date;
+  /** Head alone: no base side at all (the first run on a new repository). */
+  headOnly: boolean;
+  policyFrom: Report['policy_from'];
+  suiteChanges?: Report['suite_changes'];
+  agentIsolation: Report['agent_isolation'];
+  baselineCache?: Report['baseline_cache'];
+}
+
 /**
- * Builds report.json one case at a time, each case's episodes read back from the spool (the seeds
- * too, so nothing is kept per episode while the run goes).
+ * Builds report.json (compareSuite) one case at a time, each case's episodes read back from the
+ * spool and checked against the pinned suite, so nothing is kept per episode while the run goes. A
+ * case whose episodes never ran (interrupted) has empty sides: incomplete.
  */
-function reportFromSpool(
-  spool: CaseSpool,
-  input: Omit<AssembleInput, 'graded' | 'seeds'>,
-  sequential: SequentialPolicy | null = null,
-  trust: Pick<Report, 'policy_from' | 'suite_changes'> = {},
-): Report {
-  // Filled below as the cases are read; the report holds this same object.
-  const seeds: Record<string, number[]> = {};
-  const {
-    counts: _c,
-    verdict: _v,
-    stats: _s,
-    ...facts
-  } = assembleReport({
-    ...input,
-    seeds,
-    scenarios: [],
-    graded: new Map(),
-  });
-  // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
-  const judgeCalibration = judgeCalibrationFacts(input.suite);
-  const cases = input.scenarios.map((scenario) => {
-    const sides = spool.read(scenario.id);
-    for (const side of ['base', 'head'] as const) {
-      if (sides[side].length > 0) seeds[`${side}:${scenario.id}`] = sides[side].map((g) => g.record.seed);
+function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
+  const side = (s: Side) => {
+    const c = run.checkouts[s];
+    if (!c) return null;
+    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true as const } : { ref: c.ref, sha: c.sha };
+  };
+  function* cases(): Generator<CaseInput> {
+    for (const scenario of run.scenarios) {
+      const sides = spool.read(scenario.id);
+      verifyPinned(run.pin, new Map([[scenario.id, sides]]));
+      yield { scenario, base: run.headOnly ? null : sides.base, head: sides.head };
     }
-    verifyPinned(input.pin, new Map([[scenario.id, sides]]));
-    return compareCase(scenario, input.headOnly ? null : sides.base, sides.head, {
-      ks: input.suite.config.pass_k,
-      sequential: sequential ?? undefined,
-      calibratedCriteria: judgeCalibration?.calibrated,
-    });
+  }
+  return compareSuite({
+    cases: cases(),
+    pin: { suite_hash: run.pin.suiteHash, template_hash: run.pin.templateHash, scenarios: run.pin.scenarios },
+    sides: { base: side('base'), head: side('head') },
+    engine: run.engine.name,
+    engineReason: run.engine.reason,
+    gate: run.suite.config.gate,
+    repeats: run.repeats,
+    sequential: run.sequential ?? undefined,
+    ks: run.suite.config.pass_k,
+    seeds: 'episodes',
+    shard: run.shard,
+    interrupted: run.interrupted,
+    startedAt: run.startedAt.toISOString(),
+    durationMs: Date.now() - run.startedAt.getTime(),
+    episodesFile: 'episodes.jsonl',
+    identicalSides: !run.headOnly && sameFiles(run.checkouts.base, run.checkouts.head),
+    policyFrom: run.policyFrom,
+    suiteChanges: run.suiteChanges,
+    // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
+    judgeCalibration: judgeCalibrationFacts(run.suite),
+    agentIsolation: run.agentIsolation,
+    baselineCache: run.baselineCache,
   });
-  const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
-  const report = withTotals({ ...facts, ...trust, ...calibration, cases });
-  if (sequential) report.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
-  Object.assign(report, repeatsFacts(report));
-  return report;
 }
 
 function fixedRepeats(suite: Suite): number {

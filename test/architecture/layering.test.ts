@@ -80,4 +80,15 @@ describe('the import graph of src/', () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  it('keeps report/ to rendering: it decides nothing (gate/) and compares nothing (compare/)', () => {
+    const wrong = files
+      .filter((file) => stageOf(file) === 'report')
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((target) => ['gate', 'compare'].includes(stageOf(target)))
+          .map((target) => `src/${relative(SRC, file)} imports src/${relative(SRC, target)}`),
+      );
+    expect(wrong).toEqual([]);
+  });
 });

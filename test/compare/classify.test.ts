@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifyCase } from '../../src/compare/classify.js';
+import { compareCase } from '../../src/compare/case.js';
+import type { Scenario } from '../../src/config/schema.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
 import { type EpisodeSpec, passing, repeats, scenario } from './builders.js';
 
 const s = scenario('refund-timeout', [
@@ -15,6 +17,17 @@ const err = (id: string): EpisodeSpec => ({
   messages: { [id]: 'judge timed out after 30s' },
 });
 const ok: EpisodeSpec = {};
+
+/** The classification of one case as compare makes it: class, flaky flags, reason and changed expectations. */
+function classifyCase(sc: Scenario, base: readonly GradedEpisode[] | null, head: readonly GradedEpisode[]) {
+  const c = compareCase(sc, base, head);
+  return {
+    class: c.class,
+    flaky: c.flaky,
+    reason: c.reason ?? '',
+    expectations_changed: c.expectations_changed ?? [],
+  };
+}
 
 describe('classifyCase: the five classes', () => {
   it('unchanged: both sides pass every repeat', () => {

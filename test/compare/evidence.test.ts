@@ -2,7 +2,7 @@
 // from the right repeat), the representative episodes' steps, and that neither changes a verdict.
 import { describe, expect, it } from 'vitest';
 import { agentStderr, badEnding, episodeSteps, lastLines, STDERR_TAIL } from '../../src/compare/evidence.js';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { ReportSchema } from '../../src/report/report-schema.js';
 import { renderHtml, textsOf } from '../helpers/commonmark.js';
@@ -98,7 +98,7 @@ describe('episodeSteps', () => {
 });
 
 describe('a report with a crash and a case still failing', () => {
-  const report = buildReport({
+  const report = compareSuite({
     ...facts(),
     cases: [crashCase(), stillFailingCase(), unchangedCase('happy-path')],
   });
@@ -112,7 +112,7 @@ describe('a report with a crash and a case still failing', () => {
 
   it('shows a still-failing case in its own section without changing its class or the verdict', () => {
     // Rendering only: a case failing the same on both sides is unchanged, and unchanged does not gate.
-    const alone = buildReport({ ...facts(), cases: [stillFailingCase(), unchangedCase('happy-path')] });
+    const alone = compareSuite({ ...facts(), cases: [stillFailingCase(), unchangedCase('happy-path')] });
     expect(alone.verdict).toBe('PASS');
     expect(alone.cases.map((c) => c.class)).toEqual(['unchanged', 'unchanged']);
     const html = renderHtml(renderMarkdown(alone));
@@ -130,7 +130,7 @@ describe('a report with a crash and a case still failing', () => {
     expect(md).not.toMatch(/\$0 \||0 in \/ 0 out/);
     // An agent that reports usage of 0 tokens still shows its numbers.
     const s = scenario('free', []);
-    const zero = buildReport({
+    const zero = compareSuite({
       ...facts(),
       cases: [
         {
@@ -156,7 +156,7 @@ describe('stderr that tries to break out of its fence', () => {
       '<!-- stategate:comment -->',
       '~~~~~~~~',
     ].join('\n');
-    const report = buildReport({
+    const report = compareSuite({
       ...facts(),
       cases: [
         {

@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CaseClass } from '../../src/config/schema.js';
-import {
-  checkConclusion,
-  DEFAULT_GATE,
-  exitCodeFor,
-  gateDecision,
-  gateVerdict,
-} from '../../src/gate/index.js';
+import { checkConclusion, DEFAULT_GATE, exitCodeFor, gateDecision } from '../../src/gate/index.js';
+
+/** The verdict alone of the gate's decision. */
+const gateVerdict = (...args: Parameters<typeof gateDecision>) => gateDecision(...args).verdict;
 
 const kase = (id: string, cls: CaseClass, flaky: { base?: boolean; head?: boolean } = {}) => ({
   id,

@@ -1,12 +1,12 @@
 // Uncalibrated judge verdicts in the pure pipeline: marked on the expectation, never blocking, shown
 // in every rendering; calibrated criteria (for the judge's model) behave as any critical expectation.
 import { describe, expect, it } from 'vitest';
+import { tryMergeReports } from '../../src/compare/merge.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import type { CriterionCalibration } from '../../src/config/schema.js';
 import { calibratedCriteria } from '../../src/judge/calibration.js';
-import { buildReport } from '../../src/report/build.js';
 import { renderJunit } from '../../src/report/junit.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { tryMergeReports } from '../../src/report/merge.js';
 import { renderSideTable, renderTerminal } from '../../src/report/terminal.js';
 import { type EpisodeSpec, passing, repeats, scenario } from '../compare/builders.js';
 import { facts } from '../report/fixtures.js';
@@ -19,7 +19,7 @@ const s = scenario('polite-refund', [
 const rude: EpisodeSpec = { verdicts: { polite: 'fail' }, messages: { polite: 'the judge failed it' } };
 
 function report(calibrated?: string[], base = true) {
-  return buildReport({
+  return compareSuite({
     ...facts(),
     cases: [
       { scenario: s, base: base ? passing(s, 'base', 3) : null, head: repeats(s, 'head', [{}, rude, {}]) },

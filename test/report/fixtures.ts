@@ -1,7 +1,7 @@
-// Reports built the way a run builds them: graded episodes through buildReport.
+// Reports built the way a run builds them: graded episodes through compareSuite.
 import type { CaseInput } from '../../src/compare/case.js';
+import { compareSuite, type ReportFacts } from '../../src/compare/suite.js';
 import type { Report } from '../../src/model/report.js';
-import { buildReport, type ReportFacts } from '../../src/report/build.js';
 import { call, passing, repeats, scenario, stateDiff, tableDiff } from '../compare/builders.js';
 
 export const facts = (o: Partial<ReportFacts> = {}): ReportFacts => ({
@@ -108,7 +108,7 @@ export function unchangedCase(id: string): CaseInput {
 
 /** A report with one case of every class. */
 export function sampleReport(o: Partial<ReportFacts> = {}): Report {
-  return buildReport({
+  return compareSuite({
     ...facts(o),
     cases: [
       timeoutCase(),
@@ -166,7 +166,7 @@ export function stillFailingCase(id = 'partial-refund'): CaseInput {
 
 /** The sample of the golden outputs: one case of every class, a crash and a case still failing. */
 export function goldenSampleReport(): Report {
-  return buildReport({
+  return compareSuite({
     ...facts(),
     cases: [
       timeoutCase(),

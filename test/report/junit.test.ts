@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { renderJunit, xmlEscape } from '../../src/report/junit.js';
 import { repeats, scenario } from '../compare/builders.js';
 import { facts, sampleReport } from './fixtures.js';
@@ -124,7 +124,7 @@ describe('renderJunit', () => {
   it('escapes markup, quotes and characters XML cannot carry', () => {
     const s = scenario('xml-hostile', [{ id: 'reply', critical: false }]);
     const message = 'got <b>"bold" & \'quoted\'</b>]]> \u0001\u0007 end';
-    const report = buildReport({
+    const report = compareSuite({
       ...facts(),
       cases: [
         {
@@ -145,7 +145,7 @@ describe('renderJunit', () => {
 
   it('leaves out the base suite of a head-only run', () => {
     const s = scenario('fresh', []);
-    const report = buildReport({
+    const report = compareSuite({
       ...facts({ sides: { base: null, head: { ref: 'main', sha: null } } }),
       cases: [{ scenario: s, base: null, head: repeats(s, 'head', [{}]) }],
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { COMMENT_MARKER, MARKDOWN_LIMITS, renderMarkdown } from '../../src/report/markdown.js';
 import { mdCode, mdText } from '../../src/report/markdown-text.js';
 import { repeats, scenario } from '../compare/builders.js';
@@ -35,7 +35,7 @@ describe('renderMarkdown', () => {
   });
 
   it('says PASS plainly', () => {
-    const pass = renderMarkdown(buildReport({ ...facts(), cases: [unchangedCase('a')] }));
+    const pass = renderMarkdown(compareSuite({ ...facts(), cases: [unchangedCase('a')] }));
     expect(pass).toContain('## Stategate: PASS\n\nNo case matched the gate.');
     expect(pass).not.toContain('### Blocking');
   });
@@ -43,7 +43,7 @@ describe('renderMarkdown', () => {
   it('escapes what the agent and the records say: no HTML, no marker, no mentions, no broken tables', () => {
     const s = scenario('hostile', [{ id: 'reply-ok', critical: true }]);
     const evil = 'Thanks @octocat! <!-- stategate:comment --> <img src=x> a | b\nnext *line*';
-    const report = buildReport({
+    const report = compareSuite({
       ...facts(),
       cases: [
         {
@@ -67,7 +67,7 @@ describe('renderMarkdown', () => {
 
 describe('renderMarkdown: trimming', () => {
   // 2,000 cases: 20 new critical failures, 180 regressions, 1,800 unchanged.
-  const big = buildReport({
+  const big = compareSuite({
     ...facts(),
     cases: Array.from({ length: 2000 }, (_, i) => {
       const id = `case-${String(i).padStart(4, '0')}`;
@@ -104,7 +104,7 @@ describe('renderMarkdown: trimming', () => {
   });
 
   it('cuts folded rows before details of changed cases', () => {
-    const mixed = buildReport({
+    const mixed = compareSuite({
       ...facts(),
       cases: [
         timeoutCase('a-blocking'),

@@ -1,15 +1,15 @@
 // The repeats line of the report: the policy in force with its exact error rates, and the warning
 // when a fixed N meets flakiness that makes it block unchanged agents more than 5% of the time.
 import { describe, expect, it } from 'vitest';
+import { mergeReports } from '../../src/compare/merge.js';
+import { repeatsFacts } from '../../src/compare/repeats-facts.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { DEFAULT_REPEATS } from '../../src/config/schema.js';
 import type { Report } from '../../src/model/report.js';
-import { buildReport } from '../../src/report/build.js';
 import { mdText } from '../../src/report/escape.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { mergeReports } from '../../src/report/merge.js';
-import { validateReport } from '../../src/report/read-report.js';
-import { repeatsFacts } from '../../src/report/repeats-rates.js';
 import { renderTerminal } from '../../src/report/terminal.js';
+import { validateReport } from '../../src/run/read-report.js';
 import { LOOK_ALPHA } from '../../src/stats/sequential.js';
 import { passing, repeats, scenario } from '../compare/builders.js';
 
@@ -26,7 +26,7 @@ const fails = (n: number, which: number[]) =>
 
 /** A fixed-N report as compare writes it: the repeats facts put in from the report's own numbers. */
 function fixedReport(base: number[], head: number[], n = 5): Report {
-  const r = buildReport({
+  const r = compareSuite({
     ...facts,
     repeats: n,
     cases: [
@@ -87,7 +87,7 @@ describe('a fixed N', () => {
 
 describe('the default', () => {
   it('says it is the default and meets the targets, and report.json carries the rates', () => {
-    const r = buildReport({
+    const r = compareSuite({
       ...facts,
       repeats: DEFAULT_REPEATS.min,
       sequential: { ...DEFAULT_REPEATS },
@@ -111,7 +111,7 @@ describe('the default', () => {
   });
 
   it('says nothing about error rates for a head-only run: there is nothing to compare', () => {
-    const r = buildReport({
+    const r = compareSuite({
       ...facts,
       sides: { base: null, head: facts.sides.head },
       repeats: 5,
@@ -141,7 +141,7 @@ describe('report.json from elsewhere', () => {
   });
 
   it('keeps the adaptive policy through a merge', () => {
-    const r = buildReport({
+    const r = compareSuite({
       ...facts,
       repeats: 7,
       sequential: { ...DEFAULT_REPEATS },

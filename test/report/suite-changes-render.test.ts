@@ -2,10 +2,10 @@
 // terminal; weakening ones first; named in the verdict's reasons and the check title; kept by merge.
 import { describe, expect, it } from 'vitest';
 import { checkTitle } from '../../src/action/check-run.js';
+import { mergeReports } from '../../src/compare/merge.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import type { PolicySource, Report, SuiteChange } from '../../src/model/report.js';
-import { buildReport, withTotals } from '../../src/report/build.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { mergeReports } from '../../src/report/merge.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import { facts, unchangedCase } from './fixtures.js';
 
@@ -25,12 +25,10 @@ function report(
   gate = { block: ['new-critical-failure'], warn: [] as string[] },
   policy: PolicySource = { side: 'base', reason: "the base's stategate.yml" },
 ) {
-  const base = buildReport({
-    ...facts({ gate }),
+  return compareSuite({
+    ...facts({ gate, policyFrom: policy, suiteChanges: changes }),
     cases: [unchangedCase('happy-path'), unchangedCase('lookup')],
   });
-  const { counts: _c, verdict: _v, stats: _s, signatures: _g, cost: _k, ...rest } = base;
-  return withTotals({ ...rest, policy_from: policy, ...(changes ? { suite_changes: changes } : {}) });
 }
 
 describe('suite changes in the report', () => {

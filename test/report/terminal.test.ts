@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { renderSideTable, renderTerminal } from '../../src/report/terminal.js';
 import { repeats, scenario } from '../compare/builders.js';
 import { facts, sampleReport } from './fixtures.js';
@@ -51,7 +51,7 @@ describe('renderSideTable', () => {
   it('shows all-N first, then passes out of N per expectation, for a single-side run', () => {
     const s = scenario('refund', [{ id: 'refunded-once', critical: true }, { id: 'polite' }]);
     const ok = scenario('lookup', [{ id: 'found' }]);
-    const report = buildReport({
+    const report = compareSuite({
       ...facts({ sides: { base: null, head: { ref: 'main', sha: null } } }),
       cases: [
         {

@@ -27,6 +27,13 @@ const LOGIC = new Set(['class', 'change', 'kind', 'gate', 'op']);
 function poisoned(report: Report, payload: string): Report {
   const walk = (value: unknown, key: string): unknown => {
     if (LOGIC.has(key)) return value;
+    // A reason's level is logic too (the schema allows BLOCK or WARN); its text and case ids are not.
+    if (key === 'gate_reasons')
+      return (value as NonNullable<Report['gate_reasons']>).map((r) => ({
+        ...r,
+        cases: r.cases.map((id) => `${id}${payload}`),
+        text: `${r.text}${payload}`,
+      }));
     if (typeof value === 'string') return `${value}${payload}`;
     if (Array.isArray(value)) return value.map((v) => walk(v, key));
     if (value && typeof value === 'object')

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { gateVerdict } from '../../src/gate/verdict.js';
+import { gateDecision } from '../../src/gate/verdict.js';
 import type { Report } from '../../src/model/report.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentVersion, type Change, git, makeDemoRepo } from '../action/demo-repo.js';
@@ -72,7 +72,7 @@ function verdictUnderHeadGate(report: Report, head: string): string {
     : /warn: \[incomplete, flaky\]/.test(yml)
       ? { block: ['new-critical-failure'], warn: ['incomplete', 'flaky'] }
       : { block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] };
-  return gateVerdict(report.cases, gate);
+  return gateDecision(report.cases, gate).verdict;
 }
 
 async function compare(head: string, engine: 'embedded' | 'postgres', base = 'main') {

@@ -5,15 +5,15 @@
 // check, whatever policy story it likes; an honest `policy-from: head` shard is shown as gated by
 // the head while the merge used another gate.
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { mergeReports } from '../../src/compare/merge.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
-import { mergeReports } from '../../src/report/merge.js';
 import { facts, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
 describe("red team 2: merge and the report's word on its policy", () => {
   it("the merged report does not show the shard's policy source as the merge's own", () => {
     const forged = {
-      ...buildReport({ ...facts(), cases: [timeoutCase(), unchangedCase('lookup-only')] }),
+      ...compareSuite({ ...facts(), cases: [timeoutCase(), unchangedCase('lookup-only')] }),
       policy_from: {
         side: 'base' as const,
         reason: "the base's stategate.yml, reviewed and approved by @acme/release-owners",

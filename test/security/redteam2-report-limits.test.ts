@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mergeReports } from '../../src/report/merge.js';
-import { validateReport } from '../../src/report/read-report.js';
+import { mergeReports } from '../../src/compare/merge.js';
 import { runCompare } from '../../src/run/pipeline.js';
+import { validateReport } from '../../src/run/read-report.js';
 import { TEST_DATABASE_URL } from './attack-suite.js';
 
 const dirs: string[] = [];

@@ -4,14 +4,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { compareSuite } from '../../src/compare/suite.js';
 import type { CaseReport, Report } from '../../src/model/report.js';
-import { buildReport } from '../../src/report/build.js';
 import { ROOT } from '../helpers/demo-repo.js';
 import { facts, regressedCase, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
 /** A genuine BLOCK: a double refund (new critical failure), a regression and two steady cases, as JSON. */
 export function genuineBlock(): Report {
-  const report = buildReport({
+  const report = compareSuite({
     ...facts(),
     cases: [
       timeoutCase('refund-timeout-after-mutation'),
@@ -25,7 +25,7 @@ export function genuineBlock(): Report {
 
 /** A genuine PASS: steady cases only. */
 export function genuinePass(): Report {
-  const report = buildReport({
+  const report = compareSuite({
     ...facts(),
     cases: [unchangedCase('refund-happy-path'), unchangedCase('lookup-only')],
   });

@@ -233,7 +233,7 @@ describe('the decision benchmark', () => {
 
 describe('the renderings of adaptive repeats', () => {
   it('say how many repeats each case took and why', async () => {
-    const { buildReport } = await import('../../src/report/build.js');
+    const { compareSuite } = await import('../../src/compare/suite.js');
     const { renderMarkdown } = await import('../../src/report/markdown.js');
     const { renderTerminal } = await import('../../src/report/terminal.js');
     const s = scenario('refund', [{ id: 'refunded_once', critical: true }]);
@@ -242,7 +242,7 @@ describe('the renderings of adaptive repeats', () => {
       'head',
       Array.from({ length: 5 }, (_, i) => (i < 4 ? { verdicts: { refunded_once: 'fail' as const } } : {})),
     );
-    const report = buildReport({
+    const report = compareSuite({
       pin: { suite_hash: 'h', template_hash: 't', scenarios: {} },
       sides: { base: { ref: 'main', sha: null }, head: { ref: 'pr', sha: null } },
       engine: 'postgres',

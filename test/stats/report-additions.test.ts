@@ -1,6 +1,6 @@
 // Failure signatures and cost per success, per case and per side, in report.json and the renderings.
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import { call, repeats, scenario } from '../compare/builders.js';
@@ -17,7 +17,7 @@ const lookup = scenario('lookup', [{ id: 'looked_up' }]);
 const write = () => [call('issue_refund', {}, { mutated: true })];
 
 function report() {
-  return buildReport({
+  return compareSuite({
     ...facts,
     cases: [
       {
@@ -107,7 +107,7 @@ describe('cost per success', () => {
   });
 
   it('leaves the cost out when the agent reported none', () => {
-    const r = buildReport({
+    const r = compareSuite({
       ...facts,
       cases: [{ scenario: lookup, base: repeats(lookup, 'base', [{}]), head: repeats(lookup, 'head', [{}]) }],
     });
@@ -127,7 +127,7 @@ describe('pass@k and pass^k for the k the user asks for', () => {
     ).toThrow();
     // head: 1 of 3 repeats passed. pass@2 = 1 - C(2,2)/C(3,2) = 1 - 1/3; pass^2 = C(1,2)/C(3,2) = 0.
     const failed = { verdicts: { refunded_once: 'fail' as const } };
-    const r = buildReport({
+    const r = compareSuite({
       ...facts,
       ks: config.pass_k,
       cases: [

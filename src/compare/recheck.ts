@@ -1,12 +1,14 @@
 // Recomputes what a case of report.json derives from its own per-expectation counts (the class, the
 // flaky flags, the changed expectations, the side statistics) with the same functions compare uses,
 // and refuses a case whose stated class or counts contradict each other. What a report says about
-// its own classification is never believed: merge keeps the recomputed values.
-import { classifySummaries } from '../compare/classify.js';
-import { sideStats } from '../compare/stats.js';
+// its own classification is never believed: a report read from a file keeps the recomputed cases,
+// and its verdict, reasons and totals are computed again from them (withTotals).
 import type { CaseReport, Report, SideSummary } from '../model/report.js';
 import { decideCase } from '../stats/case-decision.js';
 import { LOOK_ALPHA, type SequentialPolicy } from '../stats/sequential.js';
+import { classifySummaries } from './classify.js';
+import { sideStats } from './stats.js';
+import { withoutTotals, withTotals } from './totals.js';
 
 /** A contradiction inside a report: where (a JSON path) and what. */
 export interface Contradiction {
@@ -83,8 +85,9 @@ function ksOf(s: SideSummary): number[] | undefined {
   return s.stats ? Object.keys(s.stats.pass_at_k).map(Number) : undefined;
 }
 
+/** The side's statistics recomputed (with the default k when a report older than them has none). */
 function restat(s: SideSummary | null): SideSummary | null {
-  if (!s?.stats) return s;
+  if (!s) return s;
   return { ...s, stats: sideStats(s, ksOf(s)) };
 }
 
@@ -151,4 +154,27 @@ export function recheckCase(c: CaseReport, policy: SequentialPolicy | null, at: 
   if (decision)
     out.repeats_decision = { base: c.base?.runs ?? 0, head: c.head.runs, reason: decision.reason };
   return { ok: true, case: out };
+}
+
+export type ReportRecheck = { ok: true; report: Report } | { ok: false; problem: Contradiction };
+
+/**
+ * A report as read from a file, believed only where it can be checked: its policy and every case
+ * rechecked (a contradiction refused, a case id given twice too), and its verdict, reasons and
+ * totals computed again from the rechecked cases with its own gate.
+ */
+export function recheckReport(report: Report): ReportRecheck {
+  const policy = policyProblem(report);
+  if (policy) return { ok: false, problem: policy };
+  const seen = new Set<string>();
+  const cases: CaseReport[] = [];
+  for (const [i, c] of report.cases.entries()) {
+    if (seen.has(c.id))
+      return { ok: false, problem: { path: `cases[${i}].id`, message: `case '${c.id}' appears twice` } };
+    seen.add(c.id);
+    const checked = recheckCase(c, sequentialPolicyOf(report), `cases[${i}]`);
+    if (!checked.ok) return checked;
+    cases.push(checked.case);
+  }
+  return { ok: true, report: withTotals({ ...withoutTotals(report), cases }) };
 }

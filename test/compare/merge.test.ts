@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { MergeError, mergeReports, tryMergeReports } from '../../src/compare/merge.js';
+import { compareSuite, type ReportFacts } from '../../src/compare/suite.js';
 import type { Report } from '../../src/model/report.js';
-import { buildReport, type ReportFacts } from '../../src/report/build.js';
-import { MergeError, mergeReports, tryMergeReports } from '../../src/report/merge.js';
-import { validateReport } from '../../src/report/read-report.js';
-import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from './fixtures.js';
+import { validateReport } from '../../src/run/read-report.js';
+import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
 const shard = (
   index: number,
   total: number,
-  cases: Parameters<typeof buildReport>[0]['cases'],
+  cases: Parameters<typeof compareSuite>[0]['cases'],
   o: Partial<ReportFacts> = {},
 ): Report =>
-  buildReport({
+  compareSuite({
     ...facts({
       shard: { index, total },
       durationMs: 1000 * index,
@@ -123,7 +123,7 @@ describe('mergeReports', () => {
   });
 
   it('recomputes adaptive-repeat cases with the sequential test the report ran', () => {
-    const adaptive = buildReport({
+    const adaptive = compareSuite({
       ...facts({ shard: { index: 1, total: 1 } }),
       sequential: { min: 3, max: 10 },
       cases: [timeoutCase('d'), regressedCase('c'), unchangedCase('a')],

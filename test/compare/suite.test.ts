@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildReport } from '../../src/report/build.js';
+import { compareSuite } from '../../src/compare/suite.js';
 import { passing, scenario } from '../compare/builders.js';
-import { facts, sampleReport, timeoutCase, unchangedCase } from './fixtures.js';
+import { facts, sampleReport, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
-describe('buildReport', () => {
+describe('compareSuite', () => {
   it('assembles report.json: verdict, counts, cases sorted by id, and the facts of the run', () => {
     const r = sampleReport();
     expect(r.version).toBe(1);
@@ -62,7 +62,7 @@ describe('buildReport', () => {
 
   it('classifies a head-only run by the head alone', () => {
     const s = scenario('fresh', [{ id: 'x', critical: false }]);
-    const r = buildReport({
+    const r = compareSuite({
       ...facts({ sides: { base: null, head: { ref: 'main', sha: null } } }),
       cases: [{ scenario: s, base: null, head: passing(s, 'head', 3) }],
     });
@@ -73,13 +73,13 @@ describe('buildReport', () => {
   });
 
   it('is never PASS when interrupted or empty, and uses the given gate', () => {
-    expect(buildReport({ ...facts({ interrupted: true }), cases: [unchangedCase('a')] }).verdict).toBe(
+    expect(compareSuite({ ...facts({ interrupted: true }), cases: [unchangedCase('a')] }).verdict).toBe(
       'WARN',
     );
-    expect(buildReport({ ...facts(), cases: [] }).verdict).toBe('WARN');
-    expect(buildReport({ ...facts({ gate: { block: [], warn: [] } }), cases: [timeoutCase()] }).verdict).toBe(
-      'PASS',
-    );
+    expect(compareSuite({ ...facts(), cases: [] }).verdict).toBe('WARN');
+    expect(
+      compareSuite({ ...facts({ gate: { block: [], warn: [] } }), cases: [timeoutCase()] }).verdict,
+    ).toBe('PASS');
   });
 
   it('survives a JSON round trip unchanged', () => {
@@ -88,8 +88,8 @@ describe('buildReport', () => {
   });
 
   it('refuses a scenario given twice', () => {
-    expect(() => buildReport({ ...facts(), cases: [unchangedCase('a'), unchangedCase('a')] })).toThrow(
-      "buildReport: scenario 'a' is given twice",
+    expect(() => compareSuite({ ...facts(), cases: [unchangedCase('a'), unchangedCase('a')] })).toThrow(
+      "compareSuite: scenario 'a' is given twice",
     );
   });
 });

@@ -1,11 +1,13 @@
-// Reading a report.json that `merge` is asked to join: size-capped, parsed, validated against the
-// schema, and checked for a class its own counts contradict. Every refusal names the file, the JSON
-// path and what was expected there.
+// Reading a report.json from outside (a shard's artifact `merge` is asked to join): size-capped,
+// parsed, validated against the schema, and checked for a class its own counts contradict. What it
+// says of itself is not believed: its verdict, the verdict's reasons and its totals are computed
+// again from its rechecked cases (an older report.json without `gate_reasons` gets them here too).
+// Every refusal names the file, the JSON path and what was expected there.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { z } from 'zod';
+import { recheckReport } from '../compare/recheck.js';
 import type { Report } from '../model/report.js';
-import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
-import { jsonPath, REPORT_LIMITS, ReportSchema } from './report-schema.js';
+import { jsonPath, REPORT_LIMITS, ReportSchema } from '../report/report-schema.js';
 
 /** A report merge refuses; the message names the file, the JSON path and what was expected. */
 export class ReportError extends Error {
@@ -60,8 +62,8 @@ function issueText(issue: z.core.$ZodIssue): { path: readonly PropertyKey[]; mes
 }
 
 /**
- * Validates a parsed report.json (`name` says which file in messages): the report, or a ReportError
- * listing where it breaks the schema or contradicts its own counts.
+ * Validates a parsed report.json (`name` says which file in messages): the report with its verdict and
+ * totals recomputed, or a ReportError listing where it breaks the schema or contradicts its own counts.
  */
 export function validateReport(value: unknown, name: string): Report {
   const parsed = ReportSchema.safeParse(value, { reportInput: true });
@@ -72,19 +74,9 @@ export function validateReport(value: unknown, name: string): Report {
     if (more > 0) lines.push(`${name}: and ${more} more problem${more === 1 ? '' : 's'}`);
     throw new ReportError(lines.join('\n'));
   }
-  const report = parsed.data as Report;
-  const refuse = (p: { path: string; message: string }) =>
-    new ReportError(`${name}: ${p.path}: ${p.message}`);
-  const policy = policyProblem(report);
-  if (policy) throw refuse(policy);
-  const seen = new Set<string>();
-  for (const [i, c] of report.cases.entries()) {
-    if (seen.has(c.id)) throw refuse({ path: `cases[${i}].id`, message: `case '${c.id}' appears twice` });
-    seen.add(c.id);
-    const checked = recheckCase(c, sequentialPolicyOf(report), `cases[${i}]`);
-    if (!checked.ok) throw refuse(checked.problem);
-  }
-  return report;
+  const checked = recheckReport(parsed.data as Report);
+  if (!checked.ok) throw new ReportError(`${name}: ${checked.problem.path}: ${checked.problem.message}`);
+  return checked.report;
 }
 
 /** Reads a file of at most `limit` bytes; null when it is larger. */

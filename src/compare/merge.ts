@@ -1,13 +1,13 @@
 // Joins the reports of shards of one run into the report of the whole (`stategate merge`). It
 // refuses reports of different pinned suites, templates or commits, and overlapping slices. It
 // believes nothing a report says about itself: each case's class is recomputed from its counts
-// (a contradiction is refused) and the verdict is decided by the merging checkout's gate.
+// (a contradiction is refused) and the verdict and its reasons are decided by the merging checkout's
+// gate, with the totals every report is assembled with (totals.ts).
 import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
 import type { Side } from '../model/episode.js';
 import type { CaseReport, Report } from '../model/report.js';
-import { withTotals } from './build.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
-import { repeatsFacts } from './repeats-rates.js';
+import { type ReportBody, withTotals } from './totals.js';
 
 export interface MergeOptions {
   /** The gate to decide with (the merging checkout's); default the built-in policy, never a report's. */
@@ -133,7 +133,7 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   const durations = reports.map((r) => r.duration_ms).filter((d): d is number => typeof d === 'number');
   const missing = missingShards(reports);
 
-  const merged: Omit<Report, 'counts' | 'verdict' | 'stats'> = {
+  const merged: ReportBody = {
     version: 1,
     engine: first.engine,
     pin: {
@@ -159,18 +159,15 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   // Shards of one run share their adaptive policy; its error rates and any fixed-N warning are
-  // recomputed from the merged cases, not taken from the shards' word.
+  // recomputed from the merged cases (withTotals), not taken from the shards' word.
   const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
-  if (policies.size === 1) {
-    if (first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
-    Object.assign(merged, repeatsFacts(merged));
-  }
+  if (policies.size === 1 && first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
   // Shards run side by side, so the whole took as long as the slowest.
   if (durations.length > 0) merged.duration_ms = Math.max(...durations);
   if (missing.length > 0) merged.missing_shards = missing;
-  return { ok: true, report: withTotals(merged) };
+  return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
 }
 
 /**
