@@ -1,26 +1,19 @@
 // The pipeline of `stategate compare`, `stategate run` and the action: base and head as a pinned pair.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isolationLine, probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
-import type { CaseInput } from '../compare/case.js';
-import { compareSuite } from '../compare/suite.js';
-import type { AgentConfig, Scenario } from '../config/schema.js';
+import type { AgentConfig } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
 import { gradeEpisode } from '../grade/index.js';
-import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../model/episode.js';
-import type { Report } from '../model/report.js';
 import { expandEpisodes, type PlannedEpisode, sliceScenarios } from '../plan/expand.js';
-import { type PinnedSuite, pinSuite, sha256 } from '../plan/pin.js';
-import { renderMarkdown } from '../report/markdown.js';
-import { boundReport } from '../report/report-bounds.js';
+import { pinSuite, sha256 } from '../plan/pin.js';
 import { chooseEngine } from '../sandbox/index.js';
 import type { Engine } from '../sandbox/types.js';
-import type { SequentialPolicy } from '../stats/sequential.js';
 import { VERSION } from '../version.js';
 import { adaptivePolicy, runAdaptive } from './adaptive.js';
 import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
@@ -33,9 +26,9 @@ import { onInterrupt } from './interrupt.js';
 import { loadPinnedSuite, loadSideConfig } from './load.js';
 import { policyWords, resolvePolicy } from './policy.js';
 import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
+import { reportFromSpool, writeReports } from './run-report.js';
 import { schedule } from './scheduler.js';
 import { prepareSide, type SideRuntime, withIsolation } from './side.js';
-import { verifyPinned } from './verify-pin.js';
 
 /** Runs the pair (or head alone when `base` is null), writes the reports, and returns them. */
 export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
@@ -427,70 +420,6 @@ function reportRefused(
   });
 }
 
-/** What a run knows beside its episodes when it writes report.json. */
-interface RunReportFacts {
-  scenarios: Scenario[];
-  suite: Suite;
-  pin: PinnedSuite;
-  engine: Pick<Engine, 'name' | 'reason'>;
-  checkouts: Partial<Record<Side, Checkout>>;
-  repeats: number;
-  sequential: SequentialPolicy | null;
-  shard: { index: number; total: number } | null;
-  interrupted: boolean;
-  startedAt: Date;
-  /** Head alone: no base side at all (the first run on a new repository). */
-  headOnly: boolean;
-  policyFrom: Report['policy_from'];
-  suiteChanges?: Report['suite_changes'];
-  agentIsolation: Report['agent_isolation'];
-  baselineCache?: Report['baseline_cache'];
-}
-
-/**
- * Builds report.json (compareSuite) one case at a time, each case's episodes read back from the
- * spool and checked against the pinned suite, so nothing is kept per episode while the run goes. A
- * case whose episodes never ran (interrupted) has empty sides: incomplete.
- */
-function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
-  const side = (s: Side) => {
-    const c = run.checkouts[s];
-    if (!c) return null;
-    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true as const } : { ref: c.ref, sha: c.sha };
-  };
-  function* cases(): Generator<CaseInput> {
-    for (const scenario of run.scenarios) {
-      const sides = spool.read(scenario.id);
-      verifyPinned(run.pin, new Map([[scenario.id, sides]]));
-      yield { scenario, base: run.headOnly ? null : sides.base, head: sides.head };
-    }
-  }
-  return compareSuite({
-    cases: cases(),
-    pin: { suite_hash: run.pin.suiteHash, template_hash: run.pin.templateHash, scenarios: run.pin.scenarios },
-    sides: { base: side('base'), head: side('head') },
-    engine: run.engine.name,
-    engineReason: run.engine.reason,
-    gate: run.suite.config.gate,
-    repeats: run.repeats,
-    sequential: run.sequential ?? undefined,
-    ks: run.suite.config.pass_k,
-    seeds: 'episodes',
-    shard: run.shard,
-    interrupted: run.interrupted,
-    startedAt: run.startedAt.toISOString(),
-    durationMs: Date.now() - run.startedAt.getTime(),
-    episodesFile: 'episodes.jsonl',
-    identicalSides: !run.headOnly && sameFiles(run.checkouts.base, run.checkouts.head),
-    policyFrom: run.policyFrom,
-    suiteChanges: run.suiteChanges,
-    // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
-    judgeCalibration: judgeCalibrationFacts(run.suite),
-    agentIsolation: run.agentIsolation,
-    baselineCache: run.baselineCache,
-  });
-}
-
 function fixedRepeats(suite: Suite): number {
   const r = suite.config.repeats;
   return typeof r === 'number' ? r : r.min;
@@ -499,17 +428,4 @@ function fixedRepeats(suite: Suite): number {
 function maxRepeats(suite: Suite): number {
   const r = suite.config.repeats;
   return typeof r === 'number' ? r : r.max;
-}
-
-/** Writes report.json and report.md into `outDir`. */
-export function writeReports(whole: Report, outDir: string): CompareResult {
-  // Cut to the limits merge enforces, so a head's huge values cannot make its own report refused.
-  const report = boundReport(whole);
-  mkdirSync(outDir, { recursive: true });
-  const reportPath = join(outDir, 'report.json');
-  const markdownPath = join(outDir, 'report.md');
-  const markdown = renderMarkdown(report, { variant: 'comment' });
-  writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(markdownPath, markdown);
-  return { report, reportPath, markdownPath, markdown };
 }
