@@ -66,6 +66,25 @@ export function gradeEpisode(
   return { record, results, passed: results.every((r) => r.verdict === 'pass') };
 }
 
+/**
+ * Grades a stored episode again from its record (an episode reused from the baseline cache): the
+ * record is the evidence, the grades stored beside it are not believed. Only `judge` expectations
+ * keep their stored result, because the judge is a model the harness does not ask twice.
+ */
+export function regradeEpisode(
+  scenario: Scenario,
+  stored: GradedEpisode,
+  tools?: Map<string, Tool>,
+): GradedEpisode {
+  const fresh = gradeEpisode(scenario, stored.record, tools);
+  const judged = new Map(stored.results.filter((r) => r.kind === 'judge').map((r) => [r.id, r]));
+  const results = fresh.results.map((r) => {
+    const kept = r.kind === 'judge' && !stored.record.infraError ? judged.get(r.id) : undefined;
+    return kept ? { ...kept, id: r.id, kind: r.kind, critical: r.critical } : r;
+  });
+  return { record: stored.record, results, passed: results.every((r) => r.verdict === 'pass') };
+}
+
 // An expectation that cannot be evaluated as written is that expectation's error, not the run's.
 function guarded(grade: () => Grade): Grade {
   try {

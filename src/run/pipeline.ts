@@ -6,7 +6,7 @@ import { sharedPortProblem } from '../agent/port.js';
 import type { AgentConfig } from '../config/schema.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
-import { gradeEpisode } from '../grade/index.js';
+import { gradeEpisode, regradeEpisode } from '../grade/index.js';
 import { judgeClientOptions, judgeEpisode } from '../judge/episode.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import type { EpisodeRecord, RefusedCall, Side } from '../model/episode.js';
@@ -263,9 +263,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
         async (p) => {
-          // A base episode from the baseline cache was graded (and judged) by the run that stored it.
-          const reused = baseline?.take(p);
-          if (reused) {
+          // A base episode from the baseline cache: its record is graded again here (only the judge's
+          // verdicts are taken as stored), so a cache entry can hold evidence but never a verdict.
+          const cached = baseline?.take(p);
+          if (cached) {
+            const reused = regradeEpisode(p.scenario, cached, suite.tools);
             await log.write(reused);
             await spool.write(reused);
             return reused.passed;

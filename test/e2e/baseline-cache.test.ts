@@ -1,7 +1,7 @@
 // compare --cache end to end on real Postgres: the second run of the same base starts the base's
 // agent zero times and classifies exactly as the first; a changed suite or repeats count is a miss;
 // an interrupted run and a base with uncommitted changes store nothing.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -154,6 +154,36 @@ describe('compare --cache', () => {
     const line = `base: 6 episodes reused from the run of ${when} (cache key ${first.report.baseline_cache!.key.slice(0, 12)})`;
     expect(renderMarkdown(second.report, { variant: 'comment' })).toContain(line);
     expect(renderTerminal(second.report, { color: false })).toContain(line);
+  });
+
+  it('grades reused base episodes again from their records: a verdict written into the entry is not believed', {
+    timeout: 600_000,
+  }, async () => {
+    // A copy of the entry the first run stored, edited the way a forger would: every base repeat of
+    // the case the head breaks now says it failed too, which would make the head's new critical
+    // failure look unchanged. The records (calls, rows) are left as they were: the evidence.
+    const forged = mkdtempSync(join(tmpdir(), 'sg-cache-forged-'));
+    dirs.push(forged);
+    cpSync(cache, forged, { recursive: true });
+    const [file] = entries(forged);
+    const entry = JSON.parse(readFileSync(join(forged, file), 'utf8'));
+    const episodes = entry.episodes['refund-timeout-after-mutation'] as {
+      passed: boolean;
+      results: { verdict: string }[];
+    }[];
+    expect(episodes.length).toBeGreaterThan(0);
+    for (const g of episodes) {
+      g.passed = false;
+      for (const r of g.results) r.verdict = 'fail';
+    }
+    writeFileSync(join(forged, file), JSON.stringify(entry));
+
+    startsSinceLast();
+    const run = await compare('forged', { cache: forged });
+    expect(startsSinceLast()).toEqual({ base: 0, head: 6 });
+    expect(run.report.baseline_cache?.hit).toBe(true);
+    expect(classesOf(run.report)['refund-timeout-after-mutation']).toBe('new-critical-failure');
+    expect(run.report.verdict).toBe('BLOCK');
   });
 
   it('misses when the suite or the repeats change', { timeout: 600_000 }, async () => {

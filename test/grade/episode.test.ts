@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXPECTATION_KINDS } from '../../src/config/schema.js';
-import { failureSignature, gradeEpisode } from '../../src/grade/index.js';
+import { failureSignature, gradeEpisode, regradeEpisode } from '../../src/grade/index.js';
 import {
   agentRun,
   calls,
@@ -194,6 +194,43 @@ describe('gradeEpisode', () => {
     });
     const judged = gradeEpisode(s, record(), undefined, new Map([['polite', { pass: true, score: 0.9 }]]));
     expect(judged.results[1].verdict).toBe('pass');
+  });
+
+  it('grades a stored episode again from its record, keeping only the judge’s stored verdicts', () => {
+    const s = scenario([
+      { id: 'polite', judge: { criterion: 'The reply is polite.' } },
+      { id: 'polite-too', judge: { criterion: 'The reply is polite.' } },
+    ]);
+    const stored = gradeEpisode(
+      s,
+      record(),
+      undefined,
+      new Map([
+        ['polite', { pass: true, score: 0.9 }],
+        ['polite-too', { pass: false, score: 0.1 }],
+      ]),
+    );
+    expect(stored.passed).toBe(false);
+    // A forged entry says everything passed: the judge's verdicts are kept as stored (the model is
+    // not asked twice), every other grade is computed again.
+    const forged = {
+      ...stored,
+      passed: true,
+      results: stored.results.map((r) => ({
+        ...r,
+        verdict: r.id === 'polite' ? ('fail' as const) : ('pass' as const),
+      })),
+    };
+    const again = regradeEpisode(s, forged);
+    expect(again.results.map((r) => [r.id, r.verdict])).toEqual([
+      ['completed', stored.results[0].verdict],
+      ['polite', 'fail'],
+      ['polite-too', 'pass'],
+    ]);
+    expect(again.passed).toBe(false);
+    // A record whose agent never completed fails `completed` whatever the entry says.
+    const crashed = { ...stored.record, agent: { ...stored.record.agent, exitCode: 1 } };
+    expect(regradeEpisode(s, { ...forged, record: crashed }).results[0].verdict).toBe('fail');
   });
 
   it('grades every expectation kind of the contract', () => {
