@@ -67767,6 +67767,15 @@ function gradeEpisode(scenario, record2, tools, judgeResults) {
   }
   return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
 }
+function regradeEpisode(scenario, stored, tools) {
+  const fresh = gradeEpisode(scenario, stored.record, tools);
+  const judged = new Map(stored.results.filter((r) => r.kind === "judge").map((r) => [r.id, r]));
+  const results = fresh.results.map((r) => {
+    const kept = r.kind === "judge" && !stored.record.infraError ? judged.get(r.id) : void 0;
+    return kept ? { ...kept, id: r.id, kind: r.kind, critical: r.critical } : r;
+  });
+  return { record: stored.record, results, passed: results.every((r) => r.verdict === "pass") };
+}
 function guarded(grade) {
   try {
     return grade();
@@ -72362,8 +72371,8 @@ function interruptExitCode() {
 }
 
 // src/run/pipeline.ts
-import { mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join18, resolve as resolve10 } from "node:path";
+import { mkdirSync as mkdirSync7, mkdtempSync as mkdtempSync6 } from "node:fs";
+import { join as join19, resolve as resolve10 } from "node:path";
 
 // src/agent/namespace.ts
 import { spawn } from "node:child_process";
@@ -84349,76 +84358,6 @@ function toJudgeResult(outcome) {
   return result;
 }
 
-// src/judge/calibration.ts
-var ERROR_EXAMPLES = 3;
-async function runCalibration(labels, options2, onProgress = () => void 0) {
-  const runs = /* @__PURE__ */ new Map();
-  let done = 0;
-  for (const item of labels) {
-    let run3 = runs.get(item.criterion);
-    if (!run3) {
-      run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
-      runs.set(item.criterion, run3);
-    }
-    run3.labels++;
-    const outcome = await askJudge(options2, {
-      criterion: item.criterion,
-      message: item.message,
-      reply: item.reply
-    });
-    done++;
-    if ("error" in outcome) {
-      run3.judgeErrors++;
-      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
-      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
-      continue;
-    }
-    const { criterion, threshold } = item;
-    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
-    const humanPass = item.label === "pass";
-    tally(run3.table, judgePass, humanPass);
-    onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
-  }
-  return [...runs.values()];
-}
-function criterionCalibration(run3, model) {
-  const verdict = calibrationOf(run3.table);
-  return {
-    criterion: run3.criterion,
-    model,
-    labels: run3.labels,
-    judge_errors: run3.judgeErrors,
-    n: verdict.n,
-    agreement: verdict.agreement,
-    kappa: verdict.kappa,
-    table: run3.table,
-    calibrated: verdict.calibrated,
-    why_not: verdict.whyNot
-  };
-}
-function mergeCalibration(previous, fresh) {
-  const key = (c) => JSON.stringify([c.criterion, c.model]);
-  const replaced = new Set(fresh.map(key));
-  const criteria = [...previous.filter((c) => !replaced.has(key(c))), ...fresh];
-  criteria.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
-  return { version: 1, criteria };
-}
-function calibratedCriteria(criteria, model) {
-  if (!criteria || model === void 0) return [];
-  return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
-}
-function judgeCalibrationFacts(suite) {
-  const judge = suite.config.judge;
-  if (!judge) return void 0;
-  const calibration = suite.judgeCalibration ?? null;
-  return {
-    model: judge.model,
-    file: calibration?.file ?? null,
-    sha256: calibration?.sha256 ?? null,
-    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
-  };
-}
-
 // src/judge/episode.ts
 function judgeClientOptions(config2, env) {
   const options2 = {
@@ -84503,698 +84442,6 @@ function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
     });
   }
   return out;
-}
-
-// src/report/markdown.ts
-var COMMENT_MARKER = "<!-- stategate:comment -->";
-var MARKDOWN_LIMITS = {
-  comment: 6e4,
-  check: 65535,
-  summary: 1e6
-};
-var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
-function size(text2) {
-  return Buffer.byteLength(text2, "utf8");
-}
-function table(header, rows) {
-  const line2 = (cells) => `| ${cells.join(" | ")} |`;
-  return [line2(header), line2(header.map(() => "---")), ...rows.map(line2)].join("\n");
-}
-function sideRow(name2, s) {
-  if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
-  const m = metricWords(s);
-  return [name2, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
-}
-function caseTitle(report2, c) {
-  const flaky = flakyWords(c);
-  return `${mdCode(c.id)}: ${mdText(caseLabel(report2, c))}${flaky ? `, ${flaky}` : ""}`;
-}
-function stepsDetail(steps) {
-  const { rows, divergent } = stepRows(steps);
-  const source = [steps.base ? stepsSource("base", steps.base) : "", stepsSource("head", steps.head)].filter(Boolean).join(" beside ");
-  const cells = rows.map(([n, ...rest]) => [
-    Number(n) === divergent ? `**${n}**` : n,
-    ...rest.map((cell, i) => i % 2 === 0 && cell !== "" ? mdCellCode(cell) : mdText(cell))
-  ]);
-  const cut2 = stepsCutWords(steps);
-  const where = divergent > 0 ? ` The first step that differs is in bold.` : "";
-  const body = rows.length === 0 ? "No tool was called." : `${table(stepHeader(steps), cells)}${cut2 ? `
-
-${mdText(cut2)}` : ""}`;
-  const intro = mdText(`Calls as the tools recorded them.${where}`);
-  return `<details><summary>Steps: ${mdText(source)}</summary>
-
-${intro}
-
-${body}
-
-</details>`;
-}
-function stderrDetail(c) {
-  const out = [];
-  for (const side3 of ["base", "head"]) {
-    const e = c.agent_stderr?.[side3];
-    if (!e) continue;
-    const title = `**Agent ${side3}:** ${mdText(stderrTitle(side3, e))}${e.tail === "" ? "." : ":"}`;
-    out.push(e.tail === "" ? title : `${title}
-
-${mdBlock(e.tail)}`);
-  }
-  return out;
-}
-function stillFailingLines(c) {
-  const lines = stillFailingWords(c).map((e) => {
-    const example = e.example ? ` Example: ${mdText(e.example)}` : "";
-    return `- ${mdCode(e.id)}${e.tags ? ` (${mdText(e.tags)})` : ""}: ${mdText(e.text)}.${example}`;
-  });
-  return lines.length > 0 ? `**Failing on every side:**
-${lines.join("\n")}` : "";
-}
-function caseDetail(report2, c) {
-  const parts = [`#### ${caseTitle(report2, c)}`];
-  const about = [c.file ? mdCode(c.file) : "", c.description ? mdText(c.description) : ""].filter(Boolean).join(": ");
-  if (about) parts.push(about);
-  const reason = caseReason(report2, c);
-  if (reason) parts.push(`**Why:** ${mdText(reason)}`);
-  parts.push(...stderrDetail(c));
-  if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
-  if (c.steps) parts.push(stepsDetail(c.steps));
-  if (c.state_diff.length > 0) {
-    const rows2 = c.state_diff.map((d) => [
-      mdCellCode(`${d.table}[${d.key}]`),
-      mdText(d.column),
-      mdText(stateValue(d.base)),
-      mdText(stateValue(d.head))
-    ]);
-    const cut2 = c.state_diff_cut ? `
-
-${mdText(plural5(c.state_diff_cut, "more difference"))} in report.json.` : "";
-    parts.push(
-      `**State that differs** (final values):
-
-${table(["row", "column", "base", "head"], rows2)}${cut2}`
-    );
-  }
-  const changed = c.expectations_changed ?? [];
-  if (changed.length > 0) {
-    const lines = changed.map((e) => {
-      const tags = changeTags(e);
-      const example = e.message ? ` Example: ${mdText(e.message)}` : "";
-      return `- ${mdText(e.change)} ${mdCode(e.id)}${tags ? ` (${mdText(tags)})` : ""}: ${mdText(changeWords(e))}.${example}`;
-    });
-    parts.push(`**Expectations:**
-${lines.join("\n")}`);
-  }
-  const failing = isStillFailing(c) ? stillFailingLines(c) : "";
-  if (failing) parts.push(failing);
-  for (const side3 of ["base", "head"]) {
-    const text2 = c.flaky_explanation?.[side3];
-    if (text2) parts.push(`**Flaky ${side3}:** ${mdText(text2)}`);
-  }
-  if (c.repeats_decision) parts.push(`**Repeats:** ${mdText(c.repeats_decision.reason)}`);
-  for (const side3 of ["base", "head"]) {
-    const signatures = signatureWords(c[side3]?.signatures);
-    if (signatures) parts.push(`**Failures ${side3}:** ${mdText(signatures)}`);
-  }
-  const header = [
-    "side",
-    "all-N",
-    "per-run pass rate (95% CI)",
-    "pass@k, pass^k",
-    "tool calls",
-    "latency (median)",
-    "cost (total)",
-    "tokens (total)"
-  ];
-  const rows = c.base === null && c.head ? [sideRow("head", c.head)] : [sideRow("base", c.base), sideRow("head", c.head)];
-  parts.push(table(header, rows));
-  return parts.join("\n\n");
-}
-function caseLine(report2, c) {
-  const reason = caseReason(report2, c);
-  return `- ${caseTitle(report2, c)}${reason ? `: ${mdText(reason)}` : ""}`;
-}
-function restRow(report2, c) {
-  const allN = (s) => s ? `${s.passes}/${s.runs}` : "\u2014";
-  if (headOnly(report2))
-    return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.head))} |`;
-  return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
-}
-function verdictLines(report2) {
-  const lines = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
-  const unverified = unverifiedSentence(report2);
-  if (unverified) lines.push(`**${mdText(unverified)}**`, "");
-  const reasons = (report2.gate_reasons ?? []).map(
-    (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(r.text)}`
-  );
-  lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
-  lines.push(...suiteChangeLines(report2));
-  lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
-  if (report2.repeats_rates) lines.push("", mdText(repeatsLine(report2.repeats_rates)));
-  if (report2.repeats_warning && report2.repeats)
-    lines.push("", `**${mdText(repeatsWarningLine(report2.repeats_warning, report2.repeats))}**`);
-  for (const note of sidesNotes(report2)) lines.push("", `**${mdText(note)}**`);
-  const cacheLine = baselineCacheLine(report2);
-  if (cacheLine) lines.push("", mdText(cacheLine));
-  if (report2.agent_isolation?.mode === "process-groups") lines.push("", mdText(report2.agent_isolation.note));
-  const suite = suiteLines(report2);
-  if (suite.length > 0)
-    lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
-  return lines;
-}
-function suiteChangeLines(report2) {
-  const lines = [];
-  const changes = report2.suite_changes ?? [];
-  if (changes.length > 0) {
-    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
-    lines.push("", `### ${mdText(suiteChangesTitle(changes))}`, "");
-    lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
-    if (changes.length > shown.length)
-      lines.push(`- ${plural5(changes.length - shown.length, "more change")} in report.json`);
-  }
-  if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
-  return lines;
-}
-function notice(parts, plan) {
-  const lined = plan.modes.filter((m) => m === "line").length;
-  const cut2 = plan.modes.filter((m) => m === "cut").length;
-  const restCut = parts.rest.length - plan.restShown;
-  if (lined + cut2 + restCut === 0) return "";
-  const what = [
-    lined > 0 ? `${plural5(lined, "case is", "cases are")} shown in one line` : "",
-    cut2 > 0 ? `${plural5(cut2, "changed case is", "changed cases are")} not shown` : "",
-    restCut > 0 ? `${plural5(restCut, "other case is", "other cases are")} not listed` : ""
-  ].filter(Boolean);
-  return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
-}
-function assemble(parts, plan, detail2) {
-  const out = [parts.header];
-  const section = (title, from, to) => {
-    let text2 = "";
-    for (let i = from; i < to; i++) {
-      const mode = plan.modes[i];
-      if (mode === "cut") continue;
-      const separator = text2 === "" ? "" : mode === "line" && plan.modes[i - 1] === "line" ? "\n" : "\n\n";
-      text2 += separator + (mode === "full" ? detail2(i) : caseLine(parts.report, parts.important[i]));
-    }
-    if (text2) out.push(`### ${title}`, text2);
-  };
-  section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
-  const single = headOnly(parts.report);
-  const changedEnd = parts.blocking + parts.changed;
-  section(
-    `${single ? "Other failing cases" : "Other changed cases"} (${count(parts.changed)})`,
-    parts.blocking,
-    changedEnd
-  );
-  section(
-    `Still failing (${count(parts.important.length - changedEnd)})`,
-    changedEnd,
-    parts.important.length
-  );
-  if (parts.rest.length > 0) {
-    const rows = parts.rest.slice(0, plan.restShown).map((c) => restRow(parts.report, c));
-    const more2 = parts.rest.length - plan.restShown;
-    const header = single ? ["scenario", "result", "passes"] : ["scenario", "class", "base passes", "head passes"];
-    const tableText = rows.length > 0 ? `${table(header, []).trimEnd()}
-${rows.join("\n")}` : "";
-    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural5(more2, "more case")} in report.json.` : "";
-    const what = plural5(parts.rest.length, single ? "passing case" : "unchanged case");
-    out.push(`<details><summary>${what}</summary>
-
-${tableText}${tail}
-
-</details>`);
-  }
-  const trimmed = notice(parts, plan);
-  if (trimmed) out.push(trimmed);
-  out.push(`Full report: ${parts.footer}.`);
-  return `${out.join("\n\n")}
-`;
-}
-function planWithin(parts, detail2) {
-  const n = parts.important.length;
-  const worst = { modes: Array(n).fill("cut"), restShown: 0 };
-  let budget = parts.limit - size(assemble(parts, worst, detail2)) - 200;
-  const modes = Array(n).fill("cut");
-  const lineCost = parts.important.map((c) => size(caseLine(parts.report, c)) + 2);
-  for (let i = 0; i < n && lineCost[i] <= budget; i++) {
-    modes[i] = "line";
-    budget -= lineCost[i];
-  }
-  for (let i = 0; i < n && modes[i] === "line"; i++) {
-    const extra = size(detail2(i)) - lineCost[i] + 2;
-    if (extra <= budget) {
-      modes[i] = "full";
-      budget -= extra;
-    }
-  }
-  let restShown = 0;
-  if (modes.every((m) => m !== "cut")) {
-    budget -= 120;
-    while (restShown < parts.rest.length && size(restRow(parts.report, parts.rest[restShown])) + 1 <= budget) {
-      budget -= size(restRow(parts.report, parts.rest[restShown])) + 1;
-      restShown++;
-    }
-  }
-  return { modes, restShown };
-}
-function renderMarkdown(report2, options2 = {}) {
-  const variant = options2.variant ?? "comment";
-  const limit = options2.limit ?? MARKDOWN_LIMITS[variant];
-  const header = [...variant === "comment" ? [COMMENT_MARKER] : [], ...verdictLines(report2)].join("\n");
-  const { blocking, changed, stillFailing, rest } = groupCases(report2);
-  const parts = {
-    report: report2,
-    header,
-    blocking: blocking.length,
-    changed: changed.length,
-    important: [...blocking, ...changed, ...stillFailing],
-    rest,
-    footer: options2.fullReport ?? DEFAULT_FULL_REPORT,
-    limit,
-    variant
-  };
-  const details = /* @__PURE__ */ new Map();
-  const detail2 = (i) => {
-    if (!details.has(i)) details.set(i, caseDetail(report2, parts.important[i]));
-    return details.get(i);
-  };
-  const whole = { modes: Array(parts.important.length).fill("full"), restShown: rest.length };
-  const full = assemble(parts, whole, detail2);
-  if (size(full) <= limit) return full;
-  const plan = planWithin(parts, detail2);
-  let out = assemble(parts, plan, detail2);
-  while (size(out) > limit && shrink(plan)) out = assemble(parts, plan, detail2);
-  return size(out) <= limit ? out : truncateBytes(out, limit);
-}
-function shrink(plan) {
-  if (plan.restShown > 0) {
-    plan.restShown = Math.floor(plan.restShown / 2);
-    return true;
-  }
-  const full = plan.modes.lastIndexOf("full");
-  if (full >= 0) plan.modes[full] = "line";
-  const line2 = full >= 0 ? full : plan.modes.lastIndexOf("line");
-  if (full < 0 && line2 >= 0) plan.modes[line2] = "cut";
-  return full >= 0 || line2 >= 0;
-}
-function truncateBytes(text2, limit) {
-  let out = "";
-  let used = 0;
-  for (const line2 of text2.split(/(?<=\n)/)) {
-    used += size(line2);
-    if (used > limit) break;
-    out += line2;
-  }
-  return out;
-}
-
-// src/model/episode.ts
-var FAILURE_LABELS = [
-  "STATE_MISMATCH",
-  "DUPLICATE_EFFECT",
-  "ORDER_VIOLATION",
-  "FORBIDDEN_CALL",
-  "EXTRA_EFFECT",
-  "MISSING_EFFECT",
-  "HALLUCINATED_SUCCESS",
-  "INCOMPLETE_RUN",
-  "TOO_MANY_CALLS",
-  "TOO_MANY_RETRIES",
-  "WRONG_OUTCOME",
-  "REPLY_MISMATCH",
-  "JUDGE_FAIL",
-  "EVALUATION_ERROR"
-];
-
-// src/report/report-schema.ts
-var REPORT_LIMITS = {
-  /** Bytes of one report.json file. */
-  bytes: 64 * 1024 * 1024,
-  cases: 1e4,
-  /** Expectations per case and side, and changed expectations per case. */
-  expectations: 500,
-  /** Repeats per side (and any count of repeats). */
-  runs: 1e5,
-  /** Characters of a sentence, reason, message or description. */
-  text: 2e4,
-  /** Characters of an id, a ref, a table or column name. */
-  id: 200,
-  /** Characters of a file path. */
-  path: 1e3,
-  /** State differences per case. */
-  stateDiff: 1e3,
-  /** Characters of a string inside a state value, and nesting depth of a state value. */
-  valueString: 1e5,
-  valueDepth: 32,
-  /** Values of k for pass@k and pass^k. */
-  ks: 64,
-  /** Calls per side in a case's step-by-step table. */
-  steps: 1e3,
-  /** Characters of an agent's stderr tail. */
-  stderr: 2e4,
-  /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
-  line: 1e7
-};
-var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
-var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-var L = REPORT_LIMITS;
-var caseId = external_exports.string().max(L.id).regex(
-  CASE_ID,
-  "expected a scenario id (lowercase letters, digits and dashes, starting with a letter or digit)"
-);
-var expectationId = external_exports.string().max(L.id).regex(
-  EXPECTATION_ID,
-  "expected an expectation id (letters, digits, _ . -, starting with a letter or digit)"
-);
-var text = external_exports.string().max(L.text);
-var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
-var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
-var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
-var count2 = external_exports.number().int().min(0).max(L.runs);
-var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
-var rate = external_exports.number().min(0).max(1);
-function pathProblem(path11) {
-  if (path11 === "") return "expected a file path, got an empty string";
-  if (/[\u0000-\u001f\u007f]/.test(path11)) return "expected a file path without control characters";
-  if (path11.includes("\\")) return "expected a path with '/' separators, got a backslash";
-  if (path11.startsWith("/") || /^[A-Za-z]:/.test(path11)) return "expected a relative path, got an absolute one";
-  if (path11.split("/").includes("..")) return "expected a path inside the workspace, got a '..' segment";
-  return null;
-}
-var relativePath = external_exports.string().max(L.path).superRefine((value, ctx) => {
-  const problem = pathProblem(value);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-function valueProblem(value, depth) {
-  if (depth > L.valueDepth) return `expected a value nested at most ${L.valueDepth} deep`;
-  if (typeof value === "string")
-    return value.length > L.valueString ? `expected a string of at most ${L.valueString} characters` : null;
-  if (value === null || typeof value !== "object") return null;
-  const items = Array.isArray(value) ? value : Object.values(value);
-  for (const item of items) {
-    const problem = valueProblem(item, depth + 1);
-    if (problem) return problem;
-  }
-  return null;
-}
-var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
-  const problem = valueProblem(value, 0);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
-var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
-var ExpectationCountsSchema = external_exports.strictObject({
-  pass: count2,
-  fail: count2,
-  error: count2,
-  critical: external_exports.boolean(),
-  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
-  example: text.optional(),
-  uncalibrated: external_exports.literal(true).optional(),
-  agentErrors: count2.optional()
-});
-var SideStatsSchema = external_exports.strictObject({
-  n: count2,
-  c: count2,
-  pass_rate: rate.nullable(),
-  all_n: external_exports.boolean(),
-  pass_at_k: kTable,
-  pass_hat_k: kTable,
-  wilson: external_exports.strictObject({ low: rate, high: rate }).nullable()
-});
-var SideCostSchema = external_exports.strictObject({
-  total_usd: amount,
-  successful_episodes: count2,
-  per_successful_episode: amount.nullable(),
-  per_dependable_case: amount.nullable()
-});
-var SideSummarySchema = external_exports.strictObject({
-  runs: count2,
-  passes: count2,
-  expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
-    (e) => Object.keys(e).length <= L.expectations,
-    `expected at most ${L.expectations} expectations`
-  ),
-  metrics: external_exports.strictObject({
-    toolCalls: amount,
-    latencyMs: amount,
-    costUsd: amount,
-    inputTokens: amount,
-    outputTokens: amount,
-    costUnreported: external_exports.literal(true).optional(),
-    tokensUnreported: external_exports.literal(true).optional()
-  }).optional(),
-  infraErrors: count2.optional(),
-  provokedErrors: count2.optional(),
-  episodes: external_exports.array(name).max(L.runs).optional(),
-  stats: SideStatsSchema.optional(),
-  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
-  cost: SideCostSchema.optional()
-});
-var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
-var ChangedExpectationSchema = external_exports.strictObject({
-  id: expectationId,
-  critical: external_exports.boolean(),
-  change: external_exports.enum(["broke", "fixed", "error", "pre-existing"]),
-  label: external_exports.enum(FAILURE_LABELS).optional(),
-  base: sideCounts,
-  head: sideCounts,
-  message: text.optional(),
-  test: external_exports.strictObject({
-    decision: external_exports.enum(["worse", "not-worse", "undecided", "continue"]),
-    p: rate.nullable()
-  }).optional(),
-  uncalibrated: external_exports.literal(true).optional()
-});
-var EpisodeStepsSchema = external_exports.strictObject({
-  episode: name,
-  repeat: count2,
-  outcome: external_exports.enum(["passed", "failed", "not graded"]),
-  steps: external_exports.array(
-    external_exports.strictObject({
-      tool: name,
-      args: stateValue2,
-      status: external_exports.number().int().min(0).max(999),
-      effect: external_exports.enum(["applied", "replayed", "none"]),
-      fault: name.optional(),
-      rows: count2.optional()
-    })
-  ).max(L.steps),
-  steps_cut: count2.optional()
-});
-var AgentStderrSchema = external_exports.strictObject({
-  episode: name,
-  repeat: count2,
-  ended: text,
-  tail: external_exports.string().max(L.stderr),
-  cut: external_exports.literal(true).optional()
-});
-var line = external_exports.number().int().min(1, "expected a line number (1 or more)").max(L.line);
-var ScenarioLinesSchema = external_exports.strictObject({
-  scenario: line,
-  expectations: external_exports.record(expectationId, line).refine(
-    (lines) => Object.keys(lines).length <= L.expectations,
-    `expected at most ${L.expectations} expectation lines`
-  )
-});
-var CaseReportSchema = external_exports.strictObject({
-  id: caseId,
-  class: CaseClassName,
-  flaky: external_exports.strictObject({ base: external_exports.boolean(), head: external_exports.boolean() }),
-  base: SideSummarySchema.nullable(),
-  head: SideSummarySchema,
-  divergence: external_exports.strictObject({
-    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
-    step: count2,
-    sentence: text
-  }).nullable(),
-  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
-  file: relativePath.optional(),
-  lines: ScenarioLinesSchema.optional(),
-  description: text.optional(),
-  reason: text.optional(),
-  expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
-  flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
-  state_diff_cut: count2.optional(),
-  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional(),
-  steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
-  agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
-});
-var sideRef = external_exports.strictObject({
-  ref: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a ref or directory without control characters"),
-  sha: hex3.nullable(),
-  dirty: external_exports.literal(true).optional()
-}).nullable();
-var SuiteStatsSchema = external_exports.strictObject({
-  scenarios: count2,
-  excluded: count2,
-  pass_rate: rate.nullable(),
-  all_n: rate.nullable(),
-  pass_at_k: kTable,
-  pass_hat_k: kTable
-});
-var SuiteCostSchema = external_exports.strictObject({
-  cases: count2,
-  total_usd: amount,
-  successful_episodes: count2,
-  dependable_cases: count2,
-  per_successful_episode: amount.nullable(),
-  per_dependable_case: amount.nullable()
-});
-var side = external_exports.enum(["base", "head"]);
-var ReportSchema = external_exports.strictObject({
-  version: external_exports.literal(1),
-  verdict: external_exports.enum(["PASS", "WARN", "BLOCK"]),
-  // At most one reason per gate class and level, and a few facts about the run.
-  gate_reasons: external_exports.array(
-    external_exports.strictObject({
-      verdict: external_exports.enum(["WARN", "BLOCK"]),
-      class: GateClass.nullable(),
-      cases: external_exports.array(caseId).max(L.cases),
-      text
-    })
-  ).max(64).optional(),
-  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
-  engine_reason: text.optional(),
-  pin: external_exports.strictObject({
-    suite_hash: hex3,
-    template_hash: hex3,
-    scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
-  }),
-  sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
-  counts: external_exports.record(CaseClassName, count2),
-  cases: external_exports.array(CaseReportSchema).max(L.cases),
-  repeats: external_exports.number().int().min(1).max(L.runs).optional(),
-  seeds: external_exports.record(
-    external_exports.string().max(L.id + 5).regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, "expected SIDE:SCENARIO-ID (e.g. head:refund-twice)"),
-    external_exports.array(external_exports.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs)
-  ).refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`).optional(),
-  shard: external_exports.strictObject({
-    index: external_exports.number().int().min(1).max(L.cases),
-    total: external_exports.number().int().min(1).max(L.cases)
-  }).refine((s) => s.index <= s.total, "expected index <= total").nullable().optional(),
-  interrupted: external_exports.boolean().optional(),
-  gate: external_exports.strictObject({ block: external_exports.array(GateClass).max(16), warn: external_exports.array(GateClass).max(16) }).optional(),
-  started_at: external_exports.string().max(64).optional(),
-  duration_ms: amount.optional(),
-  episodes_file: relativePath.optional(),
-  stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
-  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
-  repeats_rates: external_exports.strictObject({
-    min: count2,
-    max: count2,
-    adaptive: external_exports.boolean(),
-    default: external_exports.boolean(),
-    false_block: external_exports.array(external_exports.strictObject({ fails: rate, rate })).max(16).optional(),
-    detection: external_exports.array(external_exports.strictObject({ base: rate, head: rate, rate })).max(16).optional(),
-    meets_targets: external_exports.boolean().optional()
-  }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
-  repeats_warning: external_exports.strictObject({
-    scenario: caseId,
-    side,
-    expectation: expectationId,
-    fails: count2,
-    runs: count2,
-    false_block: rate
-  }).refine((w) => w.fails <= w.runs, "expected fails <= runs").optional(),
-  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
-  cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
-  missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
-  judge_calibration: external_exports.strictObject({
-    model: name,
-    file: relativePath.nullable(),
-    sha256: hex3.nullable(),
-    calibrated: external_exports.array(name).max(L.expectations)
-  }).optional(),
-  unverified: external_exports.strictObject({ reason: text }).optional(),
-  identical_sides: external_exports.literal(true).optional(),
-  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
-  policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
-  baseline_cache: external_exports.strictObject({
-    key: hex3,
-    hit: external_exports.boolean(),
-    reused_episodes: count2,
-    stored_at: external_exports.iso.datetime().nullable(),
-    saved: external_exports.boolean(),
-    note: text.optional()
-  }).refine((c) => c.hit === c.reused_episodes > 0, "expected hit exactly when reused_episodes > 0").optional(),
-  suite_changes: external_exports.array(
-    external_exports.strictObject({
-      kind: external_exports.enum([
-        "scenario-added",
-        "scenario-removed",
-        "scenario-edited",
-        "twin-added",
-        "twin-removed",
-        "twin-changed",
-        "schema-changed",
-        "fixtures-changed",
-        "gate-changed",
-        "repeats-changed",
-        "judge-changed",
-        "database-changed"
-      ]),
-      subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
-      weakens: external_exports.boolean(),
-      text
-    })
-  ).max(L.cases * 4).optional()
-});
-function jsonPath(path11) {
-  let out = "";
-  for (const key of path11) {
-    if (typeof key === "number") out += `[${key}]`;
-    else if (typeof key === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out ? `.${key}` : key;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out || "(the top level)";
-}
-
-// src/report/report-bounds.ts
-var CUT = "\u2026 (cut for report.json)";
-function cut(text2, max) {
-  return text2.length > max ? `${text2.slice(0, max - CUT.length)}${CUT}` : text2;
-}
-function boundValue(value, depth) {
-  if (typeof value === "string") return cut(value, REPORT_LIMITS.valueString);
-  if (value === null || typeof value !== "object") return value;
-  if (depth >= REPORT_LIMITS.valueDepth) return CUT;
-  if (Array.isArray(value)) return value.map((v) => boundValue(v, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundValue(v, depth + 1)]));
-}
-function boundStrings(value) {
-  if (typeof value === "string") return cut(value, REPORT_LIMITS.text);
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map(boundStrings);
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundStrings(v)]));
-}
-function boundSteps(steps) {
-  if (steps === null) return null;
-  return {
-    ...boundStrings({ ...steps, steps: [] }),
-    steps: steps.steps.map((s) => ({
-      ...boundStrings({ ...s, args: null }),
-      args: boundValue(s.args, 0)
-    }))
-  };
-}
-function boundReport(report2) {
-  const cases = report2.cases.map((c) => {
-    const bounded = {
-      ...boundStrings({ ...c, state_diff: [], steps: void 0 }),
-      state_diff: c.state_diff.map((d) => ({
-        ...boundStrings({ ...d, base: null, head: null }),
-        base: boundValue(d.base, 0),
-        head: boundValue(d.head, 0)
-      }))
-    };
-    if (c.steps) bounded.steps = { base: boundSteps(c.steps.base), head: boundSteps(c.steps.head) };
-    else delete bounded.steps;
-    return bounded;
-  });
-  return { ...boundStrings({ ...report2, cases: [] }), cases };
 }
 
 // src/sandbox/definers.ts
@@ -87953,6 +87200,348 @@ function adaptivePolicy(repeats) {
 import { mkdirSync as mkdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync5, writeFileSync as writeFileSync4 } from "node:fs";
 import { join as join11 } from "node:path";
 
+// src/model/episode.ts
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+
+// src/report/report-schema.ts
+var REPORT_LIMITS = {
+  /** Bytes of one report.json file. */
+  bytes: 64 * 1024 * 1024,
+  cases: 1e4,
+  /** Expectations per case and side, and changed expectations per case. */
+  expectations: 500,
+  /** Repeats per side (and any count of repeats). */
+  runs: 1e5,
+  /** Characters of a sentence, reason, message or description. */
+  text: 2e4,
+  /** Characters of an id, a ref, a table or column name. */
+  id: 200,
+  /** Characters of a file path. */
+  path: 1e3,
+  /** State differences per case. */
+  stateDiff: 1e3,
+  /** Characters of a string inside a state value, and nesting depth of a state value. */
+  valueString: 1e5,
+  valueDepth: 32,
+  /** Values of k for pass@k and pass^k. */
+  ks: 64,
+  /** Calls per side in a case's step-by-step table. */
+  steps: 1e3,
+  /** Characters of an agent's stderr tail. */
+  stderr: 2e4,
+  /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
+  line: 1e7
+};
+var CASE_ID = /^[a-z0-9][a-z0-9-]*$/;
+var EXPECTATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+var L = REPORT_LIMITS;
+var caseId = external_exports.string().max(L.id).regex(
+  CASE_ID,
+  "expected a scenario id (lowercase letters, digits and dashes, starting with a letter or digit)"
+);
+var expectationId = external_exports.string().max(L.id).regex(
+  EXPECTATION_ID,
+  "expected an expectation id (letters, digits, _ . -, starting with a letter or digit)"
+);
+var text = external_exports.string().max(L.text);
+var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
+var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
+var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
+var count2 = external_exports.number().int().min(0).max(L.runs);
+var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
+var rate = external_exports.number().min(0).max(1);
+function pathProblem(path11) {
+  if (path11 === "") return "expected a file path, got an empty string";
+  if (/[\u0000-\u001f\u007f]/.test(path11)) return "expected a file path without control characters";
+  if (path11.includes("\\")) return "expected a path with '/' separators, got a backslash";
+  if (path11.startsWith("/") || /^[A-Za-z]:/.test(path11)) return "expected a relative path, got an absolute one";
+  if (path11.split("/").includes("..")) return "expected a path inside the workspace, got a '..' segment";
+  return null;
+}
+var relativePath = external_exports.string().max(L.path).superRefine((value, ctx) => {
+  const problem = pathProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+function valueProblem(value, depth) {
+  if (depth > L.valueDepth) return `expected a value nested at most ${L.valueDepth} deep`;
+  if (typeof value === "string")
+    return value.length > L.valueString ? `expected a string of at most ${L.valueString} characters` : null;
+  if (value === null || typeof value !== "object") return null;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) {
+    const problem = valueProblem(item, depth + 1);
+    if (problem) return problem;
+  }
+  return null;
+}
+var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
+  const problem = valueProblem(value, 0);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
+var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
+var ExpectationCountsSchema = external_exports.strictObject({
+  pass: count2,
+  fail: count2,
+  error: count2,
+  critical: external_exports.boolean(),
+  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
+  example: text.optional(),
+  uncalibrated: external_exports.literal(true).optional(),
+  agentErrors: count2.optional()
+});
+var SideStatsSchema = external_exports.strictObject({
+  n: count2,
+  c: count2,
+  pass_rate: rate.nullable(),
+  all_n: external_exports.boolean(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable,
+  wilson: external_exports.strictObject({ low: rate, high: rate }).nullable()
+});
+var SideCostSchema = external_exports.strictObject({
+  total_usd: amount,
+  successful_episodes: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var SideSummarySchema = external_exports.strictObject({
+  runs: count2,
+  passes: count2,
+  expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
+    (e) => Object.keys(e).length <= L.expectations,
+    `expected at most ${L.expectations} expectations`
+  ),
+  metrics: external_exports.strictObject({
+    toolCalls: amount,
+    latencyMs: amount,
+    costUsd: amount,
+    inputTokens: amount,
+    outputTokens: amount,
+    costUnreported: external_exports.literal(true).optional(),
+    tokensUnreported: external_exports.literal(true).optional()
+  }).optional(),
+  infraErrors: count2.optional(),
+  provokedErrors: count2.optional(),
+  episodes: external_exports.array(name).max(L.runs).optional(),
+  stats: SideStatsSchema.optional(),
+  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
+  cost: SideCostSchema.optional()
+});
+var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
+var ChangedExpectationSchema = external_exports.strictObject({
+  id: expectationId,
+  critical: external_exports.boolean(),
+  change: external_exports.enum(["broke", "fixed", "error", "pre-existing"]),
+  label: external_exports.enum(FAILURE_LABELS).optional(),
+  base: sideCounts,
+  head: sideCounts,
+  message: text.optional(),
+  test: external_exports.strictObject({
+    decision: external_exports.enum(["worse", "not-worse", "undecided", "continue"]),
+    p: rate.nullable()
+  }).optional(),
+  uncalibrated: external_exports.literal(true).optional()
+});
+var EpisodeStepsSchema = external_exports.strictObject({
+  episode: name,
+  repeat: count2,
+  outcome: external_exports.enum(["passed", "failed", "not graded"]),
+  steps: external_exports.array(
+    external_exports.strictObject({
+      tool: name,
+      args: stateValue2,
+      status: external_exports.number().int().min(0).max(999),
+      effect: external_exports.enum(["applied", "replayed", "none"]),
+      fault: name.optional(),
+      rows: count2.optional()
+    })
+  ).max(L.steps),
+  steps_cut: count2.optional()
+});
+var AgentStderrSchema = external_exports.strictObject({
+  episode: name,
+  repeat: count2,
+  ended: text,
+  tail: external_exports.string().max(L.stderr),
+  cut: external_exports.literal(true).optional()
+});
+var line = external_exports.number().int().min(1, "expected a line number (1 or more)").max(L.line);
+var ScenarioLinesSchema = external_exports.strictObject({
+  scenario: line,
+  expectations: external_exports.record(expectationId, line).refine(
+    (lines) => Object.keys(lines).length <= L.expectations,
+    `expected at most ${L.expectations} expectation lines`
+  )
+});
+var CaseReportSchema = external_exports.strictObject({
+  id: caseId,
+  class: CaseClassName,
+  flaky: external_exports.strictObject({ base: external_exports.boolean(), head: external_exports.boolean() }),
+  base: SideSummarySchema.nullable(),
+  head: SideSummarySchema,
+  divergence: external_exports.strictObject({
+    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
+    step: count2,
+    sentence: text
+  }).nullable(),
+  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
+  file: relativePath.optional(),
+  lines: ScenarioLinesSchema.optional(),
+  description: text.optional(),
+  reason: text.optional(),
+  expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
+  flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
+  state_diff_cut: count2.optional(),
+  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional(),
+  steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
+  agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
+});
+var sideRef = external_exports.strictObject({
+  ref: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a ref or directory without control characters"),
+  sha: hex3.nullable(),
+  dirty: external_exports.literal(true).optional()
+}).nullable();
+var SuiteStatsSchema = external_exports.strictObject({
+  scenarios: count2,
+  excluded: count2,
+  pass_rate: rate.nullable(),
+  all_n: rate.nullable(),
+  pass_at_k: kTable,
+  pass_hat_k: kTable
+});
+var SuiteCostSchema = external_exports.strictObject({
+  cases: count2,
+  total_usd: amount,
+  successful_episodes: count2,
+  dependable_cases: count2,
+  per_successful_episode: amount.nullable(),
+  per_dependable_case: amount.nullable()
+});
+var side = external_exports.enum(["base", "head"]);
+var ReportSchema = external_exports.strictObject({
+  version: external_exports.literal(1),
+  verdict: external_exports.enum(["PASS", "WARN", "BLOCK"]),
+  // At most one reason per gate class and level, and a few facts about the run.
+  gate_reasons: external_exports.array(
+    external_exports.strictObject({
+      verdict: external_exports.enum(["WARN", "BLOCK"]),
+      class: GateClass.nullable(),
+      cases: external_exports.array(caseId).max(L.cases),
+      text
+    })
+  ).max(64).optional(),
+  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
+  engine_reason: text.optional(),
+  pin: external_exports.strictObject({
+    suite_hash: hex3,
+    template_hash: hex3,
+    scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
+  }),
+  sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
+  counts: external_exports.record(CaseClassName, count2),
+  cases: external_exports.array(CaseReportSchema).max(L.cases),
+  repeats: external_exports.number().int().min(1).max(L.runs).optional(),
+  seeds: external_exports.record(
+    external_exports.string().max(L.id + 5).regex(/^(base|head):[a-z0-9][a-z0-9-]*$/, "expected SIDE:SCENARIO-ID (e.g. head:refund-twice)"),
+    external_exports.array(external_exports.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).max(L.runs)
+  ).refine((s) => Object.keys(s).length <= 2 * L.cases, `expected at most ${2 * L.cases} entries`).optional(),
+  shard: external_exports.strictObject({
+    index: external_exports.number().int().min(1).max(L.cases),
+    total: external_exports.number().int().min(1).max(L.cases)
+  }).refine((s) => s.index <= s.total, "expected index <= total").nullable().optional(),
+  interrupted: external_exports.boolean().optional(),
+  gate: external_exports.strictObject({ block: external_exports.array(GateClass).max(16), warn: external_exports.array(GateClass).max(16) }).optional(),
+  started_at: external_exports.string().max(64).optional(),
+  duration_ms: amount.optional(),
+  episodes_file: relativePath.optional(),
+  stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
+  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  repeats_rates: external_exports.strictObject({
+    min: count2,
+    max: count2,
+    adaptive: external_exports.boolean(),
+    default: external_exports.boolean(),
+    false_block: external_exports.array(external_exports.strictObject({ fails: rate, rate })).max(16).optional(),
+    detection: external_exports.array(external_exports.strictObject({ base: rate, head: rate, rate })).max(16).optional(),
+    meets_targets: external_exports.boolean().optional()
+  }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  repeats_warning: external_exports.strictObject({
+    scenario: caseId,
+    side,
+    expectation: expectationId,
+    fails: count2,
+    runs: count2,
+    false_block: rate
+  }).refine((w) => w.fails <= w.runs, "expected fails <= runs").optional(),
+  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
+  cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
+  missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
+  judge_calibration: external_exports.strictObject({
+    model: name,
+    file: relativePath.nullable(),
+    sha256: hex3.nullable(),
+    calibrated: external_exports.array(name).max(L.expectations)
+  }).optional(),
+  unverified: external_exports.strictObject({ reason: text }).optional(),
+  identical_sides: external_exports.literal(true).optional(),
+  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
+  policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
+  baseline_cache: external_exports.strictObject({
+    key: hex3,
+    hit: external_exports.boolean(),
+    reused_episodes: count2,
+    stored_at: external_exports.iso.datetime().nullable(),
+    saved: external_exports.boolean(),
+    note: text.optional()
+  }).refine((c) => c.hit === c.reused_episodes > 0, "expected hit exactly when reused_episodes > 0").optional(),
+  suite_changes: external_exports.array(
+    external_exports.strictObject({
+      kind: external_exports.enum([
+        "scenario-added",
+        "scenario-removed",
+        "scenario-edited",
+        "twin-added",
+        "twin-removed",
+        "twin-changed",
+        "schema-changed",
+        "fixtures-changed",
+        "gate-changed",
+        "repeats-changed",
+        "judge-changed",
+        "database-changed"
+      ]),
+      subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
+      weakens: external_exports.boolean(),
+      text
+    })
+  ).max(L.cases * 4).optional()
+});
+function jsonPath(path11) {
+  let out = "";
+  for (const key of path11) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out ? `.${key}` : key;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out || "(the top level)";
+}
+
 // src/run/baseline-schema.ts
 var side2 = external_exports.enum(["base", "head"]);
 var row = external_exports.record(external_exports.string(), external_exports.unknown());
@@ -88752,6 +88341,538 @@ function refusedSuiteProblems(problems) {
   }));
 }
 
+// src/run/run-report.ts
+import { mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join14 } from "node:path";
+
+// src/judge/calibration.ts
+var ERROR_EXAMPLES = 3;
+async function runCalibration(labels, options2, onProgress = () => void 0) {
+  const runs = /* @__PURE__ */ new Map();
+  let done = 0;
+  for (const item of labels) {
+    let run3 = runs.get(item.criterion);
+    if (!run3) {
+      run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
+      runs.set(item.criterion, run3);
+    }
+    run3.labels++;
+    const outcome = await askJudge(options2, {
+      criterion: item.criterion,
+      message: item.message,
+      reply: item.reply
+    });
+    done++;
+    if ("error" in outcome) {
+      run3.judgeErrors++;
+      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
+      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
+      continue;
+    }
+    const { criterion, threshold } = item;
+    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
+    const humanPass = item.label === "pass";
+    tally(run3.table, judgePass, humanPass);
+    onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
+  }
+  return [...runs.values()];
+}
+function criterionCalibration(run3, model) {
+  const verdict = calibrationOf(run3.table);
+  return {
+    criterion: run3.criterion,
+    model,
+    labels: run3.labels,
+    judge_errors: run3.judgeErrors,
+    n: verdict.n,
+    agreement: verdict.agreement,
+    kappa: verdict.kappa,
+    table: run3.table,
+    calibrated: verdict.calibrated,
+    why_not: verdict.whyNot
+  };
+}
+function mergeCalibration(previous, fresh) {
+  const key = (c) => JSON.stringify([c.criterion, c.model]);
+  const replaced = new Set(fresh.map(key));
+  const criteria = [...previous.filter((c) => !replaced.has(key(c))), ...fresh];
+  criteria.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return { version: 1, criteria };
+}
+function calibratedCriteria(criteria, model) {
+  if (!criteria || model === void 0) return [];
+  return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
+}
+function judgeCalibrationFacts(suite) {
+  const judge = suite.config.judge;
+  if (!judge) return void 0;
+  const calibration = suite.judgeCalibration ?? null;
+  return {
+    model: judge.model,
+    file: calibration?.file ?? null,
+    sha256: calibration?.sha256 ?? null,
+    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
+  };
+}
+
+// src/report/markdown.ts
+var COMMENT_MARKER = "<!-- stategate:comment -->";
+var MARKDOWN_LIMITS = {
+  comment: 6e4,
+  check: 65535,
+  summary: 1e6
+};
+var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
+function size(text2) {
+  return Buffer.byteLength(text2, "utf8");
+}
+function table(header, rows) {
+  const line2 = (cells) => `| ${cells.join(" | ")} |`;
+  return [line2(header), line2(header.map(() => "---")), ...rows.map(line2)].join("\n");
+}
+function sideRow(name2, s) {
+  if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
+  const m = metricWords(s);
+  return [name2, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
+}
+function caseTitle(report2, c) {
+  const flaky = flakyWords(c);
+  return `${mdCode(c.id)}: ${mdText(caseLabel(report2, c))}${flaky ? `, ${flaky}` : ""}`;
+}
+function stepsDetail(steps) {
+  const { rows, divergent } = stepRows(steps);
+  const source = [steps.base ? stepsSource("base", steps.base) : "", stepsSource("head", steps.head)].filter(Boolean).join(" beside ");
+  const cells = rows.map(([n, ...rest]) => [
+    Number(n) === divergent ? `**${n}**` : n,
+    ...rest.map((cell, i) => i % 2 === 0 && cell !== "" ? mdCellCode(cell) : mdText(cell))
+  ]);
+  const cut2 = stepsCutWords(steps);
+  const where = divergent > 0 ? ` The first step that differs is in bold.` : "";
+  const body = rows.length === 0 ? "No tool was called." : `${table(stepHeader(steps), cells)}${cut2 ? `
+
+${mdText(cut2)}` : ""}`;
+  const intro = mdText(`Calls as the tools recorded them.${where}`);
+  return `<details><summary>Steps: ${mdText(source)}</summary>
+
+${intro}
+
+${body}
+
+</details>`;
+}
+function stderrDetail(c) {
+  const out = [];
+  for (const side3 of ["base", "head"]) {
+    const e = c.agent_stderr?.[side3];
+    if (!e) continue;
+    const title = `**Agent ${side3}:** ${mdText(stderrTitle(side3, e))}${e.tail === "" ? "." : ":"}`;
+    out.push(e.tail === "" ? title : `${title}
+
+${mdBlock(e.tail)}`);
+  }
+  return out;
+}
+function stillFailingLines(c) {
+  const lines = stillFailingWords(c).map((e) => {
+    const example = e.example ? ` Example: ${mdText(e.example)}` : "";
+    return `- ${mdCode(e.id)}${e.tags ? ` (${mdText(e.tags)})` : ""}: ${mdText(e.text)}.${example}`;
+  });
+  return lines.length > 0 ? `**Failing on every side:**
+${lines.join("\n")}` : "";
+}
+function caseDetail(report2, c) {
+  const parts = [`#### ${caseTitle(report2, c)}`];
+  const about = [c.file ? mdCode(c.file) : "", c.description ? mdText(c.description) : ""].filter(Boolean).join(": ");
+  if (about) parts.push(about);
+  const reason = caseReason(report2, c);
+  if (reason) parts.push(`**Why:** ${mdText(reason)}`);
+  parts.push(...stderrDetail(c));
+  if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
+  if (c.steps) parts.push(stepsDetail(c.steps));
+  if (c.state_diff.length > 0) {
+    const rows2 = c.state_diff.map((d) => [
+      mdCellCode(`${d.table}[${d.key}]`),
+      mdText(d.column),
+      mdText(stateValue(d.base)),
+      mdText(stateValue(d.head))
+    ]);
+    const cut2 = c.state_diff_cut ? `
+
+${mdText(plural5(c.state_diff_cut, "more difference"))} in report.json.` : "";
+    parts.push(
+      `**State that differs** (final values):
+
+${table(["row", "column", "base", "head"], rows2)}${cut2}`
+    );
+  }
+  const changed = c.expectations_changed ?? [];
+  if (changed.length > 0) {
+    const lines = changed.map((e) => {
+      const tags = changeTags(e);
+      const example = e.message ? ` Example: ${mdText(e.message)}` : "";
+      return `- ${mdText(e.change)} ${mdCode(e.id)}${tags ? ` (${mdText(tags)})` : ""}: ${mdText(changeWords(e))}.${example}`;
+    });
+    parts.push(`**Expectations:**
+${lines.join("\n")}`);
+  }
+  const failing = isStillFailing(c) ? stillFailingLines(c) : "";
+  if (failing) parts.push(failing);
+  for (const side3 of ["base", "head"]) {
+    const text2 = c.flaky_explanation?.[side3];
+    if (text2) parts.push(`**Flaky ${side3}:** ${mdText(text2)}`);
+  }
+  if (c.repeats_decision) parts.push(`**Repeats:** ${mdText(c.repeats_decision.reason)}`);
+  for (const side3 of ["base", "head"]) {
+    const signatures = signatureWords(c[side3]?.signatures);
+    if (signatures) parts.push(`**Failures ${side3}:** ${mdText(signatures)}`);
+  }
+  const header = [
+    "side",
+    "all-N",
+    "per-run pass rate (95% CI)",
+    "pass@k, pass^k",
+    "tool calls",
+    "latency (median)",
+    "cost (total)",
+    "tokens (total)"
+  ];
+  const rows = c.base === null && c.head ? [sideRow("head", c.head)] : [sideRow("base", c.base), sideRow("head", c.head)];
+  parts.push(table(header, rows));
+  return parts.join("\n\n");
+}
+function caseLine(report2, c) {
+  const reason = caseReason(report2, c);
+  return `- ${caseTitle(report2, c)}${reason ? `: ${mdText(reason)}` : ""}`;
+}
+function restRow(report2, c) {
+  const allN = (s) => s ? `${s.passes}/${s.runs}` : "\u2014";
+  if (headOnly(report2))
+    return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.head))} |`;
+  return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
+}
+function verdictLines(report2) {
+  const lines = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
+  const unverified = unverifiedSentence(report2);
+  if (unverified) lines.push(`**${mdText(unverified)}**`, "");
+  const reasons = (report2.gate_reasons ?? []).map(
+    (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(r.text)}`
+  );
+  lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
+  lines.push(...suiteChangeLines(report2));
+  lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
+  if (report2.repeats_rates) lines.push("", mdText(repeatsLine(report2.repeats_rates)));
+  if (report2.repeats_warning && report2.repeats)
+    lines.push("", `**${mdText(repeatsWarningLine(report2.repeats_warning, report2.repeats))}**`);
+  for (const note of sidesNotes(report2)) lines.push("", `**${mdText(note)}**`);
+  const cacheLine = baselineCacheLine(report2);
+  if (cacheLine) lines.push("", mdText(cacheLine));
+  if (report2.agent_isolation?.mode === "process-groups") lines.push("", mdText(report2.agent_isolation.note));
+  const suite = suiteLines(report2);
+  if (suite.length > 0)
+    lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
+  return lines;
+}
+function suiteChangeLines(report2) {
+  const lines = [];
+  const changes = report2.suite_changes ?? [];
+  if (changes.length > 0) {
+    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+    lines.push("", `### ${mdText(suiteChangesTitle(changes))}`, "");
+    lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
+    if (changes.length > shown.length)
+      lines.push(`- ${plural5(changes.length - shown.length, "more change")} in report.json`);
+  }
+  if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
+  return lines;
+}
+function notice(parts, plan) {
+  const lined = plan.modes.filter((m) => m === "line").length;
+  const cut2 = plan.modes.filter((m) => m === "cut").length;
+  const restCut = parts.rest.length - plan.restShown;
+  if (lined + cut2 + restCut === 0) return "";
+  const what = [
+    lined > 0 ? `${plural5(lined, "case is", "cases are")} shown in one line` : "",
+    cut2 > 0 ? `${plural5(cut2, "changed case is", "changed cases are")} not shown` : "",
+    restCut > 0 ? `${plural5(restCut, "other case is", "other cases are")} not listed` : ""
+  ].filter(Boolean);
+  return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
+}
+function assemble(parts, plan, detail2) {
+  const out = [parts.header];
+  const section = (title, from, to) => {
+    let text2 = "";
+    for (let i = from; i < to; i++) {
+      const mode = plan.modes[i];
+      if (mode === "cut") continue;
+      const separator = text2 === "" ? "" : mode === "line" && plan.modes[i - 1] === "line" ? "\n" : "\n\n";
+      text2 += separator + (mode === "full" ? detail2(i) : caseLine(parts.report, parts.important[i]));
+    }
+    if (text2) out.push(`### ${title}`, text2);
+  };
+  section(`Blocking (${count(parts.blocking)})`, 0, parts.blocking);
+  const single = headOnly(parts.report);
+  const changedEnd = parts.blocking + parts.changed;
+  section(
+    `${single ? "Other failing cases" : "Other changed cases"} (${count(parts.changed)})`,
+    parts.blocking,
+    changedEnd
+  );
+  section(
+    `Still failing (${count(parts.important.length - changedEnd)})`,
+    changedEnd,
+    parts.important.length
+  );
+  if (parts.rest.length > 0) {
+    const rows = parts.rest.slice(0, plan.restShown).map((c) => restRow(parts.report, c));
+    const more2 = parts.rest.length - plan.restShown;
+    const header = single ? ["scenario", "result", "passes"] : ["scenario", "class", "base passes", "head passes"];
+    const tableText = rows.length > 0 ? `${table(header, []).trimEnd()}
+${rows.join("\n")}` : "";
+    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural5(more2, "more case")} in report.json.` : "";
+    const what = plural5(parts.rest.length, single ? "passing case" : "unchanged case");
+    out.push(`<details><summary>${what}</summary>
+
+${tableText}${tail}
+
+</details>`);
+  }
+  const trimmed = notice(parts, plan);
+  if (trimmed) out.push(trimmed);
+  out.push(`Full report: ${parts.footer}.`);
+  return `${out.join("\n\n")}
+`;
+}
+function planWithin(parts, detail2) {
+  const n = parts.important.length;
+  const worst = { modes: Array(n).fill("cut"), restShown: 0 };
+  let budget = parts.limit - size(assemble(parts, worst, detail2)) - 200;
+  const modes = Array(n).fill("cut");
+  const lineCost = parts.important.map((c) => size(caseLine(parts.report, c)) + 2);
+  for (let i = 0; i < n && lineCost[i] <= budget; i++) {
+    modes[i] = "line";
+    budget -= lineCost[i];
+  }
+  for (let i = 0; i < n && modes[i] === "line"; i++) {
+    const extra = size(detail2(i)) - lineCost[i] + 2;
+    if (extra <= budget) {
+      modes[i] = "full";
+      budget -= extra;
+    }
+  }
+  let restShown = 0;
+  if (modes.every((m) => m !== "cut")) {
+    budget -= 120;
+    while (restShown < parts.rest.length && size(restRow(parts.report, parts.rest[restShown])) + 1 <= budget) {
+      budget -= size(restRow(parts.report, parts.rest[restShown])) + 1;
+      restShown++;
+    }
+  }
+  return { modes, restShown };
+}
+function renderMarkdown(report2, options2 = {}) {
+  const variant = options2.variant ?? "comment";
+  const limit = options2.limit ?? MARKDOWN_LIMITS[variant];
+  const header = [...variant === "comment" ? [COMMENT_MARKER] : [], ...verdictLines(report2)].join("\n");
+  const { blocking, changed, stillFailing, rest } = groupCases(report2);
+  const parts = {
+    report: report2,
+    header,
+    blocking: blocking.length,
+    changed: changed.length,
+    important: [...blocking, ...changed, ...stillFailing],
+    rest,
+    footer: options2.fullReport ?? DEFAULT_FULL_REPORT,
+    limit,
+    variant
+  };
+  const details = /* @__PURE__ */ new Map();
+  const detail2 = (i) => {
+    if (!details.has(i)) details.set(i, caseDetail(report2, parts.important[i]));
+    return details.get(i);
+  };
+  const whole = { modes: Array(parts.important.length).fill("full"), restShown: rest.length };
+  const full = assemble(parts, whole, detail2);
+  if (size(full) <= limit) return full;
+  const plan = planWithin(parts, detail2);
+  let out = assemble(parts, plan, detail2);
+  while (size(out) > limit && shrink(plan)) out = assemble(parts, plan, detail2);
+  return size(out) <= limit ? out : truncateBytes(out, limit);
+}
+function shrink(plan) {
+  if (plan.restShown > 0) {
+    plan.restShown = Math.floor(plan.restShown / 2);
+    return true;
+  }
+  const full = plan.modes.lastIndexOf("full");
+  if (full >= 0) plan.modes[full] = "line";
+  const line2 = full >= 0 ? full : plan.modes.lastIndexOf("line");
+  if (full < 0 && line2 >= 0) plan.modes[line2] = "cut";
+  return full >= 0 || line2 >= 0;
+}
+function truncateBytes(text2, limit) {
+  let out = "";
+  let used = 0;
+  for (const line2 of text2.split(/(?<=\n)/)) {
+    used += size(line2);
+    if (used > limit) break;
+    out += line2;
+  }
+  return out;
+}
+
+// src/report/report-bounds.ts
+var CUT = "\u2026 (cut for report.json)";
+function cut(text2, max) {
+  return text2.length > max ? `${text2.slice(0, max - CUT.length)}${CUT}` : text2;
+}
+function boundValue(value, depth) {
+  if (typeof value === "string") return cut(value, REPORT_LIMITS.valueString);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= REPORT_LIMITS.valueDepth) return CUT;
+  if (Array.isArray(value)) return value.map((v) => boundValue(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundValue(v, depth + 1)]));
+}
+function boundStrings(value) {
+  if (typeof value === "string") return cut(value, REPORT_LIMITS.text);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map(boundStrings);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundStrings(v)]));
+}
+function boundSteps(steps) {
+  if (steps === null) return null;
+  return {
+    ...boundStrings({ ...steps, steps: [] }),
+    steps: steps.steps.map((s) => ({
+      ...boundStrings({ ...s, args: null }),
+      args: boundValue(s.args, 0)
+    }))
+  };
+}
+function boundReport(report2) {
+  const cases = report2.cases.map((c) => {
+    const bounded = {
+      ...boundStrings({ ...c, state_diff: [], steps: void 0 }),
+      state_diff: c.state_diff.map((d) => ({
+        ...boundStrings({ ...d, base: null, head: null }),
+        base: boundValue(d.base, 0),
+        head: boundValue(d.head, 0)
+      }))
+    };
+    if (c.steps) bounded.steps = { base: boundSteps(c.steps.base), head: boundSteps(c.steps.head) };
+    else delete bounded.steps;
+    return bounded;
+  });
+  return { ...boundStrings({ ...report2, cases: [] }), cases };
+}
+
+// src/run/verify-pin.ts
+var PinMismatchError = class extends Error {
+  constructor(problems) {
+    super(
+      `refusing to classify: the stored runs are not a pinned pair:
+${problems.map((p) => `  - ${p}`).join("\n")}`
+    );
+    this.problems = problems;
+    this.name = "PinMismatchError";
+  }
+  problems;
+};
+function pinProblems(pin, graded2) {
+  const problems = [];
+  for (const [id, sides] of graded2) {
+    const seeds = {};
+    for (const side3 of ["base", "head"]) {
+      const episodes = sides[side3];
+      if (!episodes) continue;
+      for (const { record: record2 } of episodes) {
+        if (record2.scenario !== id) {
+          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
+        }
+        if (!record2.pin) {
+          problems.push(`${record2.episode}: the record does not say which suite it ran`);
+          continue;
+        }
+        if (record2.pin.suite !== pin.suiteHash) {
+          problems.push(
+            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
+          );
+        }
+        if (record2.pin.scenario !== pin.scenarios[id]) {
+          problems.push(
+            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
+          );
+        }
+      }
+      seeds[side3] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
+    }
+    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
+      const byRepeat = (side3) => new Map(sides[side3].map((e) => [e.record.repeat, e.record.seed]));
+      const base2 = byRepeat("base");
+      for (const [repeat, seed] of byRepeat("head")) {
+        if (base2.has(repeat) && base2.get(repeat) !== seed) {
+          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+function verifyPinned(pin, graded2) {
+  const problems = pinProblems(pin, graded2);
+  if (problems.length > 0) throw new PinMismatchError(problems);
+}
+
+// src/run/run-report.ts
+function reportFromSpool(spool, run3) {
+  const side3 = (s) => {
+    const c = run3.checkouts[s];
+    if (!c) return null;
+    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true } : { ref: c.ref, sha: c.sha };
+  };
+  function* cases() {
+    for (const scenario of run3.scenarios) {
+      const sides = spool.read(scenario.id);
+      verifyPinned(run3.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
+      yield { scenario, base: run3.headOnly ? null : sides.base, head: sides.head };
+    }
+  }
+  return compareSuite({
+    cases: cases(),
+    pin: { suite_hash: run3.pin.suiteHash, template_hash: run3.pin.templateHash, scenarios: run3.pin.scenarios },
+    sides: { base: side3("base"), head: side3("head") },
+    engine: run3.engine.name,
+    engineReason: run3.engine.reason,
+    gate: run3.suite.config.gate,
+    repeats: run3.repeats,
+    sequential: run3.sequential ?? void 0,
+    ks: run3.suite.config.pass_k,
+    seeds: "episodes",
+    shard: run3.shard,
+    interrupted: run3.interrupted,
+    startedAt: run3.startedAt.toISOString(),
+    durationMs: Date.now() - run3.startedAt.getTime(),
+    episodesFile: "episodes.jsonl",
+    identicalSides: !run3.headOnly && sameFiles(run3.checkouts.base, run3.checkouts.head),
+    policyFrom: run3.policyFrom,
+    suiteChanges: run3.suiteChanges,
+    // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
+    judgeCalibration: judgeCalibrationFacts(run3.suite),
+    agentIsolation: run3.agentIsolation,
+    baselineCache: run3.baselineCache
+  });
+}
+function writeReports(whole, outDir) {
+  const report2 = boundReport(whole);
+  mkdirSync4(outDir, { recursive: true });
+  const reportPath = join14(outDir, "report.json");
+  const markdownPath = join14(outDir, "report.md");
+  const markdown = renderMarkdown(report2, { variant: "comment" });
+  writeFileSync5(reportPath, `${JSON.stringify(report2, null, 2)}
+`);
+  writeFileSync5(markdownPath, markdown);
+  return { report: report2, reportPath, markdownPath, markdown };
+}
+
 // src/run/scheduler.ts
 async function schedule(episodes, work, opts) {
   const results = new Array(episodes.length);
@@ -88772,8 +88893,8 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { mkdirSync as mkdirSync5 } from "node:fs";
-import { join as join17 } from "node:path";
+import { mkdirSync as mkdirSync6 } from "node:fs";
+import { join as join18 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -89288,7 +89409,7 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync, mkdirSync as mkdirSync4, openSync, readFileSync as readFileSync8 } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync as mkdirSync5, openSync, readFileSync as readFileSync8 } from "node:fs";
 import { dirname as dirname10 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
@@ -89323,7 +89444,7 @@ var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync4(dirname10(logFile), { recursive: true });
+    mkdirSync5(dirname10(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync(logFile, "a");
     try {
@@ -89602,12 +89723,12 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 }
 
 // src/run/side-container.ts
-import { join as join16 } from "node:path";
+import { join as join17 } from "node:path";
 
 // src/agent/container.ts
-import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync9, statSync as statSync8, writeFileSync as writeFileSync5 } from "node:fs";
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync9, statSync as statSync8, writeFileSync as writeFileSync6 } from "node:fs";
 import { tmpdir as tmpdir5 } from "node:os";
-import { isAbsolute as isAbsolute6, join as join14, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
+import { isAbsolute as isAbsolute6, join as join15, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
 
 // src/agent/container-docker.ts
 import { spawnSync as spawnSync4 } from "node:child_process";
@@ -89962,10 +90083,10 @@ var AgentContainers = class {
     this.user = containerUser(opts.checkoutDir);
     const { uid, gid } = statSync8(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
-    this.dir = mkdtempSync5(join14(tmpdir5(), "stategate-agent-"));
+    this.dir = mkdtempSync5(join15(tmpdir5(), "stategate-agent-"));
     removeOnExit(this.dir);
     chmodSync2(this.dir, 493);
-    writeFileSync5(join14(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+    writeFileSync6(join15(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
   }
   opts;
   /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
@@ -89985,7 +90106,7 @@ var AgentContainers = class {
   async forward(host, port) {
     let f = this.forwards.get(port);
     if (!f) {
-      f = unixToTcp(join14(this.dir, `fw-${port}.sock`), host, port);
+      f = unixToTcp(join15(this.dir, `fw-${port}.sock`), host, port);
       this.forwards.set(port, f);
     }
     await f;
@@ -90045,9 +90166,9 @@ var AgentContainers = class {
       streams.push(new Promise((resolve14) => s.once("close", () => resolve14())));
     };
     try {
-      listeners2.push(await unixListener(join14(ep, "out.sock"), capture(stdout)));
-      if (!opts.mergeOutput) listeners2.push(await unixListener(join14(ep, "err.sock"), capture(stderr)));
-      if (opts.stdin !== void 0) writeFileSync5(join14(ep, "input.json"), opts.stdin, { mode: 420 });
+      listeners2.push(await unixListener(join15(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join15(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync6(join15(ep, "input.json"), opts.stdin, { mode: 420 });
       const { env, forwards } = await this.bridgeEnv(opts.env);
       const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
       const spec = {
@@ -90057,7 +90178,7 @@ var AgentContainers = class {
         stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
         forwards
       };
-      writeFileSync5(join14(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      writeFileSync6(join15(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
@@ -90114,7 +90235,7 @@ var AgentContainers = class {
   }
   /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
   containerDir() {
-    const dir = mkdtempSync5(join14(this.dir, "ep-"));
+    const dir = mkdtempSync5(join15(this.dir, "ep-"));
     chmodSync2(dir, 493);
     return dir;
   }
@@ -90132,9 +90253,9 @@ var AgentContainers = class {
 
 // src/agent/container-serve.ts
 import { randomBytes as randomBytes8 } from "node:crypto";
-import { appendFileSync as appendFileSync2, rmSync as rmSync10, writeFileSync as writeFileSync6 } from "node:fs";
+import { appendFileSync as appendFileSync2, rmSync as rmSync10, writeFileSync as writeFileSync7 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 var HEALTH_POLL_MS2 = 100;
 var OPEN_TIMEOUT_MS = 1e4;
 var INSIDE_DEFAULT_PORT = 8080;
@@ -90187,11 +90308,11 @@ var ContainerServe = class {
     const { logFile } = this.opts;
     this.listeners.push(
       await unixListener(
-        join15(this.dir, "out.sock"),
+        join16(this.dir, "out.sock"),
         (s) => s.on("data", (d) => appendFileSync2(logFile, d))
       ),
-      await unixListener(join15(this.dir, "control.sock"), (s) => this.onControl(s)),
-      await unixListener(join15(this.dir, "data.sock"), (s) => this.onData(s))
+      await unixListener(join16(this.dir, "control.sock"), (s) => this.onControl(s)),
+      await unixListener(join16(this.dir, "data.sock"), (s) => this.onData(s))
     );
     const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
     const spec = {
@@ -90201,7 +90322,7 @@ var ContainerServe = class {
       forwards: [],
       tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
     };
-    writeFileSync6(join15(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    writeFileSync7(join16(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
     this.container = await startAgentContainer({
       image: await this.containers.imageName(),
       binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
@@ -90412,7 +90533,7 @@ ${res.output.slice(-2e3)}`
       }
     }
     if (agent.url) {
-      const logFile = join16(opts.outDir, `agent-server-${side3}.log`);
+      const logFile = join17(opts.outDir, `agent-server-${side3}.log`);
       const front = await ContainerAgentServer.open(containers, {
         serve: agent.serve,
         url: agent.url,
@@ -90469,9 +90590,9 @@ ${res.output.slice(-2e3)}`
 // src/run/side.ts
 function toolCacheBinaries(env) {
   if (!env.RUNNER_TOOL_CACHE) return [];
-  const dir = join17(env.RUNNER_TOOL_CACHE, TOOL_NAME);
+  const dir = join18(env.RUNNER_TOOL_CACHE, TOOL_NAME);
   try {
-    mkdirSync5(dir, { recursive: true });
+    mkdirSync6(dir, { recursive: true });
   } catch {
   }
   return [dir];
@@ -90535,7 +90656,7 @@ ${res.output.slice(-2e3)}${asNobody}`
     }
   }
   if (agent.url) {
-    const logFile = join17(opts.outDir, `agent-server-${side3}.log`);
+    const logFile = join18(opts.outDir, `agent-server-${side3}.log`);
     const { url: url2, env } = await sidePort(side3, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side3}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -90586,63 +90707,6 @@ async function sidePort(side3, agent, env) {
   return { url: fillPort(url2, port), env: { ...env, PORT: String(port) } };
 }
 
-// src/run/verify-pin.ts
-var PinMismatchError = class extends Error {
-  constructor(problems) {
-    super(
-      `refusing to classify: the stored runs are not a pinned pair:
-${problems.map((p) => `  - ${p}`).join("\n")}`
-    );
-    this.problems = problems;
-    this.name = "PinMismatchError";
-  }
-  problems;
-};
-function pinProblems(pin, graded2) {
-  const problems = [];
-  for (const [id, sides] of graded2) {
-    const seeds = {};
-    for (const side3 of ["base", "head"]) {
-      const episodes = sides[side3];
-      if (!episodes) continue;
-      for (const { record: record2 } of episodes) {
-        if (record2.scenario !== id) {
-          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
-        }
-        if (!record2.pin) {
-          problems.push(`${record2.episode}: the record does not say which suite it ran`);
-          continue;
-        }
-        if (record2.pin.suite !== pin.suiteHash) {
-          problems.push(
-            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
-          );
-        }
-        if (record2.pin.scenario !== pin.scenarios[id]) {
-          problems.push(
-            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
-          );
-        }
-      }
-      seeds[side3] = episodes.map((e) => e.record.seed).sort((a, b) => a - b).join(",");
-    }
-    if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
-      const byRepeat = (side3) => new Map(sides[side3].map((e) => [e.record.repeat, e.record.seed]));
-      const base2 = byRepeat("base");
-      for (const [repeat, seed] of byRepeat("head")) {
-        if (base2.has(repeat) && base2.get(repeat) !== seed) {
-          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
-        }
-      }
-    }
-  }
-  return problems;
-}
-function verifyPinned(pin, graded2) {
-  const problems = pinProblems(pin, graded2);
-  if (problems.length > 0) throw new PinMismatchError(problems);
-}
-
 // src/run/pipeline.ts
 async function runCompare(opts) {
   const repo = resolve10(opts.repo ?? process.cwd());
@@ -90651,8 +90715,8 @@ async function runCompare(opts) {
   const progress = opts.onProgress ?? (() => void 0);
   const startedAt = /* @__PURE__ */ new Date();
   const cacheDir2 = opts.cache ? resolve10(repo, opts.cache) : null;
-  mkdirSync6(outDir, { recursive: true });
-  if (cacheDir2) mkdirSync6(cacheDir2, { recursive: true });
+  mkdirSync7(outDir, { recursive: true });
+  if (cacheDir2) mkdirSync7(cacheDir2, { recursive: true });
   const controller = new AbortController();
   const abort = () => controller.abort();
   opts.signal?.addEventListener("abort", abort);
@@ -90691,7 +90755,7 @@ async function runCompare(opts) {
     });
     const policy = await resolvePolicy({
       policyFrom: opts.policyFrom ?? "base",
-      pinned: await loadPinnedSuite(join18(suiteCheckout.dir, configName)),
+      pinned: await loadPinnedSuite(join19(suiteCheckout.dir, configName)),
       pinnedSide: suiteSide,
       base: checkouts.base,
       configName
@@ -90706,7 +90770,7 @@ async function runCompare(opts) {
     const agents = {};
     let isolationMode = opts.isolation;
     for (const side3 of sides) {
-      const configFile = join18(checkouts[side3].dir, configName);
+      const configFile = join19(checkouts[side3].dir, configName);
       const agent = withIsolation(await loadSideConfig(configFile, suite, side3), isolationMode, configFile);
       if (side3 === "base" && agent.isolation === "container") isolationMode ??= "container";
       agents[side3] = agent;
@@ -90796,10 +90860,10 @@ async function runCompare(opts) {
       phase: "episodes",
       message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
     });
-    const log2 = new EpisodeLog(join18(outDir, "episodes.jsonl"));
+    const log2 = new EpisodeLog(join19(outDir, "episodes.jsonl"));
     cleanups.push(() => log2.close());
     const spool = new CaseSpool(
-      mkdtempSync6(join18(outDir, "spool-")),
+      mkdtempSync6(join19(outDir, "spool-")),
       scenarios.map((s) => s.id)
     );
     cleanups.push(() => spool.dispose());
@@ -90846,8 +90910,9 @@ async function runCompare(opts) {
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
         async (p) => {
-          const reused = baseline?.take(p);
-          if (reused) {
+          const cached2 = baseline?.take(p);
+          if (cached2) {
+            const reused = regradeEpisode(p.scenario, cached2, suite.tools);
             await log2.write(reused);
             await spool.write(reused);
             return reused.passed;
@@ -90961,44 +91026,6 @@ function reportRefused(refused, total, progress) {
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
-function reportFromSpool(spool, run3) {
-  const side3 = (s) => {
-    const c = run3.checkouts[s];
-    if (!c) return null;
-    return c.dirty ? { ref: c.ref, sha: c.sha, dirty: true } : { ref: c.ref, sha: c.sha };
-  };
-  function* cases() {
-    for (const scenario of run3.scenarios) {
-      const sides = spool.read(scenario.id);
-      verifyPinned(run3.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
-      yield { scenario, base: run3.headOnly ? null : sides.base, head: sides.head };
-    }
-  }
-  return compareSuite({
-    cases: cases(),
-    pin: { suite_hash: run3.pin.suiteHash, template_hash: run3.pin.templateHash, scenarios: run3.pin.scenarios },
-    sides: { base: side3("base"), head: side3("head") },
-    engine: run3.engine.name,
-    engineReason: run3.engine.reason,
-    gate: run3.suite.config.gate,
-    repeats: run3.repeats,
-    sequential: run3.sequential ?? void 0,
-    ks: run3.suite.config.pass_k,
-    seeds: "episodes",
-    shard: run3.shard,
-    interrupted: run3.interrupted,
-    startedAt: run3.startedAt.toISOString(),
-    durationMs: Date.now() - run3.startedAt.getTime(),
-    episodesFile: "episodes.jsonl",
-    identicalSides: !run3.headOnly && sameFiles(run3.checkouts.base, run3.checkouts.head),
-    policyFrom: run3.policyFrom,
-    suiteChanges: run3.suiteChanges,
-    // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
-    judgeCalibration: judgeCalibrationFacts(run3.suite),
-    agentIsolation: run3.agentIsolation,
-    baselineCache: run3.baselineCache
-  });
-}
 function fixedRepeats(suite) {
   const r = suite.config.repeats;
   return typeof r === "number" ? r : r.min;
@@ -91006,17 +91033,6 @@ function fixedRepeats(suite) {
 function maxRepeats(suite) {
   const r = suite.config.repeats;
   return typeof r === "number" ? r : r.max;
-}
-function writeReports(whole, outDir) {
-  const report2 = boundReport(whole);
-  mkdirSync6(outDir, { recursive: true });
-  const reportPath = join18(outDir, "report.json");
-  const markdownPath = join18(outDir, "report.md");
-  const markdown = renderMarkdown(report2, { variant: "comment" });
-  writeFileSync7(reportPath, `${JSON.stringify(report2, null, 2)}
-`);
-  writeFileSync7(markdownPath, markdown);
-  return { report: report2, reportPath, markdownPath, markdown };
 }
 
 // src/run/read-report.ts
@@ -91119,7 +91135,7 @@ function readReportFile(file2, name2 = file2) {
 // src/cli/demo.ts
 import { cpSync as cpSync2, existsSync as existsSync7, mkdtempSync as mkdtempSync7, rmSync as rmSync11 } from "node:fs";
 import { tmpdir as tmpdir6 } from "node:os";
-import { dirname as dirname11, join as join19, resolve as resolve11 } from "node:path";
+import { dirname as dirname11, join as join20, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -91163,32 +91179,32 @@ var DEMO_PAIRS = [
 ];
 function projectRoot() {
   let dir = dirname11(fileURLToPath2(import.meta.url));
-  while (!existsSync7(join19(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
+  while (!existsSync7(join20(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync2(join19(root, "stategate.yml"), join19(dir, "stategate.yml"));
-  cpSync2(join19(root, "scenarios"), join19(dir, "scenarios"), { recursive: true });
-  cpSync2(join19(root, "examples", "refund-agent"), join19(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(join20(root, "stategate.yml"), join20(dir, "stategate.yml"));
+  cpSync2(join20(root, "scenarios"), join20(dir, "scenarios"), { recursive: true });
+  cpSync2(join20(root, "examples", "refund-agent"), join20(dir, "examples", "refund-agent"), { recursive: true });
   cpSync2(
-    join19(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join19(dir, "examples", "refund-agent", "manifest.json")
+    join20(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join20(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join19(tmpdir6(), "stategate-demo-flaky-"));
+  const work = mkdtempSync7(join20(tmpdir6(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync2(join19(root, "examples", example), join19(work, "examples", example), { recursive: true });
+      cpSync2(join20(root, "examples", example), join20(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve11(opts.out ?? join19(".stategate", "demo-flaky")),
+      out: resolve11(opts.out ?? join20(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -91203,13 +91219,13 @@ async function runFlakyDemo(opts) {
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join19(tmpdir6(), "stategate-demo-"));
-  const out = resolve11(opts.out ?? join19(".stategate", "demo"));
+  const work = mkdtempSync7(join20(tmpdir6(), "stategate-demo-"));
+  const out = resolve11(opts.out ?? join20(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join19(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join20(work, v));
     for (const [base2, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base2} -> ${head} ===
@@ -91219,7 +91235,7 @@ async function runDemo(opts) {
         base: base2,
         head,
         repo: work,
-        out: join19(out, `${base2}-to-${head}`),
+        out: join20(out, `${base2}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -91430,7 +91446,7 @@ async function commandDemo(values) {
 }
 
 // src/cli/judge.ts
-import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync9 } from "node:fs";
+import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync9 } from "node:fs";
 import { dirname as dirname12, resolve as resolve13 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
@@ -91499,7 +91515,7 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync7(dirname12(out), { recursive: true });
+  mkdirSync8(dirname12(out), { recursive: true });
   writeFileSync9(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
