@@ -5,7 +5,8 @@
 // gate, with the totals every report is assembled with (totals.ts).
 import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
 import type { Side } from '../model/episode.js';
-import type { CaseReport, Report } from '../model/report.js';
+import type { BaselineCacheFacts, CaseReport, Report } from '../model/report.js';
+import { sha256 } from '../plan/pin.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
 import { type ReportBody, withTotals } from './totals.js';
 
@@ -167,7 +168,37 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   // Shards run side by side, so the whole took as long as the slowest.
   if (durations.length > 0) merged.duration_ms = Math.max(...durations);
   if (missing.length > 0) merged.missing_shards = missing;
+  const cache = mergedBaselineCache(reports);
+  if (cache) merged.baseline_cache = cache;
   return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
+}
+
+/**
+ * What the shards took from the baseline cache, summed: each shard has an entry of its own (the
+ * shard is part of the key), so the merged report names one key only when they share it, else a
+ * digest of theirs; reused from the earliest run any shard reused. Informational: no verdict reads it.
+ */
+function mergedBaselineCache(reports: readonly Report[]): BaselineCacheFacts | undefined {
+  const facts = reports.map((r) => r.baseline_cache).filter((c): c is BaselineCacheFacts => c !== undefined);
+  if (facts.length === 0) return undefined;
+  const keys = [...new Set(facts.map((c) => c.key))].sort();
+  const reused = facts.reduce((n, c) => n + c.reused_episodes, 0);
+  const stored = facts
+    .filter((c) => c.hit && c.stored_at !== null)
+    .map((c) => c.stored_at as string)
+    .sort();
+  const merged: BaselineCacheFacts = {
+    key: keys.length === 1 ? keys[0] : sha256(keys.join('\n')),
+    hit: reused > 0,
+    reused_episodes: reused,
+    stored_at: stored[0] ?? null,
+    saved: facts.some((c) => c.saved),
+  };
+  const hits = facts.filter((c) => c.hit).length;
+  if (facts.length > 1)
+    merged.note = `${hits} of ${facts.length} shards reused base episodes, each under its own key`;
+  else if (facts[0].note !== undefined) merged.note = facts[0].note;
+  return merged;
 }
 
 /**

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { MergeError, mergeReports, tryMergeReports } from '../../src/compare/merge.js';
 import { compareSuite, type ReportFacts } from '../../src/compare/suite.js';
 import type { Report } from '../../src/model/report.js';
+import { renderMarkdown } from '../../src/report/markdown.js';
 import { validateReport } from '../../src/run/read-report.js';
+
+const asRead = (r: Report) => validateReport(JSON.parse(JSON.stringify(r)), 'report.json');
+
 import { facts, improvedCase, regressedCase, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
 const shard = (
@@ -149,6 +153,49 @@ describe('mergeReports', () => {
     expect(mergeReports([a]).unverified).toBeUndefined();
   });
 
+  it('says what the shards took from the baseline cache, in the merged comment too', () => {
+    const key = (c: string) => c.repeat(64);
+    const one = shard(1, 2, [unchangedCase('a')], {
+      baselineCache: {
+        key: key('a'),
+        hit: true,
+        reused_episodes: 6,
+        stored_at: '2026-11-30T10:02:00.000Z',
+        saved: false,
+      },
+    });
+    const two = shard(2, 2, [unchangedCase('b')], {
+      baselineCache: {
+        key: key('b'),
+        hit: true,
+        reused_episodes: 4,
+        stored_at: '2026-11-29T08:00:00.000Z',
+        saved: false,
+      },
+    });
+    const merged = mergeReports([asRead(one), asRead(two)]);
+    expect(merged.baseline_cache).toMatchObject({
+      hit: true,
+      reused_episodes: 10,
+      stored_at: '2026-11-29T08:00:00.000Z',
+      saved: false,
+      note: '2 of 2 shards reused base episodes, each under its own key',
+    });
+    // Neither shard's key: a digest of both, so no one mistakes it for one entry.
+    expect([key('a'), key('b')]).not.toContain(merged.baseline_cache?.key);
+    expect(renderMarkdown(merged, { variant: 'comment' })).toContain(
+      'base: 10 episodes reused from the run of 2026-11-29 08:00 UTC',
+    );
+    // One shard without a cache (the other still counts); none at all leaves the field out.
+    expect(mergeReports([one, shard(2, 2, [unchangedCase('b')])]).baseline_cache).toMatchObject({
+      key: key('a'),
+      reused_episodes: 6,
+    });
+    expect(mergeReports([shard(1, 1, [unchangedCase('a')])]).baseline_cache).toBeUndefined();
+    // What the merge writes passes the strict schema merge reads with.
+    expect(() => asRead(merged)).not.toThrow();
+  });
+
   it('refuses nothing to merge and files that are not reports', () => {
     expect(() => mergeReports([])).toThrow('no reports to merge');
     expect(() => mergeReports([{ version: 2 } as unknown as Report])).toThrow(
@@ -164,7 +211,6 @@ describe('mergeReports', () => {
     const a = withLines('a', { scenario: 3, expectations: { 'email-sent': 9 } });
     const b = withLines('b', { scenario: 1, expectations: { 'email-sent': 4 } });
     // As merge reads them: written as JSON and validated against the strict schema.
-    const asRead = (r: Report) => validateReport(JSON.parse(JSON.stringify(r)), 'report.json');
     const merged = mergeReports([asRead(shard(2, 2, [b])), asRead(shard(1, 2, [a]))]);
     expect(merged.cases.map((c) => [c.id, c.lines])).toEqual([
       ['a', { scenario: 3, expectations: { 'email-sent': 9 } }],
