@@ -30,11 +30,37 @@ export function agentNodeModules(root: string): { path: string; copy: string | n
   const own = join(root, 'node_modules');
   if (agentSees(own)) return { path: own, copy: null };
   const copy = agentSharedDir('sg-node-modules-');
+  linkCopy(own, join(copy, 'node_modules'));
+  return { path: join(copy, 'node_modules'), copy };
+}
+
+/** Whether another user can reach `path` through every folder above it. */
+function othersReach(path: string): boolean {
+  for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
+
+/**
+ * The project where the tests' unprivileged harness (run as nobody, like a normal user's runner) can
+ * run it from source: the project itself when others reach it, else (cloned into a `mktemp -d` or
+ * /root) hard-linked copies of what running it needs in a shared directory.
+ */
+export function projectForOthers(root: string): { path: string; copy: string | null } {
+  if (othersReach(join(root, 'package.json'))) return { path: root, copy: null };
+  const copy = agentSharedDir('sg-project-');
+  for (const name of ['package.json', 'tsconfig.json', 'src', 'test', 'node_modules']) {
+    linkCopy(join(root, name), join(copy, name));
+  }
+  return { path: copy, copy };
+}
+
+function linkCopy(from: string, to: string): void {
   try {
-    execFileSync('cp', ['-al', own, join(copy, 'node_modules')]);
+    execFileSync('cp', ['-al', from, to]);
   } catch {
     // Another filesystem: a real copy.
-    execFileSync('cp', ['-a', own, join(copy, 'node_modules')]);
+    execFileSync('cp', ['-a', from, to]);
   }
-  return { path: join(copy, 'node_modules'), copy };
 }

@@ -9,7 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentSharedDir } from '../helpers/agent-dir.js';
+import { agentSharedDir, projectForOthers } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -19,6 +19,11 @@ const SCENARIO = 'refund-timeout-after-mutation';
 
 const top = agentSharedDir('sg-moved-parent-');
 afterAll(() => rmSync(top, { recursive: true, force: true }));
+// The harness runs as nobody: from a copy it can read when the project is out of its reach.
+const project = projectForOthers(ROOT);
+afterAll(() => {
+  if (project.copy) rmSync(project.copy, { recursive: true, force: true });
+});
 const home = join(top, 'home');
 const repo = join(top, 'repo');
 const box = join(top, 'box');
@@ -71,12 +76,12 @@ function compare(head: string, out: string): Promise<Outcome> {
     process.execPath,
     '--import',
     'tsx',
-    join(ROOT, 'test', 'security', 'fixtures', 'compare-as.mts'),
+    join(project.path, 'test', 'security', 'fixtures', 'compare-as.mts'),
     JSON.stringify({ ...opts, engine: 'postgres', databaseUrl: ADMIN_URL, cache }),
   ];
   return new Promise((done, fail) => {
     const child = spawn('setpriv', args, {
-      cwd: ROOT,
+      cwd: project.path,
       env: { PATH: process.env.PATH, HOME: home },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentSharedDir } from '../helpers/agent-dir.js';
+import { agentSharedDir, projectForOthers } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -16,6 +16,11 @@ const SCENARIO = 'refund-timeout-after-mutation';
 const CANARY = 'ghs_redteam3CanaryToken';
 const top = agentSharedDir('sg-path-plant-');
 afterAll(() => rmSync(top, { recursive: true, force: true }));
+// The harness runs as nobody: from a copy it can read when the project is out of its reach.
+const project = projectForOthers(ROOT);
+afterAll(() => {
+  if (project.copy) rmSync(project.copy, { recursive: true, force: true });
+});
 const home = join(top, 'home');
 const repo = join(top, 'repo');
 const userBin = join(home, '.local', 'bin');
@@ -83,11 +88,11 @@ function compareAsUser(): Promise<number | null> {
         process.execPath,
         '--import',
         'tsx',
-        join(ROOT, 'test', 'security', 'fixtures', 'compare-as.mts'),
+        join(project.path, 'test', 'security', 'fixtures', 'compare-as.mts'),
         JSON.stringify(opts),
       ],
       // The variable the action's token input arrives in, as a shell can name it.
-      { cwd: ROOT, env: { PATH, HOME: home, INPUT_GITHUB_TOKEN: CANARY }, stdio: 'ignore' },
+      { cwd: project.path, env: { PATH, HOME: home, INPUT_GITHUB_TOKEN: CANARY }, stdio: 'ignore' },
     );
     child.on('error', fail);
     child.on('close', done);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { platformKey, TOOL_NAME } from '../../src/sandbox/embedded-download.js';
 import { EMBEDDED_POSTGRES_PINS } from '../../src/sandbox/embedded-pins.js';
-import { agentSharedDir } from '../helpers/agent-dir.js';
+import { agentSharedDir, projectForOthers } from '../helpers/agent-dir.js';
 import { ROOT, writeDemoFiles } from '../helpers/demo-repo.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -19,6 +19,11 @@ const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgre
 const SCENARIO = 'refund-timeout-after-mutation';
 const top = agentSharedDir('sg-tool-cache-');
 afterAll(() => rmSync(top, { recursive: true, force: true }));
+// The harness runs as nobody: from a copy it can read when the project is out of its reach.
+const project = projectForOthers(ROOT);
+afterAll(() => {
+  if (project.copy) rmSync(project.copy, { recursive: true, force: true });
+});
 const home = join(top, 'home');
 const repo = join(top, 'repo');
 const toolCache = join(top, 'toolcache');
@@ -91,11 +96,11 @@ function compareAsUser(): Promise<number | null> {
         process.execPath,
         '--import',
         'tsx',
-        join(ROOT, 'test', 'security', 'fixtures', 'compare-as.mts'),
+        join(project.path, 'test', 'security', 'fixtures', 'compare-as.mts'),
         JSON.stringify(opts),
       ],
       {
-        cwd: ROOT,
+        cwd: project.path,
         env: { PATH: process.env.PATH, HOME: home, RUNNER_TOOL_CACHE: toolCache, RUNNER_TEMP: runnerTemp },
         stdio: 'ignore',
       },
