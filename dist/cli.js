@@ -68190,6 +68190,29 @@ function exitCodeFor(verdict, failOn2) {
   return gateFails(verdict, failOn2) ? 2 : 0;
 }
 
+// src/plan/pin.ts
+import { createHash } from "node:crypto";
+function sha256(text2) {
+  return createHash("sha256").update(text2).digest("hex");
+}
+function pinSuite(suite) {
+  const templateHash2 = sha256(canonicalJson(suite.template));
+  const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
+  tools.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const twinsHash = sha256(canonicalJson(tools));
+  const scenarios = {};
+  for (const s of [...suite.scenarios].sort((a, b) => a.id < b.id ? -1 : 1)) {
+    const { file: _file2, lines: _lines, ...content } = s;
+    scenarios[s.id] = sha256(canonicalJson(content));
+  }
+  const suiteHash = sha256(canonicalJson({ templateHash: templateHash2, twinsHash, scenarios }));
+  return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
+}
+function seedFor(suiteHash, scenarioId, repeat) {
+  const h = createHash("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
+  return h.readUInt32BE(0);
+}
+
 // src/stats/error-rates.ts
 var UNCHANGED_RATES = [0, 0.05, 0.2];
 var REGRESSIONS = [
@@ -69039,7 +69062,28 @@ function tryMergeReports(reports, options2 = {}) {
   if (starts.length > 0) merged.started_at = [...starts].sort()[0];
   if (durations.length > 0) merged.duration_ms = Math.max(...durations);
   if (missing.length > 0) merged.missing_shards = missing;
+  const cache2 = mergedBaselineCache(reports);
+  if (cache2) merged.baseline_cache = cache2;
   return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
+}
+function mergedBaselineCache(reports) {
+  const facts = reports.map((r) => r.baseline_cache).filter((c) => c !== void 0);
+  if (facts.length === 0) return void 0;
+  const keys = [...new Set(facts.map((c) => c.key))].sort();
+  const reused = facts.reduce((n, c) => n + c.reused_episodes, 0);
+  const stored = facts.filter((c) => c.hit && c.stored_at !== null).map((c) => c.stored_at).sort();
+  const merged = {
+    key: keys.length === 1 ? keys[0] : sha256(keys.join("\n")),
+    hit: reused > 0,
+    reused_episodes: reused,
+    stored_at: stored[0] ?? null,
+    saved: facts.some((c) => c.saved)
+  };
+  const hits = facts.filter((c) => c.hit).length;
+  if (facts.length > 1)
+    merged.note = `${hits} of ${facts.length} shards reused base episodes, each under its own key`;
+  else if (facts[0].note !== void 0) merged.note = facts[0].note;
+  return merged;
 }
 function mergeReports(reports, options2 = {}) {
   const result = tryMergeReports(reports, options2);
@@ -70052,7 +70096,7 @@ function findKey(root, key) {
 }
 
 // src/config/judge-files.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 import path3 from "node:path";
 
 // src/config/suite-paths.ts
@@ -70960,7 +71004,7 @@ async function loadJudgeCalibration(absPath, root) {
     ok: true,
     value: {
       file: suitePath(root, absPath),
-      sha256: createHash("sha256").update(text2).digest("hex"),
+      sha256: createHash2("sha256").update(text2).digest("hex"),
       criteria: data.criteria
     }
   };
@@ -72854,7 +72898,7 @@ function episodeDeadline(outer) {
 }
 
 // src/gateway/faults.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 
 // src/gateway/canonical.ts
 function includesArgs(args, subset) {
@@ -72874,7 +72918,7 @@ function fillPlaceholders(template, args) {
 
 // src/gateway/faults.ts
 function faultDraw(seed, ruleIndex, tool, callNumber) {
-  const digest = createHash2("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
+  const digest = createHash3("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
   return digest.readUIntBE(0, 6) / 2 ** 48;
 }
 function whenHolds(rule, index, ctx) {
@@ -84397,31 +84441,6 @@ async function judgeEpisode(scenario, record2, options2) {
 
 // src/plan/expand.ts
 import { createHash as createHash4 } from "node:crypto";
-
-// src/plan/pin.ts
-import { createHash as createHash3 } from "node:crypto";
-function sha256(text2) {
-  return createHash3("sha256").update(text2).digest("hex");
-}
-function pinSuite(suite) {
-  const templateHash2 = sha256(canonicalJson(suite.template));
-  const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
-  tools.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const twinsHash = sha256(canonicalJson(tools));
-  const scenarios = {};
-  for (const s of [...suite.scenarios].sort((a, b) => a.id < b.id ? -1 : 1)) {
-    const { file: _file2, lines: _lines, ...content } = s;
-    scenarios[s.id] = sha256(canonicalJson(content));
-  }
-  const suiteHash = sha256(canonicalJson({ templateHash: templateHash2, twinsHash, scenarios }));
-  return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
-}
-function seedFor(suiteHash, scenarioId, repeat) {
-  const h = createHash3("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
-  return h.readUInt32BE(0);
-}
-
-// src/plan/expand.ts
 function shardOf(scenarioId, total) {
   const h = createHash4("sha256").update(scenarioId).digest();
   return h.readUInt32BE(0) % total + 1;
