@@ -238,27 +238,24 @@ const LIMITS = [
   'What limits each number.',
   '',
   '- **Reset.** A pooled database is taken without an await, so reset is the synchronous work of taking it ' +
-    '(and of starting its connection in the background): p50 under a millisecond on both engines. A p99 of 64 ' +
-    'episodes is the slowest single one, and what is left there is the harness process not running at that instant: ' +
-    'at a load of 6 to 11 on 2 cores the operating system (or a GC pause) can hold it for tens of milliseconds ' +
-    'inside code that has no await (embedded c=1: 20.8 ms, one episode). The postgres row at 64 (72.8 ms, one ' +
-    'episode of 64) is the time a CREATE DATABASE takes: the likeliest cause is a pool one database short (reserve() ' +
-    'is best effort, and a database it could not make, for instance a connection refused while other jobs filled the ' +
-    'shared server, is made on demand by the episode that needs it); the run did not record which. Three later runs ' +
-    'of that row alone (load 4.6 to 6.1, the pool traced) gave reset p99 0.9, 14.1 and 0.6 ms with no database made ' +
-    'on demand, so the 14 ms there was the process held, not a wait; they took 1.47x, 1.72x and 1.49x one alone. ' +
-    'Before this ' +
-    'change reset also counted two waits it no longer has: at every wave two episodes waited for a put-back (the two ' +
-    'clones made ahead were counted as reserved but handed out only when no put-back was in flight; they now join ' +
-    "the pool), and in a wave that starts together each episode's reset counted the other episodes' turns on the one " +
-    'JavaScript thread (an await before the database was handed out). That turn now shows in the session lap: ' +
-    'start p99 (reset + session) is the "before the agent starts" figure.',
+    '(and of starting its connection in the background): on this run, with the machine to itself (load under 3), ' +
+    'p50 under a millisecond and p99 under 5 ms on both engines at every concurrency. A p99 of 64 episodes is the ' +
+    'slowest single one, so it is what the machine does to one episode: an earlier run of this bench beside other ' +
+    'work (load 6 to 11) measured 20.8 ms for one episode at embedded c=1 (the harness process not running at that ' +
+    'instant) and 72.8 ms for one at postgres c=64 (most likely a database made on demand: reserve() is best effort, ' +
+    'and a database it could not make while other jobs filled the shared server is made by the episode that needs ' +
+    'it). Before pooled databases were taken without an await, reset also counted two waits it no longer has: at ' +
+    'every wave two episodes waited for a put-back (the two clones made ahead were counted as reserved but handed ' +
+    'out only when no put-back was in flight; they now join the pool), and in a wave that starts together each ' +
+    "episode's reset counted the other episodes' turns on the one JavaScript thread. That turn now shows in the " +
+    'session lap: start p99 (reset + session) is the "before the agent starts" figure.',
   '- **Episodes phase at concurrency 64 and 128.** CPU. One harness process runs the gateway, capture, grading and ' +
-    'spooling of every episode, and the same 2 cores run PostgreSQL, the agent server and the other work on the ' +
-    'machine (the load column); all agents of a wave wake at the same instant, so their calls queue for CPU. No lock ' +
-    'or pool is shared between episodes: each has its own database and connections, and reset p99 stays at a few ' +
-    'milliseconds. The ratio divides by one scenario alone, a single episode: its own noise (3.2 to 3.5 s across ' +
-    'runs) moves the ratio by 10%.',
+    'spooling of every episode, and the same 2 cores run PostgreSQL and the agent server; all agents of a wave wake ' +
+    'at the same instant, so their 192 (or 384) tool calls queue for the 2 cores: 1.31x one alone on the embedded ' +
+    'engine and 1.38x on postgres at 64, against the 1.2x the target asks. No lock or pool is shared between ' +
+    'episodes: each has its own database and connections, and reset p99 stays under a millisecond there. The ratio ' +
+    'divides by one scenario alone, a single episode: its own noise (3.1 to 3.5 s across runs) moves the ratio by ' +
+    '10%.',
   '- **Postgres engine at 64 and 128.** The server allows 100 connections and is shared. The run reads what it ' +
     'leaves (max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) ' +
     'and every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
@@ -310,7 +307,7 @@ if (isMain) {
         );
       }
     }
-    const note = `Machine: ${cpus().length} cores shared with other work; load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work slows every number, most of all the single alone run each ratio divides by).`;
+    const note = `Machine: ${cpus().length} cores; load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work on the machine slows every number, most of all the single alone run each ratio divides by).`;
     data = { command: command(), think, note, tables };
     const save = arg('data', '');
     if (save) writeFileSync(save, JSON.stringify(data, null, 2));
