@@ -115,6 +115,17 @@ const clients = new WeakMap<ConnectionBudget, typeof pg.Client>();
 
 function clientClass(budget: ConnectionBudget): typeof pg.Client {
   return class BudgetedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      // pg.Pool listens for errors only from its connect callback on, which this class calls a few
+      // promise turns after the server's ReadyForQuery. When the server's next message is already in
+      // the same read (a backend terminated by a DROP DATABASE ... WITH (FORCE) just as it started,
+      // on a busy machine), the error is emitted before anyone listens and would end the process.
+      // An error with a query in flight still rejects that query; an idle one needs no handling
+      // here: the pool or the caller sees the connection ended.
+      this.on('error', () => undefined);
+    }
+
     // pg.Pool connects with a callback, everything else awaits the promise.
     override connect(): Promise<pg.Client>;
     override connect(callback: (err: Error | null, c?: pg.Client) => void): void;

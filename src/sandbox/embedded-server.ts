@@ -251,6 +251,7 @@ export async function startEmbeddedServer(opts: { dataDir?: string } = {}): Prom
       const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
       // Agents' roles get CONNECT on their own database only, not on the maintenance databases.
       const client = new pg.Client({ connectionString: adminUrl });
+      client.on('error', () => undefined);
       await client.connect();
       await client.query('REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC');
       await client.end();

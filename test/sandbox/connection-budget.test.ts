@@ -2,6 +2,9 @@
 // budget waits for a slot instead of failing with "too many clients", a failed connect gives its
 // slot back, a server without room says so, and a reserved pool's idle databases hold no
 // connection (so concurrency 64 and 128 fit a 100-connection server). On the real servers.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Cluster } from '../../src/sandbox/cluster.js';
@@ -44,6 +47,20 @@ describe('the connection budget (postgres test server)', () => {
     await b.end();
     await c.end();
     await vi.waitFor(() => expect(budget.stats.used).toBe(0), { timeout: 10_000 });
+  });
+
+  it('survives a backend terminated as it starts, its FATAL in the same read as its ReadyForQuery', {
+    timeout: 60_000,
+  }, async () => {
+    // In a child: an error event nobody listens for ends the process it happens in.
+    const child = fileURLToPath(new URL('./child-terminated-connect.ts', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', child], {
+      env: { ...process.env, STATEGATE_TEST_DATABASE_URL: TEST_DATABASE_URL },
+      timeout: 50_000,
+    });
+    const { queryError } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
+    // The query on that connection fails as an ordinary error.
+    expect(queryError).toMatch(/terminat|not queryable|Connection/i);
   });
 
   it('gives the slot back when a connect fails', async () => {
