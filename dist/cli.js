@@ -85170,6 +85170,7 @@ async function startEmbeddedServer(opts = {}) {
       }
       const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
       const client = new esm_default.Client({ connectionString: adminUrl });
+      client.on("error", () => void 0);
       await client.connect();
       await client.query("REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC");
       await client.end();
@@ -85262,6 +85263,10 @@ function budgetedClient(budget) {
 var clients = /* @__PURE__ */ new WeakMap();
 function clientClass(budget) {
   return class BudgetedClient extends esm_default.Client {
+    constructor(config2) {
+      super(config2);
+      this.on("error", () => void 0);
+    }
     connect(callback2) {
       const opened = this.openWithSlot().then(() => this);
       if (!callback2) return opened;
