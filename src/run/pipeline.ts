@@ -253,6 +253,11 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
       if (!record.infraError) opts.episodeCache?.set(cacheKey(p), record);
       return record;
     };
+    // Every episode passes through runBatch once, so the episodes not yet started bound the databases
+    // still to be taken: a database whose put-back no later episode needs is not put back now.
+    const mostEpisodes = scenarios.length * sides.length * (sequential?.max ?? repeats);
+    let episodesStarted = 0;
+    template.expectTakes(mostEpisodes * perEpisode);
     // Adaptive looks run one batch each; the counter goes on across them instead of starting over.
     let episodesBefore = 0;
     const runBatch = async (batch: PlannedEpisode[]) => {
@@ -263,6 +268,8 @@ export async function runCompare(opts: CompareOptions): Promise<CompareResult> {
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
         async (p) => {
+          episodesStarted++;
+          template.expectTakes(Math.max(0, mostEpisodes - episodesStarted) * perEpisode);
           // A base episode from the baseline cache: its record is graded again here (only the judge's
           // verdicts are taken as stored), so a cache entry can hold evidence but never a verdict.
           const cached = baseline?.take(p);

@@ -145,8 +145,13 @@ export class PgSandbox implements Sandbox {
       await client.query('BEGIN');
       try {
         const value = await fn(sessionOf(client, this.facts.typeNames));
-        const log = await client.query<LogRow>(READ_LOG_OF_TRANSACTION);
-        await client.query('COMMIT');
+        // The log and the commit in one round trip (one simple-protocol query of two statements):
+        // when a wave's tool calls arrive together, their round trips queue for the same cores. A
+        // failing COMMIT (a deferred constraint) throws like a failing read and is rolled back below.
+        const [log] = (await client.query(`${READ_LOG_OF_TRANSACTION}; COMMIT`)) as unknown as [
+          pg.QueryResult<LogRow>,
+          pg.QueryResult,
+        ];
         return { value, changes: flattenChanges(foldChanges(log.rows, this.facts.tables)) };
       } catch (e) {
         await client.query('ROLLBACK').catch((rollbackError: Error) => {
@@ -169,8 +174,8 @@ export class PgSandbox implements Sandbox {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await client.query('SELECT 1');
+      // One round trip: the first statement after BEGIN takes the snapshot and locks READ ONLY.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1');
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };
@@ -197,9 +202,12 @@ export class PgSandbox implements Sandbox {
     const client = await this.pool.connect();
     try {
       // One snapshot for the log and the fingerprints.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      // BEGIN and the sums in one round trip (simple protocol); the log read binds the watermark,
+      // so it goes on its own, in the same snapshot.
+      const [, changed] = (await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}`,
+      )) as unknown as [pg.QueryResult, pg.QueryResult<{ tbl: string; sums: string[] }>];
       const log = await client.query<LogRow>(READ_LOG_AFTER, [this.watermark]);
-      const changed = await client.query<{ tbl: string; sums: string[] }>(LOG_SUMS);
       await client.query('COMMIT');
       const sums = { ...this.facts.sums };
       for (const row of changed.rows) sums[row.tbl] = addSums(sums[row.tbl] ?? 0n, combineSums(row.sums));
@@ -266,6 +274,14 @@ export class PgSandbox implements Sandbox {
       reuse,
       baseline: this.baseline,
     });
+  }
+
+  /**
+   * Whether this lease gave an agent a login to the database (exposeUrl()). An earlier lease's login
+   * was locked when that lease's database was put back.
+   */
+  get exposed(): boolean {
+    return this.role !== null;
   }
 
   /** A new sandbox (own pool, own lease) on this database, once it is put back. */

@@ -176,6 +176,10 @@ class PgTemplate implements Template {
   /** Put back (or new) and connected, waiting for an episode. */
   private readonly idle: PgSandbox[] = [];
   private readonly putting = new Set<Promise<void>>();
+  /** Disposed, not yet put back: no episode still to start needed them (expectTakes()). */
+  private readonly deferred: PgSandbox[] = [];
+  /** The most databases episodes may still take (expectTakes()). */
+  private takesLeft = Number.POSITIVE_INFINITY;
   private readonly waiters: (() => void)[] = [];
   private pooled = false;
   /**
@@ -201,7 +205,7 @@ class PgTemplate implements Template {
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
       // Put-backs in flight end first (the cluster is closed: what they hand back is dropped).
       while (this.putting.size > 0) await Promise.allSettled([...this.putting]);
-      await Promise.allSettled(this.idle.splice(0).map((s) => s.drop()));
+      await Promise.allSettled([...this.idle.splice(0), ...this.deferred.splice(0)].map((s) => s.drop()));
     });
     this.refill();
   }
@@ -215,6 +219,9 @@ class PgTemplate implements Template {
     for (;;) {
       const reused = this.take();
       if (reused) return reused;
+      // More episodes than expectTakes() said: a deferred put-back is due now.
+      const due = this.deferred.pop();
+      if (due) void this.putBackNow(due);
       // A put-back takes milliseconds, a new clone a CREATE DATABASE: wait for the former.
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
       await new Promise<void>((r) => this.waiters.push(r));
@@ -245,6 +252,10 @@ class PgTemplate implements Template {
     if (!s) return null;
     if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => undefined);
     return s;
+  }
+
+  expectTakes(count: number): void {
+    this.takesLeft = count;
   }
 
   /**
@@ -278,6 +289,13 @@ class PgTemplate implements Template {
       }
     };
     await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
+    // The first wave's databases connect now, while the sides start, not all at once when the wave
+    // does: 64 backends starting together with 64 agents cost the wave's first tool calls ~0.1 s on
+    // 2 cores. take() hands out the last of idle first; an idle connection closes after the budget's
+    // idle time, so a wave that starts much later connects again as before. Half the pool is what
+    // budget.expect() counts as running at once.
+    if (!this.facts.cluster.budget.scarce)
+      await Promise.allSettled(this.idle.slice(-Math.ceil(count / 2)).map((s) => s.warm()));
   }
 
   async prepare(sql: string, paramCount = 0): Promise<string | null> {
@@ -311,9 +329,30 @@ class PgTemplate implements Template {
     return sandbox;
   }
 
-  /** What a disposed clone becomes: dropped, or (pooled) put back and idle again. Never rejects. */
+  /**
+   * What a disposed clone becomes: dropped, or (pooled) put back and idle again, or, when the idle
+   * pool and the put-backs in flight already cover every episode still to start, left as it is until
+   * one is needed after all (clone()) or the run ends. A put-back nobody takes is CPU taken from the
+   * episodes still running: at the end of every run, and in a run of one wave, all of them. A
+   * database an exposed agent logged in to is put back at once, so its login ends with its episode.
+   * Never rejects.
+   */
   private retire(s: PgSandbox): Promise<void> {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
+    if (!s.exposed && this.idle.length + this.putting.size >= this.takesLeft) {
+      return s.rested().then(
+        (r) => {
+          if (this.facts.cluster.isClosed) void r.drop();
+          else this.deferred.push(r);
+        },
+        () => void s.drop(),
+      );
+    }
+    return this.putBackNow(s);
+  }
+
+  /** Puts `s` back (or replaces it by a new clone) and makes it idle; wakes clone()'s waiters. */
+  private putBackNow(s: PgSandbox): Promise<void> {
     const work = (async () => {
       let next: PgSandbox | null = null;
       await this.putSlots.acquire();

@@ -61,6 +61,12 @@ export interface Template {
    * cannot be put back.
    */
   reserve(count: number): Promise<void>;
+  /**
+   * The most databases episodes may still take (clone() or take()), an upper bound; unknown until
+   * said. A database disposed while the pool already covers that many is put back only when an
+   * episode asks for one after all, so no put-back runs for an episode that never comes.
+   */
+  expectTakes(count: number): void;
   /** Prepares (without running) a statement against the template; returns the error message or null. */
   prepare(sql: string, paramCount?: number): Promise<string | null>;
 }

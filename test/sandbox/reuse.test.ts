@@ -169,6 +169,51 @@ describe.each(engines())('databases put back for the next episode: $name engine'
     await next.dispose();
   }, 120_000);
 
+  it('leaves a database no episode still to start needs, and puts it back when one comes after all', async () => {
+    const t = await engine.buildTemplate({
+      schema: [{ file: 'db/counter.sql', sql: 'CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)' }],
+      fixtures: [{ file: 'db/seed.sql', sql: 'INSERT INTO counter VALUES (1, 0)' }],
+    });
+    await t.reserve(1);
+    t.expectTakes(1);
+    const count = (url: string) =>
+      asAgent(url, async (c) => (await c.query('SELECT n FROM counter WHERE id = 1')).rows[0].n);
+    const last = await t.clone('last');
+    await last.markInitial();
+    await last.transaction(async (tx) => {
+      await tx.query('UPDATE counter SET n = 5');
+      return null;
+    });
+    // The run said no episode is left to start: nothing runs to put the database back.
+    t.expectTakes(0);
+    await last.dispose();
+    expect(await count(last.url)).toBe(5);
+    // More came after all: once the idle databases (clones made ahead join them) are taken, the
+    // next one gets that database, put back now, as the template has it.
+    const held: Sandbox[] = [];
+    let late = await t.clone('late');
+    while (late.name !== last.name && held.length < 4) {
+      held.push(late);
+      late = await t.clone('late');
+    }
+    expect(late.name).toBe(last.name);
+    expect(await count(late.url)).toBe(0);
+    await Promise.all(held.map((h) => h.dispose()));
+    expect((await late.captureDiff()).tables).toEqual({});
+    // A database an agent logged in to is put back at once, so the login ends with its episode.
+    const url = await late.exposeUrl();
+    await asAgent(url, (c) => c.query('UPDATE counter SET n = 7'));
+    await late.dispose();
+    await expect(asAgent(url, async () => undefined)).rejects.toThrow(
+      /not permitted to log in|password authentication failed/,
+    );
+    // Put back at once: the next episode gets it with the agent's write undone.
+    const next = t.take();
+    expect(next?.name).toBe(last.name);
+    expect(await count(next!.url)).toBe(0);
+    await next!.dispose();
+  }, 120_000);
+
   it('an exposed agent that tries DDL, disabling the log, or role settings leaks nothing', async () => {
     const r = await episode(async (s) => {
       await asAgent(await s.exposeUrl(), async (c) => {
