@@ -289,13 +289,6 @@ class PgTemplate implements Template {
       }
     };
     await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
-    // The first wave's databases connect now, while the sides start, not all at once when the wave
-    // does: 64 backends starting together with 64 agents cost the wave's first tool calls ~0.1 s on
-    // 2 cores. take() hands out the last of idle first; an idle connection closes after the budget's
-    // idle time, so a wave that starts much later connects again as before. Half the pool is what
-    // budget.expect() counts as running at once.
-    if (!this.facts.cluster.budget.scarce)
-      await Promise.allSettled(this.idle.slice(-Math.ceil(count / 2)).map((s) => s.warm()));
   }
 
   async prepare(sql: string, paramCount = 0): Promise<string | null> {
