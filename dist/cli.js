@@ -86443,8 +86443,7 @@ var PgSandbox = class _PgSandbox {
       await client.query("BEGIN");
       try {
         const value = await fn(sessionOf(client, this.facts.typeNames));
-        const log2 = await client.query(READ_LOG_OF_TRANSACTION);
-        await client.query("COMMIT");
+        const [log2] = await client.query(`${READ_LOG_OF_TRANSACTION}; COMMIT`);
         return { value, changes: flattenChanges(foldChanges(log2.rows, this.facts.tables)) };
       } catch (e) {
         await client.query("ROLLBACK").catch((rollbackError) => {
@@ -86464,8 +86463,7 @@ var PgSandbox = class _PgSandbox {
     const client = await this.pool.connect();
     let broken;
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      await client.query("SELECT 1");
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1");
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };
@@ -86487,9 +86485,10 @@ var PgSandbox = class _PgSandbox {
   async captureDiff() {
     const client = await this.pool.connect();
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const [, changed] = await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}`
+      );
       const log2 = await client.query(READ_LOG_AFTER, [this.watermark]);
-      const changed = await client.query(LOG_SUMS);
       await client.query("COMMIT");
       const sums = { ...this.facts.sums };
       for (const row2 of changed.rows) sums[row2.tbl] = addSums(sums[row2.tbl] ?? 0n, combineSums(row2.sums));
@@ -86549,6 +86548,13 @@ var PgSandbox = class _PgSandbox {
       reuse,
       baseline: this.baseline
     });
+  }
+  /**
+   * Whether this lease gave an agent a login to the database (exposeUrl()). An earlier lease's login
+   * was locked when that lease's database was put back.
+   */
+  get exposed() {
+    return this.role !== null;
   }
   /** A new sandbox (own pool, own lease) on this database, once it is put back. */
   successor() {
@@ -86727,7 +86733,7 @@ var PgTemplate = class {
       const unused = this.stock.splice(0);
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
       while (this.putting.size > 0) await Promise.allSettled([...this.putting]);
-      await Promise.allSettled(this.idle.splice(0).map((s) => s.drop()));
+      await Promise.allSettled([...this.idle.splice(0), ...this.deferred.splice(0)].map((s) => s.drop()));
     });
     this.refill();
   }
@@ -86741,6 +86747,10 @@ var PgTemplate = class {
   /** Put back (or new) and connected, waiting for an episode. */
   idle = [];
   putting = /* @__PURE__ */ new Set();
+  /** Disposed, not yet put back: no episode still to start needed them (expectTakes()). */
+  deferred = [];
+  /** The most databases episodes may still take (expectTakes()). */
+  takesLeft = Number.POSITIVE_INFINITY;
   waiters = [];
   pooled = false;
   /**
@@ -86759,6 +86769,8 @@ var PgTemplate = class {
     for (; ; ) {
       const reused = this.take();
       if (reused) return reused;
+      const due = this.deferred.pop();
+      if (due) void this.putBackNow(due);
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
       await new Promise((r) => this.waiters.push(r));
     }
@@ -86785,6 +86797,9 @@ var PgTemplate = class {
     if (!s) return null;
     if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => void 0);
     return s;
+  }
+  expectTakes(count3) {
+    this.takesLeft = count3;
   }
   /**
    * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
@@ -86841,9 +86856,29 @@ var PgTemplate = class {
     }
     return sandbox;
   }
-  /** What a disposed clone becomes: dropped, or (pooled) put back and idle again. Never rejects. */
+  /**
+   * What a disposed clone becomes: dropped, or (pooled) put back and idle again, or, when the idle
+   * pool and the put-backs in flight already cover every episode still to start, left as it is until
+   * one is needed after all (clone()) or the run ends. A put-back nobody takes is CPU taken from the
+   * episodes still running: at the end of every run, and in a run of one wave, all of them. A
+   * database an exposed agent logged in to is put back at once, so its login ends with its episode.
+   * Never rejects.
+   */
   retire(s) {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
+    if (!s.exposed && this.idle.length + this.putting.size >= this.takesLeft) {
+      return s.rested().then(
+        (r) => {
+          if (this.facts.cluster.isClosed) void r.drop();
+          else this.deferred.push(r);
+        },
+        () => void s.drop()
+      );
+    }
+    return this.putBackNow(s);
+  }
+  /** Puts `s` back (or replaces it by a new clone) and makes it idle; wakes clone()'s waiters. */
+  putBackNow(s) {
     const work = (async () => {
       let next = null;
       await this.putSlots.acquire();
@@ -90925,6 +90960,9 @@ async function runCompare(opts) {
       if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
       return record2;
     };
+    const mostEpisodes = scenarios.length * sides.length * (sequential?.max ?? repeats);
+    let episodesStarted = 0;
+    template.expectTakes(mostEpisodes * perEpisode);
     let episodesBefore = 0;
     const runBatch = async (batch) => {
       const before = episodesBefore;
@@ -90934,6 +90972,8 @@ async function runCompare(opts) {
         // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
         // any length holds no more than the episodes running at once.
         async (p) => {
+          episodesStarted++;
+          template.expectTakes(Math.max(0, mostEpisodes - episodesStarted) * perEpisode);
           const cached2 = baseline?.take(p);
           if (cached2) {
             const reused = regradeEpisode(p.scenario, cached2, suite.tools);
