@@ -79,11 +79,11 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     return value === '' ? fallback : option(name, () => parseChoice(name, value), fallback);
   };
 
-  const failOn = choice('fail-on', 'block');
-
   const repeatsText = text('repeats');
   const repeats =
     repeatsText === '' ? null : option('repeats', () => parseCount('repeats', repeatsText), null);
+
+  const failOn = choice('fail-on', 'block');
 
   const shardText = text('shard');
   const shard = shardText === '' ? null : option('shard', () => parseShard(shardText), null);

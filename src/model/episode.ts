@@ -125,6 +125,8 @@ export interface InfraError {
    * not turn a failure into `incomplete`.
    */
   provoked?: true;
+  /** Additive, stage `sandbox`: the scenario's state.sql ran past the episode's timeout (not run again). */
+  timedOut?: true;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */

@@ -90,6 +90,27 @@ export interface FreshContext {
   grade: Grader;
   /** Where a completed record is kept for later runs in this process, under `keyOf`. */
   cache?: { records: Map<string, EpisodeRecord>; keyOf: (p: PlannedEpisode) => string };
+  /** Told before an episode that could not be graded runs again. */
+  onRetry?: (planned: PlannedEpisode, attempt: number, why: string) => void;
+}
+
+/** How many times an episode that failed outside the agent runs again, with the same seed. */
+export const INFRA_RETRIES = 2;
+
+/**
+ * Whether a record failed for a reason outside the agent that another attempt may not meet: not an
+ * interrupt (the run is stopping), not SQL errors the agent's own calls provoked (its doing), and
+ * not a state.sql that ran past the timeout (it would again).
+ */
+function retryable(record: EpisodeRecord, signal: AbortSignal): boolean {
+  const infra = record.infraError;
+  return (
+    infra !== undefined &&
+    infra.stage !== 'interrupted' &&
+    !infra.provoked &&
+    !infra.timedOut &&
+    !signal.aborted
+  );
 }
 
 /** Runs the episode: a database, a gateway session and the side's agent. Always answers. */
@@ -101,27 +122,35 @@ export function freshSource(ctx: FreshContext): EpisodeSource {
         throw new Error(
           `${p.id}: the ${p.side} side was not prepared (its episodes were expected from the cache)`,
         );
-      // Episodes listen on signals of their own, so the run's carries one listener however many run at once.
-      const episodeSignal = ctx.signals.open();
-      let record: EpisodeRecord;
-      try {
-        record = await runEpisode(
-          {
-            template: ctx.template,
-            gateway: ctx.gateway,
-            tools: ctx.tools,
-            side: runtime,
-            expose: ctx.expose,
-            signal: episodeSignal.signal,
-            pin: ctx.pin,
-          },
-          p,
-        );
-      } finally {
-        episodeSignal.release();
+      let record = await runOnce(ctx, runtime, p);
+      for (let attempt = 1; attempt <= INFRA_RETRIES && retryable(record, ctx.signals.run); attempt++) {
+        ctx.onRetry?.(p, attempt, `${record.infraError!.stage}: ${record.infraError!.message}`);
+        record = await runOnce(ctx, runtime, p);
       }
       if (!record.infraError) ctx.cache?.records.set(ctx.cache.keyOf(p), record);
       return ctx.grade(p, record);
     },
   };
+}
+
+/** One attempt at an episode, on a signal of its own. */
+async function runOnce(ctx: FreshContext, runtime: SideRuntime, p: PlannedEpisode): Promise<EpisodeRecord> {
+  // Episodes listen on signals of their own, so the run's carries one listener however many run at once.
+  const episodeSignal = ctx.signals.open();
+  try {
+    return await runEpisode(
+      {
+        template: ctx.template,
+        gateway: ctx.gateway,
+        tools: ctx.tools,
+        side: runtime,
+        expose: ctx.expose,
+        signal: episodeSignal.signal,
+        pin: ctx.pin,
+      },
+      p,
+    );
+  } finally {
+    episodeSignal.release();
+  }
 }

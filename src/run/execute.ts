@@ -3,6 +3,7 @@
 // the adaptive loop (fixed repeats are one look) over the episode sources; then the report.
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { COMPLETED } from '../compare/episodes.js';
 import { uncalibratedJudges } from '../compare/summary.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway } from '../gateway/index.js';
@@ -24,6 +25,7 @@ import {
   firstOf,
   freshSource,
   grader,
+  INFRA_RETRIES,
   inRunKey,
   inRunSource,
 } from './episode-source.js';
@@ -88,9 +90,15 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
       signals: new EpisodeSignals(ctx.signal),
       grade,
       cache: records ? { records, keyOf } : undefined,
+      onRetry: (p, attempt, why) =>
+        progress({
+          type: 'log',
+          level: 'warn',
+          message: `${p.id}: could not be graded (${why}); running it again with the same seed (retry ${attempt} of ${INFRA_RETRIES})`,
+        }),
     }),
   ];
-  const decisions = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
+  const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
   await log.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
   const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : undefined;
@@ -114,7 +122,41 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
     agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
     baselineCache: baseline?.facts(),
   });
-  return { ...writeReports(report, plan.outDir), ...(baselineStored ? { baselineStored } : {}) };
+  const written = writeReports(report, plan.outDir);
+  // A run in which no agent ran to its end tested nothing: it could not run, whatever the cases say.
+  if (!ctx.signal.aborted) {
+    const problem = nothingCompleted(ends, plan);
+    if (problem) throw new NothingCompletedError(`${problem} The report is at ${written.reportPath}.`);
+  }
+  return { ...written, ...(baselineStored ? { baselineStored } : {}) };
+}
+
+/** How the run's episodes ended: how many ran, how many completed, and the failures' messages by count. */
+export interface EpisodeEnds {
+  episodes: number;
+  completed: number;
+  failures: Map<string, number>;
+}
+
+/** A run with episodes but no completed one: thrown after its report is written. */
+export class NothingCompletedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NothingCompletedError';
+  }
+}
+
+/** The sentence of a run whose episodes all failed to complete, with the most common end; null otherwise. */
+export function nothingCompleted(ends: EpisodeEnds, plan: Pick<RunPlan, 'unsetPassEnv'>): string | null {
+  if (ends.episodes === 0 || ends.completed > 0) return null;
+  const [message, count] = [...ends.failures.entries()].sort(
+    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1),
+  )[0] ?? ['no result', ends.episodes];
+  const unset = Object.entries(plan.unsetPassEnv)
+    .map(([side, names]) => `${side}: ${names.join(', ')}`)
+    .join('; ');
+  const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : '';
+  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count} of ${ends.episodes}): ${message}.${env}`;
 }
 
 /** Starts the engine, builds the template and prepares every SQL statement of the suite against it. */
@@ -190,8 +232,9 @@ async function runLoop(
   take: (p: PlannedEpisode) => Promise<GradedEpisode>,
   out: { log: EpisodeLog; spool: CaseSpool },
   ctx: ExecuteContext,
-): Promise<Map<string, CaseDecision>> {
+): Promise<{ decisions: Map<string, CaseDecision>; ends: EpisodeEnds }> {
   const { repeats, scenarios, sides } = plan;
+  const ends: EpisodeEnds = { episodes: 0, completed: 0, failures: new Map() };
   const perEpisode = plan.databases.perEpisode;
   ctx.progress({
     type: 'phase',
@@ -204,7 +247,12 @@ async function runLoop(
   template.expectTakes(plan.databases.mostTakes);
   // Looks run one batch each; the counter goes on across them instead of starting over.
   let before = 0;
-  const runBatch = async (batch: PlannedEpisode[]) => {
+  const added = new Set(plan.added);
+  const runBatch = async (looked: PlannedEpisode[]) => {
+    // The base's scenarios first (a stable sort keeps the interleaving of base and head).
+    const batch = [...looked].sort(
+      (a, b) => Number(added.has(a.scenario.id)) - Number(added.has(b.scenario.id)),
+    );
     const offset = before;
     before += batch.length;
     await schedule(
@@ -215,6 +263,7 @@ async function runLoop(
         started++;
         template.expectTakes(Math.max(0, plan.databases.mostTakes - started * perEpisode));
         const graded = await take(p);
+        countEnd(ends, graded);
         await out.log.write(graded);
         await out.spool.write(graded);
         return graded.passed;
@@ -235,7 +284,7 @@ async function runLoop(
     );
   };
   const calibrated = judgeCalibrationFacts(plan.suite)?.calibrated;
-  return runAdaptive({
+  const decisions = await runAdaptive({
     scenarios,
     sides,
     suiteHash: plan.pin.suiteHash,
@@ -246,6 +295,19 @@ async function runLoop(
     episodesOf: (id) => out.spool.read(id),
     signal: ctx.signal,
   });
+  return { decisions, ends };
+}
+
+/** Counts an episode's end: completed, or the message of its `completed` expectation. */
+function countEnd(ends: EpisodeEnds, graded: GradedEpisode): void {
+  ends.episodes++;
+  const completed = graded.results.find((r) => r.id === COMPLETED);
+  if (completed?.verdict === 'pass') ends.completed++;
+  else {
+    // Durations differ from episode to episode; the end they describe is the same.
+    const message = (completed?.message ?? 'not graded').replace(/\b\d+ ms\b/g, 'N ms');
+    ends.failures.set(message, (ends.failures.get(message) ?? 0) + 1);
+  }
 }
 
 /** Opens the baseline cache for the base checkout, or says why a base is never cached. */

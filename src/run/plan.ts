@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { IsolationStatus } from '../agent/namespace.js';
 import { isolationLine, probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
+import { unsetPassEnv, unsetPassEnvSentence } from '../config/pass-env.js';
 import type { AgentConfig, Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { contentHash } from '../model/content-hash.js';
@@ -60,8 +61,13 @@ export interface RunPlan {
   /** The suite as it runs: the pinned scenarios, twins and template under the policy. */
   suite: Suite;
   pin: PinnedSuite;
-  /** This shard's scenarios. */
+  /** This shard's scenarios, in the report's order. */
   scenarios: Scenario[];
+  /**
+   * Scenarios the head added (the base's suite lacks them): their episodes run after every episode
+   * of the base's scenarios, so new scenarios cannot hold the workers the base's need.
+   */
+  added: string[];
   shard: CompareOptions['shard'];
   repeats: RepeatsPlan;
   concurrency: number;
@@ -72,6 +78,8 @@ export interface RunPlan {
   /** The baseline cache's key without the base tree and the engine (known once it starts); null: no cache. */
   baselineKey: Omit<BaselineKeyParts, 'base_tree' | 'engine'> | null;
   databases: DatabasePlan;
+  /** Per side, the agent.pass_env variables this environment does not set (said at the start, and again if nothing completes). */
+  unsetPassEnv: Partial<Record<Side, string[]>>;
 }
 
 /**
@@ -126,6 +134,7 @@ export async function prepareRun(
   const concurrency = opts.concurrency ?? suite.config.concurrency;
   const scenarios = sliceScenarios(suite.scenarios, opts.shard);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
+  const unset = unsetVariables(agents, progress);
   const isolation = await probeIsolation();
 
   const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === 'stale_response')) ? 2 : 1;
@@ -143,6 +152,7 @@ export async function prepareRun(
     suite,
     pin,
     scenarios,
+    added: (policy.changes ?? []).filter((c) => c.kind === 'scenario-added').map((c) => c.subject),
     shard: opts.shard ?? null,
     repeats,
     concurrency,
@@ -174,7 +184,27 @@ export async function prepareRun(
       reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
       mostTakes: mostEpisodes * perEpisode,
     },
+    unsetPassEnv: unset,
   };
+}
+
+/** The pass_env variables each side's agent will not get, each said as a warning before anything runs. */
+function unsetVariables(
+  agents: Partial<Record<Side, AgentConfig>>,
+  progress: (event: ProgressEvent) => void,
+): Partial<Record<Side, string[]>> {
+  const unset: Partial<Record<Side, string[]>> = {};
+  for (const [side, agent] of Object.entries(agents) as [Side, AgentConfig][]) {
+    const names = unsetPassEnv(agent.pass_env, process.env);
+    if (names.length === 0) continue;
+    unset[side] = names;
+    progress({
+      type: 'log',
+      level: 'warn',
+      message: `${side}: ${unsetPassEnvSentence(agent.pass_env, process.env)}`,
+    });
+  }
+  return unset;
 }
 
 /** Resolves each side's checkout and says what is unusual about it. */
