@@ -148,7 +148,11 @@ export interface EpisodeRecord {
   pin?: { suite: string; scenario: string };
 }
 
-export type Verdict = 'pass' | 'fail' | 'error';
+/**
+ * What one expectation came to in one episode. A verdict is the gate's (PASS, WARN, BLOCK); an
+ * expectation gets a grade (the file field keeps its name `verdict` for the files already written).
+ */
+export type ResultGrade = 'pass' | 'fail' | 'error';
 
 /** Failure labels an explanation names (issue: explanations from evidence). */
 /** Every failure label; the schemas that read records and reports check against this list. */
@@ -176,7 +180,7 @@ export interface ExpectationResult {
   id: string;
   kind: string;
   critical: boolean;
-  verdict: Verdict;
+  verdict: ResultGrade;
   label?: FailureLabel;
   /** One plain sentence: what was expected, what the evidence shows. */
   message: string;

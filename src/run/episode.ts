@@ -5,7 +5,7 @@ import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
-import type { Gateway, GatewaySession } from '../gateway/types.js';
+import type { EpisodeSession, Gateway } from '../gateway/types.js';
 import type {
   AgentRun,
   CallRecord,
@@ -111,7 +111,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
   let sandbox: Sandbox | undefined;
   let initialState: Sandbox | undefined;
-  let session: GatewaySession | undefined;
+  let session: EpisodeSession | undefined;
   // Requests to the gateway end with the episode: at the agent's timeout, or on interrupt.
   const deadline = episodeDeadline(ctx.signal);
   try {
