@@ -7,8 +7,7 @@
 // is a head that broke a critical expectation in the repeats that could be graded, or left a state or
 // reply on which one the base passed cleanly could not be evaluated (headOnlyErrors): otherwise a head
 // could turn its own BLOCK into a WARN by making its episodes ungradable.
-import type { CaseClass } from '../config/schema.js';
-import { NEW_SCENARIO } from '../model/classes.js';
+import { type CaseClass, NEW_SCENARIO } from '../model/classes.js';
 import type { FailureLabel, GradedEpisode, Side } from '../model/episode.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../model/report.js';
 import type { CaseDecision } from '../stats/case-decision.js';

@@ -3,10 +3,12 @@
 // A parser throws an OptionError whose message starts at "expected"; the caller names the option the
 // way its user wrote it (`--engine: ...` on the command line, `engine: ...` in a workflow).
 
+import { ENGINE_NAMES } from '../model/engine.js';
+
 /** The options that take one of a fixed set of words, with the accepted words in the order help lists them. */
 export const CHOICES = {
   'fail-on': ['block', 'warn', 'never'],
-  engine: ['auto', 'embedded', 'postgres', 'testcontainers'],
+  engine: ['auto', ...ENGINE_NAMES],
   'policy-from': ['base', 'head'],
   'suite-from': ['head', 'base'],
   isolation: ['process', 'container'],

@@ -148,6 +148,9 @@ export interface EpisodeRecord {
   pin?: { suite: string; scenario: string };
 }
 
+/** The id and kind of the implicit critical expectation every episode has: the agent ran to a valid result. */
+export const COMPLETED = 'completed';
+
 /**
  * What one expectation came to in one episode. A verdict is the gate's (PASS, WARN, BLOCK); an
  * expectation gets a grade (the file field keeps its name `verdict` for the files already written).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CaseClass } from '../../src/config/schema.js';
 import { checkConclusion, DEFAULT_GATE, exitCodeFor, gateDecision } from '../../src/gate/index.js';
+import type { CaseClass } from '../../src/model/classes.js';
 
 /** The verdict alone of the gate's decision. */
 const gateVerdict = (...args: Parameters<typeof gateDecision>) => gateDecision(...args).verdict;
