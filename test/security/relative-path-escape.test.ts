@@ -1,4 +1,4 @@
-// Red team: the action's head-path checkout inside the workspace, as a normal user. The init enters
+// Attack: the action's head-path checkout inside the workspace, as a normal user. The init enters
 // the checkout before it mounts the read-only workspace and the checkout's own read-only .git over
 // it; an agent that kept that working directory reached the layer below the mounts by relative
 // paths: `.git/config` (a core.fsmonitor or hook for later workflow steps) was writable where
@@ -29,7 +29,7 @@ function asNobody(inner: CommandWrapper): CommandWrapper {
   };
 }
 
-describe('red team: relative paths from the agent working directory', () => {
+describe('relative paths from the agent working directory', () => {
   it.runIf(asRoot)('reach neither git metadata nor hidden folders below the mounts', async () => {
     const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe' });
     git(workspace, 'init', '-q');

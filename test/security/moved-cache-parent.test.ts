@@ -1,4 +1,4 @@
-// Red team: as a normal user (GitHub's hosted runners) the agent runs as the harness's own uid. The
+// Attack: as a normal user (GitHub's hosted runners) the agent runs as the harness's own uid. The
 // harness hides its folders by mounting over their paths when each agent namespace starts, but a
 // folder above a hidden one is the user's too: the head's agent.setup renames the folder holding the
 // baseline cache and leaves a folder of its own at the old path, with a forged entry in it (base
@@ -118,7 +118,7 @@ if (process.argv[2] === 'setup') {
 `;
 }
 
-describe('red team: the agent moves a folder above a hidden one', () => {
+describe('the agent moves a folder above a hidden one', () => {
   it.runIf(asRoot)(
     'cannot swap the baseline cache for a forged one, and the next run still blocks',
     { timeout: 900_000 },

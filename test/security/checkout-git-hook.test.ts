@@ -1,4 +1,4 @@
-// Red team: as a normal user (GitHub's hosted runners), the agent runs in namespaces but as the
+// Attack: as a normal user (GitHub's hosted runners), the agent runs in namespaces but as the
 // harness's own uid, with its checkout mounted in place and writable. The head's checkout is the
 // workspace, so the agent can write the workspace's `.git/config`: `core.fsmonitor` there is a
 // command every later `git status` in that repository runs, outside any namespace, with the
@@ -51,7 +51,7 @@ function asNobody(inner: CommandWrapper): CommandWrapper {
   };
 }
 
-describe('red team: the agent plants a git hook in its checkout for the harness to run', () => {
+describe('the agent plants a git hook in its checkout for the harness to run', () => {
   it.runIf(asRoot)(
     "cannot change the checkout's .git, so a later git status runs nothing of it",
     async () => {

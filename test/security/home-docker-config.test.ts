@@ -1,4 +1,4 @@
-// Red team: as a normal user the agent shares the harness's HOME. Besides git's config (covered
+// Attack: as a normal user the agent shares the harness's HOME. Besides git's config (covered
 // earlier), the harness reads two more files there that decide what it talks to or runs: the
 // Testcontainers properties (`docker.host`, `tc.host`: the Docker daemon the next run's database
 // and agent containers come from) and Docker's config (a `credsStore` is a program the next image
@@ -28,7 +28,7 @@ function asNobody(inner: CommandWrapper): CommandWrapper {
   };
 }
 
-describe("red team: the agent rewrites the harness's Docker settings in HOME", () => {
+describe("the agent rewrites the harness's Docker settings in HOME", () => {
   it.runIf(asRoot)('cannot write the Testcontainers properties or the Docker config', async () => {
     const home = join(top, 'home');
     const checkout = join(top, 'checkout');

@@ -1,10 +1,10 @@
-// Red team 2: the pull_request_target layout of docs/action.md. The workspace is the BASE checkout
+// Attack: the pull_request_target layout of docs/action.md. The workspace is the BASE checkout
 // (a git repository), and the fork's head is a second clone in `head/` (head-path: head), with its
 // own `.git`. As a normal user (GitHub's hosted runners) in process isolation, gitMetadata() stops at
 // the first `.git` above the checkout, `head/.git`, so the workspace's own `.git` stays writable to
 // the head's agent: `core.fsmonitor` there runs on the next git command that reads the workspace's
 // index, outside any namespace, as the runner user (actions/checkout's post step reads it with
-// `git submodule foreach`, with the job's token as its input), which is the hole redteam-git-persistence
+// `git submodule foreach`, with the job's token as its input), which is the hole checkout-git-hook.test.ts
 // closed for the checkout's own repository.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
@@ -68,7 +68,7 @@ function asNobody(inner: CommandWrapper): CommandWrapper {
   };
 }
 
-describe('red team 2: a head in head-path plants a git hook in the workspace (base) repository', () => {
+describe('a head in head-path plants a git hook in the workspace (base) repository', () => {
   it.runIf(asRoot)(
     "cannot change the workspace's .git above head-path, so a later git command there runs nothing",
     async () => {

@@ -1,4 +1,4 @@
-// Red team 2: report.json's schema (REPORT_LIMITS) is what `merge` accepts; what `compare` writes
+// Attack: report.json's schema (REPORT_LIMITS) is what `merge` accepts; what `compare` writes
 // must fit it, or a legitimate sharded run is refused at the merge ("Refused report.json"), and a
 // head that wants its shard unmergeable needs only to write a long value. Here a head writes long
 // values into the database, as a real agent may (an e-mail body, a JSON document): the report that
@@ -81,7 +81,7 @@ repeats: 1
   return dir;
 }
 
-describe('red team 2: what compare writes, merge accepts', () => {
+describe('what compare writes, merge accepts', () => {
   it('a head that stores a 150,000-character document (and a long note) still yields a mergeable report', async () => {
     const base = side(
       "await call('put', { k: 'doc', v: 'short' });\nfinish({ reply: 'ok', outcome: 'SUCCESS' });",

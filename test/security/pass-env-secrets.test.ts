@@ -1,4 +1,4 @@
-// Red team: the agent section is read from each side's own stategate.yml, so the head decides which
+// Attack: the agent section is read from each side's own stategate.yml, so the head decides which
 // of the runner's variables reach its agent. The deny-list (src/agent/env.ts isNeverPassed) names
 // five variables; the judge's API key (the variable the config's own judge.api_key_env names, put
 // in the job's env for the harness) and GH_TOKEN (what workflows set for the gh CLI, often the
@@ -29,7 +29,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-describe('red team: the head names runner secrets in its agent section', () => {
+describe('the head names runner secrets in its agent section', () => {
   it('GH_TOKEN is never passed to an agent', () => {
     expect(() => baseAgentEnv({ harnessEnv: { GH_TOKEN }, env: {}, passEnv: ['GH_TOKEN'] })).toThrow();
   });

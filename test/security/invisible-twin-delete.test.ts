@@ -1,4 +1,4 @@
-// Red team: a head that regresses (its agent deletes a customer's row, which a critical
+// Attack: a head that regresses (its agent deletes a customer's row, which a critical
 // `forbid_changes` expectation of the base's scenario forbids) and hides it with a NEW twin tool.
 // `suite_changes` calls an added twin "not weakening", but twin SQL runs as the template's owner
 // role, which also owns the harness's change log (`stategate.changes`): the new tool's SQL deletes
@@ -116,7 +116,7 @@ async function compare(head: string, from = base) {
   ).report;
 }
 
-describe('red team: a new twin tool hides a forbidden delete from change capture', () => {
+describe('a new twin tool hides a forbidden delete from change capture', () => {
   it('control: the regressed head deleting through the existing tool is blocked', async () => {
     const head = side(
       "await call('put', { k: 'done', v: 'yes' });\nawait call('forget', { k: 'precious' });",

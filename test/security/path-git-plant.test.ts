@@ -1,4 +1,4 @@
-// Red team: on GitHub's hosted runners the harness's PATH starts with folders of the runner's user
+// Attack: on GitHub's hosted runners the harness's PATH starts with folders of the runner's user
 // (~/.local/bin, ~/.cargo/bin), the agent's own uid as a normal user. An agent that puts a `git`
 // there has the harness run it after the episodes (removing the base's worktree), outside every
 // namespace, with the harness's environment: its tokens, and everything it writes after.
@@ -99,7 +99,7 @@ function compareAsUser(): Promise<number | null> {
   });
 }
 
-describe("red team: the agent puts a git on the harness's PATH", () => {
+describe("the agent puts a git on the harness's PATH", () => {
   it.runIf(asRoot)('is never run by the harness', { timeout: 600_000 }, async () => {
     for (const d of [home, repo]) mkdirSync(d, { recursive: true });
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, top]);

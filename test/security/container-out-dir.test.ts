@@ -1,4 +1,4 @@
-// Red team: the action's head is the workspace itself, and the run's out directory lies inside it
+// Attack: the action's head is the workspace itself, and the run's out directory lies inside it
 // (`.stategate`). With agent.isolation: container the checkout is bound into every container, the
 // out directory with it: agent.setup (whose checkout is writable) could plant a symlink where the
 // harness then writes (the agent server's log, which takes the agent's own output, appended to any
@@ -18,7 +18,7 @@ afterAll(() => {
 });
 
 describe.runIf(RUN_CONTAINER_TESTS)(
-  'red team: a container agent and the out directory in its checkout',
+  'a container agent and the out directory in its checkout',
   () => {
     it('can neither write it in agent.setup nor read it in an episode', { timeout: 300_000 }, async () => {
       requireDocker();

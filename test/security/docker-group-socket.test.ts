@@ -1,4 +1,4 @@
-// Red team 2: on GitHub's hosted runners the harness's user (`runner`) is in the `docker` group, and
+// Attack: on GitHub's hosted runners the harness's user (`runner`) is in the `docker` group, and
 // /var/run/docker.sock is root:docker 0660. In process isolation as a normal user the agent runs in
 // a user namespace as the harness's uid; the kernel still honours the supplementary groups it
 // inherited, and nothing covers the socket. The head's agent can then ask the daemon for a
@@ -20,7 +20,7 @@ afterAll(() => {
   spawnSync('groupdel', [GROUP]);
 });
 
-describe("red team 2: the harness user's docker group", () => {
+describe("the harness user's docker group", () => {
   it.runIf(asRoot)('does not let the agent reach a root:docker 0660 socket', async () => {
     spawnSync('groupadd', ['-f', GROUP]);
     const gid = Number(spawnSync('getent', ['group', GROUP], { encoding: 'utf8' }).stdout.split(':')[2]);

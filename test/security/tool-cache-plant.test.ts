@@ -1,4 +1,4 @@
-// Red team: the bundled action keeps the embedded engine's PostgreSQL binaries in the runner's tool
+// Attack: the bundled action keeps the embedded engine's PostgreSQL binaries in the runner's tool
 // cache and reuses an entry there when its integrity file names the pinned integrity, which is no
 // secret (package-lock.json). The tool cache belongs to the runner's user, the agent's own uid as a
 // normal user: an agent that plants an entry (or rewrites `initdb` in one) has a later run on the
@@ -110,7 +110,7 @@ function compareAsUser(): Promise<number | null> {
   });
 }
 
-describe('red team: the agent plants PostgreSQL binaries in the runner tool cache', () => {
+describe('the agent plants PostgreSQL binaries in the runner tool cache', () => {
   it.runIf(asRoot && pin !== undefined)(
     'cannot: a later run finds no entry of the agent',
     { timeout: 600_000 },

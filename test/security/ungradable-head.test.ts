@@ -1,4 +1,4 @@
-// Red team: a head that breaks a critical expectation (BLOCK) and also makes its own episodes
+// Attack: a head that breaks a critical expectation (BLOCK) and also makes its own episodes
 // ungradable: any expectation whose verdict is `error` makes the episode "could not be graded", the
 // case `incomplete`, and the gate WARN (a neutral check, which branch protection accepts) instead
 // of BLOCK. The head's agent gets an `error` verdict from the state or reply it leaves behind:
@@ -127,7 +127,7 @@ async function verdict(base: string, head: string) {
   return out;
 }
 
-describe('red team: a regressed head makes its own episodes ungradable', () => {
+describe('a regressed head makes its own episodes ungradable', () => {
   it('control: the regressed head (no debit) is blocked', async () => {
     const base = side(GOOD, false);
     const head = side("finish({ reply: 'Paid, thank you!', outcome: 'SUCCESS' });", false);

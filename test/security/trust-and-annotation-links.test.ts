@@ -1,4 +1,4 @@
-// Red team 2: the action's trust decision and the files it reads after the agent ran.
+// Attack: the action's trust decision and the files it reads after the agent ran.
 //  - A pull_request payload whose head repository is missing (a fork deleted after the PR was
 //    opened: GitHub sends `head.repo: null`) is not known to be this repository: a merge of its
 //    reports must be unverified, not trusted by default.
@@ -29,7 +29,7 @@ function event(name: string, payload: unknown) {
   });
 }
 
-describe('red team 2: trust and paths in the action', () => {
+describe('trust and paths in the action', () => {
   it('a merge in a pull_request run whose head repository the payload does not name is unverified', () => {
     const payload = {
       pull_request: {

@@ -1,4 +1,4 @@
-// Red team: the head's stategate.yml makes the HARNESS (not the agent) hand the workflow's secrets to
+// Attack: the head's stategate.yml makes the HARNESS (not the agent) hand the workflow's secrets to
 // a server the head chose. The agent-side defenses (src/agent/env.ts) stop `${GITHUB_TOKEN}` and
 // pass_env from reaching an agent, but the pinned config is the head's, and the harness itself
 //   (a) sends `judge.api_key_env`'s value as a Bearer token to the head's `judge.url`,
@@ -116,7 +116,7 @@ async function runHead(dir: string) {
 
 const allHeard = () => JSON.stringify(heard);
 
-describe('red team: the head points the harness at its own servers with the runner secrets', () => {
+describe('the head points the harness at its own servers with the runner secrets', () => {
   it('judge.api_key_env naming the workflow token does not send it to the head-chosen judge.url', async () => {
     heard.length = 0;
     const dir = headSuite(
