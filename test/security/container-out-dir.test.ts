@@ -8,7 +8,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/pipeline.js';
-import { git } from '../helpers/demo-repo.js';
+import { commitTagged, git, initRepo } from '../helpers/demo-repo.js';
 import { AGENT_IMAGE, RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
 import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
 
@@ -17,52 +17,46 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-describe.runIf(RUN_CONTAINER_TESTS)(
-  'a container agent and the out directory in its checkout',
-  () => {
-    it('can neither write it in agent.setup nor read it in an episode', { timeout: 300_000 }, async () => {
-      requireDocker();
-      const repo = kvSuite({
-        scenarios: ['where'],
-        agent: [
-          "import { readdirSync } from 'node:fs';",
-          'let seen;',
-          "try { seen = readdirSync('/workspace/out'); } catch (e) { seen = e.code; }",
-          'done({ seen });',
-        ].join('\n'),
-        expect: '  - id: untouched\n    query: SELECT count(*) FROM kv\n    equals: 1\n',
-      });
-      dirs.push(repo);
-      // The agent runs as 10001 in its container: a root-owned checkout must be open to others.
-      chmodSync(repo, 0o755);
-      const config = readFileSync(join(repo, 'stategate.yml'), 'utf8').replace(
-        '  timeout:',
-        `  isolation: container\n  image: ${AGENT_IMAGE}\n  setup: "echo planted > out/planted-by-setup || true"\n  timeout:`,
-      );
-      writeFileSync(join(repo, 'stategate.yml'), config);
-      git(repo, 'init', '-q', '-b', 'main');
-      git(repo, 'config', 'user.email', 'ci@example.com');
-      git(repo, 'config', 'user.name', 'ci');
-      writeFileSync(join(repo, '.gitignore'), 'out/\n');
-      git(repo, 'add', '-A');
-      git(repo, 'commit', '-qm', 'base');
-      git(repo, 'tag', 'base');
-
-      const out = join(repo, 'out');
-      // The head in place, as the action runs it: the out directory is inside its checkout.
-      await runCompare({
-        base: 'base',
-        head: repo,
-        repo,
-        out,
-        engine: 'postgres',
-        databaseUrl: TEST_DATABASE_URL,
-      });
-      expect(existsSync(join(out, 'planted-by-setup'))).toBe(false);
-      const head = readEpisodes(out).find((g) => g.record.side === 'head');
-      const seen = (replyOf(head!) as { seen: unknown }).seen;
-      expect(Array.isArray(seen) ? seen : []).toEqual([]);
-      expect(readdirSync(out)).not.toContain('planted-by-setup');
+describe.runIf(RUN_CONTAINER_TESTS)('a container agent and the out directory in its checkout', () => {
+  it('can neither write it in agent.setup nor read it in an episode', { timeout: 300_000 }, async () => {
+    requireDocker();
+    const repo = kvSuite({
+      scenarios: ['where'],
+      agent: [
+        "import { readdirSync } from 'node:fs';",
+        'let seen;',
+        "try { seen = readdirSync('/workspace/out'); } catch (e) { seen = e.code; }",
+        'done({ seen });',
+      ].join('\n'),
+      expect: '  - id: untouched\n    query: SELECT count(*) FROM kv\n    equals: 1\n',
     });
-  },
-);
+    dirs.push(repo);
+    // The agent runs as 10001 in its container: a root-owned checkout must be open to others.
+    chmodSync(repo, 0o755);
+    const config = readFileSync(join(repo, 'stategate.yml'), 'utf8').replace(
+      '  timeout:',
+      `  isolation: container\n  image: ${AGENT_IMAGE}\n  setup: "echo planted > out/planted-by-setup || true"\n  timeout:`,
+    );
+    writeFileSync(join(repo, 'stategate.yml'), config);
+    const inRepo = (...args: string[]) => git(repo, ...args);
+    initRepo(inRepo);
+    writeFileSync(join(repo, '.gitignore'), 'out/\n');
+    commitTagged(inRepo, 'base');
+
+    const out = join(repo, 'out');
+    // The head in place, as the action runs it: the out directory is inside its checkout.
+    await runCompare({
+      base: 'base',
+      head: repo,
+      repo,
+      out,
+      engine: 'postgres',
+      databaseUrl: TEST_DATABASE_URL,
+    });
+    expect(existsSync(join(out, 'planted-by-setup'))).toBe(false);
+    const head = readEpisodes(out).find((g) => g.record.side === 'head');
+    const seen = (replyOf(head!) as { seen: unknown }).seen;
+    expect(Array.isArray(seen) ? seen : []).toEqual([]);
+    expect(readdirSync(out)).not.toContain('planted-by-setup');
+  });
+});
