@@ -2,7 +2,7 @@
 // harness as uid 65534, the stand-in for the normal user a hosted runner runs the harness as (the
 // agent then keeps that uid). Also the folders and the demo repository that user owns.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { runCommandAgent } from '../../src/agent/command.js';
@@ -54,13 +54,31 @@ export function runAsNobody(file: string, args: string[], cwd: string, env: Node
   }).trim();
 }
 
-/** git run later by the harness's user outside any namespace (a later step, the next job), with `env`; its exit is not looked at. */
-export function laterGitAsNobody(cwd: string, args: string[], env: NodeJS.ProcessEnv): void {
-  spawnSync('setpriv', nobodyArgs('git', args), {
-    cwd,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: 'pipe',
-  });
+/** The git hook an agent plants for the harness to run later: its `core.fsmonitor` writes $HARNESS_TOKEN to a file. */
+export interface FsmonitorTrap {
+  /** The agent's shell line that sets the hook with `git <gitArgs> config` (or says it was refused). */
+  plant(gitArgs?: string[]): string;
+  /** git run later by the harness's user outside any namespace (a later step, the next job) with `token`; its exit is not looked at. */
+  laterGit(cwd: string, args: string[], token: string): void;
+  /** What reached the file: '' when the hook never ran. */
+  leaked(): string;
+}
+
+/** A trap whose file is in a new folder of nobody's (`prefix`). */
+export function fsmonitorTrap(prefix: string): FsmonitorTrap {
+  const leak = join(nobodysDir(prefix), 'token');
+  return {
+    plant: (gitArgs = []) =>
+      `git ${[...gitArgs, ''].join(' ')}config core.fsmonitor 'echo "$HARNESS_TOKEN" > ${leak}; false' 2>&1 || echo refused`,
+    laterGit(cwd, args, token) {
+      spawnSync('setpriv', nobodyArgs('git', args), {
+        cwd,
+        env: { PATH: process.env.PATH, HARNESS_TOKEN: token },
+        stdio: 'pipe',
+      });
+    },
+    leaked: () => (existsSync(leak) ? readFileSync(leak, 'utf8') : ''),
+  };
 }
 
 /** Gives `path` and everything below it to nobody. */
@@ -68,10 +86,10 @@ export function chownToNobody(path: string): void {
   execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, path]);
 }
 
-/** A new folder in `parent` (by default outside the /tmp agents get afresh), removed after the file; nobody's unless `owned` is false. */
-export function nobodysDir(prefix: string, parent = '/var/tmp', owned = true): string {
-  const dir = removeAfterFile(mkdtempSync(join(parent, prefix)));
-  if (owned) chownSync(dir, NOBODY, NOBODY);
+/** A new folder outside the /tmp agents get afresh, nobody's, removed after the file. */
+export function nobodysDir(prefix: string): string {
+  const dir = removeAfterFile(mkdtempSync(join('/var/tmp', prefix)));
+  chownSync(dir, NOBODY, NOBODY);
   return dir;
 }
 

@@ -7,10 +7,10 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/pipeline.js';
 import { commitTagged, git, initRepo } from '../helpers/demo-repo.js';
 import { AGENT_IMAGE, RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
-import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
+import { kvSuite, readEpisodes, replyOf } from '../reliability/kv-suite.js';
+import { compareOnTestServer } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -45,14 +45,7 @@ describe.runIf(RUN_CONTAINER_TESTS)('a container agent and the out directory in 
 
     const out = join(repo, 'out');
     // The head in place, as the action runs it: the out directory is inside its checkout.
-    await runCompare({
-      base: 'base',
-      head: repo,
-      repo,
-      out,
-      engine: 'postgres',
-      databaseUrl: TEST_DATABASE_URL,
-    });
+    await compareOnTestServer(repo, 'base', out);
     expect(existsSync(join(out, 'planted-by-setup'))).toBe(false);
     const head = readEpisodes(out).find((g) => g.record.side === 'head');
     const seen = (replyOf(head!) as { seen: unknown }).seen;

@@ -3,29 +3,18 @@
 // five variables; the judge's API key (the variable the config's own judge.api_key_env names, put
 // in the job's env for the harness) and GH_TOKEN (what workflows set for the gh CLI, often the
 // workflow token itself) pass through `agent.pass_env` or `${VAR}` in `agent.env` untouched.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { baseAgentEnv } from '../../src/agent/env.js';
-import { runCompare } from '../../src/run/pipeline.js';
-import { TEST_DATABASE_URL } from './attack-suite.js';
+import { setEnvForFile } from '../helpers/process-env.js';
+import { compareOnTestServer, NODE_AGENT, writeSuite } from './suite.js';
 
-const JUDGE_KEY = 'sk-redteam-judge-key-for-the-harness-only';
-const GH_TOKEN = 'ghs_redteamGhCliTokenThatMustNotLeak';
-const saved: Record<string, string | undefined> = {};
+const JUDGE_KEY = 'sk-canary-judge-key-for-the-harness-only';
+const GH_TOKEN = 'ghs_canaryGhCliTokenThatMustNotLeak';
+setEnvForFile({ PASSED_JUDGE_KEY: JUDGE_KEY, GH_TOKEN });
 const dirs: string[] = [];
-beforeAll(() => {
-  for (const [k, v] of Object.entries({ REDTEAM_JUDGE_KEY: JUDGE_KEY, GH_TOKEN })) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
-});
 afterAll(() => {
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -35,51 +24,25 @@ describe('the head names runner secrets in its agent section', () => {
   });
 
   it("the judge's API key never reaches the agent, by pass_env or ${VAR} in agent.env", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sg-redteam-passenv-'));
+    const dir = writeSuite({
+      schema: 'CREATE TABLE kv (k text PRIMARY KEY);\n',
+      fixtures: null,
+      twin: 'tools:\n  list:\n    risk: read\n    sql: SELECT k FROM kv\n    returns: many\n',
+      agentFiles: {
+        'agent.mjs':
+          'const reply = JSON.stringify([process.env.PASSED_JUDGE_KEY, process.env.COPY]);\n' +
+          "process.stdout.write(JSON.stringify({ reply, outcome: 'SUCCESS' }) + '\\n');\n",
+      },
+      agent: `${NODE_AGENT}\n  pass_env: [PASSED_JUDGE_KEY]\n  env: { COPY: "\${PASSED_JUDGE_KEY}" }`,
+      scenarios: ['s'],
+      message: 'hi',
+      expect: '  - id: e\n    query: SELECT count(*) FROM kv\n    equals: 0\n',
+      engine: null,
+      extra: 'judge:\n  url: http://127.0.0.1:9/v1\n  model: m\n  api_key_env: PASSED_JUDGE_KEY\n',
+    });
     dirs.push(dir);
-    mkdirSync(join(dir, 'db'));
-    mkdirSync(join(dir, 'scenarios'));
-    writeFileSync(join(dir, 'db', 'schema.sql'), 'CREATE TABLE kv (k text PRIMARY KEY);\n');
-    writeFileSync(
-      join(dir, 'twin.yaml'),
-      'tools:\n  list:\n    risk: read\n    sql: SELECT k FROM kv\n    returns: many\n',
-    );
-    writeFileSync(
-      join(dir, 'agent.mjs'),
-      'const reply = JSON.stringify([process.env.REDTEAM_JUDGE_KEY, process.env.COPY]);\n' +
-        "process.stdout.write(JSON.stringify({ reply, outcome: 'SUCCESS' }) + '\\n');\n",
-    );
-    writeFileSync(
-      join(dir, 'scenarios', 's.yaml'),
-      'id: s\ninput:\n  message: hi\nexpect:\n  - id: e\n    query: SELECT count(*) FROM kv\n    equals: 0\n',
-    );
-    writeFileSync(
-      join(dir, 'stategate.yml'),
-      `version: 1
-agent:
-  command: node agent.mjs
-  pass_env: [REDTEAM_JUDGE_KEY]
-  env: { COPY: "\${REDTEAM_JUDGE_KEY}" }
-database:
-  schema: [db/schema.sql]
-twins: [twin.yaml]
-scenarios: [scenarios/*.yaml]
-repeats: 1
-judge:
-  url: http://127.0.0.1:9/v1
-  model: m
-  api_key_env: REDTEAM_JUDGE_KEY
-`,
-    );
     const out = join(dir, '.stategate');
-    await runCompare({
-      base: null,
-      head: dir,
-      repo: dir,
-      out,
-      engine: 'postgres',
-      databaseUrl: TEST_DATABASE_URL,
-    }).catch(() => undefined);
+    await compareOnTestServer(dir).catch(() => undefined);
     let replies = '';
     try {
       replies = readFileSync(join(out, 'episodes.jsonl'), 'utf8');

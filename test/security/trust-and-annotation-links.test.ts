@@ -14,7 +14,7 @@ import { caseAnnotations, repositoryPaths } from '../../src/action/annotations.j
 import { readEvent } from '../../src/action/event.js';
 import { untrustedReason } from '../../src/action/trust.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sg-redteam2-trust-'));
+const dir = mkdtempSync(join(tmpdir(), 'sg-trust-links-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SHA = 'a'.repeat(40);
 

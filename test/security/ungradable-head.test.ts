@@ -8,83 +8,42 @@
 // The classifier already refuses this for twin SQL errors the head provokes (provokedErrors); these
 // are the same move through the grader. No suite file changes.
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/pipeline.js';
-import { TEST_DATABASE_URL } from './attack-suite.js';
+import { answer, type ChatServer, completion, startChatServer } from '../helpers/chat-server.js';
+import { CALL_TOOL, compareOnTestServer, NODE_AGENT, UPDATE_PUT, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
-let judge: Server;
-let judgePort = 0;
+let judge: ChatServer;
 beforeAll(async () => {
   // A judge that passes every reply it is asked about.
-  judge = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const content = JSON.stringify({ label: 'pass', score: 1, quote: '' });
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ choices: [{ message: { content }, finish_reason: 'stop' }] }));
-    });
-  });
-  await new Promise<void>((ok) => judge.listen(0, '127.0.0.1', ok));
-  judgePort = (judge.address() as AddressInfo).port;
+  judge = await startChatServer((_body, _req, res) =>
+    answer(res, 200, completion(JSON.stringify({ label: 'pass', score: 1, quote: '' }))),
+  );
 });
 afterAll(async () => {
-  await new Promise((ok) => judge.close(ok));
+  await judge.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const PRELUDE = `
-async function call(tool, args) {
-  const res = await fetch(process.env.STATEGATE_TOOLS_URL + '/tools/' + tool, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args),
-  });
-  return { status: res.status, body: await res.text() };
-}
-function finish(result) { process.stdout.write(JSON.stringify(result) + '\\n'); }
-`;
-
 function side(agentBody: string, withJudge: boolean): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sg-redteam-ungradable-'));
-  dirs.push(dir);
-  mkdirSync(join(dir, 'db'));
-  mkdirSync(join(dir, 'scenarios'));
-  // An audit table without a primary key, as many real schemas have.
-  writeFileSync(
-    join(dir, 'db', 'schema.sql'),
-    'CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL);\nCREATE TABLE audit (what text NOT NULL, status text NOT NULL);\n',
-  );
-  writeFileSync(
-    join(dir, 'db', 'fixtures.yaml'),
-    'kv:\n  - { k: balance, v: "100" }\naudit:\n  - { what: nightly, status: clean }\n',
-  );
-  writeFileSync(
-    join(dir, 'twin.yaml'),
-    `tools:
-  put:
-    risk: write
-    input: { type: object, properties: { k: { type: string }, v: { type: string } }, required: [k, v] }
-    sql: UPDATE kv SET v = :v WHERE k = :k
-    returns: none
-  note:
+  const dir = writeSuite({
+    // An audit table without a primary key, as many real schemas have.
+    schema:
+      'CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL);\nCREATE TABLE audit (what text NOT NULL, status text NOT NULL);\n',
+    fixtures: 'kv:\n  - { k: balance, v: "100" }\naudit:\n  - { what: nightly, status: clean }\n',
+    twin: `tools:
+${UPDATE_PUT}  note:
     risk: write
     input: { type: object, properties: { what: { type: string }, status: { type: string } }, required: [what, status] }
     sql: INSERT INTO audit (what, status) VALUES (:what, :status)
     returns: none
 `,
-  );
-  writeFileSync(join(dir, 'agent.mjs'), `${PRELUDE}\n${agentBody}\n`);
-  writeFileSync(
-    join(dir, 'scenarios', 'pay.yaml'),
-    `id: pay
-input:
-  message: pay 30 out of the balance
-expect:
-  - id: balance-debited
+    agentFiles: { 'agent.mjs': `${CALL_TOOL}\n${agentBody}\n` },
+    agent: NODE_AGENT,
+    scenarios: ['pay'],
+    message: 'pay 30 out of the balance',
+    expect: `  - id: balance-debited
     critical: true
     query: SELECT v FROM kv WHERE k = 'balance'
     equals: "70"
@@ -92,21 +51,11 @@ expect:
     query: SELECT status FROM audit WHERE what = 'nightly'
     equals: clean
 ${withJudge ? '  - id: polite\n    judge: { criterion: The reply is polite. }\n' : ''}`,
-  );
-  writeFileSync(
-    join(dir, 'stategate.yml'),
-    `version: 1
-agent:
-  command: node agent.mjs
-database:
-  schema: [db/schema.sql]
-  fixtures: [db/fixtures.yaml]
-twins: [twin.yaml]
-scenarios: [scenarios/*.yaml]
-repeats: 2
-concurrency: 2
-${withJudge ? `judge:\n  url: http://127.0.0.1:${judgePort}/v1\n  model: m\n` : ''}`,
-  );
+    engine: 'postgres',
+    repeats: 2,
+    extra: withJudge ? `judge:\n  url: ${judge.url}\n  model: m\n` : '',
+  });
+  dirs.push(dir);
   return dir;
 }
 
@@ -114,16 +63,9 @@ const GOOD =
   "await call('put', { k: 'balance', v: '70' });\nfinish({ reply: 'Paid, thank you!', outcome: 'SUCCESS' });";
 
 async function verdict(base: string, head: string) {
-  const { report } = await runCompare({
-    base,
-    head,
-    repo: head,
-    out: join(head, '.stategate'),
-    engine: 'postgres',
-    databaseUrl: TEST_DATABASE_URL,
-  });
+  const { report } = await compareOnTestServer(head, base);
   const out = { verdict: report.verdict, classes: report.cases.map((c) => `${c.class}: ${c.reason}`) };
-  if (process.env.REDTEAM_DEBUG) console.log(JSON.stringify(out));
+  if (process.env.STATEGATE_TEST_DEBUG) console.log(JSON.stringify(out));
   return out;
 }
 

@@ -6,23 +6,24 @@
 // index, outside any namespace, as the runner user (actions/checkout's post step reads it with
 // `git submodule foreach`, with the job's token as its input), which is the hole checkout-git-hook.test.ts
 // closed for the checkout's own repository.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   AS_ROOT,
   chownToNobody,
-  laterGitAsNobody,
+  fsmonitorTrap,
   nobodysDir,
   oneCommitRepo,
   REPLY_DONE,
+  removeAfterFile,
   runAgentAsNobody,
 } from '../helpers/as-nobody.js';
 
 /** $GITHUB_WORKSPACE = the base checkout; head/ = the fork's clone beside it; all owned by the runner user. */
 function targetLayout(): { workspace: string; head: string } {
   // Not under /tmp, which the agent gets fresh: like /home/runner/work/REPO/REPO.
-  const workspace = oneCommitRepo(nobodysDir('sg-head-path-ws-', '/var/tmp', false), 'stategate.yml');
+  const workspace = oneCommitRepo(removeAfterFile(mkdtempSync('/var/tmp/sg-head-path-ws-')), 'stategate.yml');
   const head = join(workspace, 'head');
   mkdirSync(head);
   oneCommitRepo(head, 'agent.sh');
@@ -35,23 +36,24 @@ describe('a head in head-path plants a git hook in the workspace (base) reposito
     "cannot change the workspace's .git above head-path, so a later git command there runs nothing",
     async () => {
       const { workspace, head } = targetLayout();
-      const leak = join(nobodysDir('sg-head-path-leak-'), 'token');
+      const trap = fsmonitorTrap('sg-head-path-leak-');
       const configBefore = readFileSync(join(workspace, '.git', 'config'), 'utf8');
-      const command = [
-        `git -C .. config core.fsmonitor 'echo "$HARNESS_TOKEN" > ${leak}; false' 2>&1 || echo refused`,
-        REPLY_DONE,
-      ].join('\n');
-      const run = await runAgentAsNobody({ command, checkout: head, hide: [join(workspace, '.stategate')] });
+      const run = await runAgentAsNobody({
+        command: `${trap.plant(['-C', '..'])}\n${REPLY_DONE}`,
+        checkout: head,
+        hide: [join(workspace, '.stategate')],
+      });
       expect(run.exitCode).toBe(0);
 
       // Later, outside any namespace: actions/checkout's post step in the workspace (its token in INPUT_TOKEN).
-      laterGitAsNobody(workspace, ['submodule', 'foreach', '--recursive', 'true'], {
-        HARNESS_TOKEN: 'ghs_canaryTokenOfTheBaseRepo',
-      });
-      const leaked = existsSync(leak) ? readFileSync(leak, 'utf8') : '';
+      trap.laterGit(
+        workspace,
+        ['submodule', 'foreach', '--recursive', 'true'],
+        'ghs_canaryTokenOfTheBaseRepo',
+      );
       expect({
         workspaceConfigChanged: readFileSync(join(workspace, '.git', 'config'), 'utf8') !== configBefore,
-        leaked,
+        leaked: trap.leaked(),
       }).toEqual({ workspaceConfigChanged: false, leaked: '' });
     },
   );
