@@ -64,15 +64,13 @@ function headSuite(extra: string, database = ''): string {
   return dir;
 }
 
-const runHead = (dir: string) => compareOnTestServer(dir);
-
 const allHeard = () => JSON.stringify(heard);
 
 describe('the head points the harness at its own servers with the runner secrets', () => {
   it('judge.api_key_env naming the workflow token does not send it to the head-chosen judge.url', async () => {
     heard.length = 0;
     const dir = headSuite(`judge:\n  url: ${judge.url}\n  model: m\n  api_key_env: INPUT_GITHUB-TOKEN\n`);
-    await runHead(dir).catch(() => undefined);
+    await compareOnTestServer(dir).catch(() => undefined);
     expect(allHeard()).not.toContain(CANARIES['INPUT_GITHUB-TOKEN']);
   });
 
@@ -81,7 +79,7 @@ describe('the head points the harness at its own servers with the runner secrets
     const dir = headSuite(
       `judge:\n  url: ${judge.url.replace(/\/v1$/, '/${ACTIONS_RUNTIME_TOKEN}/v1')}\n  model: m\n`,
     );
-    await runHead(dir).catch(() => undefined);
+    await compareOnTestServer(dir).catch(() => undefined);
     expect(allHeard()).not.toContain(CANARIES.ACTIONS_RUNTIME_TOKEN);
   });
 
