@@ -10,25 +10,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
-import { CALL_TOOL, stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { CALL_TOOL, putTwin, stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of [...dirs, marks]) rmSync(d, { recursive: true, force: true });
 });
-
-const twin = (sql: string) => `tools:
-  put:
-    description: Store a value under a key.
-    risk: write
-    input:
-      type: object
-      properties: { k: { type: string }, v: { type: string } }
-      required: [k, v]
-      additionalProperties: false
-    sql: ${sql}
-    returns: one
-`;
 
 /** An agent that leaves a mark that it ran, puts one value, and says it succeeded whatever happened. */
 const AGENT = `${CALL_TOOL}
@@ -46,7 +34,7 @@ const markOf = new Map<string, string>();
 function suite(sql: string, key: string, engine: 'embedded' | 'postgres' = 'embedded'): string {
   const marker = join(marks, `ran-${markOf.size}`);
   const dir = writeSuite({
-    twin: twin(sql),
+    twin: putTwin(sql),
     agentFiles: { 'agent.mjs': AGENT },
     agent: `  command: node agent.mjs\n  env: { KEY: ${key}, MARK: ${marker} }\n  timeout: 60s`,
     expect: '  - id: reads\n    query: SELECT count(*) FROM kv\n    gte: 1\n',
@@ -193,7 +181,7 @@ END $fn$;
       const marker = join(marks, `ran-${markOf.size}`);
       const dir = writeSuite({
         schema,
-        twin: twin('SELECT k FROM put_new(:k, :v)') + errors,
+        twin: putTwin('SELECT k FROM put_new(:k, :v)') + errors,
         agentFiles: { 'agent.mjs': AGENT },
         // 'seed' is a fixture row: the function refuses it on both sides.
         agent: `  command: node agent.mjs\n  env: { KEY: seed, MARK: ${marker} }\n  timeout: 60s`,
