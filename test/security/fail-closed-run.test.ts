@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/run/api.js';
 import { NothingCompletedError } from '../../src/run/execute.js';
 import { runCompare } from '../../src/run/pipeline.js';
-import { TEST_DATABASE_URL } from './attack-suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
 
 const dirs: string[] = [];
 afterAll(() => {
