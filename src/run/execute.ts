@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { COMPLETED } from '../compare/episodes.js';
 import { uncalibratedJudges } from '../compare/summary.js';
 import { ConfigError, type Suite } from '../config/suite.js';
-import { createGateway } from '../gateway/index.js';
+import { createGateway, type Gateway } from '../gateway/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions } from '../judge/episode.js';
 import type { GradedEpisode, RefusedCall, Side } from '../model/episode.js';
@@ -31,7 +31,7 @@ import {
 } from './episode-source.js';
 import type { RunPlan } from './plan.js';
 import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
-import { reportFromSpool, writeReports } from './run-report.js';
+import { type RunReportFacts, reportFromSpool, writeReports } from './run-report.js';
 import { schedule } from './scheduler.js';
 import type { ResourceScope } from './scope.js';
 import { prepareSide, type SideRuntime } from './side.js';
@@ -74,30 +74,7 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
   );
   scope.defer(() => spool.dispose());
 
-  const grade = grader(plan.suite.tools, judgeOf(plan.suite));
-  const keyOf = (p: PlannedEpisode) => inRunKey(plan.checkouts[p.side]!, plan.pin, p);
-  const records = ctx.options.episodeCache;
-  const sources: EpisodeSource[] = [
-    ...(baseline ? [baselineSource(baseline, plan.suite.tools)] : []),
-    ...(records ? [inRunSource(records, keyOf, grade)] : []),
-    freshSource({
-      template,
-      gateway,
-      tools: plan.suite.tools,
-      runtimes,
-      expose: plan.suite.config.database.expose,
-      pin: plan.pin,
-      signals: new EpisodeSignals(ctx.signal),
-      grade,
-      cache: records ? { records, keyOf } : undefined,
-      onRetry: (p, attempt, why) =>
-        progress({
-          type: 'log',
-          level: 'warn',
-          message: `${p.id}: could not be graded (${why}); running it again with the same seed (retry ${attempt} of ${INFRA_RETRIES})`,
-        }),
-    }),
-  ];
+  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
   await log.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
@@ -105,21 +82,8 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
 
   progress({ type: 'phase', phase: 'report', message: 'Classifying and writing the report' });
   const report = reportFromSpool(spool, {
-    scenarios: plan.scenarios,
-    suite: plan.suite,
-    pin: plan.pin,
-    engine,
-    checkouts: plan.checkouts,
-    repeats: plan.repeats.min,
-    sequential: plan.repeats.sequential,
+    ...reportFacts(plan, engine, ctx.signal.aborted),
     decisions: ctx.signal.aborted ? undefined : decisions,
-    shard: plan.shard ?? null,
-    interrupted: ctx.signal.aborted,
-    startedAt: plan.startedAt,
-    headOnly: plan.headOnly,
-    policyFrom: plan.policy.source,
-    suiteChanges: plan.policy.changes,
-    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
     baselineCache: baseline?.facts(),
   });
   const written = writeReports(report, plan.outDir);
@@ -157,6 +121,65 @@ export function nothingCompleted(ends: EpisodeEnds, plan: Pick<RunPlan, 'unsetPa
     .join('; ');
   const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : '';
   return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count} of ${ends.episodes}): ${message}.${env}`;
+}
+
+/** The run's episode sources, asked in order: the baseline cache, the in-run cache, a fresh episode. */
+function episodeSources(
+  plan: RunPlan,
+  ctx: ExecuteContext,
+  started: {
+    template: Template;
+    gateway: Gateway;
+    runtimes: Partial<Record<Side, SideRuntime>>;
+    baseline: BaselineCache | null;
+  },
+): EpisodeSource[] {
+  const { template, gateway, runtimes, baseline } = started;
+  const { progress } = ctx;
+  const grade = grader(plan.suite.tools, judgeOf(plan.suite));
+  const keyOf = (p: PlannedEpisode) => inRunKey(plan.checkouts[p.side]!, plan.pin, p);
+  const records = ctx.options.episodeCache;
+  return [
+    ...(baseline ? [baselineSource(baseline, plan.suite.tools)] : []),
+    ...(records ? [inRunSource(records, keyOf, grade)] : []),
+    freshSource({
+      template,
+      gateway,
+      tools: plan.suite.tools,
+      runtimes,
+      expose: plan.suite.config.database.expose,
+      pin: plan.pin,
+      signals: new EpisodeSignals(ctx.signal),
+      grade,
+      cache: records ? { records, keyOf } : undefined,
+      onRetry: (p, attempt, why) =>
+        progress({
+          type: 'log',
+          level: 'warn',
+          message: `${p.id}: could not be graded (${why}); running it again with the same seed (retry ${attempt} of ${INFRA_RETRIES})`,
+        }),
+    }),
+  ];
+}
+
+/** What the report says of the run beside its cases. */
+function reportFacts(plan: RunPlan, engine: Engine, interrupted: boolean): Omit<RunReportFacts, 'decisions'> {
+  return {
+    scenarios: plan.scenarios,
+    suite: plan.suite,
+    pin: plan.pin,
+    engine,
+    checkouts: plan.checkouts,
+    repeats: plan.repeats.min,
+    sequential: plan.repeats.sequential,
+    shard: plan.shard ?? null,
+    interrupted,
+    startedAt: plan.startedAt,
+    headOnly: plan.headOnly,
+    policyFrom: plan.policy.source,
+    suiteChanges: plan.policy.changes,
+    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
+  };
 }
 
 /** Starts the engine, builds the template and prepares every SQL statement of the suite against it. */

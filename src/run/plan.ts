@@ -137,8 +137,6 @@ export async function prepareRun(
   const unset = unsetVariables(agents, progress);
   const isolation = await probeIsolation();
 
-  const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === 'stale_response')) ? 2 : 1;
-  const mostEpisodes = scenarios.length * sides.length * repeats.max;
   return {
     repo,
     outDir,
@@ -161,29 +159,9 @@ export async function prepareRun(
     isolationNote: isolationLine(isolation),
     baselineKey:
       cacheDir && checkouts.base
-        ? {
-            suite_hash: pin.suiteHash,
-            template_hash: pin.templateHash,
-            seeds: seedsHash(
-              pin.suiteHash,
-              scenarios.map((s) => s.id),
-              repeats.min,
-            ),
-            repeats: repeats.sequential ? { min: repeats.min, max: repeats.max } : repeats.min,
-            stategate: VERSION,
-            config: configName,
-            isolation: agents.base!.isolation,
-            // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
-            judge: suite.config.judge ? contentHash(suite.config.judge) : null,
-            shard: opts.shard && opts.shard.total > 1 ? opts.shard : null,
-          }
+        ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base!, configName, opts.shard)
         : null,
-    databases: {
-      perEpisode,
-      // Episodes of one wave finish together, and each waits for a database while its own is put back.
-      reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
-      mostTakes: mostEpisodes * perEpisode,
-    },
+    databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset,
   };
 }
@@ -205,6 +183,46 @@ function unsetVariables(
     });
   }
   return unset;
+}
+
+/** The baseline cache's key of this run, but the base tree and the engine. */
+function baselineKeyOf(
+  suite: Suite,
+  pin: PinnedSuite,
+  scenarios: Scenario[],
+  repeats: RepeatsPlan,
+  baseAgent: AgentConfig,
+  configName: string,
+  shard: CompareOptions['shard'],
+): NonNullable<RunPlan['baselineKey']> {
+  return {
+    suite_hash: pin.suiteHash,
+    template_hash: pin.templateHash,
+    seeds: seedsHash(
+      pin.suiteHash,
+      scenarios.map((s) => s.id),
+      repeats.min,
+    ),
+    repeats: repeats.sequential ? { min: repeats.min, max: repeats.max } : repeats.min,
+    stategate: VERSION,
+    config: configName,
+    isolation: baseAgent.isolation,
+    // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
+    judge: suite.config.judge ? contentHash(suite.config.judge) : null,
+    shard: shard && shard.total > 1 ? shard : null,
+  };
+}
+
+/** The databases to reserve, for `episodesPerScenario` (sides x most repeats) episodes of each scenario. */
+function databasePlan(scenarios: Scenario[], episodesPerScenario: number, concurrency: number): DatabasePlan {
+  const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === 'stale_response')) ? 2 : 1;
+  const mostEpisodes = scenarios.length * episodesPerScenario;
+  return {
+    perEpisode,
+    // Episodes of one wave finish together, and each waits for a database while its own is put back.
+    reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
+    mostTakes: mostEpisodes * perEpisode,
+  };
 }
 
 /** Resolves each side's checkout and says what is unusual about it. */
