@@ -3,7 +3,6 @@
 // the adaptive loop (fixed repeats are one look) over the episode sources; then the report.
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPLETED } from '../compare/episodes.js';
 import { uncalibratedJudges } from '../compare/summary.js';
 import { ConfigError, type Suite } from '../config/suite.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
@@ -17,6 +16,7 @@ import type { CaseDecision } from '../stats/case-decision.js';
 import { runAdaptive } from './adaptive.js';
 import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { BaselineCache } from './baseline-cache.js';
+import { countEnd, type EpisodeEnds, NothingCompletedError, nothingCompleted } from './episode-ends.js';
 import { CaseSpool, EpisodeLog } from './episode-log.js';
 import { EpisodeSignals } from './episode-signals.js';
 import {
@@ -93,34 +93,6 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
     if (problem) throw new NothingCompletedError(`${problem} The report is at ${written.reportPath}.`);
   }
   return { ...written, ...(baselineStored ? { baselineStored } : {}) };
-}
-
-/** How the run's episodes ended: how many ran, how many completed, and the failures' messages by count. */
-export interface EpisodeEnds {
-  episodes: number;
-  completed: number;
-  failures: Map<string, number>;
-}
-
-/** A run with episodes but no completed one: thrown after its report is written. */
-export class NothingCompletedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NothingCompletedError';
-  }
-}
-
-/** The sentence of a run whose episodes all failed to complete, with the most common end; null otherwise. */
-export function nothingCompleted(ends: EpisodeEnds, plan: Pick<RunPlan, 'unsetPassEnv'>): string | null {
-  if (ends.episodes === 0 || ends.completed > 0) return null;
-  const [message, count] = [...ends.failures.entries()].sort(
-    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1),
-  )[0] ?? ['no result', ends.episodes];
-  const unset = Object.entries(plan.unsetPassEnv)
-    .map(([side, names]) => `${side}: ${names.join(', ')}`)
-    .join('; ');
-  const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : '';
-  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count} of ${ends.episodes}): ${message}.${env}`;
 }
 
 /** The run's episode sources, asked in order: the baseline cache, the in-run cache, a fresh episode. */
@@ -319,18 +291,6 @@ async function runLoop(
     signal: ctx.signal,
   });
   return { decisions, ends };
-}
-
-/** Counts an episode's end: completed, or the message of its `completed` expectation. */
-function countEnd(ends: EpisodeEnds, graded: GradedEpisode): void {
-  ends.episodes++;
-  const completed = graded.results.find((r) => r.id === COMPLETED);
-  if (completed?.verdict === 'pass') ends.completed++;
-  else {
-    // Durations differ from episode to episode; the end they describe is the same.
-    const message = (completed?.message ?? 'not graded').replace(/\b\d+ ms\b/g, 'N ms');
-    ends.failures.set(message, (ends.failures.get(message) ?? 0) + 1);
-  }
 }
 
 /** Opens the baseline cache for the base checkout, or says why a base is never cached. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProgressEvent } from '../../src/run/api.js';
-import { NothingCompletedError } from '../../src/run/execute.js';
+import { NothingCompletedError } from '../../src/run/episode-ends.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { TEST_DATABASE_URL } from '../helpers/engines.js';
 
