@@ -65599,6 +65599,25 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/model/episode.ts
+var COMPLETED = "completed";
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+
 // src/model/classes.ts
 var CASE_CLASSES = [
   "new-critical-failure",
@@ -65624,6 +65643,9 @@ var FAILURE_SIGNATURES = [
   "other"
 ];
 var NEW_SCENARIO = "New scenario (no base run): ";
+
+// src/model/engine.ts
+var ENGINE_NAMES = ["embedded", "postgres", "testcontainers"];
 
 // src/config/schema.ts
 var MIN_BARE_DURATION_MS = 1e3;
@@ -65686,7 +65708,7 @@ var AgentConfig = external_exports.strictObject({
     });
 });
 var DatabaseConfig = external_exports.strictObject({
-  engine: external_exports.enum(["auto", "embedded", "postgres", "testcontainers"]).default("auto"),
+  engine: external_exports.enum(["auto", ...ENGINE_NAMES]).default("auto"),
   url: external_exports.string().optional().describe("postgres: a server where the harness may CREATE DATABASE."),
   image: external_exports.string().default("postgres:16-alpine").describe("testcontainers image."),
   schema: StringList.default([]).describe("SQL files applied in order to build the template."),
@@ -66388,7 +66410,6 @@ function missingKind(keys, source, at) {
 
 // src/config/scenario-file.ts
 var ScenarioShape = ScenarioFile.extend({ expect: external_exports.array(external_exports.unknown()).default([]) });
-var COMPLETED_ID = "completed";
 function readScenario(value, source, file2) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { problems: [notAMapping(source, value, "a scenario: id, input.message and expect")] };
@@ -66423,12 +66444,12 @@ function idChecks(items, source) {
     const id = item?.id;
     if (typeof id !== "string") return;
     const at = ["expect", i, "id"];
-    if (id === COMPLETED_ID) {
+    if (id === COMPLETED) {
       problems.push(
         problemAt(
           source,
           at,
-          `'${COMPLETED_ID}' is the implicit expectation every episode has; choose another id`
+          `'${COMPLETED}' is the implicit expectation every episode has; choose another id`
         )
       );
     }
@@ -68375,7 +68396,7 @@ function sortProblems(problems) {
 // src/config/options.ts
 var CHOICES = {
   "fail-on": ["block", "warn", "never"],
-  engine: ["auto", "embedded", "postgres", "testcontainers"],
+  engine: ["auto", ...ENGINE_NAMES],
   "policy-from": ["base", "head"],
   "suite-from": ["head", "base"],
   isolation: ["process", "container"]
@@ -68874,7 +68895,11 @@ function suiteLines(report2) {
   for (const side3 of ["base", "head"]) {
     const s = report2.stats?.[side3];
     if (!s || s.scenarios === 0) continue;
-    const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
+    const excluded = s.excluded ?? 0;
+    const whole = s.scenarios + excluded;
+    const passed2 = s.all_n === null ? 0 : Math.round(s.all_n * s.scenarios);
+    const ungraded = excluded > 0 ? `, ${count(excluded)} not graded` : "";
+    const allN = s.all_n === null ? "\u2014" : `${count(passed2)} of ${count(whole)} scenarios (${percent(passed2 / whole)})${ungraded}`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
     const extra = hat.map(([k, v]) => `, pass@${k} ${percent(s.pass_at_k[k] ?? null)}, pass^${k} ${percent(v)}`).join("");
     out.push(`${side3}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
@@ -69540,7 +69565,6 @@ function decideCase(base2, head, policy) {
 }
 
 // src/compare/episodes.ts
-var COMPLETED = "completed";
 function isGradable(e) {
   return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
 }
@@ -71146,15 +71170,14 @@ function gradeForbidChanges(spec, diff, calls) {
 }
 
 // src/grade/episode.ts
-var COMPLETED2 = "completed";
 var STATE_KINDS = ["query", "changes", "only_changes", "forbid_changes"];
 function gradeEpisode(scenario, record2, tools, judgeResults) {
   const results = [];
   const infra = record2.infraError;
   const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
   results.push({
-    id: COMPLETED2,
-    kind: COMPLETED2,
+    id: COMPLETED,
+    kind: COMPLETED,
     critical: true,
     ...notGraded ?? gradeCompleted(record2.agent)
   });
@@ -71236,7 +71259,7 @@ function failureSignature(graded2) {
   if (failures.length === 0) return null;
   const labelled = (label) => failures.some((r) => r.label === label);
   const calls = graded2.record.calls;
-  if (failures.some((r) => r.kind === COMPLETED2)) return "agent-did-not-complete";
+  if (failures.some((r) => r.kind === COMPLETED)) return "agent-did-not-complete";
   if (labelled("DUPLICATE_EFFECT")) return "duplicate-effect";
   if (labelled("HALLUCINATED_SUCCESS")) return "success-claimed-without-effect";
   if (unrecoveredError(calls)) return "tool-error-not-recovered";
@@ -83649,7 +83672,7 @@ var IdempotencyStore = class {
 };
 
 // src/gateway/session.ts
-var EpisodeSession = class {
+var SessionState = class {
   /** Compiles every tool's argument check; throws on an invalid input schema or a missing initial state. */
   constructor(token, spec) {
     this.token = token;
@@ -83819,7 +83842,7 @@ async function createGateway(opts = {}) {
     port,
     open(spec) {
       const token = randomBytes(16).toString("hex");
-      const session = new EpisodeSession(token, spec);
+      const session = new SessionState(token, spec);
       sessions.set(token, session);
       const toolsUrl = `http://${urlHost2}:${port}/e/${token}`;
       let closing;
@@ -84132,6 +84155,15 @@ function databaseUrl(url2, database, user) {
   return u.toString();
 }
 
+// src/sandbox/statement-timeout.ts
+function statementTimeout(timeoutMs) {
+  if (timeoutMs === void 0) return "0";
+  const ms = Math.max(1, Math.ceil(timeoutMs));
+  if (!Number.isSafeInteger(ms))
+    throw new RangeError(`statement timeout ${timeoutMs} ms is not a whole number`);
+  return String(ms);
+}
+
 // src/sandbox/suite-role.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 async function createSuiteRole(cluster, label) {
@@ -84290,7 +84322,14 @@ async function insertBatch(session, target, columns, rows, first, where) {
 function rowError(where, row2, err) {
   return new Error(`${where}: row ${row2}: ${describe4(err)}${refusalNote(err)}`);
 }
-async function applyScenarioState(sandbox, state, tables) {
+var QUERY_CANCELED = "57014";
+var StateTimeoutError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "StateTimeoutError";
+  }
+};
+async function applyScenarioState(sandbox, state, tables, timeoutMs) {
   for (const table2 of Object.keys(state.rows)) {
     if (!(table2 in tables)) {
       const known = Object.keys(tables).join(", ") || "none";
@@ -84299,12 +84338,18 @@ async function applyScenarioState(sandbox, state, tables) {
   }
   if (Object.keys(state.rows).length === 0 && (state.sql ?? []).length === 0) return;
   await sandbox.transaction(async (tx) => {
+    if (timeoutMs !== void 0)
+      await tx.query("SELECT set_config('statement_timeout', $1, true)", [statementTimeout(timeoutMs)]);
     for (const [table2, rows] of Object.entries(state.rows)) await insertRows(tx, table2, rows, "state.rows");
     for (const [i, sql] of (state.sql ?? []).entries()) {
       try {
         await tx.query(sql);
       } catch (e) {
         const err = e;
+        if (err.code === QUERY_CANCELED)
+          throw new StateTimeoutError(
+            `state.sql[${i}] ran past the episode's timeout of ${timeoutMs} ms: ${excerpt(sql)}`
+          );
         throw new Error(`state.sql[${i}]: ${describe4(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
@@ -86112,11 +86157,13 @@ var PgSandbox = class _PgSandbox {
    * Runs one suite query that must not write: the transaction is READ ONLY and locked so by a first
    * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
    */
-  async readOnly(sql) {
+  async readOnly(sql, timeoutMs) {
     const client = await this.pool.connect();
     let broken;
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1");
+      await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`
+      );
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };
@@ -86960,24 +87007,6 @@ function adaptivePolicy(repeats) {
 import { mkdirSync as mkdirSync2, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync4, writeFileSync as writeFileSync4 } from "node:fs";
 import { join as join9 } from "node:path";
 
-// src/model/episode.ts
-var FAILURE_LABELS = [
-  "STATE_MISMATCH",
-  "DUPLICATE_EFFECT",
-  "ORDER_VIOLATION",
-  "FORBIDDEN_CALL",
-  "EXTRA_EFFECT",
-  "MISSING_EFFECT",
-  "HALLUCINATED_SUCCESS",
-  "INCOMPLETE_RUN",
-  "TOO_MANY_CALLS",
-  "TOO_MANY_RETRIES",
-  "WRONG_OUTCOME",
-  "REPLY_MISMATCH",
-  "JUDGE_FAIL",
-  "EVALUATION_ERROR"
-];
-
 // src/report/report-schema.ts
 var REPORT_LIMITS = {
   /** Bytes of one report.json file. */
@@ -87206,7 +87235,7 @@ var ReportSchema = external_exports.strictObject({
       text
     })
   ).max(64).optional(),
-  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
+  engine: external_exports.enum(ENGINE_NAMES),
   engine_reason: text.optional(),
   pin: external_exports.strictObject({
     suite_hash: hex3,
@@ -87388,7 +87417,8 @@ var EpisodeRecordSchema = external_exports.strictObject({
   infraError: external_exports.strictObject({
     stage: external_exports.enum(["sandbox", "gateway", "tool", "agent-start", "capture", "judge", "interrupted"]),
     message: external_exports.string(),
-    provoked: external_exports.literal(true).optional()
+    provoked: external_exports.literal(true).optional(),
+    timedOut: external_exports.literal(true).optional()
   }).optional(),
   timings: external_exports.record(external_exports.string(), external_exports.number()),
   pin: external_exports.strictObject({ suite: external_exports.string(), scenario: external_exports.string() }).optional()
@@ -87599,6 +87629,32 @@ function entryProblem(entry, key, suiteHash) {
   return null;
 }
 
+// src/run/episode-ends.ts
+var NothingCompletedError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "NothingCompletedError";
+  }
+};
+function nothingCompleted(ends, plan) {
+  if (ends.episodes === 0 || ends.completed > 0) return null;
+  const [message, count4] = [...ends.failures.entries()].sort(
+    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)
+  )[0] ?? ["no result", ends.episodes];
+  const unset = Object.entries(plan.unsetPassEnv).map(([side3, names]) => `${side3}: ${names.join(", ")}`).join("; ");
+  const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : "";
+  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count4} of ${ends.episodes}): ${message}.${env}`;
+}
+function countEnd(ends, graded2) {
+  ends.episodes++;
+  const completed = graded2.results.find((r) => r.id === COMPLETED);
+  if (completed?.verdict === "pass") ends.completed++;
+  else {
+    const message = (completed?.message ?? "not graded").replace(/\b\d+ ms\b/g, "N ms");
+    ends.failures.set(message, (ends.failures.get(message) ?? 0) + 1);
+  }
+}
+
 // src/run/episode-log.ts
 import { createWriteStream as createWriteStream2, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync as rmSync5 } from "node:fs";
 import { appendFile as appendFile2 } from "node:fs/promises";
@@ -87743,13 +87799,15 @@ async function prepareSandbox(ctx, scenario, label) {
     await applyScenarioState(
       sandbox,
       { rows: scenario.state.rows, sql: scenario.state.sql },
-      ctx.template.tables
+      ctx.template.tables,
+      durationMs(ctx.side.agent.timeout)
     );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
     void sandbox.dispose();
-    throw new Error(`scenario ${scenario.id} state (${scenario.file}): ${err.message}`);
+    const message = `scenario ${scenario.id} state (${scenario.file}): ${err.message}`;
+    throw err instanceof StateTimeoutError ? new StateTimeoutError(message) : new Error(message);
   }
 }
 async function runEpisode(ctx, planned) {
@@ -87792,6 +87850,7 @@ async function runEpisode(ctx, planned) {
       }
     } catch (err) {
       fail2("sandbox", err);
+      if (err instanceof StateTimeoutError) record2.infraError.timedOut = true;
       return record2;
     }
     lap("reset");
@@ -87862,7 +87921,7 @@ async function runEpisode(ctx, planned) {
     }
     lap("capture");
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record2.queries[id] = await readOnlyQuery(sandbox, sql);
+      record2.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
     }
     lap("queries");
     return record2;
@@ -87879,9 +87938,9 @@ async function runEpisode(ctx, planned) {
 function harnessFailure(call) {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
-async function readOnlyQuery(sandbox, sql) {
+async function readOnlyQuery(sandbox, sql, timeoutMs) {
   try {
-    const { rows, fields } = await sandbox.readOnly(sql);
+    const { rows, fields } = await sandbox.readOnly(sql, timeoutMs);
     return { sql, rows, fields };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
@@ -87926,7 +87985,7 @@ function inRunSource(cache2, keyOf2, grade) {
 var INFRA_RETRIES = 2;
 function retryable(record2, signal) {
   const infra = record2.infraError;
-  return infra !== void 0 && infra.stage !== "interrupted" && !infra.provoked && !signal.aborted;
+  return infra !== void 0 && infra.stage !== "interrupted" && !infra.provoked && !infra.timedOut && !signal.aborted;
 }
 function freshSource(ctx) {
   return {
@@ -90819,10 +90878,31 @@ async function executeRun(plan, ctx) {
     plan.scenarios.map((s) => s.id)
   );
   scope.defer(() => spool.dispose());
+  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline });
+  const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
+  await log2.close();
+  reportRefused(gateway.refused(), gateway.refusedCount(), progress);
+  const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : void 0;
+  progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
+  const report2 = reportFromSpool(spool, {
+    ...reportFacts(plan, engine, ctx.signal.aborted),
+    decisions: ctx.signal.aborted ? void 0 : decisions,
+    baselineCache: baseline?.facts()
+  });
+  const written = writeReports(report2, plan.outDir);
+  if (!ctx.signal.aborted) {
+    const problem = nothingCompleted(ends, plan);
+    if (problem) throw new NothingCompletedError(`${problem} The report is at ${written.reportPath}.`);
+  }
+  return { ...written, ...baselineStored ? { baselineStored } : {} };
+}
+function episodeSources(plan, ctx, started) {
+  const { template, gateway, runtimes, baseline } = started;
+  const { progress } = ctx;
   const grade = grader(plan.suite.tools, judgeOf(plan.suite));
   const keyOf2 = (p) => inRunKey(plan.checkouts[p.side], plan.pin, p);
   const records = ctx.options.episodeCache;
-  const sources = [
+  return [
     ...baseline ? [baselineSource(baseline, plan.suite.tools)] : [],
     ...records ? [inRunSource(records, keyOf2, grade)] : [],
     freshSource({
@@ -90842,12 +90922,9 @@ async function executeRun(plan, ctx) {
       })
     })
   ];
-  const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
-  await log2.close();
-  reportRefused(gateway.refused(), gateway.refusedCount(), progress);
-  const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : void 0;
-  progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
-  const report2 = reportFromSpool(spool, {
+}
+function reportFacts(plan, engine, interrupted) {
+  return {
     scenarios: plan.scenarios,
     suite: plan.suite,
     pin: plan.pin,
@@ -90855,37 +90932,14 @@ async function executeRun(plan, ctx) {
     checkouts: plan.checkouts,
     repeats: plan.repeats.min,
     sequential: plan.repeats.sequential,
-    decisions: ctx.signal.aborted ? void 0 : decisions,
     shard: plan.shard ?? null,
-    interrupted: ctx.signal.aborted,
+    interrupted,
     startedAt: plan.startedAt,
     headOnly: plan.headOnly,
     policyFrom: plan.policy.source,
     suiteChanges: plan.policy.changes,
-    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
-    baselineCache: baseline?.facts()
-  });
-  const written = writeReports(report2, plan.outDir);
-  if (!ctx.signal.aborted) {
-    const problem = nothingCompleted(ends, plan);
-    if (problem) throw new NothingCompletedError(`${problem} The report is at ${written.reportPath}.`);
-  }
-  return { ...written, ...baselineStored ? { baselineStored } : {} };
-}
-var NothingCompletedError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "NothingCompletedError";
-  }
-};
-function nothingCompleted(ends, plan) {
-  if (ends.episodes === 0 || ends.completed > 0) return null;
-  const [message, count4] = [...ends.failures.entries()].sort(
-    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)
-  )[0] ?? ["no result", ends.episodes];
-  const unset = Object.entries(plan.unsetPassEnv).map(([side3, names]) => `${side3}: ${names.join(", ")}`).join("; ");
-  const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : "";
-  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count4} of ${ends.episodes}): ${message}.${env}`;
+    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote }
+  };
 }
 async function startEngine(plan, ctx) {
   const { progress } = ctx;
@@ -90948,7 +91002,11 @@ async function runLoop(plan, template, take, out, ctx) {
   let started = 0;
   template.expectTakes(plan.databases.mostTakes);
   let before = 0;
-  const runBatch = async (batch) => {
+  const added = new Set(plan.added);
+  const runBatch = async (looked) => {
+    const batch = [...looked].sort(
+      (a, b) => Number(added.has(a.scenario.id)) - Number(added.has(b.scenario.id))
+    );
     const offset = before;
     before += batch.length;
     await schedule(
@@ -90991,15 +91049,6 @@ async function runLoop(plan, template, take, out, ctx) {
     signal: ctx.signal
   });
   return { decisions, ends };
-}
-function countEnd(ends, graded2) {
-  ends.episodes++;
-  const completed = graded2.results.find((r) => r.id === COMPLETED);
-  if (completed?.verdict === "pass") ends.completed++;
-  else {
-    const message = (completed?.message ?? "not graded").replace(/\b\d+ ms\b/g, "N ms");
-    ends.failures.set(message, (ends.failures.get(message) ?? 0) + 1);
-  }
 }
 function openBaseline(plan, engine, progress) {
   const base2 = plan.checkouts.base;
@@ -91245,8 +91294,6 @@ async function prepareRun(opts, scope, progress) {
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
   const isolation = await probeIsolation();
-  const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === "stale_response")) ? 2 : 1;
-  const mostEpisodes = scenarios.length * sides.length * repeats.max;
   return {
     repo,
     outDir,
@@ -91260,34 +91307,15 @@ async function prepareRun(opts, scope, progress) {
     suite,
     pin,
     scenarios,
+    added: (policy.changes ?? []).filter((c) => c.kind === "scenario-added").map((c) => c.subject),
     shard: opts.shard ?? null,
     repeats,
     concurrency,
     agents,
     isolation,
     isolationNote: isolationLine(isolation),
-    baselineKey: cacheDir2 && checkouts.base ? {
-      suite_hash: pin.suiteHash,
-      template_hash: pin.templateHash,
-      seeds: seedsHash(
-        pin.suiteHash,
-        scenarios.map((s) => s.id),
-        repeats.min
-      ),
-      repeats: repeats.sequential ? { min: repeats.min, max: repeats.max } : repeats.min,
-      stategate: VERSION,
-      config: configName,
-      isolation: agents.base.isolation,
-      // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
-      judge: suite.config.judge ? contentHash(suite.config.judge) : null,
-      shard: opts.shard && opts.shard.total > 1 ? opts.shard : null
-    } : null,
-    databases: {
-      perEpisode,
-      // Episodes of one wave finish together, and each waits for a database while its own is put back.
-      reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
-      mostTakes: mostEpisodes * perEpisode
-    },
+    baselineKey: cacheDir2 && checkouts.base ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base, configName, opts.shard) : null,
+    databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset
   };
 }
@@ -91304,6 +91332,34 @@ function unsetVariables(agents, progress) {
     });
   }
   return unset;
+}
+function baselineKeyOf(suite, pin, scenarios, repeats, baseAgent, configName, shard) {
+  return {
+    suite_hash: pin.suiteHash,
+    template_hash: pin.templateHash,
+    seeds: seedsHash(
+      pin.suiteHash,
+      scenarios.map((s) => s.id),
+      repeats.min
+    ),
+    repeats: repeats.sequential ? { min: repeats.min, max: repeats.max } : repeats.min,
+    stategate: VERSION,
+    config: configName,
+    isolation: baseAgent.isolation,
+    // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
+    judge: suite.config.judge ? contentHash(suite.config.judge) : null,
+    shard: shard && shard.total > 1 ? shard : null
+  };
+}
+function databasePlan(scenarios, episodesPerScenario, concurrency) {
+  const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === "stale_response")) ? 2 : 1;
+  const mostEpisodes = scenarios.length * episodesPerScenario;
+  return {
+    perEpisode,
+    // Episodes of one wave finish together, and each waits for a database while its own is put back.
+    reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
+    mostTakes: mostEpisodes * perEpisode
+  };
 }
 async function checkOut(opts, sides, repo, ignore2, scope, progress) {
   progress({ type: "phase", phase: "checkout", message: "Checking out the sides" });

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
+import type { Report } from '../../src/model/report.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
 import { TEST_DATABASE_URL } from '../helpers/engines.js';
@@ -76,10 +77,11 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
   }, async () => {
     const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed');
     const res = await stategate(dir, ['run', '--engine', 'embedded', '--fail-on', 'warn']);
-    expect(res.code).toBe(2);
-    expect(res.stdout).toMatch(/INCOMPLETE\s+only/);
-    expect(res.stdout).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
-    expect(res.stdout).toMatch(/fix the twin's SQL/);
+    // No episode could be graded: the run could not run, and says why.
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/none of the \d+ episodes completed/);
+    expect(res.stderr).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
+    expect(res.stderr).toMatch(/fix the twin's SQL/);
     const report = JSON.parse(readFileSync(join(dir, '.stategate', 'report.json'), 'utf8'));
     expect(report.verdict).not.toBe('PASS');
     expect(report.cases[0].class).toBe('incomplete');
@@ -91,15 +93,20 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
     }, async () => {
       const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed', engine);
       const out = join(dir, 'out');
-      const { report, markdown } = await runCompare({
-        base: dir,
-        head: dir,
-        repo: dir,
-        out,
-        repeats: 2,
-        engine,
-        databaseUrl: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      });
+      // Nothing completed on either side: the run could not run, and its report is still written.
+      await expect(
+        runCompare({
+          base: dir,
+          head: dir,
+          repo: dir,
+          out,
+          repeats: 2,
+          engine,
+          databaseUrl: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+        }),
+      ).rejects.toThrow(/none of the 4 episodes completed.*duplicate key value violates unique constraint/s);
+      const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as Report;
+      const markdown = readFileSync(join(out, 'report.md'), 'utf8');
       expect(report.verdict).not.toBe('PASS');
       expect(report.cases).toHaveLength(1);
       const only = report.cases[0];
@@ -189,9 +196,15 @@ END $fn$;
       });
       dirs.push(dir);
       markOf.set(dir, marker);
-      return (
-        await runCompare({ base: dir, head: dir, repo: dir, out: join(dir, 'out'), engine: 'embedded' })
-      ).report;
+      try {
+        return (
+          await runCompare({ base: dir, head: dir, repo: dir, out: join(dir, 'out'), engine: 'embedded' })
+        ).report;
+      } catch (err) {
+        // A run in which nothing completed could not run; its report is still on disk.
+        if ((err as Error).name !== 'NothingCompletedError') throw err;
+        return JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8')) as Report;
+      }
     };
     const declared = await run('    errors:\n      SG409: { status: 409, code: KEY_TAKEN }\n');
     expect(declared.cases[0].class).toBe('unchanged');
