@@ -1,7 +1,7 @@
 // How each parameter of an expectation kind moves what the expectation lets through, declared beside
 // the kind's schema. The suite-changes classifier reads these declarations: an edit of an existing
 // expectation counts as tightening only when every changed parameter provably narrows it
-// (DESIGN.md section 7), so a role says which direction of change narrows.
+// (docs/formats/stategate.md), so a role says which direction of change narrows.
 
 /** The role of one parameter: which edits of it narrow the expectation and which widen it. */
 export type Param =
