@@ -69,6 +69,8 @@ interface Declaration<K extends string, S extends Shape> {
   grade: (e: Of<S>, record: EpisodeRecord, ctx: GradeContext) => Grade;
   /** The checks the loader makes beyond the schema. */
   check?: (e: Of<S>) => KindProblem[];
+  /** Where it names twin tools, checked against the twins even when the rest is invalid; `*` is each list item. */
+  tools?: readonly FieldAt[];
 }
 
 /** One kind as the registry holds it: the declaration with its schema built. */

@@ -3,7 +3,7 @@
 // Everything a stage needs to know about a kind is answered here from its declaration.
 import type { z } from 'zod';
 import type { EpisodeRecord } from '../model/episode.js';
-import type { ExpectationSql, GradeContext, Kind, KindProblem, StateRead } from './kind.js';
+import type { ExpectationSql, FieldAt, GradeContext, Kind, KindProblem, StateRead } from './kind.js';
 import { changes } from './kinds/changes.js';
 import { forbidChanges } from './kinds/forbid-changes.js';
 import { judge } from './kinds/judge.js';
@@ -99,4 +99,26 @@ export function gradeExpectation(e: Expectation, record: EpisodeRecord, ctx: Gra
 /** The problems an expectation's kind finds beyond its schema, each at a path inside the expectation. */
 export function expectationProblems(e: Expectation): KindProblem[] {
   return kindOf(e).check?.(e as AnyExpectation) ?? [];
+}
+
+/**
+ * The tool names an expectation as written names, each with where: read from the raw mapping (every
+ * kind key it carries), so a misspelt tool is reported beside whatever else is wrong with it.
+ */
+export function namedTools(raw: Readonly<Record<string, unknown>>): { name: unknown; at: FieldAt }[] {
+  const out: { name: unknown; at: FieldAt }[] = [];
+  const walk = (value: unknown, path: FieldAt, rest: FieldAt): void => {
+    if (rest.length === 0) return void out.push({ name: value, at: path });
+    const [step, ...more] = rest;
+    if (step === '*') {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...path, i], more));
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      walk((value as Record<string, unknown>)[step], [...path, step], more);
+    }
+  };
+  for (const [key, kind] of BY_KEY) {
+    if (!(key in raw)) continue;
+    for (const at of kind.tools ?? []) walk(raw, [], at);
+  }
+  return out;
 }

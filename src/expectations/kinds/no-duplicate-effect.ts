@@ -40,5 +40,6 @@ export const noDuplicateEffect = defineKind({
   fields: { no_duplicate_effect: z.string().min(1) },
   evidence: 'calls',
   params: { no_duplicate_effect: EXACT },
+  tools: [['no_duplicate_effect']],
   grade: (e, record) => gradeNoDuplicateEffect(e.no_duplicate_effect, record.calls),
 });

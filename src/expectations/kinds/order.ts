@@ -43,5 +43,9 @@ export const order = defineKind({
   fields: FIELDS,
   evidence: 'calls',
   params: { order: fields({ before: EXACT, must_call: ALL_OF }) },
+  tools: [
+    ['order', 'before'],
+    ['order', 'must_call', '*'],
+  ],
   grade: (e, record) => gradeOrder(e.order, record.calls),
 });

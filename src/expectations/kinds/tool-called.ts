@@ -51,6 +51,7 @@ export const toolCalled = defineKind({
   params: {
     tool_called: fields({ tool: EXACT, min: AT_LEAST, max: AT_MOST, args: filter(['min', 'max'], 'calls') }),
   },
+  tools: [['tool_called', 'tool']],
   grade: (e, record) => gradeToolCalled(e.tool_called, record.calls),
   check: ({ tool_called: { min, max } }) =>
     max !== undefined && min > max

@@ -23,5 +23,6 @@ export const toolNotCalled = defineKind({
   fields: { tool_not_called: z.string().min(1) },
   evidence: 'calls',
   params: { tool_not_called: EXACT },
+  tools: [['tool_not_called']],
   grade: (e, record) => gradeToolNotCalled(e.tool_not_called, record.calls),
 });
