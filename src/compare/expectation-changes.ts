@@ -1,23 +1,29 @@
-// How one expectation changed between the base's scenario and the head's: which edits let through
-// an episode the base's version would have failed. Anything the gate cannot show to be at least as
-// strict (a rewritten query, a changed value) counts as loosening: a reviewer must look at it.
-
-import { COMPARATOR_NAMES, type Expectation, expectationKind, type QueryCheck } from '../config/schema.js';
+// How one expectation changed between the base's scenario and the head's, read from the parameter
+// roles its kind declares (expectations/params.ts). Only an edit that provably narrows the
+// expectation is tightening; anything the gate cannot show to be at least as strict (a rewritten
+// query, a changed value, a filter that counts fewer calls under an upper bound) loosens it: a
+// reviewer must look at it.
+import type { Expectation } from '../config/schema.js';
+import type { Param, Params } from '../expectations/params.js';
+import { expectationKind, kindOf } from '../expectations/registry.js';
 import { canonicalJson } from '../model/canonical-json.js';
 
 /** What differs between two versions of one expectation. */
 export interface ExpectationDiff {
   /** Phrases for the edits that loosen it, e.g. `equals dropped`, `max_tool_calls raised from 6 to 20`. */
   loosened: string[];
-  /** Phrases for the edits that keep it as strict or stricter. */
+  /** Phrases for the edits that provably keep it as strict or stricter. */
   tightened: string[];
 }
+
+type Fields = Record<string, unknown>;
 
 const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 const show = (v: unknown) => {
   const text = typeof v === 'string' ? v : canonicalJson(v);
   return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 };
+const isMapping = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Compares two versions of an expectation with the same id. */
 export function diffExpectation(base: Expectation, head: Expectation): ExpectationDiff {
@@ -29,123 +35,101 @@ export function diffExpectation(base: Expectation, head: Expectation): Expectati
     out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
     return out;
   }
-  const b = base as Record<string, unknown>;
-  const h = head as Record<string, unknown>;
-  switch (kind) {
-    case 'query':
-      queryCheck(b as QueryCheck, h as QueryCheck, '', out);
-      break;
-    case 'outcome_verified':
-      if (b.outcome_verified === true || h.outcome_verified === true) {
-        if (!same(b.outcome_verified, h.outcome_verified)) out.loosened.push('outcome_verified changed');
-      } else
-        queryCheck(
-          b.outcome_verified as QueryCheck,
-          h.outcome_verified as QueryCheck,
-          'outcome_verified ',
-          out,
-        );
-      break;
-    case 'changes':
-      changesCheck(b.changes as Record<string, unknown>, h.changes as Record<string, unknown>, out);
-      break;
-    case 'only_changes':
-      widened('only_changes', b.only_changes as string[], h.only_changes as string[], out);
-      break;
-    case 'forbid_changes': {
-      const bf = b.forbid_changes as { table: string; ops: string[] };
-      const hf = h.forbid_changes as { table: string; ops: string[] };
-      if (bf.table !== hf.table)
-        out.loosened.push(`forbid_changes table changed from ${bf.table} to ${hf.table}`);
-      else narrowed('forbid_changes.ops', bf.ops, hf.ops, out);
-      break;
-    }
-    case 'tool_called':
-      toolCalled(b.tool_called as ToolCalled, h.tool_called as ToolCalled, out);
-      break;
-    case 'order': {
-      const bo = b.order as { before: string; must_call: string[] };
-      const ho = h.order as { before: string; must_call: string[] };
-      if (bo.before !== ho.before)
-        out.loosened.push(`order.before changed from ${bo.before} to ${ho.before}`);
-      else narrowed('order.must_call', bo.must_call, ho.must_call, out);
-      break;
-    }
-    case 'max_tool_calls':
-    case 'max_retries':
-      bound(kind, b[kind] as number, h[kind] as number, 'max', out);
-      break;
-    case 'judge': {
-      const bj = b.judge as { criterion: string; threshold: number };
-      const hj = h.judge as { criterion: string; threshold: number };
-      if (bj.criterion !== hj.criterion) out.loosened.push('judge criterion changed');
-      bound('judge.threshold', bj.threshold, hj.threshold, 'min', out);
-      break;
-    }
-    default:
-      // tool_not_called, no_duplicate_effect, outcome, reply_*: one value, any change is another check.
-      if (!same(b[kind], h[kind]))
-        out.loosened.push(`${kind} changed from ${show(b[kind])} to ${show(h[kind])}`);
-  }
+  diffFields(kindOf(base).params, base as Fields, head as Fields, '', out);
   return out;
 }
 
-type ToolCalled = { tool: string; min: number; max?: number; args?: Record<string, unknown> };
+function diffFields(params: Params, b: Fields, h: Fields, prefix: string, out: ExpectationDiff): void {
+  for (const [name, param] of Object.entries(params)) {
+    const label = `${prefix}${name}`;
+    if (param.role === 'filter') diffFilter(params, name, param, b, h, label, prefix, out);
+    else diffParam(param, b[name], h[name], label, out);
+  }
+}
 
-function toolCalled(b: ToolCalled, h: ToolCalled, out: ExpectationDiff): void {
-  if (b.tool !== h.tool) {
-    out.loosened.push(`tool_called.tool changed from ${b.tool} to ${h.tool}`);
+function diffParam(param: Param, bv: unknown, hv: unknown, label: string, out: ExpectationDiff): void {
+  if (param.role === 'loosens-when-on') {
+    if (!bv && hv) out.loosened.push(`${label} added`);
+    if (bv && !hv) out.tightened.push(`${label} dropped`);
     return;
   }
-  bound('tool_called.min', b.min, h.min, 'min', out);
-  if (b.max !== undefined && h.max === undefined) out.loosened.push('tool_called.max dropped');
-  else if (b.max === undefined && h.max !== undefined) out.tightened.push('tool_called.max added');
-  else if (b.max !== undefined && h.max !== undefined) bound('tool_called.max', b.max, h.max, 'max', out);
-  // Every argument the base required must still be required with the same value.
-  const bArgs = b.args ?? {};
-  const hArgs = h.args ?? {};
-  const lost = Object.keys(bArgs).filter((k) => !(k in hArgs) || !same(bArgs[k], hArgs[k]));
-  if (lost.length > 0) out.loosened.push(`tool_called.args no longer require ${lost.join(', ')} as before`);
-  else if (!same(bArgs, hArgs)) out.tightened.push('tool_called.args narrowed');
-}
-
-function changesCheck(b: Record<string, unknown>, h: Record<string, unknown>, out: ExpectationDiff): void {
-  if (b.table !== h.table) out.loosened.push(`changes.table changed from ${b.table} to ${h.table}`);
-  for (const key of ['inserted', 'updated', 'deleted', 'where']) {
-    if (same(b[key], h[key])) continue;
-    if (b[key] === undefined) out[key === 'where' ? 'loosened' : 'tightened'].push(`changes.${key} added`);
-    else if (h[key] === undefined) out.loosened.push(`changes.${key} dropped`);
-    else out.loosened.push(`changes.${key} changed from ${show(b[key])} to ${show(h[key])}`);
+  if (param.role === 'fields' && isMapping(bv) && isMapping(hv)) {
+    diffFields(param.fields, bv, hv, `${label}.`, out);
+    return;
   }
+  if (param.role === 'exact' && param.sql && typeof bv === 'string' && typeof hv === 'string') {
+    if (bv.trim() !== hv.trim()) out.loosened.push(`${label} changed`);
+    return;
+  }
+  if (same(bv, hv)) return;
+  // Every parameter but a switch is a requirement when given: adding one narrows, dropping one widens.
+  if (hv === undefined) out.loosened.push(`${label} dropped`);
+  else if (bv === undefined) out.tightened.push(`${label} added`);
+  else if (
+    (param.role === 'at-least' || param.role === 'at-most') &&
+    typeof bv === 'number' &&
+    typeof hv === 'number'
+  )
+    bound(label, bv, hv, param.role === 'at-least' ? 'min' : 'max', out);
+  else if (param.role === 'any-of' && Array.isArray(bv) && Array.isArray(hv)) widened(label, bv, hv, out);
+  else if (param.role === 'all-of' && Array.isArray(bv) && Array.isArray(hv)) narrowed(label, bv, hv, out);
+  else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
 }
 
-/** The query and comparators of a query check; every comparator must hold, so dropping one loosens. */
-function queryCheck(b: QueryCheck, h: QueryCheck, prefix: string, out: ExpectationDiff): void {
-  if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
-  // loose lets values pass that only look like the expected ones.
-  if (!b.loose && h.loose) out.loosened.push(`${prefix}loose added`);
-  if (b.loose && !h.loose) out.tightened.push(`${prefix}loose dropped`);
-  for (const name of COMPARATOR_NAMES) {
-    const bv = b[name];
-    const hv = h[name];
-    if (bv === undefined && hv === undefined) continue;
-    if (hv === undefined) {
-      out.loosened.push(`${prefix}${name} dropped`);
-      continue;
-    }
-    if (bv === undefined) {
-      out.tightened.push(`${prefix}${name} added`);
-      continue;
-    }
-    if (same(bv, hv)) continue;
-    const label = `${prefix}${name}`;
-    if (name === 'in') widened(label, bv as unknown[], hv as unknown[], out);
-    else if ((name === 'gt' || name === 'gte') && typeof bv === 'number' && typeof hv === 'number')
-      bound(label, bv, hv, 'min', out);
-    else if ((name === 'lt' || name === 'lte') && typeof bv === 'number' && typeof hv === 'number')
-      bound(label, bv, hv, 'max', out);
-    else if (name === 'matches') out.loosened.push(`${label} changed from /${show(bv)}/ to /${show(hv)}/`);
-    else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
+/** How the head's filter compares with the base's: the head counts the same, fewer or more items, or other ones. */
+function filterRelation(b: unknown, h: unknown): 'same' | 'fewer' | 'more' | 'other' {
+  const bf = isMapping(b) ? b : {};
+  const hf = isMapping(h) ? h : {};
+  const keeps = (from: Fields, to: Fields) => Object.keys(from).every((k) => k in to && same(from[k], to[k]));
+  const headKeepsBase = keeps(bf, hf);
+  const baseKeepsHead = keeps(hf, bf);
+  if (headKeepsBase && baseKeepsHead) return 'same';
+  if (headKeepsBase) return 'fewer';
+  if (baseKeepsHead) return 'more';
+  return 'other';
+}
+
+/**
+ * A filter edit is provably stricter only for the bounds it cannot break: counting fewer items keeps
+ * a lower bound true of all of them and breaks an upper or exact one; counting more keeps an upper
+ * bound and breaks a lower one above zero. The counted bounds themselves are compared on their own.
+ */
+function diffFilter(
+  params: Params,
+  name: string,
+  param: Extract<Param, { role: 'filter' }>,
+  b: Fields,
+  h: Fields,
+  label: string,
+  prefix: string,
+  out: ExpectationDiff,
+): void {
+  const relation = filterRelation(b[name], h[name]);
+  if (relation === 'same') return;
+  const broken = param.counts.filter((count) => {
+    const v = b[count];
+    if (v === undefined) return false;
+    const role = params[count]?.role;
+    const vacuousFloor = typeof v === 'number' && v <= 0;
+    if (relation === 'fewer') return role !== 'at-least';
+    if (relation === 'more') return role === 'at-most' ? false : !vacuousFloor;
+    return !(role === 'at-least' && vacuousFloor);
+  });
+  const what = relation === 'fewer' ? 'narrowed' : relation === 'more' ? 'widened' : 'changed';
+  if (broken.length === 0) {
+    out.tightened.push(`${label} ${what}`);
+    return;
+  }
+  const bounds = broken.map((c) => `${prefix}${c}`).join(', ');
+  if (relation === 'fewer') {
+    out.loosened.push(`${label} narrowed: ${param.items} it leaves out no longer count against ${bounds}`);
+  } else if (relation === 'more') {
+    const bf = isMapping(b[name]) ? (b[name] as Fields) : {};
+    const hf = isMapping(h[name]) ? (h[name] as Fields) : {};
+    const lost = Object.keys(bf).filter((k) => !(k in hf) || !same(bf[k], hf[k]));
+    out.loosened.push(`${label} no longer require ${lost.join(', ')} as before`);
+  } else {
+    out.loosened.push(`${label} changed from ${show(b[name] ?? {})} to ${show(h[name] ?? {})}`);
   }
 }
 
@@ -159,10 +143,12 @@ function widened(label: string, b: unknown[], h: unknown[], out: ExpectationDiff
 }
 
 /** A list that requires what it holds: anything missing from the head's list loosens it. */
-function narrowed(label: string, b: string[], h: string[], out: ExpectationDiff): void {
-  const removed = b.filter((v) => !h.includes(v));
-  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.join(', ')}`);
-  else if (h.some((v) => !b.includes(v))) out.tightened.push(`${label} extended`);
+function narrowed(label: string, b: unknown[], h: unknown[], out: ExpectationDiff): void {
+  const hs = new Set(h.map((v) => canonicalJson(v)));
+  const bs = new Set(b.map((v) => canonicalJson(v)));
+  const removed = b.filter((v) => !hs.has(canonicalJson(v)));
+  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.map(show).join(', ')}`);
+  else if (h.some((v) => !bs.has(canonicalJson(v)))) out.tightened.push(`${label} extended`);
 }
 
 /** A numeric bound: a `max` raised or a `min` lowered loosens. */

@@ -2,6 +2,7 @@
 // side's net diff determines its final rows; comparing those gives (table, key, column, base, head)
 // for every value that ended differently, rows only one side has included.
 import type { Expectation, Scenario } from '../config/schema.js';
+import { stateRead } from '../expectations/registry.js';
 import { elide, renderArgs, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import type { Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
@@ -146,17 +147,12 @@ function readers(expectations: Expectation[]): Reader[] {
   const out: Reader[] = [];
   for (const e of expectations) {
     const critical = e.critical ?? false;
-    let text: string | undefined;
-    if ('query' in e) text = e.query;
-    else if ('changes' in e) text = e.changes.table;
-    else if ('forbid_changes' in e) text = e.forbid_changes.table;
-    else if ('outcome_verified' in e && e.outcome_verified !== true) text = e.outcome_verified.query;
-    if (text !== undefined) {
-      const t = text;
-      out.push({ critical, text: t, tables: (table) => mentions(t, table) });
-    } else if ('only_changes' in e) {
-      // only_changes fails on the tables outside its list: those are the rows it reads.
-      const allowed = new Set(e.only_changes);
+    const read = stateRead(e);
+    if (!read) continue;
+    if ('text' in read)
+      out.push({ critical, text: read.text, tables: (table) => mentions(read.text, table) });
+    else {
+      const allowed = new Set(read.outside);
       out.push({ critical, text: '', tables: (table) => !allowed.has(table) });
     }
   }

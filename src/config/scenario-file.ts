@@ -2,15 +2,10 @@
 // file. Checks across files (tool names, duplicate ids) live in suite-checks.ts.
 
 import { z } from 'zod';
+import { expectationProblems } from '../expectations/registry.js';
 import { COMPLETED } from '../model/episode.js';
 import { parseExpectations } from './expectations.js';
-import {
-  COMPARATOR_NAMES,
-  type Expectation,
-  type QueryCheck,
-  type Scenario,
-  ScenarioFile,
-} from './schema.js';
+import { type Expectation, type Scenario, ScenarioFile } from './schema.js';
 import { describeValue } from './suggest.js';
 import type { Problem } from './suite.js';
 import { type FieldPath, locate, problemAt, type YamlSource } from './yaml-source.js';
@@ -88,51 +83,11 @@ function idChecks(items: unknown[], source: YamlSource): Problem[] {
   return problems;
 }
 
-/** Checks values zod cannot judge: comparators present, regexes that compile, min <= max. */
+/** The checks each kind declares beyond its schema (comparators present, regexes that compile, min <= max). */
 function expectationChecks(expect: (Expectation | null)[], source: YamlSource): Problem[] {
-  const problems: Problem[] = [];
-  expect.forEach((e, i) => {
-    if (!e) return;
-    const at: FieldPath = ['expect', i];
-    if ('query' in e) problems.push(...queryCheckProblems(e, source, at));
-    if ('outcome_verified' in e && e.outcome_verified !== true) {
-      problems.push(...queryCheckProblems(e.outcome_verified, source, [...at, 'outcome_verified']));
-    }
-    if ('reply_matches' in e)
-      problems.push(...regexProblems(e.reply_matches, source, [...at, 'reply_matches']));
-    if ('tool_called' in e) {
-      const { min, max } = e.tool_called;
-      if (max !== undefined && min > max) {
-        problems.push(
-          problemAt(source, [...at, 'tool_called', 'max'], `max (${max}) is less than min (${min})`),
-        );
-      }
-    }
-  });
-  return problems;
-}
-
-function queryCheckProblems(check: QueryCheck, source: YamlSource, at: FieldPath): Problem[] {
-  const given = COMPARATOR_NAMES.filter((c) => check[c] !== undefined);
-  if (given.length === 0) {
-    return [
-      problemAt(
-        source,
-        [...at, 'query'],
-        `a query needs a comparator beside it: one of ${COMPARATOR_NAMES.join(', ')}`,
-      ),
-    ];
-  }
-  return check.matches === undefined ? [] : regexProblems(check.matches, source, [...at, 'matches']);
-}
-
-function regexProblems(pattern: string, source: YamlSource, at: FieldPath): Problem[] {
-  try {
-    new RegExp(pattern);
-    return [];
-  } catch (err) {
-    return [problemAt(source, at, `not a valid regular expression: ${(err as Error).message}`)];
-  }
+  return expect.flatMap((e, i) =>
+    e ? expectationProblems(e).map((p) => problemAt(source, ['expect', i, ...p.at], p.message)) : [],
+  );
 }
 
 const WHEN_KEYS = ['call', 'calls', 'first', 'every', 'args', 'probability'] as const;

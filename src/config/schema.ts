@@ -1,9 +1,31 @@
 // The file formats of docs/formats, as zod schemas. These are the source of truth:
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
+import { JUDGE_THRESHOLD_DEFAULT } from '../expectations/kinds/judge.js';
+import { COMPARATOR_NAMES, QueryCheck } from '../expectations/query-check.js';
+import {
+  EXPECTATION_KINDS,
+  EXPECTATION_SCHEMAS,
+  type ExpectationKind,
+  type ExpectationOf,
+  type Expectation as ExpectationType,
+  expectationKind,
+} from '../expectations/registry.js';
 import { CASE_CLASSES, DEFAULT_GATE, GATE_CLASSES } from '../model/classes.js';
 import { ENGINE_NAMES } from '../model/engine.js';
 import type { ScenarioLines } from '../model/report.js';
+
+// The expectation kinds are declared in expectations/; the file formats re-export what they name.
+export {
+  COMPARATOR_NAMES,
+  EXPECTATION_KINDS,
+  EXPECTATION_SCHEMAS,
+  type ExpectationKind,
+  type ExpectationOf,
+  expectationKind,
+  JUDGE_THRESHOLD_DEFAULT,
+  QueryCheck,
+};
 
 /** The smallest bare number a duration takes: below it, `timeout: 30` almost surely meant seconds. */
 export const MIN_BARE_DURATION_MS = 1000;
@@ -148,9 +170,6 @@ export const JudgeConfig = z.strictObject({
     ),
 });
 
-/** The score a judge verdict needs when a criterion gives no threshold. */
-export const JUDGE_THRESHOLD_DEFAULT = 0.7;
-
 export const StategateConfig = z.strictObject({
   version: z.literal(1),
   agent: AgentConfig,
@@ -273,97 +292,14 @@ export const FaultRule = z.strictObject({
   retry_after: z.number().int().min(0).optional().describe('Seconds, for rate_limited and unavailable.'),
 });
 
-const Comparators = {
-  equals: z.unknown().optional(),
-  not_equals: z.unknown().optional(),
-  gt: z.unknown().optional(),
-  gte: z.unknown().optional(),
-  lt: z.unknown().optional(),
-  lte: z.unknown().optional(),
-  in: z.array(z.unknown()).optional(),
-  matches: z.string().optional(),
-  rows: z.array(z.record(z.string(), z.unknown())).optional(),
-  empty: z.boolean().optional(),
-};
-export const COMPARATOR_NAMES = Object.keys(Comparators) as (keyof typeof Comparators)[];
-
-const base = {
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'an expectation id'),
-  critical: z.boolean().default(false),
-};
-
-// Not a comparator: how the comparators read values (see docs/formats/scenario.md, "How values compare").
-const loose = z
-  .boolean()
-  .optional()
-  .describe(
-    "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON.",
-  );
-
-export const QueryCheck = z.strictObject({ query: z.string().min(1), ...Comparators, loose });
-
-const kinds = {
-  query: z.strictObject({ ...base, query: z.string().min(1), ...Comparators, loose }),
-  changes: z.strictObject({
-    ...base,
-    changes: z.strictObject({
-      table: z.string().min(1),
-      inserted: z.number().int().min(0).optional(),
-      updated: z.number().int().min(0).optional(),
-      deleted: z.number().int().min(0).optional(),
-      where: z
-        .record(z.string(), z.unknown())
-        .optional()
-        .describe('Only changed rows whose before or after values match.'),
-    }),
-  }),
-  only_changes: z.strictObject({ ...base, only_changes: z.array(z.string().min(1)) }),
-  forbid_changes: z.strictObject({
-    ...base,
-    forbid_changes: z.strictObject({
-      table: z.string().min(1),
-      ops: z.array(z.enum(['insert', 'update', 'delete'])).default(['insert', 'update', 'delete']),
-    }),
-  }),
-  tool_called: z.strictObject({
-    ...base,
-    tool_called: z.strictObject({
-      tool: z.string().min(1),
-      min: z.number().int().min(0).default(1),
-      max: z.number().int().min(0).optional(),
-      args: z.record(z.string(), z.unknown()).optional(),
-    }),
-  }),
-  tool_not_called: z.strictObject({ ...base, tool_not_called: z.string().min(1) }),
-  no_duplicate_effect: z.strictObject({ ...base, no_duplicate_effect: z.string().min(1) }),
-  order: z.strictObject({
-    ...base,
-    order: z.strictObject({ before: z.string().min(1), must_call: z.array(z.string().min(1)).min(1) }),
-  }),
-  max_tool_calls: z.strictObject({ ...base, max_tool_calls: z.number().int().min(0) }),
-  max_retries: z.strictObject({ ...base, max_retries: z.number().int().min(0) }),
-  outcome: z.strictObject({ ...base, outcome: z.enum(['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED']) }),
-  outcome_verified: z.strictObject({ ...base, outcome_verified: z.union([z.literal(true), QueryCheck]) }),
-  reply_contains: z.strictObject({ ...base, reply_contains: z.string() }),
-  reply_not_contains: z.strictObject({ ...base, reply_not_contains: z.string() }),
-  reply_matches: z.strictObject({ ...base, reply_matches: z.string() }),
-  judge: z.strictObject({
-    ...base,
-    judge: z.strictObject({
-      criterion: z.string().min(1),
-      threshold: z.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT),
-    }),
-  }),
-};
-export const EXPECTATION_KINDS = Object.keys(kinds) as ExpectationKind[];
-export type ExpectationKind = keyof typeof kinds;
-
 /**
  * One expectation. The kind is the one key of EXPECTATION_KINDS it carries; the loader picks the
  * member schema by that key so errors name the right fields instead of listing every union member.
+ * Each kind is declared in one module of expectations/kinds/ and listed in expectations/registry.ts.
  */
-export const Expectation = z.union(Object.values(kinds) as unknown as [z.ZodTypeAny, ...z.ZodTypeAny[]]);
-export const EXPECTATION_SCHEMAS = kinds;
+export const Expectation = z.union(
+  Object.values(EXPECTATION_SCHEMAS) as unknown as [z.ZodTypeAny, ...z.ZodTypeAny[]],
+);
 
 export const ScenarioFile = z.strictObject({
   id: z
@@ -443,16 +379,13 @@ export type ErrorReply = z.infer<typeof ErrorReply>;
 export type RaisedError = z.infer<typeof RaisedError>;
 export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultName = z.infer<typeof FaultName>;
-export type QueryCheck = z.infer<typeof QueryCheck>;
 export type JudgeLabel = z.infer<typeof JudgeLabel>;
 export type AgreementTable = z.infer<typeof AgreementTable>;
 export type CriterionCalibration = z.infer<typeof CriterionCalibration>;
 export type JudgeCalibrationFile = z.infer<typeof JudgeCalibrationFile>;
 
-type Kinds = typeof kinds;
 /** An expectation, discriminated by which kind key it carries. */
-export type Expectation = { [K in ExpectationKind]: z.infer<Kinds[K]> }[ExpectationKind];
-export type ExpectationOf<K extends ExpectationKind> = z.infer<Kinds[K]>;
+export type Expectation = ExpectationType;
 
 export type Scenario = Omit<z.infer<typeof ScenarioFile>, 'expect'> & {
   expect: Expectation[];
@@ -464,9 +397,3 @@ export type Scenario = Omit<z.infer<typeof ScenarioFile>, 'expect'> & {
 
 /** A twin tool with its name and the file it came from. */
 export type Tool = TwinTool & { name: string; file: string };
-
-/** Returns the kind key an expectation carries. */
-export function expectationKind(e: Expectation): ExpectationKind {
-  for (const k of EXPECTATION_KINDS) if (k in e) return k;
-  throw new Error(`expectation ${(e as { id?: string }).id ?? '?'} has no kind`);
-}

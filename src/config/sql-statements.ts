@@ -2,6 +2,7 @@
 // so `stategate validate` can report a bad column as scenarios/x.yaml:12:5 before any agent runs.
 import path from 'node:path';
 import { isSeq } from 'yaml';
+import { expectationSql } from '../expectations/registry.js';
 import { bindNamedParams, splitStatements } from '../sql/named-params.js';
 import { displayPath } from './source-file.js';
 import type { SuiteSql } from './suite.js';
@@ -86,18 +87,10 @@ export function collectSqlStatements(suite: SuiteSql): SqlStatement[] {
       add(scenario.file, field, sql, `scenario ${scenario.id}, ${formatPath(field)}`, false);
     });
     scenario.expect.forEach((e, i) => {
-      if ('query' in e)
-        add(scenario.file, ['expect', i, 'query'], e.query, `expectation ${e.id}, query`, false);
-      if ('outcome_verified' in e && e.outcome_verified !== true) {
-        const field: FieldPath = ['expect', i, 'outcome_verified', 'query'];
-        add(
-          scenario.file,
-          field,
-          e.outcome_verified.query,
-          `expectation ${e.id}, outcome_verified.query`,
-          false,
-        );
-      }
+      const query = expectationSql(e);
+      if (!query) return;
+      const field: FieldPath = ['expect', i, ...query.at];
+      add(scenario.file, field, query.sql, `expectation ${e.id}, ${formatPath(query.at)}`, false);
     });
   }
   return out;

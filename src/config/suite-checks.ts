@@ -1,6 +1,7 @@
 // Checks across files: duplicate scenario ids and tool names, and every tool a scenario names must
 // exist. They read the raw documents (with type guards) rather than validated data, so a scenario
 // with one broken expectation still gets its tool names checked in the same pass.
+import { namedTools } from '../expectations/registry.js';
 import type { StategateConfig } from './schema.js';
 import { didYouMean } from './suggest.js';
 import type { Problem } from './suite.js';
@@ -116,17 +117,7 @@ function toolReferences(
     scenario.expect.forEach((e, i) => {
       if (!isRecord(e)) return;
       const at: FieldPath = ['expect', i];
-      if (isRecord(e.tool_called)) unknown(e.tool_called.tool, [...at, 'tool_called', 'tool']);
-      unknown(e.tool_not_called, [...at, 'tool_not_called']);
-      unknown(e.no_duplicate_effect, [...at, 'no_duplicate_effect']);
-      if (isRecord(e.order)) {
-        unknown(e.order.before, [...at, 'order', 'before']);
-        if (Array.isArray(e.order.must_call)) {
-          e.order.must_call.forEach((t, j) => {
-            unknown(t, [...at, 'order', 'must_call', j]);
-          });
-        }
-      }
+      for (const { name, at: inside } of namedTools(e)) unknown(name, [...at, ...inside]);
     });
   }
   return problems;

@@ -1,8 +1,9 @@
 // One deterministic name for how an episode failed, so failures group across repeats and sides.
+import { inSeqOrder, isSuccess } from '../expectations/call-log.js';
+import { kindNamed } from '../expectations/registry.js';
 import type { FailureSignature } from '../model/classes.js';
 import type { CallRecord, GradedEpisode } from '../model/episode.js';
-import { inSeqOrder, isSuccess } from './calls.js';
-import { COMPLETED, STATE_KINDS } from './episode.js';
+import { COMPLETED } from './episode.js';
 
 export { FAILURE_SIGNATURES, type FailureSignature } from '../model/classes.js';
 
@@ -31,7 +32,7 @@ export function failureSignature(graded: GradedEpisode): FailureSignature | null
   if (unrecoveredError(calls)) return 'tool-error-not-recovered';
   if (labelled('EXTRA_EFFECT')) return 'extra-effect';
   if (labelled('MISSING_EFFECT')) return 'missing-required-effect';
-  const stateFailed = failures.some((r) => STATE_KINDS.includes(r.kind));
+  const stateFailed = failures.some((r) => kindNamed(r.kind)?.evidence === 'state');
   if (stateFailed && !calls.some((c) => c.mutated)) return 'no-state-changing-action';
   if (stateFailed) return 'wrong-state-update';
   return 'other';

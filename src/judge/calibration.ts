@@ -7,7 +7,7 @@ import type {
   JudgeLabel,
 } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
-import { gradeJudge } from '../grade/claims.js';
+import { gradeJudge } from '../expectations/kinds/judge.js';
 import type { JudgeCalibrationFacts } from '../model/report.js';
 import { calibrationOf, emptyTable, tally } from './agreement.js';
 import { askJudge, type JudgeClientOptions, toJudgeResult } from './client.js';

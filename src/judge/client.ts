@@ -1,6 +1,6 @@
 // An OpenAI-compatible chat-completions client for the judge, on fetch. Any failure to get a
 // verdict (down, slow, rate-limited, refusing, unparsable) is an error, never a score.
-import type { JudgeResult } from '../grade/claims.js';
+import type { JudgeResult } from '../expectations/kind.js';
 import { type JudgeAnswer, type JudgeQuestion, judgeMessages, parseJudgeAnswer } from './prompt.js';
 
 export interface JudgeClientOptions {

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { isHarnessSecret } from '../config/harness-secrets.js';
 import { durationMs, type JudgeConfig, type Scenario } from '../config/schema.js';
-import type { JudgeResult } from '../grade/claims.js';
+import type { JudgeResult } from '../expectations/kind.js';
 import type { EpisodeRecord } from '../model/episode.js';
 import { askJudge, type JudgeClientOptions, toJudgeResult } from './client.js';
 

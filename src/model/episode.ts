@@ -107,7 +107,7 @@ export interface QueryResult {
   rows?: Row[];
   /**
    * Additive: the result's columns and their type names (pg_type.typname, `_int4` for an array of
-   * int4), which decide how a value compares (see grade/typed-values.ts). Absent in older records,
+   * int4), which decide how a value compares (see expectations/typed.ts). Absent in older records,
    * whose values then compare by their form alone.
    */
   fields?: { name: string; type: string }[];

@@ -3,6 +3,7 @@
 // incomplete); what the agent does, however badly, is ordinary evidence.
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
+import { expectationSql } from '../expectations/registry.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
 import type { EpisodeSession, Gateway } from '../gateway/types.js';
@@ -51,8 +52,8 @@ function notRun(reason: string): AgentRun {
 export function expectationQueries(expect: Expectation[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const e of expect) {
-    if ('query' in e && typeof e.query === 'string') out[e.id] = e.query;
-    else if ('outcome_verified' in e && e.outcome_verified !== true) out[e.id] = e.outcome_verified.query;
+    const query = expectationSql(e);
+    if (query) out[e.id] = query.sql;
   }
   return out;
 }

@@ -12,6 +12,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 /** The stages in order; stages on one line may not import each other. */
 const LAYERS: readonly (readonly string[])[] = [
   ['model', 'sql', 'version'],
+  ['expectations'],
   ['config'],
   ['plan'],
   ['sandbox'],

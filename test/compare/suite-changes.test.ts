@@ -192,6 +192,46 @@ describe('diffSuites', () => {
     ]);
   });
 
+  it('a filter is tightening only under the bounds it cannot break: fewer calls counted against a max weakens', () => {
+    const pair = (b: Raw, h: Raw) => diffSuites(edited([b]), edited([h])).map((c) => [c.weakens, c.text]);
+    const called = (spec: Raw) => ({ id: 'c', tool_called: { tool: 'refund_payment', ...spec } });
+    // A head that refunds twice and counts only its first refund passes {min: 1, max: 1}.
+    expect(pair(called({ min: 1, max: 1 }), called({ min: 1, max: 1, args: { amount: 10 } }))).toEqual([
+      [
+        true,
+        'scenario refund-twice: expectation c loosened: tool_called.args narrowed: calls it leaves out no longer count against tool_called.max',
+      ],
+    ]);
+    // max: 0 with a filter no call matches forbids nothing.
+    expect(pair(called({ min: 0, max: 0 }), called({ min: 0, max: 0, args: { amount: -1 } }))[0][0]).toBe(
+      true,
+    );
+    // Under a lower bound alone, counting fewer calls is stricter.
+    expect(pair(called({ min: 1 }), called({ min: 1, args: { amount: 10 } }))).toEqual([
+      [false, 'scenario refund-twice: expectation c tightened: tool_called.args narrowed'],
+    ]);
+    // Counting more calls keeps a max and breaks a min above zero.
+    const filtered = (spec: Raw) => called({ ...spec, args: { amount: 10, order_id: 'ORD-1' } });
+    expect(pair(filtered({ min: 0, max: 1 }), called({ min: 0, max: 1, args: { amount: 10 } }))[0]).toEqual([
+      false,
+      'scenario refund-twice: expectation c tightened: tool_called.args widened',
+    ]);
+    expect(pair(filtered({ min: 1 }), called({ min: 1, args: { amount: 10 } }))[0]).toEqual([
+      true,
+      'scenario refund-twice: expectation c loosened: tool_called.args no longer require order_id as before',
+    ]);
+    expect(
+      pair(called({ min: 1, args: { amount: 10 } }), called({ min: 1, args: { amount: 20 } }))[0][0],
+    ).toBe(true);
+    // changes counts are exact: a where that counts other rows proves neither side.
+    const changes = (spec: Raw) => ({ id: 'w', changes: { table: 'orders', updated: 1, ...spec } });
+    expect(pair(changes({}), changes({ where: { id: 'ORD-1' } }))[0]).toEqual([
+      true,
+      'scenario refund-twice: expectation w loosened: changes.where narrowed: rows it leaves out no longer count against changes.updated',
+    ]);
+    expect(pair(changes({ where: { id: 'ORD-1' } }), changes({}))[0][0]).toBe(true);
+  });
+
   it('allowed tools, initial state and input edits weaken; added faults and expectations do not', () => {
     const head = edited([refundOnce, noDouble, { id: 'extra', max_retries: 1 }], {
       tools: ['lookup_order'],

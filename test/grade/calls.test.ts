@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ExpectationOf } from '../../src/config/schema.js';
-import {
-  gradeMaxRetries,
-  gradeMaxToolCalls,
-  gradeNoDuplicateEffect,
-  gradeOrder,
-  gradeToolCalled,
-  gradeToolNotCalled,
-  retriesOf,
-} from '../../src/grade/calls.js';
+import { retriesOf } from '../../src/expectations/call-log.js';
+import { gradeMaxRetries } from '../../src/expectations/kinds/max-retries.js';
+import { gradeMaxToolCalls } from '../../src/expectations/kinds/max-tool-calls.js';
+import { gradeNoDuplicateEffect } from '../../src/expectations/kinds/no-duplicate-effect.js';
+import { gradeOrder } from '../../src/expectations/kinds/order.js';
+import { gradeToolCalled } from '../../src/expectations/kinds/tool-called.js';
+import { gradeToolNotCalled } from '../../src/expectations/kinds/tool-not-called.js';
 import { calls, expectation } from './records.js';
 
 const refundArgs = { amount: 40, idempotency_key: 'k1', order_id: 'ORD-1001' };

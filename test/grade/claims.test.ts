@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ExpectationOf } from '../../src/config/schema.js';
-import {
-  gradeCompleted,
-  gradeJudge,
-  gradeOutcome,
-  gradeOutcomeVerified,
-  gradeReply,
-} from '../../src/grade/claims.js';
+import { gradeJudge } from '../../src/expectations/kinds/judge.js';
+import { gradeOutcome } from '../../src/expectations/kinds/outcome.js';
+import { gradeOutcomeVerified } from '../../src/expectations/kinds/outcome-verified.js';
+import { gradeReply } from '../../src/expectations/kinds/reply.js';
+import { gradeCompleted } from '../../src/grade/completed.js';
 import { agentRun, calls, expectation, rows, scenario, twinTools } from './records.js';
 
 describe('completed', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gradeQueryCheck, hasTopLevelOrderBy, querySubject } from '../../src/grade/query.js';
+import { gradeQueryCheck, hasTopLevelOrderBy, querySubject } from '../../src/expectations/query-check.js';
 import { rows } from './records.js';
 
 const REFUND_COUNT = "SELECT refund_count FROM orders WHERE id = 'ORD-1001'";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { gradeChanges, gradeForbidChanges, gradeOnlyChanges } from '../../src/grade/state.js';
+import { gradeChanges } from '../../src/expectations/kinds/changes.js';
+import { gradeForbidChanges } from '../../src/expectations/kinds/forbid-changes.js';
+import { gradeOnlyChanges } from '../../src/expectations/kinds/only-changes.js';
 import { calls, deleted, diffOf, inserted, updated } from './records.js';
 
 const order = (refundCount: number) => ({

@@ -2,8 +2,8 @@
 // pass by looking like the expected one now fails its expectation, `loose: true` brings the older
 // reading back, and a mismatch shows both sides in one form, cut around where they differ.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Comparators } from '../../src/grade/query.js';
-import { gradeQueryCheck } from '../../src/grade/query.js';
+import type { Comparators } from '../../src/expectations/query-check.js';
+import { gradeQueryCheck } from '../../src/expectations/query-check.js';
 import type { QueryResult } from '../../src/model/episode.js';
 import type { Engine, Sandbox } from '../../src/sandbox/types.js';
 import { engines } from '../helpers/engines.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareValues, formatValue, GradeError, sameValue } from '../../src/grade/values.js';
+import { compareValues, formatValue, GradeError, sameValue } from '../../src/expectations/values.js';
 import { canonicalJson } from '../../src/model/canonical-json.js';
 
 describe('sameValue: numbers by meaning', () => {

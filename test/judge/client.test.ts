@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gradeJudge } from '../../src/grade/claims.js';
+import { gradeJudge } from '../../src/expectations/kinds/judge.js';
 import { askJudge, toJudgeResult } from '../../src/judge/client.js';
 import { parseJudgeAnswer } from '../../src/judge/prompt.js';
 import {

@@ -1,12 +1,15 @@
-// A read-only query on the final state against its comparators. The harness ran the query already
-// (record.queries); this only reads the rows.
+// A read-only query on the final state against its comparators, shared by the `query` and
+// `outcome_verified` kinds: the comparators' schema, what an edit of each does, and how they grade.
+// The harness ran the query already (record.queries); this only reads the rows.
 //
 // `rows` compares the whole result as a list of objects, each with exactly the expected columns.
 // The list is compared in order when the query has a top-level ORDER BY, otherwise as a multiset:
 // without ORDER BY the database promises no order, and a grade must not depend on a plan (the
 // rules, values by column type included, are the table in docs/formats/scenario.md).
-import { COMPARATOR_NAMES, type QueryCheck } from '../config/schema.js';
+import { z } from 'zod';
 import type { QueryResult, Row } from '../model/episode.js';
+import type { FieldAt, KindProblem } from './kind.js';
+import { ANY_OF, AT_LEAST, AT_MOST, EXACT, LOOSENS_WHEN_ON, type Params, SQL } from './params.js';
 import {
   type Comparison,
   columnTypes,
@@ -26,6 +29,75 @@ import {
   type SCALAR_COMPARATORS,
 } from './values.js';
 import { errored, failed, type Grade, passed, plural } from './verdicts.js';
+
+export const COMPARATORS = {
+  equals: z.unknown().optional(),
+  not_equals: z.unknown().optional(),
+  gt: z.unknown().optional(),
+  gte: z.unknown().optional(),
+  lt: z.unknown().optional(),
+  lte: z.unknown().optional(),
+  in: z.array(z.unknown()).optional(),
+  matches: z.string().optional(),
+  rows: z.array(z.record(z.string(), z.unknown())).optional(),
+  empty: z.boolean().optional(),
+};
+export const COMPARATOR_NAMES = Object.keys(COMPARATORS) as (keyof typeof COMPARATORS)[];
+
+/** The fields of a query check: the query, its comparators, and how they read values. */
+export const QUERY_CHECK_FIELDS = {
+  query: z.string().min(1),
+  ...COMPARATORS,
+  // Not a comparator: how the comparators read values (see docs/formats/scenario.md, "How values compare").
+  loose: z
+    .boolean()
+    .optional()
+    .describe(
+      "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON.",
+    ),
+};
+
+export const QueryCheck = z.strictObject(QUERY_CHECK_FIELDS);
+export type QueryCheck = z.infer<typeof QueryCheck>;
+
+/**
+ * What an edit of each field of a query check does: every comparator must hold, so one added
+ * narrows and one dropped widens; a bound moves one way; `in` allows what it lists.
+ */
+export const QUERY_CHECK_PARAMS = {
+  query: SQL,
+  equals: EXACT,
+  not_equals: EXACT,
+  gt: AT_LEAST,
+  gte: AT_LEAST,
+  lt: AT_MOST,
+  lte: AT_MOST,
+  in: ANY_OF,
+  matches: EXACT,
+  rows: EXACT,
+  empty: EXACT,
+  loose: LOOSENS_WHEN_ON,
+} satisfies Params & Record<keyof typeof QUERY_CHECK_FIELDS, unknown>;
+
+/** A query check that gives no comparator, or a `matches` that does not compile; `at` is where the check is. */
+export function queryCheckProblems(check: QueryCheck, at: FieldAt = []): KindProblem[] {
+  const given = COMPARATOR_NAMES.filter((c) => check[c] !== undefined);
+  if (given.length === 0) {
+    const message = `a query needs a comparator beside it: one of ${COMPARATOR_NAMES.join(', ')}`;
+    return [{ at: [...at, 'query'], message }];
+  }
+  return check.matches === undefined ? [] : patternProblems(check.matches, [...at, 'matches']);
+}
+
+/** A regular expression of the suite that does not compile. */
+export function patternProblems(pattern: string, at: FieldAt): KindProblem[] {
+  try {
+    new RegExp(pattern);
+    return [];
+  } catch (err) {
+    return [{ at, message: `not a valid regular expression: ${(err as Error).message}` }];
+  }
+}
 
 /** The comparators of a query check, without the query. */
 export type Comparators = Omit<QueryCheck, 'query'>;
