@@ -111,7 +111,9 @@ export function namedTools(raw: Readonly<Record<string, unknown>>): { name: unkn
     if (rest.length === 0) return void out.push({ name: value, at: path });
     const [step, ...more] = rest;
     if (step === '*') {
-      if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...path, i], more));
+      if (Array.isArray(value)) {
+        for (const [i, item] of value.entries()) walk(item, [...path, i], more);
+      }
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       walk((value as Record<string, unknown>)[step], [...path, step], more);
     }
