@@ -2,6 +2,7 @@
 // file. Checks across files (tool names, duplicate ids) live in suite-checks.ts.
 import { z } from 'zod';
 import { parseExpectations } from './expectations.js';
+import { compileSuitePattern } from './pattern.js';
 import {
   COMPARATOR_NAMES,
   type Expectation,
@@ -128,12 +129,8 @@ function queryCheckProblems(check: QueryCheck, source: YamlSource, at: FieldPath
 }
 
 function regexProblems(pattern: string, source: YamlSource, at: FieldPath): Problem[] {
-  try {
-    new RegExp(pattern);
-    return [];
-  } catch (err) {
-    return [problemAt(source, at, `not a valid regular expression: ${(err as Error).message}`)];
-  }
+  const compiled = compileSuitePattern(pattern);
+  return 'error' in compiled ? [problemAt(source, at, compiled.error)] : [];
 }
 
 const WHEN_KEYS = ['call', 'calls', 'first', 'every', 'args', 'probability'] as const;

@@ -1,5 +1,7 @@
 // Expectations on what the agent said (its exit, its claimed outcome, its reply), and the one that
 // checks a claim of success against the evidence.
+
+import type { SuitePattern } from '../config/pattern.js';
 import { type ExpectationOf, JUDGE_THRESHOLD_DEFAULT, type Scenario, type Tool } from '../config/schema.js';
 import type { AgentRun, CallRecord, Outcome, QueryResult } from '../model/episode.js';
 import { inSeqOrder, isSuccess } from './calls.js';
@@ -137,7 +139,7 @@ type ReplyKind = 'reply_contains' | 'reply_not_contains' | 'reply_matches';
 
 /**
  * `reply_contains` / `reply_not_contains`: a case-sensitive substring of the reply text;
- * `reply_matches`: a regular expression (JavaScript syntax, no flags) found in it. Without a
+ * `reply_matches`: a regular expression (RE2 syntax, linear time) found in it. Without a
  * printed result there is no reply: every reply expectation fails.
  */
 export function gradeReply(kind: ReplyKind, expected: string, agent: AgentRun): Grade {
@@ -152,7 +154,7 @@ export function gradeReply(kind: ReplyKind, expected: string, agent: AgentRun): 
   }
   const shown = formatValue(reply);
   if (kind === 'reply_matches') {
-    let pattern: RegExp;
+    let pattern: SuitePattern;
     try {
       pattern = compilePattern(expected, 'reply_matches');
     } catch (e) {
