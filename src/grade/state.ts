@@ -3,7 +3,8 @@
 // counted the same way.
 import type { ExpectationOf } from '../config/schema.js';
 import type { CallRecord, Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
-import { formatValue, sameValue } from './values.js';
+import { type Comparison, LOOSE, strictComparison } from './typed.js';
+import { formatValue } from './values.js';
 import { failed, type Grade, passed, plural } from './verdicts.js';
 
 type Op = RowChange['op'];
@@ -35,11 +36,20 @@ function rowNames(changes: RowChange[]): string {
   return changes.length > 3 ? `${shown}, ...` : shown;
 }
 
-/** Whether a changed row's values before or after the change match every `where` value by meaning. */
-function matchesWhere(change: RowChange, where: Row): boolean {
+/** How a table's values compare: by their column's type, as query results (by form in older records). */
+function comparisonOf(diff: StateDiff, table: string): Comparison {
+  const types = diff.tables[table]?.columnTypes;
+  return types ? strictComparison(types) : LOOSE;
+}
+
+/**
+ * Whether a changed row's values before or after the change match every `where` value by their
+ * column's type: a text column holding `...12:00:00+02:00` is not `...10:00:00Z`, a timestamptz is.
+ */
+function matchesWhere(change: RowChange, where: Row, cmp: Comparison): boolean {
   const fits = (row: Row | undefined) =>
     row !== undefined &&
-    Object.entries(where).every(([column, value]) => column in row && sameValue(row[column], value));
+    Object.entries(where).every(([column, value]) => column in row && cmp.same(row[column], value, column));
   return fits(change.before) || fits(change.after) || fits(change.key ?? undefined);
 }
 
@@ -57,6 +67,7 @@ function describeWhere(where: Row | undefined): string {
  */
 export function gradeChanges(spec: ExpectationOf<'changes'>['changes'], diff: StateDiff): Grade {
   const where = spec.where;
+  const cmp = comparisonOf(diff, spec.table);
   const expected: Record<string, number> = {};
   const actual: Record<string, number> = {};
   const mismatches: string[] = [];
@@ -64,7 +75,7 @@ export function gradeChanges(spec: ExpectationOf<'changes'>['changes'], diff: St
   for (const [count, op] of COUNTS) {
     const want = spec[count];
     if (want === undefined) continue;
-    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where, cmp));
     expected[count] = want;
     actual[count] = rows.length;
     if (rows.length === want) continue;
