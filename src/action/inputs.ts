@@ -5,6 +5,7 @@ import {
   type FailOn,
   OptionError,
   parseChoice,
+  parseCount,
   parseShard,
   type Shard,
 } from '../config/options.js';
@@ -63,16 +64,6 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   const config = text('config') || 'stategate.yml';
   const out = text('out') || '.stategate';
 
-  let repeats: number | null = null;
-  const repeatsText = text('repeats');
-  if (repeatsText !== '') {
-    if (/^\d+$/.test(repeatsText) && Number(repeatsText) >= 1 && Number(repeatsText) <= 1000) {
-      repeats = Number(repeatsText);
-    } else {
-      problems.push(`repeats: expected a whole number from 1 to 1000, got "${repeatsText}"`);
-    }
-  }
-
   /** An input through the parser the command line shares; a bad value is one more problem. */
   const option = <T>(name: string, parse: () => T, fallback: T): T => {
     try {
@@ -87,6 +78,10 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     const value = text(name);
     return value === '' ? fallback : option(name, () => parseChoice(name, value), fallback);
   };
+
+  const repeatsText = text('repeats');
+  const repeats =
+    repeatsText === '' ? null : option('repeats', () => parseCount('repeats', repeatsText), null);
 
   const failOn = choice('fail-on', 'block');
 

@@ -2,8 +2,6 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
-import { mergeReports } from '../compare/index.js';
-import { loadMergePolicy, stricterGate } from '../compare/merge-policy.js';
 import { ConfigError, type Problem } from '../config/suite.js';
 import { gateFails } from '../gate/verdict.js';
 import type { Report } from '../model/report.js';
@@ -11,6 +9,7 @@ import { mdBlock, mdCode, mdText } from '../report/escape.js';
 import { renderJunit } from '../report/junit.js';
 import { renderMarkdown } from '../report/markdown.js';
 import type { CompareResult, ProgressEvent } from '../run/api.js';
+import { mergeShards } from '../run/merge-shards.js';
 import { runCompare } from '../run/pipeline.js';
 import { writeReports } from '../run/run-report.js';
 import { VERSION } from '../version.js';
@@ -180,24 +179,21 @@ async function merge(
   for (const s of shards)
     core.info(`${relative(workspace, s.file)}: ${s.report.cases.length} cases (its own verdict is not used)`);
   // The gate is this checkout's, never the one the reports carry.
-  const policy = await loadMergePolicy(
-    inputs.config === 'stategate.yml' ? undefined : inputs.config,
-    workspace,
-  );
-  core.info(`Gating with ${policy.source}.`);
   let merged: Report;
   try {
-    merged = mergeReports(
+    const result = await mergeShards(
       shards.map((s) => s.report),
       {
-        gate: stricterGate(
-          policy.gate,
-          shards.map((s) => s.report.gate),
-        ),
+        config: inputs.config === 'stategate.yml' ? undefined : inputs.config,
+        cwd: workspace,
         unverified: untrusted ?? undefined,
       },
     );
+    core.info(`Gating with ${result.policySource}.`);
+    merged = result.report;
   } catch (err) {
+    // The policy's own problems are the checkout's, with their file and line.
+    if (configProblems(err)) throw err;
     // The merge numbers the reports; say which file each number is.
     const files = shards.map((s, i) => `report ${i + 1} = ${relative(workspace, s.file)}`).join(', ');
     throw new Error(`merge: ${(err as Error).message} (${files})`);

@@ -2,15 +2,15 @@
 // 2 the gate failed (--fail-on), 1 stategate could not run.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { mergeReports } from '../compare/index.js';
-import { loadMergePolicy, stricterGate } from '../compare/merge-policy.js';
 import { loadSuite, sortProblems } from '../config/load.js';
 import {
   type Choice,
   type ChoiceOption,
+  type CountOption,
   type FailOn,
   OptionError,
   parseChoice,
+  parseCount,
   parseShard,
 } from '../config/options.js';
 import { unsetPassEnvProblems } from '../config/pass-env.js';
@@ -21,6 +21,7 @@ import { renderJunit } from '../report/junit.js';
 import { renderTerminal } from '../report/terminal.js';
 import type { CompareOptions, CompareResult } from '../run/api.js';
 import { interruptExitCode } from '../run/interrupt.js';
+import { mergeShards } from '../run/merge-shards.js';
 import { databaseFor, runCompare } from '../run/pipeline.js';
 import { prepareSuiteSql } from '../run/prepare-suite.js';
 import { readReportFile } from '../run/read-report.js';
@@ -33,13 +34,6 @@ import { createProgress } from './progress.js';
 export function fail(message: string): number {
   process.stderr.write(`stategate: ${message}\n`);
   return 1;
-}
-
-function positiveInt(name: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got '${text}'`);
-  return n;
 }
 
 /** An option's value through the parser the action shares, with the error named as the user wrote it. */
@@ -55,6 +49,12 @@ function option<T>(name: string, parse: () => T): T {
 function choice<N extends ChoiceOption>(values: CliValues, name: N): Choice<N> | undefined {
   const v = values[name];
   return v === undefined ? undefined : option(name, () => parseChoice(name, v));
+}
+
+/** A count option (--repeats, --concurrency), undefined when not given. */
+function count(values: CliValues, name: CountOption): number | undefined {
+  const v = values[name];
+  return v === undefined ? undefined : option(name, () => parseCount(name, v));
 }
 
 function failOn(values: CliValues): FailOn {
@@ -73,8 +73,8 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   return {
     repo: values.repo,
     config: values.config,
-    repeats: positiveInt('repeats', values.repeats),
-    concurrency: positiveInt('concurrency', values.concurrency),
+    repeats: count(values, 'repeats'),
+    concurrency: count(values, 'concurrency'),
     shard: values.shard ? option('shard', () => parseShard(values.shard as string)) : null,
     out: values.out,
     engine: engineOption(values),
@@ -192,15 +192,12 @@ export async function commandMerge(values: CliValues, files: string[]): Promise<
     const level = failOn(values);
     // Each report is input to check, not a verdict to believe: schema, sizes, ids, paths, counts.
     const reports = files.map((f) => readReportFile(resolve(f), f));
-    const policy = await loadMergePolicy(values.config, process.cwd());
-    process.stderr.write(`stategate: gating with ${policy.source}\n`);
-    const merged = mergeReports(reports, {
-      gate: stricterGate(
-        policy.gate,
-        reports.map((r) => r.gate),
-      ),
+    const { report: merged, policySource } = await mergeShards(reports, {
+      config: values.config,
+      cwd: process.cwd(),
       unverified: values.unverified ? 'the reports were passed with --unverified' : undefined,
     });
+    process.stderr.write(`stategate: gating with ${policySource}\n`);
     const out = resolve(values.out ?? '.stategate');
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);

@@ -2,7 +2,7 @@
 import type { Scenario } from '../config/schema.js';
 import type { GradedEpisode } from '../model/episode.js';
 import type { CaseReport } from '../model/report.js';
-import { decideCase } from '../stats/case-decision.js';
+import { type CaseDecision, decideCase } from '../stats/case-decision.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
 import { classifySummaries, ungradableNotes } from './classify.js';
 import { firstDivergence } from './divergence.js';
@@ -17,6 +17,8 @@ export interface CaseInput {
   scenario: Scenario;
   base: readonly GradedEpisode[] | null;
   head: readonly GradedEpisode[];
+  /** The adaptive loop's last decision on this case, when it saw every episode the case has. */
+  decision?: CaseDecision;
 }
 
 export interface CaseOptions {
@@ -26,6 +28,8 @@ export interface CaseOptions {
   stateDiffCap?: number;
   /** Adaptive repeats: classify with the sequential test of this policy. */
   sequential?: SequentialPolicy;
+  /** The run loop's decision under `sequential`, taken instead of deciding again. */
+  decision?: CaseDecision;
   /** Judge criteria calibrated for the judge's model; a judge expectation on any other is uncalibrated. */
   calibratedCriteria?: readonly string[];
 }
@@ -47,7 +51,9 @@ export function compareCase(
   const uncalibrated = uncalibratedJudges(scenario, options.calibratedCriteria);
   const baseSummary = base === null ? null : summarizeSide(scenario, base, options.ks, uncalibrated);
   const headSummary = summarizeSide(scenario, head, options.ks, uncalibrated);
-  const decision = options.sequential ? decideCase(baseSummary, headSummary, options.sequential) : undefined;
+  const decision = options.sequential
+    ? (options.decision ?? decideCase(baseSummary, headSummary, options.sequential))
+    : undefined;
   const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head), decision);
 
   const report: CaseReport = {

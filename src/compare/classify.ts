@@ -7,12 +7,11 @@
 // is a head that broke a critical expectation in the repeats that could be graded, or left a state or
 // reply on which one the base passed cleanly could not be evaluated (headOnlyErrors): otherwise a head
 // could turn its own BLOCK into a WARN by making its episodes ungradable.
-import type { CaseClass } from '../config/schema.js';
-import { NEW_SCENARIO } from '../model/classes.js';
+import { type CaseClass, NEW_SCENARIO } from '../model/classes.js';
 import type { FailureLabel, GradedEpisode, Side } from '../model/episode.js';
 import type { ChangedExpectation, ExpectationCounts, SideSummary } from '../model/report.js';
 import type { CaseDecision } from '../stats/case-decision.js';
-import { inRepeatOrder, ungradableReason } from './episodes.js';
+import { COMPLETED, inRepeatOrder, ungradableReason } from './episodes.js';
 
 export interface Classification {
   class: CaseClass;
@@ -152,6 +151,15 @@ function incompleteReason(
   return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
 }
 
+/** The incomplete sentence of a case in which no episode of any side completed, or null. */
+function neitherCompleted(base: SideSummary | null, head: SideSummary): string | null {
+  const sides = base ? [base, head] : [head];
+  if (sides.some((s) => s.runs === 0 || (s.expectations[COMPLETED]?.pass ?? 0) > 0)) return null;
+  const example = head.expectations[COMPLETED]?.example ?? base?.expectations[COMPLETED]?.example;
+  const who = base ? 'neither side completed an episode' : 'the head completed no episode';
+  return `${who[0].toUpperCase()}${who.slice(1)}: ${example ?? 'every repeat ended without a result'} (base ${base?.runs ?? 0}, head ${head.runs} repeats).`;
+}
+
 function brokeReason(changes: ChangedExpectation[], base: SideSummary | null, head: SideSummary): string {
   const [first, ...rest] = changes;
   const kind = first.critical ? 'critical expectation' : 'expectation';
@@ -258,6 +266,10 @@ export function classifySummaries(
     return result('new-critical-failure', brokeReason(ordered, base, head));
   }
   if (broke.length > 0) return result('regressed', brokeReason(broke, base, head));
+  // Nothing of the agent ran to its end on either side (a missing key, a crash at start): nothing
+  // was tested, and a case that tested nothing is not a pass.
+  const notCompleted = neitherCompleted(base, head);
+  if (notCompleted) return result('incomplete', notCompleted);
   const fixed = changed.filter((c) => c.change === 'fixed');
   if (base && fixed.length > 0) return result('improved', fixedReason(fixed, base, head));
   const preexisting = changed.filter((c) => c.change === 'pre-existing');

@@ -1,10 +1,9 @@
 // Small facts about graded episodes that every comparison step agrees on.
 import type { Scenario } from '../config/schema.js';
 import { elide } from '../model/call-text.js';
-import type { GradedEpisode } from '../model/episode.js';
+import { COMPLETED, type GradedEpisode } from '../model/episode.js';
 
-/** The id of the implicit critical expectation every episode has (docs/formats/scenario.md). */
-export const COMPLETED = 'completed';
+export { COMPLETED };
 
 /** Whether an episode could be graded: no error outside the agent and no expectation that errored. */
 export function isGradable(e: GradedEpisode): boolean {

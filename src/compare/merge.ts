@@ -4,9 +4,9 @@
 // (a contradiction is refused) and the verdict and its reasons are decided by the merging checkout's
 // gate, with the totals every report is assembled with (totals.ts).
 import { DEFAULT_GATE, type GatePolicy } from '../gate/verdict.js';
+import { sha256 } from '../model/content-hash.js';
 import type { Side } from '../model/episode.js';
 import type { BaselineCacheFacts, CaseReport, Report } from '../model/report.js';
-import { sha256 } from '../plan/pin.js';
 import { policyProblem, recheckCase, sequentialPolicyOf } from './recheck.js';
 import { type ReportBody, withTotals } from './totals.js';
 

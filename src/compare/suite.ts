@@ -60,7 +60,9 @@ export function compareSuite(input: SuiteInput): Report {
     if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
     seen.add(c.scenario.id);
     if (input.seeds === 'episodes') recordSeeds(seeds!, c);
-    cases.push(compareCase(c.scenario, c.base, c.head, options));
+    cases.push(
+      compareCase(c.scenario, c.base, c.head, c.decision ? { ...options, decision: c.decision } : options),
+    );
   }
   const gate = input.gate;
   const body: ReportBody = {

@@ -2,8 +2,9 @@
 // cost, the repeats policy's error rates, and the verdict with every reason for it. One function
 // (withTotals) fills them all, for a run's report and a merged one alike, so what report.json says
 // about its cases always follows from the cases it holds.
-import { type CaseClass, CaseClassName } from '../config/schema.js';
+import { CaseClassName } from '../config/schema.js';
 import { DEFAULT_GATE, gateDecision, type RunFacts } from '../gate/verdict.js';
+import type { CaseClass } from '../model/classes.js';
 import type { Side } from '../model/episode.js';
 import type { CaseReport, Report, SideStats, SuiteCost } from '../model/report.js';
 import { repeatsFacts } from './repeats-facts.js';

@@ -3,10 +3,12 @@
 // A parser throws an OptionError whose message starts at "expected"; the caller names the option the
 // way its user wrote it (`--engine: ...` on the command line, `engine: ...` in a workflow).
 
+import { ENGINE_NAMES } from '../model/engine.js';
+
 /** The options that take one of a fixed set of words, with the accepted words in the order help lists them. */
 export const CHOICES = {
   'fail-on': ['block', 'warn', 'never'],
-  engine: ['auto', 'embedded', 'postgres', 'testcontainers'],
+  engine: ['auto', ...ENGINE_NAMES],
   'policy-from': ['base', 'head'],
   'suite-from': ['head', 'base'],
   isolation: ['process', 'container'],
@@ -55,8 +57,14 @@ export function parseShard(text: string): Shard {
   return { index, total };
 }
 
-/** Reads a whole number from 1 to `max` (repeats, concurrency). */
-export function parseCount(text: string, max: number): number {
+/** The options that take a count, with the most each accepts (the config file's own limits). */
+export const COUNTS = { repeats: 1000, concurrency: 256 } as const;
+
+export type CountOption = keyof typeof COUNTS;
+
+/** Reads a count in decimal digits, from 1 to the option's most (`0x10`, `1e2` and `5000` are refused). */
+export function parseCount(name: CountOption, text: string): number {
+  const max = COUNTS[name];
   const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!Number.isInteger(n) || n < 1 || n > max) {
     throw new OptionError(`expected a whole number from 1 to ${max}, got "${text}"`);

@@ -1,6 +1,8 @@
 // One scenario file (docs/formats/scenario.md): schema validation plus the checks that need only this
 // file. Checks across files (tool names, duplicate ids) live in suite-checks.ts.
+
 import { z } from 'zod';
+import { COMPLETED } from '../model/episode.js';
 import { parseExpectations } from './expectations.js';
 import { compileSuitePattern } from './pattern.js';
 import {
@@ -17,9 +19,6 @@ import { validate } from './zod-problems.js';
 
 // The expectations are validated one by one, by kind; the rest of the file by the schema.
 const ScenarioShape = ScenarioFile.extend({ expect: z.array(z.unknown()).default([]) });
-
-/** The id of the implicit expectation every episode has (docs/formats/scenario.md). */
-export const COMPLETED_ID = 'completed';
 
 /** Validates a parsed scenario file; the Scenario when it has no problems. */
 export function readScenario(
@@ -70,12 +69,12 @@ function idChecks(items: unknown[], source: YamlSource): Problem[] {
     const id = (item as { id?: unknown } | null)?.id;
     if (typeof id !== 'string') return;
     const at: FieldPath = ['expect', i, 'id'];
-    if (id === COMPLETED_ID) {
+    if (id === COMPLETED) {
       problems.push(
         problemAt(
           source,
           at,
-          `'${COMPLETED_ID}' is the implicit expectation every episode has; choose another id`,
+          `'${COMPLETED}' is the implicit expectation every episode has; choose another id`,
         ),
       );
     }

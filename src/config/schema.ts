@@ -2,6 +2,7 @@
 // the TypeScript types below are inferred from them and schema/*.json is generated from them.
 import { z } from 'zod';
 import { CASE_CLASSES, DEFAULT_GATE, GATE_CLASSES } from '../model/classes.js';
+import { ENGINE_NAMES } from '../model/engine.js';
 import type { ScenarioLines } from '../model/report.js';
 
 /** The smallest bare number a duration takes: below it, `timeout: 30` almost surely meant seconds. */
@@ -106,7 +107,7 @@ export const AgentConfig = z
   });
 
 export const DatabaseConfig = z.strictObject({
-  engine: z.enum(['auto', 'embedded', 'postgres', 'testcontainers']).default('auto'),
+  engine: z.enum(['auto', ...ENGINE_NAMES]).default('auto'),
   url: z.string().optional().describe('postgres: a server where the harness may CREATE DATABASE.'),
   image: z.string().default('postgres:16-alpine').describe('testcontainers image.'),
   schema: StringList.default([]).describe('SQL files applied in order to build the template.'),
@@ -443,8 +444,6 @@ export type RaisedError = z.infer<typeof RaisedError>;
 export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultName = z.infer<typeof FaultName>;
 export type QueryCheck = z.infer<typeof QueryCheck>;
-export type CaseClass = z.infer<typeof CaseClassName>;
-export type GateClass = z.infer<typeof GateClass>;
 export type JudgeLabel = z.infer<typeof JudgeLabel>;
 export type AgreementTable = z.infer<typeof AgreementTable>;
 export type CriterionCalibration = z.infer<typeof CriterionCalibration>;

@@ -5,17 +5,17 @@ import type { FaultRule } from '../config/schema.js';
 import { faultDelayMs, faultError, retryAfterSeconds } from './faults.js';
 import {
   answerOutcome,
+  type CallOutcome,
   errorOutcome,
   fromRun,
   harnessErrorOf,
-  type Outcome,
   type ValidCall,
   type Wire,
 } from './outcome.js';
 import { runTool } from './run-tool.js';
 
 /** What each fault makes of the call: what the dependency does, and what the caller sees. */
-export async function withFault(call: ValidCall, rule: FaultRule): Promise<Outcome> {
+export async function withFault(call: ValidCall, rule: FaultRule): Promise<CallOutcome> {
   const { tool, args } = call;
   const db = call.session.spec.sandbox;
   const fault = rule.fault;
@@ -102,7 +102,7 @@ export async function withFault(call: ValidCall, rule: FaultRule): Promise<Outco
 }
 
 /** stale_response: the statements commit on the sandbox; the reply comes from the initial state, rolled back. */
-async function staleAnswer(call: ValidCall): Promise<Outcome> {
+async function staleAnswer(call: ValidCall): Promise<CallOutcome> {
   const { tool, args } = call;
   const { sandbox, initialState } = call.session.spec;
   const real = await runTool(sandbox, tool, args, { mode: 'commit' });

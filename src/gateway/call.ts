@@ -10,17 +10,17 @@ import { pickFault } from './faults.js';
 import {
   type Args,
   answerOutcome,
+  type CallOutcome,
   cutOffOutcome,
   errorOutcome,
   fromRun,
   harnessErrorOf,
-  type Outcome,
   type ValidCall,
   type Wire,
 } from './outcome.js';
 import { type BodyRead, jsonDepth, MAX_JSON_DEPTH } from './request-body.js';
 import { runTool } from './run-tool.js';
-import type { EpisodeSession } from './session.js';
+import type { SessionState } from './session.js';
 
 export type { Wire } from './outcome.js';
 
@@ -43,13 +43,13 @@ export interface CallReply {
 }
 
 /** Runs one call through every check, records it, and returns the reply to send. */
-export async function handleCall(session: EpisodeSession, input: CallInput): Promise<CallReply> {
+export async function handleCall(session: SessionState, input: CallInput): Promise<CallReply> {
   const seq = session.nextSeq();
   const started = new Date();
   const t0 = performance.now();
   const parsed = parseBody(input.body);
   const tool = session.tools.get(input.tool);
-  let outcome: Outcome;
+  let outcome: CallOutcome;
   let effectKey: string | undefined;
   try {
     if ('cutOff' in input.body) outcome = bodyCutOff(input.body.cutOff);
@@ -86,7 +86,9 @@ export async function handleCall(session: EpisodeSession, input: CallInput): Pro
   return toReply(outcome);
 }
 
-function parseBody(body: CallInput['body']): { ok: true; args: unknown } | { ok: false; outcome: Outcome } {
+function parseBody(
+  body: CallInput['body'],
+): { ok: true; args: unknown } | { ok: false; outcome: CallOutcome } {
   if ('cutOff' in body) return { ok: false, outcome: bodyCutOff(body.cutOff) };
   if ('tooLarge' in body) {
     return {
@@ -114,22 +116,22 @@ function parseBody(body: CallInput['body']): { ok: true; args: unknown } | { ok:
   }
 }
 
-function cutReason(session: EpisodeSession): string {
+function cutReason(session: SessionState): string {
   return String(session.cutoff.reason ?? 'the episode ended');
 }
 
-function bodyCutOff(cut: { bytes: number; reason: string }): Outcome {
+function bodyCutOff(cut: { bytes: number; reason: string }): CallOutcome {
   return cutOffOutcome(`Cut off while its body was arriving (${cut.bytes} bytes in): ${cut.reason}.`);
 }
 
 /** A call that ran (or was refused) while the session was being cut off: its reply never leaves. */
-function cutAfterRun(o: Outcome, reason: string): Outcome {
+function cutAfterRun(o: CallOutcome, reason: string): CallOutcome {
   const answered = o.error ? `${o.status} ${o.error.code}` : String(o.status);
   const cut = cutOffOutcome(`Cut off before its reply was sent (${answered}): ${reason}.`, o.changes);
   return o.fault ? { ...cut, fault: o.fault } : cut;
 }
 
-function refuseTool(session: EpisodeSession, name: string): Outcome {
+function refuseTool(session: SessionState, name: string): CallOutcome {
   if (session.suiteTools.has(name)) {
     return errorOutcome(403, 'TOOL_NOT_ALLOWED', `The tool ${name} is not available in this scenario.`);
   }
@@ -138,11 +140,11 @@ function refuseTool(session: EpisodeSession, name: string): Outcome {
 
 /** Idempotency, then faults and the tool. */
 async function validCall(
-  session: EpisodeSession,
+  session: SessionState,
   tool: Tool,
   args: Args,
   via: CallInput['via'],
-): Promise<Outcome> {
+): Promise<CallOutcome> {
   // Numbered before any wait, so the number depends on arrival order only.
   const callNumber = session.nextCallNumber(tool.name);
   const keyValue = tool.idempotency_key === undefined ? undefined : args[tool.idempotency_key];
@@ -156,7 +158,7 @@ async function validCall(
 }
 
 /** The stored answer for the call's key: a replay, a conflict, or undefined when the key is new. */
-function replayStored(call: ValidCall): Outcome | undefined {
+function replayStored(call: ValidCall): CallOutcome | undefined {
   const stored = call.key === undefined ? undefined : call.session.idempotency.get(call.key);
   if (!stored) return undefined;
   if (stored.argsJson !== call.argsJson) {
@@ -170,7 +172,7 @@ function replayStored(call: ValidCall): Outcome | undefined {
   return { ...answerOutcome(stored.answer), changes: [], replay: true };
 }
 
-async function faultedCall(call: ValidCall, callNumber: number): Promise<Outcome> {
+async function faultedCall(call: ValidCall, callNumber: number): Promise<CallOutcome> {
   const { session, tool, args } = call;
   const spec = session.spec;
   const fired = pickFault(spec.faults, {
@@ -194,7 +196,7 @@ async function deliverAgain(call: ValidCall): Promise<void> {
   const seq = session.nextSeq();
   const started = new Date();
   const t0 = performance.now();
-  let outcome: Outcome;
+  let outcome: CallOutcome;
   try {
     outcome =
       replayStored(call) ?? fromRun(await runTool(session.spec.sandbox, tool, args, { mode: 'commit' }));
@@ -217,14 +219,14 @@ async function deliverAgain(call: ValidCall): Promise<void> {
 }
 
 /** An error of the gateway itself: the caller gets a 500 and the episode cannot be graded. */
-function gatewayError(err: unknown): Outcome {
+function gatewayError(err: unknown): CallOutcome {
   const message = err instanceof Error ? err.message : String(err);
   return { ...errorOutcome(500, 'GATEWAY_ERROR', message), harnessError: `GATEWAY_ERROR: ${message}` };
 }
 
 /** The record fields that come from the outcome: what the caller saw and what the database did. */
 function recordFields(
-  o: Outcome,
+  o: CallOutcome,
 ): Pick<
   CallRecord,
   'status' | 'result' | 'error' | 'fault' | 'mutated' | 'replay' | 'changes' | 'cutOff' | 'harnessError'
@@ -242,7 +244,7 @@ function recordFields(
   };
 }
 
-function toReply(o: Outcome): CallReply {
+function toReply(o: CallOutcome): CallReply {
   const headers = { ...(o.headers ?? {}) };
   if (o.replay) headers['idempotent-replayed'] = 'true';
   // A cut-off call's connection is closed without a reply, like a dropped one.

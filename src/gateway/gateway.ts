@@ -7,8 +7,8 @@ import type { RefusedCall } from '../model/episode.js';
 import { gatewayError, sendJson, serveJson } from './http-json.js';
 import { serveMcp } from './mcp.js';
 import { RecentSet } from './recent-set.js';
-import { EpisodeSession } from './session.js';
-import type { Gateway, GatewaySession, SessionSpec } from './types.js';
+import { SessionState } from './session.js';
+import type { EpisodeSession, Gateway, SessionSpec } from './types.js';
 
 export interface GatewayOptions {
   /** Default 127.0.0.1: the agent runs on the same machine. */
@@ -34,7 +34,7 @@ const EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
 /** Starts the gateway's HTTP server and returns it once it listens. */
 export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   const host = opts.host ?? '127.0.0.1';
-  const sessions = new Map<string, EpisodeSession>();
+  const sessions = new Map<string, SessionState>();
   // Memory must not grow with the episodes: only recent closed tokens are remembered (a closed and
   // an unknown token get the same 404 body; the reason in the record is the only difference).
   const closedTokens = new RecentSet<string>(opts.closedTokensKept ?? 1024);
@@ -121,10 +121,10 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
 
   return {
     port,
-    open(spec: SessionSpec): GatewaySession {
+    open(spec: SessionSpec): EpisodeSession {
       // 128 random bits; hex keeps the URL plain.
       const token = randomBytes(16).toString('hex');
-      const session = new EpisodeSession(token, spec);
+      const session = new SessionState(token, spec);
       sessions.set(token, session);
       const toolsUrl = `http://${urlHost}:${port}/e/${token}`;
       let closing: Promise<void> | undefined;

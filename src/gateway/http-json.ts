@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Tool } from '../config/schema.js';
 import { type CallReply, handleCall } from './call.js';
 import { readBody } from './request-body.js';
-import type { EpisodeSession } from './session.js';
+import type { SessionState } from './session.js';
 
 export { MAX_BODY_BYTES, readBody } from './request-body.js';
 
@@ -19,7 +19,7 @@ export function toolList(tools: Iterable<Tool>): {
 
 /** Serves `rest` (the path after `/e/TOKEN`) for an open session. */
 export async function serveJson(
-  session: EpisodeSession,
+  session: SessionState,
   rest: string,
   req: IncomingMessage,
   res: ServerResponse,

@@ -3,4 +3,4 @@
 export { type EpisodeDeadline, episodeDeadline } from './deadline.js';
 export { faultDraw } from './faults.js';
 export { createGateway, type GatewayOptions } from './gateway.js';
-export type { Gateway, GatewaySession, SessionSpec } from './types.js';
+export type { EpisodeSession, Gateway, SessionSpec } from './types.js';

@@ -11,7 +11,7 @@ import {
 import { type CallReply, handleCall, type Wire } from './call.js';
 import { gatewayError, sendJson, shapeWire, writeReply } from './http-json.js';
 import { jsonDepth, MAX_JSON_DEPTH, readBody } from './request-body.js';
-import type { EpisodeSession } from './session.js';
+import type { SessionState } from './session.js';
 
 // A tools/call request holds its arguments two levels down: { params: { arguments: ... } }.
 const MAX_MCP_DEPTH = MAX_JSON_DEPTH + 2;
@@ -21,7 +21,7 @@ const WIRE_RANK: Record<Wire, number> = { dropped: 3, truncated: 2, malformed: 1
 
 /** Serves one MCP request for an open session. */
 export async function serveMcp(
-  session: EpisodeSession,
+  session: SessionState,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {

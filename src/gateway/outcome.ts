@@ -3,7 +3,7 @@
 import type { FaultRule, Tool } from '../config/schema.js';
 import type { CallRecord, RowChange } from '../model/episode.js';
 import type { ToolAnswer, ToolRun } from './run-tool.js';
-import type { EpisodeSession } from './session.js';
+import type { SessionState } from './session.js';
 
 /** How a reply's body travels: as JSON, cut mid-JSON, made invalid, or not at all (socket closed). */
 export type Wire = 'json' | 'truncated' | 'malformed' | 'dropped';
@@ -12,7 +12,7 @@ export type Args = Record<string, unknown>;
 export type ErrorBody = { code: string; message: string };
 
 /** What a call came to, before it becomes a record and a reply. */
-export interface Outcome {
+export interface CallOutcome {
   status: number;
   result?: unknown;
   error?: ErrorBody;
@@ -33,7 +33,7 @@ export interface Outcome {
 
 /** Everything the call path knows about a call that passed validation. */
 export interface ValidCall {
-  session: EpisodeSession;
+  session: SessionState;
   tool: Tool;
   args: Args;
   argsJson: string;
@@ -43,12 +43,12 @@ export interface ValidCall {
 }
 
 /** The outcome of a tool run that the caller sees as it is. */
-export function fromRun(run: ToolRun): Outcome {
+export function fromRun(run: ToolRun): CallOutcome {
   return { ...answerOutcome(run.answer), changes: run.changes, answer: run.answer };
 }
 
 /** A tool answer as a result or an error, without changes. */
-export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
+export function answerOutcome(answer: ToolAnswer): Omit<CallOutcome, 'changes'> {
   if (answer.ok) return { status: answer.status, result: answer.result };
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
 }
@@ -57,7 +57,7 @@ export function answerOutcome(answer: ToolAnswer): Omit<Outcome, 'changes'> {
 export const CUT_OFF_STATUS = 499;
 
 /** A call cut off by its session; `changes` are what the tool did before (none if it never ran). */
-export function cutOffOutcome(message: string, changes: RowChange[] = []): Outcome {
+export function cutOffOutcome(message: string, changes: RowChange[] = []): CallOutcome {
   return { status: CUT_OFF_STATUS, error: { code: 'CUT_OFF', message }, changes, cutOff: true };
 }
 
@@ -68,6 +68,6 @@ export function harnessErrorOf(answer: ToolAnswer | undefined): string | undefin
 }
 
 /** An error that changed nothing. */
-export function errorOutcome(status: number, code: string, message: string): Outcome {
+export function errorOutcome(status: number, code: string, message: string): CallOutcome {
   return { status, error: { code, message }, changes: [] };
 }

@@ -9,7 +9,7 @@ import { IdempotencyStore } from './idempotency.js';
 import type { SessionSpec } from './types.js';
 
 /** The state the call path reads and writes for one episode. */
-export class EpisodeSession {
+export class SessionState {
   /** Tools the scenario allows, by name. */
   readonly tools = new Map<string, Tool>();
   /** Every tool of the suite, by name (a call to one not allowed gets 403 instead of 404). */

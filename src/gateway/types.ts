@@ -28,7 +28,7 @@ export interface SessionSpec {
 }
 
 /** One episode's view of the gateway. */
-export interface GatewaySession {
+export interface EpisodeSession {
   /** `http://127.0.0.1:PORT/e/TOKEN` (128-bit random token). */
   readonly toolsUrl: string;
   /** The same tools as an MCP server (streamable HTTP). */
@@ -44,7 +44,7 @@ export interface GatewaySession {
 
 export interface Gateway {
   readonly port: number;
-  open(spec: SessionSpec): GatewaySession;
+  open(spec: SessionSpec): EpisodeSession;
   /** Requests to unknown episode URLs, refused with 404: the first ones (up to a limit) in full. */
   refused(): RefusedCall[];
   /** How many requests were refused in all. */

@@ -8,7 +8,12 @@ import {
   type Scenario,
   type Tool,
 } from '../config/schema.js';
-import type { EpisodeRecord, ExpectationResult, GradedEpisode } from '../model/episode.js';
+import {
+  COMPLETED,
+  type EpisodeRecord,
+  type ExpectationResult,
+  type GradedEpisode,
+} from '../model/episode.js';
 import {
   gradeMaxRetries,
   gradeMaxToolCalls,
@@ -30,8 +35,7 @@ import { gradeChanges, gradeForbidChanges, gradeOnlyChanges } from './state.js';
 import { GradeError } from './values.js';
 import { errored, type Grade } from './verdicts.js';
 
-/** The id and kind of the implicit critical expectation every episode has. */
-export const COMPLETED = 'completed';
+export { COMPLETED };
 
 /** The kinds graded on the final database state. */
 export const STATE_KINDS: readonly string[] = ['query', 'changes', 'only_changes', 'forbid_changes'];

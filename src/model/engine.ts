@@ -9,5 +9,7 @@ export interface TemplateSpec {
   fixtures: ({ file: string; sql: string } | { file: string; rows: Record<string, Row[]> })[];
 }
 
-/** The database engines (docs/engines.md). */
-export type EngineName = 'embedded' | 'postgres' | 'testcontainers';
+/** The database engines (docs/engines.md): the one list the config, the options and the report read. */
+export const ENGINE_NAMES = ['embedded', 'postgres', 'testcontainers'] as const;
+
+export type EngineName = (typeof ENGINE_NAMES)[number];

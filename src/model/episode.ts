@@ -130,6 +130,8 @@ export interface InfraError {
    * not turn a failure into `incomplete`.
    */
   provoked?: true;
+  /** Additive, stage `sandbox`: the scenario's state.sql ran past the episode's timeout (not run again). */
+  timedOut?: true;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */
@@ -151,7 +153,14 @@ export interface EpisodeRecord {
   pin?: { suite: string; scenario: string };
 }
 
-export type Verdict = 'pass' | 'fail' | 'error';
+/** The id and kind of the implicit critical expectation every episode has: the agent ran to a valid result. */
+export const COMPLETED = 'completed';
+
+/**
+ * What one expectation came to in one episode. A verdict is the gate's (PASS, WARN, BLOCK); an
+ * expectation gets a grade (the file field keeps its name `verdict` for the files already written).
+ */
+export type ResultGrade = 'pass' | 'fail' | 'error';
 
 /** Failure labels an explanation names (issue: explanations from evidence). */
 /** Every failure label; the schemas that read records and reports check against this list. */
@@ -179,7 +188,7 @@ export interface ExpectationResult {
   id: string;
   kind: string;
   critical: boolean;
-  verdict: Verdict;
+  verdict: ResultGrade;
   label?: FailureLabel;
   /** One plain sentence: what was expected, what the evidence shows. */
   message: string;

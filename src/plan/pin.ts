@@ -2,7 +2,7 @@
 // Both sides of a pair run exactly this; the report stores it so a pair can be proven pinned.
 import { createHash } from 'node:crypto';
 import type { Suite } from '../config/suite.js';
-import { canonicalJson } from '../model/canonical-json.js';
+import { contentHash } from '../model/content-hash.js';
 
 export interface PinnedSuite {
   suiteHash: string;
@@ -12,22 +12,18 @@ export interface PinnedSuite {
   scenarios: Record<string, string>;
 }
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 /** Hashes the suite's parsed content (not its formatting): template, twins, each scenario. */
 export function pinSuite(suite: Suite): PinnedSuite {
-  const templateHash = sha256(canonicalJson(suite.template));
+  const templateHash = contentHash(suite.template);
   const tools = [...suite.tools.values()].map(({ file: _file, ...tool }) => tool);
   tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const twinsHash = sha256(canonicalJson(tools));
+  const twinsHash = contentHash(tools);
   const scenarios: Record<string, string> = {};
   for (const s of [...suite.scenarios].sort((a, b) => (a.id < b.id ? -1 : 1))) {
     const { file: _file, lines: _lines, ...content } = s;
-    scenarios[s.id] = sha256(canonicalJson(content));
+    scenarios[s.id] = contentHash(content);
   }
-  const suiteHash = sha256(canonicalJson({ templateHash, twinsHash, scenarios }));
+  const suiteHash = contentHash({ templateHash, twinsHash, scenarios });
   return { suiteHash, templateHash, twinsHash, scenarios };
 }
 

@@ -427,10 +427,15 @@ export function suiteLines(report: Report): string[] {
   for (const side of ['base', 'head'] as const) {
     const s = report.stats?.[side];
     if (!s || s.scenarios === 0) continue;
+    // A scenario no repeat of this side could grade is no pass: it counts in the whole, named apart.
+    const excluded = s.excluded ?? 0;
+    const whole = s.scenarios + excluded;
+    const passed = s.all_n === null ? 0 : Math.round(s.all_n * s.scenarios);
+    const ungraded = excluded > 0 ? `, ${count(excluded)} not graded` : '';
     const allN =
       s.all_n === null
         ? '—'
-        : `${count(Math.round(s.all_n * s.scenarios))} of ${count(s.scenarios)} scenarios (${percent(s.all_n)})`;
+        : `${count(passed)} of ${count(whole)} scenarios (${percent(passed / whole)})${ungraded}`;
     const hat = Object.entries(s.pass_hat_k).filter(([k]) => k !== '1');
     const extra = hat
       .map(([k, v]) => `, pass@${k} ${percent(s.pass_at_k[k] ?? null)}, pass^${k} ${percent(v)}`)

@@ -15,13 +15,13 @@ function attrs(values: Record<string, string | number | undefined>): string {
     .join('');
 }
 
-interface Outcome {
+interface CaseTally {
   failure?: { message: string; type: string; body: string };
   error?: { message: string; body: string };
 }
 
-function outcomeOf(c: CaseReport, side: Side, s: SideSummary): Outcome {
-  const out: Outcome = {};
+function outcomeOf(c: CaseReport, side: Side, s: SideSummary): CaseTally {
+  const out: CaseTally = {};
   const ungraded = s.infraErrors ?? 0;
   if (c.class === 'incomplete' && (s.runs === 0 || ungraded > 0)) {
     const message =

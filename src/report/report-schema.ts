@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CaseClassName, GateClass } from '../config/schema.js';
 import { FAILURE_SIGNATURES } from '../grade/signature.js';
+import { ENGINE_NAMES } from '../model/engine.js';
 import { FAILURE_LABELS } from '../model/episode.js';
 import type { CaseReport, Report, SideSummary } from '../model/report.js';
 
@@ -310,7 +311,7 @@ export const ReportSchema = z.strictObject({
     )
     .max(64)
     .optional(),
-  engine: z.enum(['embedded', 'postgres', 'testcontainers']),
+  engine: z.enum(ENGINE_NAMES),
   engine_reason: text.optional(),
   pin: z.strictObject({
     suite_hash: hex,

@@ -25,6 +25,13 @@ export interface AdaptiveInput {
    */
   episodesOf: (scenarioId: string) => Record<Side, GradedEpisode[]>;
   signal?: AbortSignal;
+  /**
+   * Judge expectations on criteria not calibrated for the judge's model, per scenario: the loop
+   * counts expectations as the report does, so its decisions are the report's.
+   */
+  uncalibrated?: (scenario: Scenario) => ReadonlySet<string>;
+  /** Fixed repeats are one look at min = max: no decision is needed, and none is made. */
+  decide?: boolean;
   /** Told after each look how many cases go on. */
   onLook?: (look: { repeats: number; cases: number; goOn: number }) => void;
 }
@@ -59,11 +66,13 @@ export async function runAdaptive(input: AdaptiveInput): Promise<Map<string, Cas
     const missing = planned.filter((p) => !have.get(p.scenario.id)![p.side].has(p.repeat));
     if (missing.length > 0) await input.runBatch(missing);
     done = target;
+    if (input.decide === false && done >= policy.max) break;
     const goOn: Scenario[] = [];
     for (const scenario of active) {
       const g = input.episodesOf(scenario.id);
-      const base = sides.includes('base') ? summarizeSide(scenario, g.base) : null;
-      const decision = decideCase(base, summarizeSide(scenario, g.head), policy);
+      const skip = input.uncalibrated?.(scenario);
+      const base = sides.includes('base') ? summarizeSide(scenario, g.base, undefined, skip) : null;
+      const decision = decideCase(base, summarizeSide(scenario, g.head, undefined, skip), policy);
       decisions.set(scenario.id, decision);
       if (decision.more && done < policy.max) goOn.push(scenario);
     }

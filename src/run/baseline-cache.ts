@@ -5,10 +5,11 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../model/canonical-json.js';
+import { sha256 } from '../model/content-hash.js';
 import type { GradedEpisode, Side } from '../model/episode.js';
 import type { BaselineCacheFacts } from '../model/report.js';
 import type { PlannedEpisode } from '../plan/expand.js';
-import { seedFor, sha256 } from '../plan/pin.js';
+import { seedFor } from '../plan/pin.js';
 import { jsonPath } from '../report/report-schema.js';
 import type { BaselineStored } from './api.js';
 import {

@@ -100,6 +100,7 @@ const EpisodeRecordSchema = z.strictObject({
       stage: z.enum(['sandbox', 'gateway', 'tool', 'agent-start', 'capture', 'judge', 'interrupted']),
       message: z.string(),
       provoked: z.literal(true).optional(),
+      timedOut: z.literal(true).optional(),
     })
     .optional(),
   timings: z.record(z.string(), z.number()),

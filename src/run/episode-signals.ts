@@ -13,7 +13,7 @@ export interface EpisodeSignal {
 export class EpisodeSignals {
   private readonly live = new Set<AbortController>();
 
-  constructor(private readonly run: AbortSignal) {
+  constructor(readonly run: AbortSignal) {
     run.addEventListener(
       'abort',
       () => {

@@ -5,7 +5,7 @@ import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs } from '../config/schema.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
-import type { Gateway, GatewaySession } from '../gateway/types.js';
+import type { EpisodeSession, Gateway } from '../gateway/types.js';
 import type {
   AgentRun,
   CallRecord,
@@ -16,7 +16,7 @@ import type {
 } from '../model/episode.js';
 import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
-import { applyScenarioState } from '../sandbox/index.js';
+import { applyScenarioState, StateTimeoutError } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
 import type { SideRuntime } from './side.js';
 
@@ -69,12 +69,14 @@ async function prepareSandbox(ctx: EpisodeContext, scenario: Scenario, label: st
       sandbox,
       { rows: scenario.state.rows, sql: scenario.state.sql },
       ctx.template.tables,
+      durationMs(ctx.side.agent.timeout),
     );
     await sandbox.markInitial();
     return sandbox;
   } catch (err) {
     void sandbox.dispose();
-    throw new Error(`scenario ${scenario.id} state (${scenario.file}): ${(err as Error).message}`);
+    const message = `scenario ${scenario.id} state (${scenario.file}): ${(err as Error).message}`;
+    throw err instanceof StateTimeoutError ? new StateTimeoutError(message) : new Error(message);
   }
 }
 
@@ -109,7 +111,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
   let sandbox: Sandbox | undefined;
   let initialState: Sandbox | undefined;
-  let session: GatewaySession | undefined;
+  let session: EpisodeSession | undefined;
   // Requests to the gateway end with the episode: at the agent's timeout, or on interrupt.
   const deadline = episodeDeadline(ctx.signal);
   try {
@@ -129,6 +131,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       }
     } catch (err) {
       fail('sandbox', err);
+      // The same state on every attempt: running it again would only wait as long again.
+      if (err instanceof StateTimeoutError) record.infraError!.timedOut = true;
       return record;
     }
     lap('reset');
@@ -205,7 +209,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     lap('capture');
 
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record.queries[id] = await readOnlyQuery(sandbox, sql);
+      record.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
     }
     lap('queries');
     return record;
@@ -227,9 +231,9 @@ function harnessFailure(call: CallRecord): string {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
 
-async function readOnlyQuery(sandbox: Sandbox, sql: string): Promise<QueryResult> {
+async function readOnlyQuery(sandbox: Sandbox, sql: string, timeoutMs: number): Promise<QueryResult> {
   try {
-    const { rows, fields } = await sandbox.readOnly(sql);
+    const { rows, fields } = await sandbox.readOnly(sql, timeoutMs);
     return { sql, rows, fields };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };

@@ -5,12 +5,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { diffSuites, repeatsWithFloor } from '../compare/suite-changes.js';
-import { loadSuite } from '../config/load.js';
 import { StategateConfig } from '../config/schema.js';
 import { formatProblem, type Suite } from '../config/suite.js';
 import type { Side } from '../model/episode.js';
 import type { PolicySource, SuiteChange } from '../model/report.js';
 import type { Checkout } from './checkout.js';
+import { SuiteFiles } from './load.js';
 
 export type PolicyFrom = 'base' | 'head';
 
@@ -33,6 +33,8 @@ export interface PolicyInput {
   base: Checkout | undefined;
   /** stategate.yml, relative to the checkout. */
   configName: string;
+  /** The run's stategate.yml files, each loaded once (default: a set of its own). */
+  files?: SuiteFiles;
 }
 
 type BaseSuite = { suite: Suite } | { missing: string } | { problem: string };
@@ -96,7 +98,7 @@ async function baseSuite(input: PolicyInput): Promise<BaseSuite> {
   if (path === input.pinned.configFile) return { suite: input.pinned };
   if (!existsSync(path))
     return { missing: `the base has no ${input.configName} (the pull request adopts Stategate)` };
-  const loaded = await loadSuite(path);
+  const loaded = await (input.files ?? new SuiteFiles()).load(path);
   if (loaded.ok) return { suite: loaded.suite };
   const more = loaded.problems.length > 1 ? ` and ${loaded.problems.length - 1} more problems` : '';
   return { problem: `${formatProblem(loaded.problems[0])}${more}` };

@@ -13,6 +13,7 @@ import type { PinnedSuite } from '../plan/pin.js';
 import { renderMarkdown } from '../report/markdown.js';
 import { boundReport } from '../report/report-bounds.js';
 import type { Engine } from '../sandbox/types.js';
+import type { CaseDecision } from '../stats/case-decision.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
 import type { CompareResult } from './api.js';
 import { type Checkout, sameFiles } from './checkout.js';
@@ -28,6 +29,8 @@ export interface RunReportFacts {
   checkouts: Partial<Record<Side, Checkout>>;
   repeats: number;
   sequential: SequentialPolicy | null;
+  /** The run loop's last decision per case under `sequential`; absent when the run was cut short. */
+  decisions?: ReadonlyMap<string, CaseDecision>;
   shard: { index: number; total: number } | null;
   interrupted: boolean;
   startedAt: Date;
@@ -54,7 +57,13 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
     for (const scenario of run.scenarios) {
       const sides = spool.read(scenario.id);
       verifyPinned(run.pin, new Map([[scenario.id, sides]]));
-      yield { scenario, base: run.headOnly ? null : sides.base, head: sides.head };
+      const decision = run.decisions?.get(scenario.id);
+      yield {
+        scenario,
+        base: run.headOnly ? null : sides.base,
+        head: sides.head,
+        ...(decision ? { decision } : {}),
+      };
     }
   }
   return compareSuite({

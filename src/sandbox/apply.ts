@@ -6,6 +6,7 @@ import type { Row } from '../model/episode.js';
 import { splitStatements } from '../sql/named-params.js';
 import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { ident, qualified } from './names.js';
+import { statementTimeout } from './statement-timeout.js';
 import { refusalNote } from './suite-role.js';
 import type { Sandbox, SqlSession } from './types.js';
 
@@ -235,10 +236,22 @@ export interface ScenarioState {
  * Applies a scenario's state to a sandbox in one transaction: rows first (an unknown table or
  * column is an error that names it), then the SQL statements. Run before markInitial().
  */
+/** SQLSTATE 57014: the statement was cancelled (here, by statement_timeout). */
+const QUERY_CANCELED = '57014';
+
+/** The scenario's state did not finish within the episode's timeout: the suite's doing, the same on every attempt. */
+export class StateTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateTimeoutError';
+  }
+}
+
 export async function applyScenarioState(
   sandbox: Sandbox,
   state: ScenarioState,
   tables: Record<string, string[] | null>,
+  timeoutMs?: number,
 ): Promise<void> {
   for (const table of Object.keys(state.rows)) {
     if (!(table in tables)) {
@@ -249,12 +262,19 @@ export async function applyScenarioState(
   // Most scenarios start from the template as it is: no transaction, no round trips.
   if (Object.keys(state.rows).length === 0 && (state.sql ?? []).length === 0) return;
   await sandbox.transaction(async (tx) => {
+    // Bounded by the episode's timeout: a state.sql that never ends must not hold a worker forever.
+    if (timeoutMs !== undefined)
+      await tx.query("SELECT set_config('statement_timeout', $1, true)", [statementTimeout(timeoutMs)]);
     for (const [table, rows] of Object.entries(state.rows)) await insertRows(tx, table, rows, 'state.rows');
     for (const [i, sql] of (state.sql ?? []).entries()) {
       try {
         await tx.query(sql);
       } catch (e) {
         const err = e as ServerError;
+        if (err.code === QUERY_CANCELED)
+          throw new StateTimeoutError(
+            `state.sql[${i}] ran past the episode's timeout of ${timeoutMs} ms: ${excerpt(sql)}`,
+          );
         throw new Error(`state.sql[${i}]: ${describe(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }

@@ -1,6 +1,6 @@
 // The sandbox stage: database engines, templates, clones, state capture and row diff.
 
-export { applyScenarioState, type ScenarioState } from './apply.js';
+export { applyScenarioState, type ScenarioState, StateTimeoutError } from './apply.js';
 export { chooseEngine, type EngineOverrides } from './choose.js';
 export type { CloneStrategy } from './cluster.js';
 export { detectContainerRuntime, type RuntimeProbe } from './container-runtime.js';

@@ -16,6 +16,7 @@ import { budgetedClient, type ConnectionBudget } from './connections.js';
 import { addSums, combineSums, fingerprintOf, LOG_SUMS } from './fingerprint.js';
 import { ident, literal } from './names.js';
 import { BASELINE, type Baseline, putBack, type ReuseFacts } from './reuse.js';
+import { statementTimeout } from './statement-timeout.js';
 import type { SuiteRole } from './suite-role.js';
 import type { TypeNames } from './type-names.js';
 import type { Sandbox, SqlSession } from './types.js';
@@ -170,12 +171,16 @@ export class PgSandbox implements Sandbox {
    */
   async readOnly(
     sql: string,
+    timeoutMs?: number,
   ): Promise<{ rows: Record<string, unknown>[]; fields: { name: string; type: string }[] }> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      // One round trip: the first statement after BEGIN takes the snapshot and locks READ ONLY.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1');
+      // One round trip: the first statement after BEGIN takes the snapshot and locks READ ONLY. The
+      // timeout is a whole number the harness computed (never suite text), so it is written in place.
+      await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`,
+      );
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };

@@ -1,8 +1,8 @@
 // Building the template: schema, fixtures, change capture, fingerprints; then no session may stay
 // connected, because CREATE DATABASE ... TEMPLATE refuses a template that someone is using.
 // Everything inside the template (and its clones) runs as the template's unprivileged owner role.
-import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { contentHash } from '../model/content-hash.js';
 import { splitStatements } from '../sql/named-params.js';
 import { applySqlFile, insertRows } from './apply.js';
 import { captureTriggers, installAuditSchema, revokeTriggerFunctions } from './capture.js';
@@ -25,11 +25,9 @@ import { TypeNames } from './type-names.js';
 import type { Sandbox, Template, TemplateSpec } from './types.js';
 import { SESSION_OPTIONS, sandboxTypes } from './values.js';
 
-/** sha256 of a template spec: file names, SQL texts and rows, in order. */
+/** The content hash of a template spec (file names, SQL texts and rows): the pin's template hash. */
 export function templateHash(spec: TemplateSpec): string {
-  return createHash('sha256')
-    .update(JSON.stringify(spec, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)))
-    .digest('hex');
+  return contentHash(spec);
 }
 
 const USER_SCHEMAS = `SELECT nspname FROM pg_namespace

@@ -27,9 +27,13 @@ export interface Sandbox extends SqlSession {
    * `changes` are the net row changes the transaction made (the gateway records them per call).
    */
   transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }>;
-  /** Runs one query in a read-only transaction that is always rolled back (expectation queries). */
+  /**
+   * Runs one query in a read-only transaction that is always rolled back (expectation queries),
+   * cancelled by the server after `timeoutMs` when given.
+   */
   readOnly(
     sql: string,
+    timeoutMs?: number,
   ): Promise<{ rows: Record<string, unknown>[]; fields: { name: string; type: string }[] }>;
   /** Marks the current state as the initial state the episode's diff is taken against. */
   markInitial(): Promise<void>;

@@ -21,7 +21,7 @@ export const DETECTION_TARGET = 0.9;
 /** Adaptive policies whose looks go past this are not computed (the sum grows with max squared). */
 export const EXACT_MAX = 60;
 
-export interface Outcome {
+export interface RepeatsOutcome {
   /** The chance the case is classified new-critical-failure. */
   block: number;
   /** Mean episodes per case, both sides. */
@@ -42,12 +42,12 @@ function binomialPmf(n: number, p: number): number[] {
  * Fixed N: a case BLOCKs when the head fails the critical expectation at least once and the base
  * passes it in all N repeats.
  */
-export function fixedOutcome(n: number, base: number, head: number): Outcome {
+export function fixedOutcome(n: number, base: number, head: number): RepeatsOutcome {
   return { block: (1 - (1 - head) ** n) * (1 - base) ** n, episodes: 2 * n };
 }
 
 /** Adaptive repeats: the exact BLOCK chance and mean episodes, through decideExpectation at every look. */
-export function adaptiveOutcome(policy: SequentialPolicy, base: number, head: number): Outcome {
+export function adaptiveOutcome(policy: SequentialPolicy, base: number, head: number): RepeatsOutcome {
   if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
   // Probability mass of the cases still going, by [base failures, head failures], after `done` repeats.
   let going = new Map<number, number>([[0, 1]]);
@@ -94,7 +94,11 @@ export interface ErrorRates {
 }
 
 /** The outcome of a repeats setting (a fixed N, or min..max) on one agent; null when not computable. */
-export function outcomeOf(repeats: number | SequentialPolicy, base: number, head: number): Outcome | null {
+export function outcomeOf(
+  repeats: number | SequentialPolicy,
+  base: number,
+  head: number,
+): RepeatsOutcome | null {
   if (typeof repeats === 'number') return fixedOutcome(repeats, base, head);
   if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base, head);
   if (repeats.max > EXACT_MAX) return null;

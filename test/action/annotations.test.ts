@@ -173,7 +173,7 @@ describe('annotations', () => {
     const out = caseAnnotations(
       report([
         caseReport({
-          class: 'incomplete',
+          class: 'regressed',
           reason: 'the sandbox could not be cloned',
           lines: { scenario: 2, expectations: {} },
         }),
@@ -200,7 +200,7 @@ describe('annotations', () => {
             },
           ],
         }),
-        caseReport({ id: 'other', class: 'incomplete' }),
+        caseReport({ id: 'other', class: 'regressed' }),
       ]),
       repositoryPaths(repo, join(repo, 'agent')),
     );

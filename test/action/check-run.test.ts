@@ -2,10 +2,16 @@
 // GitHub's OpenAPI description).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckAnnotation } from '../../src/action/annotations.js';
-import { checkTitle, completeCheckRun, startCheckRun } from '../../src/action/check-run.js';
+import {
+  checkConclusionOf,
+  checkTitle,
+  completeCheckRun,
+  startCheckRun,
+} from '../../src/action/check-run.js';
 import { createGitHub } from '../../src/action/github.js';
 import type { Report } from '../../src/model/report.js';
 import { type GitHubApi, startGitHubApi } from '../helpers/github-api.js';
+import { sampleReport } from '../report/fixtures.js';
 
 let api: GitHubApi;
 const target = { owner: 'acme', repo: 'refunds', headSha: 'c0ffee'.padEnd(40, '0') };
@@ -55,6 +61,22 @@ describe('check run', () => {
       'scenarios/case-1.yaml',
       'scenarios/case-2.yaml',
     ]);
+  });
+
+  it('concludes an interrupted run cancelled, never neutral, whatever it had graded', async () => {
+    for (const verdict of ['PASS', 'WARN', 'BLOCK'] as const) {
+      expect(checkConclusionOf({ verdict, interrupted: true })).toBe('cancelled');
+    }
+    const interrupted = sampleReport({ interrupted: true });
+    expect(interrupted.verdict).not.toBe('PASS');
+    const id = await startCheckRun(await gh(), target);
+    await completeCheckRun(await gh(), target, id, {
+      conclusion: checkConclusionOf(interrupted),
+      title: checkTitle(interrupted),
+      summary: '## Stategate: interrupted',
+      annotations: [],
+    });
+    expect(api.checkRuns.at(-1)).toMatchObject({ status: 'completed', conclusion: 'cancelled' });
   });
 
   it('sends 120 annotations as 50 + 50 + 20 and trims a long summary below 65,535 characters', async () => {

@@ -1,25 +1,15 @@
 // Which runs the base repository controls: read from real event payload files, as the action reads them.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readEvent } from '../../src/action/event.js';
 import { untrustedReason } from '../../src/action/trust.js';
+import { EVENT_SHA, readEventFile } from '../helpers/event-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stategate-trust-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const SHA = 'a'.repeat(40);
-
-function event(name: string, payload: unknown) {
-  const path = join(dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(path, JSON.stringify(payload));
-  return readEvent({
-    GITHUB_EVENT_NAME: name,
-    GITHUB_EVENT_PATH: path,
-    GITHUB_REPOSITORY: 'acme/refunds',
-    GITHUB_SHA: SHA,
-  });
-}
+const SHA = EVENT_SHA;
+const event = (name: string, payload: unknown) => readEventFile(dir, name, payload);
 
 const workflowRun = (headRepository?: string) => ({
   workflow_run: {

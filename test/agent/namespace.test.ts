@@ -8,18 +8,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommandAgent } from '../../src/agent/command.js';
-import {
-  type CommandWrapper,
-  gitMetadata,
-  isolationLine,
-  namespaceWrapper,
-  probeIsolation,
-} from '../../src/agent/namespace.js';
+import { gitMetadata, isolationLine, namespaceWrapper, probeIsolation } from '../../src/agent/namespace.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
+import { AS_ROOT, NOBODY, REPLY_DONE, runAgentAsNobody } from '../helpers/as-nobody.js';
 import { sampleReport } from '../report/fixtures.js';
 
-const asRoot = process.getuid?.() === 0;
-const NOBODY = 65534;
 const cleanup: string[] = [];
 afterAll(() => {
   for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
@@ -48,25 +41,9 @@ function nobodysFiles(): { checkout: string; hidden: string } {
   return { checkout, hidden };
 }
 
-/** Runs the namespace runner as nobody, the way a harness run by a normal user would. */
-function asNobody(inner: CommandWrapper): CommandWrapper {
-  return {
-    wrap(command) {
-      const { file, args } = inner.wrap(command);
-      return {
-        file: 'setpriv',
-        args: [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', file, ...args],
-      };
-    },
-  };
-}
-
 describe('namespaces as a normal user', () => {
-  it.runIf(asRoot)('hide the private directory for good, keep the uid and end every daemon', async () => {
+  it.runIf(AS_ROOT)('hide the private directory for good, keep the uid and end every daemon', async () => {
     const { checkout, hidden } = nobodysFiles();
-    const wrapper = asNobody(
-      namespaceWrapper({ checkout, hide: [hidden], asRoot: false, uid: NOBODY, gid: NOBODY }),
-    );
     const command = [
       'id -u',
       'pwd',
@@ -77,16 +54,9 @@ describe('namespaces as a normal user', () => {
       `unshare --user --map-root-user --mount sh -c 'umount ${hidden} && cat ${hidden}/secret' 2>&1 || echo no-nested-umount`,
       'ls /proc | grep -c "^[0-9]"',
       'setsid sh -c "sleep 2; echo late > drop/late" sg-ns-daemon &',
-      'echo \'{"reply":"done"}\'',
+      REPLY_DONE,
     ].join('\n');
-    const run = await runCommandAgent({
-      command,
-      cwd: checkout,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      input: { message: 'hi', context: {} },
-      timeoutMs: 60_000,
-      wrapper,
-    });
+    const run = await runAgentAsNobody({ command, checkout, hide: [hidden] });
     const lines = run.stdout.trim().split('\n');
     expect(run.exitCode).toBe(0);
     expect(lines[0]).toBe(String(NOBODY));
@@ -124,7 +94,7 @@ describe('git metadata made read-only for the agent', () => {
 });
 
 describe('a stop request', () => {
-  it.runIf(asRoot)('reaches the agent through the namespace init, which exits with it', async () => {
+  it.runIf(AS_ROOT)('reaches the agent through the namespace init, which exits with it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sg-ns-stop-'));
     cleanup.push(dir);
     const wrapper = namespaceWrapper({ checkout: dir, hide: [], asRoot: true, uid: 0, gid: 0 });

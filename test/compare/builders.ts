@@ -7,10 +7,10 @@ import type {
   FailureLabel,
   GradedEpisode,
   InfraError,
+  ResultGrade,
   Side,
   StateDiff,
   TableDiff,
-  Verdict,
 } from '../../src/model/episode.js';
 
 /** A scenario with the given expectations (query expectations on orders unless given in full). */
@@ -90,7 +90,7 @@ export function stateDiff(...tables: TableDiff[]): StateDiff {
 
 export interface EpisodeSpec {
   /** Verdicts by expectation id; unlisted expectations pass. */
-  verdicts?: Record<string, Verdict>;
+  verdicts?: Record<string, ResultGrade>;
   labels?: Record<string, FailureLabel>;
   messages?: Record<string, string>;
   calls?: CallRecord[];

@@ -23,7 +23,7 @@ describe('compareSuite', () => {
       'lookup-only',
       'refund-timeout-after-mutation',
     ]);
-    expect(r.gate).toEqual({ block: ['new-critical-failure'], warn: ['regressed', 'incomplete', 'flaky'] });
+    expect(r.gate).toEqual({ block: ['new-critical-failure', 'incomplete'], warn: ['regressed', 'flaky'] });
     expect(r).toMatchObject({
       engine: 'postgres',
       engine_reason: 'database.url is set',

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseInputs } from '../../src/action/inputs.js';
-import { CHOICES, parseChoice } from '../../src/config/options.js';
+import { CHOICES, COUNTS, parseChoice, parseCount } from '../../src/config/options.js';
 
 const BIN = fileURLToPath(new URL('../../bin/stategate.mjs', import.meta.url));
 
@@ -46,9 +46,25 @@ describe('shared options', () => {
     ['isolation', 'vm'],
     ['policy-from', 'pr'],
     ['shard', '5/4'],
+    ['repeats', '0x10'],
+    ['repeats', '5000'],
+    ['repeats', '0'],
+    ['repeats', '1e2'],
   ])('--%s and the input %s say the same of a bad value', (name, value) => {
     const action = actionProblem(name, value);
     expect(action).toMatch(new RegExp(`^${name}: expected `));
     expect(cliProblem(name, value)).toBe(`stategate: --${action}`);
+  });
+
+  it("counts are decimal digits from 1 to the option's most, read the same by both", () => {
+    for (const name of Object.keys(COUNTS) as (keyof typeof COUNTS)[]) {
+      expect(parseCount(name, '16')).toBe(16);
+      expect(parseCount(name, String(COUNTS[name]))).toBe(COUNTS[name]);
+      for (const bad of ['0x10', '1e2', '0', '-1', '1.5', '', String(COUNTS[name] + 1)])
+        expect(() => parseCount(name, bad)).toThrow(/^expected a whole number from 1 to /);
+    }
+    expect(parseInputs((n) => (n === 'repeats' ? '16' : n === 'github-token' ? 'token' : '')).repeats).toBe(
+      16,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CaseClass } from '../../src/config/schema.js';
 import { checkConclusion, DEFAULT_GATE, exitCodeFor, gateDecision } from '../../src/gate/index.js';
+import type { CaseClass } from '../../src/model/classes.js';
 
 /** The verdict alone of the gate's decision. */
 const gateVerdict = (...args: Parameters<typeof gateDecision>) => gateDecision(...args).verdict;
@@ -30,7 +30,9 @@ describe('gateVerdict', () => {
   });
 
   it('WARNs on a class in gate.warn, and on a flaky side whatever the class', () => {
-    expect(gateVerdict([kase('a', 'incomplete')], DEFAULT_GATE)).toBe('WARN');
+    expect(gateVerdict([kase('a', 'regressed')], DEFAULT_GATE)).toBe('WARN');
+    // What could not be graded is no pass: the default gate blocks it.
+    expect(gateVerdict([kase('a', 'incomplete'), kase('b', 'unchanged')], DEFAULT_GATE)).toBe('BLOCK');
     expect(gateVerdict([kase('a', 'unchanged', { base: true }), kase('b', 'unchanged')], DEFAULT_GATE)).toBe(
       'WARN',
     );

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { FaultRule, Tool } from '../../src/config/schema.js';
 import { FaultRule as FaultRuleSchema, TwinTool } from '../../src/config/schema.js';
 import { createGateway } from '../../src/gateway/index.js';
-import type { Gateway, GatewaySession, SessionSpec } from '../../src/gateway/types.js';
+import type { EpisodeSession, Gateway, SessionSpec } from '../../src/gateway/types.js';
 import { createPostgresEngine } from '../../src/sandbox/index.js';
 import type { Engine, Sandbox, Template } from '../../src/sandbox/types.js';
 
@@ -128,7 +128,7 @@ export interface Shop {
 }
 
 export interface Episode {
-  session: GatewaySession;
+  session: EpisodeSession;
   sandbox: Sandbox;
   /** The initial-state clone, when asked for. */
   initial?: Sandbox;

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewaySession } from '../../src/gateway/types.js';
+import type { EpisodeSession } from '../../src/gateway/types.js';
 import { type Episode, num, openShop, rule, type Shop } from './fixture.js';
 
 let shop: Shop;
@@ -16,7 +16,7 @@ afterAll(async () => {
   await shop?.close();
 }, 300_000);
 
-async function connect(session: GatewaySession): Promise<Client> {
+async function connect(session: EpisodeSession): Promise<Client> {
   const client = new Client({ name: 'stategate-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(session.mcpUrl)));
   clients.push(client);

@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Tool } from '../../src/config/schema.js';
 import { TwinTool } from '../../src/config/schema.js';
 import { createGateway } from '../../src/gateway/index.js';
-import type { Gateway, GatewaySession } from '../../src/gateway/types.js';
+import type { EpisodeSession, Gateway } from '../../src/gateway/types.js';
 import type { Engine, Sandbox, Template } from '../../src/sandbox/types.js';
 import { engines } from '../helpers/engines.js';
 import { post } from './fixture.js';
@@ -163,7 +163,7 @@ describe.each(engines())('twin logic in SQL functions: $name engine', ({ create 
     await engine?.close();
   }, 300_000);
 
-  async function episode(): Promise<{ session: GatewaySession; sandbox: Sandbox }> {
+  async function episode(): Promise<{ session: EpisodeSession; sandbox: Sandbox }> {
     const label = randomBytes(3).toString('hex');
     const sandbox = await template.clone(`fn-${label}`);
     open.push(sandbox);
@@ -179,7 +179,7 @@ describe.each(engines())('twin logic in SQL functions: $name engine', ({ create 
     return { session, sandbox };
   }
 
-  const call = (session: GatewaySession, tool: string, args: unknown) =>
+  const call = (session: EpisodeSession, tool: string, args: unknown) =>
     post(`${session.toolsUrl}/tools/${tool}`, args);
 
   async function returned(sandbox: Sandbox): Promise<string[]> {

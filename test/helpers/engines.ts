@@ -2,6 +2,7 @@
 // embedded engine on one server shared by the whole test file (one server start per file). Suites
 // that also hold on the testcontainers engine add testcontainersEngine() (one container per file);
 // they import ../helpers/docker.js first, which points DOCKER_HOST at the test daemon.
+import pg from 'pg';
 import { afterAll } from 'vitest';
 import { type EmbeddedServer, openEmbeddedEngine, startEmbeddedServer } from '../../src/sandbox/embedded.js';
 import { createPostgresEngine } from '../../src/sandbox/postgres.js';
@@ -15,6 +16,17 @@ import type { Engine, EngineName } from '../../src/sandbox/types.js';
 /** The admin URL of the test server. */
 export const TEST_DATABASE_URL =
   process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Runs `fn` with a client connected to the server at `url`, and disconnects. */
+export async function onServer<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
 
 let shared: Promise<EmbeddedServer> | null = null;
 

@@ -166,8 +166,8 @@ describe('resolvePolicy', () => {
     );
     expect(policy.warning).toMatch(/suite changes are unknown$/);
     expect(policy.suite.config.gate).toEqual({
-      block: ['new-critical-failure'],
-      warn: ['regressed', 'incomplete', 'flaky'],
+      block: ['new-critical-failure', 'incomplete'],
+      warn: ['regressed', 'flaky'],
     });
     expect(policy.suite.judgeCalibration).toBeNull();
     // Nor the head's judge: it would choose where the replies and the key go.

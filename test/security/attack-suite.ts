@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import type { Report } from '../../src/model/report.js';
 import { runCompare } from '../../src/run/pipeline.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
 
-export const TEST_DATABASE_URL =
-  process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const FIXTURES = join(import.meta.dirname, 'fixtures');
 
 export interface AttackSuite {

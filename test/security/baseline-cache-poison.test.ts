@@ -3,16 +3,21 @@
 // episodes as failures (so its own regression would read "unchanged" against a base that fails as
 // well: a wrong PASS on the next run) and plant an entry of its own. Every attempt fails, the entry is
 // byte for byte what the honest run stored, and the next run still blocks.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
-import { git, writeDemoFiles } from '../helpers/demo-repo.js';
+import {
+  BLOCKING_SCENARIO,
+  commitTagged,
+  git,
+  initRepo,
+  writeBlockingScenario,
+} from '../helpers/demo-repo.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
 
-const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SCENARIO = 'refund-timeout-after-mutation';
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -44,28 +49,16 @@ await import('./examples/refund-agent/agent.mjs');
 
 const repo = mkdtempSync(join(tmpdir(), 'sg-cache-poison-repo-'));
 dirs.push(repo);
-function commit(version: string, tag: string, hostile: boolean): void {
-  writeDemoFiles(repo, version);
-  for (const f of readdirSync(join(repo, 'scenarios')))
-    if (f !== `${SCENARIO}.yaml`) rmSync(join(repo, 'scenarios', f));
-  if (hostile) {
-    writeFileSync(join(repo, 'hostile-agent.mjs'), HOSTILE);
-    const config = readFileSync(join(repo, 'stategate.yml'), 'utf8');
-    writeFileSync(
-      join(repo, 'stategate.yml'),
-      config.replace('examples/refund-agent/agent.mjs', 'hostile-agent.mjs'),
-    );
-  }
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-qm', tag);
-  git(repo, 'tag', tag);
+const inRepo = (...args: string[]) => git(repo, ...args);
+initRepo(inRepo);
+for (const [version, tag, changes] of [
+  ['v1.2.4', 'base', {}],
+  ['v1.3.0', 'honest', {}],
+  ['v1.3.0', 'hostile', { files: { 'hostile-agent.mjs': HOSTILE }, agent: 'hostile-agent.mjs' }],
+] as const) {
+  writeBlockingScenario(repo, version, changes);
+  commitTagged(inRepo, tag);
 }
-git(repo, 'init', '-q', '-b', 'main');
-git(repo, 'config', 'user.email', 'ci@example.com');
-git(repo, 'config', 'user.name', 'ci');
-commit('v1.2.4', 'base', false);
-commit('v1.3.0', 'honest', false);
-commit('v1.3.0', 'hostile', true);
 
 const compare = (head: string, out: string) =>
   runCompare({
@@ -75,7 +68,7 @@ const compare = (head: string, out: string) =>
     out: join(repo, '.stategate', out),
     repeats: 1,
     engine: 'postgres',
-    databaseUrl: ADMIN_URL,
+    databaseUrl: TEST_DATABASE_URL,
     cache,
   });
 
@@ -99,7 +92,9 @@ describe('a head agent going for the baseline cache', () => {
 
     const next = await compare('honest', 'next');
     expect(next.report.baseline_cache).toMatchObject({ hit: true, reused_episodes: 1 });
-    expect(next.report.cases.map((c) => [c.id, c.class])).toEqual([[SCENARIO, 'new-critical-failure']]);
+    expect(next.report.cases.map((c) => [c.id, c.class])).toEqual([
+      [BLOCKING_SCENARIO, 'new-critical-failure'],
+    ]);
     expect(next.report.verdict).toBe('BLOCK');
   });
 });

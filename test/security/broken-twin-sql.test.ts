@@ -8,27 +8,16 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
+import type { Report } from '../../src/model/report.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
-import { CALL_TOOL, stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { CALL_TOOL, putTwin, stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of [...dirs, marks]) rmSync(d, { recursive: true, force: true });
 });
-
-const twin = (sql: string) => `tools:
-  put:
-    description: Store a value under a key.
-    risk: write
-    input:
-      type: object
-      properties: { k: { type: string }, v: { type: string } }
-      required: [k, v]
-      additionalProperties: false
-    sql: ${sql}
-    returns: one
-`;
 
 /** An agent that leaves a mark that it ran, puts one value, and says it succeeded whatever happened. */
 const AGENT = `${CALL_TOOL}
@@ -46,7 +35,7 @@ const markOf = new Map<string, string>();
 function suite(sql: string, key: string, engine: 'embedded' | 'postgres' = 'embedded'): string {
   const marker = join(marks, `ran-${markOf.size}`);
   const dir = writeSuite({
-    twin: twin(sql),
+    twin: putTwin(sql),
     agentFiles: { 'agent.mjs': AGENT },
     agent: `  command: node agent.mjs\n  env: { KEY: ${key}, MARK: ${marker} }\n  timeout: 60s`,
     expect: '  - id: reads\n    query: SELECT count(*) FROM kv\n    gte: 1\n',
@@ -88,10 +77,11 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
   }, async () => {
     const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed');
     const res = await stategate(dir, ['run', '--engine', 'embedded', '--fail-on', 'warn']);
-    expect(res.code).toBe(2);
-    expect(res.stdout).toMatch(/INCOMPLETE\s+only/);
-    expect(res.stdout).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
-    expect(res.stdout).toMatch(/fix the twin's SQL/);
+    // No episode could be graded: the run could not run, and says why.
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/none of the \d+ episodes completed/);
+    expect(res.stderr).toMatch(/duplicate key value violates unique constraint "kv_pkey"/);
+    expect(res.stderr).toMatch(/fix the twin's SQL/);
     const report = JSON.parse(readFileSync(join(dir, '.stategate', 'report.json'), 'utf8'));
     expect(report.verdict).not.toBe('PASS');
     expect(report.cases[0].class).toBe('incomplete');
@@ -103,15 +93,20 @@ describe('a SQL error only the run meets (a constraint the twin does not declare
     }, async () => {
       const dir = suite('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k', 'seed', engine);
       const out = join(dir, 'out');
-      const { report, markdown } = await runCompare({
-        base: dir,
-        head: dir,
-        repo: dir,
-        out,
-        repeats: 2,
-        engine,
-        databaseUrl: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
-      });
+      // Nothing completed on either side: the run could not run, and its report is still written.
+      await expect(
+        runCompare({
+          base: dir,
+          head: dir,
+          repo: dir,
+          out,
+          repeats: 2,
+          engine,
+          databaseUrl: engine === 'postgres' ? TEST_DATABASE_URL : undefined,
+        }),
+      ).rejects.toThrow(/none of the 4 episodes completed.*duplicate key value violates unique constraint/s);
+      const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as Report;
+      const markdown = readFileSync(join(out, 'report.md'), 'utf8');
       expect(report.verdict).not.toBe('PASS');
       expect(report.cases).toHaveLength(1);
       const only = report.cases[0];
@@ -193,7 +188,7 @@ END $fn$;
       const marker = join(marks, `ran-${markOf.size}`);
       const dir = writeSuite({
         schema,
-        twin: twin('SELECT k FROM put_new(:k, :v)') + errors,
+        twin: putTwin('SELECT k FROM put_new(:k, :v)') + errors,
         agentFiles: { 'agent.mjs': AGENT },
         // 'seed' is a fixture row: the function refuses it on both sides.
         agent: `  command: node agent.mjs\n  env: { KEY: seed, MARK: ${marker} }\n  timeout: 60s`,
@@ -201,9 +196,15 @@ END $fn$;
       });
       dirs.push(dir);
       markOf.set(dir, marker);
-      return (
-        await runCompare({ base: dir, head: dir, repo: dir, out: join(dir, 'out'), engine: 'embedded' })
-      ).report;
+      try {
+        return (
+          await runCompare({ base: dir, head: dir, repo: dir, out: join(dir, 'out'), engine: 'embedded' })
+        ).report;
+      } catch (err) {
+        // A run in which nothing completed could not run; its report is still on disk.
+        if ((err as Error).name !== 'NothingCompletedError') throw err;
+        return JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8')) as Report;
+      }
     };
     const declared = await run('    errors:\n      SG409: { status: 409, code: KEY_TAKEN }\n');
     expect(declared.cases[0].class).toBe('unchanged');

@@ -8,7 +8,6 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/pipeline.js';
 import {
   AGENT_IMAGE,
   agentContainerIds,
@@ -19,7 +18,8 @@ import {
   requireDocker,
   TEST_DOCKER_HOST,
 } from '../helpers/docker.js';
-import { kvSuite, readEpisodes, replyOf, TEST_DATABASE_URL } from '../reliability/kv-suite.js';
+import { kvSuite, readEpisodes, replyOf } from '../reliability/kv-suite.js';
+import { compareOnTestServer } from './suite.js';
 
 // The hunt, shared by the command agent and the agent server.
 const HUNT = `
@@ -149,14 +149,7 @@ function huntSuite(mode: 'command' | 'serve', expose: boolean): string {
 async function huntOnce(mode: 'command' | 'serve', expose: boolean) {
   const dir = huntSuite(mode, expose);
   const out = join(dir, 'out');
-  await runCompare({
-    base: null,
-    head: dir,
-    repo: dir,
-    out,
-    engine: 'postgres',
-    databaseUrl: TEST_DATABASE_URL,
-  });
+  await compareOnTestServer(dir, null, out);
   const [episode] = readEpisodes(out);
   expect(episode.record.infraError).toBeUndefined();
   return { found: replyOf(episode), episode };
@@ -262,16 +255,9 @@ describe.runIf(run)('a missing agent.image', () => {
         '  isolation: container\n  image: localhost:1/stategate-missing:1\n  timeout:',
       ),
     );
-    await expect(
-      runCompare({
-        base: null,
-        head: dir,
-        repo: dir,
-        out: join(dir, 'out'),
-        engine: 'postgres',
-        databaseUrl: TEST_DATABASE_URL,
-      }),
-    ).rejects.toThrow(/agent.image localhost:1\/stategate-missing:1 is not on the Docker host/);
+    await expect(compareOnTestServer(dir, null, join(dir, 'out'))).rejects.toThrow(
+      /agent.image localhost:1\/stategate-missing:1 is not on the Docker host/,
+    );
   });
 });
 
@@ -295,14 +281,7 @@ describe.runIf(run)('agent.dockerfile', () => {
       config.replace('  timeout:', '  isolation: container\n  dockerfile: Dockerfile.agent\n  timeout:'),
     );
     const out = join(dir, 'out');
-    await runCompare({
-      base: null,
-      head: dir,
-      repo: dir,
-      out,
-      engine: 'postgres',
-      databaseUrl: TEST_DATABASE_URL,
-    });
+    await compareOnTestServer(dir, null, out);
     const [episode] = readEpisodes(out);
     expect(replyOf(episode)).toEqual({ marker: 'from-the-dockerfile' });
     expect(await agentContainersSince(baseline)).toEqual([]);
@@ -345,14 +324,7 @@ createServer((req, res) => {
       ),
     );
     const out = join(dir, 'out');
-    await runCompare({
-      base: null,
-      head: dir,
-      repo: dir,
-      out,
-      engine: 'postgres',
-      databaseUrl: TEST_DATABASE_URL,
-    });
+    await compareOnTestServer(dir, null, out);
     const byScenario = Object.fromEntries(readEpisodes(out).map((g) => [g.record.scenario, g]));
     expect(byScenario['a-crash'].record.agent.resultError).toMatch(/agent server exited \(code 3\)/);
     expect(

@@ -11,25 +11,15 @@ import type { GradedEpisode } from '../../src/model/episode.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import type { ProgressEvent } from '../../src/run/api.js';
 import { runCompare } from '../../src/run/pipeline.js';
-import { CALL_TOOL, stategate, writeSuite } from './suite.js';
+import { commitTagged, initRepo } from '../helpers/demo-repo.js';
+import { CALL_TOOL, putTwin, stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const TWIN = `tools:
-  put:
-    description: Store a value under a key.
-    risk: write
-    input:
-      type: object
-      properties: { k: { type: string }, v: { type: string } }
-      required: [k, v]
-      additionalProperties: false
-    sql: INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k, v
-    returns: one
-`;
+const TWIN = putTwin();
 
 /** An agent that stores and replies with the version in its checkout's VERSION file. */
 const AGENT = `${CALL_TOOL}
@@ -45,9 +35,8 @@ const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd,
 function repo(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sg-dirty-'));
   dirs.push(dir);
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.email', 'ci@example.com');
-  git(dir, 'config', 'user.name', 'ci');
+  const inDir = (...args: string[]) => git(dir, ...args);
+  initRepo(inDir);
   writeSuite(
     {
       twin: TWIN,
@@ -57,9 +46,7 @@ function repo(): string {
     },
     dir,
   );
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-qm', 'v1');
-  git(dir, 'tag', 'v1');
+  commitTagged(inDir, 'v1');
   return dir;
 }
 

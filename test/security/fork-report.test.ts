@@ -35,8 +35,8 @@ describe('stategate merge of an edited report', () => {
     const merged = readJson(join(dir, 'out', 'report.json'));
     expect(merged.verdict).toBe('BLOCK');
     expect(merged.gate).toEqual({
-      block: ['new-critical-failure'],
-      warn: ['regressed', 'incomplete', 'flaky'],
+      block: ['new-critical-failure', 'incomplete'],
+      warn: ['regressed', 'flaky'],
     });
     expect(merged.counts).toMatchObject({ 'new-critical-failure': 1, regressed: 1, unchanged: 2 });
     expect(r.stderr).toContain('gating with the built-in default policy');

@@ -7,7 +7,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentSharedDir } from '../helpers/agent-dir.js';
-import { stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 const marks = agentSharedDir('sg-pattern-stall-');

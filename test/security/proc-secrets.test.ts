@@ -5,10 +5,12 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { probeIsolation } from '../../src/agent/namespace.js';
 import { startEmbeddedServer } from '../../src/sandbox/embedded-server.js';
-import { type AttackSuite, attackSuite, runAttack, TEST_DATABASE_URL } from './attack-suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { setEnvForFile } from '../helpers/process-env.js';
+import { type AttackSuite, attackSuite, runAttack } from './attack-suite.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -18,20 +20,10 @@ const CANARIES: Record<string, string> = {
   STATEGATE_DATABASE_URL: 'postgres://postgres:canary-admin-password@127.0.0.1:1/postgres',
   STATEGATE_CANARY_SECRET: 'canary-secret-in-the-harness-environment',
 };
-const saved: Record<string, string | undefined> = {};
+setEnvForFile(CANARIES);
 const suites: AttackSuite[] = [];
 
-beforeAll(() => {
-  for (const [name, value] of Object.entries(CANARIES)) {
-    saved[name] = process.env[name];
-    process.env[name] = value;
-  }
-});
 afterAll(() => {
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
   for (const s of suites) rmSync(s.dir, { recursive: true, force: true });
 });
 

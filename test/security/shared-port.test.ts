@@ -13,25 +13,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
-import { writeSuite } from './suite.js';
+import { commitTagged, initRepo } from '../helpers/demo-repo.js';
+import { putTwin, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const TWIN = `tools:
-  put:
-    description: Store a value under a key.
-    risk: write
-    input:
-      type: object
-      properties: { k: { type: string }, v: { type: string } }
-      required: [k, v]
-      additionalProperties: false
-    sql: INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k, v
-    returns: one
-`;
+const TWIN = putTwin();
 
 /** An agent server that stores its own version under the episode id and replies with it. */
 const SERVER = `import { createServer } from 'node:http';
@@ -62,9 +52,8 @@ const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd,
 function repoWith(url: string, env = '', server = SERVER, repeats = 2): string {
   const dir = mkdtempSync(join(tmpdir(), 'sg-shared-port-'));
   dirs.push(dir);
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.email', 'ci@example.com');
-  git(dir, 'config', 'user.name', 'ci');
+  const inDir = (...args: string[]) => git(dir, ...args);
+  initRepo(inDir);
   writeSuite(
     {
       twin: TWIN,
@@ -77,9 +66,7 @@ function repoWith(url: string, env = '', server = SERVER, repeats = 2): string {
   );
   for (const version of ['v1', 'v2']) {
     writeFileSync(join(dir, 'VERSION'), `${version}\n`);
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-qm', version);
-    git(dir, 'tag', version);
+    commitTagged(inDir, version);
   }
   return dir;
 }

@@ -7,17 +7,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { sweepLeftovers } from '../../src/sandbox/leftovers.js';
-import { TEST_DATABASE_URL } from '../helpers/engines.js';
-
-async function onServer<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+import { onServer, TEST_DATABASE_URL } from '../helpers/engines.js';
 
 describe('the leftover sweep after a run that died (postgres engine)', () => {
   it("drops the dead run's suite role and the database it marked a template, and no role it did not make", async () => {

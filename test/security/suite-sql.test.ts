@@ -15,12 +15,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSqlStatements, loadSuite } from '../../src/config/load.js';
 import { applyScenarioState } from '../../src/sandbox/apply.js';
 import type { Engine, Sandbox, Template } from '../../src/sandbox/types.js';
-import { engines, sharedEmbeddedServer, TEST_DATABASE_URL } from '../helpers/engines.js';
+import { engines, onServer, sharedEmbeddedServer, TEST_DATABASE_URL } from '../helpers/engines.js';
+import { putTwin } from './suite.js';
 
 const WHY = 'suite SQL runs as an unprivileged role';
 const work = mkdtempSync(join(tmpdir(), 'sg-suite-sql-'));
@@ -78,16 +78,6 @@ async function serverUrl(name: string): Promise<string> {
   return name === 'postgres' ? TEST_DATABASE_URL : (await sharedEmbeddedServer()).adminUrl;
 }
 
-async function onServer<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 const superusers = (url: string) =>
   onServer(url, async (c) =>
     (await c.query('SELECT rolname FROM pg_roles WHERE rolsuper ORDER BY 1')).rows.map((r) => r.rolname),
@@ -109,17 +99,7 @@ function writeSuite(): string {
     input: { type: object, additionalProperties: false }
     sql: SELECT pg_read_file('/etc/hostname') AS host
     returns: one
-  put:
-    description: Store a value under a key.
-    risk: write
-    input:
-      type: object
-      properties: { k: { type: string }, v: { type: string } }
-      required: [k, v]
-      additionalProperties: false
-    sql: INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k, v
-    returns: one
-`,
+${putTwin().slice('tools:\n'.length)}`,
   );
   writeFileSync(
     join(dir, 'scenarios', 'leak.yaml'),

@@ -1,15 +1,15 @@
 // A small real suite for the gate-integrity attacks: a key-value table, twin tools given by the test,
-// an agent script given by the test, and the stategate command run as a user runs it.
+// an agent script given by the test, and a comparison run on the test server or the stategate
+// command run as a user runs it.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runCompare } from '../../src/run/pipeline.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
-
-export const TEST_DATABASE_URL =
-  process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface SuiteFiles {
   /** The twin file's text. */
@@ -21,10 +21,41 @@ export interface SuiteFiles {
   /** The scenario files' expectations, as YAML list items. */
   expect: string;
   scenarios?: string[];
-  engine?: 'embedded' | 'postgres';
+  /** Every scenario's input message (default: the scenario's id). */
+  message?: string;
+  /** database.engine (default embedded); null leaves it to the run. */
+  engine?: 'embedded' | 'postgres' | null;
+  /** More lines of the database section, indented by two spaces. */
+  database?: string;
   repeats?: number;
   schema?: string;
+  /** db/fixtures.yaml (default: one seed row in kv); null: no fixtures. */
+  fixtures?: string | null;
+  /** Top-level sections appended to stategate.yml (a judge, say). */
+  extra?: string;
 }
+
+/** A twin whose one tool `put` stores a value under a new key with `sql` and returns the row. */
+export const putTwin = (sql = 'INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k, v') => `tools:
+  put:
+    description: Store a value under a key.
+    risk: write
+    input:
+      type: object
+      properties: { k: { type: string }, v: { type: string } }
+      required: [k, v]
+      additionalProperties: false
+    sql: ${sql}
+    returns: one
+`;
+
+/** A twin tool `put` (YAML lines below `tools:`) that overwrites the value of a key already there. */
+export const UPDATE_PUT = `  put:
+    risk: write
+    input: { type: object, properties: { k: { type: string }, v: { type: string } }, required: [k, v] }
+    sql: UPDATE kv SET v = :v WHERE k = :k
+    returns: none
+`;
 
 /** Writes the suite into `dir` (a new temporary directory when omitted) and returns it. */
 export function writeSuite(files: SuiteFiles, dir = mkdtempSync(join(tmpdir(), 'sg-security-'))): string {
@@ -34,34 +65,34 @@ export function writeSuite(files: SuiteFiles, dir = mkdtempSync(join(tmpdir(), '
     join(dir, 'db', 'schema.sql'),
     files.schema ?? 'CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL);\n',
   );
-  writeFileSync(join(dir, 'db', 'fixtures.yaml'), 'kv:\n  - { k: seed, v: fixture }\n');
+  const fixtures = files.fixtures === undefined ? 'kv:\n  - { k: seed, v: fixture }\n' : files.fixtures;
+  if (fixtures !== null) writeFileSync(join(dir, 'db', 'fixtures.yaml'), fixtures);
   writeFileSync(join(dir, 'twin.yaml'), files.twin);
   for (const [rel, text] of Object.entries(files.agentFiles)) writeFileSync(join(dir, rel), text);
   for (const id of files.scenarios ?? ['only']) {
     writeFileSync(
       join(dir, 'scenarios', `${id}.yaml`),
-      `id: ${id}\ninput:\n  message: "${id}"\nexpect:\n${files.expect}`,
+      `id: ${id}\ninput:\n  message: "${files.message ?? id}"\nexpect:\n${files.expect}`,
     );
   }
+  const engine = files.engine === undefined ? 'embedded' : files.engine;
   writeFileSync(
     join(dir, 'stategate.yml'),
     `version: 1
 agent:
 ${files.agent}
 database:
-  engine: ${files.engine ?? 'embedded'}
-  schema: [db/schema.sql]
-  fixtures: [db/fixtures.yaml]
-twins: [twin.yaml]
+${engine === null ? '' : `  engine: ${engine}\n`}  schema: [db/schema.sql]
+${fixtures === null ? '' : '  fixtures: [db/fixtures.yaml]\n'}${files.database ?? ''}twins: [twin.yaml]
 scenarios: [scenarios/*.yaml]
 repeats: ${files.repeats ?? 1}
 concurrency: 2
-`,
+${files.extra ?? ''}`,
   );
   return dir;
 }
 
-/** The agent prelude: a tool call over HTTP and the printed result object. */
+/** The agent prelude: a tool call over HTTP, and the result printed (done: a JSON reply; finish: as given). */
 export const CALL_TOOL = `
 async function call(tool, args) {
   const res = await fetch(process.env.STATEGATE_TOOLS_URL + '/tools/' + tool, {
@@ -72,7 +103,20 @@ async function call(tool, args) {
 function done(reply, outcome = 'SUCCESS') {
   process.stdout.write(JSON.stringify({ reply: JSON.stringify(reply), outcome }) + '\\n');
 }
+function finish(result) { process.stdout.write(JSON.stringify(result) + '\\n'); }
 `;
+
+/** The agent command of a suite whose agent is agent.mjs. */
+export const NODE_AGENT = '  command: node agent.mjs';
+
+/** One comparison on the test server, in head's checkout: `head` alone when `base` is null. */
+export function compareOnTestServer(
+  head: string,
+  base: string | null = null,
+  out = join(head, '.stategate'),
+) {
+  return runCompare({ base, head, repo: head, out, engine: 'postgres', databaseUrl: TEST_DATABASE_URL });
+}
 
 // By path: the command runs in the suite's directory, where no node_modules is.
 const TSX = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stateDifferences } from '../../src/compare/state-diff.js';
 import type { StateDiff } from '../../src/model/episode.js';
 import { runCompare } from '../../src/run/pipeline.js';
-import { CALL_TOOL, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { CALL_TOOL, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {

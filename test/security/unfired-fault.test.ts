@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCompare } from '../../src/run/pipeline.js';
 import { validateReport } from '../../src/run/read-report.js';
-import { CALL_TOOL, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { CALL_TOOL, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {

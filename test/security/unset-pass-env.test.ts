@@ -6,7 +6,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unsetPassEnv } from '../../src/config/pass-env.js';
-import { stategate, TEST_DATABASE_URL, writeSuite } from './suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { stategate, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -1,4 +1,4 @@
-// Red team 2: what `merge` copies from a report without checking it. The class, counts and verdict
+// Attack: what `merge` copies from a report without checking it. The class, counts and verdict
 // are recomputed, but the report's own `policy_from` (whose gate decided) is copied into the merged
 // report and shown as "Gate policy from ..." above the cases, although merge decided with the gate
 // of ITS checkout. A fork's report (workflow_run) so states, in the base repository's comment and
@@ -10,7 +10,7 @@ import { compareSuite } from '../../src/compare/suite.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { facts, timeoutCase, unchangedCase } from '../report/fixtures.js';
 
-describe("red team 2: merge and the report's word on its policy", () => {
+describe("merge and the report's word on its policy", () => {
   it("the merged report does not show the shard's policy source as the merge's own", () => {
     const forged = {
       ...compareSuite({ ...facts(), cases: [timeoutCase(), unchangedCase('lookup-only')] }),

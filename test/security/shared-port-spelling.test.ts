@@ -1,4 +1,4 @@
-// Red team: "each side is what it claims". sharedPortProblem refuses a head whose literal agent.url
+// Attack: "each side is what it claims". sharedPortProblem refuses a head whose literal agent.url
 // names the base's literal loopback port, but reads hosts by spelling: an IPv4-mapped IPv6 address
 // or a fully qualified `localhost.` reaches the same listener under another key. With agent.url and
 // no agent.serve the head's side starts nothing and has no "answers before serve" check, so every
@@ -11,7 +11,7 @@ const agent = (url: string, serve?: string) =>
   ({ url, serve, timeout: '60s', env: {}, pass_env: [], isolation: 'process' }) as AgentConfig;
 const base = agent('http://127.0.0.1:8080/', 'node server.mjs');
 
-describe('red team: the head names the base literal agent port under another spelling', () => {
+describe('the head names the base literal agent port under another spelling', () => {
   for (const url of [
     'http://127.0.0.1:8080/',
     'http://[::ffff:127.0.0.1]:8080/',

@@ -1,16 +1,13 @@
-// Red team: a head that regresses (its agent deletes a customer's row, which a critical
+// Attack: a head that regresses (its agent deletes a customer's row, which a critical
 // `forbid_changes` expectation of the base's scenario forbids) and hides it with a NEW twin tool.
 // `suite_changes` calls an added twin "not weakening", but twin SQL runs as the template's owner
 // role, which also owns the harness's change log (`stategate.changes`): the new tool's SQL deletes
 // the row and then the log rows of its own transaction, so neither the net diff nor the call's own
 // changes show the delete. The existing scenario, twins, schema and fixtures are untouched.
 // Variant: the added twin is `forget` cloned under a new name, past a critical `tool_not_called`.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCompare } from '../../src/run/pipeline.js';
-import { TEST_DATABASE_URL } from './attack-suite.js';
+import { CALL_TOOL, compareOnTestServer, NODE_AGENT, writeSuite } from './suite.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -53,70 +50,33 @@ const CLONED_TWIN = `  forget_now:
     returns: none
 `;
 
-const PRELUDE = `
-async function call(tool, args) {
-  const res = await fetch(process.env.STATEGATE_TOOLS_URL + '/tools/' + tool, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args),
-  });
-  return { status: res.status, body: await res.text() };
-}
-`;
-const done = "process.stdout.write(JSON.stringify({ reply: 'done', outcome: 'SUCCESS' }) + '\\n');\n";
-
 function side(agentBody: string, extraTwins = '', guard = NO_DELETES): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sg-redteam-twin-'));
-  dirs.push(dir);
-  mkdirSync(join(dir, 'db'));
-  mkdirSync(join(dir, 'scenarios'));
-  writeFileSync(join(dir, 'db', 'schema.sql'), 'CREATE TABLE kv (k text PRIMARY KEY, v text NOT NULL);\n');
-  writeFileSync(join(dir, 'db', 'fixtures.yaml'), 'kv:\n  - { k: precious, v: customer }\n');
-  writeFileSync(join(dir, 'twin.yaml'), BASE_TWINS + extraTwins);
-  writeFileSync(join(dir, 'agent.mjs'), `${PRELUDE}\n${agentBody}\n${done}`);
-  writeFileSync(
-    join(dir, 'scenarios', 'keep.yaml'),
-    `id: keep
-input:
-  message: mark the job done
-expect:
-${guard}  - id: marked
+  const dir = writeSuite({
+    fixtures: 'kv:\n  - { k: precious, v: customer }\n',
+    twin: BASE_TWINS + extraTwins,
+    agentFiles: {
+      'agent.mjs': `${CALL_TOOL}\n${agentBody}\nfinish({ reply: 'done', outcome: 'SUCCESS' });\n`,
+    },
+    agent: NODE_AGENT,
+    scenarios: ['keep'],
+    message: 'mark the job done',
+    expect: `${guard}  - id: marked
     query: SELECT count(*) FROM kv WHERE k = 'done'
     equals: 1
 `,
-  );
-  writeFileSync(
-    join(dir, 'stategate.yml'),
-    `version: 1
-agent:
-  command: node agent.mjs
-database:
-  schema: [db/schema.sql]
-  fixtures: [db/fixtures.yaml]
-twins: [twin.yaml]
-scenarios: [scenarios/*.yaml]
-repeats: 2
-concurrency: 2
-`,
-  );
+    engine: 'postgres',
+    repeats: 2,
+  });
+  dirs.push(dir);
   return dir;
 }
 
 const base = side("await call('put', { k: 'done', v: 'yes' });");
 const baseNoForget = side("await call('put', { k: 'done', v: 'yes' });", '', NO_FORGET);
 
-async function compare(head: string, from = base) {
-  return (
-    await runCompare({
-      base: from,
-      head,
-      repo: head,
-      out: join(head, '.stategate'),
-      engine: 'postgres',
-      databaseUrl: TEST_DATABASE_URL,
-    })
-  ).report;
-}
+const compare = async (head: string, from = base) => (await compareOnTestServer(head, from)).report;
 
-describe('red team: a new twin tool hides a forbidden delete from change capture', () => {
+describe('a new twin tool hides a forbidden delete from change capture', () => {
   it('control: the regressed head deleting through the existing tool is blocked', async () => {
     const head = side(
       "await call('put', { k: 'done', v: 'yes' });\nawait call('forget', { k: 'precious' });",

@@ -1,4 +1,4 @@
-// Red team 2: the sections added after the first review (suite changes, the policy line, the
+// Attack: the sections added after the first review (suite changes, the policy line, the
 // unverified sentence, the sides notes and dirty labels, the isolation line, missing shards, the
 // baseline cache line)
 // filled with hostile strings, as a fork's report.json may carry them through `merge`. Rendered,
@@ -49,7 +49,7 @@ function withNewSections(payload: string): Report {
   };
 }
 
-describe('red team 2: hostile strings in the new report sections', () => {
+describe('hostile strings in the new report sections', () => {
   for (const payload of HOSTILE) {
     it(`render inert with ${JSON.stringify(payload).slice(0, 50)}`, () => {
       const report = withNewSections(payload);

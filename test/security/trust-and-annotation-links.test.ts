@@ -1,4 +1,4 @@
-// Red team 2: the action's trust decision and the files it reads after the agent ran.
+// Attack: the action's trust decision and the files it reads after the agent ran.
 //  - A pull_request payload whose head repository is missing (a fork deleted after the PR was
 //    opened: GitHub sends `head.repo: null`) is not known to be this repository: a merge of its
 //    reports must be unverified, not trusted by default.
@@ -11,25 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { caseAnnotations, repositoryPaths } from '../../src/action/annotations.js';
-import { readEvent } from '../../src/action/event.js';
 import { untrustedReason } from '../../src/action/trust.js';
+import { EVENT_SHA, readEventFile } from '../helpers/event-file.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sg-redteam2-trust-'));
+const dir = mkdtempSync(join(tmpdir(), 'sg-trust-links-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const SHA = 'a'.repeat(40);
+const SHA = EVENT_SHA;
+const event = (name: string, payload: unknown) => readEventFile(dir, name, payload);
 
-function event(name: string, payload: unknown) {
-  const path = join(dir, `${name}-${Math.random().toString(36).slice(2)}.json`);
-  writeFileSync(path, JSON.stringify(payload));
-  return readEvent({
-    GITHUB_EVENT_NAME: name,
-    GITHUB_EVENT_PATH: path,
-    GITHUB_REPOSITORY: 'acme/refunds',
-    GITHUB_SHA: SHA,
-  });
-}
-
-describe('red team 2: trust and paths in the action', () => {
+describe('trust and paths in the action', () => {
   it('a merge in a pull_request run whose head repository the payload does not name is unverified', () => {
     const payload = {
       pull_request: {

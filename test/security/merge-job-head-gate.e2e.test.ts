@@ -1,4 +1,4 @@
-// Red team 2: docs/action.md's "Sharding over a matrix" workflow on `pull_request`. Each shard job
+// Attack: docs/action.md's "Sharding over a matrix" workflow on `pull_request`. Each shard job
 // reads the gate from the base (policy-from: base, the default) and BLOCKs the head's new critical
 // failures. The merge job then `actions/checkout`s the pull request (its merge commit: the HEAD's
 // stategate.yml) and `merge` gates with "the stategate.yml in the checkout it runs in". A head that
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-describe('red team 2: the merge job gates with the head checkout', () => {
+describe('the merge job gates with the head checkout', () => {
   it('a PR that empties gate.block in its stategate.yml is still blocked by the merged, base-policy shards', async () => {
     const shards: string[] = [];
     for (const i of [1, 2]) {
