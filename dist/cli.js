@@ -11255,10 +11255,10 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base2, relative8, options2, skipNormalization) {
+    function resolveComponent(base, relative8, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base2 = parse4(serialize(base2, options2), options2);
+        base = parse4(serialize(base, options2), options2);
         relative8 = parse4(serialize(relative8, options2), options2);
       }
       options2 = options2 || {};
@@ -11278,33 +11278,33 @@ var require_fast_uri = __commonJS({
           target.query = relative8.query;
         } else {
           if (!relative8.path) {
-            target.path = base2.path;
+            target.path = base.path;
             if (relative8.query !== void 0) {
               target.query = relative8.query;
             } else {
-              target.query = base2.query;
+              target.query = base.query;
             }
           } else {
             if (relative8.path[0] === "/") {
               target.path = removeDotSegments(relative8.path);
             } else {
-              const baseHasAuthority = base2.userinfo !== void 0 || base2.host !== void 0 || base2.port !== void 0;
-              if (baseHasAuthority && !base2.path) {
+              const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
+              if (baseHasAuthority && !base.path) {
                 target.path = "/" + relative8.path;
-              } else if (!base2.path) {
+              } else if (!base.path) {
                 target.path = relative8.path;
               } else {
-                target.path = base2.path.slice(0, base2.path.lastIndexOf("/") + 1) + relative8.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative8.path;
               }
-              target.path = base2.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
+              target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
             target.query = relative8.query;
           }
-          target.userinfo = base2.userinfo;
-          target.host = base2.host;
-          target.port = base2.port;
+          target.userinfo = base.userinfo;
+          target.host = base.host;
+          target.port = base.port;
         }
-        target.scheme = base2.scheme;
+        target.scheme = base.scheme;
       }
       target.fragment = relative8.fragment;
       return target;
@@ -15116,7 +15116,7 @@ var require_scan = __commonJS({
         isExtglob = false;
         isGlob = false;
       }
-      let base2 = str;
+      let base = str;
       let prefix = "";
       let glob2 = "";
       if (start > 0) {
@@ -15124,31 +15124,31 @@ var require_scan = __commonJS({
         str = str.slice(start);
         lastIndex -= start;
       }
-      if (base2 && isGlob === true && lastIndex > 0) {
-        base2 = str.slice(0, lastIndex);
+      if (base && isGlob === true && lastIndex > 0) {
+        base = str.slice(0, lastIndex);
         glob2 = str.slice(lastIndex);
       } else if (isGlob === true) {
-        base2 = "";
+        base = "";
         glob2 = str;
       } else {
-        base2 = str;
+        base = str;
       }
-      if (base2 && base2 !== "" && base2 !== "/" && base2 !== str) {
-        if (isPathSeparator(base2.charCodeAt(base2.length - 1))) {
-          base2 = base2.slice(0, -1);
+      if (base && base !== "" && base !== "/" && base !== str) {
+        if (isPathSeparator(base.charCodeAt(base.length - 1))) {
+          base = base.slice(0, -1);
         }
       }
       if (opts.unescape === true) {
         if (glob2) glob2 = utils.removeBackslashes(glob2);
-        if (base2 && backslashes === true) {
-          base2 = utils.removeBackslashes(base2);
+        if (base && backslashes === true) {
+          base = utils.removeBackslashes(base);
         }
       }
       const state = {
         prefix,
         input: input2,
         start,
-        base: base2,
+        base,
         glob: glob2,
         isBrace,
         isBracket,
@@ -18806,11 +18806,11 @@ var require_messages = __commonJS({
     };
     exports.CommandCompleteMessage = CommandCompleteMessage;
     var DataRowMessage = class {
-      constructor(length, fields) {
+      constructor(length, fields2) {
         this.length = length;
-        this.fields = fields;
+        this.fields = fields2;
         this.name = "dataRow";
-        this.fieldCount = fields.length;
+        this.fieldCount = fields2.length;
       }
     };
     exports.DataRowMessage = DataRowMessage;
@@ -18981,23 +18981,23 @@ var require_serializer = __commonJS({
         /* code.startup */
       );
     };
-    var query = (text2) => {
+    var query2 = (text2) => {
       return writer.addCString(text2).flush(
         81
         /* code.query */
       );
     };
     var emptyArray = [];
-    var parse4 = (query2) => {
-      const name2 = query2.name || "";
+    var parse4 = (query3) => {
+      const name2 = query3.name || "";
       if (name2.length > 63) {
         console.error("Warning! Postgres only supports 63 characters for query names.");
         console.error("You supplied %s (%s)", name2, name2.length);
         console.error("This can cause conflicts and silent errors executing queries");
       }
-      const types3 = query2.types || emptyArray;
+      const types3 = query3.types || emptyArray;
       const len = types3.length;
-      const buffer = writer.addCString(name2).addCString(query2.text).addInt16(len);
+      const buffer = writer.addCString(name2).addCString(query3.text).addInt16(len);
       for (let i = 0; i < len; i++) {
         buffer.addInt32(types3[i]);
       }
@@ -19134,7 +19134,7 @@ var require_serializer = __commonJS({
       requestSsl,
       sendSASLInitialResponseMessage,
       sendSCRAMClientFinalMessage,
-      query,
+      query: query2,
       parse: parse4,
       bind,
       execute,
@@ -19424,12 +19424,12 @@ var require_parser2 = __commonJS({
     };
     var parseDataRowMessage = (reader) => {
       const fieldCount = reader.int16();
-      const fields = new Array(fieldCount);
+      const fields2 = new Array(fieldCount);
       for (let i = 0; i < fieldCount; i++) {
         const len = reader.int32();
-        fields[i] = len === -1 ? null : reader.string(len);
+        fields2[i] = len === -1 ? null : reader.string(len);
       }
-      return new messages_1.DataRowMessage(LATEINIT_LENGTH, fields);
+      return new messages_1.DataRowMessage(LATEINIT_LENGTH, fields2);
     };
     var parseParameterStatusMessage = (reader) => {
       const name2 = reader.cstring();
@@ -19489,30 +19489,30 @@ var require_parser2 = __commonJS({
       return message;
     };
     var parseErrorMessage = (reader, name2) => {
-      const fields = {};
+      const fields2 = {};
       let fieldType = reader.string(1);
       while (fieldType !== "\0") {
-        fields[fieldType] = reader.cstring();
+        fields2[fieldType] = reader.cstring();
         fieldType = reader.string(1);
       }
-      const messageValue = fields.M;
+      const messageValue = fields2.M;
       const message = name2 === "notice" ? new messages_1.NoticeMessage(LATEINIT_LENGTH, messageValue) : new messages_1.DatabaseError(messageValue, LATEINIT_LENGTH, name2);
-      message.severity = fields.S;
-      message.code = fields.C;
-      message.detail = fields.D;
-      message.hint = fields.H;
-      message.position = fields.P;
-      message.internalPosition = fields.p;
-      message.internalQuery = fields.q;
-      message.where = fields.W;
-      message.schema = fields.s;
-      message.table = fields.t;
-      message.column = fields.c;
-      message.dataType = fields.d;
-      message.constraint = fields.n;
-      message.file = fields.F;
-      message.line = fields.L;
-      message.routine = fields.R;
+      message.severity = fields2.S;
+      message.code = fields2.C;
+      message.detail = fields2.D;
+      message.hint = fields2.H;
+      message.position = fields2.P;
+      message.internalPosition = fields2.p;
+      message.internalQuery = fields2.q;
+      message.where = fields2.W;
+      message.schema = fields2.s;
+      message.table = fields2.t;
+      message.column = fields2.c;
+      message.dataType = fields2.d;
+      message.constraint = fields2.n;
+      message.file = fields2.F;
+      message.line = fields2.L;
+      message.routine = fields2.R;
       return message;
     };
   }
@@ -19764,8 +19764,8 @@ var require_connection = __commonJS({
         this._send(serialize.query(text2));
       }
       // send parse message
-      parse(query) {
-        this._send(serialize.parse(query));
+      parse(query2) {
+        this._send(serialize.parse(query2));
       }
       // send bind message
       bind(config2) {
@@ -20226,9 +20226,9 @@ var require_client = __commonJS({
         return this._activeQuery;
       }
       _errorAllQueries(err) {
-        const enqueueError = (query) => {
+        const enqueueError = (query2) => {
           process.nextTick(() => {
-            query.handleError(err, this.connection);
+            query2.handleError(err, this.connection);
           });
         };
         const activeQuery = this._getActiveQuery();
@@ -20593,8 +20593,8 @@ var require_client = __commonJS({
         }
         return data;
       }
-      cancel(client, query) {
-        if (client.activeQuery === query) {
+      cancel(client, query2) {
+        if (client.activeQuery === query2) {
           const con = this.connection;
           if (this.host && this.host.indexOf("/") === 0) {
             con.connect(this.host + "/.s.PGSQL." + this.port);
@@ -20604,10 +20604,10 @@ var require_client = __commonJS({
           con.on("connect", function() {
             con.cancel(client.processID, client.secretKey);
           });
-        } else if (client._queryQueue.indexOf(query) !== -1) {
-          client._queryQueue.splice(client._queryQueue.indexOf(query), 1);
-        } else if (client._sentQueryQueue.indexOf(query) !== -1) {
-          query.callback = () => {
+        } else if (client._queryQueue.indexOf(query2) !== -1) {
+          client._queryQueue.splice(client._queryQueue.indexOf(query2), 1);
+        } else if (client._sentQueryQueue.indexOf(query2) !== -1) {
+          query2.callback = () => {
           };
         }
       }
@@ -20656,16 +20656,16 @@ var require_client = __commonJS({
           return;
         }
         while (this._queryQueue.length > 0) {
-          const query = this._queryQueue.shift();
+          const query2 = this._queryQueue.shift();
           this.hasExecuted = true;
-          const queryError = query.submit(this.connection);
+          const queryError = query2.submit(this.connection);
           if (queryError) {
             process.nextTick(() => {
-              query.handleError(queryError, this.connection);
+              query2.handleError(queryError, this.connection);
             });
             continue;
           }
-          this._sentQueryQueue.push(query);
+          this._sentQueryQueue.push(query2);
         }
         if (this.readyForQuery && !this._activeQuery && this._sentQueryQueue.length > 0) {
           this._activeQuery = this._sentQueryQueue.shift();
@@ -20676,46 +20676,46 @@ var require_client = __commonJS({
         }
       }
       query(config2, values, callback2) {
-        let query;
+        let query2;
         let result;
         if (config2 == null) {
           throw new TypeError("Client was passed a null or undefined query");
         }
         if (typeof config2.submit === "function") {
-          result = query = config2;
-          if (!query.callback) {
+          result = query2 = config2;
+          if (!query2.callback) {
             if (typeof values === "function") {
-              query.callback = values;
+              query2.callback = values;
             } else if (callback2) {
-              query.callback = callback2;
+              query2.callback = callback2;
             }
           }
         } else {
-          query = new Query2(config2, values, callback2);
-          if (!query.callback) {
+          query2 = new Query2(config2, values, callback2);
+          if (!query2.callback) {
             result = new this._Promise((resolve15, reject) => {
-              query.callback = (err, res) => err ? reject(err) : resolve15(res);
+              query2.callback = (err, res) => err ? reject(err) : resolve15(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
             });
-          } else if (typeof query.callback !== "function") {
+          } else if (typeof query2.callback !== "function") {
             throw new TypeError("callback is not a function");
           }
         }
         const readTimeout = config2.query_timeout || this.connectionParameters.query_timeout;
         if (readTimeout) {
-          const queryCallback = query.callback || (() => {
+          const queryCallback = query2.callback || (() => {
           });
           const readTimeoutTimer = setTimeout(() => {
             const error62 = new Error("Query read timeout");
             process.nextTick(() => {
-              query.handleError(error62, this.connection);
+              query2.handleError(error62, this.connection);
             });
             queryCallback(error62);
-            query.callback = () => {
+            query2.callback = () => {
             };
-            const index = this._queryQueue.indexOf(query);
+            const index = this._queryQueue.indexOf(query2);
             if (index > -1) {
               this._queryQueue.splice(index, 1);
             } else if (this.pipeline) {
@@ -20724,42 +20724,42 @@ var require_client = __commonJS({
             }
             this._pulseQueryQueue();
           }, readTimeout);
-          query.callback = (err, res) => {
+          query2.callback = (err, res) => {
             clearTimeout(readTimeoutTimer);
             queryCallback(err, res);
           };
         }
-        if (this.binary && !query.binary) {
-          query.binary = true;
+        if (this.binary && !query2.binary) {
+          query2.binary = true;
         }
-        if (query._result && !query._result._types) {
-          query._result._types = this._types;
+        if (query2._result && !query2._result._types) {
+          query2._result._types = this._types;
         }
         if (this.pipeline) {
-          const portalQuery = typeof config2.submit === "function" && !(query instanceof Query2) ? "Custom query classes such as pg-cursor and pg-query-stream are" : query.rows ? "The `rows` option is" : null;
+          const portalQuery = typeof config2.submit === "function" && !(query2 instanceof Query2) ? "Custom query classes such as pg-cursor and pg-query-stream are" : query2.rows ? "The `rows` option is" : null;
           if (portalQuery) {
             process.nextTick(() => {
-              query.handleError(new Error(`${portalQuery} not supported in pipeline mode`), this.connection);
+              query2.handleError(new Error(`${portalQuery} not supported in pipeline mode`), this.connection);
             });
             return result;
           }
         }
         if (!this._queryable) {
           process.nextTick(() => {
-            query.handleError(new Error("Client has encountered a connection error and is not queryable"), this.connection);
+            query2.handleError(new Error("Client has encountered a connection error and is not queryable"), this.connection);
           });
           return result;
         }
         if (this._ending) {
           process.nextTick(() => {
-            query.handleError(new Error("Client was closed and is not queryable"), this.connection);
+            query2.handleError(new Error("Client was closed and is not queryable"), this.connection);
           });
           return result;
         }
         if (this._queryQueue.length > 0 && !this.pipeline) {
           queryQueueLengthDeprecationNotice();
         }
-        this._queryQueue.push(query);
+        this._queryQueue.push(query2);
         this._pulseQueryQueue();
         return result;
       }
@@ -21278,11 +21278,11 @@ var require_query2 = __commonJS({
       sourceFunction: "routine"
     };
     NativeQuery.prototype.handleError = function(err) {
-      const fields = this.native && this.native.pq.resultErrorFields();
-      if (fields) {
-        for (const key in fields) {
+      const fields2 = this.native && this.native.pq.resultErrorFields();
+      if (fields2) {
+        for (const key in fields2) {
           const normalizedFieldName = errorFieldMap[key] || key;
-          err[normalizedFieldName] = fields[key];
+          err[normalizedFieldName] = fields2[key];
         }
       }
       if (this.callback) {
@@ -21430,10 +21430,10 @@ var require_client2 = __commonJS({
     Client2.Query = NativeQuery;
     util3.inherits(Client2, EventEmitter2);
     Client2.prototype._errorAllQueries = function(err) {
-      const enqueueError = (query) => {
+      const enqueueError = (query2) => {
         process.nextTick(() => {
-          query.native = this.native;
-          query.handleError(err);
+          query2.native = this.native;
+          query2.handleError(err);
         });
       };
       if (this._hasActiveQuery()) {
@@ -21492,7 +21492,7 @@ var require_client2 = __commonJS({
       });
     };
     Client2.prototype.query = function(config2, values, callback2) {
-      let query;
+      let query2;
       let result;
       let readTimeout;
       let readTimeoutTimer;
@@ -21501,14 +21501,14 @@ var require_client2 = __commonJS({
         throw new TypeError("Client was passed a null or undefined query");
       } else if (typeof config2.submit === "function") {
         readTimeout = config2.query_timeout || this.connectionParameters.query_timeout;
-        result = query = config2;
+        result = query2 = config2;
         if (typeof values === "function") {
           config2.callback = values;
         }
       } else {
         readTimeout = config2.query_timeout || this.connectionParameters.query_timeout;
-        query = new NativeQuery(config2, values, callback2);
-        if (!query.callback) {
+        query2 = new NativeQuery(config2, values, callback2);
+        if (!query2.callback) {
           let resolveOut, rejectOut;
           result = new this._Promise((resolve15, reject) => {
             resolveOut = resolve15;
@@ -21517,49 +21517,49 @@ var require_client2 = __commonJS({
             Error.captureStackTrace(err);
             throw err;
           });
-          query.callback = (err, res) => err ? rejectOut(err) : resolveOut(res);
+          query2.callback = (err, res) => err ? rejectOut(err) : resolveOut(res);
         }
       }
       if (readTimeout) {
-        queryCallback = query.callback || (() => {
+        queryCallback = query2.callback || (() => {
         });
         readTimeoutTimer = setTimeout(() => {
           const error62 = new Error("Query read timeout");
           process.nextTick(() => {
-            query.handleError(error62, this.connection);
+            query2.handleError(error62, this.connection);
           });
           queryCallback(error62);
-          query.callback = () => {
+          query2.callback = () => {
           };
-          const index = this._queryQueue.indexOf(query);
+          const index = this._queryQueue.indexOf(query2);
           if (index > -1) {
             this._queryQueue.splice(index, 1);
           }
           this._pulseQueryQueue();
         }, readTimeout);
-        query.callback = (err, res) => {
+        query2.callback = (err, res) => {
           clearTimeout(readTimeoutTimer);
           queryCallback(err, res);
         };
       }
       if (!this._queryable) {
-        query.native = this.native;
+        query2.native = this.native;
         process.nextTick(() => {
-          query.handleError(new Error("Client has encountered a connection error and is not queryable"));
+          query2.handleError(new Error("Client has encountered a connection error and is not queryable"));
         });
         return result;
       }
       if (this._ending) {
-        query.native = this.native;
+        query2.native = this.native;
         process.nextTick(() => {
-          query.handleError(new Error("Client was closed and is not queryable"));
+          query2.handleError(new Error("Client was closed and is not queryable"));
         });
         return result;
       }
       if (this._queryQueue.length > 0 && !this.pipeline) {
         queryQueueLengthDeprecationNotice();
       }
-      this._queryQueue.push(query);
+      this._queryQueue.push(query2);
       this._pulseQueryQueue();
       return result;
     };
@@ -21608,17 +21608,17 @@ var require_client2 = __commonJS({
       if (this._hasActiveQuery()) {
         return;
       }
-      const query = this._queryQueue.shift();
-      if (!query) {
+      const query2 = this._queryQueue.shift();
+      if (!query2) {
         if (!initialConnection) {
           this.emit("drain");
         }
         return;
       }
-      this._activeQuery = query;
-      query.submit(this);
+      this._activeQuery = query2;
+      query2.submit(this);
       const self = this;
-      query.once("_done", function() {
+      query2.once("_done", function() {
         self._pulseQueryQueue();
       });
     };
@@ -21638,15 +21638,15 @@ var require_client2 = __commonJS({
       const nativeQueries = [];
       const utils = require_utils3();
       while (this._queryQueue.length > 0) {
-        const query = this._queryQueue.shift();
+        const query2 = this._queryQueue.shift();
         this.hasExecuted = true;
-        nativeQueries.push(query);
-        const values = query.values ? query.values.map(utils.prepareValue) : null;
-        const pipelineEntry = { text: query.text, name: query.name, arrayMode: query._arrayMode };
+        nativeQueries.push(query2);
+        const values = query2.values ? query2.values.map(utils.prepareValue) : null;
+        const pipelineEntry = { text: query2.text, name: query2.name, arrayMode: query2._arrayMode };
         if (values) {
           pipelineEntry.values = values;
         }
-        if (query.name && this.namedQueries[query.name]) {
+        if (query2.name && this.namedQueries[query2.name]) {
           pipelineEntry._alreadyPrepared = true;
         }
         queries.push(pipelineEntry);
@@ -21689,12 +21689,12 @@ var require_client2 = __commonJS({
         self._pulsePipelinedQueryQueue();
       });
     };
-    Client2.prototype.cancel = function(query) {
-      if (this._activeQuery === query) {
+    Client2.prototype.cancel = function(query2) {
+      if (this._activeQuery === query2) {
         this.native.cancel(function() {
         });
-      } else if (this._queryQueue.indexOf(query) !== -1) {
-        this._queryQueue.splice(this._queryQueue.indexOf(query), 1);
+      } else if (this._queryQueue.indexOf(query2) !== -1) {
+        this._queryQueue.splice(this._queryQueue.indexOf(query2), 1);
       }
     };
     Client2.prototype.ref = function() {
@@ -21926,8 +21926,8 @@ var DecodedURL;
 var init_proxy = __esm({
   "node_modules/@actions/http-client/lib/proxy.js"() {
     DecodedURL = class extends URL {
-      constructor(url2, base2) {
-        super(url2, base2);
+      constructor(url2, base) {
+        super(url2, base);
         this._decodedUsername = decodeURIComponent(super.username);
         this._decodedPassword = decodeURIComponent(super.password);
       }
@@ -23588,7 +23588,7 @@ var require_request = __commonJS({
         method,
         body,
         headers,
-        query,
+        query: query2,
         idempotent,
         blocking,
         upgrade,
@@ -23669,7 +23669,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path11, query) : path11;
+        this.path = query2 ? buildURL(path11, query2) : path11;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -31003,7 +31003,7 @@ var require_retry_handler = __commonJS({
         const {
           // Retry scoped
           retry: retryFn,
-          maxRetries,
+          maxRetries: maxRetries2,
           maxTimeout,
           minTimeout,
           timeoutFactor,
@@ -31026,7 +31026,7 @@ var require_retry_handler = __commonJS({
           minTimeout: minTimeout ?? 500,
           // .5s
           timeoutFactor: timeoutFactor ?? 2,
-          maxRetries: maxRetries ?? 5,
+          maxRetries: maxRetries2 ?? 5,
           // What errors we should retry
           methods: methods ?? ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"],
           // Indicates which errors to retry
@@ -31095,7 +31095,7 @@ var require_retry_handler = __commonJS({
         const { statusCode, code, headers } = err;
         const { method, retryOptions } = opts;
         const {
-          maxRetries,
+          maxRetries: maxRetries2,
           minTimeout,
           maxTimeout,
           timeoutFactor,
@@ -31116,7 +31116,7 @@ var require_retry_handler = __commonJS({
           cb(err);
           return;
         }
-        if (counter > maxRetries) {
+        if (counter > maxRetries2) {
           cb(err);
           return;
         }
@@ -32711,13 +32711,13 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path11, method, body, headers, query } = opts;
+      const { path: path11, method, body, headers, query: query2 } = opts;
       return {
         path: path11,
         method,
         body,
         headers,
-        query
+        query: query2
       };
     }
     function generateKeyValues(data) {
@@ -43328,9 +43328,9 @@ var require_semver = __commonJS({
           // This probably shouldn't be used publicly.
           // 1.0.0 'pre' would become 1.0.0-0 which is the wrong direction.
           case "pre": {
-            const base2 = Number(identifierBase) ? 1 : 0;
+            const base = Number(identifierBase) ? 1 : 0;
             if (this.prerelease.length === 0) {
-              this.prerelease = [base2];
+              this.prerelease = [base];
             } else {
               let i = this.prerelease.length;
               while (--i >= 0) {
@@ -43343,11 +43343,11 @@ var require_semver = __commonJS({
                 if (identifier === this.prerelease.join(".") && identifierBase === false) {
                   throw new Error("invalid increment argument: identifier already exists");
                 }
-                this.prerelease.push(base2);
+                this.prerelease.push(base);
               }
             }
             if (identifier) {
-              let prerelease = [identifier, base2];
+              let prerelease = [identifier, base];
               if (identifierBase === false) {
                 prerelease = [identifier];
               }
@@ -43497,7 +43497,7 @@ var require_major = __commonJS({
   "node_modules/semver/functions/major.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var major = (a, loose2) => new SemVer(a, loose2).major;
+    var major = (a, loose) => new SemVer(a, loose).major;
     module.exports = major;
   }
 });
@@ -43507,7 +43507,7 @@ var require_minor = __commonJS({
   "node_modules/semver/functions/minor.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var minor = (a, loose2) => new SemVer(a, loose2).minor;
+    var minor = (a, loose) => new SemVer(a, loose).minor;
     module.exports = minor;
   }
 });
@@ -43517,7 +43517,7 @@ var require_patch = __commonJS({
   "node_modules/semver/functions/patch.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var patch = (a, loose2) => new SemVer(a, loose2).patch;
+    var patch = (a, loose) => new SemVer(a, loose).patch;
     module.exports = patch;
   }
 });
@@ -43540,7 +43540,7 @@ var require_compare = __commonJS({
   "node_modules/semver/functions/compare.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var compare = (a, b, loose2) => new SemVer(a, loose2).compare(new SemVer(b, loose2));
+    var compare = (a, b, loose) => new SemVer(a, loose).compare(new SemVer(b, loose));
     module.exports = compare;
   }
 });
@@ -43550,7 +43550,7 @@ var require_rcompare = __commonJS({
   "node_modules/semver/functions/rcompare.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var rcompare = (a, b, loose2) => compare(b, a, loose2);
+    var rcompare = (a, b, loose) => compare(b, a, loose);
     module.exports = rcompare;
   }
 });
@@ -43570,9 +43570,9 @@ var require_compare_build = __commonJS({
   "node_modules/semver/functions/compare-build.js"(exports, module) {
     "use strict";
     var SemVer = require_semver();
-    var compareBuild = (a, b, loose2) => {
-      const versionA = new SemVer(a, loose2);
-      const versionB = new SemVer(b, loose2);
+    var compareBuild = (a, b, loose) => {
+      const versionA = new SemVer(a, loose);
+      const versionB = new SemVer(b, loose);
       return versionA.compare(versionB) || versionA.compareBuild(versionB);
     };
     module.exports = compareBuild;
@@ -43584,7 +43584,7 @@ var require_sort = __commonJS({
   "node_modules/semver/functions/sort.js"(exports, module) {
     "use strict";
     var compareBuild = require_compare_build();
-    var sort = (list, loose2) => list.sort((a, b) => compareBuild(a, b, loose2));
+    var sort = (list, loose) => list.sort((a, b) => compareBuild(a, b, loose));
     module.exports = sort;
   }
 });
@@ -43594,7 +43594,7 @@ var require_rsort = __commonJS({
   "node_modules/semver/functions/rsort.js"(exports, module) {
     "use strict";
     var compareBuild = require_compare_build();
-    var rsort = (list, loose2) => list.sort((a, b) => compareBuild(b, a, loose2));
+    var rsort = (list, loose) => list.sort((a, b) => compareBuild(b, a, loose));
     module.exports = rsort;
   }
 });
@@ -43604,7 +43604,7 @@ var require_gt = __commonJS({
   "node_modules/semver/functions/gt.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var gt2 = (a, b, loose2) => compare(a, b, loose2) > 0;
+    var gt2 = (a, b, loose) => compare(a, b, loose) > 0;
     module.exports = gt2;
   }
 });
@@ -43614,7 +43614,7 @@ var require_lt = __commonJS({
   "node_modules/semver/functions/lt.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var lt = (a, b, loose2) => compare(a, b, loose2) < 0;
+    var lt = (a, b, loose) => compare(a, b, loose) < 0;
     module.exports = lt;
   }
 });
@@ -43624,7 +43624,7 @@ var require_eq = __commonJS({
   "node_modules/semver/functions/eq.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var eq = (a, b, loose2) => compare(a, b, loose2) === 0;
+    var eq = (a, b, loose) => compare(a, b, loose) === 0;
     module.exports = eq;
   }
 });
@@ -43634,7 +43634,7 @@ var require_neq = __commonJS({
   "node_modules/semver/functions/neq.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var neq = (a, b, loose2) => compare(a, b, loose2) !== 0;
+    var neq = (a, b, loose) => compare(a, b, loose) !== 0;
     module.exports = neq;
   }
 });
@@ -43644,7 +43644,7 @@ var require_gte = __commonJS({
   "node_modules/semver/functions/gte.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var gte = (a, b, loose2) => compare(a, b, loose2) >= 0;
+    var gte = (a, b, loose) => compare(a, b, loose) >= 0;
     module.exports = gte;
   }
 });
@@ -43654,7 +43654,7 @@ var require_lte = __commonJS({
   "node_modules/semver/functions/lte.js"(exports, module) {
     "use strict";
     var compare = require_compare();
-    var lte = (a, b, loose2) => compare(a, b, loose2) <= 0;
+    var lte = (a, b, loose) => compare(a, b, loose) <= 0;
     module.exports = lte;
   }
 });
@@ -43669,7 +43669,7 @@ var require_cmp = __commonJS({
     var gte = require_gte();
     var lt = require_lt();
     var lte = require_lte();
-    var cmp = (a, op, b, loose2) => {
+    var cmp = (a, op, b, loose) => {
       switch (op) {
         case "===":
           if (typeof a === "object") {
@@ -43690,17 +43690,17 @@ var require_cmp = __commonJS({
         case "":
         case "=":
         case "==":
-          return eq(a, b, loose2);
+          return eq(a, b, loose);
         case "!=":
-          return neq(a, b, loose2);
+          return neq(a, b, loose);
         case ">":
-          return gt2(a, b, loose2);
+          return gt2(a, b, loose);
         case ">=":
-          return gte(a, b, loose2);
+          return gte(a, b, loose);
         case "<":
-          return lt(a, b, loose2);
+          return lt(a, b, loose);
         case "<=":
-          return lte(a, b, loose2);
+          return lte(a, b, loose);
         default:
           throw new TypeError(`Invalid operator: ${op}`);
       }
@@ -43873,13 +43873,13 @@ var require_trim_comparator_whitespace = __commonJS({
       digitRuns.end = end;
       return Math.min(start + limit, end);
     };
-    var findVersionNumberEndIndex = (range, start, loose2, digitRuns) => {
-      if (!loose2 && range[start] === "0") {
+    var findVersionNumberEndIndex = (range, start, loose, digitRuns) => {
+      if (!loose && range[start] === "0") {
         return start + 1;
       }
-      return findDigitsEndIndex(range, start, loose2 ? MAX_LENGTH : MAX_LENGTH + 1, digitRuns);
+      return findDigitsEndIndex(range, start, loose ? MAX_LENGTH : MAX_LENGTH + 1, digitRuns);
     };
-    var findPrereleaseIdentifierEndIndex = (range, start, loose2, digitRuns) => {
+    var findPrereleaseIdentifierEndIndex = (range, start, loose, digitRuns) => {
       const digitsEnd = findDigitsEndIndex(range, start, MAX_LENGTH, digitRuns);
       if (isLetter(range[digitsEnd]) || range[digitsEnd] === "-") {
         let end = digitsEnd + 1;
@@ -43889,23 +43889,23 @@ var require_trim_comparator_whitespace = __commonJS({
         }
         return end;
       }
-      return findVersionNumberEndIndex(range, start, loose2, digitRuns);
+      return findVersionNumberEndIndex(range, start, loose, digitRuns);
     };
-    var findPrereleaseEndIndex = (range, start, loose2, digitRuns) => {
+    var findPrereleaseEndIndex = (range, start, loose, digitRuns) => {
       const hyphen = range[start] === "-";
-      if (!loose2 && !hyphen) {
+      if (!loose && !hyphen) {
         return start;
       }
       const identifierStart = start + (hyphen ? 1 : 0);
-      let end = findPrereleaseIdentifierEndIndex(range, identifierStart, loose2, digitRuns);
+      let end = findPrereleaseIdentifierEndIndex(range, identifierStart, loose, digitRuns);
       if (end === identifierStart) {
-        if (!loose2 || !hyphen) {
+        if (!loose || !hyphen) {
           return start;
         }
-        end = findPrereleaseIdentifierEndIndex(range, start, loose2, digitRuns);
+        end = findPrereleaseIdentifierEndIndex(range, start, loose, digitRuns);
       }
       while (range[end] === ".") {
-        const next = findPrereleaseIdentifierEndIndex(range, end + 1, loose2, digitRuns);
+        const next = findPrereleaseIdentifierEndIndex(range, end + 1, loose, digitRuns);
         if (next === end + 1) {
           break;
         }
@@ -44102,8 +44102,8 @@ var require_range = __commonJS({
         if (cached2) {
           return cached2;
         }
-        const loose2 = this.options.loose;
-        const hr = loose2 ? re[t.HYPHENRANGELOOSE] : re[t.HYPHENRANGE];
+        const loose = this.options.loose;
+        const hr = loose ? re[t.HYPHENRANGELOOSE] : re[t.HYPHENRANGE];
         range = range.replace(hr, hyphenReplace(this.options.includePrerelease));
         debug2("hyphen replace", range);
         range = trimComparatorWhitespace(range);
@@ -44113,7 +44113,7 @@ var require_range = __commonJS({
         range = range.replace(re[t.CARETTRIM], caretTrimReplace);
         debug2("caret trim", range);
         let rangeList = range.split(" ").map((comp) => parseComparator(comp, this.options)).join(" ").split(/\s+/).map((comp) => replaceGTE0(comp, this.options));
-        if (loose2) {
+        if (loose) {
           rangeList = rangeList.filter((comp) => {
             debug2("loose invalid filter", comp, this.options);
             return !!comp.match(re[t.COMPARATORLOOSE]);
@@ -44615,8 +44615,8 @@ var require_min_version = __commonJS({
     var SemVer = require_semver();
     var Range = require_range();
     var gt2 = require_gt();
-    var minVersion = (range, loose2) => {
-      range = new Range(range, loose2);
+    var minVersion = (range, loose) => {
+      range = new Range(range, loose);
       let minver = new SemVer("0.0.0");
       if (range.test(minver)) {
         return minver;
@@ -51114,14 +51114,14 @@ var memo = {
     var _a3;
     (_a3 = inst._zod).deferred ?? (_a3.deferred = []);
     inst._zod.deferred.push(() => {
-      const base2 = inst._zod.parse;
+      const base = inst._zod.parse;
       const wrapped = (payload, ctx) => {
         if (ctx.direction !== "backward" && isBackEdge(ctx, payload.value))
           throw new $ZodCyclicError();
-        return base2(payload, ctx);
+        return base(payload, ctx);
       };
       inst._zod.parse = wrapped;
-      if (inst._zod.run === base2)
+      if (inst._zod.run === base)
         inst._zod.run = wrapped;
     });
   },
@@ -51133,15 +51133,15 @@ var memo = {
     let lastBucket;
     (_a3 = inst._zod).deferred ?? (_a3.deferred = []);
     inst._zod.deferred.push(() => {
-      const base2 = inst._zod.parse;
+      const base = inst._zod.parse;
       const wrapped = (payload, ctx) => {
         if (isRecursiveInst === void 0) {
           const walked = isRecursive(inst, /* @__PURE__ */ new Set(), false);
           if (walked === NONE) {
-            inst._zod.parse = base2;
+            inst._zod.parse = base;
             if (inst._zod.run === wrapped)
-              inst._zod.run = base2;
-            return base2(payload, ctx);
+              inst._zod.run = base;
+            return base(payload, ctx);
           }
           if (walked === PROVEN || rechecked)
             isRecursiveInst = true;
@@ -51150,7 +51150,7 @@ var memo = {
         }
         const input2 = payload.value;
         if (!isRef(input2))
-          return base2(payload, ctx);
+          return base(payload, ctx);
         let state = ctx[STATE];
         if (!state) {
           state = { buckets: /* @__PURE__ */ new WeakMap(), backEdges: void 0 };
@@ -51179,7 +51179,7 @@ var memo = {
         }
         handoff = bucket;
         const depth = open.length;
-        const result = base2(payload, ctx);
+        const result = base(payload, ctx);
         handoff = void 0;
         const entry = open.length > depth ? open.pop() : void 0;
         if (result instanceof Promise) {
@@ -51194,7 +51194,7 @@ var memo = {
         return result;
       };
       inst._zod.parse = wrapped;
-      if (inst._zod.run === base2)
+      if (inst._zod.run === base)
         inst._zod.run = wrapped;
     });
   }
@@ -65599,6 +65599,1370 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/expectations/kind.ts
+var EXPECTATION_BASE = {
+  id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"),
+  critical: external_exports.boolean().default(false)
+};
+function defineKind(declaration) {
+  return { ...declaration, schema: external_exports.strictObject({ ...EXPECTATION_BASE, ...declaration.fields }) };
+}
+
+// src/expectations/params.ts
+var EXACT = { role: "exact" };
+var SQL = { role: "exact", sql: true };
+var AT_LEAST = { role: "at-least" };
+var AT_MOST = { role: "at-most" };
+var ALL_OF = { role: "all-of" };
+var ANY_OF = { role: "any-of" };
+var LOOSENS_WHEN_ON = { role: "loosens-when-on" };
+function filter(counts2, items) {
+  return { role: "filter", counts: counts2, items };
+}
+function fields(params) {
+  return { role: "fields", fields: params };
+}
+
+// src/model/canonical-json.ts
+function canonicalize(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (value === null || typeof value !== "object") return value;
+  const json2 = value.toJSON;
+  if (typeof json2 === "function") return canonicalize(json2.call(value));
+  if (Array.isArray(value)) return value.map(canonicalize);
+  const record2 = value;
+  return Object.fromEntries(
+    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
+  );
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+
+// src/expectations/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text2;
+  if (typeof value === "bigint") text2 = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text2 = String(value);
+  } else if (typeof value === "string") text2 = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text2);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
+  }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
+}
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+}
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
+}
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text2 = value.toLowerCase();
+  if (text2 === "t" || text2 === "true") return true;
+  if (text2 === "f" || text2 === "false") return false;
+  return null;
+}
+
+// src/expectations/values.ts
+var GradeError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "GradeError";
+  }
+};
+function isPlainObject2(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function parseJsonStructure(v) {
+  if (Array.isArray(v) || isPlainObject2(v)) return v;
+  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
+  try {
+    const parsed = JSON.parse(v);
+    return Array.isArray(parsed) || isPlainObject2(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+function sameValue(a, b) {
+  const x = a === void 0 ? null : a;
+  const y = b === void 0 ? null : b;
+  if (x === null || y === null) return x === y;
+  if (typeof x === "boolean" || typeof y === "boolean") {
+    const p = parseBoolean(x);
+    return p !== null && p === parseBoolean(y);
+  }
+  const dx = parseDecimal(x);
+  const dy = parseDecimal(y);
+  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
+  const ix = parseInstant(x);
+  const iy = parseInstant(y);
+  if (ix && iy) return compareInstants(ix, iy) === 0;
+  if (x === y) return true;
+  const jx = parseJsonStructure(x);
+  const jy = parseJsonStructure(y);
+  if (!jx || !jy) return false;
+  if (Array.isArray(jx) || Array.isArray(jy)) {
+    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
+  }
+  return sameRow(jx, jy);
+}
+function sameRow(a, b) {
+  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) {
+    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
+  }
+  return true;
+}
+function orderValues(a, b, comparator = "an ordering") {
+  if (a === null || a === void 0 || b === null || b === void 0) return null;
+  const da = parseDecimal(a);
+  const db = parseDecimal(b);
+  if (da && db) return compareDecimals(da, db);
+  const ia = parseInstant(a);
+  const ib = parseInstant(b);
+  if (ia && ib) return compareInstants(ia, ib);
+  throw new GradeError(
+    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
+  );
+}
+function stringForm(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
+  return String(v);
+}
+function compilePattern(pattern, what) {
+  if (typeof pattern !== "string") {
+    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new GradeError(
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
+    );
+  }
+}
+function unmatchedRows(actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row2 of expected) {
+    const i = left.findIndex((candidate) => sameRow(candidate, row2));
+    if (i === -1) missing.push(row2);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+function asRows(v, comparator) {
+  if (!Array.isArray(v) || !v.every(isPlainObject2)) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
+  }
+  return v;
+}
+function compareValues(actual, comparator, expected) {
+  switch (comparator) {
+    case "equals":
+      return sameValue(actual, expected);
+    case "not_equals":
+      return !sameValue(actual, expected);
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const order2 = orderValues(actual, expected, comparator);
+      if (order2 === null) return false;
+      if (comparator === "gt") return order2 > 0;
+      if (comparator === "gte") return order2 >= 0;
+      if (comparator === "lt") return order2 < 0;
+      return order2 <= 0;
+    }
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
+      }
+      return expected.some((option2) => sameValue(actual, option2));
+    case "matches": {
+      const pattern = compilePattern(expected, "matches");
+      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
+    }
+    case "rows": {
+      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
+      return missing.length === 0 && unexpected.length === 0;
+    }
+    case "empty":
+      if (typeof expected !== "boolean") {
+        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
+      }
+      return asRows(actual, "empty").length === 0 === expected;
+  }
+}
+function formatValue(v) {
+  let text2;
+  if (v === void 0 || v === null) text2 = "null";
+  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
+  else if (v instanceof Date) text2 = v.toISOString();
+  else if (typeof v === "object") text2 = canonicalJson(v);
+  else text2 = String(v);
+  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
+}
+
+// src/expectations/row-changes.ts
+var COUNTS = [
+  ["inserted", "insert"],
+  ["updated", "update"],
+  ["deleted", "delete"]
+];
+var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
+function changesOf(diff, table2, op) {
+  const t = diff.tables[table2];
+  if (!t) return [];
+  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
+}
+function rowName(change) {
+  if (change.key) {
+    const values = Object.values(change.key);
+    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
+  }
+  return formatValue(change.after ?? change.before ?? null);
+}
+function rowNames(changes2) {
+  const shown = changes2.slice(0, 3).map(rowName).join(", ");
+  return changes2.length > 3 ? `${shown}, ...` : shown;
+}
+function matchesWhere(change, where) {
+  const fits = (row2) => row2 !== void 0 && Object.entries(where).every(([column, value]) => column in row2 && sameValue(row2[column], value));
+  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
+}
+function describeWhere(where) {
+  if (!where || Object.keys(where).length === 0) return "";
+  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
+}
+function describeTable(t) {
+  const parts = COUNTS.filter(([count4]) => t[count4].length > 0).map(
+    ([count4]) => `${t[count4].length} ${count4}`
+  );
+  return parts.join(", ");
+}
+
+// src/expectations/verdicts.ts
+function passed(message, expected, actual) {
+  return withEvidence({ verdict: "pass", message }, expected, actual);
+}
+function failed(label, message, expected, actual) {
+  return withEvidence({ verdict: "fail", label, message }, expected, actual);
+}
+function errored(message) {
+  return { verdict: "error", label: "EVALUATION_ERROR", message };
+}
+function withEvidence(grade, expected, actual) {
+  if (expected !== void 0) grade.expected = expected;
+  if (actual !== void 0) grade.actual = actual;
+  return grade;
+}
+function plural2(n, thing, things = `${thing}s`) {
+  return `${n} ${n === 1 ? thing : things}`;
+}
+
+// src/expectations/kinds/changes.ts
+var FIELDS = {
+  changes: external_exports.strictObject({
+    table: external_exports.string().min(1),
+    inserted: external_exports.number().int().min(0).optional(),
+    updated: external_exports.number().int().min(0).optional(),
+    deleted: external_exports.number().int().min(0).optional(),
+    where: external_exports.record(external_exports.string(), external_exports.unknown()).optional().describe("Only changed rows whose before or after values match.")
+  })
+};
+function gradeChanges(spec, diff) {
+  const where = spec.where;
+  const expected = {};
+  const actual = {};
+  const mismatches = [];
+  let label;
+  for (const [count4, op] of COUNTS) {
+    const want = spec[count4];
+    if (want === void 0) continue;
+    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    expected[count4] = want;
+    actual[count4] = rows.length;
+    if (rows.length === want) continue;
+    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
+    mismatches.push(
+      `expected ${plural2(want, `${count4} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+    );
+  }
+  const subject = `${spec.table}${describeWhere(where)}`;
+  if (Object.keys(expected).length === 0) {
+    return passed(`${subject}: no count given, nothing to check`, expected, actual);
+  }
+  if (!label) {
+    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
+    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
+  }
+  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
+}
+var changes = defineKind({
+  key: "changes",
+  fields: FIELDS,
+  evidence: "state",
+  // Each count is exact, so a `where` that counts other rows proves neither bound.
+  params: {
+    changes: fields({
+      table: EXACT,
+      inserted: EXACT,
+      updated: EXACT,
+      deleted: EXACT,
+      where: filter(["inserted", "updated", "deleted"], "rows")
+    })
+  },
+  reads: (e) => ({ text: e.changes.table }),
+  grade: (e, record2) => gradeChanges(e.changes, record2.diff)
+});
+
+// src/expectations/kinds/forbid-changes.ts
+var FIELDS2 = {
+  forbid_changes: external_exports.strictObject({
+    table: external_exports.string().min(1),
+    ops: external_exports.array(external_exports.enum(["insert", "update", "delete"])).default(["insert", "update", "delete"])
+  })
+};
+function gradeForbidChanges(spec, diff, calls) {
+  const ops = spec.ops ?? ["insert", "update", "delete"];
+  const found = [];
+  for (const op of ops) {
+    const net3 = changesOf(diff, spec.table, op);
+    if (net3.length > 0) {
+      found.push(`${plural2(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
+      continue;
+    }
+    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
+    if (byCall.length > 0) {
+      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
+      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
+    }
+  }
+  const forbidden = ops.join("/");
+  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
+  return failed(
+    "EXTRA_EFFECT",
+    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
+    ops,
+    found
+  );
+}
+var forbidChanges = defineKind({
+  key: "forbid_changes",
+  fields: FIELDS2,
+  evidence: "state",
+  params: { forbid_changes: fields({ table: EXACT, ops: ALL_OF }) },
+  reads: (e) => ({ text: e.forbid_changes.table }),
+  grade: (e, record2) => gradeForbidChanges(e.forbid_changes, record2.diff, record2.calls)
+});
+
+// src/expectations/kinds/judge.ts
+var JUDGE_THRESHOLD_DEFAULT = 0.7;
+var FIELDS3 = {
+  judge: external_exports.strictObject({
+    criterion: external_exports.string().min(1),
+    threshold: external_exports.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT)
+  })
+};
+function gradeJudge(spec, result) {
+  if (!result) return errored("no judge configured");
+  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
+  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
+  const why = result.reason ? `: ${result.reason}` : "";
+  if (result.pass && result.score >= threshold) {
+    return passed(
+      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
+      threshold,
+      result.score
+    );
+  }
+  const criterion = JSON.stringify(spec.criterion);
+  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
+  return failed("JUDGE_FAIL", message, threshold, result.score);
+}
+var judge = defineKind({
+  key: "judge",
+  fields: FIELDS3,
+  evidence: "claims",
+  params: { judge: fields({ criterion: EXACT, threshold: AT_LEAST }) },
+  grade: (e, _record2, ctx) => gradeJudge(e.judge, ctx.judge)
+});
+
+// src/expectations/call-log.ts
+function isSuccess(status) {
+  return status >= 200 && status < 300;
+}
+function inSeqOrder(calls) {
+  return [...calls].sort((a, b) => a.seq - b.seq);
+}
+function seqs(calls) {
+  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
+  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
+}
+function argsInclude(call, args) {
+  const given = call.args;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return Object.keys(args).length === 0;
+  }
+  const named2 = given;
+  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
+}
+function describeArgs(args) {
+  if (!args || Object.keys(args).length === 0) return "";
+  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
+}
+function effectOf(call) {
+  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
+}
+function retriesOf(calls) {
+  const previous = /* @__PURE__ */ new Map();
+  const retries = [];
+  for (const call of inSeqOrder(calls)) {
+    const prior = previous.get(call.tool);
+    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
+      retries.push(call);
+    }
+    previous.set(call.tool, call);
+  }
+  return retries;
+}
+function countByTool(calls) {
+  const counts2 = /* @__PURE__ */ new Map();
+  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
+  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
+}
+
+// src/expectations/kinds/max-retries.ts
+function gradeMaxRetries(max, calls) {
+  const retries = retriesOf(calls);
+  if (retries.length <= max) {
+    return passed(
+      `${plural2(retries.length, "retry", "retries")}, within the limit of ${max}`,
+      max,
+      retries.length
+    );
+  }
+  return failed(
+    "TOO_MANY_RETRIES",
+    `expected at most ${plural2(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
+    max,
+    retries.length
+  );
+}
+var maxRetries = defineKind({
+  key: "max_retries",
+  fields: { max_retries: external_exports.number().int().min(0) },
+  evidence: "calls",
+  params: { max_retries: AT_MOST },
+  grade: (e, record2) => gradeMaxRetries(e.max_retries, record2.calls)
+});
+
+// src/expectations/kinds/max-tool-calls.ts
+function gradeMaxToolCalls(max, calls) {
+  if (calls.length <= max) {
+    return passed(`${plural2(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
+  }
+  const byTool = countByTool(calls);
+  return failed(
+    "TOO_MANY_CALLS",
+    `expected at most ${plural2(max, "call")}, got ${calls.length} (${byTool})`,
+    max,
+    calls.length
+  );
+}
+var maxToolCalls = defineKind({
+  key: "max_tool_calls",
+  fields: { max_tool_calls: external_exports.number().int().min(0) },
+  evidence: "calls",
+  params: { max_tool_calls: AT_MOST },
+  grade: (e, record2) => gradeMaxToolCalls(e.max_tool_calls, record2.calls)
+});
+
+// src/expectations/kinds/no-duplicate-effect.ts
+function gradeNoDuplicateEffect(tool, calls) {
+  const applied = /* @__PURE__ */ new Map();
+  for (const call of inSeqOrder(calls)) {
+    if (call.tool !== tool || !call.mutated || call.replay) continue;
+    const effect2 = effectOf(call);
+    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
+  }
+  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
+  if (duplicates.length === 0) {
+    return passed(`${tool} applied ${plural2(applied.size, "effect")}, none twice`, 1, applied.size);
+  }
+  const [effect, group] = duplicates[0];
+  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
+  const others = duplicates.length > 1 ? `, and ${plural2(duplicates.length - 1, "other effect")} more than once` : "";
+  return failed(
+    "DUPLICATE_EFFECT",
+    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
+    1,
+    group.length
+  );
+}
+var noDuplicateEffect = defineKind({
+  key: "no_duplicate_effect",
+  fields: { no_duplicate_effect: external_exports.string().min(1) },
+  evidence: "calls",
+  params: { no_duplicate_effect: EXACT },
+  tools: [["no_duplicate_effect"]],
+  grade: (e, record2) => gradeNoDuplicateEffect(e.no_duplicate_effect, record2.calls)
+});
+
+// src/expectations/kinds/only-changes.ts
+function gradeOnlyChanges(allowed, diff) {
+  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
+  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
+  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
+  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
+  return failed(
+    "EXTRA_EFFECT",
+    `${scope}, but ${named2.join(" and ")} changed`,
+    allowed,
+    outside.map((t) => t.table)
+  );
+}
+var onlyChanges = defineKind({
+  key: "only_changes",
+  fields: { only_changes: external_exports.array(external_exports.string().min(1)) },
+  evidence: "state",
+  params: { only_changes: ANY_OF },
+  // It fails on the tables outside its list: those are the rows it reads.
+  reads: (e) => ({ outside: e.only_changes }),
+  grade: (e, record2) => gradeOnlyChanges(e.only_changes, record2.diff)
+});
+
+// src/expectations/kinds/order.ts
+var FIELDS4 = {
+  order: external_exports.strictObject({ before: external_exports.string().min(1), must_call: external_exports.array(external_exports.string().min(1)).min(1) })
+};
+function gradeOrder(spec, calls) {
+  const ordered = inSeqOrder(calls);
+  const first = ordered.find((c) => c.tool === spec.before);
+  if (!first) {
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+  }
+  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
+  if (missing.length === 0) {
+    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
+      ...earlier
+    ]);
+  }
+  const late2 = missing.map((tool) => {
+    const later = ordered.find((c) => c.tool === tool);
+    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
+  });
+  return failed(
+    "ORDER_VIOLATION",
+    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
+    spec.must_call,
+    [...earlier]
+  );
+}
+var order = defineKind({
+  key: "order",
+  fields: FIELDS4,
+  evidence: "calls",
+  params: { order: fields({ before: EXACT, must_call: ALL_OF }) },
+  tools: [
+    ["order", "before"],
+    ["order", "must_call", "*"]
+  ],
+  grade: (e, record2) => gradeOrder(e.order, record2.calls)
+});
+
+// src/expectations/kinds/outcome.ts
+function gradeOutcome(expected, agent) {
+  const claimed = agent.result?.outcome;
+  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
+  const got = claimed ?? (agent.result ? "no outcome" : "no result");
+  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
+}
+var outcome = defineKind({
+  key: "outcome",
+  fields: { outcome: external_exports.enum(["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"]) },
+  evidence: "claims",
+  params: { outcome: EXACT },
+  grade: (e, record2) => gradeOutcome(e.outcome, record2.agent)
+});
+
+// src/expectations/typed.ts
+var NUMERIC = /* @__PURE__ */ new Set(["int2", "int4", "int8", "numeric", "float4", "float8", "oid"]);
+var INSTANT = /* @__PURE__ */ new Set(["timestamp", "timestamptz", "date"]);
+function kindOf(type) {
+  if (type === void 0 || type.startsWith("oid:")) return "unknown";
+  if (type.startsWith("_")) return "array";
+  if (NUMERIC.has(type)) return "number";
+  if (type === "bool") return "boolean";
+  if (INSTANT.has(type)) return "instant";
+  if (type === "json" || type === "jsonb") return "json";
+  return "text";
+}
+function isPlainObject3(v) {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+function textOf(v) {
+  if (typeof v === "string") return v;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === "object" && v !== null) return canonicalJson(v);
+  return String(v);
+}
+function sameJson(a, e) {
+  if (a === null || e === null || a === void 0 || e === void 0) return (a ?? null) === (e ?? null);
+  if (Array.isArray(a) || Array.isArray(e)) {
+    return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((v, i) => sameJson(v, e[i]));
+  }
+  if (isPlainObject3(a) && isPlainObject3(e)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]));
+  }
+  if (typeof a === "number" && typeof e === "number") {
+    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return typeof a === typeof e && a === e;
+}
+var INEXACT_JSON_NUMBER = "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
+function exactDouble(n) {
+  return !Number.isInteger(n) || Number.isSafeInteger(n);
+}
+function expectedJson(actual, expected) {
+  const structure = Array.isArray(actual) || isPlainObject3(actual);
+  if (typeof expected !== "string" || !structure || !/^\s*[[{]/.test(expected)) return expected;
+  let parsed;
+  try {
+    parsed = JSON.parse(expected);
+  } catch {
+    return expected;
+  }
+  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
+    if (m[1] === void 0) continue;
+    const written = parseDecimal(m[1]);
+    const read = parseDecimal(Number(m[1]));
+    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
+  }
+  return parsed;
+}
+var JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+function sameTyped(actual, expected, type) {
+  const a = actual ?? null;
+  const e = expected ?? null;
+  if (a === null || e === null) return a === e;
+  switch (kindOf(type)) {
+    case "unknown":
+      return sameValue(a, e);
+    case "number": {
+      const x = parseDecimal(a);
+      const y = parseDecimal(e);
+      if (x || y) return x !== null && y !== null && compareDecimals(x, y) === 0;
+      return textOf(a) === textOf(e);
+    }
+    case "boolean": {
+      const x = parseBoolean(a);
+      return x !== null && x === parseBoolean(e);
+    }
+    case "instant": {
+      const x = parseInstant(a);
+      const y = parseInstant(e);
+      if (x || y) return x !== null && y !== null && compareInstants(x, y) === 0;
+      return textOf(a) === textOf(e);
+    }
+    case "json":
+      return sameJson(a, expectedJson(a, e));
+    case "array": {
+      if (!Array.isArray(a)) return textOf(a) === textOf(e);
+      const element = type.slice(1);
+      return Array.isArray(e) && a.length === e.length && a.every((v, i) => sameTyped(v, e[i], element));
+    }
+    case "text":
+      return textOf(a) === textOf(e);
+  }
+}
+function orderTyped(actual, expected, type, comparator) {
+  if (actual === null || actual === void 0 || expected === null || expected === void 0) return null;
+  const kind = kindOf(type);
+  if (kind === "unknown") return orderValues(actual, expected, comparator);
+  if (kind === "number") {
+    const x = parseDecimal(actual);
+    const y = parseDecimal(expected);
+    if (x && y) return compareDecimals(x, y);
+  } else if (kind === "instant") {
+    const x = parseInstant(actual);
+    const y = parseInstant(expected);
+    if (x && y) return compareInstants(x, y);
+  } else {
+    throw new GradeError(
+      `${comparator} compares numbers or timestamps, but the column is of type ${type}: use equals, in or matches`
+    );
+  }
+  throw new GradeError(
+    `${comparator} on a column of type ${type} needs ${kind === "number" ? "a number" : "a timestamp"}, got ${showTyped(expected, type)} against ${showTyped(actual, type)}`
+  );
+}
+function showTyped(v, type) {
+  if (v === null || v === void 0) return "null";
+  switch (kindOf(type)) {
+    case "number":
+      return parseDecimal(v) ? textOf(v) : JSON.stringify(textOf(v));
+    case "boolean":
+      return typeof v === "boolean" ? String(v) : JSON.stringify(textOf(v));
+    case "json":
+      return canonicalJson(v);
+    case "array":
+      return Array.isArray(v) ? `[${v.map((x) => showTyped(x, type.slice(1))).join(",")}]` : JSON.stringify(textOf(v));
+    case "instant":
+    case "text":
+      return JSON.stringify(textOf(v));
+    case "unknown":
+      return showByForm(v);
+  }
+}
+function showByForm(v) {
+  if (v === null || v === void 0) return "null";
+  if (typeof v === "string") return parseDecimal(v) ? v : JSON.stringify(v);
+  if (v instanceof Date) return JSON.stringify(v.toISOString());
+  if (Array.isArray(v)) return `[${v.map(showByForm).join(",")}]`;
+  if (isPlainObject3(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${showByForm(v[k])}`).join(",")}}`;
+  }
+  return typeof v === "bigint" ? v.toString() : String(v);
+}
+function strictComparison(types3) {
+  const typeOf = (column) => column === void 0 ? void 0 : types3[column];
+  return {
+    loose: false,
+    same: (a, e, column) => sameTyped(a, e, typeOf(column)),
+    order: (a, e, column, comparator) => orderTyped(a, e, typeOf(column), comparator),
+    show: (v, column) => showTyped(v, typeOf(column))
+  };
+}
+var LOOSE = {
+  loose: true,
+  same: (a, e) => sameValue(a, e),
+  order: (a, e, _column, comparator) => orderValues(a, e, comparator),
+  show: (v) => showByForm(v)
+};
+function columnTypes(fields2) {
+  return Object.fromEntries((fields2 ?? []).map((f) => [f.name, f.type]));
+}
+function sameRowBy(cmp, actual, expected) {
+  const keys = Object.keys(actual);
+  if (keys.length !== Object.keys(expected).length) return false;
+  return keys.every((k) => Object.hasOwn(expected, k) && cmp.same(actual[k], expected[k], k));
+}
+function showRow(cmp, row2) {
+  const keys = Object.keys(row2).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${cmp.show(row2[k], k)}`).join(",")}}`;
+}
+function unmatchedRowsBy(cmp, actual, expected) {
+  const left = [...actual];
+  const missing = [];
+  for (const row2 of expected) {
+    const i = left.findIndex((candidate) => sameRowBy(cmp, candidate, row2));
+    if (i === -1) missing.push(row2);
+    else left.splice(i, 1);
+  }
+  return { missing, unexpected: left };
+}
+var SHOWN = 120;
+var BEFORE = 40;
+function showPair(expected, actual) {
+  if (expected.length <= SHOWN && actual.length <= SHOWN) return [expected, actual];
+  let at = 0;
+  while (at < expected.length && at < actual.length && expected[at] === actual[at]) at++;
+  const start = Math.max(0, at - BEFORE);
+  const cut2 = (s) => {
+    if (s.length <= SHOWN && start === 0) return s;
+    const end = start + SHOWN - (start > 0 ? 3 : 0) - 3;
+    return `${start > 0 ? "..." : ""}${s.slice(start, end)}${s.length > end ? "..." : ""}`;
+  };
+  return [cut2(expected), cut2(actual)];
+}
+function showOne(text2) {
+  return text2.length > SHOWN ? `${text2.slice(0, SHOWN - 3)}...` : text2;
+}
+
+// src/expectations/query-check.ts
+var COMPARATORS = {
+  equals: external_exports.unknown().optional(),
+  not_equals: external_exports.unknown().optional(),
+  gt: external_exports.unknown().optional(),
+  gte: external_exports.unknown().optional(),
+  lt: external_exports.unknown().optional(),
+  lte: external_exports.unknown().optional(),
+  in: external_exports.array(external_exports.unknown()).optional(),
+  matches: external_exports.string().optional(),
+  rows: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).optional(),
+  empty: external_exports.boolean().optional()
+};
+var COMPARATOR_NAMES = Object.keys(COMPARATORS);
+var QUERY_CHECK_FIELDS = {
+  query: external_exports.string().min(1),
+  ...COMPARATORS,
+  // Not a comparator: how the comparators read values (see docs/formats/scenario.md, "How values compare").
+  loose: external_exports.boolean().optional().describe(
+    "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON."
+  )
+};
+var QueryCheck = external_exports.strictObject(QUERY_CHECK_FIELDS);
+var QUERY_CHECK_PARAMS = {
+  query: SQL,
+  equals: EXACT,
+  not_equals: EXACT,
+  gt: AT_LEAST,
+  gte: AT_LEAST,
+  lt: AT_MOST,
+  lte: AT_MOST,
+  in: ANY_OF,
+  matches: EXACT,
+  rows: EXACT,
+  empty: EXACT,
+  loose: LOOSENS_WHEN_ON
+};
+function queryCheckProblems(check3, at = []) {
+  const given = COMPARATOR_NAMES.filter((c) => check3[c] !== void 0);
+  if (given.length === 0) {
+    const message = `a query needs a comparator beside it: one of ${COMPARATOR_NAMES.join(", ")}`;
+    return [{ at: [...at, "query"], message }];
+  }
+  return check3.matches === void 0 ? [] : patternProblems(check3.matches, [...at, "matches"]);
+}
+function patternProblems(pattern, at) {
+  try {
+    new RegExp(pattern);
+    return [];
+  } catch (err) {
+    return [{ at, message: `not a valid regular expression: ${err.message}` }];
+  }
+}
+var PHRASES = {
+  equals: "",
+  not_equals: "anything but ",
+  gt: "more than ",
+  gte: "at least ",
+  lt: "less than ",
+  lte: "at most ",
+  in: "one of ",
+  matches: "a match for "
+};
+function givenComparators(check3) {
+  return COMPARATOR_NAMES.filter((name2) => name2 in check3 && check3[name2] !== void 0);
+}
+function gradeQueryCheck(check3, result, id) {
+  if (!result) return errored(`the query of ${id} was not run on the final state`);
+  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
+  const rows = result.rows ?? [];
+  const comparators = givenComparators(check3);
+  if (comparators.length === 0) {
+    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
+  }
+  const cmp = check3.loose || !result.fields ? LOOSE : strictComparison(columnTypes(result.fields));
+  try {
+    const grades = comparators.map((c) => gradeComparator(cmp, c, check3[c], rows, result.sql));
+    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
+  } catch (e) {
+    if (e instanceof GradeError) return errored(e.message);
+    throw e;
+  }
+}
+function asRows2(v, comparator, cmp) {
+  if (!Array.isArray(v) || !v.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
+    throw new GradeError(`${comparator} compares a list of rows, got ${showOne(cmp.show(v))}`);
+  }
+  return v;
+}
+function holds(cmp, comparator, actual, expected, column) {
+  switch (comparator) {
+    case "equals":
+      return cmp.same(actual, expected, column);
+    case "not_equals":
+      return !cmp.same(actual, expected, column);
+    case "in":
+      if (!Array.isArray(expected)) {
+        throw new GradeError(`in needs a list of values, got ${showOne(cmp.show(expected, column))}`);
+      }
+      return expected.some((option2) => cmp.same(actual, option2, column));
+    case "matches":
+      return compareValues(actual, "matches", expected);
+    default: {
+      const order2 = cmp.order(actual, expected, column, comparator);
+      if (order2 === null) return false;
+      if (comparator === "gt") return order2 > 0;
+      if (comparator === "gte") return order2 >= 0;
+      if (comparator === "lt") return order2 < 0;
+      return order2 <= 0;
+    }
+  }
+}
+function gradeComparator(cmp, comparator, expected, rows, sql) {
+  if (comparator === "rows") return gradeRows(cmp, expected, rows, sql);
+  if (comparator === "empty") return gradeEmpty(cmp, expected, rows);
+  if (comparator === "matches") compilePattern(expected, "matches");
+  const column = rows[0] ? Object.keys(rows[0])[0] : void 0;
+  const shownExpected = (v) => comparator === "matches" ? `/${expected}/` : comparator === "in" && Array.isArray(v) ? `[${v.map((o) => cmp.show(o, column)).join(",")}]` : cmp.show(v, column);
+  const subject = querySubject(sql, column);
+  if (rows.length === 0 || column === void 0) {
+    const text2 = showOne(shownExpected(expected));
+    return failed(
+      "STATE_MISMATCH",
+      `${subject}: expected ${PHRASES[comparator]}${text2}, got no rows`,
+      expected,
+      []
+    );
+  }
+  const columns = Object.keys(rows[0]);
+  if (rows.length > 1 || columns.length !== 1) {
+    throw new GradeError(
+      `${comparator} compares one value, but the query returned ${plural2(rows.length, "row")} of ${plural2(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
+    );
+  }
+  const actual = rows[0][column];
+  const phrase = PHRASES[comparator];
+  if (holds(cmp, comparator, actual, expected, column)) {
+    const [want2, got2] = [showOne(shownExpected(expected)), showOne(cmp.show(actual, column))];
+    return passed(`${subject} is ${got2} (expected ${phrase}${want2})`, expected, actual);
+  }
+  const [want, got] = showPair(shownExpected(expected), cmp.show(actual, column));
+  return failed("STATE_MISMATCH", `${subject}: expected ${phrase}${want}, got ${got}`, expected, actual);
+}
+function gradeRows(cmp, expected, rows, sql) {
+  const want = asRows2(expected, "rows", cmp);
+  asRows2(rows, "rows", cmp);
+  if (hasTopLevelOrderBy(sql)) {
+    const at = firstDifference(cmp, rows, want);
+    const shown = `${plural2(want.length, "row")} in order`;
+    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
+    const [w, g] = showPair(
+      at < want.length ? showRow(cmp, want[at]) : "no row",
+      at < rows.length ? showRow(cmp, rows[at]) : "no row"
+    );
+    return failed(
+      "STATE_MISMATCH",
+      `expected ${shown}, got ${plural2(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
+      want,
+      rows
+    );
+  }
+  const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
+  if (missing.length === 0 && unexpected.length === 0) {
+    return passed(`the query returned the ${plural2(want.length, "row")}`, want, rows);
+  }
+  let m = missing.length ? showRow(cmp, missing[0]) : "";
+  let u = unexpected.length ? showRow(cmp, unexpected[0]) : "";
+  if (m && u) [m, u] = showPair(m, u);
+  else [m, u] = [showOne(m), showOne(u)];
+  const parts = [
+    missing.length ? `missing ${m}${more(missing.length)}` : "",
+    unexpected.length ? `unexpected ${u}${more(unexpected.length)}` : ""
+  ].filter(Boolean);
+  return failed(
+    "STATE_MISMATCH",
+    `expected ${plural2(want.length, "row")}, got ${plural2(rows.length, "row")}: ${parts.join("; ")}`,
+    want,
+    rows
+  );
+}
+function more(n) {
+  return n > 1 ? ` and ${n - 1} more` : "";
+}
+function firstDifference(cmp, actual, expected) {
+  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+    if (i >= actual.length || i >= expected.length || !sameRowBy(cmp, actual[i], expected[i])) return i;
+  }
+  return -1;
+}
+function gradeEmpty(cmp, expected, rows) {
+  if (typeof expected !== "boolean") {
+    throw new GradeError(`empty needs true or false, got ${showOne(cmp.show(expected))}`);
+  }
+  if (rows.length === 0 === expected) {
+    return passed(
+      expected ? "the query returned no rows, as expected" : `the query returned ${plural2(rows.length, "row")}`
+    );
+  }
+  if (expected) {
+    return failed(
+      "EXTRA_EFFECT",
+      `expected no rows, got ${plural2(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
+      [],
+      rows
+    );
+  }
+  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
+}
+function hasTopLevelOrderBy(sql) {
+  return /\border\s+by\b/i.test(topLevelCode(sql));
+}
+function topLevelCode(sql) {
+  let out = "";
+  let depth = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    const two = sql.slice(i, i + 2);
+    let end = -1;
+    if (c === "'" || c === '"') {
+      end = i + 1;
+      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
+    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
+    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
+    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
+      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
+      const close = sql.indexOf(tag, i + tag.length);
+      end = close === -1 ? sql.length : close + tag.length - 1;
+    }
+    if (end !== -1) {
+      out += " ";
+      i = end;
+      continue;
+    }
+    if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    else if (depth === 0) out += c;
+    if (c === "(" || c === ")") out += " ";
+  }
+  return out;
+}
+var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
+function querySubject(sql, column) {
+  const m = KEYED_SELECT.exec(sql);
+  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
+  const named2 = column && column !== "?column?" ? column : selected;
+  if (m && named2) {
+    const table2 = m[2].replace(/"/g, "");
+    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
+    return `${table2}[${key}].${named2}`;
+  }
+  return named2 ?? "the query";
+}
+
+// src/expectations/kinds/outcome-verified.ts
+var FIELDS5 = { outcome_verified: external_exports.union([external_exports.literal(true), QueryCheck]) };
+function allowedWriteTools(scenario, calls, tools) {
+  if (tools) {
+    const names = scenario.tools ?? [...tools.keys()];
+    return names.filter((name2) => {
+      const risk = tools.get(name2)?.risk;
+      return risk === "write" || risk === "write_irreversible";
+    });
+  }
+  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
+}
+function gradeOutcomeVerified(expectation, scenario, agent, calls, query2, tools) {
+  const claimed = agent.result?.outcome;
+  if (claimed !== "SUCCESS") {
+    return passed(
+      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
+      "SUCCESS",
+      claimed ?? null
+    );
+  }
+  const spec = expectation.outcome_verified;
+  if (spec !== true) {
+    const { query: _query, ...comparators } = spec;
+    const grade = gradeQueryCheck(comparators, query2, expectation.id);
+    if (grade.verdict !== "fail") {
+      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
+    }
+    return {
+      ...grade,
+      label: "HALLUCINATED_SUCCESS",
+      message: `the agent claimed SUCCESS, but ${grade.message}`
+    };
+  }
+  const ordered = inSeqOrder(calls);
+  const writes = ordered.filter((c) => c.risk !== "read");
+  const unlanded = writes.find(
+    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
+  );
+  if (unlanded) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
+      "every successful write landed",
+      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
+    );
+  }
+  const allowed = allowedWriteTools(scenario, calls, tools);
+  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
+    return failed(
+      "HALLUCINATED_SUCCESS",
+      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
+      "at least one write that landed",
+      `${writes.length} write calls, none landed`
+    );
+  }
+  return passed(
+    "the agent claimed SUCCESS, and every write that answered success landed",
+    "SUCCESS",
+    "SUCCESS"
+  );
+}
+var outcomeVerified = defineKind({
+  key: "outcome_verified",
+  fields: FIELDS5,
+  evidence: "claims",
+  // `true` is not a mapping, so a change to or from it is another check.
+  params: { outcome_verified: fields(QUERY_CHECK_PARAMS) },
+  sql: (e) => e.outcome_verified === true ? void 0 : { sql: e.outcome_verified.query, at: ["outcome_verified", "query"] },
+  grade: (e, record2, ctx) => gradeOutcomeVerified(e, ctx.scenario, record2.agent, record2.calls, record2.queries[e.id], ctx.tools),
+  check: (e) => e.outcome_verified === true ? [] : queryCheckProblems(e.outcome_verified, ["outcome_verified"])
+});
+
+// src/expectations/kinds/query.ts
+var query = defineKind({
+  key: "query",
+  fields: QUERY_CHECK_FIELDS,
+  evidence: "state",
+  params: QUERY_CHECK_PARAMS,
+  sql: (e) => ({ sql: e.query, at: ["query"] }),
+  grade: (e, record2) => {
+    const { id, critical: _critical, query: _query, ...comparators } = e;
+    return gradeQueryCheck(comparators, record2.queries[id], id);
+  },
+  check: (e) => queryCheckProblems(e)
+});
+
+// src/expectations/kinds/reply.ts
+function gradeReply(kind, expected, agent) {
+  const reply = agent.result?.reply;
+  if (typeof reply !== "string") {
+    return failed(
+      "REPLY_MISMATCH",
+      "the agent printed no result, so there is no reply to check",
+      expected,
+      null
+    );
+  }
+  const shown = formatValue(reply);
+  if (kind === "reply_matches") {
+    let pattern;
+    try {
+      pattern = compilePattern(expected, "reply_matches");
+    } catch (e) {
+      if (e instanceof GradeError) return errored(e.message);
+      throw e;
+    }
+    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
+  }
+  const contains = reply.includes(expected);
+  if (kind === "reply_contains") {
+    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
+      "REPLY_MISMATCH",
+      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
+      expected,
+      reply
+    );
+  }
+  return contains ? failed(
+    "REPLY_MISMATCH",
+    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
+    expected,
+    reply
+  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
+}
+var replyContains = defineKind({
+  key: "reply_contains",
+  fields: { reply_contains: external_exports.string() },
+  evidence: "claims",
+  params: { reply_contains: EXACT },
+  grade: (e, record2) => gradeReply("reply_contains", e.reply_contains, record2.agent)
+});
+var replyNotContains = defineKind({
+  key: "reply_not_contains",
+  fields: { reply_not_contains: external_exports.string() },
+  evidence: "claims",
+  params: { reply_not_contains: EXACT },
+  grade: (e, record2) => gradeReply("reply_not_contains", e.reply_not_contains, record2.agent)
+});
+var replyMatches = defineKind({
+  key: "reply_matches",
+  fields: { reply_matches: external_exports.string() },
+  evidence: "claims",
+  params: { reply_matches: EXACT },
+  grade: (e, record2) => gradeReply("reply_matches", e.reply_matches, record2.agent),
+  check: (e) => patternProblems(e.reply_matches, ["reply_matches"])
+});
+
+// src/expectations/kinds/tool-called.ts
+var FIELDS6 = {
+  tool_called: external_exports.strictObject({
+    tool: external_exports.string().min(1),
+    min: external_exports.number().int().min(0).default(1),
+    max: external_exports.number().int().min(0).optional(),
+    args: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
+  })
+};
+function gradeToolCalled(spec, calls) {
+  const min = spec.min ?? 1;
+  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
+  const range = spec.max === void 0 ? `at least ${plural2(min, "time")}` : spec.max === min ? `exactly ${plural2(min, "time")}` : `between ${min} and ${plural2(spec.max, "time")}`;
+  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
+  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
+  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
+  if (matching2.length < min) {
+    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  if (spec.max !== void 0 && matching2.length > spec.max) {
+    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
+  }
+  return passed(
+    `${spec.tool} was called ${plural2(matching2.length, "time")}${describeArgs(spec.args)}`,
+    expected,
+    matching2.length
+  );
+}
+var toolCalled = defineKind({
+  key: "tool_called",
+  fields: FIELDS6,
+  evidence: "calls",
+  // An args filter counts fewer calls: `min` on them still proves `min` on all, `max` does not.
+  params: {
+    tool_called: fields({ tool: EXACT, min: AT_LEAST, max: AT_MOST, args: filter(["min", "max"], "calls") })
+  },
+  tools: [["tool_called", "tool"]],
+  grade: (e, record2) => gradeToolCalled(e.tool_called, record2.calls),
+  check: ({ tool_called: { min, max } }) => max !== void 0 && min > max ? [{ at: ["tool_called", "max"], message: `max (${max}) is less than min (${min})` }] : []
+});
+
+// src/expectations/kinds/tool-not-called.ts
+function gradeToolNotCalled(tool, calls) {
+  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
+  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
+  return failed(
+    "FORBIDDEN_CALL",
+    `expected ${tool} never called, got ${plural2(made.length, "call")} (${seqs(made)})`,
+    0,
+    made.length
+  );
+}
+var toolNotCalled = defineKind({
+  key: "tool_not_called",
+  fields: { tool_not_called: external_exports.string().min(1) },
+  evidence: "calls",
+  params: { tool_not_called: EXACT },
+  tools: [["tool_not_called"]],
+  grade: (e, record2) => gradeToolNotCalled(e.tool_not_called, record2.calls)
+});
+
+// src/expectations/registry.ts
+var KIND_LIST = [
+  query,
+  changes,
+  onlyChanges,
+  forbidChanges,
+  toolCalled,
+  toolNotCalled,
+  noDuplicateEffect,
+  order,
+  maxToolCalls,
+  maxRetries,
+  outcome,
+  outcomeVerified,
+  replyContains,
+  replyNotContains,
+  replyMatches,
+  judge
+];
+var EXPECTATION_KINDS = KIND_LIST.map((k) => k.key);
+var EXPECTATION_SCHEMAS = Object.fromEntries(KIND_LIST.map((k) => [k.key, k.schema]));
+var BY_KEY = new Map(KIND_LIST.map((k) => [k.key, k]));
+function kindNamed(key) {
+  return BY_KEY.get(key);
+}
+function expectationKind(e) {
+  for (const k of EXPECTATION_KINDS) if (k in e) return k;
+  throw new Error(`expectation ${e.id ?? "?"} has no kind`);
+}
+function kindOf2(e) {
+  return BY_KEY.get(expectationKind(e));
+}
+function expectationSql(e) {
+  return kindOf2(e).sql?.(e);
+}
+function stateRead(e) {
+  const kind = kindOf2(e);
+  const read = kind.reads?.(e);
+  if (read) return read;
+  const sql = kind.sql?.(e);
+  return sql ? { text: sql.sql } : void 0;
+}
+function gradeExpectation(e, record2, ctx) {
+  return kindOf2(e).grade(e, record2, ctx);
+}
+function expectationProblems(e) {
+  return kindOf2(e).check?.(e) ?? [];
+}
+function namedTools(raw) {
+  const out = [];
+  const walk2 = (value, path11, rest) => {
+    if (rest.length === 0) return void out.push({ name: value, at: path11 });
+    const [step, ...more2] = rest;
+    if (step === "*") {
+      if (Array.isArray(value)) {
+        for (const [i, item] of value.entries()) walk2(item, [...path11, i], more2);
+      }
+    } else if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      walk2(value[step], [...path11, step], more2);
+    }
+  };
+  for (const [key, kind] of BY_KEY) {
+    if (!(key in raw)) continue;
+    for (const at of kind.tools ?? []) walk2(raw, [], at);
+  }
+  return out;
+}
+
 // src/model/episode.ts
 var COMPLETED = "completed";
 var FAILURE_LABELS = [
@@ -65731,7 +67095,6 @@ var JudgeConfig = external_exports.strictObject({
     "The file `stategate judge calibrate` writes (default judge-calibration.json beside this file, when it exists)."
   )
 });
-var JUDGE_THRESHOLD_DEFAULT = 0.7;
 var StategateConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   agent: AgentConfig,
@@ -65817,80 +67180,9 @@ var FaultRule = external_exports.strictObject({
   delay_ms: external_exports.number().int().min(0).max(6e5).optional(),
   retry_after: external_exports.number().int().min(0).optional().describe("Seconds, for rate_limited and unavailable.")
 });
-var Comparators = {
-  equals: external_exports.unknown().optional(),
-  not_equals: external_exports.unknown().optional(),
-  gt: external_exports.unknown().optional(),
-  gte: external_exports.unknown().optional(),
-  lt: external_exports.unknown().optional(),
-  lte: external_exports.unknown().optional(),
-  in: external_exports.array(external_exports.unknown()).optional(),
-  matches: external_exports.string().optional(),
-  rows: external_exports.array(external_exports.record(external_exports.string(), external_exports.unknown())).optional(),
-  empty: external_exports.boolean().optional()
-};
-var COMPARATOR_NAMES = Object.keys(Comparators);
-var base = {
-  id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"),
-  critical: external_exports.boolean().default(false)
-};
-var loose = external_exports.boolean().optional().describe(
-  "Compare values by their form, not their column's type: 150 = '150.00' in a text column, true = 't', '9' = 9 inside JSON."
+var Expectation = external_exports.union(
+  Object.values(EXPECTATION_SCHEMAS)
 );
-var QueryCheck = external_exports.strictObject({ query: external_exports.string().min(1), ...Comparators, loose });
-var kinds = {
-  query: external_exports.strictObject({ ...base, query: external_exports.string().min(1), ...Comparators, loose }),
-  changes: external_exports.strictObject({
-    ...base,
-    changes: external_exports.strictObject({
-      table: external_exports.string().min(1),
-      inserted: external_exports.number().int().min(0).optional(),
-      updated: external_exports.number().int().min(0).optional(),
-      deleted: external_exports.number().int().min(0).optional(),
-      where: external_exports.record(external_exports.string(), external_exports.unknown()).optional().describe("Only changed rows whose before or after values match.")
-    })
-  }),
-  only_changes: external_exports.strictObject({ ...base, only_changes: external_exports.array(external_exports.string().min(1)) }),
-  forbid_changes: external_exports.strictObject({
-    ...base,
-    forbid_changes: external_exports.strictObject({
-      table: external_exports.string().min(1),
-      ops: external_exports.array(external_exports.enum(["insert", "update", "delete"])).default(["insert", "update", "delete"])
-    })
-  }),
-  tool_called: external_exports.strictObject({
-    ...base,
-    tool_called: external_exports.strictObject({
-      tool: external_exports.string().min(1),
-      min: external_exports.number().int().min(0).default(1),
-      max: external_exports.number().int().min(0).optional(),
-      args: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
-    })
-  }),
-  tool_not_called: external_exports.strictObject({ ...base, tool_not_called: external_exports.string().min(1) }),
-  no_duplicate_effect: external_exports.strictObject({ ...base, no_duplicate_effect: external_exports.string().min(1) }),
-  order: external_exports.strictObject({
-    ...base,
-    order: external_exports.strictObject({ before: external_exports.string().min(1), must_call: external_exports.array(external_exports.string().min(1)).min(1) })
-  }),
-  max_tool_calls: external_exports.strictObject({ ...base, max_tool_calls: external_exports.number().int().min(0) }),
-  max_retries: external_exports.strictObject({ ...base, max_retries: external_exports.number().int().min(0) }),
-  outcome: external_exports.strictObject({ ...base, outcome: external_exports.enum(["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"]) }),
-  outcome_verified: external_exports.strictObject({ ...base, outcome_verified: external_exports.union([external_exports.literal(true), QueryCheck]) }),
-  reply_contains: external_exports.strictObject({ ...base, reply_contains: external_exports.string() }),
-  reply_not_contains: external_exports.strictObject({ ...base, reply_not_contains: external_exports.string() }),
-  reply_matches: external_exports.strictObject({ ...base, reply_matches: external_exports.string() }),
-  judge: external_exports.strictObject({
-    ...base,
-    judge: external_exports.strictObject({
-      criterion: external_exports.string().min(1),
-      threshold: external_exports.number().min(0).max(1).default(JUDGE_THRESHOLD_DEFAULT)
-    })
-  })
-};
-var EXPECTATION_KINDS = Object.keys(kinds);
-var Expectation = external_exports.union(Object.values(kinds));
-var EXPECTATION_SCHEMAS = kinds;
 var ScenarioFile = external_exports.strictObject({
   id: external_exports.string().regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and dashes, starting with a letter or digit"),
   description: external_exports.string().default(""),
@@ -65938,10 +67230,6 @@ var JudgeCalibrationFile = external_exports.object({
   version: external_exports.literal(1),
   criteria: external_exports.array(CriterionCalibration)
 });
-function expectationKind(e) {
-  for (const k of EXPECTATION_KINDS) if (k in e) return k;
-  throw new Error(`expectation ${e.id ?? "?"} has no kind`);
-}
 
 // src/config/suggest.ts
 function closest(word, candidates) {
@@ -66363,24 +67651,24 @@ function parseExpectations(items, source, prefix = ["expect"]) {
       return;
     }
     const keys = Object.keys(item);
-    const kinds2 = keys.filter((k) => KINDS.has(k));
-    if (kinds2.length === 0) {
+    const kinds = keys.filter((k) => KINDS.has(k));
+    if (kinds.length === 0) {
       problems.push(...missingKind(keys, source, at));
       return;
     }
-    if (kinds2.length > 1) {
+    if (kinds.length > 1) {
       problems.push(
         problemAt(
           source,
-          [...at, kinds2[1]],
-          `an expectation has exactly one kind key; this one has ${kinds2.map((k) => `'${k}'`).join(" and ")} (split it into one expectation per kind)`,
+          [...at, kinds[1]],
+          `an expectation has exactly one kind key; this one has ${kinds.map((k) => `'${k}'`).join(" and ")} (split it into one expectation per kind)`,
           { key: true }
         )
       );
       return;
     }
     const result = validate2(
-      EXPECTATION_SCHEMAS[kinds2[0]],
+      EXPECTATION_SCHEMAS[kinds[0]],
       item,
       source,
       at
@@ -66464,47 +67752,9 @@ function idChecks(items, source) {
   return problems;
 }
 function expectationChecks(expect, source) {
-  const problems = [];
-  expect.forEach((e, i) => {
-    if (!e) return;
-    const at = ["expect", i];
-    if ("query" in e) problems.push(...queryCheckProblems(e, source, at));
-    if ("outcome_verified" in e && e.outcome_verified !== true) {
-      problems.push(...queryCheckProblems(e.outcome_verified, source, [...at, "outcome_verified"]));
-    }
-    if ("reply_matches" in e)
-      problems.push(...regexProblems(e.reply_matches, source, [...at, "reply_matches"]));
-    if ("tool_called" in e) {
-      const { min, max } = e.tool_called;
-      if (max !== void 0 && min > max) {
-        problems.push(
-          problemAt(source, [...at, "tool_called", "max"], `max (${max}) is less than min (${min})`)
-        );
-      }
-    }
-  });
-  return problems;
-}
-function queryCheckProblems(check3, source, at) {
-  const given = COMPARATOR_NAMES.filter((c) => check3[c] !== void 0);
-  if (given.length === 0) {
-    return [
-      problemAt(
-        source,
-        [...at, "query"],
-        `a query needs a comparator beside it: one of ${COMPARATOR_NAMES.join(", ")}`
-      )
-    ];
-  }
-  return check3.matches === void 0 ? [] : regexProblems(check3.matches, source, [...at, "matches"]);
-}
-function regexProblems(pattern, source, at) {
-  try {
-    new RegExp(pattern);
-    return [];
-  } catch (err) {
-    return [problemAt(source, at, `not a valid regular expression: ${err.message}`)];
-  }
+  return expect.flatMap(
+    (e, i) => e ? expectationProblems(e).map((p) => problemAt(source, ["expect", i, ...p.at], p.message)) : []
+  );
 }
 var WHEN_KEYS = ["call", "calls", "first", "every", "args", "probability"];
 function faultWhenChecks(faults, source) {
@@ -66894,7 +68144,7 @@ function pushDirectoryWithRelativePath(root) {
 function pushDirectoryFilterWithRelativePath(root) {
   return function(directoryPath, paths, filters) {
     const relativePath2 = directoryPath.substring(root.length) || ".";
-    if (filters.every((filter) => filter(relativePath2, true))) paths.push(relativePath2);
+    if (filters.every((filter2) => filter2(relativePath2, true))) paths.push(relativePath2);
   };
 }
 var pushDirectory = (directoryPath, paths) => {
@@ -66902,7 +68152,7 @@ var pushDirectory = (directoryPath, paths) => {
 };
 var pushDirectoryFilter = (directoryPath, paths, filters) => {
   const path11 = directoryPath || ".";
-  if (filters.every((filter) => filter(path11, true))) paths.push(path11);
+  if (filters.every((filter2) => filter2(path11, true))) paths.push(path11);
 };
 var empty$2 = () => {
 };
@@ -66913,10 +68163,10 @@ function build$6(root, options2) {
   return filters && filters.length ? pushDirectoryFilter : pushDirectory;
 }
 var pushFileFilterAndCount = (filename, _paths, counts2, filters) => {
-  if (filters.every((filter) => filter(filename, false))) counts2.files++;
+  if (filters.every((filter2) => filter2(filename, false))) counts2.files++;
 };
 var pushFileFilter = (filename, paths, _counts, filters) => {
-  if (filters.every((filter) => filter(filename, false))) paths.push(filename);
+  if (filters.every((filter2) => filter2(filename, false))) paths.push(filename);
 };
 var pushFileCount = (_filename, _paths, counts2, _filters) => {
   counts2.files++;
@@ -67706,8 +68956,8 @@ async function loadLabels(labelsPath) {
   if (!loaded2.ok) return loaded2;
   return { ok: true, value: loaded2.data?.labels ?? [] };
 }
-function calibrationPath(root, judge) {
-  return path3.resolve(root, judge.calibration ?? DEFAULT_CALIBRATION_FILE);
+function calibrationPath(root, judge2) {
+  return path3.resolve(root, judge2.calibration ?? DEFAULT_CALIBRATION_FILE);
 }
 async function loadJudgeCalibration(absPath, root) {
   const loaded2 = await loadMapping(
@@ -67845,17 +69095,7 @@ function toolReferences(source, scenario, known) {
     scenario.expect.forEach((e, i) => {
       if (!isRecord(e)) return;
       const at = ["expect", i];
-      if (isRecord(e.tool_called)) unknown2(e.tool_called.tool, [...at, "tool_called", "tool"]);
-      unknown2(e.tool_not_called, [...at, "tool_not_called"]);
-      unknown2(e.no_duplicate_effect, [...at, "no_duplicate_effect"]);
-      if (isRecord(e.order)) {
-        unknown2(e.order.before, [...at, "order", "before"]);
-        if (Array.isArray(e.order.must_call)) {
-          e.order.must_call.forEach((t, j) => {
-            unknown2(t, [...at, "order", "must_call", j]);
-          });
-        }
-      }
+      for (const { name: name2, at: inside2 } of namedTools(e)) unknown2(name2, [...at, ...inside2]);
     });
   }
   return problems;
@@ -68217,18 +69457,10 @@ function collectSqlStatements(suite) {
       add(scenario.file, field2, sql, `scenario ${scenario.id}, ${formatPath(field2)}`, false);
     });
     scenario.expect.forEach((e, i) => {
-      if ("query" in e)
-        add(scenario.file, ["expect", i, "query"], e.query, `expectation ${e.id}, query`, false);
-      if ("outcome_verified" in e && e.outcome_verified !== true) {
-        const field2 = ["expect", i, "outcome_verified", "query"];
-        add(
-          scenario.file,
-          field2,
-          e.outcome_verified.query,
-          `expectation ${e.id}, outcome_verified.query`,
-          false
-        );
-      }
+      const query2 = expectationSql(e);
+      if (!query2) return;
+      const field2 = ["expect", i, ...query2.at];
+      add(scenario.file, field2, query2.sql, `expectation ${e.id}, ${formatPath(query2.at)}`, false);
     });
   }
   return out;
@@ -68424,9 +69656,9 @@ function parseShard(text2) {
   }
   return { index, total };
 }
-var COUNTS = { repeats: 1e3, concurrency: 256 };
+var COUNTS2 = { repeats: 1e3, concurrency: 256 };
 function parseCount(name2, text2) {
-  const max = COUNTS[name2];
+  const max = COUNTS2[name2];
   const n = /^\d+$/.test(text2.trim()) ? Number(text2.trim()) : Number.NaN;
   if (!Number.isInteger(n) || n < 1 || n > max) {
     throw new OptionError(`expected a whole number from 1 to ${max}, got "${text2}"`);
@@ -68569,22 +69801,6 @@ function xmlEscape(text2) {
   return text2.replace(LINE_BREAK, "\n").replace(NOT_IN_XML, (ch) => ch === "\n" || ch === "	" ? ch : REPLACEMENT).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
-// src/model/canonical-json.ts
-function canonicalize(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (value === null || typeof value !== "object") return value;
-  const json2 = value.toJSON;
-  if (typeof json2 === "function") return canonicalize(json2.call(value));
-  if (Array.isArray(value)) return value.map(canonicalize);
-  const record2 = value;
-  return Object.fromEntries(
-    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
-  );
-}
-function canonicalJson(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-
 // src/model/call-text.ts
 var MAX_VALUE = 40;
 function elide(text2, max = MAX_VALUE) {
@@ -68652,7 +69868,7 @@ function dollars(x) {
 function count(n) {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
-function plural2(n, word, many = `${word}s`) {
+function plural3(n, word, many = `${word}s`) {
   return `${count(n)} ${n === 1 ? word : many}`;
 }
 function flakyWords(c) {
@@ -68683,12 +69899,12 @@ function stillFailingWords(c) {
   for (const [id, h] of Object.entries(c.head?.expectations ?? {})) {
     if (h.fail === 0) continue;
     const b = c.base?.expectations[id];
-    const base2 = c.base ? `, ${b?.fail ?? 0} of ${c.base.runs} base repeats` : "";
+    const base = c.base ? `, ${b?.fail ?? 0} of ${c.base.runs} base repeats` : "";
     const tags = [h.critical ? "critical" : "", ...Object.keys(h.labels ?? {})].filter(Boolean).join(", ");
     const line2 = {
       id,
       tags,
-      text: `failed in ${h.fail} of ${c.head?.runs ?? 0} head repeats${base2}`
+      text: `failed in ${h.fail} of ${c.head?.runs ?? 0} head repeats${base}`
     };
     if (h.example) line2.example = h.example;
     out.push(line2);
@@ -68814,13 +70030,13 @@ function stepsSource(side3, s) {
   return `${side3} repeat ${s.repeat} (${s.outcome})`;
 }
 function stepRows(steps) {
-  const base2 = steps.base?.steps ?? [];
+  const base = steps.base?.steps ?? [];
   const head = steps.head.steps;
-  const n = Math.max(base2.length, head.length);
+  const n = Math.max(base.length, head.length);
   const rows = [];
   let divergent = 0;
   for (let i = 0; i < n; i++) {
-    const b = base2[i];
+    const b = base[i];
     const h = head[i];
     const cells = steps.base ? [...stepCells(b, h), ...stepCells(h, b)] : stepCells(h, void 0);
     if (steps.base && divergent === 0 && (!b || !h || b.tool !== h.tool || differingArgs(b.args, h.args).length > 0 || b.status !== h.status || b.effect !== h.effect))
@@ -68834,8 +70050,8 @@ function stepHeader(steps) {
 }
 function stepsCutWords(steps) {
   const parts = [
-    steps.base?.steps_cut ? `${plural2(steps.base.steps_cut, "more base call")}` : "",
-    steps.head.steps_cut ? `${plural2(steps.head.steps_cut, "more head call")}` : ""
+    steps.base?.steps_cut ? `${plural3(steps.base.steps_cut, "more base call")}` : "",
+    steps.head.steps_cut ? `${plural3(steps.head.steps_cut, "more head call")}` : ""
   ].filter(Boolean);
   return parts.length > 0 ? `${parts.join(" and ")} in episodes.jsonl.` : "";
 }
@@ -68850,8 +70066,8 @@ function runLine(report2) {
     return `${name2} ${s.ref}${s.sha ? ` @ ${shortHash(s.sha, 7)}` : ""}${s.dirty ? " with uncommitted changes" : ""}`;
   };
   const pair = report2.sides.base ? `${side3("base")} \u2192 ${side3("head")}` : `${side3("head")} alone`;
-  const repeats = report2.repeats ? ` \xD7 ${plural2(report2.repeats, "repeat")}` : "";
-  const scenarios = `${plural2(report2.cases.length, "scenario")}${repeats}`;
+  const repeats = report2.repeats ? ` \xD7 ${plural3(report2.repeats, "repeat")}` : "";
+  const scenarios = `${plural3(report2.cases.length, "scenario")}${repeats}`;
   const shard = report2.shard ? `, shard ${report2.shard.index}/${report2.shard.total}` : "";
   const reason = report2.engine_reason ? ` (${report2.engine_reason})` : "";
   return `${pair}; pinned suite ${shortHash(report2.pin.suite_hash)}, template ${shortHash(report2.pin.template_hash)}; ${scenarios}${shard}; engine ${report2.engine}${reason}`;
@@ -68863,7 +70079,7 @@ function baselineCacheLine(report2) {
   if (c.hit) {
     const when = c.stored_at ? ` from the run of ${utcMinute(c.stored_at)}` : "";
     const topUp = c.saved ? "; the episodes run now were stored too" : "";
-    return `base: ${plural2(c.reused_episodes, "episode")} reused${when} (${key})${topUp}`;
+    return `base: ${plural3(c.reused_episodes, "episode")} reused${when} (${key})${topUp}`;
   }
   const after = c.saved ? "this run stored its base episodes for the next run" : c.note ?? "nothing stored";
   return `base: nothing reused from the cache (${key}); ${after}`;
@@ -68919,12 +70135,12 @@ function policyLine(from) {
   if (from.side === "head") return `Gate policy from the head: ${from.reason}.`;
   return `Gate policy: the built-in default, because ${from.reason}.`;
 }
-function orderedSuiteChanges(changes) {
-  return [...changes.filter((c) => c.weakens), ...changes.filter((c) => !c.weakens)];
+function orderedSuiteChanges(changes2) {
+  return [...changes2.filter((c) => c.weakens), ...changes2.filter((c) => !c.weakens)];
 }
-function suiteChangesTitle(changes) {
-  const weak = changes.filter((c) => c.weakens).length;
-  return `Suite changes against the base: ${count(changes.length)}, ${weak === 0 ? "none weakens" : `${count(weak)} ${weak === 1 ? "weakens" : "weaken"}`} the suite`;
+function suiteChangesTitle(changes2) {
+  const weak = changes2.filter((c) => c.weakens).length;
+  return `Suite changes against the base: ${count(changes2.length)}, ${weak === 0 ? "none weakens" : `${count(weak)} ${weak === 1 ? "weakens" : "weaken"}`} the suite`;
 }
 function suiteChangeText(c) {
   return clip(c.text.replace(/\s+/g, " "), 300);
@@ -69135,15 +70351,15 @@ function checkPolicy2(policy) {
   if (!(alpha > 0 && alpha < 1))
     throw new RangeError(`the sequential test needs 0 < alpha < 1; got ${alpha}`);
 }
-function decideExpectation(base2, head, policy) {
+function decideExpectation(base, head, policy) {
   checkPolicy2(policy);
   if (head.fails === 0) return { decision: "not-worse", p: null };
-  if (base2.runs === 0) return { decision: "undecided", p: null };
-  const p = barnardHeadWorse(head.fails, head.runs, base2.fails, base2.runs);
+  if (base.runs === 0) return { decision: "undecided", p: null };
+  const p = barnardHeadWorse(head.fails, head.runs, base.fails, base.runs);
   if (p <= (policy.alpha ?? LOOK_ALPHA)) return { decision: "worse", p };
-  const looked = Math.min(base2.runs, head.runs);
+  const looked = Math.min(base.runs, head.runs);
   if (looked < policy.min) return { decision: "continue", p };
-  if (base2.fails >= 2 && base2.fails / base2.runs >= head.fails / head.runs)
+  if (base.fails >= 2 && base.fails / base.runs >= head.fails / head.runs)
     return { decision: "not-worse", p };
   if (looked >= policy.max) return { decision: "undecided", p };
   return { decision: "continue", p };
@@ -69172,10 +70388,10 @@ function binomialPmf2(n, p) {
   }
   return out;
 }
-function fixedOutcome(n, base2, head) {
-  return { block: (1 - (1 - head) ** n) * (1 - base2) ** n, episodes: 2 * n };
+function fixedOutcome(n, base, head) {
+  return { block: (1 - (1 - head) ** n) * (1 - base) ** n, episodes: 2 * n };
 }
-function adaptiveOutcome(policy, base2, head) {
+function adaptiveOutcome(policy, base, head) {
   if (policy.max > EXACT_MAX) throw new RangeError(`exact rates need max <= ${EXACT_MAX}; got ${policy.max}`);
   let going = /* @__PURE__ */ new Map([[0, 1]]);
   const key = (b, h) => b * 1e3 + h;
@@ -69185,7 +70401,7 @@ function adaptiveOutcome(policy, base2, head) {
   while (going.size > 0) {
     const target = nextLook(done, policy);
     const step = target - done;
-    const pb = binomialPmf2(step, base2);
+    const pb = binomialPmf2(step, base);
     const ph = binomialPmf2(step, head);
     const next = /* @__PURE__ */ new Map();
     for (const [k, mass] of going) {
@@ -69212,11 +70428,11 @@ function adaptiveOutcome(policy, base2, head) {
   }
   return { block, episodes };
 }
-function outcomeOf2(repeats, base2, head) {
-  if (typeof repeats === "number") return fixedOutcome(repeats, base2, head);
-  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base2, head);
+function outcomeOf2(repeats, base, head) {
+  if (typeof repeats === "number") return fixedOutcome(repeats, base, head);
+  if (repeats.min >= repeats.max) return fixedOutcome(repeats.min, base, head);
   if (repeats.max > EXACT_MAX) return null;
-  return adaptiveOutcome(repeats, base2, head);
+  return adaptiveOutcome(repeats, base, head);
 }
 function errorRates(repeats) {
   const out = { false_block: [], detection: [] };
@@ -69325,7 +70541,7 @@ function caseBlock(report2, c, paint, blocking) {
   if (c.divergence) out.push(...field("steps", [visible(c.divergence.sentence)]));
   if (c.steps) out.push(...field("calls", stepLines(c.steps)));
   if (c.state_diff.length > 0) {
-    const more2 = c.state_diff_cut ? [`(${plural2(c.state_diff_cut, "more difference")} in report.json)`] : [];
+    const more2 = c.state_diff_cut ? [`(${plural3(c.state_diff_cut, "more difference")} in report.json)`] : [];
     out.push(...field("state", [...c.state_diff.map((d) => visible(stateLine(d))), ...more2]));
   }
   for (const e of c.expectations_changed ?? []) {
@@ -69394,14 +70610,14 @@ function renderTerminal(report2, options2 = {}) {
   if (unverified) out.push(`  ${visible(unverified)}`);
   for (const r of report2.gate_reasons ?? [])
     out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${visible(r.text)}`);
-  const changes = report2.suite_changes ?? [];
-  if (changes.length > 0) {
-    out.push(paint(suiteChangesTitle(changes), "bold"));
-    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
+  const changes2 = report2.suite_changes ?? [];
+  if (changes2.length > 0) {
+    out.push(paint(suiteChangesTitle(changes2), "bold"));
+    const shown = orderedSuiteChanges(changes2).slice(0, SUITE_CHANGES_SHOWN);
     for (const c of shown)
       out.push(`  ${c.weakens ? paint("weakens", "red") : "change "}  ${visible(suiteChangeText(c))}`);
-    if (changes.length > shown.length)
-      out.push(`  ${plural2(changes.length - shown.length, "more change")} in report.json`);
+    if (changes2.length > shown.length)
+      out.push(`  ${plural3(changes2.length - shown.length, "more change")} in report.json`);
   }
   if (report2.policy_from) out.push(visible(policyLine(report2.policy_from)));
   out.push(
@@ -69419,7 +70635,7 @@ function renderTerminal(report2, options2 = {}) {
   for (const c of stillFailing) out.push("", ...caseBlock(report2, c, paint, false));
   if (rest.length > 0) {
     const label = headOnly(report2) ? "pass" : classWords("unchanged");
-    out.push("", `${paint(label.toUpperCase(), "dim")}  ${plural2(rest.length, "case")}: ${idList(rest)}`);
+    out.push("", `${paint(label.toUpperCase(), "dim")}  ${plural3(rest.length, "case")}: ${idList(rest)}`);
   }
   if (report2.sides.base === null) out.push("", renderSideTable(report2, "head", options2).trimEnd());
   return `${out.join("\n")}
@@ -69521,16 +70737,16 @@ function graded(s) {
 function percent2(p) {
   return p < 1e-3 ? "<0.001" : p.toFixed(3);
 }
-function decideCase(base2, head, policy) {
-  const n = base2 ? `base ${base2.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
-  if (!base2) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
-  if ((base2.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
+function decideCase(base, head, policy) {
+  const n = base ? `base ${base.runs}, head ${head.runs} repeats` : `head ${head.runs} repeats`;
+  if (!base) return { more: false, expectations: {}, reason: `No base side to compare against (${n}).` };
+  if ((base.infraErrors ?? 0) > 0 || (head.infraErrors ?? 0) > 0) {
     return { more: false, expectations: {}, reason: `Stopped: some repeats could not be graded (${n}).` };
   }
   const expectations = {};
   for (const [id, h] of Object.entries(head.expectations)) {
     if (h.fail === 0) continue;
-    const b = base2.expectations[id] ?? { pass: 0, fail: 0 };
+    const b = base.expectations[id] ?? { pass: 0, fail: 0 };
     expectations[id] = decideExpectation(
       { fails: b.fail, runs: b.pass + b.fail },
       { fails: h.fail, runs: h.pass + h.fail },
@@ -69543,7 +70759,7 @@ function decideCase(base2, head, policy) {
     return { more: true, expectations, reason: `The test has not decided ${pending.join(", ")} yet (${n}).` };
   }
   if (entries.length === 0) {
-    const agree = graded(base2) === base2.passes || base2.passes === 0;
+    const agree = graded(base) === base.passes || base.passes === 0;
     const what = agree ? "the head never failed an expectation" : "the head never failed an expectation the base did";
     return {
       more: false,
@@ -69602,17 +70818,17 @@ function topLabel(c) {
   entries.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   return entries[0]?.[0];
 }
-function ids(base2, head) {
-  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base2?.expectations ?? {})])];
+function ids(base, head) {
+  return [.../* @__PURE__ */ new Set([...Object.keys(head.expectations), ...Object.keys(base?.expectations ?? {})])];
 }
-function changedExpectations(base2, head, decision) {
+function changedExpectations(base, head, decision) {
   const broke2 = [];
   const preexisting = [];
   const fixed2 = [];
   const errored2 = [];
-  for (const id of ids(base2, head)) {
+  for (const id of ids(base, head)) {
     const h = head.expectations[id];
-    const b = base2?.expectations[id];
+    const b = base?.expectations[id];
     const critical = h?.critical ?? b?.critical ?? false;
     const entry = (change, from) => {
       const e = { id, critical, change, base: counts(b), head: counts(h) };
@@ -69623,16 +70839,16 @@ function changedExpectations(base2, head, decision) {
       return e;
     };
     const headFailed = (h?.fail ?? 0) > 0;
-    const basePassedAll = base2 === null || base2.runs > 0 && (b?.pass ?? 0) === base2.runs;
+    const basePassedAll = base === null || base.runs > 0 && (b?.pass ?? 0) === base.runs;
     const baseFailed = (b?.fail ?? 0) > 0;
     const headPassedAll = head.runs > 0 && (h?.pass ?? 0) === head.runs;
     const test = decision?.expectations[id];
-    if (test && base2 !== null && headFailed) {
+    if (test && base !== null && headFailed) {
       const e = entry(test.decision === "worse" || basePassedAll ? "broke" : "pre-existing", h);
       e.test = { decision: test.decision, p: test.p };
       (e.change === "broke" ? broke2 : preexisting).push(e);
     } else if (headFailed && basePassedAll) broke2.push(entry("broke", h));
-    else if (base2 !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
+    else if (base !== null && baseFailed && headPassedAll) fixed2.push(entry("fixed", b));
     if ((h?.error ?? 0) > 0 || (b?.error ?? 0) > 0) errored2.push(entry("error", (h?.error ?? 0) > 0 ? h : b));
   }
   broke2.sort((x, y) => Number(y.critical) - Number(x.critical));
@@ -69641,26 +70857,26 @@ function changedExpectations(base2, head, decision) {
 function blocks(c) {
   return c.critical && !c.uncalibrated && (c.test === void 0 || c.test.decision === "worse");
 }
-function headOnlyErrors(base2, head, changed) {
-  if (!base2 || base2.runs === 0) return [];
+function headOnlyErrors(base, head, changed) {
+  if (!base || base.runs === 0) return [];
   return changed.filter(
-    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base2.expectations[c.id]?.pass ?? 0) === base2.runs
+    (c) => c.change === "error" && (head.expectations[c.id]?.agentErrors ?? 0) > 0 && (base.expectations[c.id]?.pass ?? 0) === base.runs
   );
 }
-function headErrorReason(changes, base2, head) {
-  const [first, ...rest] = changes;
+function headErrorReason(changes2, base, head) {
+  const [first, ...rest] = changes2;
   const kind = first.critical ? "Critical expectation" : "Expectation";
   const why = first.message ? ` (${first.message})` : "";
-  const more2 = rest.length > 0 ? `; so did ${plural3(rest.length, "more expectation")}` : "";
-  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base2.runs} base repeats${more2}.`;
+  const more2 = rest.length > 0 ? `; so did ${plural4(rest.length, "more expectation")}` : "";
+  return `${kind} ${first.id} could not be evaluated on what the head left in ${head.expectations[first.id]?.agentErrors ?? first.head.error} of ${head.runs} head repeats${why} and passed in all ${base.runs} base repeats${more2}.`;
 }
-function plural3(n, word) {
+function plural4(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
-function incompleteReason(base2, head, notes) {
+function incompleteReason(base, head, notes) {
   const parts = [];
   for (const [side3, s] of [
-    ["base", base2],
+    ["base", base],
     ["head", head]
   ]) {
     if (!s) continue;
@@ -69674,48 +70890,48 @@ function incompleteReason(base2, head, notes) {
   const sentence = parts.join("; ");
   return `${sentence[0].toUpperCase()}${sentence.slice(1)}.`;
 }
-function neitherCompleted(base2, head) {
-  const sides = base2 ? [base2, head] : [head];
+function neitherCompleted(base, head) {
+  const sides = base ? [base, head] : [head];
   if (sides.some((s) => s.runs === 0 || (s.expectations[COMPLETED]?.pass ?? 0) > 0)) return null;
-  const example = head.expectations[COMPLETED]?.example ?? base2?.expectations[COMPLETED]?.example;
-  const who = base2 ? "neither side completed an episode" : "the head completed no episode";
-  return `${who[0].toUpperCase()}${who.slice(1)}: ${example ?? "every repeat ended without a result"} (base ${base2?.runs ?? 0}, head ${head.runs} repeats).`;
+  const example = head.expectations[COMPLETED]?.example ?? base?.expectations[COMPLETED]?.example;
+  const who = base ? "neither side completed an episode" : "the head completed no episode";
+  return `${who[0].toUpperCase()}${who.slice(1)}: ${example ?? "every repeat ended without a result"} (base ${base?.runs ?? 0}, head ${head.runs} repeats).`;
 }
-function brokeReason(changes, base2, head) {
-  const [first, ...rest] = changes;
+function brokeReason(changes2, base, head) {
+  const [first, ...rest] = changes2;
   const kind = first.critical ? "critical expectation" : "expectation";
-  const what = `${base2 ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
+  const what = `${base ? kind[0].toUpperCase() + kind.slice(1) : kind} ${first.id}`;
   const where = `failed in ${first.head.fail} of ${head.runs} head repeats`;
-  const against = !base2 ? "" : first.base.fail === 0 ? ` and passed in all ${base2.runs} base repeats` : ` and in only ${first.base.fail} of ${base2.runs} base repeats`;
-  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} broke` : "";
-  const judge = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
+  const against = !base ? "" : first.base.fail === 0 ? ` and passed in all ${base.runs} base repeats` : ` and in only ${first.base.fail} of ${base.runs} base repeats`;
+  const more2 = rest.length > 0 ? `; ${plural4(rest.length, "more expectation")} broke` : "";
+  const judge2 = !first.uncalibrated ? "" : first.critical ? "; its judge criterion is uncalibrated for this judge model, so it warns instead of blocking" : "; its judge criterion is uncalibrated for this judge model";
   const test = !first.test ? "" : first.test.decision === "worse" ? `; the sequential test says the head is worse (p=${pValue(first.test.p)})` : first.critical ? `; the sequential test could not tell the head worse (p=${pValue(first.test.p)}), so it does not block` : `; the sequential test could not tell the head worse (p=${pValue(first.test.p)})`;
-  return `${base2 ? "" : NEW_SCENARIO}${what} ${where}${against}${judge}${more2}${test}.`;
+  return `${base ? "" : NEW_SCENARIO}${what} ${where}${against}${judge2}${more2}${test}.`;
 }
 function pValue(p) {
   return p === null ? "\u2014" : p < 1e-3 ? "<0.001" : p.toFixed(3);
 }
-function preexistingReason(changes, base2, head) {
-  const items = changes.map(
-    (c) => `${c.id} failed in ${c.base.fail} of ${base2.runs} base and ${c.head.fail} of ${head.runs} head repeats`
+function preexistingReason(changes2, base, head) {
+  const items = changes2.map(
+    (c) => `${c.id} failed in ${c.base.fail} of ${base.runs} base and ${c.head.fail} of ${head.runs} head repeats`
   );
   return `The failure is pre-existing: ${items.join("; ")}; the sequential test cannot tell the sides apart.`;
 }
-function fixedReason(changes, base2, head) {
-  const [first, ...rest] = changes;
-  const more2 = rest.length > 0 ? `; ${plural3(rest.length, "more expectation")} fixed` : "";
-  return `Expectation ${first.id} failed in ${first.base.fail} of ${base2.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
+function fixedReason(changes2, base, head) {
+  const [first, ...rest] = changes2;
+  const more2 = rest.length > 0 ? `; ${plural4(rest.length, "more expectation")} fixed` : "";
+  return `Expectation ${first.id} failed in ${first.base.fail} of ${base.runs} base repeats and passed in all ${head.runs} head repeats${more2}.`;
 }
-function unchangedReason(base2, head) {
-  if (!base2) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
-  if (base2.passes === base2.runs && head.passes === head.runs) {
-    return `Both sides passed every expectation in every repeat (base ${base2.runs}, head ${head.runs}).`;
+function unchangedReason(base, head) {
+  if (!base) return `${NEW_SCENARIO}the head passed ${head.passes} of ${head.runs} repeats.`;
+  if (base.passes === base.runs && head.passes === head.runs) {
+    return `Both sides passed every expectation in every repeat (base ${base.runs}, head ${head.runs}).`;
   }
-  return `No expectation broke or was fixed; the base passed ${base2.passes} of ${base2.runs} repeats, the head ${head.passes} of ${head.runs}.`;
+  return `No expectation broke or was fixed; the base passed ${base.passes} of ${base.runs} repeats, the head ${head.passes} of ${head.runs}.`;
 }
-function classifySummaries(base2, head, notes = {}, decision) {
-  const flaky = { base: isFlaky(base2), head: isFlaky(head) };
-  const changed = changedExpectations(base2, head, decision);
+function classifySummaries(base, head, notes = {}, decision) {
+  const flaky = { base: isFlaky(base), head: isFlaky(head) };
+  const changed = changedExpectations(base, head, decision);
   const result = (cls, reason) => ({
     class: cls,
     flaky,
@@ -69723,49 +70939,49 @@ function classifySummaries(base2, head, notes = {}, decision) {
     expectations_changed: changed
   });
   const headErrors = head.provokedErrors ?? 0;
-  if (base2 && base2.runs > 0 && headErrors > 0 && (base2.provokedErrors ?? 0) === 0) {
+  if (base && base.runs > 0 && headErrors > 0 && (base.provokedErrors ?? 0) === 0) {
     const note = notes.head ? ` (${notes.head})` : "";
     return result(
       "new-critical-failure",
       `In ${headErrors} of ${head.runs} head repeats a tool call made the twin's SQL fail inside the harness${note}; no base repeat did.`
     );
   }
-  const incomplete = incompleteReason(base2, head, notes);
+  const incomplete = incompleteReason(base, head, notes);
   const broke2 = changed.filter((c) => c.change === "broke");
   const critical = broke2.filter(blocks);
   if (incomplete) {
     const ungraded = ` ${incomplete}`;
     if (critical.length > 0) {
       const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-      return result("new-critical-failure", `${brokeReason(ordered, base2, head)}${ungraded}`);
+      return result("new-critical-failure", `${brokeReason(ordered, base, head)}${ungraded}`);
     }
-    const headOnly2 = base2 ? headOnlyErrors(base2, head, changed) : [];
+    const headOnly2 = base ? headOnlyErrors(base, head, changed) : [];
     const blocking = headOnly2.filter(blocks);
-    if (base2 && blocking.length > 0) {
+    if (base && blocking.length > 0) {
       const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
-      return result("new-critical-failure", headErrorReason(ordered, base2, head));
+      return result("new-critical-failure", headErrorReason(ordered, base, head));
     }
-    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base2, head)}${ungraded}`);
-    if (base2 && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base2, head));
+    if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base, head)}${ungraded}`);
+    if (base && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base, head));
     return result("incomplete", incomplete);
   }
   if (critical.length > 0) {
     const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-    return result("new-critical-failure", brokeReason(ordered, base2, head));
+    return result("new-critical-failure", brokeReason(ordered, base, head));
   }
-  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base2, head));
-  const notCompleted = neitherCompleted(base2, head);
+  if (broke2.length > 0) return result("regressed", brokeReason(broke2, base, head));
+  const notCompleted = neitherCompleted(base, head);
   if (notCompleted) return result("incomplete", notCompleted);
   const fixed2 = changed.filter((c) => c.change === "fixed");
-  if (base2 && fixed2.length > 0) return result("improved", fixedReason(fixed2, base2, head));
+  if (base && fixed2.length > 0) return result("improved", fixedReason(fixed2, base, head));
   const preexisting = changed.filter((c) => c.change === "pre-existing");
-  if (base2 && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base2, head));
-  return result("unchanged", unchangedReason(base2, head));
+  if (base && preexisting.length > 0) return result("unchanged", preexistingReason(preexisting, base, head));
+  return result("unchanged", unchangedReason(base, head));
 }
-function ungradableNotes(base2, head) {
+function ungradableNotes(base, head) {
   const notes = {};
   for (const [side3, episodes] of [
-    ["base", base2],
+    ["base", base],
     ["head", head]
   ]) {
     const note = inRepeatOrder(episodes ?? []).map(ungradableReason).find((r) => r !== null);
@@ -69825,23 +71041,23 @@ function compareSteps(n, b, h) {
   return null;
 }
 function firstDivergence(baseCalls, headCalls) {
-  const base2 = toTrajectory(baseCalls);
+  const base = toTrajectory(baseCalls);
   const head = toTrajectory(headCalls);
-  const common = Math.min(base2.length, head.length);
+  const common = Math.min(base.length, head.length);
   for (let i = 0; i < common; i++) {
-    const d = compareSteps(i + 1, base2[i], head[i]);
+    const d = compareSteps(i + 1, base[i], head[i]);
     if (d) return d;
   }
-  if (base2.length !== head.length) {
+  if (base.length !== head.length) {
     const n = common + 1;
-    const [stopped, went, next] = base2.length < head.length ? ["base", "head", head[common]] : ["head", "base", base2[common]];
+    const [stopped, went, next] = base.length < head.length ? ["base", "head", head[common]] : ["head", "base", base[common]];
     return {
       kind: "stopped-early",
       step: n,
       sentence: `At step ${n} the ${stopped} stopped; the ${went} called ${renderCall(next)}.`
     };
   }
-  const sentence = base2.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base2.length === 1 ? "call" : `${base2.length} calls`} with the same results.`;
+  const sentence = base.length === 0 ? "Neither side called a tool." : `Both sides made the same ${base.length === 1 ? "call" : `${base.length} calls`} with the same results.`;
   return { kind: "same", step: 0, sentence };
 }
 
@@ -69959,7 +71175,7 @@ function sharedStepBefore(repeats, i) {
 function itemize(list) {
   return list.map((a) => `${a.n} ${a.action}`).join(", ");
 }
-function plural4(n, word) {
+function plural5(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 function failedExpectations(failing) {
@@ -70005,10 +71221,10 @@ function explainFlaky(episodes) {
   const failed2 = failedExpectations(alike);
   const what = failed2 ? `; they failed ${failed2}` : "";
   if (new Set(repeats.map(trajectory)).size === 1) {
-    const calls2 = n === 0 ? "no calls" : `the same ${plural4(n, "call")}`;
+    const calls2 = n === 0 ? "no calls" : `the same ${plural5(n, "call")}`;
     return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
   }
-  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural4(n, "call")} as a passing repeat`;
+  const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural5(n, "call")} as a passing repeat`;
   return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
 }
 
@@ -70020,13 +71236,13 @@ function renderKey(change, primaryKey) {
   const source = change.key ?? change.after ?? change.before ?? {};
   return primaryKey.map((c) => renderValue(source[c])).join(",");
 }
-function changesOf(t) {
+function changesOf2(t) {
   return t ? [...t.inserted, ...t.updated, ...t.deleted] : [];
 }
 function keyedFinals(b, h, primaryKey) {
   const index = (t) => {
     const m = /* @__PURE__ */ new Map();
-    for (const c of changesOf(t))
+    for (const c of changesOf2(t))
       m.set(canonicalJson(c.key ?? primaryKey.map((k) => (c.after ?? c.before)?.[k])), c);
     return m;
   };
@@ -70070,7 +71286,7 @@ function keyedDifferences(table2, b, h, primaryKey) {
   return out;
 }
 function netRows(t, into, sign) {
-  for (const c of changesOf(t)) {
+  for (const c of changesOf2(t)) {
     for (const [row2, s] of [
       [c.after, 1],
       [c.before, -1]
@@ -70108,16 +71324,12 @@ function readers(expectations) {
   const out = [];
   for (const e of expectations) {
     const critical = e.critical ?? false;
-    let text2;
-    if ("query" in e) text2 = e.query;
-    else if ("changes" in e) text2 = e.changes.table;
-    else if ("forbid_changes" in e) text2 = e.forbid_changes.table;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) text2 = e.outcome_verified.query;
-    if (text2 !== void 0) {
-      const t = text2;
-      out.push({ critical, text: t, tables: (table2) => mentions(t, table2) });
-    } else if ("only_changes" in e) {
-      const allowed = new Set(e.only_changes);
+    const read = stateRead(e);
+    if (!read) continue;
+    if ("text" in read)
+      out.push({ critical, text: read.text, tables: (table2) => mentions(read.text, table2) });
+    else {
+      const allowed = new Set(read.outside);
       out.push({ critical, text: "", tables: (table2) => !allowed.has(table2) });
     }
   }
@@ -70131,10 +71343,10 @@ function relevance(d, rs) {
   if (reading.length > 0) return 2;
   return 3;
 }
-function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
+function stateDifferences(base, head, scenario, cap = STATE_DIFF_CAP) {
   const all = [];
-  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base2.tables), ...Object.keys(head.tables)])].sort()) {
-    const b = base2.tables[table2];
+  for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base.tables), ...Object.keys(head.tables)])].sort()) {
+    const b = base.tables[table2];
     const h = head.tables[table2];
     const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
     all.push(
@@ -70147,783 +71359,7 @@ function stateDifferences(base2, head, scenario, cap = STATE_DIFF_CAP) {
   return { differences: kept, cut: all.length - kept.length };
 }
 
-// src/grade/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text2;
-  if (typeof value === "bigint") text2 = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text2 = String(value);
-  } else if (typeof value === "string") text2 = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text2);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base2 = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base2 + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text2 = value.toLowerCase();
-  if (text2 === "t" || text2 === "true") return true;
-  if (text2 === "f" || text2 === "false") return false;
-  return null;
-}
-
-// src/grade/values.ts
-var GradeError = class extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "GradeError";
-  }
-};
-function isPlainObject2(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function parseJsonStructure(v) {
-  if (Array.isArray(v) || isPlainObject2(v)) return v;
-  if (typeof v !== "string" || !/^\s*[[{]/.test(v)) return null;
-  try {
-    const parsed = JSON.parse(v);
-    return Array.isArray(parsed) || isPlainObject2(parsed) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-function sameValue(a, b) {
-  const x = a === void 0 ? null : a;
-  const y = b === void 0 ? null : b;
-  if (x === null || y === null) return x === y;
-  if (typeof x === "boolean" || typeof y === "boolean") {
-    const p = parseBoolean(x);
-    return p !== null && p === parseBoolean(y);
-  }
-  const dx = parseDecimal(x);
-  const dy = parseDecimal(y);
-  if (dx || dy) return dx !== null && dy !== null && compareDecimals(dx, dy) === 0;
-  const ix = parseInstant(x);
-  const iy = parseInstant(y);
-  if (ix && iy) return compareInstants(ix, iy) === 0;
-  if (x === y) return true;
-  const jx = parseJsonStructure(x);
-  const jy = parseJsonStructure(y);
-  if (!jx || !jy) return false;
-  if (Array.isArray(jx) || Array.isArray(jy)) {
-    return Array.isArray(jx) && Array.isArray(jy) && jx.length === jy.length && jx.every((v, i) => sameValue(v, jy[i]));
-  }
-  return sameRow(jx, jy);
-}
-function sameRow(a, b) {
-  const keys = /* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) {
-    if (!(k in a) || !(k in b) || !sameValue(a[k], b[k])) return false;
-  }
-  return true;
-}
-function orderValues(a, b, comparator = "an ordering") {
-  if (a === null || a === void 0 || b === null || b === void 0) return null;
-  const da = parseDecimal(a);
-  const db = parseDecimal(b);
-  if (da && db) return compareDecimals(da, db);
-  const ia = parseInstant(a);
-  const ib = parseInstant(b);
-  if (ia && ib) return compareInstants(ia, ib);
-  throw new GradeError(
-    `${comparator} compares numbers or timestamps, but got ${formatValue(a)} and ${formatValue(b)}`
-  );
-}
-function stringForm(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson(v);
-  return String(v);
-}
-function compilePattern(pattern, what) {
-  if (typeof pattern !== "string") {
-    throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch (e) {
-    throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${e.message}`
-    );
-  }
-}
-function unmatchedRows(actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row2 of expected) {
-    const i = left.findIndex((candidate) => sameRow(candidate, row2));
-    if (i === -1) missing.push(row2);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-function asRows(v, comparator) {
-  if (!Array.isArray(v) || !v.every(isPlainObject2)) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${formatValue(v)}`);
-  }
-  return v;
-}
-function compareValues(actual, comparator, expected) {
-  switch (comparator) {
-    case "equals":
-      return sameValue(actual, expected);
-    case "not_equals":
-      return !sameValue(actual, expected);
-    case "gt":
-    case "gte":
-    case "lt":
-    case "lte": {
-      const order = orderValues(actual, expected, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${formatValue(expected)}`);
-      }
-      return expected.some((option2) => sameValue(actual, option2));
-    case "matches": {
-      const pattern = compilePattern(expected, "matches");
-      return actual !== null && actual !== void 0 && pattern.test(stringForm(actual));
-    }
-    case "rows": {
-      const { missing, unexpected } = unmatchedRows(asRows(actual, "rows"), asRows(expected, "rows"));
-      return missing.length === 0 && unexpected.length === 0;
-    }
-    case "empty":
-      if (typeof expected !== "boolean") {
-        throw new GradeError(`empty needs true or false, got ${formatValue(expected)}`);
-      }
-      return asRows(actual, "empty").length === 0 === expected;
-  }
-}
-function formatValue(v) {
-  let text2;
-  if (v === void 0 || v === null) text2 = "null";
-  else if (typeof v === "string") text2 = parseDecimal(v) ? v : JSON.stringify(v);
-  else if (v instanceof Date) text2 = v.toISOString();
-  else if (typeof v === "object") text2 = canonicalJson(v);
-  else text2 = String(v);
-  return text2.length > 120 ? `${text2.slice(0, 117)}...` : text2;
-}
-
-// src/grade/verdicts.ts
-function passed(message, expected, actual) {
-  return withEvidence({ verdict: "pass", message }, expected, actual);
-}
-function failed(label, message, expected, actual) {
-  return withEvidence({ verdict: "fail", label, message }, expected, actual);
-}
-function errored(message) {
-  return { verdict: "error", label: "EVALUATION_ERROR", message };
-}
-function withEvidence(grade, expected, actual) {
-  if (expected !== void 0) grade.expected = expected;
-  if (actual !== void 0) grade.actual = actual;
-  return grade;
-}
-function plural5(n, thing, things = `${thing}s`) {
-  return `${n} ${n === 1 ? thing : things}`;
-}
-
-// src/grade/calls.ts
-function isSuccess(status) {
-  return status >= 200 && status < 300;
-}
-function inSeqOrder(calls) {
-  return [...calls].sort((a, b) => a.seq - b.seq);
-}
-function seqs(calls) {
-  const shown = calls.slice(0, 5).map((c) => `#${c.seq}`);
-  return calls.length > 5 ? `${shown.join(", ")}, ...` : shown.join(", ");
-}
-function argsInclude(call, args) {
-  const given = call.args;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    return Object.keys(args).length === 0;
-  }
-  const named2 = given;
-  return Object.entries(args).every(([k, v]) => k in named2 && sameValue(named2[k], v));
-}
-function describeArgs(args) {
-  if (!args || Object.keys(args).length === 0) return "";
-  return ` with ${Object.entries(args).map(([k, v]) => `${k} = ${formatValue(v)}`).join(", ")}`;
-}
-function gradeToolCalled(spec, calls) {
-  const min = spec.min ?? 1;
-  const matching2 = calls.filter((c) => c.tool === spec.tool && (!spec.args || argsInclude(c, spec.args)));
-  const range = spec.max === void 0 ? `at least ${plural5(min, "time")}` : spec.max === min ? `exactly ${plural5(min, "time")}` : `between ${min} and ${plural5(spec.max, "time")}`;
-  const wanted = `${spec.tool} called ${range}${describeArgs(spec.args)}`;
-  const got = `${matching2.length}${matching2.length ? ` (${seqs(matching2)})` : ""}`;
-  const expected = { min, ...spec.max === void 0 ? {} : { max: spec.max } };
-  if (matching2.length < min) {
-    return failed("MISSING_EFFECT", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  if (spec.max !== void 0 && matching2.length > spec.max) {
-    return failed("TOO_MANY_CALLS", `expected ${wanted}, got ${got}`, expected, matching2.length);
-  }
-  return passed(
-    `${spec.tool} was called ${plural5(matching2.length, "time")}${describeArgs(spec.args)}`,
-    expected,
-    matching2.length
-  );
-}
-function gradeToolNotCalled(tool, calls) {
-  const made = inSeqOrder(calls).filter((c) => c.tool === tool);
-  if (made.length === 0) return passed(`${tool} was never called`, 0, 0);
-  return failed(
-    "FORBIDDEN_CALL",
-    `expected ${tool} never called, got ${plural5(made.length, "call")} (${seqs(made)})`,
-    0,
-    made.length
-  );
-}
-function effectOf(call) {
-  return call.effectKey ?? `${call.tool}(${canonicalJson(call.args)})`;
-}
-function gradeNoDuplicateEffect(tool, calls) {
-  const applied = /* @__PURE__ */ new Map();
-  for (const call of inSeqOrder(calls)) {
-    if (call.tool !== tool || !call.mutated || call.replay) continue;
-    const effect2 = effectOf(call);
-    applied.set(effect2, [...applied.get(effect2) ?? [], call]);
-  }
-  const duplicates = [...applied].filter(([, group2]) => group2.length > 1);
-  if (duplicates.length === 0) {
-    return passed(`${tool} applied ${plural5(applied.size, "effect")}, none twice`, 1, applied.size);
-  }
-  const [effect, group] = duplicates[0];
-  const detail2 = group.map((c) => `#${c.seq} status ${c.status}`).join(", ");
-  const others = duplicates.length > 1 ? `, and ${plural5(duplicates.length - 1, "other effect")} more than once` : "";
-  return failed(
-    "DUPLICATE_EFFECT",
-    `${tool} applied ${effect} ${group.length} times (${detail2})${others}`,
-    1,
-    group.length
-  );
-}
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
-  if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
-  }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
-  const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
-    return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
-  });
-  return failed(
-    "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
-  );
-}
-function gradeMaxToolCalls(max, calls) {
-  if (calls.length <= max) {
-    return passed(`${plural5(calls.length, "call")}, within the limit of ${max}`, max, calls.length);
-  }
-  const byTool = countByTool(calls);
-  return failed(
-    "TOO_MANY_CALLS",
-    `expected at most ${plural5(max, "call")}, got ${calls.length} (${byTool})`,
-    max,
-    calls.length
-  );
-}
-function retriesOf(calls) {
-  const previous = /* @__PURE__ */ new Map();
-  const retries = [];
-  for (const call of inSeqOrder(calls)) {
-    const prior = previous.get(call.tool);
-    if (prior && !isSuccess(prior.status) && canonicalJson(prior.args) === canonicalJson(call.args)) {
-      retries.push(call);
-    }
-    previous.set(call.tool, call);
-  }
-  return retries;
-}
-function gradeMaxRetries(max, calls) {
-  const retries = retriesOf(calls);
-  if (retries.length <= max) {
-    return passed(
-      `${plural5(retries.length, "retry", "retries")}, within the limit of ${max}`,
-      max,
-      retries.length
-    );
-  }
-  return failed(
-    "TOO_MANY_RETRIES",
-    `expected at most ${plural5(max, "retry", "retries")}, got ${retries.length} (${countByTool(retries)})`,
-    max,
-    retries.length
-  );
-}
-function countByTool(calls) {
-  const counts2 = /* @__PURE__ */ new Map();
-  for (const c of calls) counts2.set(c.tool, (counts2.get(c.tool) ?? 0) + 1);
-  return [...counts2].map(([tool, n]) => `${tool} x${n}`).join(", ");
-}
-
-// src/grade/typed.ts
-var NUMERIC = /* @__PURE__ */ new Set(["int2", "int4", "int8", "numeric", "float4", "float8", "oid"]);
-var INSTANT = /* @__PURE__ */ new Set(["timestamp", "timestamptz", "date"]);
-function kindOf(type) {
-  if (type === void 0 || type.startsWith("oid:")) return "unknown";
-  if (type.startsWith("_")) return "array";
-  if (NUMERIC.has(type)) return "number";
-  if (type === "bool") return "boolean";
-  if (INSTANT.has(type)) return "instant";
-  if (type === "json" || type === "jsonb") return "json";
-  return "text";
-}
-function isPlainObject3(v) {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-function textOf(v) {
-  if (typeof v === "string") return v;
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === "object" && v !== null) return canonicalJson(v);
-  return String(v);
-}
-function sameJson(a, e) {
-  if (a === null || e === null || a === void 0 || e === void 0) return (a ?? null) === (e ?? null);
-  if (Array.isArray(a) || Array.isArray(e)) {
-    return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((v, i) => sameJson(v, e[i]));
-  }
-  if (isPlainObject3(a) && isPlainObject3(e)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(e).length && keys.every((k) => Object.hasOwn(e, k) && sameJson(a[k], e[k]));
-  }
-  if (typeof a === "number" && typeof e === "number") {
-    if (!exactDouble(a) || !exactDouble(e)) throw new GradeError(INEXACT_JSON_NUMBER);
-  }
-  return typeof a === typeof e && a === e;
-}
-var INEXACT_JSON_NUMBER = "a number inside JSON past 2^53 (or with more digits than a double holds) cannot be compared exactly: select it as numeric, e.g. (doc->>'n')::numeric, and compare that";
-function exactDouble(n) {
-  return !Number.isInteger(n) || Number.isSafeInteger(n);
-}
-function expectedJson(actual, expected) {
-  const structure = Array.isArray(actual) || isPlainObject3(actual);
-  if (typeof expected !== "string" || !structure || !/^\s*[[{]/.test(expected)) return expected;
-  let parsed;
-  try {
-    parsed = JSON.parse(expected);
-  } catch {
-    return expected;
-  }
-  for (const m of expected.matchAll(JSON_NUMBER_OUTSIDE_STRINGS)) {
-    if (m[1] === void 0) continue;
-    const written = parseDecimal(m[1]);
-    const read = parseDecimal(Number(m[1]));
-    if (!written || !read || compareDecimals(written, read) !== 0) throw new GradeError(INEXACT_JSON_NUMBER);
-  }
-  return parsed;
-}
-var JSON_NUMBER_OUTSIDE_STRINGS = /"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
-function sameTyped(actual, expected, type) {
-  const a = actual ?? null;
-  const e = expected ?? null;
-  if (a === null || e === null) return a === e;
-  switch (kindOf(type)) {
-    case "unknown":
-      return sameValue(a, e);
-    case "number": {
-      const x = parseDecimal(a);
-      const y = parseDecimal(e);
-      if (x || y) return x !== null && y !== null && compareDecimals(x, y) === 0;
-      return textOf(a) === textOf(e);
-    }
-    case "boolean": {
-      const x = parseBoolean(a);
-      return x !== null && x === parseBoolean(e);
-    }
-    case "instant": {
-      const x = parseInstant(a);
-      const y = parseInstant(e);
-      if (x || y) return x !== null && y !== null && compareInstants(x, y) === 0;
-      return textOf(a) === textOf(e);
-    }
-    case "json":
-      return sameJson(a, expectedJson(a, e));
-    case "array": {
-      if (!Array.isArray(a)) return textOf(a) === textOf(e);
-      const element = type.slice(1);
-      return Array.isArray(e) && a.length === e.length && a.every((v, i) => sameTyped(v, e[i], element));
-    }
-    case "text":
-      return textOf(a) === textOf(e);
-  }
-}
-function orderTyped(actual, expected, type, comparator) {
-  if (actual === null || actual === void 0 || expected === null || expected === void 0) return null;
-  const kind = kindOf(type);
-  if (kind === "unknown") return orderValues(actual, expected, comparator);
-  if (kind === "number") {
-    const x = parseDecimal(actual);
-    const y = parseDecimal(expected);
-    if (x && y) return compareDecimals(x, y);
-  } else if (kind === "instant") {
-    const x = parseInstant(actual);
-    const y = parseInstant(expected);
-    if (x && y) return compareInstants(x, y);
-  } else {
-    throw new GradeError(
-      `${comparator} compares numbers or timestamps, but the column is of type ${type}: use equals, in or matches`
-    );
-  }
-  throw new GradeError(
-    `${comparator} on a column of type ${type} needs ${kind === "number" ? "a number" : "a timestamp"}, got ${showTyped(expected, type)} against ${showTyped(actual, type)}`
-  );
-}
-function showTyped(v, type) {
-  if (v === null || v === void 0) return "null";
-  switch (kindOf(type)) {
-    case "number":
-      return parseDecimal(v) ? textOf(v) : JSON.stringify(textOf(v));
-    case "boolean":
-      return typeof v === "boolean" ? String(v) : JSON.stringify(textOf(v));
-    case "json":
-      return canonicalJson(v);
-    case "array":
-      return Array.isArray(v) ? `[${v.map((x) => showTyped(x, type.slice(1))).join(",")}]` : JSON.stringify(textOf(v));
-    case "instant":
-    case "text":
-      return JSON.stringify(textOf(v));
-    case "unknown":
-      return showByForm(v);
-  }
-}
-function showByForm(v) {
-  if (v === null || v === void 0) return "null";
-  if (typeof v === "string") return parseDecimal(v) ? v : JSON.stringify(v);
-  if (v instanceof Date) return JSON.stringify(v.toISOString());
-  if (Array.isArray(v)) return `[${v.map(showByForm).join(",")}]`;
-  if (isPlainObject3(v)) {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${showByForm(v[k])}`).join(",")}}`;
-  }
-  return typeof v === "bigint" ? v.toString() : String(v);
-}
-function strictComparison(types3) {
-  const typeOf = (column) => column === void 0 ? void 0 : types3[column];
-  return {
-    loose: false,
-    same: (a, e, column) => sameTyped(a, e, typeOf(column)),
-    order: (a, e, column, comparator) => orderTyped(a, e, typeOf(column), comparator),
-    show: (v, column) => showTyped(v, typeOf(column))
-  };
-}
-var LOOSE = {
-  loose: true,
-  same: (a, e) => sameValue(a, e),
-  order: (a, e, _column, comparator) => orderValues(a, e, comparator),
-  show: (v) => showByForm(v)
-};
-function columnTypes(fields) {
-  return Object.fromEntries((fields ?? []).map((f) => [f.name, f.type]));
-}
-function sameRowBy(cmp, actual, expected) {
-  const keys = Object.keys(actual);
-  if (keys.length !== Object.keys(expected).length) return false;
-  return keys.every((k) => Object.hasOwn(expected, k) && cmp.same(actual[k], expected[k], k));
-}
-function showRow(cmp, row2) {
-  const keys = Object.keys(row2).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${cmp.show(row2[k], k)}`).join(",")}}`;
-}
-function unmatchedRowsBy(cmp, actual, expected) {
-  const left = [...actual];
-  const missing = [];
-  for (const row2 of expected) {
-    const i = left.findIndex((candidate) => sameRowBy(cmp, candidate, row2));
-    if (i === -1) missing.push(row2);
-    else left.splice(i, 1);
-  }
-  return { missing, unexpected: left };
-}
-var SHOWN = 120;
-var BEFORE = 40;
-function showPair(expected, actual) {
-  if (expected.length <= SHOWN && actual.length <= SHOWN) return [expected, actual];
-  let at = 0;
-  while (at < expected.length && at < actual.length && expected[at] === actual[at]) at++;
-  const start = Math.max(0, at - BEFORE);
-  const cut2 = (s) => {
-    if (s.length <= SHOWN && start === 0) return s;
-    const end = start + SHOWN - (start > 0 ? 3 : 0) - 3;
-    return `${start > 0 ? "..." : ""}${s.slice(start, end)}${s.length > end ? "..." : ""}`;
-  };
-  return [cut2(expected), cut2(actual)];
-}
-function showOne(text2) {
-  return text2.length > SHOWN ? `${text2.slice(0, SHOWN - 3)}...` : text2;
-}
-
-// src/grade/query.ts
-var PHRASES = {
-  equals: "",
-  not_equals: "anything but ",
-  gt: "more than ",
-  gte: "at least ",
-  lt: "less than ",
-  lte: "at most ",
-  in: "one of ",
-  matches: "a match for "
-};
-function givenComparators(check3) {
-  return COMPARATOR_NAMES.filter((name2) => name2 in check3 && check3[name2] !== void 0);
-}
-function gradeQueryCheck(check3, result, id) {
-  if (!result) return errored(`the query of ${id} was not run on the final state`);
-  if (result.error !== void 0) return errored(`the query failed: ${result.error}`);
-  const rows = result.rows ?? [];
-  const comparators = givenComparators(check3);
-  if (comparators.length === 0) {
-    return errored(`${id} gives no comparator (one of ${COMPARATOR_NAMES.join(", ")})`);
-  }
-  const cmp = check3.loose || !result.fields ? LOOSE : strictComparison(columnTypes(result.fields));
-  try {
-    const grades = comparators.map((c) => gradeComparator(cmp, c, check3[c], rows, result.sql));
-    return grades.find((g) => g.verdict !== "pass") ?? grades[0];
-  } catch (e) {
-    if (e instanceof GradeError) return errored(e.message);
-    throw e;
-  }
-}
-function asRows2(v, comparator, cmp) {
-  if (!Array.isArray(v) || !v.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))) {
-    throw new GradeError(`${comparator} compares a list of rows, got ${showOne(cmp.show(v))}`);
-  }
-  return v;
-}
-function holds(cmp, comparator, actual, expected, column) {
-  switch (comparator) {
-    case "equals":
-      return cmp.same(actual, expected, column);
-    case "not_equals":
-      return !cmp.same(actual, expected, column);
-    case "in":
-      if (!Array.isArray(expected)) {
-        throw new GradeError(`in needs a list of values, got ${showOne(cmp.show(expected, column))}`);
-      }
-      return expected.some((option2) => cmp.same(actual, option2, column));
-    case "matches":
-      return compareValues(actual, "matches", expected);
-    default: {
-      const order = cmp.order(actual, expected, column, comparator);
-      if (order === null) return false;
-      if (comparator === "gt") return order > 0;
-      if (comparator === "gte") return order >= 0;
-      if (comparator === "lt") return order < 0;
-      return order <= 0;
-    }
-  }
-}
-function gradeComparator(cmp, comparator, expected, rows, sql) {
-  if (comparator === "rows") return gradeRows(cmp, expected, rows, sql);
-  if (comparator === "empty") return gradeEmpty(cmp, expected, rows);
-  if (comparator === "matches") compilePattern(expected, "matches");
-  const column = rows[0] ? Object.keys(rows[0])[0] : void 0;
-  const shownExpected = (v) => comparator === "matches" ? `/${expected}/` : comparator === "in" && Array.isArray(v) ? `[${v.map((o) => cmp.show(o, column)).join(",")}]` : cmp.show(v, column);
-  const subject = querySubject(sql, column);
-  if (rows.length === 0 || column === void 0) {
-    const text2 = showOne(shownExpected(expected));
-    return failed(
-      "STATE_MISMATCH",
-      `${subject}: expected ${PHRASES[comparator]}${text2}, got no rows`,
-      expected,
-      []
-    );
-  }
-  const columns = Object.keys(rows[0]);
-  if (rows.length > 1 || columns.length !== 1) {
-    throw new GradeError(
-      `${comparator} compares one value, but the query returned ${plural5(rows.length, "row")} of ${plural5(columns.length, "column")} (${columns.join(", ")}); use rows or empty for a whole result`
-    );
-  }
-  const actual = rows[0][column];
-  const phrase = PHRASES[comparator];
-  if (holds(cmp, comparator, actual, expected, column)) {
-    const [want2, got2] = [showOne(shownExpected(expected)), showOne(cmp.show(actual, column))];
-    return passed(`${subject} is ${got2} (expected ${phrase}${want2})`, expected, actual);
-  }
-  const [want, got] = showPair(shownExpected(expected), cmp.show(actual, column));
-  return failed("STATE_MISMATCH", `${subject}: expected ${phrase}${want}, got ${got}`, expected, actual);
-}
-function gradeRows(cmp, expected, rows, sql) {
-  const want = asRows2(expected, "rows", cmp);
-  asRows2(rows, "rows", cmp);
-  if (hasTopLevelOrderBy(sql)) {
-    const at = firstDifference(cmp, rows, want);
-    const shown = `${plural5(want.length, "row")} in order`;
-    if (at === -1) return passed(`the query returned the ${shown}`, want, rows);
-    const [w, g] = showPair(
-      at < want.length ? showRow(cmp, want[at]) : "no row",
-      at < rows.length ? showRow(cmp, rows[at]) : "no row"
-    );
-    return failed(
-      "STATE_MISMATCH",
-      `expected ${shown}, got ${plural5(rows.length, "row")}; row ${at + 1}: expected ${w}, got ${g}`,
-      want,
-      rows
-    );
-  }
-  const { missing, unexpected } = unmatchedRowsBy(cmp, rows, want);
-  if (missing.length === 0 && unexpected.length === 0) {
-    return passed(`the query returned the ${plural5(want.length, "row")}`, want, rows);
-  }
-  let m = missing.length ? showRow(cmp, missing[0]) : "";
-  let u = unexpected.length ? showRow(cmp, unexpected[0]) : "";
-  if (m && u) [m, u] = showPair(m, u);
-  else [m, u] = [showOne(m), showOne(u)];
-  const parts = [
-    missing.length ? `missing ${m}${more(missing.length)}` : "",
-    unexpected.length ? `unexpected ${u}${more(unexpected.length)}` : ""
-  ].filter(Boolean);
-  return failed(
-    "STATE_MISMATCH",
-    `expected ${plural5(want.length, "row")}, got ${plural5(rows.length, "row")}: ${parts.join("; ")}`,
-    want,
-    rows
-  );
-}
-function more(n) {
-  return n > 1 ? ` and ${n - 1} more` : "";
-}
-function firstDifference(cmp, actual, expected) {
-  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
-    if (i >= actual.length || i >= expected.length || !sameRowBy(cmp, actual[i], expected[i])) return i;
-  }
-  return -1;
-}
-function gradeEmpty(cmp, expected, rows) {
-  if (typeof expected !== "boolean") {
-    throw new GradeError(`empty needs true or false, got ${showOne(cmp.show(expected))}`);
-  }
-  if (rows.length === 0 === expected) {
-    return passed(
-      expected ? "the query returned no rows, as expected" : `the query returned ${plural5(rows.length, "row")}`
-    );
-  }
-  if (expected) {
-    return failed(
-      "EXTRA_EFFECT",
-      `expected no rows, got ${plural5(rows.length, "row")} (first ${showOne(showRow(cmp, rows[0]))})`,
-      [],
-      rows
-    );
-  }
-  return failed("MISSING_EFFECT", "expected at least one row, got none", "at least one row", []);
-}
-function hasTopLevelOrderBy(sql) {
-  return /\border\s+by\b/i.test(topLevelCode(sql));
-}
-function topLevelCode(sql) {
-  let out = "";
-  let depth = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i];
-    const two = sql.slice(i, i + 2);
-    let end = -1;
-    if (c === "'" || c === '"') {
-      end = i + 1;
-      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) end += sql[end] === c ? 2 : 1;
-    } else if (two === "--") end = sql.indexOf("\n", i) === -1 ? sql.length : sql.indexOf("\n", i);
-    else if (two === "/*") end = sql.indexOf("*/", i) === -1 ? sql.length : sql.indexOf("*/", i) + 1;
-    else if (c === "$" && /^\$([A-Za-z_]\w*)?\$/.test(sql.slice(i))) {
-      const tag = /^\$([A-Za-z_]\w*)?\$/.exec(sql.slice(i))[0];
-      const close = sql.indexOf(tag, i + tag.length);
-      end = close === -1 ? sql.length : close + tag.length - 1;
-    }
-    if (end !== -1) {
-      out += " ";
-      i = end;
-      continue;
-    }
-    if (c === "(") depth++;
-    else if (c === ")") depth = Math.max(0, depth - 1);
-    else if (depth === 0) out += c;
-    if (c === "(" || c === ")") out += " ";
-  }
-  return out;
-}
-var KEYED_SELECT = /^\s*select\s+([\s\S]+?)\s+from\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\.(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s+where\s+"?[A-Za-z_][\w$]*"?\s*=\s*('(?:[^']|'')*'|-?\d+(?:\.\d+)?)\s*;?\s*$/i;
-function querySubject(sql, column) {
-  const m = KEYED_SELECT.exec(sql);
-  const selected = m && /^[A-Za-z_][\w$]*$/.test(m[1]) ? m[1] : void 0;
-  const named2 = column && column !== "?column?" ? column : selected;
-  if (m && named2) {
-    const table2 = m[2].replace(/"/g, "");
-    const key = m[3].startsWith("'") ? m[3].slice(1, -1).replace(/''/g, "'") : m[3];
-    return `${table2}[${key}].${named2}`;
-  }
-  return named2 ?? "the query";
-}
-
-// src/grade/claims.ts
+// src/grade/completed.ts
 function gradeCompleted(agent) {
   const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
   const expected = "exit 0 with a valid result";
@@ -70947,230 +71383,8 @@ function gradeCompleted(agent) {
   }
   return passed("the agent exited 0 and printed a valid result", expected, actual);
 }
-function gradeOutcome(expected, agent) {
-  const claimed = agent.result?.outcome;
-  if (claimed === expected) return passed(`the agent claimed ${expected}, as expected`, expected, claimed);
-  const got = claimed ?? (agent.result ? "no outcome" : "no result");
-  return failed("WRONG_OUTCOME", `expected outcome ${expected}, got ${got}`, expected, claimed ?? null);
-}
-function allowedWriteTools(scenario, calls, tools) {
-  if (tools) {
-    const names = scenario.tools ?? [...tools.keys()];
-    return names.filter((name2) => {
-      const risk = tools.get(name2)?.risk;
-      return risk === "write" || risk === "write_irreversible";
-    });
-  }
-  return [...new Set(calls.filter((c) => c.risk !== "read").map((c) => c.tool))];
-}
-function gradeOutcomeVerified(expectation, scenario, agent, calls, query, tools) {
-  const claimed = agent.result?.outcome;
-  if (claimed !== "SUCCESS") {
-    return passed(
-      `the agent claimed ${claimed ?? "no outcome"}, so there is no success to verify`,
-      "SUCCESS",
-      claimed ?? null
-    );
-  }
-  const spec = expectation.outcome_verified;
-  if (spec !== true) {
-    const { query: _query, ...comparators } = spec;
-    const grade = gradeQueryCheck(comparators, query, expectation.id);
-    if (grade.verdict !== "fail") {
-      return grade.verdict === "pass" ? { ...grade, message: `the agent claimed SUCCESS and ${grade.message}` } : grade;
-    }
-    return {
-      ...grade,
-      label: "HALLUCINATED_SUCCESS",
-      message: `the agent claimed SUCCESS, but ${grade.message}`
-    };
-  }
-  const ordered = inSeqOrder(calls);
-  const writes = ordered.filter((c) => c.risk !== "read");
-  const unlanded = writes.find(
-    (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
-  );
-  if (unlanded) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but ${unlanded.tool} #${unlanded.seq} answered ${unlanded.status} without its effect landing, and no later ${unlanded.tool} call landed`,
-      "every successful write landed",
-      { tool: unlanded.tool, seq: unlanded.seq, status: unlanded.status }
-    );
-  }
-  const allowed = allowedWriteTools(scenario, calls, tools);
-  if (allowed.length > 0 && !writes.some((c) => c.mutated)) {
-    return failed(
-      "HALLUCINATED_SUCCESS",
-      `the agent claimed SUCCESS, but no write call changed anything (write tools allowed: ${allowed.join(", ")})`,
-      "at least one write that landed",
-      `${writes.length} write calls, none landed`
-    );
-  }
-  return passed(
-    "the agent claimed SUCCESS, and every write that answered success landed",
-    "SUCCESS",
-    "SUCCESS"
-  );
-}
-function gradeReply(kind, expected, agent) {
-  const reply = agent.result?.reply;
-  if (typeof reply !== "string") {
-    return failed(
-      "REPLY_MISMATCH",
-      "the agent printed no result, so there is no reply to check",
-      expected,
-      null
-    );
-  }
-  const shown = formatValue(reply);
-  if (kind === "reply_matches") {
-    let pattern;
-    try {
-      pattern = compilePattern(expected, "reply_matches");
-    } catch (e) {
-      if (e instanceof GradeError) return errored(e.message);
-      throw e;
-    }
-    return pattern.test(reply) ? passed(`the reply matches /${expected}/`, expected, reply) : failed("REPLY_MISMATCH", `expected the reply to match /${expected}/, got ${shown}`, expected, reply);
-  }
-  const contains = reply.includes(expected);
-  if (kind === "reply_contains") {
-    return contains ? passed(`the reply contains ${JSON.stringify(expected)}`, expected, reply) : failed(
-      "REPLY_MISMATCH",
-      `expected the reply to contain ${JSON.stringify(expected)}, got ${shown}`,
-      expected,
-      reply
-    );
-  }
-  return contains ? failed(
-    "REPLY_MISMATCH",
-    `expected the reply not to contain ${JSON.stringify(expected)}, got ${shown}`,
-    expected,
-    reply
-  ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
-}
-function gradeJudge(spec, result) {
-  if (!result) return errored("no judge configured");
-  if ("error" in result) return errored(`the judge gave no verdict: ${result.error}`);
-  const threshold = spec.threshold ?? JUDGE_THRESHOLD_DEFAULT;
-  const why = result.reason ? `: ${result.reason}` : "";
-  if (result.pass && result.score >= threshold) {
-    return passed(
-      `the judge passed ${JSON.stringify(spec.criterion)} with score ${result.score}${why}`,
-      threshold,
-      result.score
-    );
-  }
-  const criterion = JSON.stringify(spec.criterion);
-  const message = result.pass ? `expected a judge score >= ${threshold} on ${criterion}, got ${result.score}${why}` : `expected the judge to pass ${criterion}, but it failed it (score ${result.score}, threshold ${threshold})${why}`;
-  return failed("JUDGE_FAIL", message, threshold, result.score);
-}
-
-// src/grade/state.ts
-var COUNTS2 = [
-  ["inserted", "insert"],
-  ["updated", "update"],
-  ["deleted", "delete"]
-];
-var PAST = { insert: "inserted", update: "updated", delete: "deleted" };
-function changesOf2(diff, table2, op) {
-  const t = diff.tables[table2];
-  if (!t) return [];
-  return op === "insert" ? t.inserted : op === "update" ? t.updated : t.deleted;
-}
-function rowName(change) {
-  if (change.key) {
-    const values = Object.values(change.key);
-    return values.length === 1 ? String(values[0]) : values.map((v) => String(v)).join(",");
-  }
-  return formatValue(change.after ?? change.before ?? null);
-}
-function rowNames(changes) {
-  const shown = changes.slice(0, 3).map(rowName).join(", ");
-  return changes.length > 3 ? `${shown}, ...` : shown;
-}
-function matchesWhere(change, where) {
-  const fits = (row2) => row2 !== void 0 && Object.entries(where).every(([column, value]) => column in row2 && sameValue(row2[column], value));
-  return fits(change.before) || fits(change.after) || fits(change.key ?? void 0);
-}
-function describeWhere(where) {
-  if (!where || Object.keys(where).length === 0) return "";
-  return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
-}
-function gradeChanges(spec, diff) {
-  const where = spec.where;
-  const expected = {};
-  const actual = {};
-  const mismatches = [];
-  let label;
-  for (const [count4, op] of COUNTS2) {
-    const want = spec[count4];
-    if (want === void 0) continue;
-    const rows = changesOf2(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
-    expected[count4] = want;
-    actual[count4] = rows.length;
-    if (rows.length === want) continue;
-    label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
-    mismatches.push(
-      `expected ${plural5(want, `${count4} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
-    );
-  }
-  const subject = `${spec.table}${describeWhere(where)}`;
-  if (Object.keys(expected).length === 0) {
-    return passed(`${subject}: no count given, nothing to check`, expected, actual);
-  }
-  if (!label) {
-    const counts2 = Object.entries(actual).map(([k, n]) => `${n} ${k}`);
-    return passed(`${subject}: ${counts2.join(", ")}, as expected`, expected, actual);
-  }
-  return failed(label, `${subject}: ${mismatches.join("; ")}`, expected, actual);
-}
-function describeTable(t) {
-  const parts = COUNTS2.filter(([count4]) => t[count4].length > 0).map(
-    ([count4]) => `${t[count4].length} ${count4}`
-  );
-  return parts.join(", ");
-}
-function gradeOnlyChanges(allowed, diff) {
-  const outside = Object.values(diff.tables).filter((t) => !allowed.includes(t.table) && describeTable(t) !== "").sort((a, b) => a.table.localeCompare(b.table));
-  const scope = allowed.length ? `only ${allowed.join(", ")} may change` : "nothing may change";
-  if (outside.length === 0) return passed(`${scope}, and nothing else changed`, allowed, []);
-  const named2 = outside.map((t) => `${t.table} (${describeTable(t)})`);
-  return failed(
-    "EXTRA_EFFECT",
-    `${scope}, but ${named2.join(" and ")} changed`,
-    allowed,
-    outside.map((t) => t.table)
-  );
-}
-function gradeForbidChanges(spec, diff, calls) {
-  const ops = spec.ops ?? ["insert", "update", "delete"];
-  const found = [];
-  for (const op of ops) {
-    const net3 = changesOf2(diff, spec.table, op);
-    if (net3.length > 0) {
-      found.push(`${plural5(net3.length, `${PAST[op]} row`)} (${rowNames(net3)})`);
-      continue;
-    }
-    const byCall = calls.filter((c) => c.changes.some((ch) => ch.table === spec.table && ch.op === op));
-    if (byCall.length > 0) {
-      const seqs2 = byCall.map((c) => `${c.tool} #${c.seq}`).join(", ");
-      found.push(`${PAST[op]} rows by ${seqs2}, undone before the end`);
-    }
-  }
-  const forbidden = ops.join("/");
-  if (found.length === 0) return passed(`${spec.table}: no ${forbidden}, as required`, ops, []);
-  return failed(
-    "EXTRA_EFFECT",
-    `${spec.table}: expected no ${forbidden}, got ${found.join("; ")}`,
-    ops,
-    found
-  );
-}
 
 // src/grade/episode.ts
-var STATE_KINDS = ["query", "changes", "only_changes", "forbid_changes"];
 function gradeEpisode(scenario, record2, tools, judgeResults) {
   const results = [];
   const infra = record2.infraError;
@@ -71183,7 +71397,8 @@ function gradeEpisode(scenario, record2, tools, judgeResults) {
   });
   for (const expectation of scenario.expect) {
     const kind = expectationKind(expectation);
-    const grade = notGraded ?? guarded(() => gradeExpectation(kind, expectation, scenario, record2, tools, judgeResults));
+    const ctx = { scenario, tools, judge: judgeResults?.get(expectation.id) };
+    const grade = notGraded ?? guarded(() => gradeExpectation(expectation, record2, ctx));
     results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
   }
   return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
@@ -71205,47 +71420,6 @@ function guarded(grade) {
     throw e;
   }
 }
-function gradeExpectation(kind, e, scenario, record2, tools, judgeResults) {
-  const { calls, diff, agent } = record2;
-  switch (kind) {
-    case "query": {
-      const { id: _id, critical: _critical, query: _query, ...comparators } = e;
-      return gradeQueryCheck(comparators, record2.queries[e.id], e.id);
-    }
-    case "changes":
-      return gradeChanges(e.changes, diff);
-    case "only_changes":
-      return gradeOnlyChanges(e.only_changes, diff);
-    case "forbid_changes":
-      return gradeForbidChanges(e.forbid_changes, diff, calls);
-    case "tool_called":
-      return gradeToolCalled(e.tool_called, calls);
-    case "tool_not_called":
-      return gradeToolNotCalled(e.tool_not_called, calls);
-    case "no_duplicate_effect":
-      return gradeNoDuplicateEffect(e.no_duplicate_effect, calls);
-    case "order":
-      return gradeOrder(e.order, calls);
-    case "max_tool_calls":
-      return gradeMaxToolCalls(e.max_tool_calls, calls);
-    case "max_retries":
-      return gradeMaxRetries(e.max_retries, calls);
-    case "outcome":
-      return gradeOutcome(e.outcome, agent);
-    case "outcome_verified": {
-      const ov = e;
-      return gradeOutcomeVerified(ov, scenario, agent, calls, record2.queries[e.id], tools);
-    }
-    case "reply_contains":
-      return gradeReply(kind, e.reply_contains, agent);
-    case "reply_not_contains":
-      return gradeReply(kind, e.reply_not_contains, agent);
-    case "reply_matches":
-      return gradeReply(kind, e.reply_matches, agent);
-    case "judge":
-      return gradeJudge(e.judge, judgeResults?.get(e.id));
-  }
-}
 
 // src/grade/signature.ts
 function unrecoveredError(calls) {
@@ -71265,7 +71439,7 @@ function failureSignature(graded2) {
   if (unrecoveredError(calls)) return "tool-error-not-recovered";
   if (labelled("EXTRA_EFFECT")) return "extra-effect";
   if (labelled("MISSING_EFFECT")) return "missing-required-effect";
-  const stateFailed = failures.some((r) => STATE_KINDS.includes(r.kind));
+  const stateFailed = failures.some((r) => kindNamed(r.kind)?.evidence === "state");
   if (stateFailed && !calls.some((c) => c.mutated)) return "no-state-changing-action";
   if (stateFailed) return "wrong-state-update";
   return "other";
@@ -71478,12 +71652,12 @@ function representative(episodes, passed2) {
   const graded2 = ordered.filter(isGradable);
   return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
 }
-function compareCase(scenario, base2, head, options2 = {}) {
+function compareCase(scenario, base, head, options2 = {}) {
   const uncalibrated = uncalibratedJudges(scenario, options2.calibratedCriteria);
-  const baseSummary = base2 === null ? null : summarizeSide(scenario, base2, options2.ks, uncalibrated);
+  const baseSummary = base === null ? null : summarizeSide(scenario, base, options2.ks, uncalibrated);
   const headSummary = summarizeSide(scenario, head, options2.ks, uncalibrated);
   const decision = options2.sequential ? options2.decision ?? decideCase(baseSummary, headSummary, options2.sequential) : void 0;
-  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base2, head), decision);
+  const c = classifySummaries(baseSummary, headSummary, ungradableNotes(base, head), decision);
   const report2 = {
     id: scenario.id,
     class: c.class,
@@ -71507,9 +71681,9 @@ function compareCase(scenario, base2, head, options2 = {}) {
       reason: decision.reason
     };
   }
-  if (base2 && base2.length > 0 && head.length > 0 && c.class !== "unchanged") {
+  if (base && base.length > 0 && head.length > 0 && c.class !== "unchanged") {
     const improved = c.class === "improved";
-    const b = representative(base2, !improved);
+    const b = representative(base, !improved);
     const h = representative(head, improved);
     report2.divergence = firstDivergence(b.record.calls, h.record.calls);
     report2.steps = { base: episodeSteps(b), head: episodeSteps(h) };
@@ -71521,16 +71695,16 @@ function compareCase(scenario, base2, head, options2 = {}) {
     );
     report2.state_diff = diff.differences;
     if (diff.cut > 0) report2.state_diff_cut = diff.cut;
-  } else if (base2 === null && head.length > 0 && c.class !== "unchanged") {
+  } else if (base === null && head.length > 0 && c.class !== "unchanged") {
     report2.steps = { base: null, head: episodeSteps(representative(head, false)) };
   }
-  const stderr = { base: base2 ? agentStderr(base2) : void 0, head: agentStderr(head) };
+  const stderr = { base: base ? agentStderr(base) : void 0, head: agentStderr(head) };
   if (stderr.base || stderr.head) {
     report2.agent_stderr = {};
     if (stderr.base) report2.agent_stderr.base = stderr.base;
     if (stderr.head) report2.agent_stderr.head = stderr.head;
   }
-  const flakyBase = c.flaky.base && base2 ? explainFlaky(base2) : null;
+  const flakyBase = c.flaky.base && base ? explainFlaky(base) : null;
   const flakyHead = c.flaky.head ? explainFlaky(head) : null;
   if (flakyBase || flakyHead) {
     report2.flaky_explanation = {};
@@ -71598,123 +71772,87 @@ var show = (v) => {
   const text2 = typeof v === "string" ? v : canonicalJson(v);
   return text2.length > 40 ? `${text2.slice(0, 39)}\u2026` : text2;
 };
-function diffExpectation(base2, head) {
+var isMapping = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function diffExpectation(base, head) {
   const out = { loosened: [], tightened: [] };
-  if (base2.critical && !head.critical) out.loosened.push("no longer critical");
-  if (!base2.critical && head.critical) out.tightened.push("now critical");
-  const kind = expectationKind(base2);
+  if (base.critical && !head.critical) out.loosened.push("no longer critical");
+  if (!base.critical && head.critical) out.tightened.push("now critical");
+  const kind = expectationKind(base);
   if (expectationKind(head) !== kind) {
     out.loosened.push(`kind changed from ${kind} to ${expectationKind(head)}`);
     return out;
   }
-  const b = base2;
-  const h = head;
-  switch (kind) {
-    case "query":
-      queryCheck(b, h, "", out);
-      break;
-    case "outcome_verified":
-      if (b.outcome_verified === true || h.outcome_verified === true) {
-        if (!same(b.outcome_verified, h.outcome_verified)) out.loosened.push("outcome_verified changed");
-      } else
-        queryCheck(
-          b.outcome_verified,
-          h.outcome_verified,
-          "outcome_verified ",
-          out
-        );
-      break;
-    case "changes":
-      changesCheck(b.changes, h.changes, out);
-      break;
-    case "only_changes":
-      widened("only_changes", b.only_changes, h.only_changes, out);
-      break;
-    case "forbid_changes": {
-      const bf = b.forbid_changes;
-      const hf = h.forbid_changes;
-      if (bf.table !== hf.table)
-        out.loosened.push(`forbid_changes table changed from ${bf.table} to ${hf.table}`);
-      else narrowed("forbid_changes.ops", bf.ops, hf.ops, out);
-      break;
-    }
-    case "tool_called":
-      toolCalled(b.tool_called, h.tool_called, out);
-      break;
-    case "order": {
-      const bo = b.order;
-      const ho = h.order;
-      if (bo.before !== ho.before)
-        out.loosened.push(`order.before changed from ${bo.before} to ${ho.before}`);
-      else narrowed("order.must_call", bo.must_call, ho.must_call, out);
-      break;
-    }
-    case "max_tool_calls":
-    case "max_retries":
-      bound2(kind, b[kind], h[kind], "max", out);
-      break;
-    case "judge": {
-      const bj = b.judge;
-      const hj = h.judge;
-      if (bj.criterion !== hj.criterion) out.loosened.push("judge criterion changed");
-      bound2("judge.threshold", bj.threshold, hj.threshold, "min", out);
-      break;
-    }
-    default:
-      if (!same(b[kind], h[kind]))
-        out.loosened.push(`${kind} changed from ${show(b[kind])} to ${show(h[kind])}`);
-  }
+  diffFields(kindOf2(base).params, base, head, "", out);
   return out;
 }
-function toolCalled(b, h, out) {
-  if (b.tool !== h.tool) {
-    out.loosened.push(`tool_called.tool changed from ${b.tool} to ${h.tool}`);
+function diffFields(params, b, h, prefix, out) {
+  for (const [name2, param] of Object.entries(params)) {
+    const label = `${prefix}${name2}`;
+    if (param.role === "filter") diffFilter(params, name2, param, b, h, label, prefix, out);
+    else diffParam(param, b[name2], h[name2], label, out);
+  }
+}
+function diffParam(param, bv, hv, label, out) {
+  if (param.role === "loosens-when-on") {
+    if (!bv && hv) out.loosened.push(`${label} added`);
+    if (bv && !hv) out.tightened.push(`${label} dropped`);
     return;
   }
-  bound2("tool_called.min", b.min, h.min, "min", out);
-  if (b.max !== void 0 && h.max === void 0) out.loosened.push("tool_called.max dropped");
-  else if (b.max === void 0 && h.max !== void 0) out.tightened.push("tool_called.max added");
-  else if (b.max !== void 0 && h.max !== void 0) bound2("tool_called.max", b.max, h.max, "max", out);
-  const bArgs = b.args ?? {};
-  const hArgs = h.args ?? {};
-  const lost = Object.keys(bArgs).filter((k) => !(k in hArgs) || !same(bArgs[k], hArgs[k]));
-  if (lost.length > 0) out.loosened.push(`tool_called.args no longer require ${lost.join(", ")} as before`);
-  else if (!same(bArgs, hArgs)) out.tightened.push("tool_called.args narrowed");
-}
-function changesCheck(b, h, out) {
-  if (b.table !== h.table) out.loosened.push(`changes.table changed from ${b.table} to ${h.table}`);
-  for (const key of ["inserted", "updated", "deleted", "where"]) {
-    if (same(b[key], h[key])) continue;
-    if (b[key] === void 0) out[key === "where" ? "loosened" : "tightened"].push(`changes.${key} added`);
-    else if (h[key] === void 0) out.loosened.push(`changes.${key} dropped`);
-    else out.loosened.push(`changes.${key} changed from ${show(b[key])} to ${show(h[key])}`);
+  if (param.role === "fields" && isMapping(bv) && isMapping(hv)) {
+    diffFields(param.fields, bv, hv, `${label}.`, out);
+    return;
   }
+  if (param.role === "exact" && param.sql && typeof bv === "string" && typeof hv === "string") {
+    if (bv.trim() !== hv.trim()) out.loosened.push(`${label} changed`);
+    return;
+  }
+  if (same(bv, hv)) return;
+  if (hv === void 0) out.loosened.push(`${label} dropped`);
+  else if (bv === void 0) out.tightened.push(`${label} added`);
+  else if ((param.role === "at-least" || param.role === "at-most") && typeof bv === "number" && typeof hv === "number")
+    bound2(label, bv, hv, param.role === "at-least" ? "min" : "max", out);
+  else if (param.role === "any-of" && Array.isArray(bv) && Array.isArray(hv)) widened(label, bv, hv, out);
+  else if (param.role === "all-of" && Array.isArray(bv) && Array.isArray(hv)) narrowed(label, bv, hv, out);
+  else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
 }
-function queryCheck(b, h, prefix, out) {
-  if (b.query.trim() !== h.query.trim()) out.loosened.push(`${prefix}query changed`);
-  if (!b.loose && h.loose) out.loosened.push(`${prefix}loose added`);
-  if (b.loose && !h.loose) out.tightened.push(`${prefix}loose dropped`);
-  for (const name2 of COMPARATOR_NAMES) {
-    const bv = b[name2];
-    const hv = h[name2];
-    if (bv === void 0 && hv === void 0) continue;
-    if (hv === void 0) {
-      out.loosened.push(`${prefix}${name2} dropped`);
-      continue;
-    }
-    if (bv === void 0) {
-      out.tightened.push(`${prefix}${name2} added`);
-      continue;
-    }
-    if (same(bv, hv)) continue;
-    const label = `${prefix}${name2}`;
-    if (name2 === "in") widened(label, bv, hv, out);
-    else if ((name2 === "gt" || name2 === "gte") && typeof bv === "number" && typeof hv === "number")
-      bound2(label, bv, hv, "min", out);
-    else if ((name2 === "lt" || name2 === "lte") && typeof bv === "number" && typeof hv === "number")
-      bound2(label, bv, hv, "max", out);
-    else if (name2 === "matches") out.loosened.push(`${label} changed from /${show(bv)}/ to /${show(hv)}/`);
-    else out.loosened.push(`${label} changed from ${show(bv)} to ${show(hv)}`);
+function filterRelation(b, h) {
+  const bf = isMapping(b) ? b : {};
+  const hf = isMapping(h) ? h : {};
+  const keeps = (from, to) => Object.keys(from).every((k) => k in to && same(from[k], to[k]));
+  const headKeepsBase = keeps(bf, hf);
+  const baseKeepsHead = keeps(hf, bf);
+  if (headKeepsBase && baseKeepsHead) return "same";
+  if (headKeepsBase) return "fewer";
+  if (baseKeepsHead) return "more";
+  return "other";
+}
+function diffFilter(params, name2, param, b, h, label, prefix, out) {
+  const relation = filterRelation(b[name2], h[name2]);
+  if (relation === "same") return;
+  const broken = param.counts.filter((count4) => {
+    const v = b[count4];
+    if (v === void 0) return false;
+    const role = params[count4]?.role;
+    const vacuousFloor = typeof v === "number" && v <= 0;
+    if (relation === "fewer") return role !== "at-least";
+    if (relation === "more") return role === "at-most" ? false : !vacuousFloor;
+    return !(role === "at-least" && vacuousFloor);
+  });
+  const what = relation === "fewer" ? "narrowed" : relation === "more" ? "widened" : "changed";
+  if (broken.length === 0) {
+    out.tightened.push(`${label} ${what}`);
+    return;
+  }
+  const bounds = broken.map((c) => `${prefix}${c}`).join(", ");
+  if (relation === "fewer") {
+    out.loosened.push(`${label} narrowed: ${param.items} it leaves out no longer count against ${bounds}`);
+  } else if (relation === "more") {
+    const bf = isMapping(b[name2]) ? b[name2] : {};
+    const hf = isMapping(h[name2]) ? h[name2] : {};
+    const lost = Object.keys(bf).filter((k) => !(k in hf) || !same(bf[k], hf[k]));
+    out.loosened.push(`${label} no longer require ${lost.join(", ")} as before`);
+  } else {
+    out.loosened.push(`${label} changed from ${show(b[name2] ?? {})} to ${show(h[name2] ?? {})}`);
   }
 }
 function widened(label, b, h, out) {
@@ -71725,9 +71863,11 @@ function widened(label, b, h, out) {
   else if (b.some((v) => !hs.has(canonicalJson(v)))) out.tightened.push(`${label} narrowed`);
 }
 function narrowed(label, b, h, out) {
-  const removed = b.filter((v) => !h.includes(v));
-  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.join(", ")}`);
-  else if (h.some((v) => !b.includes(v))) out.tightened.push(`${label} extended`);
+  const hs = new Set(h.map((v) => canonicalJson(v)));
+  const bs = new Set(b.map((v) => canonicalJson(v)));
+  const removed = b.filter((v) => !hs.has(canonicalJson(v)));
+  if (removed.length > 0) out.loosened.push(`${label} no longer lists ${removed.map(show).join(", ")}`);
+  else if (h.some((v) => !bs.has(canonicalJson(v)))) out.tightened.push(`${label} extended`);
 }
 function bound2(label, b, h, which2, out) {
   if (b === h) return;
@@ -71736,16 +71876,16 @@ function bound2(label, b, h, which2, out) {
 }
 
 // src/compare/suite-changes.ts
-function diffSuites(base2, head) {
+function diffSuites(base, head) {
   return [
-    ...scenarioChanges(base2.scenarios, head.scenarios),
-    ...twinChanges(base2.tools, head.tools, openScenarios(base2.scenarios, head.scenarios)),
-    ...templateChanges(base2, head),
-    ...policyChanges(base2.config, head.config)
+    ...scenarioChanges(base.scenarios, head.scenarios),
+    ...twinChanges(base.tools, head.tools, openScenarios(base.scenarios, head.scenarios)),
+    ...templateChanges(base, head),
+    ...policyChanges(base.config, head.config)
   ];
 }
-function weakenings(changes) {
-  return (changes ?? []).filter((c) => c.weakens);
+function weakenings(changes2) {
+  return (changes2 ?? []).filter((c) => c.weakens);
 }
 var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 function byId(items, id) {
@@ -71756,8 +71896,8 @@ function byId(items, id) {
 function sortedKeys(...maps) {
   return [...new Set(maps.flatMap((m) => [...m.keys()]))].sort();
 }
-function scenarioChanges(base2, head) {
-  const b = byId(base2, (s) => s.id);
+function scenarioChanges(base, head) {
+  const b = byId(base, (s) => s.id);
   const h = byId(head, (s) => s.id);
   const out = [];
   for (const id of sortedKeys(b, h)) {
@@ -71803,14 +71943,14 @@ function scenarioEdits(b, h) {
   if (!same2(b.input, h.input)) edit(true, "input changed");
   return out;
 }
-function openScenarios(base2, head) {
-  const b = byId(base2, (s) => s.id);
+function openScenarios(base, head) {
+  const b = byId(base, (s) => s.id);
   return head.filter((s) => b.has(s.id) && s.tools === void 0).map((s) => s.id).sort();
 }
-function twinChanges(base2, head, open3) {
+function twinChanges(base, head, open3) {
   const out = [];
-  for (const name2 of sortedKeys(base2, head)) {
-    const b = base2.get(name2);
+  for (const name2 of sortedKeys(base, head)) {
+    const b = base.get(name2);
     const h = head.get(name2);
     if (b && !h)
       out.push({ kind: "twin-removed", subject: name2, weakens: true, text: `twin tool ${name2} removed` });
@@ -71819,46 +71959,46 @@ function twinChanges(base2, head, open3) {
       const why = weakens ? open3.length === 1 ? ` (scenario ${open3[0]} lists no tools:, so its agent can call it in place of the base's tools)` : ` (scenarios ${open3[0]} and ${open3.length - 1} more list no tools:, so their agents can call it in place of the base's tools)` : "";
       out.push({ kind: "twin-added", subject: name2, weakens, text: `twin tool ${name2} added${why}` });
     } else if (b && h) {
-      const fields = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
-      if (fields.length > 0)
+      const fields2 = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
+      if (fields2.length > 0)
         out.push({
           kind: "twin-changed",
           subject: name2,
           weakens: true,
-          text: `twin tool ${name2} changed (${fields.join(", ")})`
+          text: `twin tool ${name2} changed (${fields2.join(", ")})`
         });
     }
   }
   return out;
 }
-function templateChanges(base2, head) {
+function templateChanges(base, head) {
   const out = [];
   const part = (kind, word, b, h) => {
     const text2 = (s, f) => s.files[f] ?? "";
     const bodies = (s, list) => list.map((f) => [f, text2(s, f)]);
-    if (same2(bodies(base2, b), bodies(head, h))) return;
-    const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base2, f) !== text2(head, f)).sort();
+    if (same2(bodies(base, b), bodies(head, h))) return;
+    const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base, f) !== text2(head, f)).sort();
     const what = changed.length > 0 ? changed.join(", ") : "order of files";
     out.push({ kind, subject: word, weakens: true, text: `${word} changed: ${what}` });
   };
   part(
     "schema-changed",
     "schema",
-    base2.template.schema.map((s) => s.file),
+    base.template.schema.map((s) => s.file),
     head.template.schema.map((s) => s.file)
   );
   part(
     "fixtures-changed",
     "fixtures",
-    base2.template.fixtures.map((f) => f.file),
+    base.template.fixtures.map((f) => f.file),
     head.template.fixtures.map((f) => f.file)
   );
   return out;
 }
-function policyChanges(base2, head) {
+function policyChanges(base, head) {
   const out = [];
   for (const level of ["block", "warn"]) {
-    const b = base2.gate[level];
+    const b = base.gate[level];
     const h = head.gate[level];
     const dropped = b.filter((c) => !h.includes(c));
     const added = h.filter((c) => !b.includes(c));
@@ -71878,7 +72018,7 @@ function policyChanges(base2, head) {
         text: `gate.${level} now lists ${added.join(", ")}`
       });
   }
-  const br = repeatsRange(base2.repeats);
+  const br = repeatsRange(base.repeats);
   const hr = repeatsRange(head.repeats);
   if (br.min !== hr.min || br.max !== hr.max) {
     const weakens = hr.min < br.min || hr.max < br.max;
@@ -71886,15 +72026,15 @@ function policyChanges(base2, head) {
       kind: "repeats-changed",
       subject: "repeats",
       weakens,
-      text: `repeats ${weakens ? "lowered" : "changed"} from ${repeatsWords(base2.repeats)} to ${repeatsWords(head.repeats)}`
+      text: `repeats ${weakens ? "lowered" : "changed"} from ${repeatsWords(base.repeats)} to ${repeatsWords(head.repeats)}`
     });
   }
-  if (base2.database.expose !== head.database.expose) {
+  if (base.database.expose !== head.database.expose) {
     const weakens = head.database.expose;
     const text2 = `database.expose ${weakens ? "turned on: the agent can write its database directly" : "turned off"}`;
     out.push({ kind: "database-changed", subject: "database.expose", weakens, text: text2 });
   }
-  const bd = base2.database;
+  const bd = base.database;
   const hd = head.database;
   if (bd.engine !== hd.engine)
     out.push({
@@ -71912,7 +72052,7 @@ function policyChanges(base2, head) {
         text: `database.${key} changed`
       });
   }
-  const bj = base2.judge;
+  const bj = base.judge;
   const hj = head.judge;
   if (bj && hj) {
     for (const key of ["url", "model"]) {
@@ -71937,11 +72077,11 @@ function repeatsRange(r) {
 function repeatsWords(r) {
   return typeof r === "number" ? String(r) : `{min: ${r.min}, max: ${r.max}}`;
 }
-function repeatsWithFloor(head, base2) {
-  const b = repeatsRange(base2);
+function repeatsWithFloor(head, base) {
+  const b = repeatsRange(base);
   const h = repeatsRange(head);
   if (h.min >= b.min && h.max >= b.max) return head;
-  if (typeof base2 === "number" && typeof head === "number") return base2;
+  if (typeof base === "number" && typeof head === "number") return base;
   const min = Math.max(h.min, b.min);
   return { min, max: Math.max(h.max, b.max, min) };
 }
@@ -72536,9 +72676,9 @@ var FAULT_ERRORS = {
   }
 };
 function faultError(rule) {
-  const base2 = FAULT_ERRORS[rule.fault];
-  if (!base2) throw new Error(`fault ${rule.fault} has no error reply`);
-  return { ...base2, message: rule.message ?? base2.message };
+  const base = FAULT_ERRORS[rule.fault];
+  if (!base) throw new Error(`fault ${rule.fault} has no error reply`);
+  return { ...base, message: rule.message ?? base.message };
 }
 function retryAfterSeconds(rule) {
   if (rule.fault !== "rate_limited" && rule.fault !== "unavailable") return void 0;
@@ -72564,8 +72704,8 @@ function answerOutcome(answer) {
   return { status: answer.status, error: { code: answer.code, message: answer.message } };
 }
 var CUT_OFF_STATUS = 499;
-function cutOffOutcome(message, changes = []) {
-  return { status: CUT_OFF_STATUS, error: { code: "CUT_OFF", message }, changes, cutOff: true };
+function cutOffOutcome(message, changes2 = []) {
+  return { status: CUT_OFF_STATUS, error: { code: "CUT_OFF", message }, changes: changes2, cutOff: true };
 }
 function harnessErrorOf(answer) {
   if (!answer || answer.ok || !answer.harness) return void 0;
@@ -72595,7 +72735,7 @@ async function runTool(db, tool, args, opts) {
   if (tool.sql === void 0)
     return { answer: { ok: true, status: 200, result: tool.static ?? null }, changes: [] };
   try {
-    const { value, changes } = await db.transaction(async (tx) => {
+    const { value, changes: changes2 } = await db.transaction(async (tx) => {
       if (opts.preconditions !== false) {
         const failed2 = await failedPrecondition(tx, tool, args);
         if (failed2) throw new Undo(failed2);
@@ -72610,7 +72750,7 @@ async function runTool(db, tool, args, opts) {
       if (opts.mode === "rollback") throw new Undo(answer);
       return answer;
     });
-    return { answer: value, changes };
+    return { answer: value, changes: changes2 };
   } catch (err) {
     if (err instanceof Undo) return { answer: err.answer, changes: [] };
     return { answer: raisedErrorAnswer(tool, err) ?? sqlErrorAnswer(err), changes: [] };
@@ -72667,10 +72807,10 @@ function sqlErrorAnswer(err) {
   const message = err instanceof Error ? err.message : String(err);
   const code = err?.code;
   const sqlstate = typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : void 0;
-  const fields = { message, harness: true, ...sqlstate ? { sqlstate } : {} };
-  if (sqlstate?.startsWith("23")) return { ok: false, status: 409, code: "CONSTRAINT_VIOLATION", ...fields };
-  if (sqlstate?.startsWith("22")) return { ok: false, status: 422, code: "INVALID_VALUE", ...fields };
-  return { ok: false, status: 500, code: "TOOL_ERROR", ...fields };
+  const fields2 = { message, harness: true, ...sqlstate ? { sqlstate } : {} };
+  if (sqlstate?.startsWith("23")) return { ok: false, status: 409, code: "CONSTRAINT_VIOLATION", ...fields2 };
+  if (sqlstate?.startsWith("22")) return { ok: false, status: 422, code: "INVALID_VALUE", ...fields2 };
+  return { ok: false, status: 500, code: "TOOL_ERROR", ...fields2 };
 }
 function provokedByCall(sqlstate) {
   return sqlstate !== void 0 && !["08", "53", "57", "58", "XX"].includes(sqlstate.slice(0, 2));
@@ -72835,29 +72975,29 @@ async function handleCall(session, input2) {
   const t0 = performance.now();
   const parsed = parseBody(input2.body);
   const tool = session.tools.get(input2.tool);
-  let outcome;
+  let outcome2;
   let effectKey;
   try {
-    if ("cutOff" in input2.body) outcome = bodyCutOff(input2.body.cutOff);
-    else if (session.cutoff.aborted) outcome = cutOffOutcome(`Cut off before it ran: ${cutReason(session)}.`);
-    else if (!tool && (input2.tool !== "" || parsed.ok)) outcome = refuseTool(session, input2.tool);
-    else if (!parsed.ok) outcome = parsed.outcome;
-    else if (!tool) outcome = refuseTool(session, input2.tool);
+    if ("cutOff" in input2.body) outcome2 = bodyCutOff(input2.body.cutOff);
+    else if (session.cutoff.aborted) outcome2 = cutOffOutcome(`Cut off before it ran: ${cutReason(session)}.`);
+    else if (!tool && (input2.tool !== "" || parsed.ok)) outcome2 = refuseTool(session, input2.tool);
+    else if (!parsed.ok) outcome2 = parsed.outcome;
+    else if (!tool) outcome2 = refuseTool(session, input2.tool);
     else {
       const problem = session.checks.get(tool.name)(parsed.args);
       const args = parsed.args;
-      if (problem) outcome = errorOutcome(400, "INVALID_ARGUMENTS", problem);
+      if (problem) outcome2 = errorOutcome(400, "INVALID_ARGUMENTS", problem);
       else {
         effectKey = tool.effect_key === void 0 ? void 0 : fillPlaceholders(tool.effect_key, args);
-        outcome = await validCall(session, tool, args, input2.via);
+        outcome2 = await validCall(session, tool, args, input2.via);
       }
     }
   } catch (err) {
-    outcome = gatewayError(err);
+    outcome2 = gatewayError(err);
   }
-  if (session.cutoff.aborted && !outcome.cutOff) outcome = cutAfterRun(outcome, cutReason(session));
+  if (session.cutoff.aborted && !outcome2.cutOff) outcome2 = cutAfterRun(outcome2, cutReason(session));
   session.record({
-    ...recordFields(outcome),
+    ...recordFields(outcome2),
     seq,
     tool: input2.tool,
     args: parsed.ok ? canonicalize(parsed.args) : null,
@@ -72867,7 +73007,7 @@ async function handleCall(session, input2) {
     durationMs: round2(performance.now() - t0),
     via: input2.via
   });
-  return toReply(outcome);
+  return toReply(outcome2);
 }
 function parseBody(body) {
   if ("cutOff" in body) return { ok: false, outcome: bodyCutOff(body.cutOff) };
@@ -72944,27 +73084,27 @@ async function faultedCall(call, callNumber) {
     args: canonicalize(args),
     seed: spec.seed
   });
-  const outcome = fired ? await withFault(call, fired.rule) : fromRun(await runTool(spec.sandbox, tool, args, { mode: "commit" }));
-  if (call.key !== void 0 && outcome.answer)
-    session.idempotency.keep(call.key, call.argsJson, outcome.answer);
-  if (outcome.duplicate) await deliverAgain(call);
-  return outcome;
+  const outcome2 = fired ? await withFault(call, fired.rule) : fromRun(await runTool(spec.sandbox, tool, args, { mode: "commit" }));
+  if (call.key !== void 0 && outcome2.answer)
+    session.idempotency.keep(call.key, call.argsJson, outcome2.answer);
+  if (outcome2.duplicate) await deliverAgain(call);
+  return outcome2;
 }
 async function deliverAgain(call) {
   const { session, tool, args } = call;
   const seq = session.nextSeq();
   const started = /* @__PURE__ */ new Date();
   const t0 = performance.now();
-  let outcome;
+  let outcome2;
   try {
-    outcome = replayStored(call) ?? fromRun(await runTool(session.spec.sandbox, tool, args, { mode: "commit" }));
+    outcome2 = replayStored(call) ?? fromRun(await runTool(session.spec.sandbox, tool, args, { mode: "commit" }));
   } catch (err) {
-    outcome = gatewayError(err);
+    outcome2 = gatewayError(err);
   }
-  if (call.key !== void 0 && outcome.answer)
-    session.idempotency.keep(call.key, call.argsJson, outcome.answer);
+  if (call.key !== void 0 && outcome2.answer)
+    session.idempotency.keep(call.key, call.argsJson, outcome2.answer);
   session.record({
-    ...recordFields({ ...outcome, fault: "duplicate_delivery" }),
+    ...recordFields({ ...outcome2, fault: "duplicate_delivery" }),
     seq,
     tool: tool.name,
     args: canonicalize(args),
@@ -76614,23 +76754,23 @@ var ZodEffects = class extends ZodType2 {
     }
     if (effect.type === "transform") {
       if (ctx.common.async === false) {
-        const base2 = this._def.schema._parseSync({
+        const base = this._def.schema._parseSync({
           data: ctx.data,
           path: ctx.path,
           parent: ctx
         });
-        if (!isValid(base2))
+        if (!isValid(base))
           return INVALID2;
-        const result = effect.transform(base2.value, checkCtx);
+        const result = effect.transform(base.value, checkCtx);
         if (result instanceof Promise) {
           throw new Error(`Asynchronous transform encountered during synchronous parse operation. Use .parseAsync instead.`);
         }
         return { status: status.value, value: result };
       } else {
-        return this._def.schema._parseAsync({ data: ctx.data, path: ctx.path, parent: ctx }).then((base2) => {
-          if (!isValid(base2))
+        return this._def.schema._parseAsync({ data: ctx.data, path: ctx.path, parent: ctx }).then((base) => {
+          if (!isValid(base))
             return INVALID2;
-          return Promise.resolve(effect.transform(base2.value, checkCtx)).then((result) => ({
+          return Promise.resolve(effect.transform(base.value, checkCtx)).then((result) => ({
             status: status.value,
             value: result
           }));
@@ -79572,19 +79712,19 @@ function parseNullableDef(def, refs) {
     };
   }
   if (refs.target === "openApi3") {
-    const base3 = parseDef(def.innerType._def, {
+    const base2 = parseDef(def.innerType._def, {
       ...refs,
       currentPath: [...refs.currentPath]
     });
-    if (base3 && "$ref" in base3)
-      return { allOf: [base3], nullable: true };
-    return base3 && { ...base3, nullable: true };
+    if (base2 && "$ref" in base2)
+      return { allOf: [base2], nullable: true };
+    return base2 && { ...base2, nullable: true };
   }
-  const base2 = parseDef(def.innerType._def, {
+  const base = parseDef(def.innerType._def, {
     ...refs,
     currentPath: [...refs.currentPath, "anyOf", "0"]
   });
-  return base2 && { anyOf: [base2, { type: "null" }] };
+  return base && { anyOf: [base, { type: "null" }] };
 }
 
 // node_modules/zod-to-json-schema/dist/esm/parsers/number.js
@@ -81011,8 +81151,8 @@ var Protocol = class {
 function isPlainObject4(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
-function mergeCapabilities(base2, additional) {
-  const result = { ...base2 };
+function mergeCapabilities(base, additional) {
+  const result = { ...base };
   for (const key in additional) {
     const k = key;
     const addValue = additional[k];
@@ -83932,8 +84072,8 @@ function parseJudgeAnswer(text2, reply) {
 
 // src/judge/client.ts
 function endpoint(url2) {
-  const base2 = url2.replace(/\/+$/, "");
-  return base2.endsWith("/chat/completions") ? base2 : `${base2}/chat/completions`;
+  const base = url2.replace(/\/+$/, "");
+  return base.endsWith("/chat/completions") ? base : `${base}/chat/completions`;
 }
 function choiceText(body) {
   const choice2 = body?.choices?.[0];
@@ -83975,9 +84115,9 @@ async function askJudge(options2, question) {
     return { error: `the judge's answer is unparsable: ${err.message}` };
   }
 }
-function toJudgeResult(outcome) {
-  if ("error" in outcome) return { error: outcome.error };
-  const { answer } = outcome;
+function toJudgeResult(outcome2) {
+  if ("error" in outcome2) return { error: outcome2.error };
+  const { answer } = outcome2;
   const result = { score: answer.score, pass: answer.label === "pass" };
   if (answer.quote) result.reason = `"${answer.quote}"`;
   return result;
@@ -83995,20 +84135,20 @@ async function runCalibration(labels, options2, onProgress = () => void 0) {
       runs.set(item.criterion, run3);
     }
     run3.labels++;
-    const outcome = await askJudge(options2, {
+    const outcome2 = await askJudge(options2, {
       criterion: item.criterion,
       message: item.message,
       reply: item.reply
     });
     done++;
-    if ("error" in outcome) {
+    if ("error" in outcome2) {
       run3.judgeErrors++;
-      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome.error);
-      onProgress({ done, total: labels.length, criterion: item.criterion, outcome });
+      if (run3.errorExamples.length < ERROR_EXAMPLES) run3.errorExamples.push(outcome2.error);
+      onProgress({ done, total: labels.length, criterion: item.criterion, outcome: outcome2 });
       continue;
     }
     const { criterion, threshold } = item;
-    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome)).verdict === "pass";
+    const judgePass = gradeJudge({ criterion, threshold }, toJudgeResult(outcome2)).verdict === "pass";
     const humanPass = item.label === "pass";
     tally(run3.table, judgePass, humanPass);
     onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
@@ -84042,14 +84182,14 @@ function calibratedCriteria(criteria, model) {
   return criteria.filter((c) => c.model === model && calibrationOf(c.table).calibrated).map((c) => c.criterion);
 }
 function judgeCalibrationFacts(suite) {
-  const judge = suite.config.judge;
-  if (!judge) return void 0;
+  const judge2 = suite.config.judge;
+  if (!judge2) return void 0;
   const calibration = suite.judgeCalibration ?? null;
   return {
-    model: judge.model,
+    model: judge2.model,
     file: calibration?.file ?? null,
     sha256: calibration?.sha256 ?? null,
-    calibrated: calibratedCriteria(calibration?.criteria, judge.model)
+    calibrated: calibratedCriteria(calibration?.criteria, judge2.model)
   };
 }
 
@@ -84083,9 +84223,9 @@ async function judgeEpisode(scenario, record2, options2) {
       continue;
     }
     const criterion = e.judge.criterion;
-    const outcome = await askJudge(options2, { criterion, message: scenario.input.message, reply });
-    if ("answer" in outcome && outcome.answer.quoteDropped) droppedQuotes++;
-    results.set(e.id, toJudgeResult(outcome));
+    const outcome2 = await askJudge(options2, { criterion, message: scenario.input.message, reply });
+    if ("answer" in outcome2 && outcome2.answer.quoteDropped) droppedQuotes++;
+    results.set(e.id, toJudgeResult(outcome2));
   }
   return { results, droppedQuotes };
 }
@@ -85535,13 +85675,13 @@ function plain(value, number5, scalar) {
   }
   return scalar(value);
 }
-var EXACT = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
+var EXACT2 = /* @__PURE__ */ new Set(["int8", "numeric", "money"]);
 var TIMESTAMPS = /* @__PURE__ */ new Set(["timestamp", "timestamptz"]);
 function columnValue(value, column) {
-  const base2 = column?.element ?? column?.type ?? "json";
-  if (base2 === "json" || base2 === "jsonb") return plain(value, Number, (v) => v);
-  const number5 = EXACT.has(base2) ? (t) => t : Number;
-  const scalar = TIMESTAMPS.has(base2) ? (v) => typeof v === "string" ? isoTimestamp(v) : v : (v) => v;
+  const base = column?.element ?? column?.type ?? "json";
+  if (base === "json" || base === "jsonb") return plain(value, Number, (v) => v);
+  const number5 = EXACT2.has(base) ? (t) => t : Number;
+  const scalar = TIMESTAMPS.has(base) ? (v) => typeof v === "string" ? isoTimestamp(v) : v : (v) => v;
   return plain(value, number5, scalar);
 }
 
@@ -85637,10 +85777,10 @@ function foldChanges(log2, tables) {
   const byKey = new Map(tables.map((t) => [t.key, t]));
   const keyed = /* @__PURE__ */ new Map();
   const multisets = /* @__PURE__ */ new Map();
-  const order = [];
+  const order2 = [];
   for (const entry of log2) {
     const table2 = byKey.get(entry.tbl);
-    if (!keyed.has(entry.tbl) && !multisets.has(entry.tbl)) order.push(entry.tbl);
+    if (!keyed.has(entry.tbl) && !multisets.has(entry.tbl)) order2.push(entry.tbl);
     const exact = needsExactNumbers(table2);
     const oldRow = entry.old === null ? void 0 : toRow(entry.old, table2, exact);
     const newRow = entry.new === null ? void 0 : toRow(entry.new, table2, exact);
@@ -85665,7 +85805,7 @@ function foldChanges(log2, tables) {
     if (newRow) state(newRow, false).current = newRow;
   }
   const diffs = [];
-  for (const name2 of order) {
+  for (const name2 of order2) {
     const diff = {
       table: name2,
       primaryKey: byKey.get(name2)?.primaryKey ?? null,
@@ -85806,13 +85946,13 @@ async function readReuseFacts(admin, tables, version2) {
     const parent = keyOfSql.get(fk.parent);
     if (child2 && parent && child2 !== parent) parents.set(child2, [...parents.get(child2) ?? [], parent]);
   }
-  const order = [];
+  const order2 = [];
   const seen = /* @__PURE__ */ new Set();
   const visit4 = (key) => {
     if (seen.has(key)) return;
     seen.add(key);
     for (const p of parents.get(key) ?? []) visit4(p);
-    order.push(key);
+    order2.push(key);
   };
   for (const t of tables) visit4(t.key);
   const triggers = await admin.query(
@@ -85821,7 +85961,7 @@ async function readReuseFacts(admin, tables, version2) {
        FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
         AND t.tgname NOT IN ('stategate_capture', 'stategate_capture_truncate') ORDER BY 1, 2`
   );
-  return { sequences, columns, updatable, order, triggers: triggers.rows };
+  return { sequences, columns, updatable, order: order2, triggers: triggers.rows };
 }
 function keyOf(image, pk) {
   const row2 = parseRowJson(image);
@@ -85861,8 +86001,8 @@ function netChanges(log2, tables) {
   }
   return out;
 }
-function notNetZero(changes) {
-  for (const [table2, change] of changes) {
+function notNetZero(changes2) {
+  for (const [table2, change] of changes2) {
     for (const s of change.keys.values()) if (s.initial !== s.current) return table2;
     for (const n of change.bag.values()) if (n !== 0) return table2;
   }
@@ -86000,11 +86140,11 @@ async function undoAsOwner(p) {
   try {
     await client.query(`BEGIN; ${CANONICAL}`);
     const byKey = new Map(p.tables.map((t) => [t.key, t]));
-    const changes = netChanges((await client.query(READ_LOG)).rows, byKey);
-    if (typeof changes === "string") return changes;
+    const changes2 = netChanges((await client.query(READ_LOG)).rows, byKey);
+    if (typeof changes2 === "string") return changes2;
     const plan = [];
     for (const key of p.reuse.order) {
-      const change = changes.get(key);
+      const change = changes2.get(key);
       if (!change) continue;
       const columns = p.reuse.columns[key];
       if (!columns) return `table ${key} cannot be restored from its row images`;
@@ -86021,10 +86161,10 @@ async function undoAsOwner(p) {
       await client.query(triggers.map((t) => `ALTER TABLE ${t.table} DISABLE TRIGGER ${t.name}`).join(";\n"));
     }
     let failure2 = null;
-    for (const order of [parentsFirst, removeFirst]) {
+    for (const order2 of [parentsFirst, removeFirst]) {
       await client.query("SAVEPOINT undo");
       try {
-        for (const [sql, params] of order) await client.query(sql, params);
+        for (const [sql, params] of order2) await client.query(sql, params);
         failure2 = null;
         break;
       } catch (e) {
@@ -86293,8 +86433,8 @@ var TypeNames = class {
   /** The plain rows and typed fields of a driver result; unknown OIDs are read from the same connection. */
   async toQueryRows(result, client) {
     const last = Array.isArray(result) ? result[result.length - 1] : result;
-    const fields = last?.fields ?? [];
-    const missing = fields.map((f) => f.dataTypeID).filter((oid) => !this.names.has(oid));
+    const fields2 = last?.fields ?? [];
+    const missing = fields2.map((f) => f.dataTypeID).filter((oid) => !this.names.has(oid));
     if (missing.length > 0) {
       const r = await client.query(
         "SELECT oid::int8 AS oid, typname FROM pg_type WHERE oid = ANY($1::oid[])",
@@ -86304,7 +86444,7 @@ var TypeNames = class {
     }
     return {
       rows: last?.rows ?? [],
-      fields: fields.map((f) => ({
+      fields: fields2.map((f) => ({
         name: f.name,
         type: this.names.get(f.dataTypeID) ?? `oid:${f.dataTypeID}`
       }))
@@ -86950,8 +87090,8 @@ function expandEpisodes(scenarios, sides, repeats, suiteHash, firstRepeat = 1) {
   for (let repeat = firstRepeat; repeat < firstRepeat + repeats; repeat++) {
     scenarios.forEach((scenario, i) => {
       const seed = seedFor(suiteHash, scenario.id, repeat);
-      const order = (i + repeat) % 2 === 0 ? sides : [...sides].reverse();
-      for (const side3 of order) {
+      const order2 = (i + repeat) % 2 === 0 ? sides : [...sides].reverse();
+      for (const side3 of order2) {
         out.push({ id: `${scenario.id}.${side3}.r${repeat}`, scenario, side: side3, repeat, seed });
       }
     });
@@ -86988,8 +87128,8 @@ async function runAdaptive(input2) {
     for (const scenario of active) {
       const g = input2.episodesOf(scenario.id);
       const skip = input2.uncalibrated?.(scenario);
-      const base2 = sides.includes("base") ? summarizeSide(scenario, g.base, void 0, skip) : null;
-      const decision = decideCase(base2, summarizeSide(scenario, g.head, void 0, skip), policy);
+      const base = sides.includes("base") ? summarizeSide(scenario, g.base, void 0, skip) : null;
+      const decision = decideCase(base, summarizeSide(scenario, g.head, void 0, skip), policy);
       decisions.set(scenario.id, decision);
       if (decision.more && done < policy.max) goOn.push(scenario);
     }
@@ -87562,17 +87702,17 @@ var BaselineCache = class _BaselineCache {
     const episodes = {};
     let total = 0;
     for (const id of input2.scenarioIds) {
-      const base2 = [...input2.episodesOf(id).base].sort((a, b) => a.record.repeat - b.record.repeat);
-      const errored2 = base2.find((g) => g.record.infraError);
+      const base = [...input2.episodesOf(id).base].sort((a, b) => a.record.repeat - b.record.repeat);
+      const errored2 = base.find((g) => g.record.infraError);
       if (errored2)
         return refuse(
           `base episode ${errored2.record.episode} had a harness error (${errored2.record.infraError.stage})`
         );
-      const complete = base2.length >= input2.minRepeats && base2.every((g, i) => g.record.repeat === i + 1);
+      const complete = base.length >= input2.minRepeats && base.every((g, i) => g.record.repeat === i + 1);
       if (!complete)
-        return refuse(`case ${id} has ${base2.length} base episode(s), not repeats 1..${input2.minRepeats}`);
-      episodes[id] = base2;
-      total += base2.length;
+        return refuse(`case ${id} has ${base.length} base episode(s), not repeats 1..${input2.minRepeats}`);
+      episodes[id] = base;
+      total += base.length;
     }
     if (total === this.reused) return { stored: 0, written: null };
     const entry = {
@@ -87784,8 +87924,8 @@ function notRun(reason) {
 function expectationQueries(expect) {
   const out = {};
   for (const e of expect) {
-    if ("query" in e && typeof e.query === "string") out[e.id] = e.query;
-    else if ("outcome_verified" in e && e.outcome_verified !== true) out[e.id] = e.outcome_verified.query;
+    const query2 = expectationSql(e);
+    if (query2) out[e.id] = query2.sql;
   }
   return out;
 }
@@ -87940,8 +88080,8 @@ function harnessFailure(call) {
 }
 async function readOnlyQuery(sandbox, sql, timeoutMs) {
   try {
-    const { rows, fields } = await sandbox.readOnly(sql, timeoutMs);
-    return { sql, rows, fields };
+    const { rows, fields: fields2 } = await sandbox.readOnly(sql, timeoutMs);
+    return { sql, rows, fields: fields2 };
   } catch (err) {
     return { sql, error: err instanceof Error ? err.message : String(err) };
   }
@@ -87965,9 +88105,9 @@ function baselineSource(baseline, tools) {
     }
   };
 }
-function grader(tools, judge) {
+function grader(tools, judge2) {
   return async (p, record2) => {
-    const judged = await judgeEpisode(p.scenario, record2, judge);
+    const judged = await judgeEpisode(p.scenario, record2, judge2);
     return gradeEpisode(p.scenario, record2, tools, judged.results);
   };
 }
@@ -88128,7 +88268,7 @@ function caseDetail(report2, c) {
     ]);
     const cut2 = c.state_diff_cut ? `
 
-${mdText(plural2(c.state_diff_cut, "more difference"))} in report.json.` : "";
+${mdText(plural3(c.state_diff_cut, "more difference"))} in report.json.` : "";
     parts.push(
       `**State that differs** (final values):
 
@@ -88204,13 +88344,13 @@ function verdictLines(report2) {
 }
 function suiteChangeLines(report2) {
   const lines = [];
-  const changes = report2.suite_changes ?? [];
-  if (changes.length > 0) {
-    const shown = orderedSuiteChanges(changes).slice(0, SUITE_CHANGES_SHOWN);
-    lines.push("", `### ${mdText(suiteChangesTitle(changes))}`, "");
+  const changes2 = report2.suite_changes ?? [];
+  if (changes2.length > 0) {
+    const shown = orderedSuiteChanges(changes2).slice(0, SUITE_CHANGES_SHOWN);
+    lines.push("", `### ${mdText(suiteChangesTitle(changes2))}`, "");
     lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
-    if (changes.length > shown.length)
-      lines.push(`- ${plural2(changes.length - shown.length, "more change")} in report.json`);
+    if (changes2.length > shown.length)
+      lines.push(`- ${plural3(changes2.length - shown.length, "more change")} in report.json`);
   }
   if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
   return lines;
@@ -88221,9 +88361,9 @@ function notice(parts, plan) {
   const restCut = parts.rest.length - plan.restShown;
   if (lined + cut2 + restCut === 0) return "";
   const what = [
-    lined > 0 ? `${plural2(lined, "case is", "cases are")} shown in one line` : "",
-    cut2 > 0 ? `${plural2(cut2, "changed case is", "changed cases are")} not shown` : "",
-    restCut > 0 ? `${plural2(restCut, "other case is", "other cases are")} not listed` : ""
+    lined > 0 ? `${plural3(lined, "case is", "cases are")} shown in one line` : "",
+    cut2 > 0 ? `${plural3(cut2, "changed case is", "changed cases are")} not shown` : "",
+    restCut > 0 ? `${plural3(restCut, "other case is", "other cases are")} not listed` : ""
   ].filter(Boolean);
   return `**Trimmed** to fit the ${count(parts.limit)}-character limit of the ${parts.variant === "comment" ? "PR comment" : parts.variant === "check" ? "check run" : "job summary"}: ${what.join(", ")}. The full report is in ${parts.footer}.`;
 }
@@ -88258,8 +88398,8 @@ function assemble(parts, plan, detail2) {
     const header = single ? ["scenario", "result", "passes"] : ["scenario", "class", "base passes", "head passes"];
     const tableText = rows.length > 0 ? `${table(header, []).trimEnd()}
 ${rows.join("\n")}` : "";
-    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural2(more2, "more case")} in report.json.` : "";
-    const what = plural2(parts.rest.length, single ? "passing case" : "unchanged case");
+    const tail = more2 > 0 ? `${tableText ? "\n\n" : ""}${plural3(more2, "more case")} in report.json.` : "";
+    const what = plural3(parts.rest.length, single ? "passing case" : "unchanged case");
     out.push(`<details><summary>${what}</summary>
 
 ${tableText}${tail}
@@ -88422,9 +88562,9 @@ async function resolveCheckout(spec, repo, opts = {}) {
   if (existsSync4(asDir) && statSync5(asDir).isDirectory()) {
     const sha2 = await git(asDir, ["rev-parse", "HEAD"]).catch(() => null);
     if (sha2 === null) return { ref: spec, dir: asDir, sha: sha2, tree: null, dispose: async () => void 0 };
-    const changes = await workingChanges(asDir, opts.ignore ?? []);
-    const dirty = changes !== null && changes.length > 0;
-    const tree2 = changes === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
+    const changes2 = await workingChanges(asDir, opts.ignore ?? []);
+    const dirty = changes2 !== null && changes2.length > 0;
+    const tree2 = changes2 === null ? null : dirty ? await workingTree(asDir, opts.ignore ?? []) : await committedTree(asDir, sha2);
     return { ref: spec, dir: asDir, sha: sha2, dirty, tree: tree2, dispose: async () => void 0 };
   }
   let sha;
@@ -88539,10 +88679,10 @@ function pinProblems(pin, graded2) {
     }
     if (seeds.base !== void 0 && seeds.head !== void 0 && seeds.base !== seeds.head && sides.base.length > 0) {
       const byRepeat = (side3) => new Map(sides[side3].map((e) => [e.record.repeat, e.record.seed]));
-      const base2 = byRepeat("base");
+      const base = byRepeat("base");
       for (const [repeat, seed] of byRepeat("head")) {
-        if (base2.has(repeat) && base2.get(repeat) !== seed) {
-          problems.push(`${id} repeat ${repeat}: base ran seed ${base2.get(repeat)}, head ran seed ${seed}`);
+        if (base.has(repeat) && base.get(repeat) !== seed) {
+          problems.push(`${id} repeat ${repeat}: base ran seed ${base.get(repeat)}, head ran seed ${seed}`);
         }
       }
     }
@@ -88741,8 +88881,8 @@ function signalGroup(pgid, signal) {
 function procStat(pid) {
   try {
     const stat5 = readFileSync6(`/proc/${pid}/stat`, "utf8");
-    const fields = stat5.slice(stat5.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0], pgid: Number(fields[2]) };
+    const fields2 = stat5.slice(stat5.lastIndexOf(")") + 2).split(" ");
+    return { state: fields2[0], pgid: Number(fields2[2]) };
   } catch {
     return null;
   }
@@ -89073,8 +89213,8 @@ function episodeEnv(episode) {
   return out;
 }
 function buildAgentEnv(opts) {
-  const base2 = baseAgentEnv(opts);
-  return opts.episode ? { ...base2, ...episodeEnv(opts.episode) } : base2;
+  const base = baseAgentEnv(opts);
+  return opts.episode ? { ...base, ...episodeEnv(opts.episode) } : base;
 }
 
 // src/agent/http-client.ts
@@ -89098,7 +89238,7 @@ function tryConnect(url2, timeoutMs) {
 }
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
-  const outcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
+  const outcome2 = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
   return new Promise((resolve15) => {
     let settled = false;
     const finish2 = (error62) => {
@@ -89106,8 +89246,8 @@ function postJson(url2, payload, opts) {
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
-      if (error62 !== void 0) outcome.error = error62;
-      resolve15(outcome);
+      if (error62 !== void 0) outcome2.error = error62;
+      resolve15(outcome2);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -89121,8 +89261,8 @@ function postJson(url2, payload, opts) {
         }
       },
       (response) => {
-        outcome.status = response.statusCode;
-        response.on("data", (chunk) => outcome.body.push(chunk));
+        outcome2.status = response.statusCode;
+        response.on("data", (chunk) => outcome2.body.push(chunk));
         response.on("end", () => finish2());
         response.on("error", (err) => finish2(err.message));
         response.on(
@@ -89133,11 +89273,11 @@ function postJson(url2, payload, opts) {
     );
     request.on("error", (err) => finish2(err.code ?? err.message));
     const timer = setTimeout(() => {
-      outcome.timedOut = true;
+      outcome2.timedOut = true;
       request.destroy(new Error("timed out"));
     }, opts.timeoutMs);
     const onAbort = () => {
-      outcome.aborted = true;
+      outcome2.aborted = true;
       request.destroy(new Error("aborted"));
     };
     if (opts.signal?.aborted) onAbort();
@@ -89344,7 +89484,7 @@ var RunningAgentServer = class {
     request.signal?.addEventListener("abort", onAbort, { once: true });
     this.inFlight.add(controller);
     const started = performance.now();
-    const outcome = await postJson(this.target, episodeBody(request.input, request.vars), {
+    const outcome2 = await postJson(this.target, episodeBody(request.input, request.vars), {
       timeoutMs: request.timeoutMs,
       maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       signal: controller.signal
@@ -89355,43 +89495,43 @@ var RunningAgentServer = class {
     const run3 = {
       exitCode: null,
       signal: null,
-      timedOut: outcome.timedOut,
+      timedOut: outcome2.timedOut,
       durationMs: durationMs2,
-      stdout: outcome.body.text(),
+      stdout: outcome2.body.text(),
       stderr: "",
-      truncated: outcome.body.truncated
+      truncated: outcome2.body.truncated
     };
     const reason = controller.signal.reason;
     if (reason instanceof ServerExited) {
       run3.resultError = `${reason.message} during the episode; see ${this.logFile}`;
-    } else if (outcome.aborted) {
+    } else if (outcome2.aborted) {
       run3.resultError = "the run was cancelled";
-    } else if (outcome.timedOut) {
+    } else if (outcome2.timedOut) {
       run3.resultError = `the agent server did not answer within ${request.timeoutMs} ms`;
-    } else if (outcome.error !== void 0) {
-      run3.resultError = await this.describeConnectionError(outcome, proc);
+    } else if (outcome2.error !== void 0) {
+      run3.resultError = await this.describeConnectionError(outcome2, proc);
     } else {
-      this.readResponse(outcome, run3);
+      this.readResponse(outcome2, run3);
     }
     return run3;
   }
-  async describeConnectionError(outcome, proc) {
+  async describeConnectionError(outcome2, proc) {
     const exit = proc ? await within2(proc.exited, EXIT_NOTICE_MS) : void 0;
     if (exit) return `agent server exited (${describeExit(exit)}) during the episode; see ${this.logFile}`;
-    return `could not reach the agent server at ${this.url}: ${outcome.error}`;
+    return `could not reach the agent server at ${this.url}: ${outcome2.error}`;
   }
-  readResponse(outcome, run3) {
-    const status = outcome.status ?? 0;
+  readResponse(outcome2, run3) {
+    const status = outcome2.status ?? 0;
     if (status < 200 || status > 299) {
-      run3.resultError = `the agent server answered HTTP ${status}: ${snippet(outcome.body.text())}`;
+      run3.resultError = `the agent server answered HTTP ${status}: ${snippet(outcome2.body.text())}`;
       return;
     }
     run3.exitCode = 0;
-    if (outcome.body.truncated) {
-      run3.resultError = `the response body is larger than ${outcome.body.maxBytes} bytes`;
+    if (outcome2.body.truncated) {
+      run3.resultError = `the response body is larger than ${outcome2.body.maxBytes} bytes`;
       return;
     }
-    const reading = parseAgentResult(outcome.body.text(), "the response body");
+    const reading = parseAgentResult(outcome2.body.text(), "the response body");
     if (reading.result) run3.result = reading.result;
     else run3.resultError = reading.resultError;
   }
@@ -89861,10 +90001,10 @@ function sameEndpoint(a, b) {
   return a.local && name2(b) || b.local && name2(a);
 }
 function sharedPortProblem(agents) {
-  const base2 = literalEndpoint(agents.base?.url);
+  const base = literalEndpoint(agents.base?.url);
   const head = literalEndpoint(agents.head?.url);
-  if (!base2 || !head || !sameEndpoint(base2, head)) return null;
-  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base2.host} and ${head.host} may reach one server)`;
+  if (!base || !head || !sameEndpoint(base, head)) return null;
+  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base.host} and ${head.host} may reach one server)`;
 }
 
 // src/run/side-container.ts
@@ -91051,18 +91191,18 @@ async function runLoop(plan, template, take, out, ctx) {
   return { decisions, ends };
 }
 function openBaseline(plan, engine, progress) {
-  const base2 = plan.checkouts.base;
-  if (!plan.cacheDir || !plan.baselineKey || !base2) return null;
+  const base = plan.checkouts.base;
+  if (!plan.cacheDir || !plan.baselineKey || !base) return null;
   const warn = (message) => progress({ type: "log", level: "warn", message });
-  if (base2.dirty || typeof base2.tree !== "string") {
+  if (base.dirty || typeof base.tree !== "string") {
     warn(
-      `baseline cache: not used: the base ${base2.dirty ? "has uncommitted changes" : "is not a git checkout"}, so no tree names the files that run`
+      `baseline cache: not used: the base ${base.dirty ? "has uncommitted changes" : "is not a git checkout"}, so no tree names the files that run`
     );
     return null;
   }
   const cache2 = BaselineCache.open(
     plan.cacheDir,
-    { base_tree: base2.tree, ...plan.baselineKey, engine },
+    { base_tree: base.tree, ...plan.baselineKey, engine },
     warn
   );
   progress({
@@ -91186,14 +91326,14 @@ import { existsSync as existsSync6 } from "node:fs";
 import { resolve as resolve10 } from "node:path";
 async function resolvePolicy(input2) {
   const { pinned } = input2;
-  const base2 = await baseSuite(input2);
-  const changes = "suite" in base2 ? diffSuites(base2.suite, pinned) : void 0;
+  const base = await baseSuite(input2);
+  const changes2 = "suite" in base ? diffSuites(base.suite, pinned) : void 0;
   if (input2.policyFrom === "head") {
-    return { suite: pinned, source: { side: "head", reason: "policy-from head was asked for" }, changes };
+    return { suite: pinned, source: { side: "head", reason: "policy-from head was asked for" }, changes: changes2 };
   }
-  if ("missing" in base2) return { suite: pinned, source: { side: "head", reason: base2.missing }, changes };
-  if ("problem" in base2) {
-    const reason = `the base's ${input2.configName} could not be loaded (${base2.problem}); suite changes are unknown`;
+  if ("missing" in base) return { suite: pinned, source: { side: "head", reason: base.missing }, changes: changes2 };
+  if ("problem" in base) {
+    const reason = `the base's ${input2.configName} could not be loaded (${base.problem}); suite changes are unknown`;
     const suite2 = withPolicy(pinned, {
       // The gate a stategate.yml without `gate:` has.
       gate: StategateConfig.shape.gate.parse(void 0),
@@ -91202,9 +91342,9 @@ async function resolvePolicy(input2) {
       judgeCalibration: null
     });
     suite2.config = { ...suite2.config, judge: void 0 };
-    return { suite: suite2, source: { side: "default", reason }, changes, warning: reason };
+    return { suite: suite2, source: { side: "default", reason }, changes: changes2, warning: reason };
   }
-  const policy = base2.suite;
+  const policy = base.suite;
   const suite = withPolicy(pinned, {
     gate: policy.config.gate,
     repeats: repeatsWithFloor(pinned.config.repeats, policy.config.repeats),
@@ -91223,7 +91363,7 @@ async function resolvePolicy(input2) {
   return {
     suite: trusted,
     source: { side: "base", reason: `the base's ${input2.configName}` },
-    changes,
+    changes: changes2,
     ...warning ? { warning } : {}
   };
 }
@@ -91626,16 +91766,16 @@ async function runDemo(opts) {
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
     for (const v of versions) writeDemoVersion(root, v, join21(work, v));
-    for (const [base2, head] of DEMO_PAIRS) {
+    for (const [base, head] of DEMO_PAIRS) {
       process.stdout.write(`
-=== ${base2} -> ${head} ===
+=== ${base} -> ${head} ===
 `);
       const result = await runCompare({
         // Relative to `repo`, so the report names the versions rather than temporary paths.
-        base: base2,
+        base,
         head,
         repo: work,
-        out: join21(out, `${base2}-to-${head}`),
+        out: join21(out, `${base}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -91644,7 +91784,7 @@ async function runDemo(opts) {
       process.stdout.write(renderTerminal(result.report, { color: opts.color }));
       process.stdout.write(`Report: ${result.markdownPath}
 `);
-      verdicts.push(`${base2} -> ${head}: ${result.report.verdict}`);
+      verdicts.push(`${base} -> ${head}: ${result.report.verdict}`);
     }
   } finally {
     rmSync11(work, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import {
   parseCount,
   parseShard,
 } from '../config/options.js';
+import { unsetPassEnvProblems } from '../config/pass-env.js';
 import { ConfigError, formatProblem, type Problem, type SuiteParts } from '../config/suite.js';
 import { exitCodeFor } from '../gate/index.js';
 import type { Report } from '../model/report.js';
@@ -146,6 +147,8 @@ export async function commandValidate(values: CliValues): Promise<number> {
   const parts = loaded.ok ? loaded.suite : loaded.parts;
   const problems: Problem[] = loaded.ok ? [] : [...loaded.problems];
   if (parts) problems.push(...(await suiteSqlProblems(parts, values)));
+  // A pass_env variable this environment does not set: every episode's agent would start without it.
+  if (loaded.ok) problems.push(...(await unsetPassEnvProblems(loaded.suite, process.env)));
   if (problems.length > 0 || !loaded.ok) {
     printProblems(sortProblems(problems));
     if (!loaded.ok && !parts)

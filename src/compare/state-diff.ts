@@ -3,6 +3,7 @@
 // for every value that ended differently, rows only one side has included.
 import type { Expectation, Scenario } from '../config/schema.js';
 import { stateRead } from '../expectations/registry.js';
+import { strictComparison } from '../expectations/typed.js';
 import { elide, renderArgs, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import type { Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
@@ -66,6 +67,17 @@ function keyedDifferences(
   primaryKey: string[],
 ): StateDifference[] {
   const [bf, hf] = keyedFinals(b, h, primaryKey);
+  // By the column's type, as query results compare: 150 and 150.00 in a numeric column are one value.
+  const types = b?.columnTypes ?? h?.columnTypes;
+  const cmp = types ? strictComparison(types) : null;
+  const same = (x: unknown, y: unknown, column: string) => {
+    try {
+      if (cmp) return cmp.same(x, y, column);
+    } catch {
+      // A value the type cannot compare exactly (a JSON number past 2^53): by its form.
+    }
+    return canonicalJson(x) === canonicalJson(y);
+  };
   const out: StateDifference[] = [];
   const ids = [...bf.keys()].sort((x, y) => compareKeys(bf.get(x)!.key, bf.get(y)!.key));
   for (const id of ids) {
@@ -77,7 +89,7 @@ function keyedDifferences(
       continue;
     }
     for (const column of [...new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (canonicalJson(br[column]) !== canonicalJson(hr[column])) {
+      if (!(column in br && column in hr && same(br[column], hr[column], column))) {
         out.push({
           table,
           key,

@@ -4,6 +4,7 @@ import { failureSignature } from '../grade/signature.js';
 import type { FailureLabel, GradedEpisode } from '../model/episode.js';
 import type { ExpectationCounts, SideCost, SideSummary } from '../model/report.js';
 import { episodePassed, expectationsOf, inRepeatOrder, isGradable } from './episodes.js';
+import { faultsFired } from './faults-fired.js';
 import { sideStats } from './stats.js';
 
 function median(values: number[]): number {
@@ -157,5 +158,6 @@ export function summarizeSide(
   summary.signatures = signatureCounts(ordered);
   const cost = sideCost(ordered);
   if (cost) summary.cost = cost;
+  if (scenario.faults.length > 0) summary.faults_fired = faultsFired(scenario, ordered);
   return summary;
 }

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { QueryResult, Row } from '../model/episode.js';
 import type { FieldAt, KindProblem } from './kind.js';
 import { ANY_OF, AT_LEAST, AT_MOST, EXACT, LOOSENS_WHEN_ON, type Params, SQL } from './params.js';
+import { compileSuitePattern } from './pattern.js';
 import {
   type Comparison,
   columnTypes,
@@ -89,14 +90,10 @@ export function queryCheckProblems(check: QueryCheck, at: FieldAt = []): KindPro
   return check.matches === undefined ? [] : patternProblems(check.matches, [...at, 'matches']);
 }
 
-/** A regular expression of the suite that does not compile. */
+/** A regular expression of the suite that RE2 cannot compile (so it could not match in linear time). */
 export function patternProblems(pattern: string, at: FieldAt): KindProblem[] {
-  try {
-    new RegExp(pattern);
-    return [];
-  } catch (err) {
-    return [{ at, message: `not a valid regular expression: ${(err as Error).message}` }];
-  }
+  const compiled = compileSuitePattern(pattern);
+  return 'error' in compiled ? [{ at, message: compiled.error }] : [];
 }
 
 /** The comparators of a query check, without the query. */

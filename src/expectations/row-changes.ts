@@ -2,7 +2,8 @@
 // on it. A table without a primary key is diffed as a multiset: its changes are inserts and deletes
 // of whole rows, counted the same way.
 import type { Row, RowChange, StateDiff, TableDiff } from '../model/episode.js';
-import { formatValue, sameValue } from './values.js';
+import { type Comparison, LOOSE, strictComparison } from './typed.js';
+import { formatValue } from './values.js';
 
 export type Op = RowChange['op'];
 export const COUNTS = [
@@ -33,11 +34,20 @@ export function rowNames(changes: RowChange[]): string {
   return changes.length > 3 ? `${shown}, ...` : shown;
 }
 
-/** Whether a changed row's values before or after the change match every `where` value by meaning. */
-export function matchesWhere(change: RowChange, where: Row): boolean {
+/** How a table's values compare: by their column's type, as query results (by form in older records). */
+export function comparisonOf(diff: StateDiff, table: string): Comparison {
+  const types = diff.tables[table]?.columnTypes;
+  return types ? strictComparison(types) : LOOSE;
+}
+
+/**
+ * Whether a changed row's values before or after the change match every `where` value by their
+ * column's type: a text column holding `...12:00:00+02:00` is not `...10:00:00Z`, a timestamptz is.
+ */
+export function matchesWhere(change: RowChange, where: Row, cmp: Comparison): boolean {
   const fits = (row: Row | undefined) =>
     row !== undefined &&
-    Object.entries(where).every(([column, value]) => column in row && sameValue(row[column], value));
+    Object.entries(where).every(([column, value]) => column in row && cmp.same(row[column], value, column));
   return fits(change.before) || fits(change.after) || fits(change.key ?? undefined);
 }
 

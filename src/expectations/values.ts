@@ -6,6 +6,7 @@
 
 import { canonicalJson } from '../model/canonical-json.js';
 import type { Row } from '../model/episode.js';
+import { compileSuitePattern, type SuitePattern } from './pattern.js';
 import { compareDecimals, compareInstants, parseBoolean, parseDecimal, parseInstant } from './scalars.js';
 
 /** An expectation that cannot be evaluated as written (a bad regex, an unordered `gt`): an error, not a fail. */
@@ -121,18 +122,21 @@ export function stringForm(v: unknown): string {
   return String(v);
 }
 
-/** Compiles a pattern from an expectation; a bad pattern is the expectation's error, named as such. */
-export function compilePattern(pattern: unknown, what: string): RegExp {
+/**
+ * Compiles a pattern from an expectation with RE2 semantics (linear time, config/pattern.ts); a bad
+ * pattern is the expectation's error, named as such.
+ */
+export function compilePattern(pattern: unknown, what: string): SuitePattern {
   if (typeof pattern !== 'string') {
     throw new GradeError(`${what} needs a regular expression string, got ${formatValue(pattern)}`);
   }
-  try {
-    return new RegExp(pattern);
-  } catch (e) {
+  const compiled = compileSuitePattern(pattern);
+  if ('error' in compiled) {
     throw new GradeError(
-      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}`,
+      `${what}: invalid regular expression ${JSON.stringify(pattern)}: ${compiled.error.replace(/^not a valid regular expression: /, '')}`,
     );
   }
+  return compiled.pattern;
 }
 
 /** Rows compared as a multiset by meaning: returns the rows left unmatched on each side. */

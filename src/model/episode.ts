@@ -18,6 +18,11 @@ export interface RowChange {
 export interface TableDiff {
   table: string;
   primaryKey: string[] | null;
+  /**
+   * Additive: each column's type (pg_type.typname, `_int4` an array), so a row's values compare by
+   * their column's type as query results do. Absent in older records: compared by form.
+   */
+  columnTypes?: Record<string, string>;
   inserted: RowChange[];
   updated: RowChange[];
   deleted: RowChange[];

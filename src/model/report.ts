@@ -84,6 +84,21 @@ export interface SideSummary {
   signatures?: Partial<Record<FailureSignature, number>>;
   /** Additive: what the repeats cost per success; present only when the agent reported cost_usd. */
   cost?: SideCost;
+  /**
+   * Additive: each fault rule of the scenario (in its order) and in how many repeats it fired; a
+   * rule that fired in no repeat is a finding (the scenario tested less than it says). Absent when
+   * the scenario has no faults.
+   */
+  faults_fired?: FaultFired[];
+}
+
+/** Additive: one fault rule of a scenario and the repeats of a side in which it applied to a call. */
+export interface FaultFired {
+  /** 1-based, in the scenario's `faults` order. */
+  rule: number;
+  tool: string;
+  fault: string;
+  repeats: number;
 }
 
 /**

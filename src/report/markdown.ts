@@ -4,6 +4,7 @@
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
 import type { CaseReport, Report, SideSummary } from '../model/report.js';
 import { mdBlock } from './escape.js';
+import { unfiredFaultLines } from './faults-fired.js';
 import {
   allNWords,
   baselineCacheLine,
@@ -213,6 +214,7 @@ function verdictLines(report: Report): string[] {
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push(...suiteChangeLines(report));
+  lines.push(...unfiredFaultLines(report));
   lines.push('', `**${mdText(countsLine(report))}**`, '', mdText(runLine(report)));
   // The repeats policy and how often it errs; a fixed N that the observed flakiness makes noisy, in bold.
   if (report.repeats_rates) lines.push('', mdText(repeatsLine(report.repeats_rates)));

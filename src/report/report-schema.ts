@@ -165,6 +165,17 @@ const SideSummarySchema = z.strictObject({
   stats: SideStatsSchema.optional(),
   signatures: z.partialRecord(z.enum(FAILURE_SIGNATURES), count).optional(),
   cost: SideCostSchema.optional(),
+  faults_fired: z
+    .array(
+      z.strictObject({
+        rule: z.number().int().min(1).max(L.expectations),
+        tool: name,
+        fault: name,
+        repeats: count,
+      }),
+    )
+    .max(L.expectations)
+    .optional(),
 });
 
 const sideCounts = z.strictObject({ pass: count, fail: count, error: count });

@@ -76,6 +76,8 @@ const EpisodeRecordSchema = z.strictObject({
       z.strictObject({
         table: z.string(),
         primaryKey: z.array(z.string()).nullable(),
+        // The column types row values compare by: an entry without them would grade by form.
+        columnTypes: z.record(z.string(), z.string()).optional(),
         inserted: z.array(RowChangeSchema),
         updated: z.array(RowChangeSchema),
         deleted: z.array(RowChangeSchema),

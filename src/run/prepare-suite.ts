@@ -1,16 +1,23 @@
 // Every SQL statement of a suite prepared against its built template, before anything runs: a twin
 // naming a missing column is refused at file:line instead of failing each tool call of each episode.
+// The tables and columns scenarios name outside SQL (state.rows, changes, forbid_changes, ...) are
+// checked against the same template.
 import { collectSqlStatements } from '../config/load.js';
 import type { Problem, SuiteSql } from '../config/suite.js';
+import { tableReferenceProblems } from '../config/table-references.js';
 import type { Template } from '../sandbox/types.js';
 
-/** One problem per statement the template refuses (twin SQL, preconditions, queries, state.sql). */
+/**
+ * One problem per statement the template refuses (twin SQL, preconditions, queries, state.sql), and
+ * per table or column a scenario names that the template does not have.
+ */
 export async function prepareSuiteSql(suite: SuiteSql, template: Template): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const st of collectSqlStatements(suite)) {
     const error = await template.prepare(st.sql, st.paramCount);
     if (error) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
   }
+  problems.push(...tableReferenceProblems(suite, template.columns));
   return problems;
 }
 
@@ -18,6 +25,9 @@ export async function prepareSuiteSql(suite: SuiteSql, template: Template): Prom
 export function refusedSuiteProblems(problems: Problem[]): Problem[] {
   return problems.map((p) => ({
     ...p,
-    message: `${p.message} (the suite cannot run: fix this statement so it prepares against the schema; \`stategate validate\` checks every statement)`,
+    // A problem at a field (a name the suite uses) already says what was expected.
+    message: p.path
+      ? `${p.message} (the suite cannot run; \`stategate validate\` checks every name against the template)`
+      : `${p.message} (the suite cannot run: fix this statement so it prepares against the schema; \`stategate validate\` checks every statement)`,
   }));
 }

@@ -155,6 +155,33 @@ export async function insertRows(
     await insertBatch(session, target, columns, rows.slice(start, end), start, `${where}: table ${table}`);
     start = end;
   }
+  await advanceSequences(session, target, new Set(rows.flatMap((r) => Object.keys(r))));
+}
+
+// The serial and identity columns of a table, with their sequences (null for other columns).
+const OWNED_SEQUENCES = `
+SELECT a.attname::text AS column, pg_get_serial_sequence($1, a.attname::text) AS sequence
+  FROM pg_attribute a
+ WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
+   AND pg_get_serial_sequence($1, a.attname::text) IS NOT NULL`;
+
+/**
+ * Moves the sequence of each serial or identity column the rows gave explicit values past the
+ * highest value now in it, so the next INSERT that takes the default (a twin's) does not collide
+ * with a fixture's or a scenario's id. A sequence already past it stays where it is.
+ */
+async function advanceSequences(session: SqlSession, target: string, given: Set<string>): Promise<void> {
+  if (given.size === 0) return;
+  const owned = await session.query(OWNED_SEQUENCES, [target]);
+  for (const { column, sequence } of owned.rows as { column: string; sequence: string }[]) {
+    if (!given.has(column)) continue;
+    // The column is an identifier (quoted, never a value); the sequence is a bound parameter.
+    await session.query(
+      `SELECT setval($1::regclass, t.top) FROM (SELECT max(${ident(column)})::int8 AS top FROM ${target}) t
+        WHERE t.top IS NOT NULL AND t.top >= coalesce(pg_sequence_last_value($1::regclass), 0)`,
+      [sequence],
+    );
+  }
 }
 
 async function insertBatch(

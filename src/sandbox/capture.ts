@@ -180,9 +180,11 @@ export function foldChanges(log: LogRow[], tables: TableInfo[]): TableDiff[] {
 
   const diffs: TableDiff[] = [];
   for (const name of order) {
+    const info = byKey.get(name);
     const diff: TableDiff = {
       table: name,
-      primaryKey: byKey.get(name)?.primaryKey ?? null,
+      primaryKey: info?.primaryKey ?? null,
+      ...(info ? { columnTypes: Object.fromEntries(info.columns.map((c) => [c.name, c.type.type])) } : {}),
       inserted: [],
       updated: [],
       deleted: [],

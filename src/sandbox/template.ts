@@ -169,6 +169,7 @@ async function installCapture(
  */
 class PgTemplate implements Template {
   readonly tables: Record<string, string[] | null>;
+  readonly columns: Record<string, string[]>;
   private scratch: Promise<Sandbox> | null = null;
   private readonly stock: Promise<PgSandbox>[] = [];
   /** Put back (or new) and connected, waiting for an episode. */
@@ -195,6 +196,9 @@ class PgTemplate implements Template {
     private readonly ahead: number,
   ) {
     this.tables = Object.fromEntries(facts.tables.map((t: TableInfo) => [t.key, t.primaryKey]));
+    this.columns = Object.fromEntries(
+      facts.tables.map((t: TableInfo) => [t.key, t.columns.map((c) => c.name)]),
+    );
     this.putSlots = new Slots(
       Math.max(1, Math.min(PUT_BACKS_AT_ONCE, Math.floor(facts.cluster.budget.limit / 2))),
     );

@@ -52,6 +52,8 @@ export interface Template {
   readonly hash: string;
   /** Tables in the template and their primary keys (null: none; diffed as a multiset). */
   readonly tables: Record<string, string[] | null>;
+  /** Each table's columns in table order, to check the tables and columns a suite names. */
+  readonly columns: Record<string, string[]>;
   /** A fresh database with the template's contents. */
   clone(label: string): Promise<Sandbox>;
   /**

@@ -180,6 +180,17 @@ describe('reply expectations', () => {
     });
   });
 
+  it('matches with RE2 semantics: an exponential backtracker is one pass, a backreference an error', () => {
+    // A backtracking engine takes minutes on this; RE2 finds the bang ends no run of a's.
+    const bang = agentRun({ result: { reply: `${'a'.repeat(45)}!`, outcome: 'SUCCESS' } });
+    expect(gradeReply('reply_matches', '^(a+)+$', bang)).toMatchObject({ verdict: 'fail' });
+    expect(gradeReply('reply_matches', '^(a+)+!$', bang).verdict).toBe('pass');
+    expect(gradeReply('reply_matches', '(a)\\1', bang)).toMatchObject({
+      verdict: 'error',
+      message: expect.stringMatching(/backreferences .* cannot be matched in linear time/),
+    });
+  });
+
   it('fails every reply expectation when no result was printed', () => {
     const silent = agentRun({ result: undefined, resultError: 'no output' });
     for (const kind of ['reply_contains', 'reply_not_contains', 'reply_matches'] as const) {

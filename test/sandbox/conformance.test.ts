@@ -235,6 +235,8 @@ describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
     expect(diff.tables.customers).toEqual({
       table: 'customers',
       primaryKey: ['id'],
+      // Each column's type, so the grader compares the row's values by it.
+      columnTypes: { id: 'text', name: 'text', tier: 'text' },
       inserted: [
         {
           table: 'customers',
@@ -247,6 +249,7 @@ describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
       deleted: [],
     });
     const orders = diff.tables.orders;
+    expect(orders.columnTypes).toMatchObject({ total: 'numeric', meta: 'jsonb', placed_at: 'timestamptz' });
     expect(orders.inserted).toEqual([]);
     expect(orders.updated).toHaveLength(1);
     expect(orders.updated[0]).toMatchObject({
@@ -274,6 +277,7 @@ describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
     expect(diff.tables.events).toEqual({
       table: 'events',
       primaryKey: null,
+      columnTypes: { kind: 'text', detail: 'text' },
       inserted: [{ table: 'events', op: 'insert', key: null, after: { kind: 'note', detail: null } }],
       updated: [],
       deleted: [{ table: 'events', op: 'delete', key: null, before: { kind: 'seed', detail: 'x' } }],

@@ -127,13 +127,22 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the stategate command from source in `cwd`, as a separate process. */
-export function stategate(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+/**
+ * Runs the stategate command from source in `cwd`, as a separate process; with `killAfterMs`, a
+ * command still running then is killed (SIGKILL: a stalled event loop handles no SIGTERM).
+ */
+export function stategate(
+  cwd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  killAfterMs?: number,
+): Promise<CliResult> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'index.ts'), ...args], {
       cwd,
       env: { ...process.env, CI: '1', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(killAfterMs === undefined ? {} : { timeout: killAfterMs, killSignal: 'SIGKILL' as const }),
     });
     let stdout = '';
     let stderr = '';

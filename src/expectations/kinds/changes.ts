@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { StateDiff } from '../../model/episode.js';
 import { defineKind } from '../kind.js';
 import { EXACT, fields, filter } from '../params.js';
-import { COUNTS, changesOf, describeWhere, matchesWhere, rowNames } from '../row-changes.js';
+import { COUNTS, changesOf, comparisonOf, describeWhere, matchesWhere, rowNames } from '../row-changes.js';
 import { failed, type Grade, passed, plural } from '../verdicts.js';
 
 const FIELDS = {
@@ -28,6 +28,7 @@ type Spec = z.infer<typeof FIELDS.changes>;
  */
 export function gradeChanges(spec: Spec, diff: StateDiff): Grade {
   const where = spec.where;
+  const cmp = comparisonOf(diff, spec.table);
   const expected: Record<string, number> = {};
   const actual: Record<string, number> = {};
   const mismatches: string[] = [];
@@ -35,7 +36,7 @@ export function gradeChanges(spec: Spec, diff: StateDiff): Grade {
   for (const [count, op] of COUNTS) {
     const want = spec[count];
     if (want === undefined) continue;
-    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where));
+    const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where, cmp));
     expected[count] = want;
     actual[count] = rows.length;
     if (rows.length === want) continue;

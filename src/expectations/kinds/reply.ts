@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AgentRun } from '../../model/episode.js';
 import { defineKind } from '../kind.js';
 import { EXACT } from '../params.js';
+import type { SuitePattern } from '../pattern.js';
 import { patternProblems } from '../query-check.js';
 import { compilePattern, formatValue, GradeError } from '../values.js';
 import { errored, failed, type Grade, passed } from '../verdicts.js';
@@ -12,7 +13,7 @@ type ReplyKind = 'reply_contains' | 'reply_not_contains' | 'reply_matches';
 
 /**
  * `reply_contains` / `reply_not_contains`: a case-sensitive substring of the reply text;
- * `reply_matches`: a regular expression (JavaScript syntax, no flags) found in it. Without a
+ * `reply_matches`: a regular expression (RE2 syntax, linear time) found in it. Without a
  * printed result there is no reply: every reply expectation fails.
  */
 export function gradeReply(kind: ReplyKind, expected: string, agent: AgentRun): Grade {
@@ -27,7 +28,7 @@ export function gradeReply(kind: ReplyKind, expected: string, agent: AgentRun): 
   }
   const shown = formatValue(reply);
   if (kind === 'reply_matches') {
-    let pattern: RegExp;
+    let pattern: SuitePattern;
     try {
       pattern = compilePattern(expected, 'reply_matches');
     } catch (e) {

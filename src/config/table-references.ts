@@ -1,0 +1,87 @@
+// Every table and column a scenario names outside its SQL (`state.rows` and its columns,
+// `changes` and its `where` columns, `only_changes`, `forbid_changes`) checked against the template's catalog. SQL is
+// prepared against the template; these names are not SQL, so without this check a guard on a
+// misspelt table (`forbid_changes: {table: patient}` for `patients`) would pass forever.
+import path from 'node:path';
+import type { Scenario } from './schema.js';
+import { displayPath } from './source-file.js';
+import { didYouMean } from './suggest.js';
+import type { Problem, SuiteSql } from './suite.js';
+import { type FieldPath, formatPath, parseYaml, problemAt } from './yaml-source.js';
+
+/** Table key (`orders`, `billing.invoices`) → its column names: what the template holds. */
+export type TableCatalog = Record<string, readonly string[]>;
+
+/** One problem per table or column a scenario names that the template does not have. */
+export function tableReferenceProblems(
+  suite: Pick<SuiteSql, 'root' | 'files' | 'scenarios'>,
+  catalog: TableCatalog,
+): Problem[] {
+  const problems: Problem[] = [];
+  const tables = Object.keys(catalog);
+  for (const scenario of suite.scenarios) {
+    const text = suite.files[scenario.file];
+    const file = displayPath(path.resolve(suite.root, scenario.file));
+    const source = text === undefined ? null : parseYaml(file, text).source;
+    const at = (field: FieldPath, message: string, key = false): Problem =>
+      source
+        ? problemAt(source, field, message, { key })
+        : { file, line: 1, col: 1, path: formatPath(field), message };
+    const table = (name: string, field: FieldPath, key = false): boolean => {
+      if (name in catalog) return true;
+      const known = tables.length > 0 ? tables.join(', ') : 'none';
+      problems.push(
+        at(
+          field,
+          `unknown table '${name}': expected a table of the template (${known})${didYouMean(name, tables)}`,
+          key,
+        ),
+      );
+      return false;
+    };
+    const column = (tableName: string, name: string, field: FieldPath) => {
+      const columns = catalog[tableName] ?? [];
+      if (columns.includes(name)) return;
+      problems.push(
+        at(
+          field,
+          `unknown column '${name}' of table '${tableName}': expected one of ${columns.join(', ')}${didYouMean(name, columns)}`,
+          true,
+        ),
+      );
+    };
+    for (const [name, rows] of Object.entries(scenario.state.rows)) {
+      if (!table(name, ['state', 'rows', name], true)) continue;
+      rows.forEach((row, i) => {
+        for (const col of Object.keys(row)) column(name, col, ['state', 'rows', name, i, col]);
+      });
+    }
+    scenario.expect.forEach((e, i) => {
+      expectationTables(e, ['expect', i], table, column);
+    });
+  }
+  return problems;
+}
+
+type TableCheck = (name: string, field: FieldPath, key?: boolean) => boolean;
+type ColumnCheck = (table: string, name: string, field: FieldPath) => void;
+
+function expectationTables(
+  e: Scenario['expect'][number],
+  at: FieldPath,
+  table: TableCheck,
+  column: ColumnCheck,
+) {
+  if ('forbid_changes' in e) table(e.forbid_changes.table, [...at, 'forbid_changes', 'table']);
+  if ('only_changes' in e) {
+    e.only_changes.forEach((name, j) => {
+      table(name, [...at, 'only_changes', j]);
+    });
+  }
+  if ('changes' in e) {
+    const spec = e.changes;
+    if (!table(spec.table, [...at, 'changes', 'table'])) return;
+    for (const col of Object.keys(spec.where ?? {}))
+      column(spec.table, col, [...at, 'changes', 'where', col]);
+  }
+}
