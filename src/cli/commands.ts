@@ -1,7 +1,7 @@
 // The subcommands of the stategate command. Each returns its exit code: 0 the gate passed,
 // 2 the gate failed (--fail-on), 1 stategate could not run.
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { loadSuite, sortProblems } from '../config/load.js';
 import {
   type Choice,
@@ -141,7 +141,12 @@ export async function commandRun(values: CliValues): Promise<number> {
 }
 
 export async function commandValidate(values: CliValues): Promise<number> {
-  const configPath = resolve(values.config ?? 'stategate.yml');
+  const configPath = resolve(values.dir ?? '.', values.config ?? 'stategate.yml');
+  if (!existsSync(configPath)) {
+    return fail(
+      `validate: no ${values.config ?? 'stategate.yml'} in ${dirname(configPath)} (pass --dir DIR or --config FILE, or create one: see docs/formats/stategate.md)`,
+    );
+  }
   const loaded = await loadSuite(configPath);
   // With file problems, the SQL of the files that did load is still prepared: one pass shows all.
   const parts = loaded.ok ? loaded.suite : loaded.parts;

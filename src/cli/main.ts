@@ -15,8 +15,8 @@ Usage:
   stategate run [--dir DIR] [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
-  stategate validate [--config FILE]
-      Check every file (schemas, SQL prepared against the template, tool and fault names) and
+  stategate validate [--dir DIR] [--config FILE]
+      Check the suite of DIR (default: the current directory): every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once: the SQL of the files that load is prepared even when other
       files have problems.
   stategate merge REPORT.json... [--config FILE] [--unverified] [--out DIR] [--fail-on LEVEL]
@@ -119,6 +119,13 @@ export async function main(argv: string[]): Promise<number> {
   if (values.help || !command) {
     process.stdout.write(HELP);
     return values.help ? 0 : 1;
+  }
+  // --dir names the checkout of run and validate; elsewhere it would be silently ignored.
+  if (values.dir !== undefined && command !== 'run' && command !== 'validate') {
+    const where =
+      command === 'compare' ? 'name the sides with --base and --head' : 'run it from the directory instead';
+    process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}\n`);
+    return 1;
   }
   switch (command) {
     case 'compare':

@@ -177,4 +177,23 @@ describe('stategate', () => {
     expect(badOption.code).toBe(1);
     expect(badOption.stderr).toMatch(/bogus/);
   });
+
+  it('validates the suite of --dir from anywhere, and names the directory when it has none', {
+    timeout: 300_000,
+  }, () => {
+    const dir = demoCopy();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'sg-validate-cwd-'));
+    dirs.push(elsewhere);
+    const ok = stategate(elsewhere, ['validate', '--dir', dir]);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`${join(dir, 'stategate.yml')}: ok`);
+    const none = stategate(dir, ['validate', '--dir', elsewhere]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`no stategate.yml in ${elsewhere}`);
+    // Where --dir means nothing, it is refused rather than ignored.
+    const compare = stategate(dir, ['compare', '--dir', dir, '--base', 'HEAD', '--head', 'HEAD']);
+    expect(compare.code).toBe(1);
+    expect(compare.stderr).toMatch(/--dir applies to run and validate, not compare/);
+  });
 });
