@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { runtimeCandidates } from '../sandbox/container-runtime.js';
 import { gitMetadata, gitRoots, guardedAncestors, inside, isDir, realPath } from './namespace-paths.js';
+import type { SandboxStatus } from './sandbox.js';
+import { probeSandbox } from './sandbox-probe.js';
 
 export { gitMetadata, gitRoots, guardedAncestors } from './namespace-paths.js';
 
@@ -25,22 +27,49 @@ export const AGENT_HOME = '/tmp/stategate-home';
 const PROBE_TIMEOUT_MS = 60_000;
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Runs a shell command line inside an agent namespace: the argv to spawn instead of /bin/sh -c. */
+/** What to spawn instead of /bin/sh -c; `env` replaces the agent's, `done` runs once it exited. */
+export interface WrappedCommand {
+  file: string;
+  args: string[];
+  env?: Record<string, string>;
+  done?: () => void;
+}
+
+/** Runs a shell command line inside an agent namespace or sandbox, with the agent's environment. */
 export interface CommandWrapper {
-  wrap(command: string): { file: string; args: string[] };
+  wrap(command: string, env?: Record<string, string>): WrappedCommand;
 }
 
 export type IsolationStatus =
-  | { mode: 'namespaces'; asRoot: boolean; unshare: string; setpriv?: string }
+  | {
+      mode: 'namespaces';
+      asRoot: boolean;
+      /** util-linux unshare, when it works here: the fallback without bubblewrap, and for agent.serve. */
+      unshare?: string;
+      setpriv?: string;
+      /** The bubblewrap sandbox (sandbox.ts), preferred for every agent.command and agent.setup. */
+      sandbox?: SandboxStatus;
+      /** Why there is no sandbox, when there is none. */
+      sandboxReason?: string;
+    }
   | { mode: 'process-groups'; reason: string };
 
 /** The one line the run's log and report carry about agent isolation. */
 export function isolationLine(status: IsolationStatus): string {
   if (status.mode === 'process-groups')
     return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  const sb = status.sandbox;
+  if (sb) {
+    const who =
+      sb.via === 'userns'
+        ? "agent keeps the harness's uid in a user namespace (weaker: no root or passwordless sudo)"
+        : `agent runs as uid ${AGENT_UID}${sb.via === 'sudo' ? ' (through sudo)' : ''}`;
+    return `agent isolation: bubblewrap sandbox, PID and mount namespaces over an allowlisted filesystem, loopback-only network, ${who}`;
+  }
+  const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : '';
   return status.asRoot
-    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}`
-    : 'agent isolation: PID, mount and user namespaces';
+    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}${why}`
+    : `agent isolation: PID, mount and user namespaces${why}`;
 }
 
 export interface NamespaceOptions {
@@ -305,7 +334,7 @@ export function runtimeSocketPaths(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** The absolute path of an executable on the harness's PATH (or the path itself when it has a slash). */
-function findExecutable(name: string): string | null {
+export function findExecutable(name: string): string | null {
   const candidates = name.includes('/')
     ? [resolve(name)]
     : (process.env.PATH ?? '')
@@ -367,18 +396,36 @@ function runProbe(name: string): Promise<IsolationStatus> {
   }).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
 
-/** Whether agents can run in namespaces here; probed once per unshare binary and process. */
-export function probeIsolation(unshare = 'unshare'): Promise<IsolationStatus> {
-  let probe = probes.get(unshare);
+/**
+ * How agents are isolated here, probed once per pair of binaries and process: the bubblewrap
+ * sandbox when it runs, and util-linux unshare (the fallback, and agent.serve's) when it does.
+ */
+export function probeIsolation(unshare = 'unshare', bwrap = 'bwrap'): Promise<IsolationStatus> {
+  const key = `${unshare}\0${bwrap}`;
+  let probe = probes.get(key);
   if (!probe) {
     probe =
       process.platform === 'linux'
-        ? runProbe(unshare)
+        ? Promise.all([probeSandbox(findExecutable, bwrap), runProbe(unshare)]).then(([sb, ns]) => {
+            if (!sb.ok)
+              return ns.mode === 'namespaces'
+                ? { ...ns, sandboxReason: sb.reason }
+                : { mode: 'process-groups' as const, reason: `${ns.reason}; ${sb.reason}` };
+            const ids = harnessIds();
+            return {
+              mode: 'namespaces' as const,
+              asRoot: ids.asRoot,
+              ...(ns.mode === 'namespaces'
+                ? { unshare: ns.unshare, ...(ns.setpriv ? { setpriv: ns.setpriv } : {}) }
+                : {}),
+              sandbox: sb.status,
+            };
+          })
         : Promise.resolve({
             mode: 'process-groups',
             reason: `namespaces need Linux, this is ${process.platform}`,
           });
-    probes.set(unshare, probe);
+    probes.set(key, probe);
   }
   return probe;
 }

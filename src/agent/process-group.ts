@@ -35,8 +35,13 @@ export function spawnInGroup(
   wrapper?: CommandWrapper,
 ): ChildProcess {
   installExitHook();
-  const { file, args } = wrapper?.wrap(command) ?? { file: '/bin/sh', args: ['-c', command] };
-  const child = spawn(file, args, { cwd, env, detached: true, stdio });
+  const wrapped = wrapper?.wrap(command, env) ?? { file: '/bin/sh', args: ['-c', command] };
+  const child = spawn(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  if (wrapped.done) {
+    const done = wrapped.done;
+    child.once('exit', () => done());
+    child.once('error', () => done());
+  }
   if (child.pid !== undefined) {
     const pgid = child.pid;
     liveGroups.add(pgid);
