@@ -64,7 +64,7 @@ export function isolationLine(status: IsolationStatus): string {
       sb.via === 'userns'
         ? "agent keeps the harness's uid in a user namespace (weaker: no root or passwordless sudo)"
         : `agent runs as uid ${AGENT_UID}${sb.via === 'sudo' ? ' (through sudo)' : ''}`;
-    return `agent isolation: bubblewrap sandbox, PID and mount namespaces over an allowlisted filesystem, loopback-only network, ${who}`;
+    return `agent isolation: PID and mount namespaces in a bubblewrap sandbox (allowlisted filesystem, loopback-only network), ${who}`;
   }
   const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : '';
   return status.asRoot

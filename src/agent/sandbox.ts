@@ -63,7 +63,8 @@ const OUTER_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * bwrap creates the missing folders above a mount point with mode 0700, which the agent's uid could
- * not enter: each is made first, open (0755). Folders that exist already are left as they are.
+ * not enter: each is made first, mode 0711, so the agent reaches what is mounted below but cannot
+ * list the skeleton (root's HOME above a toolchain shows nothing). Existing folders are left alone.
  */
 export function withParents(args: string[], made: Set<string>, target: string): void {
   const parts = target.split('/').filter(Boolean);
@@ -71,7 +72,7 @@ export function withParents(args: string[], made: Set<string>, target: string): 
     const dir = `/${parts.slice(0, i).join('/')}`;
     if (made.has(dir)) continue;
     made.add(dir);
-    args.push('--perms', '0755', '--dir', dir);
+    args.push('--perms', '0711', '--dir', dir);
   }
 }
 
