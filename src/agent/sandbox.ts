@@ -10,10 +10,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { insideUrl } from './container.js';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, type CommandWrapper, type WrappedCommand } from './namespace.js';
-import { realPath } from './namespace-paths.js';
+import { inside, isDir, realPath } from './namespace-paths.js';
 import {
   checkoutGitMetadata,
   coversInside,
@@ -74,6 +74,36 @@ export function withParents(args: string[], made: Set<string>, target: string): 
     made.add(dir);
     args.push('--perms', '0711', '--dir', dir);
   }
+}
+
+/**
+ * The harness's folders inside a writable bind (the action's .stategate in the checkout): an empty,
+ * closed, read-only folder each. Every folder between the bind and a cover is bound onto itself
+ * first: a mount point cannot be renamed (EBUSY), and an agent of the harness's own uid (the user
+ * namespace mode) that moved a parent away could leave a decoy at the old path for the harness.
+ */
+function coverArgs(root: string, hidden: string[]): string[] {
+  const args: string[] = [];
+  const covers = coversInside(root, hidden);
+  const pinned = new Set<string>();
+  for (const path of covers)
+    for (let dir = dirname(path); dir !== root && inside(dir, root); dir = dirname(dir)) pinned.add(dir);
+  for (const dir of [...pinned].sort((a, b) => a.length - b.length)) args.push('--bind', dir, dir);
+  for (const path of covers) args.push('--perms', '0000', '--tmpfs', path, '--remount-ro', path);
+  return args;
+}
+
+/** STATEGATE_AGENT_BIND's folders (':'-separated) that exist, outside the checkout and every hidden one. */
+export function sharedDirs(env: NodeJS.ProcessEnv, checkout: string, hidden: string[]): string[] {
+  const hiddenReal = hidden.map((h) => realPath(h));
+  return [
+    ...new Set(
+      (env.STATEGATE_AGENT_BIND ?? '')
+        .split(':')
+        .filter((d) => isAbsolute(d) && isDir(d))
+        .map((d) => realPath(d)),
+    ),
+  ].filter((d) => !inside(d, checkout) && !hiddenReal.some((h) => inside(d, h)));
 }
 
 /** The uid the agent has inside (and on files it writes). */
@@ -190,9 +220,13 @@ export class SideSandbox implements CommandWrapper {
       args.push('--ro-bind', path, path);
     }
     for (const { file, copy } of this.configs) args.push('--ro-bind', copy, file);
-    // The harness's folders inside the checkout (the action's .stategate): an empty, closed folder.
-    for (const path of coversInside(checkout, this.opts.hide()))
-      args.push('--perms', '0000', '--tmpfs', path, '--remount-ro', path);
+    args.push(...coverArgs(checkout, this.opts.hide()));
+    // Folders the workflow shares with its agents (STATEGATE_AGENT_BIND, from the harness's own
+    // environment, never from a suite), writable as their modes allow.
+    for (const dir of sharedDirs(process.env, checkout, this.opts.hide())) {
+      withParents(args, made, dir);
+      args.push('--bind', dir, dir, ...coverArgs(dir, this.opts.hide()));
+    }
     return args;
   }
 

@@ -82,7 +82,7 @@ function compare(head: string, out: string): Promise<Outcome> {
   return new Promise((done, fail) => {
     const child = spawn('setpriv', args, {
       cwd: project.path,
-      env: { PATH: process.env.PATH, HOME: home },
+      env: { PATH: process.env.PATH, HOME: home, STATEGATE_AGENT_BIND: process.env.STATEGATE_AGENT_BIND },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -92,7 +92,17 @@ function compareAsUser(): Promise<number | null> {
         JSON.stringify(opts),
       ],
       // The variable the action's token input arrives in, as a shell can name it.
-      { cwd: project.path, env: { PATH, HOME: home, INPUT_GITHUB_TOKEN: CANARY }, stdio: 'ignore' },
+      {
+        cwd: project.path,
+        // STATEGATE_AGENT_BIND: the folder the attempts are logged in, shared with the agents (agent-dir.ts).
+        env: {
+          PATH,
+          HOME: home,
+          INPUT_GITHUB_TOKEN: CANARY,
+          STATEGATE_AGENT_BIND: process.env.STATEGATE_AGENT_BIND,
+        },
+        stdio: 'ignore',
+      },
     );
     child.on('error', fail);
     child.on('close', done);

@@ -101,7 +101,14 @@ function compareAsUser(): Promise<number | null> {
       ],
       {
         cwd: project.path,
-        env: { PATH: process.env.PATH, HOME: home, RUNNER_TOOL_CACHE: toolCache, RUNNER_TEMP: runnerTemp },
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          RUNNER_TOOL_CACHE: toolCache,
+          RUNNER_TEMP: runnerTemp,
+          // The folder the attempts are logged in, shared with the agents' sandbox (agent-dir.ts).
+          STATEGATE_AGENT_BIND: process.env.STATEGATE_AGENT_BIND,
+        },
         stdio: 'ignore',
       },
     );
