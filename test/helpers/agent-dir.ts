@@ -38,7 +38,10 @@ function agentSees(path: string): boolean {
  */
 export function agentNodeModules(root: string): { path: string; copy: string | null } {
   const own = join(root, 'node_modules');
-  if (agentSees(own)) return { path: own, copy: null };
+  if (agentSees(own)) {
+    shareWithAgents(own);
+    return { path: own, copy: null };
+  }
   const copy = agentSharedDir('sg-node-modules-');
   linkCopy(own, join(copy, 'node_modules'));
   return { path: join(copy, 'node_modules'), copy };
