@@ -33,6 +33,8 @@ export interface WrappedCommand {
   args: string[];
   env?: Record<string, string>;
   done?: () => void;
+  /** Passes a signal to the agent where the harness may not send it itself (another uid, via sudo). */
+  signal?: (signal: NodeJS.Signals) => void;
 }
 
 /** Runs a shell command line inside an agent namespace or sandbox, with the agent's environment. */

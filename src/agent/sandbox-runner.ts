@@ -27,6 +27,11 @@ export interface SandboxRunnerSpec {
    * runner kills the agent's group and exits, and the namespace goes with it.
    */
   lifeline?: string;
+  /**
+   * A Unix socket of this command only: each line is a signal name to pass to the agent's group
+   * (the harness cannot signal the agent's uid itself when the sandbox runs through sudo).
+   */
+  control?: string;
 }
 
 // Plain CommonJS for the harness's own Node, mounted read-only; no dependencies.
@@ -78,6 +83,20 @@ async function main() {
     stdio: 'inherit',
     detached: true,
   });
+  if (spec.control) {
+    const ctl = net.connect(spec.control);
+    ctl.on('error', () => {});
+    let buf = '';
+    ctl.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const sig = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (/^SIG[A-Z0-9]+$/.test(sig)) pass(sig);
+      }
+    });
+  }
   process.on('SIGTERM', () => pass('SIGTERM'));
   process.on('SIGINT', () => pass('SIGINT'));
   process.on('SIGHUP', () => pass('SIGHUP'));

@@ -7,6 +7,7 @@
 // no capabilities; otherwise the harness's uid in a user namespace, which the report calls weaker.
 // The gateway and, with database.expose, the episode's database are reached through Unix sockets
 // the harness serves (the runner in sandbox-runner.ts listens on 127.0.0.1 inside).
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -274,7 +275,19 @@ export class SideSandbox implements CommandWrapper {
     const call = mkdtempSync(join(this.dir, 'calls', 'c-'));
     chmodSync(call, 0o755);
     const inside = this.insideEnv(env);
+    // Through sudo the agent is another uid than the harness: stop requests go through a socket.
+    let control: Server | undefined;
+    let controlled: Socket | undefined;
+    if (this.opts.status.via === 'sudo') {
+      control = createServer((s) => {
+        controlled = s;
+        s.on('error', () => undefined);
+      });
+      control.listen(join(call, 'ctl.sock'));
+      chmodSync(join(call, 'ctl.sock'), 0o666);
+    }
     const spec: SandboxRunnerSpec = {
+      ...(control ? { control: `${SANDBOX_CALL_MOUNT}/ctl.sock` } : {}),
       command,
       cwd: realPath(this.opts.checkout),
       env: inside.env,
@@ -301,8 +314,11 @@ export class SideSandbox implements CommandWrapper {
       done: () => {
         if (done) return;
         done = true;
+        controlled?.destroy();
+        control?.close();
         rmSync(call, { recursive: true, force: true });
       },
+      ...(control ? { signal: (sig: NodeJS.Signals) => void controlled?.write(`${sig}\n`) } : {}),
     };
   }
 
@@ -317,6 +333,13 @@ export class SideSandbox implements CommandWrapper {
   closeSync(): void {
     this.closed = true;
     liveSides.delete(this);
-    rmSync(this.dir, { recursive: true, force: true });
+    try {
+      rmSync(this.dir, { recursive: true, force: true });
+    } catch (err) {
+      // Through sudo the agent's HOME and files are another uid's: removed as root.
+      const { status } = this.opts;
+      if (status.via !== 'sudo') throw err;
+      spawnSync(status.sudo ?? 'sudo', ['-n', 'rm', '-rf', '--', this.dir], { stdio: 'ignore' });
+    }
   }
 }
