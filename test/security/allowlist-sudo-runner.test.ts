@@ -4,10 +4,12 @@
 // runner's layout, owned by runner, with the job's token in its environment and in .git/config.
 // Measured on the namespaces alone, an agent there found the token in 3 process entries, wrote into
 // _actions, the tool cache and HOME, and reached 2 PostgreSQL servers; in the sandbox (through sudo)
-// it must find and change nothing, while its tools still answer.
-import { execFileSync, spawnSync } from 'node:child_process';
+// it must find and change nothing, while its tools still answer. And a harness killed by SIGKILL
+// (sudo drops a parent-death signal) takes the agent and its daemon with it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { attackSuite, FIXTURES, TEST_DATABASE_URL } from './attack-suite.js';
@@ -47,6 +49,33 @@ describe.runIf(asRoot)(
         spawnSync('/usr/bin/python3', asRunner(['sh', '-c', cmd]), { encoding: 'utf8' }).status;
       expect(probe('unshare -U true')).not.toBe(0);
       expect(probe('sudo -n unshare -m -p -n -f true')).toBe(0);
+    });
+
+    it('takes the agent and its daemon down with a harness killed by SIGKILL, through sudo too', async () => {
+      const marker = 40_000 + Math.floor(Math.random() * 10_000);
+      const running = () =>
+        spawnSync('pgrep', ['-f', `^sleep (${marker}|${marker + 1})$`], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean).length;
+      const harness = spawn(
+        '/usr/bin/python3',
+        asRunner([process.execPath, '--import', 'tsx', join(FIXTURES, 'sandbox-holder.mts'), String(marker)]),
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/home/runner' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let said = '';
+      harness.stdout.on('data', (d: Buffer) => (said += d));
+      const deadline = Date.now() + 120_000;
+      while (running() < 2 && Date.now() < deadline) await delay(200);
+      expect(said).toContain('via sudo');
+      expect(running()).toBe(2);
+      harness.kill('SIGKILL');
+      const gone = Date.now() + 10_000;
+      while (running() > 0 && Date.now() < gone) await delay(200);
+      expect(running()).toBe(0);
     });
 
     for (const engine of ['postgres', 'embedded'] as const) {
