@@ -54,7 +54,7 @@ function forward(port, socket) {
   return new Promise((resolve, reject) => {
     const server = net.createServer((c) => join(c, net.connect(socket)));
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => resolve());
   });
 }
 function lifeline(path, onLost) {

@@ -61,6 +61,8 @@ export interface SandboxOptions {
 // Variables whose URLs point at this machine's loopback; inside, the runner's listeners answer.
 const URL_VARS = ['STATEGATE_TOOLS_URL', 'STATEGATE_MCP_URL', 'DATABASE_URL'];
 const OUTER_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+// Connections a forward queues before its accept loop takes them (the kernel caps it at somaxconn).
+const FORWARD_BACKLOG = 4096;
 
 /**
  * bwrap creates the missing folders above a mount point with mode 0700, which the agent's uid could
@@ -174,8 +176,9 @@ export class SideSandbox implements CommandWrapper {
     if (!fw) {
       const name = `fw-${this.forwards.size}.sock`;
       const server = createServer((c) => joinSockets(c, connect(port, host)));
-      // A Unix socket is bound by listen() itself, so it accepts before the sandbox starts.
-      server.listen(join(this.sock, name));
+      // A Unix socket is bound by listen() itself, so it accepts before the sandbox starts. Its
+      // backlog holds an agent's burst of connections (a full one refuses them, unlike TCP's).
+      server.listen({ path: join(this.sock, name), backlog: FORWARD_BACKLOG });
       chmodSync(join(this.sock, name), 0o666);
       fw = { server, name };
       this.forwards.set(key, fw);
