@@ -2,15 +2,16 @@
 // side's agent.serve) runs in its own PID and mount namespaces through util-linux `unshare`. A
 // small init (PID 1 of the namespace) hides the harness's files under empty filesystems, gives the
 // agent a private /tmp, drops privileges, runs the agent, and exits with it; when PID 1 exits the
-// kernel kills every process left in the namespace, daemons included. Without namespaces the
-// caller falls back to process groups and says so.
+// kernel kills every process left in the namespace, daemons included. Where bubblewrap runs, the
+// sandbox of sandbox.ts is used instead (agent.serve excepted); without either the caller falls back
+// to process groups and says so.
 
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { runtimeCandidates } from '../sandbox/container-runtime.js';
 import { gitMetadata, gitRoots, guardedAncestors, inside, isDir, realPath } from './namespace-paths.js';
+import type { SandboxStatus } from './sandbox.js';
 
 export { gitMetadata, gitRoots, guardedAncestors } from './namespace-paths.js';
 
@@ -22,25 +23,53 @@ export const NEUTRAL_CHECKOUT = '/tmp/stategate-checkout';
 /** The agent's HOME when the harness is root: a fresh directory in the namespace's own /tmp. */
 export const AGENT_HOME = '/tmp/stategate-home';
 
-const PROBE_TIMEOUT_MS = 60_000;
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Runs a shell command line inside an agent namespace: the argv to spawn instead of /bin/sh -c. */
+/** What to spawn instead of /bin/sh -c; `env` replaces the agent's, `done` runs once it exited. */
+export interface WrappedCommand {
+  file: string;
+  args: string[];
+  env?: Record<string, string>;
+  done?: () => void;
+  /** Passes a signal to the agent where the harness may not send it itself (another uid, via sudo). */
+  signal?: (signal: NodeJS.Signals) => void;
+}
+
+/** Runs a shell command line inside an agent namespace or sandbox, with the agent's environment. */
 export interface CommandWrapper {
-  wrap(command: string): { file: string; args: string[] };
+  wrap(command: string, env?: Record<string, string>): WrappedCommand;
 }
 
 export type IsolationStatus =
-  | { mode: 'namespaces'; asRoot: boolean; unshare: string; setpriv?: string }
+  | {
+      mode: 'namespaces';
+      asRoot: boolean;
+      /** util-linux unshare, when it works here: the fallback without bubblewrap, and for agent.serve. */
+      unshare?: string;
+      setpriv?: string;
+      /** The bubblewrap sandbox (sandbox.ts), preferred for every agent.command and agent.setup. */
+      sandbox?: SandboxStatus;
+      /** Why there is no sandbox, when there is none. */
+      sandboxReason?: string;
+    }
   | { mode: 'process-groups'; reason: string };
 
 /** The one line the run's log and report carry about agent isolation. */
 export function isolationLine(status: IsolationStatus): string {
   if (status.mode === 'process-groups')
     return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  const sb = status.sandbox;
+  if (sb) {
+    const who =
+      sb.via === 'userns'
+        ? "agent keeps the harness's uid in a user namespace (weaker: no root or passwordless sudo)"
+        : `agent runs as uid ${AGENT_UID}${sb.via === 'sudo' ? ' (through sudo)' : ''}`;
+    return `agent isolation: PID and mount namespaces in a bubblewrap sandbox (allowlisted filesystem, loopback-only network), ${who}`;
+  }
+  const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : '';
   return status.asRoot
-    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}`
-    : 'agent isolation: PID, mount and user namespaces';
+    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}${why}`
+    : `agent isolation: PID, mount and user namespaces${why}`;
 }
 
 export interface NamespaceOptions {
@@ -270,9 +299,7 @@ export function namespaceWrapper(opts: NamespaceOptions | (() => NamespaceOption
   };
 }
 
-const probes = new Map<string, Promise<IsolationStatus>>();
-
-function harnessIds(): { uid: number; gid: number; asRoot: boolean } {
+export function harnessIds(): { uid: number; gid: number; asRoot: boolean } {
   const uid = process.getuid?.() ?? -1;
   return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
 }
@@ -304,81 +331,4 @@ export function runtimeSocketPaths(env: NodeJS.ProcessEnv): string[] {
   return [...new Set(paths.map((p) => resolve(p)))];
 }
 
-/** The absolute path of an executable on the harness's PATH (or the path itself when it has a slash). */
-function findExecutable(name: string): string | null {
-  const candidates = name.includes('/')
-    ? [resolve(name)]
-    : (process.env.PATH ?? '')
-        .split(delimiter)
-        .filter(Boolean)
-        .map((d) => join(d, name));
-  for (const file of candidates) {
-    try {
-      accessSync(file, constants.X_OK);
-      if (statSync(file).isFile()) return file;
-    } catch {
-      // Not here.
-    }
-  }
-  return null;
-}
-
-function runProbe(name: string): Promise<IsolationStatus> {
-  const unshare = findExecutable(name);
-  if (unshare === null) return Promise.resolve({ mode: 'process-groups', reason: `${name}: not found` });
-  const dir = mkdtempSync(join(tmpdir(), 'stategate-probe-'));
-  const ids = harnessIds();
-  const setpriv = findExecutable('setpriv') ?? undefined;
-  const wrapper = namespaceWrapper({
-    checkout: dir,
-    hide: [],
-    ...ids,
-    home: process.env.HOME,
-    unshare,
-    setpriv,
-  });
-  // The probe asks for what an agent needs: its own /proc and a user that cannot read ours.
-  const { file, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
-  return new Promise<IsolationStatus>((done) => {
-    let output = '';
-    const child = spawn(file, args, {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
-    child.stdout.on('data', (d: Buffer) => (output += d));
-    child.stderr.on('data', (d: Buffer) => (output += d));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      done({ mode: 'process-groups', reason: `${unshare}: ${err.message}` });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const lines = output.trim().split('\n');
-      const uid = Number(lines.at(-1));
-      if (code === 0 && (ids.asRoot ? uid === AGENT_UID : uid === ids.uid))
-        done({ mode: 'namespaces', asRoot: ids.asRoot, unshare, ...(setpriv ? { setpriv } : {}) });
-      else {
-        const why = lines.find((l) => l.trim() !== '') ?? `exited with code ${code}`;
-        done({ mode: 'process-groups', reason: why.trim().slice(0, 200) });
-      }
-    });
-  }).finally(() => rmSync(dir, { recursive: true, force: true }));
-}
-
-/** Whether agents can run in namespaces here; probed once per unshare binary and process. */
-export function probeIsolation(unshare = 'unshare'): Promise<IsolationStatus> {
-  let probe = probes.get(unshare);
-  if (!probe) {
-    probe =
-      process.platform === 'linux'
-        ? runProbe(unshare)
-        : Promise.resolve({
-            mode: 'process-groups',
-            reason: `namespaces need Linux, this is ${process.platform}`,
-          });
-    probes.set(unshare, probe);
-  }
-  return probe;
-}
+export { findExecutable, probeIsolation } from './namespace-probe.js';

@@ -12,6 +12,9 @@ const POLL_MS = 25;
 const KILL_WAIT_MS = 2000;
 
 const liveGroups = new Set<number>();
+// Groups whose processes the harness may not signal itself (a sandbox through sudo runs as another
+// uid): their wrapper passes a signal on some other way.
+const signallers = new Map<number, (signal: NodeJS.Signals) => void>();
 let exitHookInstalled = false;
 
 // A harness that exits (even on an uncaught error) takes its agents with it.
@@ -35,12 +38,19 @@ export function spawnInGroup(
   wrapper?: CommandWrapper,
 ): ChildProcess {
   installExitHook();
-  const { file, args } = wrapper?.wrap(command) ?? { file: '/bin/sh', args: ['-c', command] };
-  const child = spawn(file, args, { cwd, env, detached: true, stdio });
+  const wrapped = wrapper?.wrap(command, env) ?? { file: '/bin/sh', args: ['-c', command] };
+  const child = spawn(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  if (wrapped.done) {
+    const done = wrapped.done;
+    child.once('exit', () => done());
+    child.once('error', () => done());
+  }
   if (child.pid !== undefined) {
     const pgid = child.pid;
     liveGroups.add(pgid);
+    if (wrapped.signal) signallers.set(pgid, wrapped.signal);
     child.once('exit', () => {
+      signallers.delete(pgid);
       if (!groupRunning(pgid)) liveGroups.delete(pgid);
     });
   }
@@ -49,6 +59,7 @@ export function spawnInGroup(
 
 /** Sends a signal to every process of the group; false when the group is gone. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  if (signal !== 0) signallers.get(pgid)?.(signal);
   try {
     process.kill(-pgid, signal);
     return true;

@@ -17,6 +17,7 @@ import {
   namespaceWrapper,
 } from '../agent/namespace.js';
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
+import { SideSandbox } from '../agent/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { AgentRun, Side } from '../model/episode.js';
 import { TOOL_NAME } from '../sandbox/embedded-download.js';
@@ -73,20 +74,44 @@ function toolCacheBinaries(env: NodeJS.ProcessEnv): string[] {
   return [dir];
 }
 
-/** The namespace wrapper of a side's agent processes, when namespaces are available. */
-function sideWrapper(opts: SideOptions): CommandWrapper | undefined {
+/**
+ * The wrappers of a side's agent processes: the bubblewrap sandbox for agent.setup and each
+ * agent.command episode when it runs here, else the unshare namespaces; agent.serve, whose port the
+ * harness must reach, in the unshare namespaces (the sandbox with the host's network without them).
+ */
+function sideWrappers(opts: SideOptions): {
+  run?: CommandWrapper;
+  serve?: CommandWrapper;
+  close(): Promise<void>;
+} {
   const isolation = opts.isolation;
-  if (isolation?.mode !== 'namespaces') return undefined;
+  if (isolation?.mode !== 'namespaces') return { close: async () => undefined };
   const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
   const toolCache = toolCacheBinaries(opts.harnessEnv);
-  return namespaceWrapper(() =>
-    harnessNamespaceOptions(
-      opts.checkout.dir,
-      [...(opts.hide ?? []), ...privatePaths(), ...(runnerTemp ? [runnerTemp] : []), ...toolCache],
-      isolation.unshare,
-      isolation.setpriv,
-    ),
-  );
+  const hide = () => [
+    ...(opts.hide ?? []),
+    ...privatePaths(),
+    ...(runnerTemp ? [runnerTemp] : []),
+    ...toolCache,
+  ];
+  const namespaces = isolation.unshare
+    ? namespaceWrapper(() =>
+        harnessNamespaceOptions(opts.checkout.dir, hide(), isolation.unshare, isolation.setpriv),
+      )
+    : undefined;
+  if (!isolation.sandbox) return { run: namespaces, serve: namespaces, close: async () => undefined };
+  const sandbox = new SideSandbox({ checkout: opts.checkout.dir, hide, status: isolation.sandbox });
+  const serve =
+    namespaces ??
+    new SideSandbox({ checkout: opts.checkout.dir, hide, status: isolation.sandbox, network: 'host' });
+  return {
+    run: sandbox,
+    serve,
+    close: async () => {
+      await sandbox.close();
+      if (serve instanceof SideSandbox) await serve.close();
+    },
+  };
 }
 
 /** The side's agent config with --isolation (or the action's `isolation` input) applied. */
@@ -110,7 +135,8 @@ export function withIsolation(
 /** Runs agent.setup (once), starts agent.serve (once) and returns how to run one episode. */
 export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
-  const wrapper = sideWrapper(opts);
+  const wrappers = sideWrappers(opts);
+  const wrapper = wrappers.run;
   const baseEnv = (vars?: EpisodeVars) =>
     buildAgentEnv({
       harnessEnv: opts.harnessEnv,
@@ -137,9 +163,11 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
     if (!res.ok) {
       // As root the setup is nobody: installing into a root-owned checkout fails, and should say why.
       const asNobody =
-        opts.isolation?.mode === 'namespaces' && opts.isolation.asRoot
-          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout owned by root: run stategate as a normal user, make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
+        opts.isolation?.mode === 'namespaces' &&
+        (opts.isolation.asRoot || opts.isolation.sandbox?.via === 'sudo')
+          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user without sudo (STATEGATE_SUDO=never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
           : '';
+      await wrappers.close();
       throw new Error(
         `${side}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):\n${res.output.slice(-2000)}${asNobody}`,
       );
@@ -156,7 +184,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       cwd: checkout.dir,
       env,
       logFile,
-      wrapper,
+      wrapper: wrappers.serve,
     });
     return {
       side,
@@ -164,7 +192,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       agent,
       logFile,
       runAgent: (req) => server.runEpisode(req),
-      stop: () => server.stop(),
+      stop: () => server.stop().finally(() => wrappers.close()),
     };
   }
 
@@ -183,7 +211,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         signal: req.signal,
         wrapper,
       }),
-    stop: async () => undefined,
+    stop: () => wrappers.close(),
   };
 }
 

@@ -26,6 +26,22 @@ describe('action docs', () => {
     expect(guide).toContain(`\`\`\`yaml\n${fixture}\`\`\``);
   });
 
+  it('every actions/checkout step in the README and the docs keeps the token off disk', () => {
+    // actions/checkout persists the job's token in .git/config unless told not to; the agent under
+    // review runs in that checkout.
+    const markdown = ['README.md', 'docs/action.md', 'docs/action-readme-section.md'].map(read);
+    const checkouts = [...markdown.flatMap(yamlBlocks), fixture]
+      .map((text) => parse(text))
+      .flatMap((doc) => {
+        const jobs = doc?.jobs ? Object.values(doc.jobs as Record<string, { steps: unknown[] }>) : [];
+        return jobs.flatMap((j) => j.steps) as { uses?: string; with?: Record<string, unknown> }[];
+      })
+      .filter((s) => /^actions\/checkout@/.test(s.uses ?? ''));
+    expect(checkouts.length).toBeGreaterThanOrEqual(8);
+    for (const step of checkouts)
+      expect(step.with?.['persist-credentials'], JSON.stringify(step)).toBe(false);
+  });
+
   it('documents every input with its default, and every output', () => {
     const rows = [...guide.matchAll(/^\| `([a-z-]+)` \| `([^`]*)` \|/gm)].map((m) => [m[1], m[2]]);
     expect(Object.fromEntries(rows)).toEqual(

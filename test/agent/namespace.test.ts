@@ -127,22 +127,25 @@ describe('without namespaces', () => {
         mode: 0o755,
       },
     );
-    const status = await probeIsolation(refused);
+    const status = await probeIsolation(refused, '/nonexistent/bwrap');
     expect(status).toEqual({
       mode: 'process-groups',
-      reason: 'unshare: unshare failed: Operation not permitted',
+      reason: 'unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found',
     });
     expect(isolationLine(status)).toBe(
-      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted); use agent.isolation: container',
+      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found); use agent.isolation: container',
     );
   });
 
   it('says once, in one line, that only process groups hold the agent', async () => {
-    const status = await probeIsolation('/nonexistent/unshare');
-    expect(status).toEqual({ mode: 'process-groups', reason: '/nonexistent/unshare: not found' });
+    const status = await probeIsolation('/nonexistent/unshare', '/nonexistent/bwrap');
+    expect(status).toEqual({
+      mode: 'process-groups',
+      reason: '/nonexistent/unshare: not found; /nonexistent/bwrap: not found',
+    });
     const note = isolationLine(status);
     expect(note).toBe(
-      'agent isolation: process groups only (/nonexistent/unshare: not found); use agent.isolation: container',
+      'agent isolation: process groups only (/nonexistent/unshare: not found; /nonexistent/bwrap: not found); use agent.isolation: container',
     );
     const markdown = renderMarkdown({ ...sampleReport(), agent_isolation: { mode: 'process-groups', note } });
     expect(markdown).toContain('agent isolation: process groups only');

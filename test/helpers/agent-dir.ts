@@ -1,5 +1,6 @@
 // Directories both a test and its agents can reach. Agents run with a /tmp of their own, and as an
-// unprivileged user when the tests run as root, so these live outside /tmp and are open to all.
+// unprivileged user when the tests run as root, so these live outside /tmp and are open to all,
+// and are shared with the agents' sandbox (STATEGATE_AGENT_BIND).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -8,7 +9,16 @@ import { dirname, join, relative, resolve } from 'node:path';
 export function agentSharedDir(prefix: string): string {
   const dir = mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), prefix));
   chmodSync(dir, 0o777);
+  // The sandbox shows an agent only what it is allowed: the harness this process is (and those it
+  // starts with its environment) shares the folder with its agents.
+  shareWithAgents(dir);
   return dir;
+}
+
+/** Adds `dir` to STATEGATE_AGENT_BIND, the folders a harness's sandbox shares with its agents. */
+export function shareWithAgents(dir: string): void {
+  const dirs = (process.env.STATEGATE_AGENT_BIND ?? '').split(':').filter(Boolean);
+  process.env.STATEGATE_AGENT_BIND = [...new Set([...dirs, dir])].join(':');
 }
 
 /** Whether an agent sees `path`: not under the /tmp it gets afresh, and (as root) every ancestor open to others. */
@@ -28,7 +38,10 @@ function agentSees(path: string): boolean {
  */
 export function agentNodeModules(root: string): { path: string; copy: string | null } {
   const own = join(root, 'node_modules');
-  if (agentSees(own)) return { path: own, copy: null };
+  if (agentSees(own)) {
+    shareWithAgents(own);
+    return { path: own, copy: null };
+  }
   const copy = agentSharedDir('sg-node-modules-');
   linkCopy(own, join(copy, 'node_modules'));
   return { path: join(copy, 'node_modules'), copy };

@@ -200,7 +200,9 @@ export class NobodysDemoRepo {
 
   /** The user's environment: its PATH and HOME, and `extra`. */
   env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-    return { PATH: this.#path, HOME: this.home, ...extra };
+    // Folders the test shares with the agents' sandbox (test/helpers/agent-dir.ts), passed on.
+    const bind = process.env.STATEGATE_AGENT_BIND;
+    return { PATH: this.#path, HOME: this.home, ...(bind ? { STATEGATE_AGENT_BIND: bind } : {}), ...extra };
   }
 
   /** Creates HOME, the repository (empty, on main) and `dirs`, all nobody's. */

@@ -2,10 +2,16 @@
 // runs as an unprivileged user without capabilities, with a HOME of its own, and still reads its
 // checkout, wherever that is (under /tmp, or under a directory only root can enter). As a normal
 // user, it keeps the harness's uid, without capabilities.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AGENT_GID, AGENT_HOME, AGENT_UID, NEUTRAL_CHECKOUT } from '../../src/agent/namespace.js';
+import {
+  AGENT_GID,
+  AGENT_HOME,
+  AGENT_UID,
+  NEUTRAL_CHECKOUT,
+  probeIsolation,
+} from '../../src/agent/namespace.js';
 import { type AttackSuite, attackSuite, runAttack } from './attack-suite.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -61,7 +67,11 @@ describe('who the agent runs as', () => {
       const { found } = await runAttack(suite, 'postgres');
       expect(found.uid).toBe(AGENT_UID);
       expect(found.readsCheckout).toBe(true);
-      expect(found.cwd).toBe(NEUTRAL_CHECKOUT);
+      // The sandbox builds the folders above the checkout afresh, so it stays at its own path;
+      // the unshare fallback mounts it where nobody can reach it.
+      const status = await probeIsolation();
+      const sandboxed = status.mode === 'namespaces' && status.sandbox !== undefined;
+      expect(found.cwd).toBe(sandboxed ? realpathSync(suite.dir) : NEUTRAL_CHECKOUT);
     },
   );
 
