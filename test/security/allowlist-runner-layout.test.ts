@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { probeIsolation } from '../../src/agent/namespace.js';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { runCompare } from '../../src/run/pipeline.js';
-import { attackSuite, TEST_DATABASE_URL } from './attack-suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { attackSuite } from './attack-suite.js';
 import { JOB_TOKEN, persistCheckoutToken, runnerLayout } from './runner-layout.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

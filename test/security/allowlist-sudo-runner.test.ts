@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
-import { attackSuite, FIXTURES, TEST_DATABASE_URL } from './attack-suite.js';
+import { TEST_DATABASE_URL } from '../helpers/engines.js';
+import { attackSuite, FIXTURES } from './attack-suite.js';
 import { JOB_TOKEN, persistCheckoutToken, runnerLayout } from './runner-layout.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
