@@ -10328,7 +10328,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve15.call(this, root, ref);
+      let _sch = resolve16.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10355,7 +10355,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve15(root, ref) {
+    function resolve16(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11219,7 +11219,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve15(baseURI, relativeURI, options2) {
+    function resolve16(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11610,7 +11610,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve15,
+      resolve: resolve16,
       resolveComponent,
       equal,
       serialize,
@@ -19537,7 +19537,7 @@ var require_dist3 = __commonJS({
     function parse4(stream2, callback2) {
       const parser = new parser_1.Parser();
       stream2.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve15) => stream2.on("end", () => resolve15()));
+      return new Promise((resolve16) => stream2.on("end", () => resolve16()));
     }
   }
 });
@@ -20306,12 +20306,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve15, reject) => {
+        return new this._Promise((resolve16, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve15(this);
+              resolve16(this);
             }
           });
         });
@@ -20693,8 +20693,8 @@ var require_client = __commonJS({
         } else {
           query2 = new Query2(config2, values, callback2);
           if (!query2.callback) {
-            result = new this._Promise((resolve15, reject) => {
-              query2.callback = (err, res) => err ? reject(err) : resolve15(res);
+            result = new this._Promise((resolve16, reject) => {
+              query2.callback = (err, res) => err ? reject(err) : resolve16(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20794,8 +20794,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve15) => {
-            this.connection.once("end", resolve15);
+          return new this._Promise((resolve16) => {
+            this.connection.once("end", resolve16);
           });
         }
       }
@@ -20844,8 +20844,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve15, reject) {
-        res = resolve15;
+      const result = new Promise2(function(resolve16, reject) {
+        res = resolve16;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20906,7 +20906,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve15) => resolve15(f()));
+        return new Promise2((resolve16) => resolve16(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21301,8 +21301,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve15, reject) {
-          this._once("end", resolve15);
+        function(resolve16, reject) {
+          this._once("end", resolve16);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21481,12 +21481,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve15, reject) => {
+      return new this._Promise((resolve16, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve15(this);
+            resolve16(this);
           }
         });
       });
@@ -21510,8 +21510,8 @@ var require_client2 = __commonJS({
         query2 = new NativeQuery(config2, values, callback2);
         if (!query2.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve15, reject) => {
-            resolveOut = resolve15;
+          result = new this._Promise((resolve16, reject) => {
+            resolveOut = resolve16;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21574,8 +21574,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve15, reject) {
-          cb = (err) => err ? reject(err) : resolve15();
+        result = new this._Promise(function(resolve16, reject) {
+          cb = (err) => err ? reject(err) : resolve16();
         });
       }
       const doEnd = function() {
@@ -24066,9 +24066,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback2) {
         if (callback2 === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve15(data);
+              return err ? reject(err) : resolve16(data);
             });
           });
         }
@@ -24106,12 +24106,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback2 === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve15(data);
+              ) : resolve16(data);
             });
           });
         }
@@ -24483,7 +24483,7 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect4({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
+      return function connect5({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
@@ -26378,8 +26378,8 @@ var require_util3 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise3 = new Promise((resolve15, reject) => {
-        res = resolve15;
+      const promise3 = new Promise((resolve16, reject) => {
+        res = resolve16;
         rej = reject;
       });
       return { promise: promise3, resolve: res, reject: rej };
@@ -28630,12 +28630,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve15;
+          callback2 = resolve16;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -29305,12 +29305,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve15;
+          callback2 = resolve16;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -29616,7 +29616,7 @@ var require_client3 = __commonJS({
         strictContentLength,
         maxCachedSessions,
         maxRedirections,
-        connect: connect5,
+        connect: connect6,
         maxRequestsPerClient,
         localAddress,
         maxResponseSize,
@@ -29668,7 +29668,7 @@ var require_client3 = __commonJS({
         if (bodyTimeout != null && (!Number.isInteger(bodyTimeout) || bodyTimeout < 0)) {
           throw new InvalidArgumentError("bodyTimeout must be a positive integer or zero");
         }
-        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
+        if (connect6 != null && typeof connect6 !== "function" && typeof connect6 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
@@ -29692,15 +29692,15 @@ var require_client3 = __commonJS({
         if (maxConcurrentStreams != null && (typeof maxConcurrentStreams !== "number" || maxConcurrentStreams < 1)) {
           throw new InvalidArgumentError("maxConcurrentStreams must be a positive integer, greater than 0");
         }
-        if (typeof connect5 !== "function") {
-          connect5 = buildConnector({
+        if (typeof connect6 !== "function") {
+          connect6 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect5
+            ...connect6
           });
         }
         if (interceptors?.Client && Array.isArray(interceptors.Client)) {
@@ -29715,7 +29715,7 @@ var require_client3 = __commonJS({
           this[kInterceptors] = [createRedirectInterceptor({ maxRedirections })];
         }
         this[kUrl] = util3.parseOrigin(url2);
-        this[kConnector] = connect5;
+        this[kConnector] = connect6;
         this[kPipelining] = pipelining != null ? pipelining : 1;
         this[kMaxHeadersSize] = maxHeaderSize || http3.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
@@ -29769,7 +29769,7 @@ var require_client3 = __commonJS({
       }
       /* istanbul ignore: only used for test */
       [kConnect](cb) {
-        connect4(this);
+        connect5(this);
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
@@ -29789,16 +29789,16 @@ var require_client3 = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve15;
+            this[kClosedResolve] = resolve16;
           } else {
-            resolve15(null);
+            resolve16(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -29809,7 +29809,7 @@ var require_client3 = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve15(null);
+            resolve16(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback2);
@@ -29833,7 +29833,7 @@ var require_client3 = __commonJS({
         assert2(client[kSize] === 0);
       }
     }
-    async function connect4(client) {
+    async function connect5(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
       let { host, hostname: hostname5, protocol, port } = client[kUrl];
@@ -29860,7 +29860,7 @@ var require_client3 = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve15, reject) => {
+        const socket = await new Promise((resolve16, reject) => {
           client[kConnector]({
             host,
             hostname: hostname5,
@@ -29872,7 +29872,7 @@ var require_client3 = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve15(socket2);
+              resolve16(socket2);
             }
           });
         });
@@ -30004,7 +30004,7 @@ var require_client3 = __commonJS({
           return;
         }
         if (!client[kHTTPContext]) {
-          connect4(client);
+          connect5(client);
           return;
         }
         if (client[kHTTPContext].destroyed) {
@@ -30208,8 +30208,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve15) => {
-            this[kClosedResolve] = resolve15;
+          await new Promise((resolve16) => {
+            this[kClosedResolve] = resolve16;
           });
         }
       }
@@ -30296,7 +30296,7 @@ var require_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect: connect4,
+        connect: connect5,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -30312,25 +30312,25 @@ var require_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
+        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
-        if (typeof connect4 !== "function") {
-          connect4 = buildConnector({
+        if (typeof connect5 !== "function") {
+          connect5 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect4
+            ...connect5
           });
         }
         super(options2);
         this[kInterceptors] = options2.interceptors?.Pool && Array.isArray(options2.interceptors.Pool) ? options2.interceptors.Pool : [];
         this[kConnections] = connections || null;
         this[kUrl] = util3.parseOrigin(origin);
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, allowH2 };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect5, allowH2 };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kFactory] = factory;
         this.on("connectionError", (origin2, targets, error62) => {
@@ -30525,25 +30525,25 @@ var require_agent = __commonJS({
       return opts && opts.connections === 1 ? new Client2(origin, opts) : new Pool2(origin, opts);
     }
     var Agent3 = class extends DispatcherBase {
-      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect4, tls, ...options2 } = {}) {
+      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect5, tls, ...options2 } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
+        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (!Number.isInteger(maxRedirections) || maxRedirections < 0) {
           throw new InvalidArgumentError("maxRedirections must be a positive number");
         }
         super(options2);
-        if (connect4 && typeof connect4 !== "function") {
-          connect4 = { ...connect4 };
+        if (connect5 && typeof connect5 !== "function") {
+          connect5 = { ...connect5 };
         }
         if (tls && typeof tls !== "function") {
           tls = { ...tls };
         }
         this[kInterceptors] = options2.interceptors?.Agent && Array.isArray(options2.interceptors.Agent) ? options2.interceptors.Agent : [createRedirectInterceptor({ maxRedirections })];
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, tls };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect5, tls };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kMaxRedirections] = maxRedirections;
         this[kFactory] = factory;
@@ -30638,16 +30638,16 @@ var require_proxy_agent = __commonJS({
     }
     var Http1ProxyWrapper = class extends DispatcherBase {
       #client;
-      constructor(proxyUrl, { headers = {}, connect: connect4, factory }) {
+      constructor(proxyUrl, { headers = {}, connect: connect5, factory }) {
         super();
         if (!proxyUrl) {
           throw new InvalidArgumentError("Proxy URL is mandatory");
         }
         this[kProxyHeaders] = headers;
         if (factory) {
-          this.#client = factory(proxyUrl, { connect: connect4 });
+          this.#client = factory(proxyUrl, { connect: connect5 });
         } else {
-          this.#client = new Client2(proxyUrl, { connect: connect4 });
+          this.#client = new Client2(proxyUrl, { connect: connect5 });
         }
       }
       [kDispatch](opts, handler) {
@@ -30709,7 +30709,7 @@ var require_proxy_agent = __commonJS({
         } else if (username && password) {
           this[kProxyHeaders]["proxy-authorization"] = `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString("base64")}`;
         }
-        const connect4 = buildConnector({ ...opts.proxyTls });
+        const connect5 = buildConnector({ ...opts.proxyTls });
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options2) => {
@@ -30717,13 +30717,13 @@ var require_proxy_agent = __commonJS({
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect: connect4,
+              connect: connect5,
               factory: agentFactory
             });
           }
           return agentFactory(origin2, options2);
         };
-        this[kClient] = clientFactory(url2, { connect: connect4 });
+        this[kClient] = clientFactory(url2, { connect: connect5 });
         this[kAgent] = new Agent3({
           ...opts,
           factory,
@@ -31478,7 +31478,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve15, reject) => {
+        return await new Promise((resolve16, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -31491,7 +31491,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve15(null);
+              resolve16(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -31510,7 +31510,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert2(!stream2[kConsume]);
-      return new Promise((resolve15, reject) => {
+      return new Promise((resolve16, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -31527,7 +31527,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve15,
+              resolve: resolve16,
               reject,
               length: 0,
               body: []
@@ -31597,18 +31597,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve15, stream: stream2, length } = consume2;
+      const { type, body, resolve: resolve16, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve15(chunksDecode(body, length));
+          resolve16(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve15(JSON.parse(chunksDecode(body, length)));
+          resolve16(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve15(chunksConcat(body, length).buffer);
+          resolve16(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve15(new Blob(body, { type: stream2[kContentType] }));
+          resolve16(new Blob(body, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve15(chunksConcat(body, length));
+          resolve16(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -31865,9 +31865,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -32090,9 +32090,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -32377,9 +32377,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -32469,11 +32469,11 @@ var require_api_connect = __commonJS({
         }
       }
     };
-    function connect4(opts, callback2) {
+    function connect5(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve15, reject) => {
-          connect4.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+        return new Promise((resolve16, reject) => {
+          connect5.call(this, opts, (err, data) => {
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -32488,7 +32488,7 @@ var require_api_connect = __commonJS({
         queueMicrotask(() => callback2(err, { opaque }));
       }
     }
-    module.exports = connect4;
+    module.exports = connect5;
   }
 });
 
@@ -36336,7 +36336,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve15, reject) => agent.dispatch(
+        return new Promise((resolve16, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -36412,7 +36412,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve15({
+              resolve16({
                 status,
                 statusText,
                 headersList,
@@ -36455,7 +36455,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve15({
+              resolve16({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -40196,8 +40196,8 @@ var require_util9 = __commonJS({
       return true;
     }
     function delay2(ms) {
-      return new Promise((resolve15) => {
-        setTimeout(resolve15, ms).unref();
+      return new Promise((resolve16) => {
+        setTimeout(resolve16, ms).unref();
       });
     }
     module.exports = {
@@ -41066,11 +41066,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41086,7 +41086,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41156,26 +41156,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve15) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve16) => __awaiter(this, void 0, void 0, function* () {
             let output2 = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output2 = Buffer.concat([output2, chunk]);
             });
             this.message.on("end", () => {
-              resolve15(output2.toString());
+              resolve16(output2.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve15) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve16) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve15(Buffer.concat(chunks));
+              resolve16(Buffer.concat(chunks));
             });
           }));
         });
@@ -41378,14 +41378,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve15(res);
+                resolve16(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -41629,12 +41629,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve15) => setTimeout(() => resolve15(), ms));
+          return new Promise((resolve16) => setTimeout(() => resolve16(), ms));
         });
       }
       _processResponse(res, options2) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve15, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve16, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -41642,7 +41642,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve15(response);
+              resolve16(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -41681,7 +41681,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve15(response);
+              resolve16(response);
             }
           }));
         });
@@ -41714,11 +41714,11 @@ var init_summary = __esm({
   "node_modules/@actions/core/lib/summary.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41734,7 +41734,7 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42110,11 +42110,11 @@ var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42130,7 +42130,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42310,11 +42310,11 @@ var init_io = __esm({
     init_io_util();
     __awaiter4 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42330,7 +42330,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42395,11 +42395,11 @@ var init_toolrunner = __esm({
     init_io_util();
     __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42415,7 +42415,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42634,7 +42634,7 @@ var init_toolrunner = __esm({
             this.toolPath = path9.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve15, reject) => __awaiter5(this, void 0, void 0, function* () {
+          return new Promise((resolve16, reject) => __awaiter5(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -42717,7 +42717,7 @@ var init_toolrunner = __esm({
               if (error62) {
                 reject(error62);
               } else {
-                resolve15(exitCode);
+                resolve16(exitCode);
               }
             });
             if (this.options.input) {
@@ -42814,11 +42814,11 @@ var init_exec = __esm({
     init_toolrunner();
     __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42834,7 +42834,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45163,11 +45163,11 @@ var init_manifest = __esm({
     init_core();
     __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45183,7 +45183,7 @@ var init_manifest = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45211,11 +45211,11 @@ var init_retry_helper = __esm({
     init_core();
     __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45231,7 +45231,7 @@ var init_retry_helper = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45273,7 +45273,7 @@ var init_retry_helper = __esm({
       }
       sleep(seconds) {
         return __awaiter8(this, void 0, void 0, function* () {
-          return new Promise((resolve15) => setTimeout(resolve15, seconds * 1e3));
+          return new Promise((resolve16) => setTimeout(resolve16, seconds * 1e3));
         });
       }
     };
@@ -45764,11 +45764,11 @@ var init_tool_cache = __esm({
     init_retry_helper();
     __awaiter9 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve15) {
-          resolve15(value);
+        return value instanceof P ? value : new P(function(resolve16) {
+          resolve16(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve15, reject) {
+      return new (P || (P = Promise))(function(resolve16, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45784,7 +45784,7 @@ var init_tool_cache = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve15(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45867,8 +45867,8 @@ function calibrationOf(t) {
 var VERSION = "0.1.0";
 
 // src/cli/commands.ts
-import { writeFileSync as writeFileSync8 } from "node:fs";
-import { resolve as resolve13 } from "node:path";
+import { existsSync as existsSync9, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname14, resolve as resolve14 } from "node:path";
 
 // src/config/load.ts
 import path6 from "node:path";
@@ -50949,7 +50949,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve15) {
+function isRecursive(inst, stack, resolve16) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -50959,7 +50959,7 @@ function isRecursive(inst, stack, resolve15) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive(child2, stack, resolve15);
+      const answer = isRecursive(child2, stack, resolve16);
       if (answer > result)
         result = answer;
     }
@@ -50970,7 +50970,7 @@ function isRecursive(inst, stack, resolve15) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve15) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve16) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -51034,7 +51034,7 @@ function isRecursive(inst, stack, resolve15) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve15 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve16 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -79327,8 +79327,8 @@ async function mergeShards(reports, opts) {
 }
 
 // src/run/execute.ts
-import { mkdtempSync as mkdtempSync6 } from "node:fs";
-import { join as join19 } from "node:path";
+import { mkdtempSync as mkdtempSync8 } from "node:fs";
+import { join as join23 } from "node:path";
 
 // src/gateway/deadline.ts
 function episodeDeadline(outer) {
@@ -79644,7 +79644,7 @@ async function staleAnswer(call) {
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
 function readBody(req, cutoff) {
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -79656,7 +79656,7 @@ function readBody(req, cutoff) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve15(read);
+      resolve16(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
@@ -87445,7 +87445,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve15) => setTimeout(resolve15, pollInterval));
+        await new Promise((resolve16) => setTimeout(resolve16, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -87462,7 +87462,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve15, reject) => {
+    return new Promise((resolve16, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -87540,7 +87540,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve15(parseResult.data);
+            resolve16(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -87802,12 +87802,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve15, reject) => {
+    return new Promise((resolve16, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve15, interval);
+      const timeoutId = setTimeout(resolve16, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -88947,7 +88947,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve15) => setTimeout(resolve15, pollInterval));
+      await new Promise((resolve16) => setTimeout(resolve16, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -90049,9 +90049,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve15,
+            resolveJson: resolve16,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -90520,8 +90520,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve15) => {
-      release = resolve15;
+    const mine = new Promise((resolve16) => {
+      release = resolve16;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -90620,8 +90620,8 @@ var SessionState = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve15) => {
-          timer = setTimeout(resolve15, graceMs);
+        const grace = new Promise((resolve16) => {
+          timer = setTimeout(resolve16, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -90694,11 +90694,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve15, reject) => {
+  await new Promise((resolve16, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve15();
+      resolve16();
     });
   });
   const port = server.address().port;
@@ -90733,8 +90733,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve15) => {
-        server.close(() => resolve15());
+      await new Promise((resolve16) => {
+        server.close(() => resolve16());
         server.closeAllConnections();
       });
     }
@@ -91270,13 +91270,13 @@ function runtimeCandidates(env = process.env) {
   return paths.map((path12) => ({ label: path12, path: path12 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     let socket;
     let reply = "";
     const done = (ok3) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve15(ok3);
+      resolve16(ok3);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -91618,7 +91618,7 @@ function serverEnv() {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 }
 function run(file2, args, user) {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     const child2 = spawn2(file2, args, {
       ...user ?? {},
       env: serverEnv(),
@@ -91630,17 +91630,17 @@ function run(file2, args, user) {
     child2.on("error", reject);
     child2.on(
       "close",
-      (code) => code === 0 ? resolve15() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve16() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort() {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve15(port));
+      server.close(() => resolve16(port));
     });
   });
 }
@@ -91662,10 +91662,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve15, reject) => {
+  const ready = new Promise((resolve16, reject) => {
     child2.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve15();
+      if (log2.includes(READY)) resolve16();
     });
     child2.on("error", reject);
     child2.on(
@@ -91676,9 +91676,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child: child2, ready, log: () => log2 };
 }
 function waitExit(child2) {
-  return new Promise((resolve15) => {
-    if (child2.exitCode !== null || child2.signalCode !== null) resolve15();
-    else child2.once("exit", () => resolve15());
+  return new Promise((resolve16) => {
+    if (child2.exitCode !== null || child2.signalCode !== null) resolve16();
+    else child2.once("exit", () => resolve16());
   });
 }
 function alive(pid) {
@@ -91799,7 +91799,7 @@ var Slots = class {
       return Promise.resolve();
     }
     this.onFull();
-    return new Promise((resolve15) => this.queue.push(resolve15));
+    return new Promise((resolve16) => this.queue.push(resolve16));
   }
   release() {
     const next = this.queue.shift();
@@ -92975,7 +92975,7 @@ var PgSandbox = class _PgSandbox {
     this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
     this.pool.on("connect", (client) => {
-      this.closing.push(new Promise((resolve15) => client.once("end", () => resolve15())));
+      this.closing.push(new Promise((resolve16) => client.once("end", () => resolve16())));
     });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
@@ -95630,8 +95630,8 @@ async function schedule(episodes, work, opts) {
 }
 
 // src/run/side.ts
-import { mkdirSync as mkdirSync6 } from "node:fs";
-import { join as join18 } from "node:path";
+import { mkdirSync as mkdirSync7 } from "node:fs";
+import { join as join22 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -95708,6 +95708,7 @@ var DEFAULT_GRACE_MS = 2e3;
 var POLL_MS = 25;
 var KILL_WAIT_MS = 2e3;
 var liveGroups = /* @__PURE__ */ new Set();
+var signallers = /* @__PURE__ */ new Map();
 var exitHookInstalled = false;
 function installExitHook() {
   if (exitHookInstalled) return;
@@ -95718,18 +95719,26 @@ function installExitHook() {
 }
 function spawnInGroup(command, cwd, env, stdio, wrapper) {
   installExitHook();
-  const { file: file2, args } = wrapper?.wrap(command) ?? { file: "/bin/sh", args: ["-c", command] };
-  const child2 = spawn3(file2, args, { cwd, env, detached: true, stdio });
+  const wrapped = wrapper?.wrap(command, env) ?? { file: "/bin/sh", args: ["-c", command] };
+  const child2 = spawn3(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  if (wrapped.done) {
+    const done = wrapped.done;
+    child2.once("exit", () => done());
+    child2.once("error", () => done());
+  }
   if (child2.pid !== void 0) {
     const pgid = child2.pid;
     liveGroups.add(pgid);
+    if (wrapped.signal) signallers.set(pgid, wrapped.signal);
     child2.once("exit", () => {
+      signallers.delete(pgid);
       if (!groupRunning(pgid)) liveGroups.delete(pgid);
     });
   }
   return child2;
 }
 function signalGroup(pgid, signal) {
+  if (signal !== 0) signallers.get(pgid)?.(signal);
   try {
     process.kill(-pgid, signal);
     return true;
@@ -95854,8 +95863,8 @@ import { stat as stat4 } from "node:fs/promises";
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve15) => {
-    timer = setTimeout(() => resolve15(void 0), ms);
+  const timeout = new Promise((resolve16) => {
+    timer = setTimeout(() => resolve16(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -95875,9 +95884,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child2) {
-  return new Promise((resolve15) => {
-    child2.once("error", (err) => resolve15(err));
-    child2.once("exit", (code, signal) => resolve15({ code, signal }));
+  return new Promise((resolve16) => {
+    child2.once("error", (err) => resolve16(err));
+    child2.once("exit", (code, signal) => resolve16({ code, signal }));
   });
 }
 async function beginRun(opts) {
@@ -95917,7 +95926,7 @@ ${opts.command}` : opts.command;
     opts.wrapper
   );
   const exited = waitForExit(child2);
-  const closed = new Promise((resolve15) => child2.once("close", () => resolve15()));
+  const closed = new Promise((resolve16) => child2.once("close", () => resolve16()));
   child2.stdout?.on("data", (chunk) => stdout.push(chunk));
   child2.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child2.stdin) {
@@ -96083,12 +96092,12 @@ import net from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     const socket = net.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve15(error62);
+      resolve16(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -96098,7 +96107,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome2 = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -96106,7 +96115,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome2.error = error62;
-      resolve15(outcome2);
+      resolve16(outcome2);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -96189,12 +96198,12 @@ var ServeProcess = class _ServeProcess {
     } finally {
       closeSync(fd);
     }
-    this.exited = new Promise((resolve15) => {
+    this.exited = new Promise((resolve16) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve15(exit);
+        resolve16(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -96460,10 +96469,9 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 }
 
 // src/agent/namespace.ts
-import { spawn as spawn4 } from "node:child_process";
-import { accessSync as accessSync2, constants as constants4, mkdtempSync as mkdtempSync4, rmSync as rmSync7, statSync as statSync7 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { delimiter as delimiter2, isAbsolute as isAbsolute5, join as join14, resolve as resolve8 } from "node:path";
+import { statSync as statSync11 } from "node:fs";
+import { tmpdir as tmpdir8 } from "node:os";
+import { isAbsolute as isAbsolute8, join as join19, resolve as resolve9 } from "node:path";
 
 // src/agent/namespace-paths.ts
 import { readFileSync as readFileSync8, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
@@ -96537,342 +96545,29 @@ function guardedAncestors(paths, scratch) {
   return [...dirs].sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b));
 }
 
-// src/agent/namespace.ts
-var AGENT_UID = 65534;
-var AGENT_GID = 65534;
-var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
-var AGENT_HOME = "/tmp/stategate-home";
-var PROBE_TIMEOUT_MS = 6e4;
-var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-function isolationLine(status) {
-  if (status.mode === "process-groups")
-    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
-  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}` : "agent isolation: PID, mount and user namespaces";
-}
-function shellQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-function othersCanEnter(path12) {
-  let dir = resolve8(path12);
-  for (; ; ) {
-    try {
-      if ((statSync7(dir).mode & 1) === 0) return false;
-    } catch {
-      return false;
-    }
-    const up = resolve8(dir, "..");
-    if (up === dir) return true;
-    dir = up;
-  }
-}
-function scratchDirs(opts) {
-  const dirs = ["/tmp", resolve8(tmpdir4()), "/dev/shm"];
-  if (opts.asRoot && opts.home && resolve8(opts.home) !== "/" && !othersCanEnter(opts.home))
-    dirs.push(resolve8(opts.home));
-  return [...new Set(dirs)].filter(isDir);
-}
-function homeHarnessConfig(opts) {
-  if (opts.asRoot || !opts.home || !isAbsolute5(opts.home) || !isDir(opts.home)) return null;
-  return {
-    files: [join14(opts.home, ".gitconfig"), join14(opts.home, ".testcontainers.properties")],
-    dirs: [join14(opts.home, ".config", "git"), opts.dockerConfig ?? join14(opts.home, ".docker")]
-  };
-}
-function placement(opts, scratch) {
-  const checkout = resolve8(opts.checkout);
-  const covered = scratch.some((d) => inside(checkout, d));
-  const reachable = !opts.asRoot || othersCanEnter(checkout);
-  if (!covered && reachable) return { target: checkout, how: "in-place" };
-  const ownModeOk = !opts.asRoot || (statSync7(checkout).mode & 5) === 5;
-  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
-  return { target, how: ownModeOk ? "bind" : "entries" };
-}
-function initScript(opts) {
-  const checkout = resolve8(opts.checkout);
-  const scratch = scratchDirs(opts);
-  const { target, how } = placement(opts, scratch);
-  const q = shellQuote;
-  const lines = [
-    "set -e",
-    // The agent's PATH is the agent's; the tools below come from the system's.
-    "sg_path=${PATH-}",
-    `PATH=${SYSTEM_PATH}`,
-    `cd -- ${q(checkout)}`
-  ];
-  const outer = gitRoots(checkout).at(-1);
-  if (outer && outer.top !== checkout && outer.top !== "/") {
-    lines.push(
-      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
-    );
-  }
-  const readOnly = gitMetadata(checkout);
-  const config2 = homeHarnessConfig(opts);
-  if (config2) {
-    for (const file2 of config2.files)
-      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
-    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
-    readOnly.push(...config2.files, ...config2.dirs);
-  }
-  for (const path12 of readOnly)
-    lines.push(
-      `if [ -e ${q(path12)} ]; then`,
-      // Fails closed: an agent that could write git metadata does not start.
-      `  { mount --bind -- ${q(path12)} ${q(path12)} && mount -o remount,bind,ro -- ${q(path12)}; } || { echo ${q(`stategate: cannot make ${path12} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
-      "fi"
-    );
-  for (const sock of opts.runtimeSockets ?? [])
-    lines.push(
-      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
-    );
-  const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
-    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
-  );
-  for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
-    lines.push(
-      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
-    );
-  for (const path12 of hide2)
-    lines.push(
-      `if [ -d ${q(path12)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path12)}; fi`
-    );
-  lines.push(`cd -- ${q(checkout)}`);
-  for (const dir of scratch)
-    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
-  if (how !== "in-place") {
-    lines.push(`mkdir -p -- ${q(target)}`);
-    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
-    else {
-      lines.push(
-        `chmod 755 ${q(target)}`,
-        "for e in * .[!.]* ..?*; do",
-        `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
-        '  [ -e "$e" ] || continue',
-        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
-        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
-        "done"
-      );
-    }
-    lines.push(`cd -- ${q(target)}`);
-  }
-  let drop;
-  if (opts.asRoot) {
-    lines.push(
-      `mkdir -m 700 ${AGENT_HOME}`,
-      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
-      `export HOME=${AGENT_HOME}`
-    );
-    lines.push("sg_drop=$(command -v setpriv)");
-    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
-  } else {
-    lines.push("sg_drop=$(command -v unshare)");
-    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
-  }
-  lines.push(
-    "set +e",
-    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
-    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
-    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP`,
-    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
-    "exec 3<&0",
-    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
-    "child=$!",
-    "exec 3<&-",
-    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
-    'exit "$status"'
-  );
-  return lines.join("\n");
-}
-function unshareArgs(asRoot) {
-  const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
-  return asRoot ? ns : ["--user", "--map-root-user", ...ns];
-}
-function namespaceWrapper(opts) {
-  return {
-    wrap(command) {
-      const o = typeof opts === "function" ? opts() : opts;
-      const unshare = o.unshare ?? "unshare";
-      const args = [...unshareArgs(o.asRoot), "/bin/sh", "-c", initScript(o), "stategate-init", command];
-      return o.setpriv ? { file: o.setpriv, args: ["--pdeathsig", "KILL", "--", unshare, ...args] } : { file: unshare, args };
-    }
-  };
-}
-var probes = /* @__PURE__ */ new Map();
-function harnessIds() {
-  const uid = process.getuid?.() ?? -1;
-  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
-}
-function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
-  return {
-    checkout,
-    hide: hide2,
-    ...harnessIds(),
-    home: process.env.HOME,
-    unshare,
-    setpriv,
-    runtimeSockets: runtimeSocketPaths(process.env),
-    ...process.env.DOCKER_CONFIG ? { dockerConfig: resolve8(process.env.DOCKER_CONFIG) } : {}
-  };
-}
-function runtimeSocketPaths(env) {
-  const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
-  paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
-  if (env.XDG_RUNTIME_DIR) paths.push(join14(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
-  return [...new Set(paths.map((p) => resolve8(p)))];
-}
-function findExecutable(name2) {
-  const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join14(d, name2));
-  for (const file2 of candidates) {
-    try {
-      accessSync2(file2, constants4.X_OK);
-      if (statSync7(file2).isFile()) return file2;
-    } catch {
-    }
-  }
-  return null;
-}
-function runProbe(name2) {
-  const unshare = findExecutable(name2);
-  if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
-  const dir = mkdtempSync4(join14(tmpdir4(), "stategate-probe-"));
-  const ids2 = harnessIds();
-  const setpriv = findExecutable("setpriv") ?? void 0;
-  const wrapper = namespaceWrapper({
-    checkout: dir,
-    hide: [],
-    ...ids2,
-    home: process.env.HOME,
-    unshare,
-    setpriv
-  });
-  const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
-  return new Promise((done) => {
-    let output2 = "";
-    const child2 = spawn4(file2, args, {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      stdio: ["ignore", "pipe", "pipe"]
-    });
-    const timer = setTimeout(() => child2.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-    child2.stdout.on("data", (d) => output2 += d);
-    child2.stderr.on("data", (d) => output2 += d);
-    child2.on("error", (err) => {
-      clearTimeout(timer);
-      done({ mode: "process-groups", reason: `${unshare}: ${err.message}` });
-    });
-    child2.on("close", (code) => {
-      clearTimeout(timer);
-      const lines = output2.trim().split("\n");
-      const uid = Number(lines.at(-1));
-      if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
-        done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
-      else {
-        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
-        done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
-      }
-    });
-  }).finally(() => rmSync7(dir, { recursive: true, force: true }));
-}
-function probeIsolation(unshare = "unshare") {
-  let probe = probes.get(unshare);
-  if (!probe) {
-    probe = process.platform === "linux" ? runProbe(unshare) : Promise.resolve({
-      mode: "process-groups",
-      reason: `namespaces need Linux, this is ${process.platform}`
-    });
-    probes.set(unshare, probe);
-  }
-  return probe;
-}
+// src/agent/namespace-probe.ts
+import { spawn as spawn4 } from "node:child_process";
+import { accessSync as accessSync2, constants as constants4, mkdtempSync as mkdtempSync7, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
+import { tmpdir as tmpdir7 } from "node:os";
+import { delimiter as delimiter2, join as join18, resolve as resolve8 } from "node:path";
 
-// src/agent/port.ts
-import net2 from "node:net";
-import { networkInterfaces } from "node:os";
-var PORT_PLACEHOLDER = "{port}";
-function hasPortPlaceholder(url2) {
-  return url2.includes(PORT_PLACEHOLDER);
-}
-function fillPort(url2, port) {
-  return url2.split(PORT_PLACEHOLDER).join(String(port));
-}
-function urlHost(url2) {
-  try {
-    return new URL(fillPort(url2, 1)).hostname.replace(/^\[(.*)\]$/, "$1");
-  } catch {
-    return null;
-  }
-}
-function freePort2(host) {
-  return new Promise((resolve15, reject) => {
-    const server = net2.createServer();
-    server.once("error", reject);
-    server.listen({ port: 0, host }, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve15(port) : reject(new Error(`no free port on ${host}`)));
-    });
-  });
-}
-function ipv6Groups(host) {
-  if (net2.isIPv6(host) === false) return null;
-  let text2 = host.replace(/%.*$/, "");
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text2);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number);
-    text2 = `${text2.slice(0, v4.index)}${(a << 8 | b).toString(16)}:${(c << 8 | d).toString(16)}`;
-  }
-  const [head, tail] = text2.includes("::") ? text2.split("::") : [text2, void 0];
-  const parse4 = (part) => part ? part.split(":").map((g) => Number.parseInt(g, 16)) : [];
-  const left = parse4(head);
-  const right = parse4(tail);
-  const groups = tail === void 0 ? left : [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
-  return groups.length === 8 ? groups : null;
-}
-function normalHost(hostname5) {
-  const host = hostname5.replace(/^\[(.*)\]$/, "$1").toLowerCase().replace(/\.+$/, "");
-  const groups = ipv6Groups(host);
-  if (!groups) return host;
-  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 65535 || groups[5] === 0) && groups[6] !== 0)
-    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
-  return groups.map((g) => g.toString(16)).join(":");
-}
-function isLocal(host) {
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (/^(127\.\d+\.\d+\.\d+|0\.0\.0\.0)$/.test(host)) return true;
-  if (host === "0:0:0:0:0:0:0:1" || host === "0:0:0:0:0:0:0:0" || host === "0.0.0.0") return true;
-  return Object.values(networkInterfaces()).flat().some((i) => i !== void 0 && normalHost(i.address) === host);
-}
-function literalEndpoint(url2) {
-  if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
-  let parsed;
-  try {
-    parsed = new URL(url2);
-  } catch {
-    return null;
-  }
-  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
-  const host = normalHost(parsed.hostname);
-  return { host, port, local: isLocal(host) };
-}
-function sameEndpoint(a, b) {
-  if (a.port !== b.port) return false;
-  if (a.host === b.host || a.local && b.local) return true;
-  const name2 = (e) => !e.local && net2.isIP(e.host) === 0;
-  return a.local && name2(b) || b.local && name2(a);
-}
-function sharedPortProblem(agents) {
-  const base = literalEndpoint(agents.base?.url);
-  const head = literalEndpoint(agents.head?.url);
-  if (!base || !head || !sameEndpoint(base, head)) return null;
-  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base.host} and ${head.host} may reach one server)`;
-}
-
-// src/run/side-container.ts
+// src/agent/sandbox-probe.ts
+import { spawnSync as spawnSync6 } from "node:child_process";
+import { mkdtempSync as mkdtempSync6, rmSync as rmSync10 } from "node:fs";
+import { tmpdir as tmpdir6 } from "node:os";
 import { join as join17 } from "node:path";
 
-// src/agent/container.ts
-import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync5, rmSync as rmSync9, statSync as statSync8, writeFileSync as writeFileSync6 } from "node:fs";
+// src/agent/sandbox.ts
+import { spawnSync as spawnSync5 } from "node:child_process";
+import { chmodSync as chmodSync3, mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync5, readdirSync as readdirSync4, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync7 } from "node:fs";
+import { connect as connect4, createServer as createServer4 } from "node:net";
 import { tmpdir as tmpdir5 } from "node:os";
-import { isAbsolute as isAbsolute6, join as join15, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
+import { dirname as dirname12, isAbsolute as isAbsolute7, join as join16 } from "node:path";
+
+// src/agent/container.ts
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync4, rmSync as rmSync8, statSync as statSync7, writeFileSync as writeFileSync6 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { isAbsolute as isAbsolute5, join as join14, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
 
 // src/agent/container-docker.ts
 import { spawnSync as spawnSync4 } from "node:child_process";
@@ -97128,7 +96823,7 @@ main().catch((e) => {
 `;
 
 // src/agent/socket-forward.ts
-import { chmodSync, rmSync as rmSync8 } from "node:fs";
+import { chmodSync, rmSync as rmSync7 } from "node:fs";
 import { connect as connect3, createServer as createServer3 } from "node:net";
 function joinSockets(a, b) {
   a.on("error", () => b.destroy());
@@ -97139,11 +96834,11 @@ function joinSockets(a, b) {
   b.pipe(a);
 }
 function listen(server, target) {
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     server.once("error", reject);
     const done = () => {
       server.off("error", reject);
-      resolve15();
+      resolve16();
     };
     if (typeof target === "string") server.listen(target, done);
     else server.listen(target.port, target.host, done);
@@ -97156,11 +96851,11 @@ function track(server, cleanup) {
     s.once("close", () => open3.delete(s));
   });
   return {
-    close: () => new Promise((resolve15) => {
+    close: () => new Promise((resolve16) => {
       for (const s of open3) s.destroy();
       server.close(() => {
         cleanup?.();
-        resolve15();
+        resolve16();
       });
     })
   };
@@ -97169,13 +96864,13 @@ async function unixToTcp(socketPath, host, port) {
   const server = createServer3((c) => joinSockets(c, connect3(port, host)));
   await listen(server, socketPath);
   chmodSync(socketPath, 438);
-  return track(server, () => rmSync8(socketPath, { force: true }));
+  return track(server, () => rmSync7(socketPath, { force: true }));
 }
 async function unixListener(socketPath, onConnection) {
   const server = createServer3(onConnection);
   await listen(server, socketPath);
   chmodSync(socketPath, 438);
-  return track(server, () => rmSync8(socketPath, { force: true }));
+  return track(server, () => rmSync7(socketPath, { force: true }));
 }
 
 // src/agent/container.ts
@@ -97190,7 +96885,7 @@ function removeOnExit(dir) {
   if (exitHookInstalled3) return;
   exitHookInstalled3 = true;
   process.on("exit", () => {
-    for (const d of liveDirs) rmSync9(d, { recursive: true, force: true });
+    for (const d of liveDirs) rmSync8(d, { recursive: true, force: true });
   });
 }
 function containerEnv(env) {
@@ -97199,7 +96894,7 @@ function containerEnv(env) {
   return out;
 }
 function containerUser(dir) {
-  const { uid, gid, mode } = statSync8(dir);
+  const { uid, gid, mode } = statSync7(dir);
   if (uid !== 0) return `${uid}:${gid}`;
   if ((mode & 5) !== 5)
     throw new Error(
@@ -97225,12 +96920,12 @@ var AgentContainers = class {
   constructor(opts) {
     this.opts = opts;
     this.user = containerUser(opts.checkoutDir);
-    const { uid, gid } = statSync8(opts.checkoutDir);
+    const { uid, gid } = statSync7(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
-    this.dir = mkdtempSync5(join15(tmpdir5(), "stategate-agent-"));
+    this.dir = mkdtempSync4(join14(tmpdir4(), "stategate-agent-"));
     removeOnExit(this.dir);
     chmodSync2(this.dir, 493);
-    writeFileSync6(join15(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+    writeFileSync6(join14(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
   }
   opts;
   /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
@@ -97250,7 +96945,7 @@ var AgentContainers = class {
   async forward(host, port) {
     let f = this.forwards.get(port);
     if (!f) {
-      f = unixToTcp(join15(this.dir, `fw-${port}.sock`), host, port);
+      f = unixToTcp(join14(this.dir, `fw-${port}.sock`), host, port);
       this.forwards.set(port, f);
     }
     await f;
@@ -97275,9 +96970,9 @@ var AgentContainers = class {
     const out = [];
     for (const path12 of this.opts.hide ?? []) {
       const rel = relative7(this.opts.checkoutDir, path12);
-      if (rel === "" || rel.startsWith("..") || isAbsolute6(rel)) continue;
+      if (rel === "" || rel.startsWith("..") || isAbsolute5(rel)) continue;
       try {
-        if (statSync8(path12).isDirectory()) out.push(posix2.join(WORKSPACE, ...rel.split(sep4)));
+        if (statSync7(path12).isDirectory()) out.push(posix2.join(WORKSPACE, ...rel.split(sep4)));
       } catch {
       }
     }
@@ -97307,12 +97002,12 @@ var AgentContainers = class {
     const capture = (into) => (s) => {
       connected = true;
       s.on("data", (chunk) => into.push(chunk));
-      streams.push(new Promise((resolve15) => s.once("close", () => resolve15())));
+      streams.push(new Promise((resolve16) => s.once("close", () => resolve16())));
     };
     try {
-      listeners2.push(await unixListener(join15(ep, "out.sock"), capture(stdout)));
-      if (!opts.mergeOutput) listeners2.push(await unixListener(join15(ep, "err.sock"), capture(stderr)));
-      if (opts.stdin !== void 0) writeFileSync6(join15(ep, "input.json"), opts.stdin, { mode: 420 });
+      listeners2.push(await unixListener(join14(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join14(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync6(join14(ep, "input.json"), opts.stdin, { mode: 420 });
       const { env, forwards } = await this.bridgeEnv(opts.env);
       const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
       const spec = {
@@ -97322,7 +97017,7 @@ var AgentContainers = class {
         stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
         forwards
       };
-      writeFileSync6(join15(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      writeFileSync6(join14(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
@@ -97375,11 +97070,11 @@ var AgentContainers = class {
   async cleanup(container, listeners2, ep) {
     await container?.remove();
     await Promise.all(listeners2.map((l) => l.close()));
-    rmSync9(ep, { recursive: true, force: true });
+    rmSync8(ep, { recursive: true, force: true });
   }
   /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
   containerDir() {
-    const dir = mkdtempSync5(join15(this.dir, "ep-"));
+    const dir = mkdtempSync4(join14(this.dir, "ep-"));
     chmodSync2(dir, 493);
     return dir;
   }
@@ -97390,16 +97085,834 @@ var AgentContainers = class {
     this.forwards.clear();
     const image = await this.image?.catch(() => void 0);
     if (image?.built) await removeImage(image.image);
-    rmSync9(this.dir, { recursive: true, force: true });
+    rmSync8(this.dir, { recursive: true, force: true });
     liveDirs.delete(this.dir);
   }
 };
 
+// src/agent/sandbox-paths.ts
+import { existsSync as existsSync5, lstatSync as lstatSync2, readFileSync as readFileSync9, readlinkSync, statSync as statSync8 } from "node:fs";
+import { basename as basename4, dirname as dirname11, isAbsolute as isAbsolute6, join as join15 } from "node:path";
+var SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+function systemEntries() {
+  const out = [];
+  for (const path12 of SYSTEM_DIRS) {
+    try {
+      const st = lstatSync2(path12);
+      if (st.isSymbolicLink()) out.push({ kind: "symlink", path: path12, target: readlinkSync(path12) });
+      else if (st.isDirectory()) out.push({ kind: "dir", path: path12 });
+    } catch {
+    }
+  }
+  return out;
+}
+function underSystem(path12) {
+  return SYSTEM_DIRS.some((d) => inside(path12, d));
+}
+function toolchainDirs(path12, hidden, extra = []) {
+  const dirs = /* @__PURE__ */ new Set();
+  const candidates = path12.split(":").filter((d) => isAbsolute6(d)).map((d) => realPath(d));
+  for (const exe of extra) candidates.push(dirname11(realPath(exe)));
+  for (const dir of candidates) {
+    if (!isDir(dir) || underSystem(dir) || dir === "/") continue;
+    if (hidden.some((h) => inside(dir, h))) continue;
+    const prefix = basename4(dir) === "bin" ? dirname11(dir) : dir;
+    const tooWide = (p) => p === "/" || hidden.some((h) => inside(h, p));
+    const chosen = !tooWide(prefix) && !underSystem(prefix) ? prefix : dir;
+    if (tooWide(chosen)) continue;
+    dirs.add(chosen);
+  }
+  return [...dirs].filter((d) => ![...dirs].some((o) => o !== d && inside(d, o))).sort();
+}
+function checkoutGitMetadata(checkout) {
+  return gitRoots(checkout)[0]?.metadata ?? [];
+}
+function gitConfigFiles(metadata) {
+  const files = [];
+  for (const path12 of metadata) {
+    if (!isDir(path12)) continue;
+    for (const name2 of ["config", "config.worktree"]) {
+      const file2 = join15(path12, name2);
+      try {
+        if (statSync8(file2).isFile()) files.push(file2);
+      } catch {
+      }
+    }
+  }
+  return files;
+}
+function withoutCredentials(text2) {
+  const out = [];
+  let section = "";
+  let continued = false;
+  for (const line2 of text2.split("\n")) {
+    if (continued) {
+      continued = /\\\s*$/.test(line2);
+      continue;
+    }
+    const header = /^\s*\[\s*([A-Za-z0-9.-]+)/.exec(line2);
+    if (header) {
+      section = header[1].toLowerCase().split(".")[0];
+      if (section === "credential") continue;
+      if (section === "http" && /extraheader/i.test(line2)) {
+        out.push(line2.replace(/\].*$/, "]"));
+        continue;
+      }
+    } else if (section === "credential") continue;
+    else if (section === "http" && /^\s*extraheader\s*(=|$)/i.test(line2)) {
+      continued = /\\\s*$/.test(line2);
+      continue;
+    }
+    out.push(line2.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/@\s"]+@/gi, "$1"));
+  }
+  return out.join("\n");
+}
+function sanitizedGitConfig(file2) {
+  return withoutCredentials(readFileSync9(file2, "utf8"));
+}
+function coversInside(dir, hidden) {
+  return [...new Set(hidden.map((h) => realPath(h)))].filter(
+    (h) => h !== dir && inside(h, dir) && existsSync5(h)
+  );
+}
+
+// src/agent/sandbox-runner.ts
+var SANDBOX_SIDE_MOUNT = "/stategate/side";
+var SANDBOX_CALL_MOUNT = "/stategate/call";
+var SANDBOX_RUNNER_SOURCE = String.raw`'use strict';
+const net = require('net');
+const fs = require('fs');
+const { spawn } = require('child_process');
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const say = (m) => process.stderr.write('stategate-sandbox: ' + m + '\n');
+
+function join(a, b) {
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.on('close', () => b.destroy());
+  b.on('close', () => a.destroy());
+  a.pipe(b);
+  b.pipe(a);
+}
+function forward(port, socket) {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer((c) => join(c, net.connect(socket)));
+    server.once('error', reject);
+    server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => resolve());
+  });
+}
+function lifeline(path, onLost) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(path);
+    s.once('connect', () => {
+      s.on('close', onLost);
+      resolve();
+    });
+    s.once('error', reject);
+    s.on('data', () => {});
+  });
+}
+
+async function main() {
+  for (const f of spec.forwards) await forward(f.port, f.socket);
+  if (spec.home) fs.mkdirSync(spec.home, { recursive: true, mode: 0o700 });
+  let child;
+  const pass = (sig) => {
+    try { process.kill(-child.pid, sig); } catch {}
+  };
+  if (spec.lifeline) await lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); });
+  child = spawn('/bin/sh', ['-c', spec.command], {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: 'inherit',
+    detached: true,
+  });
+  if (spec.control) {
+    const ctl = net.connect(spec.control);
+    ctl.on('error', () => {});
+    let buf = '';
+    ctl.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const sig = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (/^SIG[A-Z0-9]+$/.test(sig)) pass(sig);
+      }
+    });
+  }
+  process.on('SIGTERM', () => pass('SIGTERM'));
+  process.on('SIGINT', () => pass('SIGINT'));
+  process.on('SIGHUP', () => pass('SIGHUP'));
+  child.on('error', (e) => {
+    say('could not start /bin/sh: ' + e.message);
+    process.exit(127);
+  });
+  child.on('exit', (code, signal) => {
+    process.exit(code === null ? 128 + (require('os').constants.signals[signal] || 0) : code);
+  });
+}
+main().catch((e) => {
+  say(e && e.message ? e.message : String(e));
+  process.exit(125);
+});
+`;
+
+// src/agent/sandbox.ts
+var URL_VARS2 = ["STATEGATE_TOOLS_URL", "STATEGATE_MCP_URL", "DATABASE_URL"];
+var OUTER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+var FORWARD_BACKLOG = 4096;
+function withParents(args, made, target) {
+  const parts = target.split("/").filter(Boolean);
+  for (let i = 1; i < parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join("/")}`;
+    if (made.has(dir)) continue;
+    made.add(dir);
+    args.push("--perms", "0711", "--dir", dir);
+  }
+}
+function coverArgs(root, hidden) {
+  const args = [];
+  const covers = coversInside(root, hidden);
+  const pinned = /* @__PURE__ */ new Set();
+  for (const path12 of covers)
+    for (let dir = dirname12(path12); dir !== root && inside(dir, root); dir = dirname12(dir)) pinned.add(dir);
+  for (const dir of [...pinned].sort((a, b) => a.length - b.length)) args.push("--bind", dir, dir);
+  for (const path12 of covers) args.push("--perms", "0000", "--tmpfs", path12, "--remount-ro", path12);
+  return args;
+}
+function sharedDirs(env, checkout, hidden) {
+  const hiddenReal = hidden.map((h) => realPath(h));
+  return [
+    ...new Set(
+      (env.STATEGATE_AGENT_BIND ?? "").split(":").filter((d) => isAbsolute7(d) && isDir(d)).map((d) => realPath(d))
+    )
+  ].filter((d) => !inside(d, checkout) && !hiddenReal.some((h) => inside(d, h)));
+}
+function sandboxAgentUid(status) {
+  return status.via === "userns" ? process.getuid?.() ?? AGENT_UID : AGENT_UID;
+}
+var liveSides = /* @__PURE__ */ new Set();
+var exitHookInstalled4 = false;
+function removeOnExit2(side3) {
+  liveSides.add(side3);
+  if (exitHookInstalled4) return;
+  exitHookInstalled4 = true;
+  process.on("exit", () => {
+    for (const s of liveSides) s.closeSync();
+  });
+}
+var SideSandbox = class {
+  constructor(opts) {
+    this.opts = opts;
+    this.dir = mkdtempSync5(join16(tmpdir5(), "stategate-sandbox-"));
+    removeOnExit2(this);
+    mkdirSync6(join16(this.dir, "tmp"), { mode: 1023 });
+    chmodSync3(join16(this.dir, "tmp"), 1023);
+    this.sock = join16(this.dir, "sock");
+    mkdirSync6(this.sock, { mode: 493 });
+    mkdirSync6(join16(this.dir, "git"), { mode: 493 });
+    mkdirSync6(join16(this.dir, "calls"), { mode: 493 });
+    writeFileSync7(join16(this.sock, "runner.js"), SANDBOX_RUNNER_SOURCE, { mode: 420 });
+    this.lifeline = createServer4((s) => {
+      this.held.add(s);
+      s.on("error", () => void 0);
+      s.once("close", () => this.held.delete(s));
+    });
+    this.lifeline.listen(join16(this.sock, "life.sock"));
+    chmodSync3(join16(this.sock, "life.sock"), 438);
+    this.gitMeta = checkoutGitMetadata(opts.checkout);
+    for (const [i, file2] of gitConfigFiles(this.gitMeta).entries()) {
+      const copy = join16(this.dir, "git", `config-${i}`);
+      writeFileSync7(copy, sanitizedGitConfig(file2), { mode: 420 });
+      this.configs.push({ file: file2, copy });
+    }
+  }
+  opts;
+  /** Host directory of the side, mode 0700: tmp/, sock/, git/, calls/. */
+  dir;
+  sock;
+  forwards = /* @__PURE__ */ new Map();
+  lifeline;
+  held = /* @__PURE__ */ new Set();
+  configs = [];
+  gitMeta;
+  closed = false;
+  /** The socket (as seen inside) that reaches host:port; served from now on. */
+  forward(host, port) {
+    const key = `${host}:${port}`;
+    let fw = this.forwards.get(key);
+    if (!fw) {
+      const name2 = `fw-${this.forwards.size}.sock`;
+      const server = createServer4((c) => joinSockets(c, connect4(port, host)));
+      server.listen({ path: join16(this.sock, name2), backlog: FORWARD_BACKLOG });
+      chmodSync3(join16(this.sock, name2), 438);
+      fw = { server, name: name2 };
+      this.forwards.set(key, fw);
+    }
+    return `${SANDBOX_SIDE_MOUNT}/${fw.name}`;
+  }
+  /** The agent's environment inside: its own HOME, the URL variables on the runner's listeners. */
+  insideEnv(env) {
+    const out = { ...env, HOME: AGENT_HOME };
+    const forwards = [];
+    if (this.opts.network === "host") return { env: out, forwards };
+    for (const name2 of URL_VARS2) {
+      if (out[name2] === void 0) continue;
+      const inside2 = insideUrl(out[name2]);
+      if (!inside2) continue;
+      out[name2] = inside2.url;
+      if (!forwards.some((f) => f.port === inside2.port))
+        forwards.push({ port: inside2.port, socket: this.forward(inside2.host, inside2.port) });
+    }
+    return { env: out, forwards };
+  }
+  /** The bwrap arguments for the checkout: at its own path, writable where its owner lets the agent. */
+  checkoutArgs(made) {
+    const checkout = realPath(this.opts.checkout);
+    const args = [];
+    withParents(args, made, checkout);
+    const agentIsOther = this.opts.status.via !== "userns";
+    const mode = statSync9(checkout).mode;
+    if (agentIsOther && (mode & 5) !== 5) {
+      args.push("--perms", "0755", "--dir", checkout);
+      for (const entry of readdirSync4(checkout))
+        args.push("--bind", join16(checkout, entry), join16(checkout, entry));
+    } else args.push("--bind", checkout, checkout);
+    for (const path12 of this.gitMeta) {
+      withParents(args, made, path12);
+      args.push("--ro-bind", path12, path12);
+    }
+    for (const { file: file2, copy } of this.configs) args.push("--ro-bind", copy, file2);
+    args.push(...coverArgs(checkout, this.opts.hide()));
+    for (const dir of sharedDirs(process.env, checkout, this.opts.hide())) {
+      withParents(args, made, dir);
+      args.push("--bind", dir, dir, ...coverArgs(dir, this.opts.hide()));
+    }
+    return args;
+  }
+  /** bwrap's arguments for one command, whose spec is in `call` (mounted at SANDBOX_CALL_MOUNT). */
+  bwrapArgs(call, agentPath) {
+    const { status } = this.opts;
+    const args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+    if (this.opts.network !== "host") args.push("--unshare-net");
+    if (status.via === "userns") args.push("--unshare-user", "--disable-userns");
+    args.push("--die-with-parent");
+    for (const e of systemEntries())
+      if (e.kind === "dir") args.push("--ro-bind", e.path, e.path);
+      else args.push("--symlink", e.target, e.path);
+    const node2 = this.opts.node ?? process.execPath;
+    const made = /* @__PURE__ */ new Set(["/tmp", "/dev", "/proc"]);
+    for (const dir of toolchainDirs(agentPath, this.opts.hide(), [node2])) {
+      withParents(args, made, dir);
+      args.push("--ro-bind", dir, dir);
+    }
+    args.push("--dev", "/dev", "--proc", "/proc", "--bind", join16(this.dir, "tmp"), "/tmp");
+    args.push("--tmpfs", "/dev/shm");
+    args.push(...this.checkoutArgs(made));
+    withParents(args, made, SANDBOX_SIDE_MOUNT);
+    args.push("--ro-bind", this.sock, SANDBOX_SIDE_MOUNT, "--ro-bind", call, SANDBOX_CALL_MOUNT);
+    args.push("--chdir", realPath(this.opts.checkout), "--remount-ro", "/");
+    const runner = [node2, `${SANDBOX_SIDE_MOUNT}/runner.js`, `${SANDBOX_CALL_MOUNT}/spec.json`];
+    if (status.via === "userns") return [...args, "--", ...runner];
+    const drop = [
+      status.setpriv ?? "setpriv",
+      `--reuid=${AGENT_UID}`,
+      `--regid=${AGENT_GID}`,
+      "--clear-groups",
+      "--inh-caps=-all",
+      "--bounding-set=-all",
+      "--no-new-privs",
+      "--"
+    ];
+    return [...args, "--", ...drop, ...runner];
+  }
+  wrap(command, env = {}) {
+    if (this.closed) throw new Error("the side sandbox is closed");
+    const call = mkdtempSync5(join16(this.dir, "calls", "c-"));
+    chmodSync3(call, 493);
+    const inside2 = this.insideEnv(env);
+    let control;
+    let controlled;
+    if (this.opts.status.via === "sudo") {
+      control = createServer4((s) => {
+        controlled = s;
+        s.on("error", () => void 0);
+      });
+      control.listen(join16(call, "ctl.sock"));
+      chmodSync3(join16(call, "ctl.sock"), 438);
+    }
+    const spec = {
+      ...control ? { control: `${SANDBOX_CALL_MOUNT}/ctl.sock` } : {},
+      command,
+      cwd: realPath(this.opts.checkout),
+      env: inside2.env,
+      home: AGENT_HOME,
+      forwards: inside2.forwards,
+      lifeline: `${SANDBOX_SIDE_MOUNT}/life.sock`
+    };
+    writeFileSync7(join16(call, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    const bwrap = this.bwrapArgs(call, env.PATH ?? "");
+    const { status } = this.opts;
+    const outer = status.via === "sudo" ? [status.sudo ?? "sudo", "-n", status.bwrap, ...bwrap] : [status.bwrap, ...bwrap];
+    let done = false;
+    return {
+      // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
+      // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
+      file: "/bin/sh",
+      args: ["-c", 'trap "" TERM INT HUP; exec "$@"', "stategate-sandbox", ...outer],
+      env: { PATH: OUTER_PATH },
+      done: () => {
+        if (done) return;
+        done = true;
+        controlled?.destroy();
+        control?.close();
+        rmSync9(call, { recursive: true, force: true });
+      },
+      ...control ? { signal: (sig) => void controlled?.write(`${sig}
+`) } : {}
+    };
+  }
+  /** Stops the forwarders and removes the side's directories. */
+  async close() {
+    const servers = [...[...this.forwards.values()].map((f) => f.server), this.lifeline];
+    for (const s of this.held) s.destroy();
+    await Promise.all(servers.map((s) => new Promise((resolve16) => s.close(() => resolve16()))));
+    this.closeSync();
+  }
+  closeSync() {
+    this.closed = true;
+    liveSides.delete(this);
+    try {
+      rmSync9(this.dir, { recursive: true, force: true });
+    } catch (err) {
+      const { status } = this.opts;
+      if (status.via !== "sudo") throw err;
+      spawnSync5(status.sudo ?? "sudo", ["-n", "rm", "-rf", "--", this.dir], { stdio: "ignore" });
+    }
+  }
+};
+
+// src/agent/sandbox-probe.ts
+var PROBE_TIMEOUT_MS = 6e4;
+function sudoWorks(sudo) {
+  const res = spawnSync6(sudo, ["-n", "true"], { stdio: "ignore", timeout: 1e4 });
+  return res.status === 0;
+}
+async function tryVia(status) {
+  const dir = mkdtempSync6(join17(tmpdir6(), "stategate-probe-"));
+  const sandbox = new SideSandbox({ checkout: dir, hide: () => [], status });
+  try {
+    const run3 = await runInGroup({
+      // What an agent needs: its own /proc, its own uid, and no route to this machine's loopback.
+      command: 'test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u',
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      timeoutMs: PROBE_TIMEOUT_MS,
+      graceMs: DEFAULT_GRACE_MS,
+      maxOutputBytes: 64 * 1024,
+      wrapper: sandbox
+    });
+    const uid = Number(run3.stdout.text().trim().split("\n").at(-1));
+    if (run3.exitCode === 0 && uid === sandboxAgentUid(status)) return null;
+    const text2 = `${run3.spawnError ?? ""}
+${run3.stderr.text()}
+${run3.stdout.text()}`;
+    return (text2.split("\n").find((l) => l.trim() !== "") ?? `exited with code ${run3.exitCode}`).trim().slice(0, 200);
+  } finally {
+    await sandbox.close();
+    rmSync10(dir, { recursive: true, force: true });
+  }
+}
+async function probeSandbox(find2, bwrapName = "bwrap", sudoMode = process.env.STATEGATE_SUDO === "never" ? "never" : "auto") {
+  if (process.platform !== "linux")
+    return { ok: false, reason: `bubblewrap needs Linux, this is ${process.platform}` };
+  const bwrap = find2(bwrapName);
+  if (bwrap === null) return { ok: false, reason: `${bwrapName}: not found` };
+  const setpriv = find2("setpriv") ?? void 0;
+  const vias = [];
+  let sudo;
+  if (process.getuid?.() === 0) vias.push("root");
+  else {
+    sudo = find2("sudo") ?? void 0;
+    if (sudoMode === "auto" && sudo && sudoWorks(sudo)) vias.push("sudo");
+    vias.push("userns");
+  }
+  const reasons = [];
+  for (const via of vias) {
+    if (via !== "userns" && !setpriv) {
+      reasons.push(`${via}: setpriv not found`);
+      continue;
+    }
+    const status = {
+      bwrap,
+      via,
+      ...setpriv ? { setpriv } : {},
+      ...via === "sudo" ? { sudo } : {}
+    };
+    const why = await tryVia(status);
+    if (why === null) return { ok: true, status };
+    reasons.push(`${via}: ${why}`);
+  }
+  return { ok: false, reason: `bwrap ${reasons.join("; ")}` };
+}
+
+// src/agent/namespace-probe.ts
+var PROBE_TIMEOUT_MS2 = 6e4;
+var probes = /* @__PURE__ */ new Map();
+function findExecutable(name2) {
+  const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join18(d, name2));
+  for (const file2 of candidates) {
+    try {
+      accessSync2(file2, constants4.X_OK);
+      if (statSync10(file2).isFile()) return file2;
+    } catch {
+    }
+  }
+  return null;
+}
+function runProbe(name2) {
+  const unshare = findExecutable(name2);
+  if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
+  const dir = mkdtempSync7(join18(tmpdir7(), "stategate-probe-"));
+  const ids2 = harnessIds();
+  const setpriv = findExecutable("setpriv") ?? void 0;
+  const wrapper = namespaceWrapper({
+    checkout: dir,
+    hide: [],
+    ...ids2,
+    home: process.env.HOME,
+    unshare,
+    setpriv
+  });
+  const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
+  return new Promise((done) => {
+    let output2 = "";
+    const child2 = spawn4(file2, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    const timer = setTimeout(() => child2.kill("SIGKILL"), PROBE_TIMEOUT_MS2);
+    child2.stdout.on("data", (d) => output2 += d);
+    child2.stderr.on("data", (d) => output2 += d);
+    child2.on("error", (err) => {
+      clearTimeout(timer);
+      done({ mode: "process-groups", reason: `${unshare}: ${err.message}` });
+    });
+    child2.on("close", (code) => {
+      clearTimeout(timer);
+      const lines = output2.trim().split("\n");
+      const uid = Number(lines.at(-1));
+      if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
+        done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
+      else {
+        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
+        done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
+      }
+    });
+  }).finally(() => rmSync11(dir, { recursive: true, force: true }));
+}
+function probeIsolation(unshare = "unshare", bwrap = "bwrap") {
+  const key = `${unshare}\0${bwrap}`;
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = process.platform === "linux" ? Promise.all([probeSandbox(findExecutable, bwrap), runProbe(unshare)]).then(([sb, ns]) => {
+      if (!sb.ok)
+        return ns.mode === "namespaces" ? { ...ns, sandboxReason: sb.reason } : { mode: "process-groups", reason: `${ns.reason}; ${sb.reason}` };
+      const ids2 = harnessIds();
+      return {
+        mode: "namespaces",
+        asRoot: ids2.asRoot,
+        ...ns.mode === "namespaces" ? { unshare: ns.unshare, ...ns.setpriv ? { setpriv: ns.setpriv } : {} } : {},
+        sandbox: sb.status
+      };
+    }) : Promise.resolve({
+      mode: "process-groups",
+      reason: `namespaces need Linux, this is ${process.platform}`
+    });
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+// src/agent/namespace.ts
+var AGENT_UID = 65534;
+var AGENT_GID = 65534;
+var NEUTRAL_CHECKOUT = "/tmp/stategate-checkout";
+var AGENT_HOME = "/tmp/stategate-home";
+var SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+function isolationLine(status) {
+  if (status.mode === "process-groups")
+    return `agent isolation: process groups only (${status.reason}); use agent.isolation: container`;
+  const sb = status.sandbox;
+  if (sb) {
+    const who = sb.via === "userns" ? "agent keeps the harness's uid in a user namespace (weaker: no root or passwordless sudo)" : `agent runs as uid ${AGENT_UID}${sb.via === "sudo" ? " (through sudo)" : ""}`;
+    return `agent isolation: PID and mount namespaces in a bubblewrap sandbox (allowlisted filesystem, loopback-only network), ${who}`;
+  }
+  const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : "";
+  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}${why}` : `agent isolation: PID, mount and user namespaces${why}`;
+}
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+function othersCanEnter(path12) {
+  let dir = resolve9(path12);
+  for (; ; ) {
+    try {
+      if ((statSync11(dir).mode & 1) === 0) return false;
+    } catch {
+      return false;
+    }
+    const up = resolve9(dir, "..");
+    if (up === dir) return true;
+    dir = up;
+  }
+}
+function scratchDirs(opts) {
+  const dirs = ["/tmp", resolve9(tmpdir8()), "/dev/shm"];
+  if (opts.asRoot && opts.home && resolve9(opts.home) !== "/" && !othersCanEnter(opts.home))
+    dirs.push(resolve9(opts.home));
+  return [...new Set(dirs)].filter(isDir);
+}
+function homeHarnessConfig(opts) {
+  if (opts.asRoot || !opts.home || !isAbsolute8(opts.home) || !isDir(opts.home)) return null;
+  return {
+    files: [join19(opts.home, ".gitconfig"), join19(opts.home, ".testcontainers.properties")],
+    dirs: [join19(opts.home, ".config", "git"), opts.dockerConfig ?? join19(opts.home, ".docker")]
+  };
+}
+function placement(opts, scratch) {
+  const checkout = resolve9(opts.checkout);
+  const covered = scratch.some((d) => inside(checkout, d));
+  const reachable = !opts.asRoot || othersCanEnter(checkout);
+  if (!covered && reachable) return { target: checkout, how: "in-place" };
+  const ownModeOk = !opts.asRoot || (statSync11(checkout).mode & 5) === 5;
+  const target = covered || reachable ? checkout : NEUTRAL_CHECKOUT;
+  return { target, how: ownModeOk ? "bind" : "entries" };
+}
+function initScript(opts) {
+  const checkout = resolve9(opts.checkout);
+  const scratch = scratchDirs(opts);
+  const { target, how } = placement(opts, scratch);
+  const q = shellQuote;
+  const lines = [
+    "set -e",
+    // The agent's PATH is the agent's; the tools below come from the system's.
+    "sg_path=${PATH-}",
+    `PATH=${SYSTEM_PATH}`,
+    `cd -- ${q(checkout)}`
+  ];
+  const outer = gitRoots(checkout).at(-1);
+  if (outer && outer.top !== checkout && outer.top !== "/") {
+    lines.push(
+      `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
+    );
+  }
+  const readOnly = gitMetadata(checkout);
+  const config2 = homeHarnessConfig(opts);
+  if (config2) {
+    for (const file2 of config2.files)
+      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
+    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+    readOnly.push(...config2.files, ...config2.dirs);
+  }
+  for (const path12 of readOnly)
+    lines.push(
+      `if [ -e ${q(path12)} ]; then`,
+      // Fails closed: an agent that could write git metadata does not start.
+      `  { mount --bind -- ${q(path12)} ${q(path12)} && mount -o remount,bind,ro -- ${q(path12)}; } || { echo ${q(`stategate: cannot make ${path12} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
+      "fi"
+    );
+  for (const sock of opts.runtimeSockets ?? [])
+    lines.push(
+      `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
+    );
+  const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
+    (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
+  );
+  for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
+    lines.push(
+      `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
+    );
+  for (const path12 of hide2)
+    lines.push(
+      `if [ -d ${q(path12)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path12)}; fi`
+    );
+  lines.push(`cd -- ${q(checkout)}`);
+  for (const dir of scratch)
+    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
+  if (how !== "in-place") {
+    lines.push(`mkdir -p -- ${q(target)}`);
+    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
+    else {
+      lines.push(
+        `chmod 755 ${q(target)}`,
+        "for e in * .[!.]* ..?*; do",
+        `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
+        '  [ -e "$e" ] || continue',
+        `  if [ -d "$e" ]; then mkdir -- ${q(target)}/"$e"; else : > ${q(target)}/"$e"; fi`,
+        `  mount --no-canonicalize --rbind "./$e" ${q(target)}/"$e"`,
+        "done"
+      );
+    }
+    lines.push(`cd -- ${q(target)}`);
+  }
+  let drop;
+  if (opts.asRoot) {
+    lines.push(
+      `mkdir -m 700 ${AGENT_HOME}`,
+      `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
+      `export HOME=${AGENT_HOME}`
+    );
+    lines.push("sg_drop=$(command -v setpriv)");
+    drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
+  } else {
+    lines.push("sg_drop=$(command -v unshare)");
+    drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
+  }
+  lines.push(
+    "set +e",
+    'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
+    // PID 1 gets only the signals it handles: pass a stop request on to the agent.
+    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP`,
+    // A background job's stdin would be /dev/null: hand it the real one through fd 3.
+    "exec 3<&0",
+    `${drop} /bin/sh -c "$1" <&3 3<&- &`,
+    "child=$!",
+    "exec 3<&-",
+    'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
+    'exit "$status"'
+  );
+  return lines.join("\n");
+}
+function unshareArgs(asRoot) {
+  const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
+  return asRoot ? ns : ["--user", "--map-root-user", ...ns];
+}
+function namespaceWrapper(opts) {
+  return {
+    wrap(command) {
+      const o = typeof opts === "function" ? opts() : opts;
+      const unshare = o.unshare ?? "unshare";
+      const args = [...unshareArgs(o.asRoot), "/bin/sh", "-c", initScript(o), "stategate-init", command];
+      return o.setpriv ? { file: o.setpriv, args: ["--pdeathsig", "KILL", "--", unshare, ...args] } : { file: unshare, args };
+    }
+  };
+}
+function harnessIds() {
+  const uid = process.getuid?.() ?? -1;
+  return { uid, gid: process.getgid?.() ?? -1, asRoot: uid === 0 };
+}
+function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
+  return {
+    checkout,
+    hide: hide2,
+    ...harnessIds(),
+    home: process.env.HOME,
+    unshare,
+    setpriv,
+    runtimeSockets: runtimeSocketPaths(process.env),
+    ...process.env.DOCKER_CONFIG ? { dockerConfig: resolve9(process.env.DOCKER_CONFIG) } : {}
+  };
+}
+function runtimeSocketPaths(env) {
+  const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
+  paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
+  if (env.XDG_RUNTIME_DIR) paths.push(join19(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
+  return [...new Set(paths.map((p) => resolve9(p)))];
+}
+
+// src/agent/port.ts
+import net2 from "node:net";
+import { networkInterfaces } from "node:os";
+var PORT_PLACEHOLDER = "{port}";
+function hasPortPlaceholder(url2) {
+  return url2.includes(PORT_PLACEHOLDER);
+}
+function fillPort(url2, port) {
+  return url2.split(PORT_PLACEHOLDER).join(String(port));
+}
+function urlHost(url2) {
+  try {
+    return new URL(fillPort(url2, 1)).hostname.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return null;
+  }
+}
+function freePort2(host) {
+  return new Promise((resolve16, reject) => {
+    const server = net2.createServer();
+    server.once("error", reject);
+    server.listen({ port: 0, host }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => port > 0 ? resolve16(port) : reject(new Error(`no free port on ${host}`)));
+    });
+  });
+}
+function ipv6Groups(host) {
+  if (net2.isIPv6(host) === false) return null;
+  let text2 = host.replace(/%.*$/, "");
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text2);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    text2 = `${text2.slice(0, v4.index)}${(a << 8 | b).toString(16)}:${(c << 8 | d).toString(16)}`;
+  }
+  const [head, tail] = text2.includes("::") ? text2.split("::") : [text2, void 0];
+  const parse4 = (part) => part ? part.split(":").map((g) => Number.parseInt(g, 16)) : [];
+  const left = parse4(head);
+  const right = parse4(tail);
+  const groups = tail === void 0 ? left : [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 ? groups : null;
+}
+function normalHost(hostname5) {
+  const host = hostname5.replace(/^\[(.*)\]$/, "$1").toLowerCase().replace(/\.+$/, "");
+  const groups = ipv6Groups(host);
+  if (!groups) return host;
+  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 65535 || groups[5] === 0) && groups[6] !== 0)
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  return groups.map((g) => g.toString(16)).join(":");
+}
+function isLocal(host) {
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (/^(127\.\d+\.\d+\.\d+|0\.0\.0\.0)$/.test(host)) return true;
+  if (host === "0:0:0:0:0:0:0:1" || host === "0:0:0:0:0:0:0:0" || host === "0.0.0.0") return true;
+  return Object.values(networkInterfaces()).flat().some((i) => i !== void 0 && normalHost(i.address) === host);
+}
+function literalEndpoint(url2) {
+  if (url2 === void 0 || hasPortPlaceholder(url2)) return null;
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    return null;
+  }
+  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  const host = normalHost(parsed.hostname);
+  return { host, port, local: isLocal(host) };
+}
+function sameEndpoint(a, b) {
+  if (a.port !== b.port) return false;
+  if (a.host === b.host || a.local && b.local) return true;
+  const name2 = (e) => !e.local && net2.isIP(e.host) === 0;
+  return a.local && name2(b) || b.local && name2(a);
+}
+function sharedPortProblem(agents) {
+  const base = literalEndpoint(agents.base?.url);
+  const head = literalEndpoint(agents.head?.url);
+  if (!base || !head || !sameEndpoint(base, head)) return null;
+  return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base.host} and ${head.host} may reach one server)`;
+}
+
+// src/run/side-container.ts
+import { join as join21 } from "node:path";
+
 // src/agent/container-serve.ts
 import { randomBytes as randomBytes8 } from "node:crypto";
-import { appendFileSync as appendFileSync2, rmSync as rmSync10, writeFileSync as writeFileSync7 } from "node:fs";
-import { createServer as createServer4 } from "node:net";
-import { join as join16 } from "node:path";
+import { appendFileSync as appendFileSync2, rmSync as rmSync12, writeFileSync as writeFileSync8 } from "node:fs";
+import { createServer as createServer5 } from "node:net";
+import { join as join20 } from "node:path";
 var HEALTH_POLL_MS2 = 100;
 var OPEN_TIMEOUT_MS = 1e4;
 var INSIDE_DEFAULT_PORT = 8080;
@@ -97414,12 +97927,12 @@ var ContainerServe = class {
     this.dir = containers.containerDir();
     appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
     let settle2;
-    this.exited = new Promise((resolve15) => {
+    this.exited = new Promise((resolve16) => {
       settle2 = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
-        resolve15(exit);
+        resolve16(exit);
         void this.cleanup();
       };
     });
@@ -97439,8 +97952,8 @@ var ContainerServe = class {
   ready = false;
   onReady;
   /** Resolves once the server accepts connections inside. */
-  readied = new Promise((resolve15) => {
-    this.onReady = resolve15;
+  readied = new Promise((resolve16) => {
+    this.onReady = resolve16;
   });
   forwarded = /* @__PURE__ */ new Map();
   waiting = /* @__PURE__ */ new Map();
@@ -97452,11 +97965,11 @@ var ContainerServe = class {
     const { logFile } = this.opts;
     this.listeners.push(
       await unixListener(
-        join16(this.dir, "out.sock"),
+        join20(this.dir, "out.sock"),
         (s) => s.on("data", (d) => appendFileSync2(logFile, d))
       ),
-      await unixListener(join16(this.dir, "control.sock"), (s) => this.onControl(s)),
-      await unixListener(join16(this.dir, "data.sock"), (s) => this.onData(s))
+      await unixListener(join20(this.dir, "control.sock"), (s) => this.onControl(s)),
+      await unixListener(join20(this.dir, "data.sock"), (s) => this.onData(s))
     );
     const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
     const spec = {
@@ -97466,7 +97979,7 @@ var ContainerServe = class {
       forwards: [],
       tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
     };
-    writeFileSync7(join16(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    writeFileSync8(join20(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
     this.container = await startAgentContainer({
       image: await this.containers.imageName(),
       binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
@@ -97542,7 +98055,7 @@ var ContainerServe = class {
         const socket = await this.containers.forward(host, port);
         await Promise.race([this.readied, this.exited]);
         if (!this.control || this.exit) throw new Error("the agent server container is not running");
-        const answer = new Promise((resolve15) => this.waiting.set(String(port), resolve15));
+        const answer = new Promise((resolve16) => this.waiting.set(String(port), resolve16));
         this.control.write(`forward ${port} ${socket}
 `);
         const verb = await within2(answer, OPEN_TIMEOUT_MS);
@@ -97588,7 +98101,7 @@ ${logTail(this.opts.logFile)}`
     this.control?.destroy();
     for (const conn of this.pending.values()) conn.destroy();
     await Promise.all(this.listeners.splice(0).map((l) => l.close()));
-    rmSync10(this.dir, { recursive: true, force: true });
+    rmSync12(this.dir, { recursive: true, force: true });
   }
 };
 var ContainerAgentServer = class _ContainerAgentServer {
@@ -97609,15 +98122,15 @@ var ContainerAgentServer = class _ContainerAgentServer {
     const target = insideTarget(opts.url);
     let self;
     const conns = /* @__PURE__ */ new Set();
-    const front = createServer4((conn) => {
+    const front = createServer5((conn) => {
       conns.add(conn);
       conn.once("close", () => conns.delete(conn));
       if (self?.current) self.current.open(conn);
       else conn.destroy();
     });
-    await new Promise((resolve15, reject) => {
+    await new Promise((resolve16, reject) => {
       front.once("error", reject);
-      front.listen(0, "127.0.0.1", () => resolve15());
+      front.listen(0, "127.0.0.1", () => resolve16());
     });
     const port = front.address().port;
     self = new _ContainerAgentServer(containers, front, conns, `http://127.0.0.1:${port}${target.path}`, {
@@ -97647,7 +98160,7 @@ var ContainerAgentServer = class _ContainerAgentServer {
     return out;
   }
   async close() {
-    const closed = new Promise((resolve15) => this.front.close(() => resolve15()));
+    const closed = new Promise((resolve16) => this.front.close(() => resolve16()));
     for (const conn of this.conns) conn.destroy();
     await closed;
   }
@@ -97677,7 +98190,7 @@ ${res.output.slice(-2e3)}`
       }
     }
     if (agent.url) {
-      const logFile = join17(opts.outDir, `agent-server-${side3}.log`);
+      const logFile = join21(opts.outDir, `agent-server-${side3}.log`);
       const front = await ContainerAgentServer.open(containers, {
         serve: agent.serve,
         url: agent.url,
@@ -97734,26 +98247,38 @@ ${res.output.slice(-2e3)}`
 // src/run/side.ts
 function toolCacheBinaries(env) {
   if (!env.RUNNER_TOOL_CACHE) return [];
-  const dir = join18(env.RUNNER_TOOL_CACHE, TOOL_NAME);
+  const dir = join22(env.RUNNER_TOOL_CACHE, TOOL_NAME);
   try {
-    mkdirSync6(dir, { recursive: true });
+    mkdirSync7(dir, { recursive: true });
   } catch {
   }
   return [dir];
 }
-function sideWrapper(opts) {
+function sideWrappers(opts) {
   const isolation = opts.isolation;
-  if (isolation?.mode !== "namespaces") return void 0;
+  if (isolation?.mode !== "namespaces") return { close: async () => void 0 };
   const runnerTemp = opts.harnessEnv.RUNNER_TEMP;
   const toolCache = toolCacheBinaries(opts.harnessEnv);
-  return namespaceWrapper(
-    () => harnessNamespaceOptions(
-      opts.checkout.dir,
-      [...opts.hide ?? [], ...privatePaths(), ...runnerTemp ? [runnerTemp] : [], ...toolCache],
-      isolation.unshare,
-      isolation.setpriv
-    )
-  );
+  const hide2 = () => [
+    ...opts.hide ?? [],
+    ...privatePaths(),
+    ...runnerTemp ? [runnerTemp] : [],
+    ...toolCache
+  ];
+  const namespaces = isolation.unshare ? namespaceWrapper(
+    () => harnessNamespaceOptions(opts.checkout.dir, hide2(), isolation.unshare, isolation.setpriv)
+  ) : void 0;
+  if (!isolation.sandbox) return { run: namespaces, serve: namespaces, close: async () => void 0 };
+  const sandbox = new SideSandbox({ checkout: opts.checkout.dir, hide: hide2, status: isolation.sandbox });
+  const serve = namespaces ?? new SideSandbox({ checkout: opts.checkout.dir, hide: hide2, status: isolation.sandbox, network: "host" });
+  return {
+    run: sandbox,
+    serve,
+    close: async () => {
+      await sandbox.close();
+      if (serve instanceof SideSandbox) await serve.close();
+    }
+  };
 }
 function withIsolation(agent, isolation, configFile) {
   if (!isolation || isolation === agent.isolation) return agent;
@@ -97769,7 +98294,8 @@ function withIsolation(agent, isolation, configFile) {
 }
 async function prepareSide(opts) {
   const { side: side3, checkout, agent } = opts;
-  const wrapper = sideWrapper(opts);
+  const wrappers = sideWrappers(opts);
+  const wrapper = wrappers.run;
   const baseEnv = (vars) => buildAgentEnv({
     harnessEnv: opts.harnessEnv,
     env: agent.env,
@@ -97791,8 +98317,9 @@ async function prepareSide(opts) {
     opts.onLog?.(`${side3}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4, { wrapper });
     if (!res.ok) {
-      const asNobody = opts.isolation?.mode === "namespaces" && opts.isolation.asRoot ? `
-(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout owned by root: run stategate as a normal user, make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)` : "";
+      const asNobody = opts.isolation?.mode === "namespaces" && (opts.isolation.asRoot || opts.isolation.sandbox?.via === "sudo") ? `
+(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user without sudo (STATEGATE_SUDO=never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)` : "";
+      await wrappers.close();
       throw new Error(
         `${side3}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
 ${res.output.slice(-2e3)}${asNobody}`
@@ -97800,7 +98327,7 @@ ${res.output.slice(-2e3)}${asNobody}`
     }
   }
   if (agent.url) {
-    const logFile = join18(opts.outDir, `agent-server-${side3}.log`);
+    const logFile = join22(opts.outDir, `agent-server-${side3}.log`);
     const { url: url2, env } = await sidePort(side3, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side3}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -97809,7 +98336,7 @@ ${res.output.slice(-2e3)}${asNobody}`
       cwd: checkout.dir,
       env,
       logFile,
-      wrapper
+      wrapper: wrappers.serve
     });
     return {
       side: side3,
@@ -97817,7 +98344,7 @@ ${res.output.slice(-2e3)}${asNobody}`
       agent,
       logFile,
       runAgent: (req) => server.runEpisode(req),
-      stop: () => server.stop()
+      stop: () => server.stop().finally(() => wrappers.close())
     };
   }
   const command = agent.command;
@@ -97834,7 +98361,7 @@ ${res.output.slice(-2e3)}${asNobody}`
       signal: req.signal,
       wrapper
     }),
-    stop: async () => void 0
+    stop: () => wrappers.close()
   };
 }
 async function sidePort(side3, agent, env) {
@@ -97870,10 +98397,10 @@ async function executeRun(plan, ctx) {
   });
   const runtimes = await startSides(plan, baseFromCache, ctx);
   await reserving;
-  const log2 = new EpisodeLog(join19(plan.outDir, "episodes.jsonl"));
+  const log2 = new EpisodeLog(join23(plan.outDir, "episodes.jsonl"));
   scope.defer(() => log2.close());
   const spool = new CaseSpool(
-    mkdtempSync6(join19(plan.outDir, "spool-")),
+    mkdtempSync8(join23(plan.outDir, "spool-")),
     plan.scenarios.map((s) => s.id)
   );
   scope.defer(() => spool.dispose());
@@ -98106,14 +98633,14 @@ function reportRefused(refused, total, progress) {
 }
 
 // src/run/plan.ts
-import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join20, resolve as resolve11 } from "node:path";
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join24, resolve as resolve12 } from "node:path";
 
 // src/run/load.ts
-import { existsSync as existsSync5 } from "node:fs";
-import { resolve as resolve9 } from "node:path";
+import { existsSync as existsSync6 } from "node:fs";
+import { resolve as resolve10 } from "node:path";
 async function loadPinnedSuite(configPath) {
-  if (!existsSync5(configPath)) {
+  if (!existsSync6(configPath)) {
     throw new ConfigError([
       {
         file: configPath,
@@ -98128,7 +98655,7 @@ async function loadPinnedSuite(configPath) {
   return result.suite;
 }
 async function loadSideConfig(configPath, pinned, side3) {
-  if (configPath === pinned.configFile || !existsSync5(configPath)) return pinned.config.agent;
+  if (configPath === pinned.configFile || !existsSync6(configPath)) return pinned.config.agent;
   const result = await loadSuite(configPath, { suiteRoot: pinned.root });
   if (!result.ok) {
     throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side3}) ${p.message}` })));
@@ -98139,7 +98666,7 @@ var SuiteFiles = class {
   loaded = /* @__PURE__ */ new Map();
   /** A suite from its own checkout, loaded on first use. */
   load(configPath) {
-    const path12 = resolve9(configPath);
+    const path12 = resolve10(configPath);
     let result = this.loaded.get(path12);
     if (!result) {
       result = loadSuite(path12);
@@ -98149,7 +98676,7 @@ var SuiteFiles = class {
   }
   /** The pinned suite; throws ConfigError with every problem. */
   async pinned(configPath) {
-    if (!existsSync5(configPath)) return loadPinnedSuite(configPath);
+    if (!existsSync6(configPath)) return loadPinnedSuite(configPath);
     const result = await this.load(configPath);
     if (!result.ok) throw new ConfigError(result.problems);
     return result.suite;
@@ -98159,8 +98686,8 @@ var SuiteFiles = class {
    * where the scenarios are read from), else checked against the pinned suite's files as before.
    */
   async agentOf(configPath, pinned, side3) {
-    if (configPath === pinned.configFile || !existsSync5(configPath)) return pinned.config.agent;
-    const own2 = this.loaded.get(resolve9(configPath));
+    if (configPath === pinned.configFile || !existsSync6(configPath)) return pinned.config.agent;
+    const own2 = this.loaded.get(resolve10(configPath));
     if (own2) {
       const result = await own2;
       if (result.ok) return result.suite.config.agent;
@@ -98170,8 +98697,8 @@ var SuiteFiles = class {
 };
 
 // src/run/policy.ts
-import { existsSync as existsSync6 } from "node:fs";
-import { resolve as resolve10 } from "node:path";
+import { existsSync as existsSync7 } from "node:fs";
+import { resolve as resolve11 } from "node:path";
 async function resolvePolicy(input2) {
   const { pinned } = input2;
   const base = await baseSuite(input2);
@@ -98218,9 +98745,9 @@ async function resolvePolicy(input2) {
 async function baseSuite(input2) {
   if (!input2.base) return { missing: "no base: the head runs alone" };
   if (input2.pinnedSide === "base") return { suite: input2.pinned };
-  const path12 = resolve10(input2.base.dir, input2.configName);
+  const path12 = resolve11(input2.base.dir, input2.configName);
   if (path12 === input2.pinned.configFile) return { suite: input2.pinned };
-  if (!existsSync6(path12))
+  if (!existsSync7(path12))
     return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
   const loaded2 = await (input2.files ?? new SuiteFiles()).load(path12);
   if (loaded2.ok) return { suite: loaded2.suite };
@@ -98240,13 +98767,13 @@ function policyWords(source) {
 
 // src/run/plan.ts
 async function prepareRun(opts, scope, progress) {
-  const repo = resolve11(opts.repo ?? process.cwd());
-  const outDir = resolve11(repo, opts.out ?? ".stategate");
+  const repo = resolve12(opts.repo ?? process.cwd());
+  const outDir = resolve12(repo, opts.out ?? ".stategate");
   const configName = opts.config ?? "stategate.yml";
   const startedAt = /* @__PURE__ */ new Date();
-  const cacheDir2 = opts.cache ? resolve11(repo, opts.cache) : null;
-  mkdirSync7(outDir, { recursive: true });
-  if (cacheDir2) mkdirSync7(cacheDir2, { recursive: true });
+  const cacheDir2 = opts.cache ? resolve12(repo, opts.cache) : null;
+  mkdirSync8(outDir, { recursive: true });
+  if (cacheDir2) mkdirSync8(cacheDir2, { recursive: true });
   const sides = opts.base === null ? ["head"] : ["base", "head"];
   const checkouts = await checkOut(
     opts,
@@ -98266,7 +98793,7 @@ async function prepareRun(opts, scope, progress) {
   const files = new SuiteFiles();
   const policy = await resolvePolicy({
     policyFrom: opts.policyFrom ?? "base",
-    pinned: await files.pinned(join20(suiteCheckout.dir, configName)),
+    pinned: await files.pinned(join24(suiteCheckout.dir, configName)),
     pinnedSide: suiteSide,
     base: checkouts.base,
     configName,
@@ -98375,7 +98902,7 @@ async function sideAgents(sides, checkouts, configName, suite, files, isolation)
   const agents = {};
   let mode = isolation;
   for (const side3 of sides) {
-    const configFile = join20(checkouts[side3].dir, configName);
+    const configFile = join24(checkouts[side3].dir, configName);
     const agent = withIsolation(await files.agentOf(configFile, suite, side3), mode, configFile);
     if (side3 === "base" && agent.isolation === "container") mode ??= "container";
     agents[side3] = agent;
@@ -98521,9 +99048,9 @@ function readReportFile(file2, name2 = file2) {
 }
 
 // src/cli/demo.ts
-import { cpSync as cpSync2, existsSync as existsSync7, mkdtempSync as mkdtempSync7, rmSync as rmSync11 } from "node:fs";
-import { tmpdir as tmpdir6 } from "node:os";
-import { dirname as dirname11, join as join21, resolve as resolve12 } from "node:path";
+import { cpSync as cpSync2, existsSync as existsSync8, mkdtempSync as mkdtempSync9, rmSync as rmSync13 } from "node:fs";
+import { tmpdir as tmpdir9 } from "node:os";
+import { dirname as dirname13, join as join25, resolve as resolve13 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -98566,33 +99093,33 @@ var DEMO_PAIRS = [
   ["v1.2.4", "v1.3.1"]
 ];
 function projectRoot() {
-  let dir = dirname11(fileURLToPath2(import.meta.url));
-  while (!existsSync7(join21(dir, "examples", "refund-agent")) && dirname11(dir) !== dir) dir = dirname11(dir);
+  let dir = dirname13(fileURLToPath2(import.meta.url));
+  while (!existsSync8(join25(dir, "examples", "refund-agent")) && dirname13(dir) !== dir) dir = dirname13(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync2(join21(root, "stategate.yml"), join21(dir, "stategate.yml"));
-  cpSync2(join21(root, "scenarios"), join21(dir, "scenarios"), { recursive: true });
-  cpSync2(join21(root, "examples", "refund-agent"), join21(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(join25(root, "stategate.yml"), join25(dir, "stategate.yml"));
+  cpSync2(join25(root, "scenarios"), join25(dir, "scenarios"), { recursive: true });
+  cpSync2(join25(root, "examples", "refund-agent"), join25(dir, "examples", "refund-agent"), { recursive: true });
   cpSync2(
-    join21(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join21(dir, "examples", "refund-agent", "manifest.json")
+    join25(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join25(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join21(tmpdir6(), "stategate-demo-flaky-"));
+  const work = mkdtempSync9(join25(tmpdir9(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync2(join21(root, "examples", example), join21(work, "examples", example), { recursive: true });
+      cpSync2(join25(root, "examples", example), join25(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve12(opts.out ?? join21(".stategate", "demo-flaky")),
+      out: resolve13(opts.out ?? join25(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
@@ -98602,18 +99129,18 @@ async function runFlakyDemo(opts) {
 `);
     return result;
   } finally {
-    rmSync11(work, { recursive: true, force: true });
+    rmSync13(work, { recursive: true, force: true });
   }
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync7(join21(tmpdir6(), "stategate-demo-"));
-  const out = resolve12(opts.out ?? join21(".stategate", "demo"));
+  const work = mkdtempSync9(join25(tmpdir9(), "stategate-demo-"));
+  const out = resolve13(opts.out ?? join25(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join21(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join25(work, v));
     for (const [base, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base} -> ${head} ===
@@ -98623,7 +99150,7 @@ async function runDemo(opts) {
         base,
         head,
         repo: work,
-        out: join21(out, `${base}-to-${head}`),
+        out: join25(out, `${base}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
@@ -98635,7 +99162,7 @@ async function runDemo(opts) {
       verdicts.push(`${base} -> ${head}: ${result.report.verdict}`);
     }
   } finally {
-    rmSync11(work, { recursive: true, force: true });
+    rmSync13(work, { recursive: true, force: true });
   }
   process.stdout.write(`
 Demo verdicts:
@@ -98718,7 +99245,7 @@ function finish(report2, values, reportPath) {
   process.stdout.write(`
 Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
 `);
-  if (values.junit) writeFileSync8(resolve13(values.junit), renderJunit(report2));
+  if (values.junit) writeFileSync9(resolve14(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -98743,7 +99270,12 @@ async function commandRun(values) {
   }
 }
 async function commandValidate(values) {
-  const configPath = resolve13(values.config ?? "stategate.yml");
+  const configPath = resolve14(values.dir ?? ".", values.config ?? "stategate.yml");
+  if (!existsSync9(configPath)) {
+    return fail(
+      `validate: no ${values.config ?? "stategate.yml"} in ${dirname14(configPath)} (pass --dir DIR or --config FILE, or create one: see docs/formats/stategate.md)`
+    );
+  }
   const loaded2 = await loadSuite(configPath);
   const parts = loaded2.ok ? loaded2.suite : loaded2.parts;
   const problems = loaded2.ok ? [] : [...loaded2.problems];
@@ -98788,7 +99320,7 @@ async function commandMerge(values, files) {
   if (files.length === 0) return fail("merge needs one or more report.json files");
   try {
     const level = failOn(values);
-    const reports = files.map((f) => readReportFile(resolve13(f), f));
+    const reports = files.map((f) => readReportFile(resolve14(f), f));
     const { report: merged, policySource } = await mergeShards(reports, {
       config: values.config,
       cwd: process.cwd(),
@@ -98796,7 +99328,7 @@ async function commandMerge(values, files) {
     });
     process.stderr.write(`stategate: gating with ${policySource}
 `);
-    const out = resolve13(values.out ?? ".stategate");
+    const out = resolve14(values.out ?? ".stategate");
     const result = writeReports(merged, out);
     finish(merged, values, result.reportPath);
     return exitCodeFor(merged.verdict, level);
@@ -98830,8 +99362,8 @@ async function commandDemo(values) {
 }
 
 // src/cli/judge.ts
-import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync9 } from "node:fs";
-import { dirname as dirname12, resolve as resolve14 } from "node:path";
+import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync10 } from "node:fs";
+import { dirname as dirname15, resolve as resolve15 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -98878,12 +99410,12 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve14(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve15(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve14(values.out) : calibrationPath(section.root, section.judge);
-  const previous = problemsOf(await loadJudgeCalibration(out, dirname12(out)));
+  const out = values.out ? resolve15(values.out) : calibrationPath(section.root, section.judge);
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname15(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
@@ -98899,8 +99431,8 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync8(dirname12(out), { recursive: true });
-  writeFileSync9(out, `${JSON.stringify(file2, null, 2)}
+  mkdirSync9(dirname15(out), { recursive: true });
+  writeFileSync10(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
   process.stdout.write(
@@ -98919,8 +99451,8 @@ Usage:
   stategate run [--dir DIR] [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
-  stategate validate [--config FILE]
-      Check every file (schemas, SQL prepared against the template, tool and fault names) and
+  stategate validate [--dir DIR] [--config FILE]
+      Check the suite of DIR (default: the current directory): every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once: the SQL of the files that load is prepared even when other
       files have problems.
   stategate merge REPORT.json... [--config FILE] [--unverified] [--out DIR] [--fail-on LEVEL]
@@ -99020,6 +99552,12 @@ Run 'stategate --help' for usage.
   if (values.help || !command) {
     process.stdout.write(HELP);
     return values.help ? 0 : 1;
+  }
+  if (values.dir !== void 0 && command !== "run" && command !== "validate") {
+    const where = command === "compare" ? "name the sides with --base and --head" : "run it from the directory instead";
+    process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}
+`);
+    return 1;
   }
   switch (command) {
     case "compare":
