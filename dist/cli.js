@@ -98294,8 +98294,6 @@ function withIsolation(agent, isolation, configFile) {
 }
 async function prepareSide(opts) {
   const { side: side3, checkout, agent } = opts;
-  const wrappers = sideWrappers(opts);
-  const wrapper = wrappers.run;
   const baseEnv = (vars) => buildAgentEnv({
     harnessEnv: opts.harnessEnv,
     env: agent.env,
@@ -98313,6 +98311,8 @@ async function prepareSide(opts) {
   });
   baseEnv();
   if (agent.isolation === "container") return prepareContainerSide(opts, baseEnv);
+  const wrappers = sideWrappers(opts);
+  const wrapper = wrappers.run;
   if (agent.setup) {
     opts.onLog?.(`${side3}: running setup: ${agent.setup}`);
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4, { wrapper });

@@ -135,8 +135,6 @@ export function withIsolation(
 /** Runs agent.setup (once), starts agent.serve (once) and returns how to run one episode. */
 export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   const { side, checkout, agent } = opts;
-  const wrappers = sideWrappers(opts);
-  const wrapper = wrappers.run;
   const baseEnv = (vars?: EpisodeVars) =>
     buildAgentEnv({
       harnessEnv: opts.harnessEnv,
@@ -156,6 +154,9 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   // Refused before anything of the side runs or is pulled, not at its first episode.
   baseEnv();
   if (agent.isolation === 'container') return prepareContainerSide(opts, baseEnv);
+  // Made only for sides that run here: a sandbox holds a socket open until the side stops.
+  const wrappers = sideWrappers(opts);
+  const wrapper = wrappers.run;
 
   if (agent.setup) {
     opts.onLog?.(`${side}: running setup: ${agent.setup}`);

@@ -13,13 +13,12 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../../src/model/report.js';
 import { type ActionsCacheService, startActionsCache } from '../helpers/actions-cache.js';
+import { agentSharedDir } from '../helpers/agent-dir.js';
 import { agentVersion, type Change } from './demo-repo.js';
 import { Harness } from './harness.js';
 
@@ -53,43 +52,46 @@ function archiveNames(archive: Buffer): string[] {
     .map((l) => l.slice(l.lastIndexOf('/') + 1));
 }
 
-/** Agent starts by manifest version ('1.2.4' the base, '1.3.0' the head), told by the agent itself. */
-const starts: string[] = [];
-const counter: Server = createServer((req, res) => {
-  let body = '';
-  req.on('data', (d) => {
-    body += d;
-  });
-  req.on('end', () => {
-    starts.push(body);
-    res.end();
-  });
-});
+/**
+ * Agent starts by manifest version ('1.2.4' the base, '1.3.0' the head), told by the agent itself in
+ * a file of a folder shared with its sandbox (agents reach no server of the machine).
+ */
+const startsDir = agentSharedDir('sg-action-cache-starts-');
+const startsFile = join(startsDir, 'starts');
+const starts = {
+  get length() {
+    return readStarts().length;
+  },
+};
+function readStarts(): string[] {
+  return existsSync(startsFile) ? readFileSync(startsFile, 'utf8').split('\n').filter(Boolean) : [];
+}
 
-/** The demo agent, on every branch, first reports its version to the counter. */
+/** The demo agent, on every branch, first reports its version to the file. */
 const countingStarts =
-  (url: string): Change =>
+  (file: string): Change =>
   (dir) => {
-    const file = join(dir, 'examples/refund-agent/agent.mjs');
-    const text = readFileSync(file, 'utf8');
-    const count = `const { version } = JSON.parse(await (await import('node:fs/promises')).readFile(new URL('./manifest.json', import.meta.url), 'utf8'));\nawait fetch(${JSON.stringify(url)}, { method: 'POST', body: version });\n`;
-    writeFileSync(file, text.replace('\ntry {', `\n${count}try {`));
+    const agent = join(dir, 'examples/refund-agent/agent.mjs');
+    const text = readFileSync(agent, 'utf8');
+    const count = `const { version } = JSON.parse(await (await import('node:fs/promises')).readFile(new URL('./manifest.json', import.meta.url), 'utf8'));\n(await import('node:fs')).appendFileSync(${JSON.stringify(file)}, version + '\\n');\n`;
+    writeFileSync(agent, text.replace('\ntry {', `\n${count}try {`));
   };
 
-const startsOf = (version: string, from: number) => starts.slice(from).filter((v) => v === version).length;
+const startsOf = (version: string, from: number) =>
+  readStarts()
+    .slice(from)
+    .filter((v) => v === version).length;
 
 beforeAll(async () => {
   svc = await startActionsCache();
-  await new Promise<void>((ok) => counter.listen(0, '127.0.0.1', ok));
-  const url = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/start`;
-  h = await Harness.start([countingStarts(url), agentVersion('1.2.4')], {
+  h = await Harness.start([countingStarts(startsFile), agentVersion('1.2.4')], {
     'lean-prompt': [agentVersion('1.3.0')],
   });
 });
 afterAll(async () => {
   await h?.close();
   await svc?.close();
-  await new Promise<void>((ok) => counter.close(() => ok()));
+  rmSync(startsDir, { recursive: true, force: true });
   rmSync(runnerTemp, { recursive: true, force: true });
 });
 
@@ -127,7 +129,7 @@ describe('the action with cache: true (the default)', () => {
     expect(archiveNames(entry.archive!)).toEqual([`base-${first.baseline_cache!.key}.json`]);
     expect(r.stdout).toContain(`cache: saved the base's episodes as ${entry.key}`);
     savedKey = entry.key;
-    // The counter hears the agents: four base episodes and four head episodes ran.
+    // The agents' own file says: four base episodes and four head episodes ran.
     expect([startsOf('1.2.4', from), startsOf('1.3.0', from)]).toEqual([4, 4]);
   });
 

@@ -109,6 +109,8 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     GITHUB_SERVER_URL: 'https://github.com',
     GITHUB_RUN_ID: '4242',
     RUNNER_TEMP: dir,
+    // Folders the test shares with the agents' sandbox (test/helpers/agent-dir.ts), as a workflow's env would.
+    ...(process.env.STATEGATE_AGENT_BIND ? { STATEGATE_AGENT_BIND: process.env.STATEGATE_AGENT_BIND } : {}),
     ...inputEnv(opts.with, opts.token),
     ...opts.env,
   };

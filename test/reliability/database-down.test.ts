@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Report } from '../../src/model/report.js';
 import { runCompare } from '../../src/run/pipeline.js';
 import { agentSharedDir } from '../helpers/agent-dir.js';
 import { kvSuite, readEpisodes } from './kv-suite.js';
@@ -63,6 +64,8 @@ describe('the database server dying mid-run', () => {
   }, async () => {
     const out = join(dir, 'out');
     const run = runCompare({ base: dir, head: dir, repo: dir, out, engine: 'embedded' });
+    // Its rejection is asserted below; until then it must not count as unhandled.
+    run.catch(() => undefined);
     const until = Date.now() + 150_000;
     while (!existsSync(running) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const servers = postgresChildren();
@@ -70,7 +73,11 @@ describe('the database server dying mid-run', () => {
     process.kill(servers[0], 'SIGKILL');
     writeFileSync(killed, '');
 
-    const { report } = await run;
+    // No episode could complete once the server was gone: the run could not run, says why, and
+    // still writes its report.
+    await expect(run).rejects.toThrow(/none of the 6 episodes completed/);
+    await expect(run).rejects.toThrow(CAUSE);
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as Report;
     expect(report.verdict).not.toBe('PASS');
     const first = report.cases.find((c) => c.id === 'first')!;
     expect(first.class).toBe('incomplete');

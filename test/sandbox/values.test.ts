@@ -91,6 +91,8 @@ describe('foldChanges', () => {
       {
         table: 'items',
         primaryKey: ['id'],
+        // The column types travel with the diff, so state comparisons go by type (as queries do).
+        columnTypes: { id: 'int8', qty: 'int4' },
         inserted: [{ table: 'items', op: 'insert', key: { id: '1' }, after: { id: '1', qty: 2 } }],
         updated: [
           {
@@ -121,6 +123,7 @@ describe('foldChanges', () => {
       {
         table: 'tags',
         primaryKey: null,
+        columnTypes: { t: 'text' },
         inserted: [{ table: 'tags', op: 'insert', key: null, after: { t: 'a' } }],
         updated: [],
         deleted: [],
