@@ -93053,9 +93053,8 @@ var PgSandbox = class _PgSandbox {
     const client = await this.pool.connect();
     let broken;
     try {
-      await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`
-      );
+      const bound3 = timeoutMs === void 0 ? "SELECT 1" : `SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`;
+      await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${bound3}`);
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };

@@ -178,9 +178,12 @@ export class PgSandbox implements Sandbox {
     try {
       // One round trip: the first statement after BEGIN takes the snapshot and locks READ ONLY. The
       // timeout is a whole number the harness computed (never suite text), so it is written in place.
-      await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`,
-      );
+      // Without a timeout the server's own statement_timeout stays in force.
+      const bound =
+        timeoutMs === undefined
+          ? 'SELECT 1'
+          : `SELECT set_config('statement_timeout', '${statementTimeout(timeoutMs)}', true)`;
+      await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${bound}`);
       const session = sessionOf(client, this.facts.typeNames);
       const result = await session.query(sql);
       return { rows: result.rows, fields: result.fields };
