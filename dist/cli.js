@@ -73777,6 +73777,30 @@ var JudgeConfig = external_exports.strictObject({
     "The file `stategate judge calibrate` writes (default judge-calibration.json beside this file, when it exists)."
   )
 });
+var ModelPrice = external_exports.strictObject({
+  input: external_exports.number().min(0),
+  output: external_exports.number().min(0),
+  cached_input: external_exports.number().min(0).optional().describe("Cached input tokens (default: the input price).")
+});
+var MODEL_APIS = ["openai", "anthropic"];
+var ModelProvider = external_exports.strictObject({
+  api: external_exports.enum(MODEL_APIS).describe("openai: any path under url (chat completions, responses, embeddings); anthropic: messages."),
+  url: external_exports.string().regex(/^https?:\/\/[^\s/]+/, "an http(s) URL").describe("The provider base URL (https://api.openai.com/v1), or any compatible server."),
+  api_key_env: external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional().describe("The harness's variable holding the provider key; never passed to an agent."),
+  prices: external_exports.record(external_exports.string().min(1), ModelPrice).default({}),
+  env: external_exports.strictObject({
+    url: external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
+    key: external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional()
+  }).optional().describe("Renames the agent's variables (default OPENAI_BASE_URL/OPENAI_API_KEY or ANTHROPIC_*).")
+});
+var BudgetConfig = external_exports.strictObject({
+  run_usd: external_exports.number().positive().optional().describe("Both sides together: past it no episode starts and the cases left are incomplete."),
+  episode_usd: external_exports.number().positive().optional().describe("Past it the episode's next model call is answered 429 budget_exceeded.")
+}).describe("What the agents may spend on models, from the recorded cost.");
+var UserSimulatorConfig = external_exports.strictObject({
+  model: external_exports.string().regex(/^[^/\s]+\/.+$/, "PROVIDER/MODEL, with PROVIDER one of models").describe("PROVIDER/MODEL: a name of models and the model it serves."),
+  timeout: Duration.default("30s")
+});
 var StategateConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   agent: AgentConfig,
@@ -73796,7 +73820,12 @@ var StategateConfig = external_exports.strictObject({
     block: external_exports.array(GateClass).default(() => [...DEFAULT_GATE.block]),
     warn: external_exports.array(GateClass).default(() => [...DEFAULT_GATE.warn])
   }).default(() => ({ block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] })),
-  judge: JudgeConfig.optional()
+  judge: JudgeConfig.optional(),
+  models: external_exports.record(external_exports.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "a lowercase name"), ModelProvider).default({}).describe("Providers the agent reaches through the model gateway, which holds their keys."),
+  budget: BudgetConfig.optional(),
+  user_simulator: UserSimulatorConfig.optional().describe(
+    "Who plays the user of scenarios with user.model: true."
+  )
 });
 var ErrorReply = external_exports.strictObject({
   status: external_exports.number().int().min(400).max(599),
@@ -74500,6 +74529,34 @@ function configChecks(config2, source) {
       )
     );
   }
+  for (const [name2, provider] of Object.entries(config2.models)) {
+    const env = provider.api_key_env;
+    if (env && isHarnessSecret(env))
+      problems.push(
+        problemAt(
+          source,
+          ["models", name2, "api_key_env"],
+          `${env} is never sent to a model provider: set the provider's key in another variable and name that`
+        )
+      );
+    if (env && config2.agent.pass_env.includes(env))
+      problems.push(
+        problemAt(
+          source,
+          ["agent", "pass_env"],
+          `${env} is the key of models.${name2}: the agent reaches the provider through the model gateway and never gets its key; remove it from pass_env`
+        )
+      );
+  }
+  const simulated = config2.user_simulator?.model.split("/")[0];
+  if (simulated !== void 0 && !(simulated in config2.models))
+    problems.push(
+      problemAt(
+        source,
+        ["user_simulator", "model"],
+        `names provider ${simulated}, which models does not declare (declared: ${Object.keys(config2.models).join(", ") || "none"})`
+      )
+    );
   return problems;
 }
 

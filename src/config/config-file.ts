@@ -76,5 +76,33 @@ function configChecks(config: StategateConfig, source: YamlSource): Problem[] {
       ),
     );
   }
+  for (const [name, provider] of Object.entries(config.models)) {
+    const env = provider.api_key_env;
+    if (env && isHarnessSecret(env))
+      problems.push(
+        problemAt(
+          source,
+          ['models', name, 'api_key_env'],
+          `${env} is never sent to a model provider: set the provider's key in another variable and name that`,
+        ),
+      );
+    if (env && config.agent.pass_env.includes(env))
+      problems.push(
+        problemAt(
+          source,
+          ['agent', 'pass_env'],
+          `${env} is the key of models.${name}: the agent reaches the provider through the model gateway and never gets its key; remove it from pass_env`,
+        ),
+      );
+  }
+  const simulated = config.user_simulator?.model.split('/')[0];
+  if (simulated !== undefined && !(simulated in config.models))
+    problems.push(
+      problemAt(
+        source,
+        ['user_simulator', 'model'],
+        `names provider ${simulated}, which models does not declare (declared: ${Object.keys(config.models).join(', ') || 'none'})`,
+      ),
+    );
   return problems;
 }

@@ -170,6 +170,68 @@ export const JudgeConfig = z.strictObject({
     ),
 });
 
+/** A model's prices in USD per million tokens; a model not listed has an unknown cost. */
+export const ModelPrice = z.strictObject({
+  input: z.number().min(0),
+  output: z.number().min(0),
+  cached_input: z.number().min(0).optional().describe('Cached input tokens (default: the input price).'),
+});
+
+/** The provider APIs the model gateway forwards; each names the variables its official SDKs read. */
+export const MODEL_APIS = ['openai', 'anthropic'] as const;
+
+export const ModelProvider = z.strictObject({
+  api: z
+    .enum(MODEL_APIS)
+    .describe('openai: any path under url (chat completions, responses, embeddings); anthropic: messages.'),
+  url: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+/, 'an http(s) URL')
+    .describe('The provider base URL (https://api.openai.com/v1), or any compatible server.'),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+    .optional()
+    .describe("The harness's variable holding the provider key; never passed to an agent."),
+  prices: z.record(z.string().min(1), ModelPrice).default({}),
+  env: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+        .optional(),
+      key: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+        .optional(),
+    })
+    .optional()
+    .describe("Renames the agent's variables (default OPENAI_BASE_URL/OPENAI_API_KEY or ANTHROPIC_*)."),
+});
+
+export const BudgetConfig = z
+  .strictObject({
+    run_usd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Both sides together: past it no episode starts and the cases left are incomplete.'),
+    episode_usd: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Past it the episode's next model call is answered 429 budget_exceeded."),
+  })
+  .describe('What the agents may spend on models, from the recorded cost.');
+
+export const UserSimulatorConfig = z.strictObject({
+  model: z
+    .string()
+    .regex(/^[^/\s]+\/.+$/, 'PROVIDER/MODEL, with PROVIDER one of models')
+    .describe('PROVIDER/MODEL: a name of models and the model it serves.'),
+  timeout: Duration.default('30s'),
+});
+
 export const StategateConfig = z.strictObject({
   version: z.literal(1),
   agent: AgentConfig,
@@ -196,6 +258,14 @@ export const StategateConfig = z.strictObject({
     })
     .default(() => ({ block: [...DEFAULT_GATE.block], warn: [...DEFAULT_GATE.warn] })),
   judge: JudgeConfig.optional(),
+  models: z
+    .record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a lowercase name'), ModelProvider)
+    .default({})
+    .describe('Providers the agent reaches through the model gateway, which holds their keys.'),
+  budget: BudgetConfig.optional(),
+  user_simulator: UserSimulatorConfig.optional().describe(
+    'Who plays the user of scenarios with user.model: true.',
+  ),
 });
 
 // ---------------------------------------------------------------- twin files (section 5)
@@ -373,6 +443,10 @@ export const JudgeCalibrationFile = z.object({
 export type StategateConfig = z.infer<typeof StategateConfig>;
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
+export type ModelProvider = z.infer<typeof ModelProvider>;
+export type ModelPrice = z.infer<typeof ModelPrice>;
+export type BudgetConfig = z.infer<typeof BudgetConfig>;
+export type UserSimulatorConfig = z.infer<typeof UserSimulatorConfig>;
 export type TwinFile = z.infer<typeof TwinFile>;
 export type TwinTool = z.infer<typeof TwinTool>;
 export type ErrorReply = z.infer<typeof ErrorReply>;

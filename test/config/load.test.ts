@@ -301,3 +301,44 @@ describe('problem file paths', () => {
     expect(result.problems[0].file).toBe(rel);
   });
 });
+
+describe('models, budget and user_simulator in stategate.yml', () => {
+  const config = (body: string) =>
+    `version: 1\nagent:\n  command: node agent.mjs\n  pass_env: [OPENAI_API_KEY]\njudge: { url: "http://x", model: m }\ndatabase:\n  schema: [db/schema.sql]\n${body}`;
+
+  it('loads providers with their prices and budget', async () => {
+    const dir = await makeSuite(root.dir, {
+      'stategate.yml': config(
+        'models:\n  local:\n    api: anthropic\n    url: http://127.0.0.1:9/v1\n    api_key_env: LOCAL_KEY\n' +
+          '    prices: { m1: { input: 1, output: 2 } }\nbudget: { run_usd: 5, episode_usd: 0.5 }\n' +
+          'user_simulator: { model: local/m1 }\n',
+      ).replace('  pass_env: [OPENAI_API_KEY]\n', ''),
+    });
+    const loaded = await loadSuite(path.join(dir, 'stategate.yml'), { env: {} });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    expect(loaded.suite.config.models.local).toMatchObject({
+      api: 'anthropic',
+      prices: { m1: { input: 1 } },
+    });
+    expect(loaded.suite.config.budget).toEqual({ run_usd: 5, episode_usd: 0.5 });
+    expect(loaded.suite.config.user_simulator).toEqual({ model: 'local/m1', timeout: '30s' });
+  });
+
+  it('refuses a provider key in pass_env, a workflow token as a key and an undeclared simulator provider', async () => {
+    const dir = await makeSuite(root.dir, {
+      'stategate.yml': config(
+        'models:\n  openai: { api: openai, url: "https://api.openai.com/v1", api_key_env: OPENAI_API_KEY }\n' +
+          '  proxy: { api: openai, url: "http://127.0.0.1:9", api_key_env: GITHUB_TOKEN }\n' +
+          'user_simulator: { model: other/m }\n',
+      ),
+    });
+    const refused = await loadSuite(path.join(dir, 'stategate.yml'), { env: {} });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'agent.pass_env: OPENAI_API_KEY is the key of models.openai: the agent reaches the provider through the model gateway and never gets its key; remove it from pass_env',
+      "models.proxy.api_key_env: GITHUB_TOKEN is never sent to a model provider: set the provider's key in another variable and name that",
+      'user_simulator.model: names provider other, which models does not declare (declared: openai, proxy)',
+    ]);
+  });
+});
