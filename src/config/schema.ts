@@ -444,7 +444,6 @@ export type StategateConfig = z.infer<typeof StategateConfig>;
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
 export type ModelProvider = z.infer<typeof ModelProvider>;
-export type ModelPrice = z.infer<typeof ModelPrice>;
 export type BudgetConfig = z.infer<typeof BudgetConfig>;
 export type UserSimulatorConfig = z.infer<typeof UserSimulatorConfig>;
 export type TwinFile = z.infer<typeof TwinFile>;
