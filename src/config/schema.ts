@@ -362,6 +362,29 @@ export const FaultRule = z.strictObject({
   retry_after: z.number().int().min(0).optional().describe('Seconds, for rate_limited and unavailable.'),
 });
 
+/** Faults a model call can meet (docs/models.md): what the provider would do, shown to the agent. */
+export const MODEL_FAULT_NAMES = [
+  'rate_limited',
+  'server_error',
+  'unavailable',
+  'timeout',
+  'dropped_connection',
+  'malformed_json',
+  'delay',
+] as const;
+export const ModelFaultName = z.enum(MODEL_FAULT_NAMES);
+
+export const ModelFaultRule = z.strictObject({
+  model: z.string().min(1).describe('A name of models in stategate.yml: the provider whose calls meet it.'),
+  when: FaultWhen.describe(
+    "As for tools; the n-th call counts this provider's calls, and args matches the request body.",
+  ),
+  fault: ModelFaultName,
+  message: z.string().optional(),
+  delay_ms: z.number().int().min(0).max(600_000).optional(),
+  retry_after: z.number().int().min(0).optional().describe('Seconds, for rate_limited and unavailable.'),
+});
+
 /**
  * One expectation. The kind is the one key of EXPECTATION_KINDS it carries; the loader picks the
  * member schema by that key so errors name the right fields instead of listing every union member.
@@ -452,6 +475,8 @@ export type ErrorReply = z.infer<typeof ErrorReply>;
 export type RaisedError = z.infer<typeof RaisedError>;
 export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultName = z.infer<typeof FaultName>;
+export type ModelFaultRule = z.infer<typeof ModelFaultRule>;
+export type ModelFaultName = z.infer<typeof ModelFaultName>;
 export type JudgeLabel = z.infer<typeof JudgeLabel>;
 export type AgreementTable = z.infer<typeof AgreementTable>;
 export type CriterionCalibration = z.infer<typeof CriterionCalibration>;

@@ -1,11 +1,13 @@
-// The twin tool server: one node:http server on loopback, one unguessable URL per episode
-// (docs/agent-protocol.md). Requests under an unknown token are refused alike and kept for the record.
+// The twin tool server and the model gateway: one node:http server on loopback, one unguessable URL
+// per episode (docs/agent-protocol.md, docs/models.md). Requests under an unknown token are refused alike and kept for the record.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RefusedCall } from '../model/episode.js';
 import { gatewayError, sendJson, serveJson } from './http-json.js';
 import { serveMcp } from './mcp.js';
+import { serveModel } from './model-proxy.js';
+import { modelEnv } from './model-session.js';
 import { RecentSet } from './recent-set.js';
 import { SessionState } from './session.js';
 import type { EpisodeSession, Gateway, SessionSpec } from './types.js';
@@ -30,6 +32,8 @@ export interface GatewayOptions {
 // One body for every unknown token, so a reply never tells which tokens exist.
 const UNKNOWN_EPISODE = gatewayError('NOT_FOUND', 'There is nothing here.');
 const EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
+// The model gateway shares the listener (and so every forwarded socket): /m/TOKEN/NAME/v1/...
+const MODEL_PATH = /^\/m\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?$/;
 
 /** Starts the gateway's HTTP server and returns it once it listens. */
 export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway> {
@@ -58,7 +62,12 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt < 0 ? url : url.slice(0, queryAt);
+    const model = MODEL_PATH.exec(path);
+    if (model)
+      return routeModel(req, res, model[1], model[2], model[3] ?? '', queryAt < 0 ? '' : url.slice(queryAt));
     const match = EPISODE_PATH.exec(path);
     if (!match) return refuse(req, res, path, 'not an episode URL');
     const token = match[1];
@@ -74,6 +83,34 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
     const work = rest === '/mcp' ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
     try {
       await session.track(work);
+    } finally {
+      session.cutoff.removeEventListener('abort', onCut);
+    }
+  };
+
+  const routeModel = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    token: string,
+    name: string,
+    rest: string,
+    query: string,
+  ) => {
+    const session = sessions.get(token);
+    // A closed, unknown or model-less episode looks the same from outside: nothing is here.
+    if (!session?.models) {
+      const reason = closedTokens.has(token)
+        ? 'the episode is closed'
+        : session
+          ? 'no models'
+          : 'unknown episode token';
+      return refuse(req, res, `/m/…/${name}${rest}`, reason);
+    }
+    const models = session.models;
+    const onCut = () => req.socket.destroy();
+    session.cutoff.addEventListener('abort', onCut, { once: true });
+    try {
+      await session.track(serveModel(models, name, rest, query, req, res, session.cutoff));
     } finally {
       session.cutoff.removeEventListener('abort', onCut);
     }
@@ -127,11 +164,21 @@ export async function createGateway(opts: GatewayOptions = {}): Promise<Gateway>
       const session = new SessionState(token, spec);
       sessions.set(token, session);
       const toolsUrl = `http://${urlHost}:${port}/e/${token}`;
+      const models = session.models;
+      let env: Record<string, string> = {};
+      try {
+        if (models) env = modelEnv(`http://${urlHost}:${port}/m/${token}`, models.spec, models.key);
+      } catch (err) {
+        sessions.delete(token);
+        throw err;
+      }
       let closing: Promise<void> | undefined;
       return {
         toolsUrl,
         mcpUrl: `${toolsUrl}/mcp`,
+        modelEnv: env,
         calls: () => session.calls(),
+        modelCalls: () => models?.calls() ?? [],
         close: () => {
           closing ??= closeSession(token);
           return closing;

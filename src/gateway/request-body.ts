@@ -17,10 +17,14 @@ export type BodyRead =
   | { cutOff: { bytes: number; reason: string } };
 
 /**
- * Reads the whole body, unless it grows past the cap, the client goes away, or `cutoff` aborts
+ * Reads the whole body, unless it grows past the cap (`maxBytes`), the client goes away, or `cutoff` aborts
  * (its reason says why). Never throws.
  */
-export function readBody(req: IncomingMessage, cutoff?: AbortSignal): Promise<BodyRead> {
+export function readBody(
+  req: IncomingMessage,
+  cutoff?: AbortSignal,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<BodyRead> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -37,7 +41,7 @@ export function readBody(req: IncomingMessage, cutoff?: AbortSignal): Promise<Bo
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      if (size <= maxBytes) chunks.push(chunk);
       else {
         // Answer now; the rest of the body flows on unread until it ends (or the episode does).
         finish({ tooLarge: size });

@@ -6,6 +6,7 @@ import type { Tool } from '../config/schema.js';
 import type { CallRecord } from '../model/episode.js';
 import { type ArgumentCheck, argumentCheck } from './arguments.js';
 import { IdempotencyStore } from './idempotency.js';
+import { ModelSession } from './model-session.js';
 import type { SessionSpec } from './types.js';
 
 /** The state the call path reads and writes for one episode. */
@@ -16,6 +17,8 @@ export class SessionState {
   readonly suiteTools = new Map<string, Tool>();
   readonly checks = new Map<string, ArgumentCheck>();
   readonly idempotency = new IdempotencyStore();
+  /** The episode's model routes, key and model call record; absent without `models`. */
+  readonly models: ModelSession | undefined;
   private readonly records: CallRecord[] = [];
   private readonly callNumbers = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
@@ -35,6 +38,7 @@ export class SessionState {
         `episode ${spec.episode}: a stale_response fault needs the initial state, and SessionSpec.initialState is missing`,
       );
     }
+    this.models = spec.models ? new ModelSession(spec.models, spec.seed) : undefined;
     for (const tool of spec.suiteTools ?? []) this.suiteTools.set(tool.name, tool);
     for (const tool of spec.tools) {
       this.tools.set(tool.name, tool);

@@ -1,7 +1,33 @@
 // What the run stage asks of the tool gateway (docs/formats/twin.md and docs/gateway.md).
-import type { FaultRule, Tool } from '../config/schema.js';
-import type { CallRecord, RefusedCall, Side } from '../model/episode.js';
+import type { FaultRule, ModelFaultRule, Tool } from '../config/schema.js';
+import type { CallRecord, ModelCallRecord, RefusedCall, Side } from '../model/episode.js';
+import type { ModelApi, ModelPrice } from '../model/model-usage.js';
 import type { Sandbox } from '../sandbox/types.js';
+
+/** One `models` entry as the gateway forwards it: the real key stays here, never with the agent. */
+export interface ModelRoute {
+  api: ModelApi;
+  /** The provider's base URL (the part the agent's `.../v1` stands for). */
+  url: string;
+  /** The provider's key, read from api_key_env in the harness's environment; absent: none is sent. */
+  key?: string;
+  prices: Readonly<Record<string, ModelPrice>>;
+  /** The agent's variable names (default OPENAI_BASE_URL/OPENAI_API_KEY or ANTHROPIC_*). */
+  env?: { url?: string; key?: string };
+}
+
+/** The model side of one episode (docs/models.md). */
+export interface ModelSpec {
+  providers: Readonly<Record<string, ModelRoute>>;
+  /** The scenario's model faults, in scenario order. */
+  faults?: readonly ModelFaultRule[];
+  /** Past this recorded spend the episode's next call is answered 429 budget_exceeded. */
+  episodeUsd?: number;
+  /** Told each priced call's cost as it is recorded (the run's spend). */
+  onSpend?: (usd: number) => void;
+  /** How long a `timeout` fault holds the call before its 504 (default: until the episode ends). */
+  timeoutMs?: number;
+}
 
 /** What one episode's tool session needs. */
 export interface SessionSpec {
@@ -25,6 +51,8 @@ export interface SessionSpec {
    * requests in flight are cut off at once and recorded so, and later ones are cut off on arrival.
    */
   deadline?: AbortSignal;
+  /** The providers this episode's agent may call through the model gateway. */
+  models?: ModelSpec;
 }
 
 /** One episode's view of the gateway. */
@@ -35,6 +63,13 @@ export interface EpisodeSession {
   readonly mcpUrl: string;
   /** The calls recorded so far, in sequence order. */
   calls(): CallRecord[];
+  /**
+   * The agent's model variables (OPENAI_BASE_URL, OPENAI_API_KEY, ...): this episode's URLs under
+   * `/m/TOKEN/NAME` and a key valid only for this episode. Empty without `models`.
+   */
+  readonly modelEnv: Readonly<Record<string, string>>;
+  /** The model calls recorded so far, in arrival order. */
+  modelCalls(): ModelCallRecord[];
   /**
    * Ends the session: later requests to its URLs get 404; in-flight calls get a short grace to
    * finish, then are cut off (recorded with `cutOff: true`).

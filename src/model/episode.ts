@@ -1,5 +1,6 @@
 // The plain data that flows between the stages (docs/architecture.md): what an episode recorded,
 // what grading made of it. Everything here is JSON-serialisable; report.json stores it as is.
+import type { ModelUsage } from './model-usage.js';
 
 export type Side = 'base' | 'head';
 export type Row = Record<string, unknown>;
@@ -71,6 +72,36 @@ export interface CallRecord {
    * `not_found`, a precondition or under `errors`, or the gateway lost its database). The episode is then not graded.
    */
   harnessError?: string;
+}
+
+/**
+ * One model call, as the model gateway recorded it between the agent and the provider (docs/models.md).
+ * Tokens are the provider's own report (streamed usage included); cost is priced from `models.*.prices`.
+ */
+export interface ModelCallRecord {
+  seq: number;
+  /** The `models` entry the call went to. */
+  provider: string;
+  /** The path under the provider's url (`/chat/completions`, `/messages`). */
+  path: string;
+  /** The model the request asked for (the response's when it names one), or null when neither did. */
+  model: string | null;
+  stream: boolean;
+  /** The status the agent saw (0 when the connection was dropped). */
+  status: number;
+  startedAt: string;
+  /** From the request's arrival to the response's last byte. */
+  latencyMs: number;
+  /** From the request's arrival to the response's first byte, when one was sent. */
+  firstByteMs?: number;
+  /** As the provider reported it; null when it reported none (a fault, an error, no usage in the body). */
+  usage: ModelUsage | null;
+  /** USD at the suite's prices; null when the model has no price or nothing was reported. */
+  costUsd: number | null;
+  /** A scenario fault or the gateway's own refusal (`budget_exceeded`, `wrong_key`). */
+  fault?: string;
+  /** Why the call did not reach the provider or did not finish (the provider unreachable, the agent gone). */
+  error?: string;
 }
 
 /** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */
@@ -151,6 +182,8 @@ export interface EpisodeRecord {
   timings: Record<string, number>;
   /** The pinned content this episode ran: the suite and the scenario's content hash. */
   pin?: { suite: string; scenario: string };
+  /** Additive: the agent's model calls through the model gateway, in arrival order (absent: none made). */
+  modelCalls?: ModelCallRecord[];
 }
 
 /** The id and kind of the implicit critical expectation every episode has: the agent ran to a valid result. */
