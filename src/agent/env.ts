@@ -43,17 +43,22 @@ export interface AgentEnvOptions {
    * judge, so it is never passed to an agent either, by name or by value.
    */
   judgeKeyEnv?: string;
+  /** The run's models.*.api_key_env: the model gateway holds those keys; never passed to an agent. */
+  modelKeyEnvs?: string[];
 }
 
 /** Lists every reason the configured agent environment cannot be built (empty when it can). */
 export function checkAgentEnv(opts: AgentEnvOptions): string[] {
   const problems: string[] = [];
   const judgeKey = opts.judgeKeyEnv;
-  const refused = (name: string) => isNeverPassed(name) || name === judgeKey;
+  const modelKeys = opts.modelKeyEnvs ?? [];
+  const refused = (name: string) => isNeverPassed(name) || name === judgeKey || modelKeys.includes(name);
   const why = (name: string) =>
-    name === judgeKey && !isNeverPassed(name)
-      ? `${name} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own`
-      : `${name} is never passed to an agent`;
+    isNeverPassed(name)
+      ? `${name} is never passed to an agent`
+      : name === judgeKey
+        ? `${name} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own`
+        : `${name} is a model provider's key (models.*.api_key_env): the model gateway holds it and the agent gets a key for its episode`;
   for (const name of opts.passEnv) {
     if (!/^[^=\0]+$/.test(name))
       problems.push(`agent.pass_env: ${JSON.stringify(name)} is not a variable name`);
@@ -116,6 +121,8 @@ export function episodeEnv(episode: EpisodeVars): Record<string, string> {
     STATEGATE_SIDE: episode.side,
   };
   if (episode.databaseUrl !== undefined) out.DATABASE_URL = episode.databaseUrl;
+  // The model gateway shares the tools' listener: its URLs reach the agent wherever STATEGATE_TOOLS_URL does.
+  Object.assign(out, episode.modelEnv);
   return out;
 }
 

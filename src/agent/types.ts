@@ -17,4 +17,6 @@ export interface EpisodeVars {
   side: Side;
   /** Only with `database.expose: true`: the episode's own database. */
   databaseUrl?: string;
+  /** With `models`: OPENAI_BASE_URL, OPENAI_API_KEY, ... on the model gateway (an episode key, never the real one). */
+  modelEnv?: Readonly<Record<string, string>>;
 }

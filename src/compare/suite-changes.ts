@@ -81,8 +81,9 @@ function scenarioEdits(b: Scenario, h: Scenario): SuiteChange[] {
   const hFaults = h.faults.map((f) => canonicalJson(f));
   const removed = b.faults.filter((_, i) => !hFaults.includes(bFaults[i]));
   const added = h.faults.filter((_, i) => !bFaults.includes(hFaults[i]));
-  for (const f of removed) edit(true, `fault ${f.fault} on ${f.tool} removed or changed`);
-  for (const f of added) edit(false, `fault ${f.fault} on ${f.tool} added`);
+  const on = (f: (typeof b.faults)[number]) => ('model' in f ? `model ${f.model}` : f.tool);
+  for (const f of removed) edit(true, `fault ${f.fault} on ${on(f)} removed or changed`);
+  for (const f of added) edit(false, `fault ${f.fault} on ${on(f)} added`);
 
   if (!same(b.tools, h.tools)) {
     const list = (t: string[] | undefined) => (t ? t.join(', ') || 'none' : 'all');

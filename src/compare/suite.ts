@@ -5,7 +5,7 @@
 // any size holds only the compared cases, never its episodes.
 import type { GatePolicy } from '../model/classes.js';
 import type { Side } from '../model/episode.js';
-import type { Report } from '../model/report.js';
+import type { ModelSpend, Report } from '../model/report.js';
 import type { EngineName } from '../sandbox/types.js';
 import { LOOK_ALPHA } from '../stats/sequential.js';
 import { type CaseInput, type CaseOptions, compareCase } from './case.js';
@@ -38,6 +38,8 @@ export interface ReportFacts {
   judgeCalibration?: Report['judge_calibration'];
   agentIsolation?: Report['agent_isolation'];
   baselineCache?: Report['baseline_cache'];
+  /** With `models`: the budget; the spend and what was cut are counted from the episodes. */
+  budget?: { run_usd?: number; episode_usd?: number };
 }
 
 export interface SuiteInput extends ReportFacts, CaseOptions {
@@ -56,7 +58,9 @@ export function compareSuite(input: SuiteInput): Report {
   const seeds = input.seeds === 'episodes' ? {} : input.seeds;
   const seen = new Set<string>();
   const cases = [];
+  const spend = input.budget ? modelSpendCounter(input.budget) : undefined;
   for (const c of input.cases) {
+    spend?.count(c);
     if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
     seen.add(c.scenario.id);
     if (input.seeds === 'episodes') recordSeeds(seeds!, c);
@@ -91,7 +95,27 @@ export function compareSuite(input: SuiteInput): Report {
   if (input.judgeCalibration) body.judge_calibration = input.judgeCalibration;
   if (input.agentIsolation) body.agent_isolation = input.agentIsolation;
   if (input.baselineCache) body.baseline_cache = input.baselineCache;
+  if (spend) body.model_spend = spend.total();
   return withTotals(body);
+}
+
+/** Counts report.json `model_spend` from the recorded episodes, case by case. */
+function modelSpendCounter(budget: { run_usd?: number; episode_usd?: number }) {
+  const out: ModelSpend = { agent_usd: 0, episodes_cut: 0, calls_refused: 0 };
+  if (budget.run_usd !== undefined) out.run_usd = budget.run_usd;
+  if (budget.episode_usd !== undefined) out.episode_usd = budget.episode_usd;
+  return {
+    count(c: CaseInput) {
+      for (const e of [...(c.base ?? []), ...(c.head ?? [])]) {
+        if (e.record.infraError?.stage === 'budget') out.episodes_cut++;
+        for (const call of e.record.modelCalls ?? []) {
+          out.agent_usd += call.costUsd ?? 0;
+          if (call.fault === 'budget_exceeded') out.calls_refused++;
+        }
+      }
+    },
+    total: (): ModelSpend => ({ ...out, agent_usd: Math.round(out.agent_usd * 1e6) / 1e6 }),
+  };
 }
 
 function recordSeeds(seeds: Record<string, number[]>, c: CaseInput): void {

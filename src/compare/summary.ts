@@ -75,11 +75,33 @@ function countExpectations(
   return counts;
 }
 
+/** Whether the side's episodes ran behind the model gateway: then their records, never their claims, count. */
+function recorded(episodes: readonly GradedEpisode[]): boolean {
+  return episodes.some((e) => e.record.modelCalls !== undefined);
+}
+
+/**
+ * One episode's usage from the gateway's records (calls without a price give no cost_usd), or null
+ * when it has no records. An agent's claimed `usage` never enters a side whose episodes are recorded.
+ */
+function recordedUsage(e: GradedEpisode): { input_tokens: number; output_tokens: number; cost_usd?: number } {
+  const calls = e.record.modelCalls ?? [];
+  const priced = calls.filter((c) => c.costUsd !== null);
+  const usage = {
+    input_tokens: calls.reduce((t, c) => t + (c.usage?.input_tokens ?? 0), 0),
+    output_tokens: calls.reduce((t, c) => t + (c.usage?.output_tokens ?? 0), 0),
+  };
+  // A call whose cost is unknown (no price) leaves the episode's cost unknown: never reported as free.
+  if (calls.some((c) => c.usage !== null && c.costUsd === null)) return usage;
+  return { ...usage, cost_usd: priced.reduce((t, c) => t + (c.costUsd as number), 0) };
+}
+
 function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
   // Episodes stopped by an error outside the agent would drag the numbers towards zero.
   const ran = episodes.filter((e) => !e.record.infraError);
   if (ran.length === 0) return undefined;
-  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const fromRecords = recorded(ran);
+  const usage = ran.map((e) => (fromRecords ? recordedUsage(e) : (e.record.agent.result?.usage ?? {})));
   const sum = (pick: (u: (typeof usage)[number]) => number | undefined) =>
     usage.reduce((total, u) => total + (Number.isFinite(pick(u)) ? (pick(u) as number) : 0), 0);
   const reported = (pick: (u: (typeof usage)[number]) => number | undefined) =>
@@ -97,6 +119,9 @@ function metricsOf(episodes: GradedEpisode[]): SideSummary['metrics'] {
   // A sum of nothing is 0: say that nothing was reported rather than show `$0` and `0 tokens`.
   if (!reported((u) => u.cost_usd)) metrics.costUnreported = true;
   if (!reported((u) => u.input_tokens) && !reported((u) => u.output_tokens)) metrics.tokensUnreported = true;
+  // Without records the numbers are the agent's own word: the report labels them so.
+  if (!fromRecords && !(metrics.costUnreported && metrics.tokensUnreported)) metrics.claimed = true;
+  if (fromRecords) metrics.modelCalls = ran.reduce((t, e) => t + (e.record.modelCalls?.length ?? 0), 0);
   return metrics;
 }
 
@@ -113,8 +138,9 @@ export function signatureCounts(episodes: readonly GradedEpisode[]): SideSummary
 
 /** Cost per success of one side's repeats; undefined when no repeat reported cost_usd. */
 export function sideCost(episodes: readonly GradedEpisode[]): SideCost | undefined {
+  const fromRecords = recorded(episodes);
   const costs = episodes
-    .map((e) => e.record.agent.result?.usage?.cost_usd)
+    .map((e) => (fromRecords ? recordedUsage(e).cost_usd : e.record.agent.result?.usage?.cost_usd))
     .filter((c): c is number => typeof c === 'number' && Number.isFinite(c));
   if (costs.length === 0) return undefined;
   const total = round(

@@ -411,7 +411,7 @@ export const ScenarioFile = z.strictObject({
     context: z.record(z.string(), z.unknown()).default({}),
   }),
   tools: z.array(z.string().min(1)).optional().describe('Allowed tools; default all.'),
-  faults: z.array(FaultRule).default([]),
+  faults: z.array(z.union([FaultRule, ModelFaultRule])).default([]),
   expect: z.array(Expectation).default([]),
 });
 
@@ -477,6 +477,21 @@ export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultName = z.infer<typeof FaultName>;
 export type ModelFaultRule = z.infer<typeof ModelFaultRule>;
 export type ModelFaultName = z.infer<typeof ModelFaultName>;
+
+/** A scenario's fault rule that applies to a model provider's calls (it names `model:`, not `tool:`). */
+export function isModelFault(rule: FaultRule | ModelFaultRule): rule is ModelFaultRule {
+  return 'model' in rule;
+}
+
+/** The scenario's fault rules for tools, in order. */
+export function toolFaults(faults: readonly (FaultRule | ModelFaultRule)[]): FaultRule[] {
+  return faults.filter((f): f is FaultRule => !isModelFault(f));
+}
+
+/** The scenario's fault rules for model providers, in order. */
+export function modelFaults(faults: readonly (FaultRule | ModelFaultRule)[]): ModelFaultRule[] {
+  return faults.filter(isModelFault);
+}
 export type JudgeLabel = z.infer<typeof JudgeLabel>;
 export type AgreementTable = z.infer<typeof AgreementTable>;
 export type CriterionCalibration = z.infer<typeof CriterionCalibration>;

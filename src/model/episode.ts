@@ -153,7 +153,8 @@ export interface QueryResult {
 /** An error outside the agent: the episode cannot be graded (docs/statistics.md, `incomplete`). */
 export interface InfraError {
   /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
-  stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted';
+  /** `budget`: budget.run_usd was spent before this episode started (not run again). */
+  stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted' | 'budget';
   message: string;
   /**
    * Additive, stage `tool`: a SQL error the calls provoked (their values, data or concurrency: any

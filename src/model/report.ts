@@ -71,6 +71,17 @@ export interface SideSummary {
     costUnreported?: true;
     /** Additive: no repeat reported usage.input_tokens or output_tokens (shown as `—`). */
     tokensUnreported?: true;
+    /**
+     * Additive: cost and tokens are the agent's own `usage` claim (no model call went through the
+     * model gateway); shown labelled "claimed". Absent: they come from the gateway's records.
+     */
+    claimed?: true;
+    /** Additive: the model calls the gateway recorded, over the repeats (absent: none went through it). */
+    modelCalls?: number;
+    /** Additive: what the harness's user simulator cost over the repeats, apart from the agent's. */
+    simulatorCostUsd?: number;
+    /** Additive: what the harness's judge cost over the repeats, apart from the agent's. */
+    judgeCostUsd?: number;
   };
   /** Repeats that could not be graded for reasons outside the agent. */
   infraErrors?: number;
@@ -96,7 +107,10 @@ export interface SideSummary {
 export interface FaultFired {
   /** 1-based, in the scenario's `faults` order. */
   rule: number;
-  tool: string;
+  /** The tool the rule applies to (absent for a model rule). */
+  tool?: string;
+  /** Additive: the `models` entry a model rule applies to (absent for a tool rule). */
+  model?: string;
   fault: string;
   repeats: number;
 }
@@ -288,6 +302,21 @@ export interface Report {
   agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
   /** Additive, with a baseline cache (`--cache`, the action's `cache`): what of the base was reused. */
   baseline_cache?: BaselineCacheFacts;
+  /** Additive, with `models`: what the agents' recorded model calls cost and what the budget cut. */
+  model_spend?: ModelSpend;
+}
+
+/** report.json `model_spend`: the run's recorded agent spend against `budget`. */
+export interface ModelSpend {
+  /** Both sides' recorded model calls, in USD (calls without a price count nothing). */
+  agent_usd: number;
+  /** budget.run_usd and budget.episode_usd, when set. */
+  run_usd?: number;
+  episode_usd?: number;
+  /** Episodes that did not start because run_usd was spent. */
+  episodes_cut: number;
+  /** Model calls answered 429 budget_exceeded because their episode's episode_usd was spent. */
+  calls_refused: number;
 }
 
 /** The base episodes a run took from the baseline cache, and whether it stored its own. */

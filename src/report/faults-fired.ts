@@ -34,7 +34,7 @@ export function unfiredFaultsTitle(found: readonly UnfiredFault[]): string {
 
 /** What one finding says after its case id, e.g. "head: fault 1 (timeout_after_mutation on refund_payment) ...". */
 export function unfiredFaultText(f: UnfiredFault): string {
-  return `${f.side}: fault ${f.rule.rule} (${f.rule.fault} on ${f.rule.tool}) applied to no call in ${f.runs === 1 ? 'the one repeat' : `any of ${plural(f.runs, 'repeat')}`}`;
+  return `${f.side}: fault ${f.rule.rule} (${f.rule.fault} on ${f.rule.tool ?? `model ${f.rule.model}`}) applied to no call in ${f.runs === 1 ? 'the one repeat' : `any of ${plural(f.runs, 'repeat')}`}`;
 }
 
 /** The findings as markdown lines (a heading and a list), or none; every value escaped. */

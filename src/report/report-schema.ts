@@ -157,6 +157,10 @@ const SideSummarySchema = z.strictObject({
       outputTokens: amount,
       costUnreported: z.literal(true).optional(),
       tokensUnreported: z.literal(true).optional(),
+      claimed: z.literal(true).optional(),
+      modelCalls: count.optional(),
+      simulatorCostUsd: amount.optional(),
+      judgeCostUsd: amount.optional(),
     })
     .optional(),
   infraErrors: count.optional(),
@@ -169,7 +173,8 @@ const SideSummarySchema = z.strictObject({
     .array(
       z.strictObject({
         rule: z.number().int().min(1).max(L.expectations),
-        tool: name,
+        tool: name.optional(),
+        model: name.optional(),
         fault: name,
         repeats: count,
       }),
@@ -395,6 +400,15 @@ export const ReportSchema = z.strictObject({
   unverified: z.strictObject({ reason: text }).optional(),
   identical_sides: z.literal(true).optional(),
   agent_isolation: z.strictObject({ mode: z.enum(['namespaces', 'process-groups']), note: text }).optional(),
+  model_spend: z
+    .strictObject({
+      agent_usd: amount,
+      run_usd: amount.optional(),
+      episode_usd: amount.optional(),
+      episodes_cut: count,
+      calls_refused: count,
+    })
+    .optional(),
   policy_from: z.strictObject({ side: z.enum(['base', 'head', 'default']), reason: text }).optional(),
   baseline_cache: z
     .strictObject({

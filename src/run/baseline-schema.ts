@@ -97,7 +97,16 @@ const EpisodeRecordSchema = z.strictObject({
   ),
   infraError: z
     .strictObject({
-      stage: z.enum(['sandbox', 'gateway', 'tool', 'agent-start', 'capture', 'judge', 'interrupted']),
+      stage: z.enum([
+        'sandbox',
+        'gateway',
+        'tool',
+        'agent-start',
+        'capture',
+        'judge',
+        'interrupted',
+        'budget',
+      ]),
       message: z.string(),
       provoked: z.literal(true).optional(),
       timedOut: z.literal(true).optional(),

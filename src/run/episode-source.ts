@@ -15,6 +15,7 @@ import type { BaselineCache } from './baseline-cache.js';
 import type { Checkout } from './checkout.js';
 import { runEpisode } from './episode.js';
 import type { EpisodeSignals } from './episode-signals.js';
+import type { RunModels } from './run-models.js';
 import type { SideRuntime } from './side.js';
 
 export interface EpisodeSource {
@@ -86,6 +87,8 @@ export interface FreshContext {
   runtimes: Partial<Record<PlannedEpisode['side'], SideRuntime>>;
   expose: boolean;
   pin: PinnedSuite;
+  /** The run's model routes and spend, when the suite declares `models`. */
+  models?: RunModels;
   signals: EpisodeSignals;
   grade: Grader;
   /** Where a completed record is kept for later runs in this process, under `keyOf`. */
@@ -107,6 +110,7 @@ function retryable(record: EpisodeRecord, signal: AbortSignal): boolean {
   return (
     infra !== undefined &&
     infra.stage !== 'interrupted' &&
+    infra.stage !== 'budget' &&
     !infra.provoked &&
     !infra.timedOut &&
     !signal.aborted
@@ -147,6 +151,7 @@ async function runOnce(ctx: FreshContext, runtime: SideRuntime, p: PlannedEpisod
         expose: ctx.expose,
         signal: episodeSignal.signal,
         pin: ctx.pin,
+        models: ctx.models,
       },
       p,
     );

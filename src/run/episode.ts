@@ -2,7 +2,7 @@
 // Anything that fails outside the agent becomes `infraError` on the record (the case is then
 // incomplete); what the agent does, however badly, is ordinary evidence.
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
-import { durationMs } from '../config/schema.js';
+import { durationMs, modelFaults, toolFaults } from '../config/schema.js';
 import { expectationSql } from '../expectations/registry.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
@@ -19,6 +19,7 @@ import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
 import { applyScenarioState, StateTimeoutError } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
+import { episodeModels, type RunModels } from './run-models.js';
 import type { SideRuntime } from './side.js';
 
 export interface EpisodeContext {
@@ -30,6 +31,8 @@ export interface EpisodeContext {
   signal?: AbortSignal;
   /** The pinned suite: each record says which content it ran. */
   pin?: PinnedSuite;
+  /** The run's model routes and spend, when the suite declares `models`. */
+  models?: RunModels;
 }
 
 const EMPTY_DIFF: StateDiff = { tables: {}, fingerprints: {} };
@@ -138,6 +141,15 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     }
     lap('reset');
 
+    if (ctx.models?.spend.refuseStart()) {
+      const { limitUsd, spentUsd } = ctx.models.spend;
+      fail(
+        'budget',
+        `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`,
+      );
+      return record;
+    }
+    const timeoutMs = durationMs(ctx.side.agent.timeout);
     try {
       session = ctx.gateway.open({
         episode: planned.id,
@@ -146,10 +158,11 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         seed: planned.seed,
         tools: allowedTools(scenario, ctx.tools),
         suiteTools: [...ctx.tools.values()],
-        faults: scenario.faults,
+        faults: toolFaults(scenario.faults),
         sandbox,
         initialState,
         deadline: deadline.signal,
+        ...(ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {}),
       });
     } catch (err) {
       fail('gateway', err);
@@ -170,7 +183,6 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       fail('interrupted', 'the run was interrupted before this episode started');
       return record;
     }
-    const timeoutMs = durationMs(ctx.side.agent.timeout);
     deadline.start(timeoutMs);
     record.agent = await ctx.side.runAgent({
       input: { message: scenario.input.message, context: scenario.input.context },
@@ -182,6 +194,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         seed: planned.seed,
         side: planned.side,
         databaseUrl,
+        ...(ctx.models ? { modelEnv: session.modelEnv } : {}),
       },
       timeoutMs,
       signal: ctx.signal,
@@ -192,6 +205,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 
     await session.close();
     record.calls = session.calls();
+    if (ctx.models) record.modelCalls = session.modelCalls();
     session = undefined;
     lap('gateway_close');
     // The agent saw an error the twin never declares: what it did next is no evidence about it.

@@ -31,6 +31,7 @@ import {
 } from './episode-source.js';
 import type { RunPlan } from './plan.js';
 import { prepareSuiteSql, refusedSuiteProblems } from './prepare-suite.js';
+import { modelKeyEnvs, type RunModels, runModels } from './run-models.js';
 import { type RunReportFacts, reportFromSpool, writeReports } from './run-report.js';
 import { schedule } from './scheduler.js';
 import type { ResourceScope } from './scope.js';
@@ -56,6 +57,8 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
       plan.scenarios.map((s) => s.id),
       plan.repeats.max,
     ) ?? false;
+  // Keys are read once, before any agent starts: an unset one stops the run here, not in every episode.
+  const models = runModels(plan.suite.config, process.env, plan.suite.configFile);
   const gateway = await createGateway();
   scope.defer(() => gateway.close());
   progress({
@@ -74,7 +77,7 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
   );
   scope.defer(() => spool.dispose());
 
-  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline });
+  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
   await log.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
@@ -104,9 +107,10 @@ function episodeSources(
     gateway: Gateway;
     runtimes: Partial<Record<Side, SideRuntime>>;
     baseline: BaselineCache | null;
+    models: RunModels | undefined;
   },
 ): EpisodeSource[] {
-  const { template, gateway, runtimes, baseline } = started;
+  const { template, gateway, runtimes, baseline, models } = started;
   const { progress } = ctx;
   const grade = grader(plan.suite.tools, judgeOf(plan.suite));
   const keyOf = (p: PlannedEpisode) => inRunKey(plan.checkouts[p.side]!, plan.pin, p);
@@ -121,6 +125,7 @@ function episodeSources(
       runtimes,
       expose: plan.suite.config.database.expose,
       pin: plan.pin,
+      models,
       signals: new EpisodeSignals(ctx.signal),
       grade,
       cache: records ? { records, keyOf } : undefined,
@@ -201,6 +206,7 @@ async function startSides(
       outDir: plan.outDir,
       harnessEnv: process.env,
       judgeKeyEnv: plan.suite.config.judge?.api_key_env,
+      modelKeyEnvs: modelKeyEnvs(plan.suite.config),
       isolation: plan.isolation,
       // The other side's files are not this agent's to read or change.
       hide: [

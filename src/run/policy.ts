@@ -1,6 +1,6 @@
 // Which stategate.yml the gate policy comes from. The head's suite runs, but the head is the code under
 // review: by default its gate lists, its repeats floor, its judge (endpoint, model, key and
-// calibration) and its database server are the base's, and the base's suite is what `suite_changes`
+// calibration), its models, budget and user simulator, and its database server are the base's, and the base's suite is what `suite_changes`
 // is measured against.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -57,8 +57,14 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
       // No calibration is believed: every judge criterion warns instead of blocking.
       judgeCalibration: null,
     });
-    // Nor is the head's judge: it would choose where the replies and the judge's key go.
-    suite.config = { ...suite.config, judge: undefined };
+    // Nor is the head's judge, nor its models: they would choose where replies and keys go.
+    suite.config = {
+      ...suite.config,
+      judge: undefined,
+      models: {},
+      budget: undefined,
+      user_simulator: undefined,
+    };
     return { suite, source: { side: 'default', reason }, changes, warning: reason };
   }
   const policy = base.suite;
@@ -75,6 +81,11 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
     config: {
       ...suite.config,
       judge: policy.config.judge,
+      // The model gateway sends api_key_env's value to models.*.url: the head must not choose where
+      // a key goes, raise what may be spent or change who plays the user.
+      models: policy.config.models,
+      budget: policy.config.budget,
+      user_simulator: policy.config.user_simulator,
       database: { ...suite.config.database, engine, url, image },
     },
   };

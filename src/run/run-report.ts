@@ -89,6 +89,10 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
     judgeCalibration: judgeCalibrationFacts(run.suite),
     agentIsolation: run.agentIsolation,
     baselineCache: run.baselineCache,
+    // Spend is counted from the records whenever the agents had models, budget or none.
+    ...(Object.keys(run.suite.config.models ?? {}).length > 0
+      ? { budget: run.suite.config.budget ?? {} }
+      : {}),
   });
 }
 

@@ -56,6 +56,8 @@ export interface SideOptions {
   hide?: string[];
   /** The run's judge.api_key_env: the judge's key is never passed to an agent. */
   judgeKeyEnv?: string;
+  /** The run's models.*.api_key_env: held by the model gateway, never passed to an agent. */
+  modelKeyEnvs?: string[];
 }
 
 /**
@@ -149,6 +151,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         'agent.image': agent.image,
       },
       judgeKeyEnv: opts.judgeKeyEnv,
+      modelKeyEnvs: opts.modelKeyEnvs,
       episode: vars,
     });
   // Refused before anything of the side runs or is pulled, not at its first episode.
