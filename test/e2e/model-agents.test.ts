@@ -14,7 +14,8 @@ import { type ScriptedProvider, startScriptedProvider } from '../helpers/scripte
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const KEY_ENV = 'SG_TEST_PROVIDER_KEY';
-const REAL_KEY = 'sk-real-provider-key-only-the-harness-holds-5f1c9e';
+const KEY_TAIL = 'only-the-harness-holds-5f1c9e';
+const REAL_KEY = `sk-real-provider-key-${KEY_TAIL}`;
 // One scripted call at PRICES: (1000 * 0.4 + 200 * 0.1 + 300 * 1.6) / 1e6 USD.
 const CALL_USD = 900 / 1_000_000;
 
@@ -70,7 +71,13 @@ describe('an agent on the official OpenAI Node SDK and one on plain Python HTTP'
           providerUrl: provider.url,
           keyEnv: KEY_ENV,
           nodeModules: modules.path,
-          env: { AGENT_STREAM: stream, PROOF_DIR: proof, VERSION: v },
+          // The snooper looks for the key's tail, given reversed (so nothing but the key holds the needle).
+          env: {
+            AGENT_STREAM: stream,
+            PROOF_DIR: proof,
+            VERSION: v,
+            SNOOP: agent === 'node' ? [...KEY_TAIL].reverse().join('') : '',
+          },
         });
         dirs.push(dir);
         return dir;
@@ -88,13 +95,27 @@ describe('an agent on the official OpenAI Node SDK and one on plain Python HTTP'
         expect(JSON.stringify(r.headers)).not.toMatch(/sg-episode-/);
       }
       // The agent's side: its environment had an episode key and the gateway's URL, never the real key.
-      const environs = readdirSync(proof).map((f) => readFileSync(join(proof, f), 'utf8'));
+      const environs = readdirSync(proof)
+        .filter((f) => f.endsWith('.environ'))
+        .map((f) => readFileSync(join(proof, f), 'utf8'));
       expect(environs.length).toBe(4);
       for (const env of environs) {
         expect(env).not.toContain(REAL_KEY);
         expect(env).not.toContain(KEY_ENV);
         expect(env).toMatch(/OPENAI_API_KEY=sg-episode-[0-9a-f]{48}\0/);
         expect(env).toMatch(/OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/m\/[0-9a-f]{32}\/openai\/v1\0/);
+      }
+      // Isolated (namespaces here): no process's environment, no file the agent can read holds the key.
+      // As root (this machine) the agent runs in the sandbox; elsewhere only a hint of isolation may exist.
+      if (process.getuid?.() === 0) expect(report.agent_isolation?.mode).toBe('namespaces');
+      if (agent === 'node' && report.agent_isolation?.mode === 'namespaces') {
+        const snoops = readdirSync(proof).filter((f) => f.endsWith('.snoop'));
+        expect(snoops.length).toBe(4);
+        for (const f of snoops) {
+          const { found, files } = JSON.parse(readFileSync(join(proof, f), 'utf8'));
+          expect(found).toEqual([]);
+          expect(files).toBeGreaterThan(0);
+        }
       }
       // Four different episode keys: one per episode.
       expect(new Set(environs.map((e) => /OPENAI_API_KEY=([^\0]+)/.exec(e)?.[1])).size).toBe(4);
@@ -117,6 +138,57 @@ describe('an agent on the official OpenAI Node SDK and one on plain Python HTTP'
       expect(JSON.stringify(report)).not.toContain(String(CLAIMED_USD * 2));
     });
   }
+});
+
+describe('the defences those tests lean on', () => {
+  it('the snooper finds the needle where the agent can read it (so finding nothing means something)', {
+    timeout: 120_000,
+  }, async () => {
+    const proof = agentSharedDir('sg-model-proof-');
+    dirs.push(proof);
+    const dir = writeModelSuite({
+      agent: 'node',
+      providerUrl: provider.url,
+      keyEnv: KEY_ENV,
+      nodeModules: modules.path,
+      repeats: 1,
+      env: { PROOF_DIR: proof, PLANTED: `planted-${KEY_TAIL}`, SNOOP: [...KEY_TAIL].reverse().join('') },
+    });
+    dirs.push(dir);
+    await compare(dir, dir);
+    const snoops = readdirSync(proof).filter((f) => f.endsWith('.snoop'));
+    expect(snoops.length).toBe(2);
+    for (const f of snoops) {
+      const { found } = JSON.parse(readFileSync(join(proof, f), 'utf8')) as { found: string[] };
+      expect(found.some((p) => /^\/proc\/\d+\/environ$/.test(p))).toBe(true);
+    }
+  });
+
+  it("agent.env carrying the provider's key under another name is refused before any agent runs", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = writeModelSuite({
+      agent: 'node',
+      providerUrl: provider.url,
+      keyEnv: KEY_ENV,
+      nodeModules: modules.path,
+      env: { LEAK: `\${${KEY_ENV}}` },
+    });
+    dirs.push(dir);
+    const before = provider.requests.length;
+    await expect(compare(dir, dir)).rejects.toThrow(`LEAK carries the value of ${KEY_ENV}`);
+    expect(provider.requests.length).toBe(before);
+  });
+
+  it('an api_key_env that is not set stops the run before any agent runs, naming it', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = writeModelSuite({ agent: 'node', providerUrl: provider.url, keyEnv: 'SG_TEST_UNSET_KEY' });
+    dirs.push(dir);
+    await expect(compare(dir, dir)).rejects.toThrow(
+      /models.openai.api_key_env: SG_TEST_UNSET_KEY is not set/,
+    );
+  });
 });
 
 describe('a model fault', () => {

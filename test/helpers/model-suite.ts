@@ -35,10 +35,41 @@ const TWINS = {
  * /proc/self/environ to PROOF_DIR so the test can look for the real key in it.
  */
 const NODE_AGENT = `import OpenAI from 'openai';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 const input = JSON.parse(readFileSync(0, 'utf8'));
 if (process.env.PROOF_DIR)
   writeFileSync(\`\${process.env.PROOF_DIR}/\${process.env.STATEGATE_EPISODE}.environ\`, readFileSync('/proc/self/environ'));
+// SNOOP=reversed text: what a hostile agent would do, looking for the provider's key wherever it can read:
+// every process's environment and command line, and every file under its HOME, /tmp, /var/tmp,
+// /run, /etc and its working directory. What it finds goes to PROOF_DIR.
+if (process.env.SNOOP && process.env.PROOF_DIR) {
+  // Given reversed, so the needle is in no file or environment but the one holding the key.
+  const needle = [...process.env.SNOOP].reverse().join('');
+  const found = [];
+  const look = (path) => {
+    try {
+      if (readFileSync(path).includes(needle)) found.push(path);
+    } catch {}
+  };
+  for (const pid of readdirSync('/proc').filter((p) => /^\\d+$/.test(p))) {
+    look('/proc/' + pid + '/environ');
+    look('/proc/' + pid + '/cmdline');
+  }
+  let files = 0;
+  const walk = (dir, depth) => {
+    let names = [];
+    try { names = readdirSync(dir); } catch { return; }
+    for (const n of names) {
+      const p = dir + '/' + n;
+      let st;
+      try { st = statSync(p); } catch { continue; }
+      if (st.isDirectory() && depth < 6 && !p.endsWith('/node_modules')) walk(p, depth + 1);
+      else if (st.isFile() && st.size < 4_000_000 && files++ < 20000) look(p);
+    }
+  };
+  for (const root of [process.env.HOME, '/tmp', '/var/tmp', '/run', '/etc', process.cwd()]) if (root) walk(root, 0);
+  writeFileSync(\`\${process.env.PROOF_DIR}/\${process.env.STATEGATE_EPISODE}.snoop\`, JSON.stringify({ found, files }));
+}
 const retries = process.env.AGENT_RETRIES === undefined ? 2 : Number(process.env.AGENT_RETRIES);
 const client = new OpenAI({ maxRetries: retries });
 const claimed = { input_tokens: 1, output_tokens: 1, cost_usd: ${CLAIMED_USD} };
