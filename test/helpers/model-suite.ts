@@ -1,7 +1,7 @@
 // A small suite whose agent needs a model: one order, a refund tool, and agents that ask the model
 // (through the model gateway) before they refund. Two agents: one on the official OpenAI Node SDK,
 // one in plain Python (urllib only). Both claim an absurd cost, so a report that believed them shows.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -69,6 +69,7 @@ if (process.env.SNOOP && process.env.PROOF_DIR) {
   };
   for (const root of [process.env.HOME, '/tmp', '/var/tmp', '/run', '/etc', process.cwd()]) if (root) walk(root, 0);
   writeFileSync(\`\${process.env.PROOF_DIR}/\${process.env.STATEGATE_EPISODE}.snoop\`, JSON.stringify({ found, files }));
+  console.error('snoop: ' + JSON.stringify({ found, files }));
 }
 const retries = process.env.AGENT_RETRIES === undefined ? 2 : Number(process.env.AGENT_RETRIES);
 const client = new OpenAI({ maxRetries: retries });
@@ -126,8 +127,10 @@ export interface ModelSuiteOptions {
   /** Model faults of the one scenario. */
   faults?: unknown[];
   budget?: { run_usd?: number; episode_usd?: number };
-  /** The node_modules the Node agent imports `openai` from. */
+  /** The node_modules the Node agent imports `openai` from (linked in). */
   nodeModules?: string;
+  /** A copy of the `openai` package inside the checkout instead (a container sees only the checkout). */
+  vendorOpenai?: string;
   isolation?: 'process' | 'container';
   image?: string;
   /** Extra scenarios (copies of the first under other ids). */
@@ -140,12 +143,19 @@ export const PRICES = { 'gpt-4.1-mini': { input: 0.4, output: 1.6, cached_input:
 /** Writes the suite into a new directory and returns it. */
 export function writeModelSuite(opts: ModelSuiteOptions): string {
   const dir = mkdtempSync(join(tmpdir(), 'sg-model-suite-'));
+  // An agent in a container runs as an unprivileged uid of its own: the checkout must be readable.
+  chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'scenarios'));
   writeFileSync(join(dir, 'schema.sql'), SCHEMA);
   writeFileSync(join(dir, 'twins.yaml'), stringify(TWINS));
   if (opts.agent === 'node') {
     writeFileSync(join(dir, 'agent.mjs'), NODE_AGENT);
     if (opts.nodeModules) symlinkSync(opts.nodeModules, join(dir, 'node_modules'), 'dir');
+    if (opts.vendorOpenai) {
+      mkdirSync(join(dir, 'node_modules'));
+      // The SDK has no dependencies: the package alone is what the agent imports.
+      cpSync(opts.vendorOpenai, join(dir, 'node_modules', 'openai'), { recursive: true });
+    }
   } else writeFileSync(join(dir, 'agent.py'), PYTHON_AGENT);
   const count = opts.scenarios ?? 1;
   for (let i = 1; i <= count; i++) {
