@@ -222,6 +222,42 @@ describe('a model fault', () => {
   });
 });
 
+describe('base policy', () => {
+  it('a head that points models.openai.url elsewhere (and raises the budget) sends the key nowhere new', {
+    timeout: 240_000,
+  }, async () => {
+    const elsewhere = await startScriptedProvider();
+    try {
+      const side = (url: string, budget: { episode_usd: number }) => {
+        const dir = writeModelSuite({
+          agent: 'node',
+          providerUrl: url,
+          keyEnv: KEY_ENV,
+          nodeModules: modules.path,
+          budget,
+          repeats: 1,
+        });
+        dirs.push(dir);
+        return dir;
+      };
+      // The base's budget allows one call per episode; the head's would allow a hundred.
+      const base = side(provider.url, { episode_usd: 0.0005 });
+      const head = side(elsewhere.url, { episode_usd: 1 });
+      const before = provider.requests.length;
+      const { report, episodes } = await compare(base, head);
+      expect(report.policy_from?.side).toBe('base');
+      expect(elsewhere.requests).toEqual([]);
+      expect(provider.requests.length - before).toBe(2);
+      for (const r of provider.requests.slice(before))
+        expect(r.headers.authorization).toBe(`Bearer ${REAL_KEY}`);
+      expect(report.model_spend?.episode_usd).toBe(0.0005);
+      expect(episodes.every((e) => e.record.modelCalls?.length === 1)).toBe(true);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+});
+
 describe('budgets', () => {
   it('budget.run_usd: past it no episode starts, the cases left are incomplete, the report says so', {
     timeout: 240_000,
