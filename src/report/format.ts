@@ -204,8 +204,11 @@ export function metricWords(s: SideSummary): {
   return {
     calls: m.toolCalls.toFixed(1),
     latency: duration(m.latencyMs),
-    cost: m.costUnreported ? '—' : dollars(m.costUsd),
-    tokens: m.tokensUnreported ? '—' : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`,
+    // Numbers nothing recorded are the agent's own word, and say so.
+    cost: m.costUnreported ? '—' : `${dollars(m.costUsd)}${m.claimed ? ' (claimed)' : ''}`,
+    tokens: m.tokensUnreported
+      ? '—'
+      : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out${m.claimed ? ' (claimed)' : ''}`,
   };
 }
 
@@ -386,6 +389,24 @@ export function baselineCacheLine(report: Report): string | null {
   }
   const after = c.saved ? 'this run stored its base episodes for the next run' : (c.note ?? 'nothing stored');
   return `base: nothing reused from the cache (${key}); ${after}`;
+}
+
+/**
+ * What the agents' model calls cost and what the budget cut, in one line: `models: 0.0180 USD
+ * recorded of budget.run_usd 20 USD; 4 episodes not started (budget spent)`; null without models.
+ */
+export function modelSpendLine(report: Report): string | null {
+  const s = report.model_spend;
+  if (!s) return null;
+  const of = s.run_usd === undefined ? '' : ` of budget.run_usd ${s.run_usd} USD`;
+  const parts = [`models: ${s.agent_usd.toFixed(4)} USD recorded${of}`];
+  if (s.episodes_cut > 0)
+    parts.push(`${plural(s.episodes_cut, 'episode')} not started (budget.run_usd spent)`);
+  if (s.calls_refused > 0)
+    parts.push(
+      `${plural(s.calls_refused, 'model call')} refused 429 budget_exceeded (budget.episode_usd ${s.episode_usd} USD spent)`,
+    );
+  return parts.join('; ');
 }
 
 /** `2026-12-01 10:02 UTC` from an ISO 8601 time; the text as given when it is not one. */

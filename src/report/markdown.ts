@@ -19,6 +19,7 @@ import {
   headOnly,
   isStillFailing,
   metricWords,
+  modelSpendLine,
   orderedSuiteChanges,
   passKWords,
   plural,
@@ -223,6 +224,10 @@ function verdictLines(report: Report): string[] {
   for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
   const cacheLine = baselineCacheLine(report);
   if (cacheLine) lines.push('', mdText(cacheLine));
+  const spendLine = modelSpendLine(report);
+  // What the budget cut changes what the verdict covers: bold, like the other notes on coverage.
+  if (spendLine)
+    lines.push('', report.model_spend!.episodes_cut > 0 ? `**${mdText(spendLine)}**` : mdText(spendLine));
   // Weaker isolation than the default is said where the verdict is read.
   if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);

@@ -1,6 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeSide } from '../../src/compare/summary.js';
+import type { GradedEpisode, ModelCallRecord } from '../../src/model/episode.js';
 import { call, episode, scenario } from './builders.js';
+
+/** A model call as the gateway records it, priced `costUsd` (null: the model has no price). */
+function modelCall(
+  costUsd: number | null,
+  usage = { input_tokens: 1000, cached_input_tokens: 0, output_tokens: 100 },
+): ModelCallRecord {
+  return {
+    seq: 1,
+    provider: 'openai',
+    path: '/chat/completions',
+    model: 'gpt-4.1-mini',
+    stream: false,
+    status: 200,
+    startedAt: '2026-12-03T10:00:00.000Z',
+    latencyMs: 12,
+    usage,
+    costUsd,
+  };
+}
+
+function withModelCalls(e: GradedEpisode, calls: ModelCallRecord[]): GradedEpisode {
+  return { ...e, record: { ...e.record, modelCalls: calls } };
+}
 
 const s = scenario('refund', [
   { id: 'refunded-once', critical: true },
@@ -57,6 +81,8 @@ describe('summarizeSide', () => {
       costUsd: 0.3,
       inputTokens: 150,
       outputTokens: 15,
+      // Nothing went through the model gateway: the numbers are the agent's word, labelled so.
+      claimed: true,
     });
     expect(sum.episodes).toEqual(['refund-head-1', 'refund-head-2', 'refund-head-3']);
     expect(sum.stats).toMatchObject({ n: 2, c: 1, pass_rate: 0.5, all_n: false });
@@ -85,5 +111,31 @@ describe('summarizeSide', () => {
     expect(sum.runs).toBe(0);
     expect(sum.metrics).toBeUndefined();
     expect(sum.expectations['refunded-once']).toEqual({ pass: 0, fail: 0, error: 0, critical: true });
+  });
+});
+
+describe('cost and tokens come from the records', () => {
+  it('an agent that claims $999 costs what its recorded model calls cost', () => {
+    const claim = { input_tokens: 5, output_tokens: 5, cost_usd: 999 };
+    const episodes = [
+      withModelCalls(episode(s, 'head', 1, { usage: claim }), [modelCall(0.002), modelCall(0.001)]),
+      withModelCalls(episode(s, 'head', 2, { usage: claim }), []),
+    ];
+    const sum = summarizeSide(s, episodes);
+    expect(sum.metrics).toMatchObject({
+      costUsd: 0.003,
+      inputTokens: 2000,
+      outputTokens: 200,
+      modelCalls: 2,
+    });
+    expect(sum.metrics?.claimed).toBeUndefined();
+    expect(sum.cost?.total_usd).toBe(0.003);
+  });
+
+  it('a recorded call without a price leaves the cost unknown, never free, and never the claim', () => {
+    const episodes = [withModelCalls(episode(s, 'head', 1, { usage: { cost_usd: 999 } }), [modelCall(null)])];
+    const sum = summarizeSide(s, episodes);
+    expect(sum.metrics).toMatchObject({ costUnreported: true, inputTokens: 1000 });
+    expect(sum.cost).toBeUndefined();
   });
 });
