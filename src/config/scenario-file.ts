@@ -5,14 +5,34 @@ import { z } from 'zod';
 import { expectationProblems } from '../expectations/registry.js';
 import { COMPLETED } from '../model/episode.js';
 import { parseExpectations } from './expectations.js';
-import { type Expectation, type Scenario, ScenarioFile } from './schema.js';
+import { type Expectation, FaultRule, ModelFaultRule, type Scenario, ScenarioFile } from './schema.js';
 import { describeValue } from './suggest.js';
 import type { Problem } from './suite.js';
 import { type FieldPath, locate, problemAt, type YamlSource } from './yaml-source.js';
 import { validate } from './zod-problems.js';
 
-// The expectations are validated one by one, by kind; the rest of the file by the schema.
-const ScenarioShape = ScenarioFile.extend({ expect: z.array(z.unknown()).default([]) });
+// The expectations are validated one by one, by kind, and the faults one by one (a tool's or a
+// model's, by the key they carry); the rest of the file by the schema.
+const ScenarioShape = ScenarioFile.extend({
+  expect: z.array(z.unknown()).default([]),
+  faults: z.array(z.unknown()).default([]),
+});
+
+/** Each fault rule against the schema its key names (`model:` a model provider's, else a tool's). */
+function parseFaults(
+  items: unknown[],
+  source: YamlSource,
+): { faults: Scenario['faults']; problems: Problem[] } {
+  const faults: Scenario['faults'] = [];
+  const problems: Problem[] = [];
+  items.forEach((item, i) => {
+    const isModel = item !== null && typeof item === 'object' && 'model' in item && !('tool' in item);
+    const result = validate(isModel ? ModelFaultRule : FaultRule, item, source, ['faults', i]);
+    if (result.ok) faults.push(result.data);
+    else problems.push(...result.problems);
+  });
+  return { faults, problems };
+}
 
 /** Validates a parsed scenario file; the Scenario when it has no problems. */
 export function readScenario(
@@ -33,7 +53,10 @@ export function readScenario(
   problems.push(...parsed.problems);
   if (Array.isArray(rawExpect)) problems.push(...idChecks(rawExpect, source));
   problems.push(...expectationChecks(parsed.expect, source));
-  if (shape.ok) problems.push(...faultWhenChecks(shape.data.faults, source));
+  const rawFaults = (value as { faults?: unknown }).faults;
+  const faults = Array.isArray(rawFaults) ? parseFaults(rawFaults, source) : { faults: [], problems: [] };
+  problems.push(...faults.problems);
+  if (shape.ok && faults.problems.length === 0) problems.push(...faultWhenChecks(faults.faults, source));
   if (!shape.ok || problems.length > 0) return { problems };
 
   const expect = parsed.expect as Expectation[];
@@ -42,7 +65,7 @@ export function readScenario(
     expectations[e.id] = locate(source, ['expect', i, 'id'], { key: true }).line;
   });
   const lines = { scenario: locate(source, ['id'], { key: true }).line, expectations };
-  return { scenario: { ...shape.data, expect, file, lines }, problems };
+  return { scenario: { ...shape.data, faults: faults.faults, expect, file, lines }, problems };
 }
 
 /** A problem for a file whose top level is not a mapping (empty, a scalar or a list). */

@@ -72,7 +72,32 @@ export function suiteChecks(
     if (toolsKnown)
       problems.push(...toolReferences(scenario.source, scenario.value, new Set(declared.keys())));
     if (config && !config.judge) problems.push(...judgeWithoutConfig(scenario.source, scenario.value));
+    if (config) problems.push(...modelReferences(scenario.source, scenario.value, config));
   }
+  return problems;
+}
+
+/** A model fault must name one of `models`: a fault on a provider the agents never get would never fire. */
+function modelReferences(
+  source: YamlSource,
+  scenario: Record<string, unknown>,
+  config: StategateConfig,
+): Problem[] {
+  if (!Array.isArray(scenario.faults)) return [];
+  const known = new Set(Object.keys(config.models ?? {}));
+  const problems: Problem[] = [];
+  scenario.faults.forEach((rule, i) => {
+    if (!isRecord(rule) || typeof rule.model !== 'string' || known.has(rule.model)) return;
+    const declared =
+      known.size === 0 ? 'stategate.yml declares no models' : `models are ${[...known].join(', ')}`;
+    problems.push(
+      problemAt(
+        source,
+        ['faults', i, 'model'],
+        `unknown model '${rule.model}'${didYouMean(rule.model, known)} (${declared})`,
+      ),
+    );
+  });
   return problems;
 }
 
@@ -99,7 +124,8 @@ function toolReferences(
 
   if (Array.isArray(scenario.faults)) {
     scenario.faults.forEach((rule, i) => {
-      if (!isRecord(rule)) return;
+      // A model's fault names no tool (modelReferences checks its name).
+      if (!isRecord(rule) || ('model' in rule && !('tool' in rule))) return;
       const at: FieldPath = ['faults', i, 'tool'];
       if (unknown(rule.tool, at) || typeof rule.tool !== 'string') return;
       if (allowed && !allowed.includes(rule.tool)) {

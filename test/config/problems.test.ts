@@ -55,6 +55,36 @@ describe('problem positions', () => {
     ]);
   });
 
+  it('a model fault: checked as one (its own keys and fault names), and its model must be one of models', async () => {
+    const problems = await problemsOf({
+      'scenarios/extra.yaml': scenario(
+        'faults:\n  - model: openia\n    fault: rate_limited\n  - model: openia\n    fault: timeout_after_mutation\n',
+      ),
+    });
+    // Every problem at once: both unknown model names and the tool fault used on a model.
+    expect(problems.map((p) => [p.line, p.path, p.message])).toEqual([
+      [5, 'faults[0].model', "unknown model 'openia' (stategate.yml declares no models)"],
+      [7, 'faults[1].model', "unknown model 'openia' (stategate.yml declares no models)"],
+      [
+        8,
+        'faults[1].fault',
+        "expected one of rate_limited | server_error | unavailable | timeout | dropped_connection | malformed_json | delay, got 'timeout_after_mutation'; did you mean 'timeout'?",
+      ],
+    ]);
+    const unknownModel = await problemsOf({
+      'scenarios/extra.yaml': scenario('faults:\n  - model: openia\n    fault: rate_limited\n'),
+    });
+    expect(unknownModel).toEqual([
+      {
+        file: 'scenarios/extra.yaml',
+        line: 5,
+        col: 12,
+        path: 'faults[0].model',
+        message: "unknown model 'openia' (stategate.yml declares no models)",
+      },
+    ]);
+  });
+
   it('a missing field: the mapping it is missing from', async () => {
     const problems = await problemsOf({ 'scenarios/extra.yaml': 'id: extra\ninput:\n  context: {}\n' });
     expect(problems).toEqual([
