@@ -294,6 +294,7 @@ function forward(
       if (cutoff.aborted) return end(499, `cut off: ${String(cutoff.reason)}`);
       if (!res.headersSent) {
         send502(res, route.api, target.origin, err);
+        call.record.unreachable = true;
         end(502, `the provider at ${target.origin} could not be reached: ${err.message}`);
       } else {
         res.destroy();

@@ -102,6 +102,11 @@ export interface ModelCallRecord {
   fault?: string;
   /** Why the call did not reach the provider or did not finish (the provider unreachable, the agent gone). */
   error?: string;
+  /**
+   * The gateway could not reach the provider (the agent got 502): what the agent did next says
+   * nothing about it, so the episode is not graded (infraError, stage gateway).
+   */
+  unreachable?: true;
 }
 
 /** A call that was refused before reaching any tool (wrong episode URL): kept for the record. */

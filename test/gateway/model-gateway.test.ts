@@ -286,3 +286,111 @@ describe('budget.episode_usd', () => {
     expect(spent.reduce((a, b) => a + b, 0)).toBeCloseTo(2 * OPENAI_CALL_USD, 12);
   });
 });
+
+describe('model faults: what the provider did, as the agent sees it', () => {
+  const ask = (ep: Episode) =>
+    fetch(`${ep.session.modelEnv.OPENAI_BASE_URL}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${ep.session.modelEnv.OPENAI_API_KEY}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'x' }] }),
+    });
+  const faulted = (fault: string, extra: Record<string, unknown> = {}) =>
+    shop.episode({
+      models: models({ faults: [{ model: 'openai', when: { call: 1 }, fault, ...extra } as never] }),
+    });
+
+  const errors: [string, number, string, string | null][] = [
+    ['rate_limited', 429, 'rate_limit_exceeded', '1'],
+    ['server_error', 500, 'server_error', null],
+    ['unavailable', 503, 'service_unavailable', '1'],
+  ];
+  for (const [fault, status, type, retryAfter] of errors) {
+    it(`${fault}: not forwarded, ${status} ${type} in OpenAI's shape; the next call goes through`, async () => {
+      const ep = await faulted(fault);
+      const before = provider.requests.length;
+      const res = await ask(ep);
+      expect(res.status).toBe(status);
+      expect(res.headers.get('retry-after')).toBe(retryAfter);
+      expect(((await res.json()) as { error: { type: string } }).error.type).toBe(type);
+      expect(since(before)).toEqual([]);
+      expect((await ask(ep)).status).toBe(200);
+      expect(ep.session.modelCalls().map((c) => [c.status, c.fault])).toEqual([
+        [status, fault],
+        [200, undefined],
+      ]);
+      // Nothing was spent on the faulted call.
+      expect(ep.session.modelCalls()[0]).toMatchObject({ usage: null, costUsd: null });
+    });
+  }
+
+  it('timeout: held for delay_ms, then 504, not forwarded', async () => {
+    const ep = await faulted('timeout', { delay_ms: 50 });
+    const before = provider.requests.length;
+    const res = await ask(ep);
+    expect(res.status).toBe(504);
+    expect(since(before)).toEqual([]);
+    expect(ep.session.modelCalls()[0].latencyMs).toBeGreaterThanOrEqual(50);
+  });
+
+  it('dropped_connection: the socket closes with no reply, recorded with status 0', async () => {
+    const ep = await faulted('dropped_connection');
+    await expect(ask(ep)).rejects.toThrow();
+    expect(ep.session.modelCalls()[0]).toMatchObject({ status: 0, fault: 'dropped_connection' });
+  });
+
+  it('malformed_json: 200 with a body that does not parse; the SDK raises', async () => {
+    const ep = await faulted('malformed_json');
+    const res = await ask(ep);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(() => JSON.parse(text)).toThrow();
+    const again = await faulted('malformed_json');
+    await expect(
+      sdk(again).chat.completions.create({
+        model: 'gpt-4.1-mini',
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toThrow();
+  });
+
+  it('delay: the call is forwarded after delay_ms and answered normally', async () => {
+    const ep = await faulted('delay', { delay_ms: 80 });
+    const before = provider.requests.length;
+    const res = await ask(ep);
+    expect(res.status).toBe(200);
+    expect(since(before)).toHaveLength(1);
+    const [call] = ep.session.modelCalls();
+    expect(call).toMatchObject({ fault: 'delay', status: 200, usage: { output_tokens: 300 } });
+    expect(call.latencyMs).toBeGreaterThanOrEqual(80);
+  });
+
+  it("a fault on another provider leaves this one's calls alone", async () => {
+    const ep = await shop.episode({
+      models: models({
+        faults: [{ model: 'claude', when: { every: true }, fault: 'server_error' } as never],
+      }),
+    });
+    expect((await ask(ep)).status).toBe(200);
+  });
+});
+
+describe('a provider that cannot be reached', () => {
+  it('gets 502 in the provider shape, recorded with the error (the episode is then not graded)', async () => {
+    const spec = models();
+    const ep = await shop.episode({
+      models: { providers: { openai: { ...spec.providers.openai, url: 'http://127.0.0.1:1/v1' } } },
+    });
+    const res = await fetch(`${ep.session.modelEnv.OPENAI_BASE_URL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ep.session.modelEnv.OPENAI_API_KEY}` },
+      body: '{}',
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('gateway_error');
+    expect(ep.session.modelCalls()[0]).toMatchObject({ status: 502, unreachable: true });
+    expect(ep.session.modelCalls()[0].error).toMatch(/could not be reached/);
+  });
+});
