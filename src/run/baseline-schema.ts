@@ -59,6 +59,29 @@ const AgentRunSchema = z.strictObject({
   resultError: z.string().optional(),
 });
 
+const ModelCallRecordSchema = z.strictObject({
+  seq: z.number().int().min(1),
+  provider: z.string(),
+  path: z.string(),
+  model: z.string().nullable(),
+  stream: z.boolean(),
+  status: z.number().int(),
+  startedAt: z.string(),
+  latencyMs: z.number().min(0),
+  firstByteMs: z.number().min(0).optional(),
+  usage: z
+    .strictObject({
+      input_tokens: z.number().min(0),
+      cached_input_tokens: z.number().min(0),
+      output_tokens: z.number().min(0),
+    })
+    .nullable(),
+  costUsd: z.number().min(0).nullable(),
+  fault: z.string().optional(),
+  error: z.string().optional(),
+  unreachable: z.literal(true).optional(),
+});
+
 const EpisodeRecordSchema = z.strictObject({
   episode: z.string(),
   scenario: z.string(),
@@ -114,6 +137,7 @@ const EpisodeRecordSchema = z.strictObject({
     .optional(),
   timings: z.record(z.string(), z.number()),
   pin: z.strictObject({ suite: z.string(), scenario: z.string() }).optional(),
+  modelCalls: z.array(ModelCallRecordSchema).optional(),
 });
 
 const ExpectationResultSchema = z.strictObject({
