@@ -1,0 +1,140 @@
+// Bench 5: what the model gateway adds to a model call, against a local scripted provider (not a
+// model): per-call latency direct and through the gateway (p50, p99; the difference is the
+// gateway's), and a stream's first byte, direct and through the gateway, with the provider holding
+// the rest of the stream back (a gateway that buffered would show the hold in its first byte).
+// Run alone: node --import tsx bench/model-gateway.ts [--calls 300]
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createGateway } from '../src/gateway/index.js';
+import { loadPinnedSuite } from '../src/run/load.js';
+import { createPostgresEngine } from '../src/sandbox/postgres.js';
+import { startScriptedProvider } from '../test/helpers/scripted-provider.js';
+import { ADMIN_URL, benchSuite, summary } from './suite.js';
+
+/** How long the scripted provider holds a stream between its first event and the rest. */
+export const STREAM_HOLD_MS = 50;
+
+export interface ModelGatewayResult {
+  calls: number;
+  direct: { p50: number; p99: number };
+  gateway: { p50: number; p99: number };
+  /** Time to a stream's first byte, and to its end. */
+  streamDirect: { firstByte: number; end: number };
+  streamGateway: { firstByte: number; end: number };
+}
+
+const BODY = JSON.stringify({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'bench' }] });
+const STREAM_BODY = JSON.stringify({
+  model: 'gpt-4.1-mini',
+  stream: true,
+  stream_options: { include_usage: true },
+  messages: [{ role: 'user', content: 'bench' }],
+});
+
+async function timed(url: string, key: string, body: string): Promise<{ firstByte: number; end: number }> {
+  const t0 = performance.now();
+  const res = await fetch(`${url}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
+  if (res.status !== 200) throw new Error(`bench: the call answered ${res.status}: ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let firstByte = -1;
+  for (;;) {
+    const { done } = await reader.read();
+    if (firstByte < 0) firstByte = performance.now() - t0;
+    if (done) break;
+  }
+  return { firstByte, end: performance.now() - t0 };
+}
+
+/** Measures `calls` plain calls and `calls / 10` streams each way, alternating direct and gateway. */
+export async function modelGatewayBench(calls: number): Promise<ModelGatewayResult> {
+  const suite = benchSuite(10, 1);
+  const engine = await createPostgresEngine({ adminUrl: ADMIN_URL });
+  const gateway = await createGateway();
+  const provider = await startScriptedProvider({ pauseMs: STREAM_HOLD_MS });
+  try {
+    const loaded = await loadPinnedSuite(join(suite.dir, 'stategate.yml'));
+    const template = await engine.buildTemplate(loaded.template);
+    const sandbox = await template.clone('model-gateway-bench');
+    const session = gateway.open({
+      episode: 'bench',
+      scenario: loaded.scenarios[0].id,
+      side: 'head',
+      seed: 1,
+      tools: [],
+      faults: [],
+      sandbox,
+      models: {
+        providers: {
+          openai: {
+            api: 'openai',
+            url: provider.url,
+            key: 'sk-bench',
+            prices: { 'gpt-4.1-mini': { input: 1, output: 1 } },
+          },
+        },
+      },
+    });
+    const via = { url: session.modelEnv.OPENAI_BASE_URL, key: session.modelEnv.OPENAI_API_KEY };
+    const direct = { url: provider.url, key: 'sk-bench' };
+    for (let i = 0; i < 20; i++) {
+      await timed(direct.url, direct.key, BODY);
+      await timed(via.url, via.key, BODY);
+    }
+    const d: number[] = [];
+    const g: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      d.push((await timed(direct.url, direct.key, BODY)).end);
+      g.push((await timed(via.url, via.key, BODY)).end);
+    }
+    const sd: { firstByte: number; end: number }[] = [];
+    const sg: { firstByte: number; end: number }[] = [];
+    for (let i = 0; i < Math.max(5, Math.round(calls / 10)); i++) {
+      sd.push(await timed(direct.url, direct.key, STREAM_BODY));
+      sg.push(await timed(via.url, via.key, STREAM_BODY));
+    }
+    // Provider requests were kept for tests: a long bench need not hold them.
+    provider.requests.length = 0;
+    await session.close();
+    await sandbox.dispose();
+    const med = (xs: number[]) => summary(xs).median;
+    return {
+      calls,
+      direct: { p50: summary(d).median, p99: summary(d).p99 },
+      gateway: { p50: summary(g).median, p99: summary(g).p99 },
+      streamDirect: { firstByte: med(sd.map((s) => s.firstByte)), end: med(sd.map((s) => s.end)) },
+      streamGateway: { firstByte: med(sg.map((s) => s.firstByte)), end: med(sg.map((s) => s.end)) },
+    };
+  } finally {
+    await provider.close();
+    await gateway.close();
+    await engine.close();
+    rmSync(suite.dir, { recursive: true, force: true });
+  }
+}
+
+/** The result in lines of markdown, as docs/performance.md shows it. */
+export function modelGatewayLines(r: ModelGatewayResult): string[] {
+  const f = (x: number) => `${x.toFixed(2)} ms`;
+  return [
+    `${r.calls} chat-completions calls one at a time, alternating direct to a local scripted provider and through the model gateway (key check, key swap, forwarding, usage read and priced, record):`,
+    '',
+    '| | p50 | p99 |',
+    '| --- | --- | --- |',
+    `| direct | ${f(r.direct.p50)} | ${f(r.direct.p99)} |`,
+    `| through the gateway | ${f(r.gateway.p50)} | ${f(r.gateway.p99)} |`,
+    `| added by the gateway | ${f(r.gateway.p50 - r.direct.p50)} | ${f(r.gateway.p99 - r.direct.p99)} |`,
+    '',
+    `Streams (the provider holds the rest ${STREAM_HOLD_MS} ms after its first event), medians: first byte ${f(r.streamDirect.firstByte)} direct, ${f(r.streamGateway.firstByte)} through the gateway; end ${f(r.streamDirect.end)} direct, ${f(r.streamGateway.end)} through the gateway. A first byte below the hold means the gateway passes events on as they arrive.`,
+  ];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const i = process.argv.indexOf('--calls');
+  const result = await modelGatewayBench(i > 0 ? Number(process.argv[i + 1]) : 300);
+  console.log(modelGatewayLines(result).join('\n'));
+}
