@@ -75,6 +75,8 @@ export function episodeBody(input: AgentInput, vars: EpisodeVars): Record<string
     seed: vars.seed,
     side: vars.side,
     ...(vars.databaseUrl === undefined ? {} : { database_url: vars.databaseUrl }),
+    // A server outlives its episodes: each request carries its episode's model URLs and key.
+    ...(vars.modelEnv && Object.keys(vars.modelEnv).length > 0 ? { models: { ...vars.modelEnv } } : {}),
   };
 }
 

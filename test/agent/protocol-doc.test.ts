@@ -26,6 +26,13 @@ const vars: EpisodeVars = {
   seed: 7,
   side: 'head',
   databaseUrl: 'postgres://agent@127.0.0.1:1/db',
+  // What the model gateway gives an episode with an openai and an anthropic entry of models.
+  modelEnv: {
+    OPENAI_BASE_URL: 'http://127.0.0.1:1/m/t/openai/v1',
+    OPENAI_API_KEY: 'sg-episode-0',
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/m/t/claude',
+    ANTHROPIC_API_KEY: 'sg-episode-0',
+  },
 };
 const code = (name: string) => `\`${name}\``;
 
