@@ -85,7 +85,7 @@ export async function serveModel(
     req.resume();
     return send(res, 404, providerError('openai', 'not_found', `No model provider named ${name} here.`));
   }
-  const path = rest.startsWith('/v1/') ? rest.slice(3) : undefined;
+  const path = rest.startsWith('/v1/') && !escapesBase(rest) ? rest.slice(3) : undefined;
   const call: CallState = {
     t0: performance.now(),
     record: {
@@ -114,8 +114,12 @@ export async function serveModel(
   }
   if (path === undefined) {
     req.resume();
-    send(res, 404, providerError(route.api, 'not_found', 'Model routes are under /v1/.'));
-    return finish(404, { error: 'not under /v1/' });
+    send(
+      res,
+      404,
+      providerError(route.api, 'not_found', 'Model routes are under /v1/, without dot segments.'),
+    );
+    return finish(404, { error: 'not under /v1/ (or with a dot segment)' });
   }
   const read = await readBody(req, cutoff, MAX_MODEL_BODY_BYTES);
   if ('tooLarge' in read) {
@@ -145,6 +149,22 @@ export async function serveModel(
   }
   await forward(route, path + query, req, body, res, call, cutoff);
   finish(call.record.status, {});
+}
+
+/**
+ * Whether a path has a dot segment (`..`, `.`, also percent-encoded): resolved, it would leave the
+ * provider's base path and carry the real key to another path of the same host.
+ */
+function escapesBase(path: string): boolean {
+  return path.split('/').some((segment) => {
+    let s = segment;
+    try {
+      s = decodeURIComponent(segment);
+    } catch {
+      return true;
+    }
+    return s === '.' || s === '..' || s.includes('/') || s.includes('\\');
+  });
 }
 
 /** OpenAI chat streams report usage only when asked: the gateway asks (and the agent gets the extra final chunk). */

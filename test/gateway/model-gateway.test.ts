@@ -2,6 +2,7 @@
 // wire format) and a scripted provider that is not a model: what crossed the wire on each side
 // (the episode's key on the agent's side only, the real key on the provider's side only), responses
 // passed through unchanged (streams included), usage read, cost priced, keys checked, budget enforced.
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelSpec } from '../../src/gateway/types.js';
@@ -392,5 +393,36 @@ describe('a provider that cannot be reached', () => {
     expect(((await res.json()) as { error: { type: string } }).error.type).toBe('gateway_error');
     expect(ep.session.modelCalls()[0]).toMatchObject({ status: 502, unreachable: true });
     expect(ep.session.modelCalls()[0].error).toMatch(/could not be reached/);
+  });
+});
+
+describe('paths stay under the provider base', () => {
+  it('a dot segment (plain or encoded) is refused and never forwarded with the real key', async () => {
+    const ep = await shop.episode({ models: models() });
+    const before = provider.requests.length;
+    const base = ep.session.modelEnv.OPENAI_BASE_URL;
+    for (const rest of ['/../admin', '/%2e%2e/admin', '/chat/%2E%2E/%2e%2e/x', '/a%2fb', '/a%5c..%5cb']) {
+      // fetch would resolve plain dot segments itself: send the raw path over node:http.
+      const status = await new Promise<number>((resolve, reject) => {
+        const u = new URL(base);
+        const req = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            method: 'POST',
+            path: `${u.pathname}${rest}`,
+            headers: { authorization: `Bearer ${ep.session.modelEnv.OPENAI_API_KEY}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end('{}');
+      });
+      expect([rest, status]).toEqual([rest, 404]);
+    }
+    expect(since(before)).toEqual([]);
   });
 });
