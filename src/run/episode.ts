@@ -208,7 +208,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     if (ctx.models) record.modelCalls = session.modelCalls();
     session = undefined;
     const unreachable = record.modelCalls?.find((c) => c.unreachable);
-    if (unreachable) fail('gateway', `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
+    if (unreachable)
+      fail('gateway', `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
     lap('gateway_close');
     // The agent saw an error the twin never declares: what it did next is no evidence about it.
     const broken = record.calls.find((c) => c.harnessError !== undefined);
