@@ -192,6 +192,9 @@ export function passKWords(s: SideSummary): string {
   return words.length > 0 ? words.join('; ') : '—';
 }
 
+/** What follows cost and tokens that no record backs: the agent's own `usage`. */
+export const CLAIMED = ' (claimed)';
+
 /** The metrics of a side as table cells: tool calls, latency, cost, tokens. */
 export function metricWords(s: SideSummary): {
   calls: string;
@@ -205,10 +208,10 @@ export function metricWords(s: SideSummary): {
     calls: m.toolCalls.toFixed(1),
     latency: duration(m.latencyMs),
     // Numbers nothing recorded are the agent's own word, and say so.
-    cost: m.costUnreported ? '—' : `${dollars(m.costUsd)}${m.claimed ? ' (claimed)' : ''}`,
+    cost: m.costUnreported ? '—' : `${dollars(m.costUsd)}${m.claimed ? CLAIMED : ''}`,
     tokens: m.tokensUnreported
       ? '—'
-      : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out${m.claimed ? ' (claimed)' : ''}`,
+      : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out${m.claimed ? CLAIMED : ''}`,
   };
 }
 

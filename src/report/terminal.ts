@@ -6,6 +6,7 @@ import { visible as inert } from './escape.js';
 import {
   allNWords,
   baselineCacheLine,
+  CLAIMED,
   caseLabel,
   caseReason,
   changeTags,
@@ -71,7 +72,11 @@ function sideLine(s: SideSummary): string {
   const passK = passKWords(s);
   // Usage the agent never reported is no number: `cost —` rather than `$0`.
   const cost = m.cost === '—' ? 'cost —' : m.cost;
-  const tokens = m.tokens === '—' ? 'tokens —' : `${m.tokens} tokens`;
+  const claimed = m.tokens.endsWith(CLAIMED);
+  const tokens =
+    m.tokens === '—'
+      ? 'tokens —'
+      : `${claimed ? m.tokens.slice(0, -CLAIMED.length) : m.tokens} tokens${claimed ? CLAIMED : ''}`;
   return `all-N ${allNWords(s)} · ${rateWords(s)} per run${passK === '—' ? '' : ` · ${passK}`} · ${m.calls} calls · ${m.latency} · ${cost} · ${tokens}`;
 }
 

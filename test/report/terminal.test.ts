@@ -41,7 +41,7 @@ describe('renderTerminal', () => {
       '  flaky     head: At step 2, after every repeat called lookup_order(order_id=ORD-1001) and got 200, 3 of 5 repeats',
     );
     expect(block).toContain(
-      '  head      all-N no, 3 of 5 · 60% (23%–88%) per run · pass@5 100%, pass^5 0% · 3.6 calls · 1.0 s · $0.0300 · 2,700 in / 240 out tokens',
+      '  head      all-N no, 3 of 5 · 60% (23%–88%) per run · pass@5 100%, pass^5 0% · 3.6 calls · 1.0 s · $0.0300 (claimed) · 2,700 in / 240 out tokens (claimed)',
     );
     expect(text).toContain('UNCHANGED  2 cases: happy-path, lookup-only');
   });
