@@ -244,6 +244,55 @@ function policyChanges(base: StategateConfig, head: StategateConfig): SuiteChang
   } else if (!bj && hj) {
     out.push({ kind: 'judge-changed', subject: 'judge', weakens: false, text: 'judge section added' });
   }
+  out.push(...modelChanges(base, head));
+  return out;
+}
+
+/**
+ * Changes to `models` and `budget`. Where a provider's key goes (url, api, api_key_env) weakens: a
+ * head that sends a key elsewhere must be seen, though under base policy the base's entries run.
+ */
+function modelChanges(base: StategateConfig, head: StategateConfig): SuiteChange[] {
+  const out: SuiteChange[] = [];
+  const bm = base.models ?? {};
+  const hm = head.models ?? {};
+  for (const name of new Set([...Object.keys(bm), ...Object.keys(hm)])) {
+    const b = Object.hasOwn(bm, name) ? bm[name] : undefined;
+    const h = Object.hasOwn(hm, name) ? hm[name] : undefined;
+    const subject = `models.${name}`;
+    if (!h) out.push({ kind: 'models-changed', subject, weakens: false, text: `models.${name} removed` });
+    else if (!b) out.push({ kind: 'models-changed', subject, weakens: true, text: `models.${name} added` });
+    else {
+      for (const key of ['api', 'url', 'api_key_env'] as const)
+        if (b[key] !== h[key])
+          out.push({
+            kind: 'models-changed',
+            subject: `${subject}.${key}`,
+            weakens: true,
+            text: `models.${name}.${key} changed`,
+          });
+      if (canonicalJson(b.prices) !== canonicalJson(h.prices))
+        out.push({
+          kind: 'models-changed',
+          subject: `${subject}.prices`,
+          weakens: false,
+          text: `models.${name}.prices changed`,
+        });
+    }
+  }
+  for (const key of ['run_usd', 'episode_usd'] as const) {
+    const b = base.budget?.[key];
+    const h = head.budget?.[key];
+    if (b === h) continue;
+    const raised = b !== undefined && (h === undefined || h > b);
+    const words = (v: number | undefined) => (v === undefined ? 'none' : `${v} USD`);
+    out.push({
+      kind: 'models-changed',
+      subject: `budget.${key}`,
+      weakens: raised,
+      text: `budget.${key} changed from ${words(b)} to ${words(h)}`,
+    });
+  }
   return out;
 }
 

@@ -355,6 +355,7 @@ export interface SuiteChange {
     | 'gate-changed'
     | 'repeats-changed'
     | 'judge-changed'
+    | 'models-changed'
     | 'database-changed';
   /** The scenario id, tool name, file or setting it is about. */
   subject: string;

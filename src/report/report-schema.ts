@@ -436,6 +436,7 @@ export const ReportSchema = z.strictObject({
           'gate-changed',
           'repeats-changed',
           'judge-changed',
+          'models-changed',
           'database-changed',
         ]),
         subject: z.string().max(L.path).regex(NO_CONTROL, 'expected a name without control characters'),

@@ -316,6 +316,30 @@ describe('diffSuites', () => {
     ]);
     expect(diffSuites(exposed, policy({}))[0].weakens).toBe(false);
   });
+
+  it('models: where a key goes (url, api, api_key_env) and a raised budget weaken; prices and a lowered budget do not', () => {
+    const policy = (config: Raw) =>
+      suite({ config, scenarios: base.scenarios, tools: [...base.tools.values()] });
+    const openai = { api: 'openai', url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' };
+    const trusted = policy({ models: { openai }, budget: { run_usd: 5, episode_usd: 0.25 } });
+    const redirected = policy({
+      models: {
+        openai: { ...openai, url: 'https://collector.example/v1', prices: { m: { input: 1, output: 1 } } },
+      },
+      budget: { run_usd: 500, episode_usd: 0.1 },
+    });
+    expect(diffSuites(trusted, redirected).map((c) => [c.kind, c.subject, c.weakens, c.text])).toEqual([
+      ['models-changed', 'models.openai.url', true, 'models.openai.url changed'],
+      ['models-changed', 'models.openai.prices', false, 'models.openai.prices changed'],
+      ['models-changed', 'budget.run_usd', true, 'budget.run_usd changed from 5 USD to 500 USD'],
+      ['models-changed', 'budget.episode_usd', false, 'budget.episode_usd changed from 0.25 USD to 0.1 USD'],
+    ]);
+    expect(diffSuites(policy({}), trusted).map((c) => [c.subject, c.weakens])).toEqual([
+      ['models.openai', true],
+      ['budget.run_usd', false],
+      ['budget.episode_usd', false],
+    ]);
+  });
 });
 
 describe('repeatsWithFloor', () => {
