@@ -95,6 +95,23 @@ function configChecks(config: StategateConfig, source: YamlSource): Problem[] {
         ),
       );
   }
+  // Each provider's base URL is a variable of its own in the agent's environment (docs/models.md).
+  const urlVarOwner = new Map<string, string>();
+  for (const [name, provider] of Object.entries(config.models)) {
+    const variable =
+      provider.env?.url ?? (provider.api === 'openai' ? 'OPENAI_BASE_URL' : 'ANTHROPIC_BASE_URL');
+    const first = urlVarOwner.get(variable);
+    if (first === undefined) urlVarOwner.set(variable, name);
+    else
+      problems.push(
+        problemAt(
+          source,
+          ['models', name],
+          `models.${first} and models.${name} would both set ${variable} for the agent: give models.${name} env: {url: ..., key: ...} names of its own`,
+          { key: true },
+        ),
+      );
+  }
   const simulated = config.user_simulator?.model.split('/')[0];
   if (simulated !== undefined && !(simulated in config.models))
     problems.push(

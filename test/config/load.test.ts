@@ -324,7 +324,7 @@ describe('models, budget and user_simulator in stategate.yml', () => {
     expect(loaded.suite.config.user_simulator).toEqual({ model: 'local/m1', timeout: '30s' });
   });
 
-  it('refuses a provider key in pass_env, a workflow token as a key and an undeclared simulator provider', async () => {
+  it('refuses a provider key in pass_env, a workflow token as a key, two providers on one variable and an undeclared simulator provider', async () => {
     const dir = await makeSuite(root.dir, {
       'stategate.yml': config(
         'models:\n  openai: { api: openai, url: "https://api.openai.com/v1", api_key_env: OPENAI_API_KEY }\n' +
@@ -337,6 +337,7 @@ describe('models, budget and user_simulator in stategate.yml', () => {
     if (refused.ok) return;
     expect(refused.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
       'agent.pass_env: OPENAI_API_KEY is the key of models.openai: the agent reaches the provider through the model gateway and never gets its key; remove it from pass_env',
+      'models.proxy: models.openai and models.proxy would both set OPENAI_BASE_URL for the agent: give models.proxy env: {url: ..., key: ...} names of its own',
       "models.proxy.api_key_env: GITHUB_TOKEN is never sent to a model provider: set the provider's key in another variable and name that",
       'user_simulator.model: names provider other, which models does not declare (declared: openai, proxy)',
     ]);
