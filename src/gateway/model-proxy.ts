@@ -9,15 +9,14 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ModelCallRecord } from '../model/episode.js';
-import { addStreamed, costUsd, type ModelApi, type ModelUsage, usageIn } from '../model/model-usage.js';
+import { costUsd, type ModelApi, type ModelUsage } from '../model/model-usage.js';
 import type { FiredModelFault, ModelSession } from './model-session.js';
 import { readBody } from './request-body.js';
+import { parseObject, usageReader } from './response-usage.js';
 import type { ModelRoute } from './types.js';
 
 /** Model request bodies above this get 413 (long contexts and images are large, but not unbounded). */
 export const MAX_MODEL_BODY_BYTES = 32 * 1024 * 1024;
-/** How much of a non-streamed response is kept to read its usage (the agent gets all of it). */
-const MAX_USAGE_SCAN_BYTES = 8 * 1024 * 1024;
 
 // Never forwarded either way: the connection's own, and the credentials the gateway replaces.
 const HOP_BY_HOP = new Set([
@@ -343,69 +342,6 @@ function settleUsage(route: ModelRoute, call: CallState, seen: { usage?: ModelUs
   call.record.usage = seen.usage;
   const usd = call.record.model === null ? undefined : costUsd(route.prices, call.record.model, seen.usage);
   call.record.costUsd = usd === undefined ? null : usd;
-}
-
-/** Watches a response's bytes: each server-sent event's data, or the whole JSON body at its end. */
-export function usageReader(api: ModelApi, contentType: string) {
-  const sse = contentType.includes('text/event-stream');
-  let usage: ModelUsage | undefined;
-  let model: string | undefined;
-  let pending = '';
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  const decoder = new TextDecoder();
-  const look = (value: unknown) => {
-    const found = usageIn(api, value);
-    if (found) usage = addStreamed(usage, found);
-    const v = value as Record<string, unknown> | null;
-    const named =
-      v?.model ??
-      (v?.message as Record<string, unknown> | undefined)?.model ??
-      (v?.response as Record<string, unknown> | undefined)?.model;
-    if (typeof named === 'string' && named !== '') model = named;
-  };
-  const line = (text: string) => {
-    if (!text.startsWith('data:')) return;
-    const data = text.slice(5).trim();
-    if (data === '' || data === '[DONE]') return;
-    const parsed = parseObject(data);
-    if (parsed) look(parsed);
-  };
-  return {
-    push(chunk: Buffer) {
-      if (sse) {
-        pending += decoder.decode(chunk, { stream: true });
-        let nl = pending.indexOf('\n');
-        while (nl >= 0) {
-          line(pending.slice(0, nl).replace(/\r$/, ''));
-          pending = pending.slice(nl + 1);
-          nl = pending.indexOf('\n');
-        }
-      } else if (keptBytes <= MAX_USAGE_SCAN_BYTES) {
-        kept.push(chunk);
-        keptBytes += chunk.length;
-      }
-    },
-    done(): { usage?: ModelUsage; model?: string } {
-      if (sse) line(pending.replace(/\r$/, ''));
-      else if (keptBytes <= MAX_USAGE_SCAN_BYTES) {
-        const parsed = parseObject(Buffer.concat(kept).toString('utf8'));
-        if (parsed) look(parsed);
-      }
-      return { usage, model };
-    },
-  };
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
