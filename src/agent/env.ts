@@ -116,6 +116,7 @@ export function episodeEnv(episode: EpisodeVars): Record<string, string> {
     STATEGATE_SIDE: episode.side,
   };
   if (episode.databaseUrl !== undefined) out.DATABASE_URL = episode.databaseUrl;
+  if (episode.conversation) out.STATEGATE_CONVERSATION = '1';
   return out;
 }
 

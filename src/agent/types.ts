@@ -17,4 +17,6 @@ export interface EpisodeVars {
   side: Side;
   /** Only with `database.expose: true`: the episode's own database. */
   databaseUrl?: string;
+  /** A scenario with `user:`: the agent gets STATEGATE_CONVERSATION=1. */
+  conversation?: boolean;
 }

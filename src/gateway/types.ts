@@ -25,6 +25,8 @@ export interface SessionSpec {
    * requests in flight are cut off at once and recorded so, and later ones are cut off on arrival.
    */
   deadline?: AbortSignal;
+  /** In a conversation: the agent turn in progress, which each call is tagged with on arrival. */
+  turn?: () => number;
 }
 
 /** One episode's view of the gateway. */
