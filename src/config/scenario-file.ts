@@ -114,11 +114,7 @@ function faultWhenChecks(faults: Scenario['faults'], source: YamlSource): Proble
  * The user block and what names it: every `asked` entry compiles (RE2), a scripted user's facts say
  * how they are asked for, a model-played user has instructions, and every `must_learn` names a fact.
  */
-function userChecks(
-  user: Scenario['user'],
-  expect: (Expectation | null)[],
-  source: YamlSource,
-): Problem[] {
+function userChecks(user: Scenario['user'], expect: (Expectation | null)[], source: YamlSource): Problem[] {
   const problems: Problem[] = [];
   for (const [name, fact] of Object.entries(user?.facts ?? {})) {
     if (!user?.model && fact.asked === undefined) {
@@ -133,14 +129,20 @@ function userChecks(
     (fact.asked ?? []).forEach((entry, i) => {
       const compiled = compileAsked(entry);
       if ('error' in compiled) {
-        const what = isPatternEntry(entry) ? compiled.error : `a phrase that could not be compiled: ${compiled.error}`;
+        const what = isPatternEntry(entry)
+          ? compiled.error
+          : `a phrase that could not be compiled: ${compiled.error}`;
         problems.push(problemAt(source, ['user', 'facts', name, 'asked', i], what));
       }
     });
   }
   if (user?.model && user.instructions === undefined) {
     problems.push(
-      problemAt(source, ['user'], "a model-played user (model: true) needs 'instructions': who the user is and what they want"),
+      problemAt(
+        source,
+        ['user'],
+        "a model-played user (model: true) needs 'instructions': who the user is and what they want",
+      ),
     );
   }
   const known = Object.keys(user?.facts ?? {});

@@ -6,8 +6,8 @@
 //   4. else, if the turn holds a question mark: `unknown`;
 //   5. else the user ends the conversation.
 import type { UserSpec } from '../config/schema.js';
-import type { SuitePattern } from '../expectations/pattern.js';
 import { compileAsked } from '../expectations/asked.js';
+import type { SuitePattern } from '../expectations/pattern.js';
 
 /** What the agent said in one turn, as the harness read it. */
 export interface AgentTurnText {
