@@ -19,6 +19,8 @@ const PIPE_DRAIN_MS = 500;
 export interface Dialogue {
   first: string;
   onLine(line: string): Promise<string | null | undefined>;
+  /** stdout closed: no turn can follow, so stdin is closed after it (the agent may then exit). */
+  onClosed?(): void;
 }
 
 /** A stdout line longer than this is no turn (the capture still keeps what it keeps of it). */
@@ -120,6 +122,7 @@ export async function runInGroup(opts: GroupRunOptions): Promise<GroupRunResult>
   const exited = waitForExit(child);
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const talk = opts.dialogue && child.stdin ? converse(opts.dialogue, child.stdin) : undefined;
+  child.stdout?.once('end', () => talk?.closed());
   child.stdout?.on('data', (chunk: Buffer) => {
     stdout.push(chunk);
     talk?.push(chunk);
@@ -178,6 +181,8 @@ function converse(
   stdin: NodeJS.WritableStream,
 ): {
   push(chunk: Buffer): void;
+  flush(): void;
+  closed(): void;
   settled(): Promise<void>;
 } {
   let pending = '';
@@ -208,13 +213,23 @@ function converse(
       // An endless line is no turn: drop it rather than hold it.
       if (pending.length > MAX_DIALOGUE_LINE) pending = '';
     },
-    async settled() {
+    closed() {
+      this.flush();
+      chain = chain.then(() => {
+        dialogue.onClosed?.();
+        write(null);
+      });
+    },
+    flush() {
       // A last line without a newline is still the agent's.
       if (pending.trim() !== '') {
         const line = pending;
         pending = '';
         chain = chain.then(() => answer(line));
       }
+    },
+    async settled() {
+      this.flush();
       await chain;
     },
   };
