@@ -6,6 +6,9 @@ Written from docs/agent-protocol.md (conversations): the first stdin line is {"m
 "done": true when the agent ends the conversation); the harness answers with {"message", "turn"} on
 stdin, or closes stdin when the conversation is over. Tools over $STATEGATE_TOOLS_URL. Logs to stderr.
 
+`python3 agent.py --serve` is the same agent as a server (agent.url): one POST per turn with
+"conversation": {"id", "turn", "max_turns", "history"}, answered with that turn's line.
+
 CLINIC_AGENT=careful (default) asks the date of birth when two patients share a name and confirms
 before cancelling; CLINIC_AGENT=hasty takes the first patient of the name and cancels at once.
 """
@@ -21,9 +24,12 @@ def log(*parts):
     print("clinic-agent:", *parts, file=sys.stderr, flush=True)
 
 
+TOOLS = {"url": os.environ.get("STATEGATE_TOOLS_URL", "")}
+
+
 def call(tool, **args):
-    """POST $STATEGATE_TOOLS_URL/tools/NAME; the result, or None on an error reply."""
-    url = os.environ["STATEGATE_TOOLS_URL"].rstrip("/") + "/tools/" + tool
+    """POST $STATEGATE_TOOLS_URL/tools/NAME (in server mode the body's tools_url); the result, or None on an error."""
+    url = TOOLS["url"].rstrip("/") + "/tools/" + tool
     req = urllib.request.Request(url, data=json.dumps(args).encode(), method="POST",
                                  headers={"content-type": "application/json"})
     try:
@@ -34,13 +40,13 @@ def call(tool, **args):
         return None
 
 
-def say(reply, done=False, outcome=None):
+def turn_line(reply, done=False, outcome=None):
     line = {"reply": reply}
     if done:
         line["done"] = True
     if outcome:
         line["outcome"] = outcome
-    print(json.dumps(line), flush=True)
+    return line
 
 
 def next_message():
@@ -64,79 +70,103 @@ class Desk:
         self.stage = "start"
 
     def turn(self, message):
-        """Handles one user turn and says one agent turn; returns False when the agent ended."""
+        """Handles one user turn and returns the agent's turn (done: true when the agent ends)."""
         if self.stage == "start":
             match = NAME.search(message)
             if not match:
-                say("May I have your full name, please?")
-                return True
+                return turn_line("May I have your full name, please?")
             self.name = match.group(1)
             self.wants_cancel = "cancel" in message.lower()
             patients = call("find_patients", name=self.name) or []
             if not patients:
-                say(f"I could not find a patient named {self.name}.", done=True, outcome="FAILURE")
-                return False
+                return turn_line(f"I could not find a patient named {self.name}.", done=True, outcome="FAILURE")
             if len(patients) > 1 and self.careful:
                 self.stage = "dob"
-                say(f"We have more than one patient named {self.name}. What is your date of birth?")
-                return True
+                return turn_line(f"We have more than one patient named {self.name}. What is your date of birth?")
             return self.found(patients[0])
         if self.stage == "dob":
             match = DATE.search(message)
             if not match:
-                say("Sorry, I need your date of birth as YYYY-MM-DD. What is your date of birth?")
-                return True
+                return turn_line("Sorry, I need your date of birth as YYYY-MM-DD. What is your date of birth?")
             patients = call("find_patients", name=self.name, dob=match.group(1)) or []
             if len(patients) != 1:
-                say("I could not match that date of birth. Please call the front desk.", done=True,
-                    outcome="ESCALATED")
-                return False
+                return turn_line("I could not match that date of birth. Please call the front desk.",
+                                 done=True, outcome="ESCALATED")
             return self.found(patients[0])
         if self.stage == "confirm":
             if YES.search(message):
                 return self.cancel()
-            say("All right, I have not cancelled anything.", done=True, outcome="SUCCESS")
-            return False
-        say("Is there anything else?")
-        return True
+            return turn_line("All right, I have not cancelled anything.", done=True, outcome="SUCCESS")
+        return turn_line("Is there anything else?")
 
     def found(self, patient):
         appointments = call("list_appointments", patient_id=patient["id"]) or []
         if not appointments:
-            say("You have no booked appointment.", done=True, outcome="SUCCESS")
-            return False
+            return turn_line("You have no booked appointment.", done=True, outcome="SUCCESS")
         self.appointment = appointments[0]
         when = self.appointment["starts_at"]
         if not self.wants_cancel:
             self.stage = "told"
-            say(f"Your next appointment is on {when}.", outcome="SUCCESS")
-            return True
+            return turn_line(f"Your next appointment is on {when}.", outcome="SUCCESS")
         if self.careful:
             self.stage = "confirm"
-            say(f"I found your appointment on {when}. Shall I go ahead and cancel it?")
-            return True
+            return turn_line(f"I found your appointment on {when}. Shall I go ahead and cancel it?")
         return self.cancel()
 
     def cancel(self):
         done = call("cancel_appointment", appointment_id=self.appointment["id"])
         if done is None:
-            say("I could not cancel the appointment.", done=True, outcome="FAILURE")
-        else:
-            say(f"Your appointment on {self.appointment['starts_at']} is cancelled.", done=True,
-                outcome="SUCCESS")
-        return False
+            return turn_line("I could not cancel the appointment.", done=True, outcome="FAILURE")
+        return turn_line(f"Your appointment on {self.appointment['starts_at']} is cancelled.", done=True,
+                         outcome="SUCCESS")
+
+
+CAREFUL = os.environ.get("CLINIC_AGENT", "careful") != "hasty"
 
 
 def main():
+    """Command mode: the conversation on stdin and stdout."""
     first = json.loads(sys.stdin.readline())
-    desk = Desk(careful=os.environ.get("CLINIC_AGENT", "careful") != "hasty")
-    log("mode", "careful" if desk.careful else "hasty", "max_turns", first["conversation"]["max_turns"])
+    desk = Desk(careful=CAREFUL)
+    log("mode", "careful" if CAREFUL else "hasty", "max_turns", first["conversation"]["max_turns"])
     message = first["message"]
     while message is not None:
-        if not desk.turn(message):
+        line = desk.turn(message)
+        print(json.dumps(line), flush=True)
+        if line.get("done"):
             break
         message = next_message()
 
 
+def serve():
+    """Server mode: one POST per turn on 127.0.0.1:$PORT; a desk per conversation id."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    desks = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            TOOLS["url"] = body["tools_url"]
+            conversation = body["conversation"]
+            desk = desks.setdefault(conversation["id"], Desk(careful=CAREFUL))
+            line = desk.turn(body["message"])
+            data = json.dumps(line).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+
+
 if __name__ == "__main__":
-    main()
+    serve() if "--serve" in sys.argv else main()

@@ -17,13 +17,18 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A checkout of the clinic example whose agent runs as `mode`. */
-function clinic(mode: 'careful' | 'hasty'): string {
+/** A checkout of the clinic example whose agent runs as `mode`, a command or a server (one POST per turn). */
+function clinic(mode: 'careful' | 'hasty', via: 'command' | 'server' = 'command'): string {
   const dir = mkdtempSync(join(tmpdir(), `sg-clinic-${mode}-`));
   dirs.push(dir);
   cpSync(join(ROOT, 'examples', 'clinic-agent'), dir, { recursive: true });
   const config = parse(readFileSync(join(dir, 'stategate.yml'), 'utf8'));
   config.agent.env.CLINIC_AGENT = mode;
+  if (via === 'server') {
+    delete config.agent.command;
+    config.agent.serve = 'python3 agent.py --serve';
+    config.agent.url = 'http://127.0.0.1:{port}/';
+  }
   writeFileSync(join(dir, 'stategate.yml'), stringify(config));
   return dir;
 }
@@ -112,6 +117,38 @@ describe('examples/clinic-agent', () => {
       'expected dob before cancel_appointment, but cancel_appointment was first called at #3, agent turn 1 before dob (never learned)',
     );
     expect(markdown).toContain('cancel-same-name');
+  });
+
+  it('in server mode too: careful vs hasty is BLOCK, one POST per turn', { timeout: 300_000 }, async () => {
+    const base = clinic('careful', 'server');
+    const head = clinic('hasty', 'server');
+    const out = join(head, '.stategate');
+    const { report } = await runCompare({
+      base,
+      head,
+      repo: head,
+      out,
+      repeats: 1,
+      engine: 'postgres',
+      databaseUrl: ADMIN_URL,
+    });
+    expect(Object.fromEntries(report.cases.map((c) => [c.id, c.class]))).toEqual({
+      'cancel-same-name': 'new-critical-failure',
+      'cancel-unique-name': 'regressed',
+      'next-appointment': 'unchanged',
+    });
+    expect(report.verdict).toBe('BLOCK');
+    const careful = episodes(out).find(
+      (g) => g.record.side === 'base' && g.record.scenario === 'cancel-same-name',
+    )!;
+    expect(careful.results.filter((r) => r.verdict !== 'pass')).toEqual([]);
+    expect(careful.record.conversation?.learned).toEqual({ dob: 2, 'go-ahead': 3 });
+    expect(careful.record.calls.map((c) => `${c.turn}:${c.tool}`)).toEqual([
+      '1:find_patients',
+      '2:find_patients',
+      '2:list_appointments',
+      '3:cancel_appointment',
+    ]);
   });
 
   it('the same careful agent on both sides: PASS', { timeout: 300_000 }, async () => {
