@@ -2,13 +2,15 @@
 // side of the protocol. It numbers the turns, asks the user for each answer, decides when the
 // conversation ends and writes the transcript; nothing in it is taken from the agent but the text
 // of its turns. The tool gateway asks it for the current turn to tag each call.
-import type { Conversation, ConversationEnd, ConversationTurn } from '../model/episode.js';
+import type { Conversation, ConversationEnd, ConversationTurn, SimulatorUsage } from '../model/episode.js';
 import type { AgentTurnText, UserAnswer } from './scripted-user.js';
 
 /** Whoever plays the user: the script, or a model through the harness. */
 export interface UserPlayer {
   /** The answer to the agent's latest turn; the transcript so far ends with that turn. */
   answer(turn: AgentTurnText, transcript: readonly ConversationTurn[]): Promise<UserAnswer>;
+  /** A model-played user's spend so far, apart from the agent's. */
+  usage?(): SimulatorUsage;
 }
 
 /** The user could not answer (a model-played user that is down, refused or said nothing). */
@@ -93,6 +95,7 @@ export class ConversationDriver {
       end: this.ended ?? 'agent_left',
       learned: { ...this.learned },
       ...(this.error !== undefined ? { error: this.error } : {}),
+      ...(this.user.usage ? { simulator: this.user.usage() } : {}),
     };
   }
 }

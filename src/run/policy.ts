@@ -57,8 +57,8 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
       // No calibration is believed: every judge criterion warns instead of blocking.
       judgeCalibration: null,
     });
-    // Nor is the head's judge: it would choose where the replies and the judge's key go.
-    suite.config = { ...suite.config, judge: undefined };
+    // Nor is the head's judge or user simulator: it would choose where the replies and the keys go.
+    suite.config = { ...suite.config, judge: undefined, user_simulator: undefined };
     return { suite, source: { side: 'default', reason }, changes, warning: reason };
   }
   const policy = base.suite;
@@ -75,6 +75,9 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
     config: {
       ...suite.config,
       judge: policy.config.judge,
+      // Who plays the user, and the provider URL its key is sent to, are the base's (section 10).
+      user_simulator: policy.config.user_simulator,
+      models: policy.config.models,
       database: { ...suite.config.database, engine, url, image },
     },
   };
