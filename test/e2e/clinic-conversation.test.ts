@@ -116,7 +116,16 @@ describe('examples/clinic-agent', () => {
     expect(verified.message).toBe(
       'expected dob before cancel_appointment, but cancel_appointment was first called at #3, agent turn 1 before dob (never learned)',
     );
-    expect(markdown).toContain('cancel-same-name');
+    // Where the conversations part, from the records: the base asked, the head acted.
+    const sameName = report.cases.find((c) => c.id === 'cancel-same-name')!;
+    expect(sameName.divergence?.sentence).toBe(
+      'At turn 1 the base asked for dob ("We have more than one patient named John Smith. What is your date of birth?"); the head called list_appointments(patient_id=1).',
+    );
+    expect(markdown).toContain('At turn 1 the base asked for dob');
+    // report.json's steps carry each call's turn and the turns beside them, additively.
+    expect(sameName.steps?.base?.steps.map((s) => s.turn)).toEqual([1, 2, 2, 3]);
+    expect(sameName.steps?.head.turns?.map((t) => `${t.role}${t.turn}`)).toEqual(['user1', 'agent1']);
+    expect(sameName.steps?.base?.conversation_end).toBe('agent');
   });
 
   it('in server mode too: careful vs hasty is BLOCK, one POST per turn', { timeout: 300_000 }, async () => {
