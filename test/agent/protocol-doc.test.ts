@@ -26,6 +26,7 @@ const vars: EpisodeVars = {
   seed: 7,
   side: 'head',
   databaseUrl: 'postgres://agent@127.0.0.1:1/db',
+  conversation: true,
 };
 const code = (name: string) => `\`${name}\``;
 
