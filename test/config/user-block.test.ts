@@ -106,3 +106,33 @@ expect:
     expect(problems[0].line).toBe(7);
   });
 });
+
+describe('a model-played user in a suite', () => {
+  it('needs user_simulator in stategate.yml, said at the scenario line of user.model', async () => {
+    const { loadSuite } = await import('../../src/config/load.js');
+    const { makeSuite, tempRoot, VALID_ENV } = await import('./helpers.js');
+    const root = await tempRoot();
+    try {
+      const dir = await makeSuite(root.dir, {
+        'scenarios/talk.yaml': `id: talk-to-a-model
+input: { message: "Hi" }
+user:
+  model: true
+  instructions: You want a refund.
+  facts: { order: { value: ORD-1 } }
+`,
+      });
+      const result = await loadSuite(`${dir}/stategate.yml`, { env: VALID_ENV });
+      expect(result.ok).toBe(false);
+      const problems = 'problems' in result ? result.problems : [];
+      expect(problems.filter((p) => p.file.endsWith('talk.yaml')).map((p) => [p.line, p.message])).toEqual([
+        [
+          4,
+          'a model-played user (user.model: true) needs user_simulator in stategate.yml (user_simulator: { model: PROVIDER/MODEL }, PROVIDER one of models)',
+        ],
+      ]);
+    } finally {
+      await root.remove();
+    }
+  });
+});
