@@ -2,13 +2,14 @@
 // against a real PostgreSQL): the careful agent as the base and the hasty one as the head give BLOCK,
 // with cancel-same-name a new critical failure on must_learn and on the cancelled row; the careful
 // agent on both sides gives PASS. The transcript and the calls' turns come from the harness.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { runCompare } from '../../src/run/pipeline.js';
+import { agentNodeModules } from '../helpers/agent-dir.js';
 import { ROOT } from '../helpers/demo-repo.js';
 
 const ADMIN_URL = process.env.STATEGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -160,6 +161,41 @@ describe('examples/clinic-agent', () => {
     ]);
   });
 
+  it('an MCP agent converses too: its tools over MCP, its turns over stdin, careful MCP vs hasty is BLOCK', {
+    timeout: 300_000,
+  }, async () => {
+    const base = clinic('careful');
+    const modules = agentNodeModules(ROOT);
+    if (modules.copy) dirs.push(modules.copy);
+    symlinkSync(modules.path, join(base, 'node_modules'), 'dir');
+    writeFileSync(join(base, 'mcp-careful.mjs'), MCP_CAREFUL);
+    const config = parse(readFileSync(join(base, 'stategate.yml'), 'utf8'));
+    config.agent.command = 'node mcp-careful.mjs';
+    writeFileSync(join(base, 'stategate.yml'), stringify(config));
+    const head = clinic('hasty');
+    const out = join(head, '.stategate');
+    const { report } = await runCompare({
+      base,
+      head,
+      repo: head,
+      out,
+      repeats: 1,
+      engine: 'postgres',
+      databaseUrl: ADMIN_URL,
+    });
+    expect(report.cases.find((c) => c.id === 'cancel-same-name')?.class).toBe('new-critical-failure');
+    const careful = episodes(out).find(
+      (g) => g.record.side === 'base' && g.record.scenario === 'cancel-same-name',
+    )!;
+    expect(careful.results.filter((r) => r.verdict !== 'pass')).toEqual([]);
+    expect(careful.record.calls.map((c) => `${c.via}:${c.turn}:${c.tool}`)).toEqual([
+      'mcp:1:find_patients',
+      'mcp:2:find_patients',
+      'mcp:2:list_appointments',
+      'mcp:3:cancel_appointment',
+    ]);
+  });
+
   it('the same careful agent on both sides: PASS', { timeout: 300_000 }, async () => {
     const base = clinic('careful');
     const head = clinic('careful');
@@ -176,3 +212,36 @@ describe('examples/clinic-agent', () => {
     expect(report.verdict).toBe('PASS');
   });
 });
+
+// A careful clinic agent on the official MCP client: the same questions as the Python one, its turns
+// as JSON lines on stdout, the user's on stdin.
+const MCP_CAREFUL = String.raw`
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+const client = new Client({ name: 'mcp-careful', version: '1.0.0' });
+await client.connect(new StreamableHTTPClientTransport(new URL(process.env.STATEGATE_MCP_URL)));
+const call = async (name, args) => {
+  const res = await client.callTool({ name, arguments: args });
+  return res.structuredContent?.result ?? JSON.parse(res.content[0].text).result;
+};
+const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const next = async () => { const r = await lines.next(); return r.done ? null : JSON.parse(r.value).message; };
+let message = await next();
+const name = /this is ([A-Z][a-z]+(?: [A-Z][a-z]+)+)/.exec(message)?.[1];
+let patients = await call('find_patients', { name });
+const cancel = /cancel/i.test(message);
+if (patients.length > 1) {
+  say({ reply: 'We have more than one patient named ' + name + '. What is your date of birth?' });
+  const dob = /\d{4}-\d{2}-\d{2}/.exec((await next()) ?? '')?.[0];
+  patients = await call('find_patients', { name, dob });
+}
+const [appointment] = await call('list_appointments', { patient_id: patients[0].id });
+if (!cancel) { say({ reply: 'Your next appointment is on ' + appointment.starts_at + '.' }); await next(); process.exit(0); }
+say({ reply: 'I found your appointment on ' + appointment.starts_at + '. Shall I go ahead and cancel it?' });
+if (!/yes/i.test((await next()) ?? '')) { say({ reply: 'Nothing cancelled.', done: true }); process.exit(0); }
+await call('cancel_appointment', { appointment_id: appointment.id });
+say({ reply: 'Your appointment on ' + appointment.starts_at + ' is cancelled.', done: true, outcome: 'SUCCESS' });
+process.exit(0);
+`;
