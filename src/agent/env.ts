@@ -123,6 +123,7 @@ export function episodeEnv(episode: EpisodeVars): Record<string, string> {
   if (episode.databaseUrl !== undefined) out.DATABASE_URL = episode.databaseUrl;
   // The model gateway shares the tools' listener: its URLs reach the agent wherever STATEGATE_TOOLS_URL does.
   Object.assign(out, episode.modelEnv);
+  if (episode.conversation) out.STATEGATE_CONVERSATION = '1';
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The agent-server adapter (docs/agent-protocol.md): agent.url receives one POST per episode; agent.serve,
 // when given, starts that server once per side and restarts it once if it dies.
+import type { ConversationDriver } from '../conversation/driver.js';
 import type { AgentRun } from '../model/episode.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
 import { type PostOutcome, postJson, tryConnect } from './http-client.js';
@@ -8,6 +9,7 @@ import { DEFAULT_GRACE_MS } from './process-group.js';
 import { parseAgentResult, snippet } from './result.js';
 import { checkCwd } from './run-process.js';
 import { AgentStartError, appendLog, describeExit, ServeProcess } from './serve-process.js';
+import { converseOverHttp } from './server-conversation.js';
 import type { AgentInput, EpisodeVars } from './types.js';
 import { within } from './within.js';
 
@@ -46,6 +48,8 @@ export interface EpisodeRequest {
   vars: EpisodeVars;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** A conversation scenario: one POST per agent turn, the driver answering each. */
+  conversation?: ConversationDriver;
 }
 
 /** A running agent server, ready for episodes. */
@@ -164,6 +168,19 @@ class RunningAgentServer implements AgentServer {
   }
 
   async runEpisode(request: EpisodeRequest): Promise<AgentRun> {
+    const body = episodeBody(request.input, request.vars);
+    if (!request.conversation) return this.postEpisode(request, body, request.timeoutMs);
+    return converseOverHttp(request, request.conversation, body, (turnBody, timeoutMs) =>
+      this.postEpisode(request, turnBody, timeoutMs),
+    );
+  }
+
+  /** POSTs one body (an episode, or one turn of it) and reads the result; never throws. */
+  private async postEpisode(
+    request: EpisodeRequest,
+    body: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<AgentRun> {
     if (request.signal?.aborted) return failedRun('the run was cancelled before the request was sent');
     // Time spent waiting for a restart is not the episode's.
     if (this.restarting) await this.restarting;
@@ -176,8 +193,8 @@ class RunningAgentServer implements AgentServer {
     request.signal?.addEventListener('abort', onAbort, { once: true });
     this.inFlight.add(controller);
     const started = performance.now();
-    const outcome = await postJson(this.target, episodeBody(request.input, request.vars), {
-      timeoutMs: request.timeoutMs,
+    const outcome = await postJson(this.target, body, {
+      timeoutMs,
       maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       signal: controller.signal,
     });
@@ -200,7 +217,7 @@ class RunningAgentServer implements AgentServer {
     } else if (outcome.aborted) {
       run.resultError = 'the run was cancelled';
     } else if (outcome.timedOut) {
-      run.resultError = `the agent server did not answer within ${request.timeoutMs} ms`;
+      run.resultError = `the agent server did not answer within ${timeoutMs} ms`;
     } else if (outcome.error !== undefined) {
       run.resultError = await this.describeConnectionError(outcome, proc);
     } else {

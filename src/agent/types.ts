@@ -19,4 +19,6 @@ export interface EpisodeVars {
   databaseUrl?: string;
   /** With `models`: OPENAI_BASE_URL, OPENAI_API_KEY, ... on the model gateway (an episode key, never the real one). */
   modelEnv?: Readonly<Record<string, string>>;
+  /** A scenario with `user:`: the agent gets STATEGATE_CONVERSATION=1. */
+  conversation?: boolean;
 }

@@ -5,6 +5,7 @@ import type { CaseReport } from '../model/report.js';
 import { type CaseDecision, decideCase } from '../stats/case-decision.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
 import { classifySummaries, ungradableNotes } from './classify.js';
+import { firstConversationDivergence } from './conversation-divergence.js';
 import { firstDivergence } from './divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import { agentStderr, episodeSteps } from './evidence.js';
@@ -87,7 +88,13 @@ export function compareCase(
     const improved = c.class === 'improved';
     const b = representative(base, !improved)!;
     const h = representative(head, improved)!;
-    report.divergence = firstDivergence(b.record.calls, h.record.calls);
+    report.divergence =
+      b.record.conversation && h.record.conversation
+        ? firstConversationDivergence(
+            { calls: b.record.calls, conversation: b.record.conversation },
+            { calls: h.record.calls, conversation: h.record.conversation },
+          )
+        : firstDivergence(b.record.calls, h.record.calls);
     report.steps = { base: episodeSteps(b), head: episodeSteps(h) };
     const diff = stateDifferences(
       b.record.diff,

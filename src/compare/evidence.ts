@@ -40,8 +40,28 @@ export function episodeSteps(e: GradedEpisode, cap = STEPS_CAP): EpisodeSteps {
     steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) })),
   };
   if (steps.length > cap) out.steps_cut = steps.length - cap;
+  // In a conversation the steps carry their turn and the turns come beside them, so a table can interleave them.
+  const conversation = e.record.conversation;
+  if (conversation) {
+    const turnOf = new Map(e.record.calls.map((c) => [c.seq, c.turn]));
+    const bySeq = [...e.record.calls].sort((a, b) => a.seq - b.seq);
+    out.steps = out.steps.map((s, i) => {
+      const turn = turnOf.get(bySeq[i]?.seq);
+      return turn === undefined ? s : { ...s, turn };
+    });
+    out.turns = conversation.turns.slice(0, cap * 2).map((t) => ({
+      role: t.role,
+      turn: t.turn,
+      text: t.text.length > TURN_TEXT_CAP ? `${t.text.slice(0, TURN_TEXT_CAP - 1)}…` : t.text,
+      ...(t.facts && t.facts.length > 0 ? { facts: t.facts } : {}),
+    }));
+    out.conversation_end = conversation.end;
+  }
   return out;
 }
+
+/** Characters of one conversation turn kept in a step table. */
+export const TURN_TEXT_CAP = 500;
 
 /** How the agent ended when it did not end well, in a few words; null when it exited 0 with a result. */
 export function badEnding(agent: AgentRun): string | null {

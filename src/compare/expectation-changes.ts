@@ -57,6 +57,16 @@ function diffParam(param: Param, bv: unknown, hv: unknown, label: string, out: E
     diffFields(param.fields, bv, hv, `${label}.`, out);
     return;
   }
+  if (param.role === 'ordered') {
+    const level = (v: unknown) => param.levels.indexOf(typeof v === 'string' ? v : param.default);
+    const [from, to] = [level(bv), level(hv)];
+    if (from === to) return;
+    const text = `${label} changed from ${show(bv ?? param.default)} to ${show(hv ?? param.default)}`;
+    // An unknown level (-1) is no provable narrowing.
+    if (from >= 0 && to > from) out.tightened.push(text);
+    else out.loosened.push(text);
+    return;
+  }
   if (param.role === 'exact' && param.sql && typeof bv === 'string' && typeof hv === 'string') {
     if (bv.trim() !== hv.trim()) out.loosened.push(`${label} changed`);
     return;

@@ -2,6 +2,7 @@
 // file. Checks across files (tool names, duplicate ids) live in suite-checks.ts.
 
 import { z } from 'zod';
+import { compileAsked, isPatternEntry } from '../expectations/asked.js';
 import { expectationProblems } from '../expectations/registry.js';
 import { COMPLETED } from '../model/episode.js';
 import { parseExpectations } from './expectations.js';
@@ -57,6 +58,7 @@ export function readScenario(
   const faults = Array.isArray(rawFaults) ? parseFaults(rawFaults, source) : { faults: [], problems: [] };
   problems.push(...faults.problems);
   if (shape.ok && faults.problems.length === 0) problems.push(...faultWhenChecks(faults.faults, source));
+  if (shape.ok) problems.push(...userChecks(shape.data.user, parsed.expect, source));
   if (!shape.ok || problems.length > 0) return { problems };
 
   const expect = parsed.expect as Expectation[];
@@ -127,6 +129,56 @@ function faultWhenChecks(faults: Scenario['faults'], source: YamlSource): Proble
         ),
       );
     }
+  });
+  return problems;
+}
+
+/**
+ * The user block and what names it: every `asked` entry compiles (RE2), a scripted user's facts say
+ * how they are asked for, a model-played user has instructions, and every `must_learn` names a fact.
+ */
+function userChecks(user: Scenario['user'], expect: (Expectation | null)[], source: YamlSource): Problem[] {
+  const problems: Problem[] = [];
+  for (const [name, fact] of Object.entries(user?.facts ?? {})) {
+    if (!user?.model && fact.asked === undefined) {
+      problems.push(
+        problemAt(
+          source,
+          ['user', 'facts', name],
+          `fact '${name}' needs 'asked': the phrases that ask for it (the scripted user gives a fact only when asked)`,
+        ),
+      );
+    }
+    (fact.asked ?? []).forEach((entry, i) => {
+      const compiled = compileAsked(entry);
+      if ('error' in compiled) {
+        const what = isPatternEntry(entry)
+          ? compiled.error
+          : `a phrase that could not be compiled: ${compiled.error}`;
+        problems.push(problemAt(source, ['user', 'facts', name, 'asked', i], what));
+      }
+    });
+  }
+  if (user?.model && user.instructions === undefined) {
+    problems.push(
+      problemAt(
+        source,
+        ['user'],
+        "a model-played user (model: true) needs 'instructions': who the user is and what they want",
+      ),
+    );
+  }
+  const known = Object.keys(user?.facts ?? {});
+  expect.forEach((e, i) => {
+    if (!e || !('order' in e)) return;
+    (e.order.must_learn ?? []).forEach((fact, j) => {
+      if (known.includes(fact)) return;
+      const at: FieldPath = ['expect', i, 'order', 'must_learn', j];
+      const message = !user
+        ? `must_learn names fact '${fact}', but the scenario has no user: add a user block with facts`
+        : `must_learn names fact '${fact}', which user.facts does not have; expected one of: ${known.join(', ') || '(no facts)'}`;
+      problems.push(problemAt(source, at, message));
+    });
   });
   return problems;
 }

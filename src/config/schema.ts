@@ -394,6 +394,54 @@ export const Expectation = z.union(
   Object.values(EXPECTATION_SCHEMAS) as unknown as [z.ZodTypeAny, ...z.ZodTypeAny[]],
 );
 
+/** What the user can be asked for (docs/formats/scenario.md, conversations). */
+export const UserFact = z.strictObject({
+  value: z
+    .union([z.string().min(1), z.number()])
+    .describe('The fact itself: a model-played user gave it when one of its turns contains this.'),
+  asked: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe(
+      'Phrases that ask for it (case-insensitive, on word boundaries; /.../ is a regular expression). Required for the scripted user.',
+    ),
+  reply: z.string().min(1).optional().describe("The scripted user's answer when asked (default: the value)."),
+});
+
+/** The default number of agent turns before a conversation is cut. */
+export const DEFAULT_MAX_TURNS = 10;
+
+/** A simulated user: the scenario is a conversation (docs/agent-protocol.md). */
+export const UserSpec = z.strictObject({
+  facts: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'a fact name'), UserFact)
+    .default({})
+    .describe('What the user knows, given only when an agent turn asks for it.'),
+  say: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Scripted turns, sent in order when an agent turn asks for no fact.'),
+  unknown: z
+    .string()
+    .min(1)
+    .default("I don't know.")
+    .describe('The answer to a question (an agent turn with "?") that asks for no fact.'),
+  max_turns: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(DEFAULT_MAX_TURNS)
+    .describe('Agent turns; past it the conversation is cut (and `completed` fails).'),
+  model: z.boolean().default(false).describe('true: user_simulator plays the user instead of the script.'),
+  instructions: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('For a model-played user: who the user is and what they want.'),
+});
+
 export const ScenarioFile = z.strictObject({
   id: z
     .string()
@@ -410,6 +458,7 @@ export const ScenarioFile = z.strictObject({
     message: z.string(),
     context: z.record(z.string(), z.unknown()).default({}),
   }),
+  user: UserSpec.optional().describe('A simulated user: the scenario is a conversation.'),
   tools: z.array(z.string().min(1)).optional().describe('Allowed tools; default all.'),
   faults: z.array(z.union([FaultRule, ModelFaultRule])).default([]),
   expect: z.array(Expectation).default([]),
@@ -474,6 +523,8 @@ export type TwinTool = z.infer<typeof TwinTool>;
 export type ErrorReply = z.infer<typeof ErrorReply>;
 export type RaisedError = z.infer<typeof RaisedError>;
 export type FaultRule = z.infer<typeof FaultRule>;
+export type UserSpec = z.infer<typeof UserSpec>;
+export type UserFact = z.infer<typeof UserFact>;
 export type FaultName = z.infer<typeof FaultName>;
 export type ModelFaultRule = z.infer<typeof ModelFaultRule>;
 export type ModelFaultName = z.infer<typeof ModelFaultName>;

@@ -73,6 +73,8 @@ export function suiteChecks(
       problems.push(...toolReferences(scenario.source, scenario.value, new Set(declared.keys())));
     if (config && !config.judge) problems.push(...judgeWithoutConfig(scenario.source, scenario.value));
     if (config) problems.push(...modelReferences(scenario.source, scenario.value, config));
+    if (config && !config.user_simulator)
+      problems.push(...simulatorWithoutConfig(scenario.source, scenario.value));
   }
   return problems;
 }
@@ -163,4 +165,18 @@ function judgeWithoutConfig(source: YamlSource, scenario: Record<string, unknown
         ]
       : [],
   );
+}
+
+/** A model-played user needs someone to play it: user_simulator in stategate.yml. */
+function simulatorWithoutConfig(source: YamlSource, scenario: Record<string, unknown>): Problem[] {
+  const user = scenario.user;
+  if (!isRecord(user) || user.model !== true) return [];
+  return [
+    problemAt(
+      source,
+      ['user', 'model'],
+      'a model-played user (user.model: true) needs user_simulator in stategate.yml (user_simulator: { model: PROVIDER/MODEL }, PROVIDER one of models)',
+      { key: true },
+    ),
+  ];
 }

@@ -13,8 +13,11 @@ export const EXPECTATION_BASE = {
   critical: z.boolean().default(false),
 };
 
-/** What a kind grades on: the final database state, the calls the tools recorded, or what the agent said. */
-export type Evidence = 'state' | 'calls' | 'claims';
+/**
+ * What a kind grades on: the final database state, the calls the tools recorded, what the agent
+ * said, or the conversation the harness recorded (who ended it, after how many turns).
+ */
+export type Evidence = 'state' | 'calls' | 'claims' | 'conversation';
 
 /** What the judge said about one `judge` expectation, or why it could not say. */
 export type JudgeResult = { score: number; pass: boolean; reason?: string } | { error: string };

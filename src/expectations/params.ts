@@ -22,6 +22,11 @@ export type Param =
    * fewer items, which keeps a lower bound on the count provable and breaks an upper one.
    */
   | { role: 'filter'; counts: readonly string[]; items: string }
+  /**
+   * A choice among levels each at least as strict as the one before (`turn: any | final | all`):
+   * a move to a later level narrows, to an earlier one widens; absent, it is `default`.
+   */
+  | { role: 'ordered'; levels: readonly string[]; default: string }
   /** A mapping of parameters of its own; a value that is not a mapping (`outcome_verified: true`) is exact. */
   | { role: 'fields'; fields: Params };
 
@@ -41,6 +46,11 @@ export const LOOSENS_WHEN_ON: Param = { role: 'loosens-when-on' };
 /** A filter on the items the sibling parameters `counts` count (`items` names them in messages). */
 export function filter(counts: readonly string[], items: string): Param {
   return { role: 'filter', counts, items };
+}
+
+/** Levels from the loosest to the strictest, and the one an absent value means. */
+export function ordered(levels: readonly string[], fallback: string): Param {
+  return { role: 'ordered', levels, default: fallback };
 }
 
 /** A mapping of parameters. */

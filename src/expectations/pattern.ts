@@ -1,4 +1,4 @@
-// Every regular expression a suite holds (`reply_matches`, `matches`) is compiled here, with RE2
+// Every regular expression a suite holds (`reply_matches`, `matches`, a user fact's `asked`) is compiled here, with RE2
 // semantics (re2js): matching takes time linear in the text, so no reply or value a head's agent
 // leaves behind can stall the harness (`^(a+)+$` against 45 a's and a bang is one pass, not 2^45).
 import { RE2JS } from 're2js';
@@ -23,9 +23,12 @@ const EXPECTED =
  * Compiles a suite pattern; `error` says what is wrong and what was expected when RE2 cannot
  * compile it (a backreference, a lookaround, a syntax error).
  */
-export function compileSuitePattern(pattern: string): { pattern: SuitePattern } | { error: string } {
+export function compileSuitePattern(
+  pattern: string,
+  options: { caseInsensitive?: boolean } = {},
+): { pattern: SuitePattern } | { error: string } {
   try {
-    return { pattern: RE2JS.compile(pattern) };
+    return { pattern: RE2JS.compile(pattern, options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0) };
   } catch (err) {
     const unsupported = UNSUPPORTED.find((u) => u.test.test(pattern));
     const why = unsupported

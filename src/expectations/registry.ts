@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { EpisodeRecord } from '../model/episode.js';
 import type { ExpectationSql, FieldAt, GradeContext, Kind, KindProblem, StateRead } from './kind.js';
 import { changes } from './kinds/changes.js';
+import { endedBy } from './kinds/ended-by.js';
 import { forbidChanges } from './kinds/forbid-changes.js';
 import { judge } from './kinds/judge.js';
 import { maxRetries } from './kinds/max-retries.js';
@@ -18,6 +19,7 @@ import { query } from './kinds/query.js';
 import { replyContains, replyMatches, replyNotContains } from './kinds/reply.js';
 import { toolCalled } from './kinds/tool-called.js';
 import { toolNotCalled } from './kinds/tool-not-called.js';
+import { turns } from './kinds/turns.js';
 import type { Grade } from './verdicts.js';
 
 const KIND_LIST = [
@@ -37,6 +39,8 @@ const KIND_LIST = [
   replyNotContains,
   replyMatches,
   judge,
+  turns,
+  endedBy,
 ] as const;
 
 type Declared = (typeof KIND_LIST)[number];

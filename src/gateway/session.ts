@@ -23,6 +23,8 @@ export class SessionState {
   private readonly callNumbers = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
   private lastSeq = 0;
+  /** The conversation's turn when each call arrived, by sequence number. */
+  private readonly turnAt = new Map<number, number>();
   private closing: Promise<void> | undefined;
   private readonly cut = new AbortController();
   private readonly onDeadline = () =>
@@ -63,7 +65,10 @@ export class SessionState {
 
   /** The next sequence number, in arrival order (1-based). */
   nextSeq(): number {
-    return ++this.lastSeq;
+    const seq = ++this.lastSeq;
+    const turn = this.spec.turn?.();
+    if (turn !== undefined) this.turnAt.set(seq, turn);
+    return seq;
   }
 
   /** Counts a call of `tool` that reached the fault check and returns its number (1-based). */
@@ -74,7 +79,8 @@ export class SessionState {
   }
 
   record(call: CallRecord): void {
-    this.records.push(call);
+    const turn = this.turnAt.get(call.seq);
+    this.records.push(turn === undefined ? call : { ...call, turn });
   }
 
   /** The finished calls, in sequence order. */

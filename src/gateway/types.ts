@@ -53,6 +53,8 @@ export interface SessionSpec {
   deadline?: AbortSignal;
   /** The providers this episode's agent may call through the model gateway. */
   models?: ModelSpec;
+  /** In a conversation: the agent turn in progress, which each call is tagged with on arrival. */
+  turn?: () => number;
 }
 
 /** One episode's view of the gateway. */

@@ -34,7 +34,7 @@ export function gradeEpisode(
     id: COMPLETED,
     kind: COMPLETED,
     critical: true,
-    ...(notGraded ?? gradeCompleted(record.agent)),
+    ...(notGraded ?? gradeCompleted(record.agent, record.conversation)),
   });
   for (const expectation of scenario.expect) {
     const kind = expectationKind(expectation);

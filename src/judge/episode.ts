@@ -47,7 +47,12 @@ export async function judgeEpisode(
   const asks = scenario.expect.filter((e) => 'judge' in e);
   // No judge configured: gradeJudge reports each one as an error, so the case is incomplete.
   if (!options || asks.length === 0 || record.infraError) return { results, droppedQuotes };
-  const reply = record.agent.result?.reply;
+  // In a conversation the judge reads the whole transcript the harness wrote, each turn by its speaker.
+  const reply = record.conversation
+    ? record.conversation.turns
+        .map((t) => `${t.role === 'user' ? 'User' : 'Agent'} (turn ${t.turn}): ${t.text}`)
+        .join('\n')
+    : record.agent.result?.reply;
   for (const e of asks) {
     if (typeof reply !== 'string') {
       results.set(e.id, { error: 'the agent gave no reply to judge' });

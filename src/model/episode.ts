@@ -72,6 +72,11 @@ export interface CallRecord {
    * `not_found`, a precondition or under `errors`, or the gateway lost its database). The episode is then not graded.
    */
   harnessError?: string;
+  /**
+   * Additive, in a conversation: the agent turn the call was made in, i.e. the number of the last
+   * user turn the harness had sent when the gateway received the call (user turn n opens agent turn n).
+   */
+  turn?: number;
 }
 
 /**
@@ -157,9 +162,21 @@ export interface QueryResult {
 
 /** An error outside the agent: the episode cannot be graded (docs/statistics.md, `incomplete`). */
 export interface InfraError {
-  /** `tool`: a tool call failed inside the harness (see CallRecord.harnessError). */
-  /** `budget`: budget.run_usd was spent before this episode started (not run again). */
-  stage: 'sandbox' | 'gateway' | 'tool' | 'agent-start' | 'capture' | 'judge' | 'interrupted' | 'budget';
+  /**
+   * `tool`: a tool call failed inside the harness (see CallRecord.harnessError); `budget`:
+   * budget.run_usd was spent before this episode started (not run again); `user-simulator`: the
+   * model-played user could not answer.
+   */
+  stage:
+    | 'sandbox'
+    | 'gateway'
+    | 'tool'
+    | 'agent-start'
+    | 'capture'
+    | 'judge'
+    | 'interrupted'
+    | 'user-simulator'
+    | 'budget';
   message: string;
   /**
    * Additive, stage `tool`: a SQL error the calls provoked (their values, data or concurrency: any
@@ -169,6 +186,53 @@ export interface InfraError {
   provoked?: true;
   /** Additive, stage `sandbox`: the scenario's state.sql ran past the episode's timeout (not run again). */
   timedOut?: true;
+}
+
+/** One turn of a conversation, as the harness sent or read it (never as the agent reports it). */
+export interface ConversationTurn {
+  role: 'user' | 'agent';
+  /** User turn n opens agent turn n: the scenario's message is user turn 1. */
+  turn: number;
+  text: string;
+  /** When the harness sent (user) or read (agent) it, ISO 8601. */
+  at: string;
+  /** User turns: the facts this turn gave, in `facts` order (a fact is learned at the first that gives it). */
+  facts?: string[];
+}
+
+/**
+ * How a conversation ended: the user (script rule 5, or the simulator's stop), the agent (`done:
+ * true`), cut at max_turns, the agent gone before either (stdout closed or the process exited), its
+ * timeout, or the user simulator failing (an error outside the agent).
+ */
+export type ConversationEnd = 'user' | 'agent' | 'max_turns' | 'agent_left' | 'timeout' | 'simulator_error';
+
+/** A user simulator's spend, apart from the agent's (docs/agent-protocol.md). */
+export interface SimulatorUsage {
+  provider: string;
+  model: string;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  /** At the suite's prices; absent when the model has no price. */
+  costUsd?: number;
+  /** Turns answered from the run's cache (the other side said the same thing first). */
+  cached: number;
+}
+
+/** The conversation of an episode whose scenario has `user:`. */
+export interface Conversation {
+  /** User and agent turns in the order they happened. */
+  turns: ConversationTurn[];
+  maxTurns: number;
+  end: ConversationEnd;
+  /** Each fact learned, with the user turn that first gave it. */
+  learned: Record<string, number>;
+  /** Why the conversation could not go on, for `agent_left`, `timeout` and `simulator_error`. */
+  error?: string;
+  /** A model-played user's spend. */
+  simulator?: SimulatorUsage;
 }
 
 /** Everything one episode left behind. Grading is a pure function of this and the scenario. */
@@ -190,6 +254,8 @@ export interface EpisodeRecord {
   pin?: { suite: string; scenario: string };
   /** Additive: the agent's model calls through the model gateway, in arrival order (absent: none made). */
   modelCalls?: ModelCallRecord[];
+  /** Additive: the transcript of a scenario with `user:`, written by the harness. */
+  conversation?: Conversation;
 }
 
 /** The id and kind of the implicit critical expectation every episode has: the agent ran to a valid result. */
@@ -218,6 +284,8 @@ export const FAILURE_LABELS = [
   'REPLY_MISMATCH',
   'JUDGE_FAIL',
   'EVALUATION_ERROR',
+  'TOO_MANY_TURNS',
+  'WRONG_ENDING',
 ] as const;
 
 export type FailureLabel = (typeof FAILURE_LABELS)[number];

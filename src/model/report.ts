@@ -150,7 +150,14 @@ export interface StateDifference {
 }
 
 export interface Divergence {
-  kind: 'different-tool' | 'different-arguments' | 'different-result' | 'stopped-early' | 'same';
+  /** `different-turn` (additive): two conversations part at a call, a reply or their end. */
+  kind:
+    | 'different-tool'
+    | 'different-arguments'
+    | 'different-result'
+    | 'stopped-early'
+    | 'different-turn'
+    | 'same';
   step: number;
   sentence: string;
 }
@@ -182,6 +189,21 @@ export interface StepReport {
   fault?: string;
   /** Rows a successful call returned, when it returned a list. */
   rows?: number;
+  /** Additive, in a conversation: the agent turn the call was made in (its place among `turns`). */
+  turn?: number;
+}
+
+/**
+ * Additive: one turn of a conversation in the step table. Read with the steps' `turn`: the calls of
+ * agent turn n come before the agent's turn n, which comes before the user's turn n + 1.
+ */
+export interface TurnReport {
+  role: 'user' | 'agent';
+  turn: number;
+  /** Cut to TURN_TEXT_CAP characters. */
+  text: string;
+  /** User turns: the facts it gave. */
+  facts?: string[];
 }
 
 /** Additive: the calls of the one episode that stands for a side in the step-by-step table. */
@@ -193,6 +215,10 @@ export interface EpisodeSteps {
   steps: StepReport[];
   /** Calls left out after the first STEPS_CAP. */
   steps_cut?: number;
+  /** Additive: the conversation's turns, for an episode of a scenario with `user:`. */
+  turns?: TurnReport[];
+  /** Additive: how the conversation ended (see the episode record's `conversation.end`). */
+  conversation_end?: string;
 }
 
 /** Additive: how an agent ended when it crashed or printed no result, and the last lines of its stderr. */

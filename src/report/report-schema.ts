@@ -30,8 +30,10 @@ export const REPORT_LIMITS = {
   valueDepth: 32,
   /** Values of k for pass@k and pass^k. */
   ks: 64,
-  /** Calls per side in a case's step-by-step table. */
+  /** Calls per side in a case's step-by-step table (and conversation turns beside them). */
   steps: 1_000,
+  /** Characters of one conversation turn in a step table. */
+  turnText: 2_000,
   /** Characters of an agent's stderr tail. */
   stderr: 20_000,
   /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
@@ -215,10 +217,25 @@ const EpisodeStepsSchema = z.strictObject({
         effect: z.enum(['applied', 'replayed', 'none']),
         fault: name.optional(),
         rows: count.optional(),
+        turn: count.optional(),
       }),
     )
     .max(L.steps),
   steps_cut: count.optional(),
+  turns: z
+    .array(
+      z.strictObject({
+        role: z.enum(['user', 'agent']),
+        turn: count,
+        text: z.string().max(L.turnText),
+        facts: z.array(name).max(L.steps).optional(),
+      }),
+    )
+    .max(L.steps)
+    .optional(),
+  conversation_end: z
+    .enum(['user', 'agent', 'max_turns', 'agent_left', 'timeout', 'simulator_error'])
+    .optional(),
 });
 
 const AgentStderrSchema = z.strictObject({
@@ -250,7 +267,14 @@ const CaseReportSchema = z.strictObject({
   head: SideSummarySchema,
   divergence: z
     .strictObject({
-      kind: z.enum(['different-tool', 'different-arguments', 'different-result', 'stopped-early', 'same']),
+      kind: z.enum([
+        'different-tool',
+        'different-arguments',
+        'different-result',
+        'stopped-early',
+        'different-turn',
+        'same',
+      ]),
       step: count,
       sentence: text,
     })

@@ -32,6 +32,35 @@ const CallRecordSchema = z.strictObject({
   via: z.enum(['http', 'mcp']),
   cutOff: z.literal(true).optional(),
   harnessError: z.string().optional(),
+  turn: z.number().int().min(1).optional(),
+});
+
+const ConversationSchema = z.strictObject({
+  turns: z.array(
+    z.strictObject({
+      role: z.enum(['user', 'agent']),
+      turn: z.number().int().min(1),
+      text: z.string(),
+      at: z.string(),
+      facts: z.array(z.string()).optional(),
+    }),
+  ),
+  maxTurns: z.number().int().min(1),
+  end: z.enum(['user', 'agent', 'max_turns', 'agent_left', 'timeout', 'simulator_error']),
+  learned: z.record(z.string(), z.number().int().min(1)),
+  error: z.string().optional(),
+  simulator: z
+    .strictObject({
+      provider: z.string(),
+      model: z.string(),
+      calls: z.number().int().min(0),
+      inputTokens: z.number().min(0),
+      outputTokens: z.number().min(0),
+      cachedInputTokens: z.number().min(0),
+      costUsd: z.number().min(0).optional(),
+      cached: z.number().int().min(0),
+    })
+    .optional(),
 });
 
 const AgentRunSchema = z.strictObject({
@@ -129,6 +158,7 @@ const EpisodeRecordSchema = z.strictObject({
         'judge',
         'interrupted',
         'budget',
+        'user-simulator',
       ]),
       message: z.string(),
       provoked: z.literal(true).optional(),
@@ -138,6 +168,7 @@ const EpisodeRecordSchema = z.strictObject({
   timings: z.record(z.string(), z.number()),
   pin: z.strictObject({ suite: z.string(), scenario: z.string() }).optional(),
   modelCalls: z.array(ModelCallRecordSchema).optional(),
+  conversation: ConversationSchema.optional(),
 });
 
 const ExpectationResultSchema = z.strictObject({

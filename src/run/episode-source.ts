@@ -2,7 +2,9 @@
 // answer: the baseline cache (base episodes of an earlier run on the same base tree), the in-run
 // cache (the same checkout on the same pinned suite and seed ran earlier in this process), and a
 // fresh episode, which always answers. Whatever the source, the record is graded here, by this run.
+
 import type { Tool } from '../config/schema.js';
+import type { UserPlayers } from '../conversation/players.js';
 import type { Gateway } from '../gateway/types.js';
 import { gradeEpisode, regradeEpisode } from '../grade/index.js';
 import type { JudgeClientOptions } from '../judge/client.js';
@@ -95,6 +97,8 @@ export interface FreshContext {
   cache?: { records: Map<string, EpisodeRecord>; keyOf: (p: PlannedEpisode) => string };
   /** Told before an episode that could not be graded runs again. */
   onRetry?: (planned: PlannedEpisode, attempt: number, why: string) => void;
+  /** The run's model-played user, shared by both sides so that its turns are pinned. */
+  players?: UserPlayers;
 }
 
 /** How many times an episode that failed outside the agent runs again, with the same seed. */
@@ -152,6 +156,7 @@ async function runOnce(ctx: FreshContext, runtime: SideRuntime, p: PlannedEpisod
         signal: episodeSignal.signal,
         pin: ctx.pin,
         models: ctx.models,
+        players: ctx.players,
       },
       p,
     );

@@ -3,6 +3,8 @@
 // incomplete); what the agent does, however badly, is ordinary evidence.
 import type { Expectation, Scenario, Tool } from '../config/schema.js';
 import { durationMs, modelFaults, toolFaults } from '../config/schema.js';
+import { ConversationDriver } from '../conversation/driver.js';
+import { type UserPlayers, userPlayer } from '../conversation/players.js';
 import { expectationSql } from '../expectations/registry.js';
 import { episodeDeadline } from '../gateway/deadline.js';
 import { provokedByCall } from '../gateway/run-tool.js';
@@ -33,6 +35,8 @@ export interface EpisodeContext {
   pin?: PinnedSuite;
   /** The run's model routes and spend, when the suite declares `models`. */
   models?: RunModels;
+  /** Who plays a model-played user (user_simulator), and the run's cache that pins its turns. */
+  players?: UserPlayers;
 }
 
 const EMPTY_DIFF: StateDiff = { tables: {}, fingerprints: {} };
@@ -150,6 +154,19 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       return record;
     }
     const timeoutMs = durationMs(ctx.side.agent.timeout);
+    // A conversation's driver numbers the turns; the gateway tags each call with the current one.
+    let conversation: ConversationDriver | undefined;
+    if (scenario.user) {
+      try {
+        conversation = new ConversationDriver(
+          userPlayer(scenario, planned, ctx.players),
+          scenario.user.max_turns,
+        );
+      } catch (err) {
+        fail('user-simulator', err);
+        return record;
+      }
+    }
     try {
       session = ctx.gateway.open({
         episode: planned.id,
@@ -163,6 +180,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
         initialState,
         deadline: deadline.signal,
         ...(ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {}),
+        ...(conversation ? { turn: () => conversation.turn } : {}),
       });
     } catch (err) {
       fail('gateway', err);
@@ -184,21 +202,37 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       return record;
     }
     deadline.start(timeoutMs);
-    record.agent = await ctx.side.runAgent({
-      input: { message: scenario.input.message, context: scenario.input.context },
-      vars: {
-        toolsUrl: session.toolsUrl,
-        mcpUrl: session.mcpUrl,
-        episode: planned.id,
-        scenario: scenario.id,
-        seed: planned.seed,
-        side: planned.side,
-        databaseUrl,
-        ...(ctx.models ? { modelEnv: session.modelEnv } : {}),
-      },
-      timeoutMs,
-      signal: ctx.signal,
-    });
+    try {
+      record.agent = await ctx.side.runAgent({
+        input: { message: scenario.input.message, context: scenario.input.context },
+        vars: {
+          toolsUrl: session.toolsUrl,
+          mcpUrl: session.mcpUrl,
+          episode: planned.id,
+          scenario: scenario.id,
+          seed: planned.seed,
+          side: planned.side,
+          databaseUrl,
+          ...(ctx.models ? { modelEnv: session.modelEnv } : {}),
+          ...(conversation ? { conversation: true } : {}),
+        },
+        timeoutMs,
+        signal: ctx.signal,
+        conversation,
+      });
+    } catch (err) {
+      fail('agent-start', err);
+      return record;
+    }
+    if (conversation) {
+      record.conversation = conversation.record();
+      // The user could not answer: what the agent did next is no evidence about it.
+      if (record.conversation.end === 'simulator_error')
+        fail(
+          'user-simulator',
+          `the user simulator failed: ${record.conversation.error ?? 'no reason given'}`,
+        );
+    }
     timings.agent = Math.round(record.agent.durationMs * 100) / 100;
     t = clock();
     if (ctx.signal?.aborted) fail('interrupted', 'the run was interrupted while this episode ran');

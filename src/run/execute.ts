@@ -5,6 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { uncalibratedJudges } from '../compare/summary.js';
 import { ConfigError, type Suite } from '../config/suite.js';
+import { simulatorEndpoint } from '../conversation/endpoint.js';
+import { UserSimulator } from '../conversation/simulator.js';
 import { createGateway, type Gateway } from '../gateway/index.js';
 import { judgeCalibrationFacts } from '../judge/calibration.js';
 import { judgeClientOptions } from '../judge/episode.js';
@@ -129,6 +131,7 @@ function episodeSources(
       signals: new EpisodeSignals(ctx.signal),
       grade,
       cache: records ? { records, keyOf } : undefined,
+      players: userSimulatorOf(plan.suite.config),
       onRetry: (p, attempt, why) =>
         progress({
           type: 'log',
@@ -396,4 +399,10 @@ function reportRefused(
     level: 'warn',
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more}`,
   });
+}
+
+/** The run's user simulator (user_simulator with its models entry and the harness's key), if any. */
+function userSimulatorOf(config: RunPlan['suite']['config']): UserSimulator | undefined {
+  const endpoint = simulatorEndpoint(config, process.env);
+  return endpoint ? new UserSimulator(endpoint) : undefined;
 }

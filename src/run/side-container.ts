@@ -75,8 +75,13 @@ export async function prepareContainerSide(
       side,
       checkout,
       agent,
-      runAgent: (req) =>
-        runCommandAgent({
+      runAgent: (req) => {
+        // The container's stdin is a file written before it starts: no turn could follow the first.
+        if (req.conversation)
+          throw new Error(
+            `${side}: a conversation scenario needs stdin open for the user's turns, which agent.isolation: container does not give a command agent yet; use agent.url with agent.serve in the container, or run this scenario without isolation: container`,
+          );
+        return runCommandAgent({
           command,
           cwd: checkout.dir,
           env: env(req.vars),
@@ -84,7 +89,8 @@ export async function prepareContainerSide(
           timeoutMs: req.timeoutMs,
           signal: req.signal,
           runner: (o) => containers.run(o),
-        }),
+        });
+      },
       stop: () => containers.close(),
     };
   } catch (err) {

@@ -19,6 +19,7 @@ import {
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
 import { SideSandbox } from '../agent/sandbox.js';
 import type { AgentConfig } from '../config/schema.js';
+import type { ConversationDriver } from '../conversation/driver.js';
 import type { AgentRun, Side } from '../model/episode.js';
 import { TOOL_NAME } from '../sandbox/embedded-download.js';
 import { privatePaths } from '../sandbox/private-paths.js';
@@ -30,6 +31,8 @@ export interface AgentRequest {
   vars: EpisodeVars;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** A conversation scenario: the driver that plays the user and writes the transcript. */
+  conversation?: ConversationDriver;
 }
 
 export interface SideRuntime {
@@ -214,6 +217,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         timeoutMs: req.timeoutMs,
         signal: req.signal,
         wrapper,
+        conversation: req.conversation,
       }),
     stop: () => wrappers.close(),
   };

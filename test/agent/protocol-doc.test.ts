@@ -33,6 +33,7 @@ const vars: EpisodeVars = {
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:1/m/t/claude',
     ANTHROPIC_API_KEY: 'sg-episode-0',
   },
+  conversation: true,
 };
 const code = (name: string) => `\`${name}\``;
 

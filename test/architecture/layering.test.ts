@@ -14,6 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['model', 'sql', 'version'],
   ['expectations'],
   ['config'],
+  ['conversation'],
   ['plan'],
   ['sandbox'],
   ['gateway'],

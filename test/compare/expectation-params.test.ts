@@ -35,7 +35,7 @@ describe('the expectation registry', () => {
       return undeclared(z.strictObject(fields), kind.params, `${key}: `);
     });
     expect(missing).toEqual([]);
-    expect(EXPECTATION_KINDS.length).toBe(16);
+    expect(EXPECTATION_KINDS.length).toBe(18);
   });
 
   it('declares no role for a field the schema does not have', () => {

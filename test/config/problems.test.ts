@@ -116,7 +116,7 @@ describe('problem positions', () => {
         col: 5,
         path: 'expect[1]',
         message: expect.stringMatching(
-          /^an expectation needs exactly one kind key, one of: query, changes, .*, judge; this one has none$/,
+          /^an expectation needs exactly one kind key, one of: query, changes, .*, judge, turns, ended_by; this one has none$/,
         ),
       },
     ]);

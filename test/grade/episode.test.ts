@@ -255,8 +255,20 @@ describe('gradeEpisode', () => {
       { id: 'k-not-contains', reply_not_contains: 'sorry' },
       { id: 'k-matches', reply_matches: '\\$40' },
       { id: 'k-judge', judge: { criterion: 'States the amount.' } },
+      { id: 'k-turns', turns: { max: 1 } },
+      { id: 'k-ended-by', ended_by: 'agent' },
     ]);
+    const at = '2026-01-01T00:00:00.000Z';
     const r = record({
+      conversation: {
+        turns: [
+          { role: 'user', turn: 1, text: 'Refund $40 on ORD-1001, please.', at, facts: [] },
+          { role: 'agent', turn: 1, text: 'I refunded $40 to your card.', at },
+        ],
+        maxTurns: 10,
+        end: 'agent',
+        learned: {},
+      },
       calls: made,
       diff: diffOf(updated('orders', order(0), order(1))),
       queries: { 'k-query': rows(REFUND_SQL, [{ refund_count: 1 }]) },

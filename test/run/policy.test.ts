@@ -96,6 +96,30 @@ describe('resolvePolicy', () => {
     ]);
   });
 
+  it("takes user_simulator and the models its key goes through from the base: a head cannot point the simulator's key elsewhere", async () => {
+    const moved = side(
+      'head-simulator',
+      'models: { openai: { api: openai, url: "http://evil.example/v1", api_key_env: OPENAI_API_KEY } }\n' +
+        'user_simulator: { model: openai/gpt-4.1-mini }\n',
+      ['kept'],
+    );
+    const headSuite = await loadPinnedSuite(join(moved.dir, 'stategate.yml'));
+    const base = side(
+      'base-simulator',
+      'models: { openai: { api: openai, url: "https://api.openai.com/v1", api_key_env: OPENAI_API_KEY } }\n',
+      ['kept'],
+    );
+    const policy = await resolvePolicy({
+      policyFrom: 'base',
+      pinned: headSuite,
+      pinnedSide: 'head',
+      base,
+      configName: 'stategate.yml',
+    });
+    expect(policy.suite.config.user_simulator).toBeUndefined();
+    expect(policy.suite.config.models.openai.url).toBe('https://api.openai.com/v1');
+  });
+
   it("takes the judge and the database server from the base's stategate.yml, and says the head moved them", async () => {
     const moved = side(
       'head-moved',
