@@ -1,7 +1,7 @@
 // The data report.html embeds: report.json as written, plus each case's episodes projected to what
 // the page shows (calls, replies, stderr, row changes, results), every string cut so the file stays
 // small with thousands of episodes. The page renders only this; the projection is pure.
-import type { GradedEpisode, RowChange, Side } from '../../model/episode.js';
+import type { CallRecord, GradedEpisode, RowChange, Side } from '../../model/episode.js';
 import type { Report } from '../../model/report.js';
 
 /** Characters of one string value kept in the page (replies and stderr have their own limits). */
@@ -24,6 +24,13 @@ export interface CallView {
   result?: unknown;
   /** Present when the call was cut off or failed inside the harness. */
   note?: string;
+  /** The step (1-based) of an earlier applied call with the same effect: this one applied it again. */
+  same_effect_as?: number;
+}
+
+/** What names a call's effect: its effect key, else its tool and canonical arguments. */
+function effectOf(c: CallRecord): string {
+  return c.effectKey ?? `${c.tool} ${JSON.stringify(c.args)}`;
 }
 
 /** One episode as the page shows it. */
@@ -105,7 +112,8 @@ function optionalList(record: object, ...names: string[]): unknown[] | undefined
 export function episodeView(e: GradedEpisode): EpisodeView {
   const r = e.record;
   const result = r.agent.result;
-  const calls: CallView[] = r.calls.slice(0, ITEMS).map((c) => ({
+  const applied = new Map<string, number>();
+  const calls: CallView[] = r.calls.slice(0, ITEMS).map((c, i) => ({
     seq: c.seq,
     tool: c.tool,
     args: cutValue(c.args),
@@ -120,7 +128,14 @@ export function episodeView(e: GradedEpisode): EpisodeView {
         : {}),
     ...(c.harnessError ? { note: cutText(`harness error: ${c.harnessError}`, VALUE_CHARS) } : {}),
     ...(c.cutOff ? { note: 'cut off: the episode ended before the reply' } : {}),
+    ...sameEffect(c, i),
   }));
+  function sameEffect(c: CallRecord, i: number): { same_effect_as?: number } {
+    if (!c.mutated || c.replay) return {};
+    const earlier = applied.get(effectOf(c));
+    if (earlier === undefined) applied.set(effectOf(c), i + 1);
+    return earlier === undefined ? {} : { same_effect_as: earlier };
+  }
   const allChanges = Object.values(r.diff.tables).flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted]);
   const changes = allChanges.slice(0, ITEMS).map((c) => cutValue(c) as RowChange);
   const cut = {

@@ -20,9 +20,9 @@ function marked(a: string, b: string): [HTMLElement, HTMLElement] {
 
 function callCell(c: CallView | undefined): HTMLElement {
   if (!c) return h('td', { class: 'muted' }, '(no call: stopped)');
+  // The code beside the status, as the caller saw them: `409 SLOT_TAKEN`.
   const status = [
-    String(c.status),
-    c.code,
+    c.code ? `${c.status} ${c.code}` : String(c.status),
     c.fault ? `fault ${c.fault}` : null,
     c.effect !== 'none' ? c.effect : null,
   ]
@@ -34,6 +34,13 @@ function callCell(c: CallView | undefined): HTMLElement {
     h('div', { class: 'mono' }, `${c.tool}(${show(c.args)})`),
     h('div', { class: c.status >= 200 && c.status < 300 ? 'small pass' : 'small fail' }, status),
     c.note ? h('div', { class: 'small error' }, c.note) : null,
+    c.same_effect_as !== undefined
+      ? h(
+          'div',
+          { class: 'same-effect' },
+          h('span', { class: 'badge first' }, `applied the effect of step ${c.same_effect_as} again`),
+        )
+      : null,
     c.result !== undefined ? h('pre', null, show(c.result)) : null,
   );
 }
