@@ -60,12 +60,12 @@ export interface MarkdownOptions {
   variant?: MarkdownVariant;
   /** Overrides the variant's size limit. */
   limit?: number;
-  /** Where the full report is, for the last line (default: report.json in the job's artifacts). */
+  /** Where the full report is, for the last line (default: report.html and report.json in the job's artifacts). */
   fullReport?: string;
 }
 
 const DEFAULT_FULL_REPORT =
-  'report.json (and episodes.jsonl) in the output directory and the job’s artifacts';
+  'report.html (base and head side by side: download the job’s artifact and open it, or run `stategate view`), with report.json and episodes.jsonl, in the output directory and the job’s artifacts';
 
 function size(text: string): number {
   return Buffer.byteLength(text, 'utf8');

@@ -23,7 +23,7 @@ const temp = (prefix: string) => {
 };
 
 function stategate(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const base = { ...process.env, CI: '1' };
+  const base: NodeJS.ProcessEnv = { ...process.env, CI: '1' };
   delete base.DISPLAY;
   delete base.WAYLAND_DISPLAY;
   const res = spawnSync(process.execPath, [join(ROOT, 'bin', 'stategate.mjs'), ...args], {
