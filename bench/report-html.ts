@@ -14,9 +14,9 @@ import { projectRoot, writeDemoVersion } from '../src/cli/demo.js';
 import type { CaseInput } from '../src/compare/case.js';
 import { compareSuite } from '../src/compare/suite.js';
 import type { GradedEpisode } from '../src/model/episode.js';
+import { viewerScript } from '../src/report/html/viewer-script.js';
 import { boundReport } from '../src/report/report-bounds.js';
 import { runCompare } from '../src/run/pipeline.js';
-import { viewerScript } from '../src/report/html/viewer-script.js';
 import { writeHtmlReport } from '../src/run/report-html.js';
 import { call, episode, scenario, stateDiff, tableDiff } from '../test/compare/builders.js';
 

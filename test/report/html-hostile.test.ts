@@ -14,8 +14,8 @@ import type { GradedEpisode } from '../../src/model/episode.js';
 import { dataBlock, renderHtml } from '../../src/report/html/page.js';
 import { viewerData } from '../../src/report/html/viewer-data.js';
 import { call, repeats, scenario, stateDiff, tableDiff } from '../compare/builders.js';
-import { HOSTILE } from '../helpers/hostile.js';
 import { launchChromium, type OpenedPage, openFile, violations } from '../helpers/chromium.js';
+import { HOSTILE } from '../helpers/hostile.js';
 import { facts } from './fixtures.js';
 
 /** Each tries something else: end the block, run script, load a resource, follow a link, template. */
@@ -28,7 +28,7 @@ const PAYLOADS = [
   '<!--<script>window.__pwned=7</script>-->',
   '<style>body{background:url(http://evil.example/css)}</style><link rel=stylesheet href=http://evil.example/l>',
   '<meta http-equiv="refresh" content="0;url=http://evil.example/">',
-  'line\u2028sep\u2029para </SCRIPT >  <\/script>',
+  'line\u2028sep\u2029para </SCRIPT >  </sCrIpT\t>',
   "{{constructor.constructor('window.__pwned=8')()}} ${window.__pwned=9}",
 ];
 const HOSTILE_ID = `refund-${PAYLOADS[0]}`;
