@@ -168,6 +168,8 @@ export interface StepReport {
   fault?: string;
   /** Rows a successful call returned, when it returned a list. */
   rows?: number;
+  /** Additive: the error code the caller got beside a non-2xx status (`SLOT_TAKEN`). */
+  code?: string;
 }
 
 /** Additive: the calls of the one episode that stands for a side in the step-by-step table. */
@@ -179,6 +181,10 @@ export interface EpisodeSteps {
   steps: StepReport[];
   /** Calls left out after the first STEPS_CAP. */
   steps_cut?: number;
+  /** Additive: what that episode's agent replied (cut to REPLY_CHARS), when it printed a result. */
+  reply?: string;
+  /** Additive: the outcome it claimed, when it claimed one. */
+  claimed?: 'SUCCESS' | 'FAILURE' | 'PARTIAL' | 'ESCALATED';
 }
 
 /** Additive: how an agent ended when it crashed or printed no result, and the last lines of its stderr. */

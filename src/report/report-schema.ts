@@ -210,10 +210,13 @@ const EpisodeStepsSchema = z.strictObject({
         effect: z.enum(['applied', 'replayed', 'none']),
         fault: name.optional(),
         rows: count.optional(),
+        code: text.optional(),
       }),
     )
     .max(L.steps),
   steps_cut: count.optional(),
+  reply: text.optional(),
+  claimed: z.enum(['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED']).optional(),
 });
 
 const AgentStderrSchema = z.strictObject({

@@ -12,6 +12,7 @@ import {
   changeWords,
   classWords,
   countsLine,
+  failingReplies,
   flakyWords,
   groupCases,
   headOnly,
@@ -22,6 +23,7 @@ import {
   plural,
   policyLine,
   rateWords,
+  reasonText,
   runLine,
   SUITE_CHANGES_SHOWN,
   sidesNotes,
@@ -114,7 +116,11 @@ function caseBlock(report: Report, c: CaseReport, paint: Paint, blocking: boolea
     out.push(...field('stderr', [inert(`${stderrTitle(side, e)}${e.tail === '' ? '' : ':'}`), ...tail]));
   }
   if (c.divergence) out.push(...field('steps', [inert(c.divergence.sentence)]));
-  if (c.steps) out.push(...field('calls', stepLines(c.steps)));
+  if (c.steps) {
+    for (const r of failingReplies(c.steps))
+      out.push(...field('reply', [inert(`${r.title}: ${r.reply.trim() === '' ? '(empty)' : r.reply}`)]));
+    out.push(...field('calls', stepLines(c.steps)));
+  }
   if (c.state_diff.length > 0) {
     const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
     out.push(...field('state', [...c.state_diff.map((d) => inert(stateLine(d))), ...more]));
@@ -193,7 +199,7 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   const unverified = unverifiedSentence(report);
   if (unverified) out.push(`  ${inert(unverified)}`);
   for (const r of report.gate_reasons ?? [])
-    out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(r.text)}`);
+    out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(reasonText(report, r))}`);
   const changes = report.suite_changes ?? [];
   if (changes.length > 0) {
     out.push(paint(suiteChangesTitle(changes), 'bold'));

@@ -54,6 +54,7 @@ function stepCalls(steps: StepReport[]): CallView[] {
     status: s.status,
     effect: s.effect,
     ...(s.fault ? { fault: s.fault } : {}),
+    ...(s.code ? { code: s.code } : {}),
   }));
 }
 

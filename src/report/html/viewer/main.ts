@@ -2,6 +2,7 @@
 // report.html's script: reads the JSON data block, renders the verdict, its reasons, the suite
 // changes and the run facts, and the cases with filters and search; a case opens on click.
 import type { CaseReport, Report } from '../../../model/report.js';
+import { reasonText } from '../../format.js';
 import type { ViewerData } from '../viewer-data.js';
 import { renderCase } from './case-view.js';
 import { h, replace } from './dom.js';
@@ -93,7 +94,7 @@ function header(r: Report, data: ViewerData): HTMLElement {
       ? h(
           'ul',
           { class: 'reasons' },
-          reasons.map((x) => h('li', null, h('strong', null, x.verdict), ' ', x.text)),
+          reasons.map((x) => h('li', null, h('strong', null, x.verdict), ' ', reasonText(r, x))),
         )
       : null,
     changes.length > 0
