@@ -2,7 +2,7 @@
 
 import { differingArgs, renderCall, renderOutcome, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
-import { type CaseClass, NEW_SCENARIO } from '../model/classes.js';
+import { type CaseClass, FAILURE_SIGNATURES, NEW_SCENARIO, SIGNATURE_MEANINGS } from '../model/classes.js';
 import type {
   CaseReport,
   ChangedExpectation,
@@ -496,10 +496,19 @@ export function suiteLines(report: Report): string[] {
       .join('');
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
   }
+  const listed = new Set<string>();
   for (const side of ['base', 'head'] as const) {
     const signatures = signatureWords(report.signatures?.[side]);
     if (signatures) out.push(`${side} failures by signature: ${signatures}`);
+    for (const [name, n] of Object.entries(report.signatures?.[side] ?? {}))
+      if ((n ?? 0) > 0) listed.add(name);
   }
+  // Each signature listed is explained where it is listed, in FAILURE_SIGNATURES order.
+  const meanings = FAILURE_SIGNATURES.filter((s) => listed.has(s)).map(
+    (s) => `${s}: ${SIGNATURE_MEANINGS[s]}`,
+  );
+  if (meanings.length > 0)
+    out.push(`signatures (the first that matches names a failed repeat): ${meanings.join('; ')}`);
   for (const side of ['base', 'head'] as const) {
     const cost = report.cost?.[side];
     if (cost) out.push(`${side} cost: ${costWords(cost)}`);

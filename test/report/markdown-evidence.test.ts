@@ -81,3 +81,26 @@ describe('a failing repeat in report.md and the terminal', () => {
     expect(term).toContain('409 SLOT_TAKEN');
   });
 });
+
+describe('failure signatures', () => {
+  it('are each explained where they are listed, other included', () => {
+    const s = scenario('reply-only', [{ id: 'polite', reply_contains: 'thanks' }]);
+    const report = compareSuite({
+      ...facts(),
+      cases: [
+        {
+          scenario: s,
+          base: repeats(s, 'base', [{}]),
+          head: repeats(s, 'head', [{ verdicts: { polite: 'fail' } }]),
+        },
+      ],
+    });
+    expect(report.signatures?.head).toEqual({ other: 1 });
+    const md = renderMarkdown(report);
+    expect(md).toContain('head failures by signature: other 1');
+    expect(md).toContain(
+      'other: a failure none of the above names (call order, call counts, retries, the claimed outcome, the reply, the judge)',
+    );
+    expect(renderTerminal(report, { color: false })).toContain('other: a failure none of the above names');
+  });
+});
