@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { bundledPackages, renderLicenses } from './licenses.mjs';
 
@@ -17,7 +18,35 @@ if (!outdir) throw new Error('--outdir needs a directory');
 execFileSync(process.execPath, ['scripts/embedded-pins.mjs', '--check'], { stdio: 'inherit' });
 
 rmSync(outdir, { recursive: true, force: true });
+
+// report.html's script is bundled for the browser first and goes into both bundles as a string, in
+// place of src/report/html/viewer-script.ts (which, run from source, bundles it with esbuild): the
+// action writes report.html from dist/ alone, with no esbuild and no node_modules.
+const viewerEntry = fileURLToPath(new URL('../src/report/html/viewer/main.ts', import.meta.url));
+const viewer = await build({
+  entryPoints: [viewerEntry],
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: 'chrome100',
+  minify: true,
+  legalComments: 'none',
+  write: false,
+  logLevel: 'warning',
+});
+const viewerCode = viewer.outputFiles[0].text;
+const viewerScriptPlugin = {
+  name: 'viewer-script',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]report[\\/]html[\\/]viewer-script\.ts$/ }, () => ({
+      contents: `export function viewerScript() { return ${JSON.stringify(viewerCode)}; }`,
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
+  plugins: [viewerScriptPlugin],
   bundle: true,
   platform: 'node',
   target: 'node20',

@@ -6,7 +6,9 @@
 import { checkRunSummary, checkTitle } from '../src/action/check-run.js';
 import { commentBody } from '../src/action/comment.js';
 import { jobSummaryText } from '../src/action/summary.js';
+import type { GradedEpisode } from '../src/model/episode.js';
 import type { Report, SideSummary } from '../src/model/report.js';
+import { viewerData } from '../src/report/html/viewer-data.js';
 import { renderJunit } from '../src/report/junit.js';
 import { renderMarkdown } from '../src/report/markdown.js';
 import { renderTerminal } from '../src/report/terminal.js';
@@ -26,8 +28,14 @@ export const RUN_SETS = ['demo', 'head-only'] as const;
 
 export type GoldenSet = keyof typeof GOLDEN_SETS;
 
-/** Every output of one report, by file name. */
-export function goldenOutputs(report: Report): Record<string, string> {
+/**
+ * Every output of one report, by file name. report.html is kept as the data it embeds (its pixels
+ * are the browser tests' business), with the episodes when the set has them.
+ */
+export function goldenOutputs(
+  report: Report,
+  episodes: GradedEpisode[] | null = null,
+): Record<string, string> {
   const check = checkRunSummary(renderMarkdown(report, { variant: 'check' }));
   return {
     'report.md': renderMarkdown(report, { variant: 'comment' }),
@@ -36,6 +44,7 @@ export function goldenOutputs(report: Report): Record<string, string> {
     'job-summary.md': jobSummaryText(renderMarkdown(report, { variant: 'summary' })),
     'terminal.txt': renderTerminal(report, { color: false }),
     'junit.xml': renderJunit(report),
+    'report-html-data.json': `${JSON.stringify(viewerData(report, episodes), null, 2)}\n`,
   };
 }
 

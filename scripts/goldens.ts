@@ -19,7 +19,7 @@ import type { Report } from '../src/model/report.js';
 import { ReportSchema } from '../src/report/report-schema.js';
 import { runCompare } from '../src/run/pipeline.js';
 import { validateReport } from '../src/run/read-report.js';
-import { goldenSampleReport } from '../test/report/fixtures.js';
+import { goldenSampleEpisodes, goldenSampleReport } from '../test/report/fixtures.js';
 import { GOLDEN_SETS, type GoldenSet, goldenOutputs, normaliseReport, RUN_SETS } from './golden-outputs.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,7 +81,8 @@ async function main(): Promise<void> {
       );
     // Rendered as any report.json read from a file is: its verdict and reasons recomputed from its cases.
     const report = validateReport(value, fixture);
-    for (const [file, text] of Object.entries(goldenOutputs(report))) {
+    const episodes = fromRun ? null : goldenSampleEpisodes();
+    for (const [file, text] of Object.entries(goldenOutputs(report, episodes))) {
       writeFileSync(join(dir, file), text);
       process.stdout.write(`wrote test/report/golden/${set}/${file}\n`);
     }

@@ -112,7 +112,9 @@ async function runAndReport(values: CliValues, options: CompareOptions): Promise
 function finish(report: Report, values: CliValues, reportPath: string): void {
   const color = !values['no-color'] && Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
   process.stdout.write(renderTerminal(report, { color }));
-  process.stdout.write(`\nFull report: ${reportPath} (and report.md, episodes.jsonl beside it)\n`);
+  process.stdout.write(
+    `\nFull report: ${reportPath} (and report.md, report.html, episodes.jsonl beside it)\n`,
+  );
   if (values.junit) writeFileSync(resolve(values.junit), renderJunit(report));
 }
 

@@ -67,7 +67,7 @@ export async function runFlakyDemo(opts: DemoOptions): Promise<CompareResult> {
       onProgress: createProgress(),
     });
     process.stdout.write(renderTerminal(result.report, { color: opts.color }));
-    process.stdout.write(`Report: ${result.markdownPath}\n`);
+    process.stdout.write(`Report: ${result.markdownPath} (and ${result.htmlPath}: stategate view)\n`);
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -98,7 +98,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         onProgress: createProgress(),
       });
       process.stdout.write(renderTerminal(result.report, { color: opts.color }));
-      process.stdout.write(`Report: ${result.markdownPath}\n`);
+      process.stdout.write(`Report: ${result.markdownPath} (and ${result.htmlPath}: stategate view)\n`);
       verdicts.push(`${base} -> ${head}: ${result.report.verdict}`);
     }
   } finally {

@@ -4,6 +4,7 @@ import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agree
 import { VERSION } from '../version.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
 import { commandJudge } from './judge.js';
+import { commandView } from './view.js';
 
 export { VERSION };
 
@@ -29,6 +30,9 @@ Usage:
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
+  stategate view [DIR]
+      Open DIR/report.html (default .stategate; or the path of an html file) in the desktop's
+      browser, and print its path (only the path where there is no display).
   stategate judge calibrate LABELS.yaml [--config FILE] [--out FILE]
       Ask the judge of stategate.yml about every human-labelled reply; print agreement, Cohen's
       kappa and the 2x2 table per criterion; write the calibration file (default
@@ -43,7 +47,7 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);
+  --out DIR             where report.json, report.md, report.html and episodes.jsonl go (default .stategate);
                         for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
@@ -140,6 +144,8 @@ export async function main(argv: string[]): Promise<number> {
       return commandDemo(values);
     case 'judge':
       return commandJudge(values, rest);
+    case 'view':
+      return commandView(rest);
     default:
       process.stderr.write(`stategate: unknown command '${command}'\nRun 'stategate --help' for usage.\n`);
       return 1;

@@ -30,14 +30,22 @@ function shortArgs(value: unknown, depth = 0): unknown {
   );
 }
 
-/** One episode's calls as the table's steps, at most `cap` of them. */
+/** Characters of the representative episode's reply kept in report.json. */
+export const REPLY_CHARS = 500;
+
+/** One episode's calls as the table's steps (at most `cap`), with its reply and claimed outcome. */
 export function episodeSteps(e: GradedEpisode, cap = STEPS_CAP): EpisodeSteps {
   const steps = toTrajectory(e.record.calls);
+  // toTrajectory orders by seq; the codes come from the calls in the same order.
+  const codes = [...e.record.calls].sort((a, b) => a.seq - b.seq).map((c) => c.error?.code);
   const out: EpisodeSteps = {
     episode: e.record.episode,
     repeat: e.record.repeat,
     outcome: !isGradable(e) ? 'not graded' : episodePassed(e) ? 'passed' : 'failed',
-    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) })),
+    steps: steps.slice(0, cap).map((s, i) => {
+      const code = s.status >= 300 && codes[i] ? { code: codes[i].slice(0, 100) } : {};
+      return { ...s, args: shortArgs(s.args), ...code };
+    }),
   };
   if (steps.length > cap) out.steps_cut = steps.length - cap;
   // In a conversation the steps carry their turn and the turns come beside them, so a table can interleave them.
@@ -57,6 +65,12 @@ export function episodeSteps(e: GradedEpisode, cap = STEPS_CAP): EpisodeSteps {
     }));
     out.conversation_end = conversation.end;
   }
+  const result = e.record.agent.result;
+  if (result && typeof result.reply === 'string') {
+    const chars = Array.from(result.reply);
+    out.reply = chars.length > REPLY_CHARS ? `${chars.slice(0, REPLY_CHARS - 1).join('')}…` : result.reply;
+  }
+  if (result?.outcome) out.claimed = result.outcome;
   return out;
 }
 

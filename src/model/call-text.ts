@@ -14,6 +14,8 @@ export interface CallText {
   fault?: string;
   /** How many rows a successful call returned, when it returned a list. */
   rows?: number;
+  /** The error code beside a failed call's status. */
+  code?: string;
 }
 
 const MAX_VALUE = 40;
@@ -63,7 +65,9 @@ export function renderOutcome(step: CallText): string {
       ? 'a dropped connection'
       : step.rows !== undefined
         ? `${step.rows} result${step.rows === 1 ? '' : 's'}`
-        : String(step.status);
+        : step.code
+          ? `${step.status} ${step.code}`
+          : String(step.status);
   const extras = [step.effect !== 'none' ? step.effect : '', step.fault ? `fault ${step.fault}` : ''].filter(
     Boolean,
   );

@@ -42,5 +42,19 @@ export const FAILURE_SIGNATURES = [
 ] as const;
 export type FailureSignature = (typeof FAILURE_SIGNATURES)[number];
 
+/** What each signature means, in the words a report explains it with where it lists one. */
+export const SIGNATURE_MEANINGS: Record<FailureSignature, string> = {
+  'agent-did-not-complete': 'the agent crashed, timed out or printed no valid result',
+  'duplicate-effect': 'a write applied the same effect twice',
+  'success-claimed-without-effect': 'the agent claimed success that the records do not back',
+  'tool-error-not-recovered': 'a tool call failed and no later call of that tool succeeded',
+  'extra-effect': 'a table the scenario does not allow to change changed',
+  'missing-required-effect': 'a row change the scenario expects did not happen',
+  'no-state-changing-action': 'the final state is wrong and no call changed the database',
+  'wrong-state-update': 'the final state is wrong after calls that changed the database',
+  other:
+    'a failure none of the above names (call order, call counts, retries, the claimed outcome, the reply, the judge)',
+};
+
 /** How a case without a base side begins its reason (renderings of a head-only run leave it out). */
 export const NEW_SCENARIO = 'New scenario (no base run): ';

@@ -191,6 +191,8 @@ export interface StepReport {
   rows?: number;
   /** Additive, in a conversation: the agent turn the call was made in (its place among `turns`). */
   turn?: number;
+  /** Additive: the error code the caller got beside a non-2xx status (`SLOT_TAKEN`). */
+  code?: string;
 }
 
 /**
@@ -219,6 +221,10 @@ export interface EpisodeSteps {
   turns?: TurnReport[];
   /** Additive: how the conversation ended (see the episode record's `conversation.end`). */
   conversation_end?: string;
+  /** Additive: what that episode's agent replied (cut to REPLY_CHARS), when it printed a result. */
+  reply?: string;
+  /** Additive: the outcome it claimed, when it claimed one. */
+  claimed?: 'SUCCESS' | 'FAILURE' | 'PARTIAL' | 'ESCALATED';
 }
 
 /** Additive: how an agent ended when it crashed or printed no result, and the last lines of its stderr. */

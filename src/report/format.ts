@@ -2,11 +2,12 @@
 
 import { differingArgs, renderCall, renderOutcome, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
-import { type CaseClass, NEW_SCENARIO } from '../model/classes.js';
+import { type CaseClass, FAILURE_SIGNATURES, NEW_SCENARIO, SIGNATURE_MEANINGS } from '../model/classes.js';
 import type {
   CaseReport,
   ChangedExpectation,
   EpisodeSteps,
+  GateReason,
   PolicySource,
   Report,
   SideSummary,
@@ -251,14 +252,33 @@ export function changeTags(e: ChangedExpectation): string {
     .join(', ');
 }
 
-/** A state value for a table cell or a line: strings bare, the rest as compact JSON, elided. */
-export function stateValue(v: unknown): string {
-  return clip(typeof v === 'string' ? v : canonicalJson(v), 60);
+/** Characters of each value of a state difference, and of context kept before where they differ. */
+const STATE_CHARS = 60;
+const STATE_CONTEXT = 20;
+
+/**
+ * The two values of a state difference, each cut to the same window around the first character
+ * where they differ, so a long text that differs late shows its difference, not its common start.
+ */
+export function statePair(base: unknown, head: unknown): [string, string] {
+  const text = (v: unknown) => Array.from(typeof v === 'string' ? v : canonicalJson(v));
+  const a = text(base);
+  const b = text(head);
+  if (a.length <= STATE_CHARS && b.length <= STATE_CHARS) return [a.join(''), b.join('')];
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  const start = p > STATE_CONTEXT ? p - STATE_CONTEXT : 0;
+  const window = (xs: string[]) => {
+    const end = start + STATE_CHARS - (start > 0 ? 2 : 1);
+    return `${start > 0 ? '…' : ''}${xs.slice(start, end).join('')}${end < xs.length ? '…' : ''}`;
+  };
+  return [window(a), window(b)];
 }
 
 /** A state difference as one line: `orders[ORD-1001].refund_count: base 1, head 2`. */
 export function stateLine(d: StateDifference): string {
-  return `${d.table}[${d.key}].${d.column}: base ${stateValue(d.base)}, head ${stateValue(d.head)}`;
+  const [base, head] = statePair(d.base, d.head);
+  return `${d.table}[${d.key}].${d.column}: base ${base}, head ${head}`;
 }
 
 /**
@@ -350,6 +370,40 @@ export function stepsCutWords(steps: NonNullable<CaseReport['steps']>): string {
     steps.head.steps_cut ? `${plural(steps.head.steps_cut, 'more head call')}` : '',
   ].filter(Boolean);
   return parts.length > 0 ? `${parts.join(' and ')} in episodes.jsonl.` : '';
+}
+
+/**
+ * What the agent of a failing representative repeat said, one entry per side: `head repeat 1
+ * (failed) replied, claiming SUCCESS` and the reply. A passing repeat's reply is not news.
+ */
+export function failingReplies(
+  steps: NonNullable<CaseReport['steps']>,
+): { side: 'base' | 'head'; title: string; reply: string }[] {
+  const out: { side: 'base' | 'head'; title: string; reply: string }[] = [];
+  for (const side of ['base', 'head'] as const) {
+    const s = steps[side];
+    if (!s || s.outcome === 'passed' || s.reply === undefined) continue;
+    const claim = s.claimed ? `, claiming ${s.claimed}` : '';
+    out.push({ side, title: `${stepsSource(side, s)} replied${claim}`, reply: s.reply });
+  }
+  return out;
+}
+
+/** What a class means for one side alone, where there is nothing to compare it with. */
+const ONE_SIDE_WORDS: Record<string, string> = {
+  'new-critical-failure': 'failing a critical expectation',
+  regressed: 'failing an expectation',
+};
+
+/**
+ * A gate reason as a report says it: the gate's text, except that one side alone (`run`) speaks of
+ * failing, not of classes that compare with a base (`2 failing a critical expectation (a, b)`).
+ */
+export function reasonText(report: Report, r: GateReason): string {
+  const words = r.class ? ONE_SIDE_WORDS[r.class] : undefined;
+  const prefix = `${r.cases.length} ${r.class}`;
+  if (!headOnly(report) || !words || !r.text.startsWith(prefix)) return r.text;
+  return `${r.cases.length} ${words}${r.text.slice(prefix.length)}`;
 }
 
 /** The sentence above an agent's stderr: `head repeat 2: the agent exited with code 1; the last lines of its stderr:`. */
@@ -466,10 +520,19 @@ export function suiteLines(report: Report): string[] {
       .join('');
     out.push(`${side}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
   }
+  const listed = new Set<string>();
   for (const side of ['base', 'head'] as const) {
     const signatures = signatureWords(report.signatures?.[side]);
     if (signatures) out.push(`${side} failures by signature: ${signatures}`);
+    for (const [name, n] of Object.entries(report.signatures?.[side] ?? {}))
+      if ((n ?? 0) > 0) listed.add(name);
   }
+  // Each signature listed is explained where it is listed, in FAILURE_SIGNATURES order.
+  const meanings = FAILURE_SIGNATURES.filter((s) => listed.has(s)).map(
+    (s) => `${s}: ${SIGNATURE_MEANINGS[s]}`,
+  );
+  if (meanings.length > 0)
+    out.push(`signatures (the first that matches names a failed repeat): ${meanings.join('; ')}`);
   for (const side of ['base', 'head'] as const) {
     const cost = report.cost?.[side];
     if (cost) out.push(`${side} cost: ${costWords(cost)}`);

@@ -3,7 +3,6 @@
 // check-run summary and the job summary; only the size limit differs. Over the limit, the least
 // relevant parts go first (the folded list, then details of other cases) and a line says so.
 import type { CaseReport, Report, SideSummary } from '../model/report.js';
-import { mdBlock } from './escape.js';
 import { unfiredFaultLines } from './faults-fired.js';
 import {
   allNWords,
@@ -26,21 +25,19 @@ import {
   policyLine,
   REPEAT_DEFINITIONS,
   rateWords,
+  reasonText,
   runLine,
   SUITE_CHANGES_SHOWN,
   sidesNotes,
   signatureWords,
-  stateValue,
-  stderrTitle,
-  stepHeader,
-  stepRows,
-  stepsCutWords,
-  stepsSource,
+  statePair,
   stillFailingWords,
   suiteChangesTitle,
   suiteChangeText,
   suiteLines,
 } from './format.js';
+import { replyLines, stderrDetail, stepsDetail } from './markdown-steps.js';
+import { table } from './markdown-table.js';
 import { mdCellCode, mdCode, mdText } from './markdown-text.js';
 import { repeatsLine, repeatsWarningLine } from './repeats-rates.js';
 import { unverifiedSentence, verdictWords } from './unverified.js';
@@ -61,20 +58,15 @@ export interface MarkdownOptions {
   variant?: MarkdownVariant;
   /** Overrides the variant's size limit. */
   limit?: number;
-  /** Where the full report is, for the last line (default: report.json in the job's artifacts). */
+  /** Where the full report is, for the last line (default: report.html and report.json in the job's artifacts). */
   fullReport?: string;
 }
 
 const DEFAULT_FULL_REPORT =
-  'report.json (and episodes.jsonl) in the output directory and the job’s artifacts';
+  'report.html (base and head side by side: download the job’s artifact and open it, or run `stategate view`), with report.json and episodes.jsonl, in the output directory and the job’s artifacts';
 
 function size(text: string): number {
   return Buffer.byteLength(text, 'utf8');
-}
-
-function table(header: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
 function sideRow(name: string, s: SideSummary | null): string[] {
@@ -87,38 +79,6 @@ function sideRow(name: string, s: SideSummary | null): string[] {
 function caseTitle(report: Report, c: CaseReport): string {
   const flaky = flakyWords(c);
   return `${mdCode(c.id)}: ${mdText(caseLabel(report, c))}${flaky ? `, ${flaky}` : ''}`;
-}
-
-/** The step-by-step table of a case's representative episodes, folded. */
-function stepsDetail(steps: NonNullable<CaseReport['steps']>): string {
-  const { rows, divergent } = stepRows(steps);
-  const source = [steps.base ? stepsSource('base', steps.base) : '', stepsSource('head', steps.head)]
-    .filter(Boolean)
-    .join(' beside ');
-  const cells = rows.map(([n, ...rest]) => [
-    Number(n) === divergent ? `**${n}**` : n,
-    ...rest.map((cell, i) => (i % 2 === 0 && cell !== '' ? mdCellCode(cell) : mdText(cell))),
-  ]);
-  const cut = stepsCutWords(steps);
-  const where = divergent > 0 ? ` The first step that differs is in bold.` : '';
-  const body =
-    rows.length === 0
-      ? 'No tool was called.'
-      : `${table(stepHeader(steps), cells)}${cut ? `\n\n${mdText(cut)}` : ''}`;
-  const intro = mdText(`Calls as the tools recorded them.${where}`);
-  return `<details><summary>Steps: ${mdText(source)}</summary>\n\n${intro}\n\n${body}\n\n</details>`;
-}
-
-/** How each side's agent ended when it crashed or printed no result, with its last stderr lines. */
-function stderrDetail(c: CaseReport): string[] {
-  const out: string[] = [];
-  for (const side of ['base', 'head'] as const) {
-    const e = c.agent_stderr?.[side];
-    if (!e) continue;
-    const title = `**Agent ${side}:** ${mdText(stderrTitle(side, e))}${e.tail === '' ? '.' : ':'}`;
-    out.push(e.tail === '' ? title : `${title}\n\n${mdBlock(e.tail)}`);
-  }
-  return out;
 }
 
 /** The expectations that fail on every side of a still-failing case. */
@@ -141,14 +101,12 @@ function caseDetail(report: Report, c: CaseReport): string {
   if (reason) parts.push(`**Why:** ${mdText(reason)}`);
   parts.push(...stderrDetail(c));
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
-  if (c.steps) parts.push(stepsDetail(c.steps));
+  if (c.steps) parts.push(...replyLines(c.steps), stepsDetail(c.steps));
   if (c.state_diff.length > 0) {
-    const rows = c.state_diff.map((d) => [
-      mdCellCode(`${d.table}[${d.key}]`),
-      mdText(d.column),
-      mdText(stateValue(d.base)),
-      mdText(stateValue(d.head)),
-    ]);
+    const rows = c.state_diff.map((d) => {
+      const [base, head] = statePair(d.base, d.head);
+      return [mdCellCode(`${d.table}[${d.key}]`), mdText(d.column), mdText(base), mdText(head)];
+    });
     const cut = c.state_diff_cut
       ? `\n\n${mdText(plural(c.state_diff_cut, 'more difference'))} in report.json.`
       : '';
@@ -211,7 +169,7 @@ function verdictLines(report: Report): string[] {
   const unverified = unverifiedSentence(report);
   if (unverified) lines.push(`**${mdText(unverified)}**`, '');
   const reasons = (report.gate_reasons ?? []).map(
-    (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(r.text)}`,
+    (r) => `- ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${mdText(reasonText(report, r))}`,
   );
   lines.push(...(reasons.length > 0 ? reasons : ['No case matched the gate.']));
   lines.push(...suiteChangeLines(report));

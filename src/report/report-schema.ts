@@ -218,6 +218,7 @@ const EpisodeStepsSchema = z.strictObject({
         fault: name.optional(),
         rows: count.optional(),
         turn: count.optional(),
+        code: text.optional(),
       }),
     )
     .max(L.steps),
@@ -236,6 +237,8 @@ const EpisodeStepsSchema = z.strictObject({
   conversation_end: z
     .enum(['user', 'agent', 'max_turns', 'agent_left', 'timeout', 'simulator_error'])
     .optional(),
+  reply: text.optional(),
+  claimed: z.enum(['SUCCESS', 'FAILURE', 'PARTIAL', 'ESCALATED']).optional(),
 });
 
 const AgentStderrSchema = z.strictObject({

@@ -13,6 +13,7 @@ import {
   changeWords,
   classWords,
   countsLine,
+  failingReplies,
   flakyWords,
   groupCases,
   headOnly,
@@ -23,6 +24,7 @@ import {
   plural,
   policyLine,
   rateWords,
+  reasonText,
   runLine,
   SUITE_CHANGES_SHOWN,
   sidesNotes,
@@ -119,7 +121,11 @@ function caseBlock(report: Report, c: CaseReport, paint: Paint, blocking: boolea
     out.push(...field('stderr', [inert(`${stderrTitle(side, e)}${e.tail === '' ? '' : ':'}`), ...tail]));
   }
   if (c.divergence) out.push(...field('steps', [inert(c.divergence.sentence)]));
-  if (c.steps) out.push(...field('calls', stepLines(c.steps)));
+  if (c.steps) {
+    for (const r of failingReplies(c.steps))
+      out.push(...field('reply', [inert(`${r.title}: ${r.reply.trim() === '' ? '(empty)' : r.reply}`)]));
+    out.push(...field('calls', stepLines(c.steps)));
+  }
   if (c.state_diff.length > 0) {
     const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
     out.push(...field('state', [...c.state_diff.map((d) => inert(stateLine(d))), ...more]));
@@ -198,7 +204,7 @@ export function renderTerminal(report: Report, options: TerminalOptions = {}): s
   const unverified = unverifiedSentence(report);
   if (unverified) out.push(`  ${inert(unverified)}`);
   for (const r of report.gate_reasons ?? [])
-    out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(r.text)}`);
+    out.push(`  ${r.verdict === 'BLOCK' ? 'blocks' : 'warns'}: ${inert(reasonText(report, r))}`);
   const changes = report.suite_changes ?? [];
   if (changes.length > 0) {
     out.push(paint(suiteChangesTitle(changes), 'bold'));

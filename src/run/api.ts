@@ -62,4 +62,6 @@ export interface CompareResult {
   reportPath: string;
   markdownPath: string;
   markdown: string;
+  /** report.html beside report.md. */
+  htmlPath: string;
 }

@@ -18,6 +18,7 @@ import type { SequentialPolicy } from '../stats/sequential.js';
 import type { CompareResult } from './api.js';
 import { type Checkout, sameFiles } from './checkout.js';
 import type { CaseSpool } from './episode-log.js';
+import { writeHtmlReport } from './report-html.js';
 import { verifyPinned } from './verify-pin.js';
 
 /** What a run knows beside its episodes when it writes report.json. */
@@ -96,7 +97,7 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
   });
 }
 
-/** Writes report.json and report.md into `outDir`. */
+/** Writes report.json, report.md and report.html into `outDir`. */
 export function writeReports(whole: Report, outDir: string): CompareResult {
   // Cut to the limits merge enforces, so a head's huge values cannot make its own report refused.
   const report = boundReport(whole);
@@ -106,5 +107,6 @@ export function writeReports(whole: Report, outDir: string): CompareResult {
   const markdown = renderMarkdown(report, { variant: 'comment' });
   writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(markdownPath, markdown);
-  return { report, reportPath, markdownPath, markdown };
+  const htmlPath = writeHtmlReport(report, outDir);
+  return { report, reportPath, markdownPath, markdown, htmlPath };
 }

@@ -77,7 +77,7 @@ describe('the action on a pull request', () => {
   });
 
   it('never prints the token nor writes it into the report files', () => {
-    for (const f of ['report.json', 'report.md', 'episodes.jsonl'].map((n) =>
+    for (const f of ['report.json', 'report.md', 'report.html', 'episodes.jsonl'].map((n) =>
       join(block.workspace, '.stategate', n),
     )) {
       expect(existsSync(f), f).toBe(true);

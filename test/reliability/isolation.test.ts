@@ -65,7 +65,7 @@ describe('eight concurrent episodes writing the same key', () => {
     expect(mines.size).toBe(8);
     expect(report.verdict).toBe('PASS');
     // The per-case spool the report was built from is gone; episodes.jsonl and the reports stay.
-    expect(readdirSync(out).sort()).toEqual(['episodes.jsonl', 'report.json', 'report.md']);
+    expect(readdirSync(out).sort()).toEqual(['episodes.jsonl', 'report.html', 'report.json', 'report.md']);
     expect(report.cases.map((c) => c.class)).toEqual(['unchanged', 'unchanged']);
   });
 });

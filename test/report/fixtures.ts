@@ -1,6 +1,7 @@
 // Reports built the way a run builds them: graded episodes through compareSuite.
 import type { CaseInput } from '../../src/compare/case.js';
 import { compareSuite, type ReportFacts } from '../../src/compare/suite.js';
+import type { GradedEpisode } from '../../src/model/episode.js';
 import type { Report } from '../../src/model/report.js';
 import { call, passing, repeats, scenario, stateDiff, tableDiff } from '../compare/builders.js';
 
@@ -164,19 +165,34 @@ export function stillFailingCase(id = 'partial-refund'): CaseInput {
   return { scenario: s, base: repeats(s, 'base', [wrong, wrong]), head: repeats(s, 'head', [wrong, wrong]) };
 }
 
-/** The sample of the golden outputs: one case of every class, a crash and a case still failing. */
+/**
+ * The cases of the golden sample: one of every class, a crash and a case still failing. Calls are
+ * numbered within each episode, as the gateway numbers them, so the sample is the same however many
+ * calls other code built before it.
+ */
+export function goldenSampleCases(): CaseInput[] {
+  const cases = [
+    timeoutCase(),
+    regressedCase(),
+    improvedCase(),
+    incompleteCase(),
+    crashCase(),
+    stillFailingCase(),
+    unchangedCase('lookup-only'),
+    unchangedCase('happy-path'),
+  ];
+  for (const c of cases)
+    for (const e of [...(c.base ?? []), ...c.head])
+      for (const [i, call] of e.record.calls.entries()) call.seq = i + 1;
+  return cases;
+}
+
+/** The sample of the golden outputs. */
 export function goldenSampleReport(): Report {
-  return compareSuite({
-    ...facts(),
-    cases: [
-      timeoutCase(),
-      regressedCase(),
-      improvedCase(),
-      incompleteCase(),
-      crashCase(),
-      stillFailingCase(),
-      unchangedCase('lookup-only'),
-      unchangedCase('happy-path'),
-    ],
-  });
+  return compareSuite({ ...facts(), cases: goldenSampleCases() });
+}
+
+/** The episodes of the golden sample, as its episodes.jsonl would hold them. */
+export function goldenSampleEpisodes(): GradedEpisode[] {
+  return goldenSampleCases().flatMap((c) => [...(c.base ?? []), ...c.head]);
 }

@@ -1,5 +1,5 @@
 // Every output a user reads, byte for byte: report.md, the PR comment body, the check run, the job
-// summary, the terminal and JUnit of each golden report (a real demo run, a real head-only run, and
+// summary, the terminal, JUnit and the data report.html embeds of each golden report (a real demo run, a real head-only run, and
 // the sample the report tests build). A difference means a rendering changed: review it, then
 // regenerate with `npm run goldens`.
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { GOLDEN_SETS, type GoldenSet, goldenOutputs, RUN_SETS } from '../../scri
 import type { Report } from '../../src/model/report.js';
 import { ReportSchema } from '../../src/report/report-schema.js';
 import { validateReport } from '../../src/run/read-report.js';
-import { goldenSampleReport } from './fixtures.js';
+import { goldenSampleEpisodes, goldenSampleReport } from './fixtures.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const dir = (set: string) => join(root, 'test', 'report', 'golden', set);
@@ -22,6 +22,8 @@ function reportOf(set: GoldenSet): Report {
   return goldenSampleReport();
 }
 
+const pick = (o: Record<string, string>, key: string) => ({ [key]: o[key] });
+
 for (const set of Object.keys(GOLDEN_SETS) as GoldenSet[]) {
   describe(`golden outputs: ${GOLDEN_SETS[set]}`, () => {
     const report = reportOf(set);
@@ -33,7 +35,17 @@ for (const set of Object.keys(GOLDEN_SETS) as GoldenSet[]) {
         expect(read(join(dir(set), 'report.json'))).toBe(`${JSON.stringify(report, null, 2)}\n`);
     });
 
-    for (const [file, text] of Object.entries(goldenOutputs(report))) {
+    const fromRun = (RUN_SETS as readonly string[]).includes(set);
+    const episodes = fromRun ? null : goldenSampleEpisodes();
+    // report.html embeds the report object as is (key order included): the one npm run goldens read back.
+    const readBack = fromRun
+      ? report
+      : validateReport(JSON.parse(read(join(dir(set), 'report.json'))), 'sample');
+    const outputs = {
+      ...goldenOutputs(report),
+      ...pick(goldenOutputs(readBack, episodes), 'report-html-data.json'),
+    };
+    for (const [file, text] of Object.entries(outputs)) {
       it(`renders ${file} exactly as committed (npm run goldens regenerates it)`, () => {
         expect(text).toBe(read(join(dir(set), file)));
       });

@@ -88,7 +88,7 @@ describe('renderMarkdown: trimming', () => {
     expect(out).toContain('**Trajectories:** At step 2 the base called get_refund_policy');
     const notice = out.split('\n').find((l) => l.startsWith('**Trimmed**'));
     expect(notice).toMatch(
-      /^\*\*Trimmed\*\* to fit the 60,000-character limit of the PR comment: \d+ cases are shown in one line, 1,[0-9]{3} other cases are not listed\. The full report is in report\.json/,
+      /^\*\*Trimmed\*\* to fit the 60,000-character limit of the PR comment: \d+ cases are shown in one line, 1,[0-9]{3} other cases are not listed\. The full report is in report\.html \(base and head side by side/,
     );
     // Every changed case is still named, at least in one line.
     for (const id of ['case-0019', 'case-0020', 'case-0199']) expect(out).toContain(`\`${id}\``);

@@ -21,7 +21,8 @@ import { goldenSampleReport } from '../report/fixtures.js';
 
 // Fields the renderers branch on (classes, kinds of change, the gate's lists): a forged value
 // there changes which sections exist, which is the merge's validation to refuse, not rendering's.
-const LOGIC = new Set(['class', 'change', 'kind', 'gate', 'op']);
+// (`outcome`: a representative repeat's passed / failed / not graded decides whether its reply shows.)
+const LOGIC = new Set(['class', 'change', 'kind', 'gate', 'op', 'outcome']);
 
 /** A copy of the report with `payload` appended to every string but the ones the logic reads. */
 function poisoned(report: Report, payload: string): Report {
