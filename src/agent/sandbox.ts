@@ -13,6 +13,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { insideUrl } from './container.js';
+import type { RunnerTunnel } from './container-runner.js';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, type CommandWrapper, type WrappedCommand } from './namespace.js';
 import { inside, isDir, realPath } from './namespace-paths.js';
 import {
@@ -30,6 +31,13 @@ import {
   type SandboxRunnerSpec,
 } from './sandbox-runner.js';
 import { joinSockets } from './socket-forward.js';
+
+/** What one command adds to its sandbox: its own call directory (newCall), agent.serve's tunnel. */
+export interface CallExtra {
+  call?: string;
+  /** Paths as seen inside (SANDBOX_CALL_MOUNT/...), served by the harness in `call`. */
+  tunnel?: RunnerTunnel;
+}
 
 /** How the sandbox gets its privileges: as root, through sudo, or in a user namespace (weaker). */
 export type SandboxVia = 'root' | 'sudo' | 'userns';
@@ -170,7 +178,7 @@ export class SideSandbox implements CommandWrapper {
   }
 
   /** The socket (as seen inside) that reaches host:port; served from now on. */
-  private forward(host: string, port: number): string {
+  forward(host: string, port: number): string {
     const key = `${host}:${port}`;
     let fw = this.forwards.get(key);
     if (!fw) {
@@ -273,18 +281,30 @@ export class SideSandbox implements CommandWrapper {
     return [...args, '--', ...drop, ...runner];
   }
 
-  wrap(command: string, env: Record<string, string> = {}): WrappedCommand {
+  /**
+   * A directory of one command, mounted read-only at SANDBOX_CALL_MOUNT: the harness may serve
+   * sockets of that command there (agent.serve's tunnel) before it calls wrap with it.
+   */
+  newCall(): string {
     if (this.closed) throw new Error('the side sandbox is closed');
     const call = mkdtempSync(join(this.dir, 'calls', 'c-'));
     chmodSync(call, 0o755);
+    return call;
+  }
+
+  wrap(command: string, env: Record<string, string> = {}, extra: CallExtra = {}): WrappedCommand {
+    if (this.closed) throw new Error('the side sandbox is closed');
+    const call = extra.call ?? this.newCall();
     const inside = this.insideEnv(env);
     // Through sudo the agent is another uid than the harness: stop requests go through a socket.
     let control: Server | undefined;
     let controlled: Socket | undefined;
     if (this.opts.status.via === 'sudo') {
+      // The runner connects before the agent starts; a later connection is the agent's.
       control = createServer((s) => {
-        controlled = s;
         s.on('error', () => undefined);
+        if (controlled) s.destroy();
+        else controlled = s;
       });
       control.listen(join(call, 'ctl.sock'));
       chmodSync(join(call, 'ctl.sock'), 0o666);
@@ -297,6 +317,7 @@ export class SideSandbox implements CommandWrapper {
       home: AGENT_HOME,
       forwards: inside.forwards,
       lifeline: `${SANDBOX_SIDE_MOUNT}/life.sock`,
+      ...(extra.tunnel ? { tunnel: extra.tunnel } : {}),
     };
     // Readable by the agent's uid: it holds only this command's own environment, and only this
     // command's sandbox mounts the folder.
