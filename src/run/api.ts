@@ -34,6 +34,8 @@ export interface CompareOptions {
   policyFrom?: 'base' | 'head';
   /** Overrides agent.isolation of both sides (a workflow can require containers whatever a head says). */
   isolation?: 'process' | 'container';
+  /** never: the agent's sandbox does not run through passwordless sudo (default auto; STATEGATE_SUDO). */
+  sudo?: 'auto' | 'never';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

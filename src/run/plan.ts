@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { IsolationStatus } from '../agent/namespace.js';
 import { isolationLine, probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
+import { sudoMode } from '../config/options.js';
 import { unsetPassEnv, unsetPassEnvSentence } from '../config/pass-env.js';
 import type { AgentConfig, Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
@@ -135,7 +136,7 @@ export async function prepareRun(
   const scenarios = sliceScenarios(suite.scenarios, opts.shard);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const isolation = await probeIsolation();
+  const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
 
   return {
     repo,

@@ -204,7 +204,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       const asNobody =
         opts.isolation?.mode === 'namespaces' &&
         (opts.isolation.asRoot || opts.isolation.sandbox?.via === 'sudo')
-          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user without sudo (STATEGATE_SUDO=never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
+          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user with --sudo never (action input sudo: never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
           : '';
       await wrappers.close();
       throw new Error(
