@@ -33,7 +33,7 @@ export interface ActionInputs {
   /** Whose stategate.yml gives the gate policy: the base's (default) or the head's. */
   policyFrom: 'base' | 'head';
   /** Overrides agent.isolation of both sides; null keeps the config's. */
-  isolation: 'process' | 'container' | null;
+  isolation: 'process' | 'container' | 'none' | null;
   /** Whether the agent's sandbox may run through passwordless sudo (default auto). */
   sudo: SudoMode;
   /** Where to write JUnit XML; null writes none. */

@@ -60,8 +60,8 @@ export interface SandboxOptions {
   /** The Node that runs the runner inside (the harness's own), bound read-only with its prefix. */
   node?: string;
   /**
-   * 'host' keeps the machine's network (agent.serve without unshare, whose port the harness must
-   * reach); the default is a network namespace of its own with only a loopback.
+   * 'host' keeps the machine's network (agent.network: host, from the base's config only); the
+   * default is a network namespace of its own with only a loopback.
    */
   network?: 'own' | 'host';
 }

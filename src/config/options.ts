@@ -11,7 +11,7 @@ export const CHOICES = {
   engine: ['auto', ...ENGINE_NAMES],
   'policy-from': ['base', 'head'],
   'suite-from': ['head', 'base'],
-  isolation: ['process', 'container'],
+  isolation: ['process', 'container', 'none'],
   sudo: ['auto', 'never'],
 } as const;
 

@@ -205,8 +205,21 @@ function restRow(report: Report, c: CaseReport): string {
   return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 
+/**
+ * Weaker than the default: no isolation, the harness's uid (a user namespace, or unshare as a normal
+ * user), the machine's network. A report from before `ran` existed is weaker with process groups only.
+ */
+function weakerIsolation(facts: NonNullable<Report['agent_isolation']>): boolean {
+  if (facts.ran === undefined) return facts.mode === 'process-groups';
+  return facts.ran === 'none' || facts.uid === 'harness' || facts.network === 'host';
+}
+
 function verdictLines(report: Report): string[] {
   const lines = [`## Stategate: ${mdText(verdictWords(report))}`, ''];
+  // Which isolation the agents ran in comes first; weaker than the default, in bold.
+  const isolation = report.agent_isolation;
+  if (isolation)
+    lines.push(weakerIsolation(isolation) ? `**${mdText(isolation.note)}**` : mdText(isolation.note), '');
   const unverified = unverifiedSentence(report);
   if (unverified) lines.push(`**${mdText(unverified)}**`, '');
   const reasons = (report.gate_reasons ?? []).map(
@@ -223,8 +236,6 @@ function verdictLines(report: Report): string[] {
   for (const note of sidesNotes(report)) lines.push('', `**${mdText(note)}**`);
   const cacheLine = baselineCacheLine(report);
   if (cacheLine) lines.push('', mdText(cacheLine));
-  // Weaker isolation than the default is said where the verdict is read.
-  if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

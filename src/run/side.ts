@@ -58,6 +58,8 @@ export interface SideOptions {
   isolation?: IsolationStatus;
   /** Directories the agent must not reach (the out dir, the other side's checkout). */
   hide?: string[];
+  /** host: the machine's network for the sandbox (agent.network: host from the base's config only). */
+  network?: 'own' | 'host';
   /** The run's judge.api_key_env: the judge's key is never passed to an agent. */
   judgeKeyEnv?: string;
 }
@@ -107,7 +109,12 @@ function sideWrappers(opts: SideOptions): {
       : undefined;
     return { run: namespaces, close: async () => undefined };
   }
-  const sandbox = new SideSandbox({ checkout: opts.checkout.dir, hide, status: isolation.sandbox });
+  const sandbox = new SideSandbox({
+    checkout: opts.checkout.dir,
+    hide,
+    status: isolation.sandbox,
+    network: opts.network ?? 'own',
+  });
   return { run: sandbox, sandbox, close: () => sandbox.close() };
 }
 
@@ -215,7 +222,8 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
 
   if (agent.url) {
     const logFile = join(opts.outDir, `agent-server-${side}.log`);
-    if (wrappers.sandbox && agent.serve !== undefined) {
+    // On the machine's network (agent.network: host) the harness reaches the server's port itself.
+    if (wrappers.sandbox && agent.serve !== undefined && opts.network !== 'host') {
       const { server, front } = await startSandboxServer(
         side,
         wrappers.sandbox,

@@ -111,7 +111,9 @@ describe('parseInputs', () => {
     });
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
-    expect(problems({ isolation: 'vm' })).toEqual(['isolation: expected process or container, got "vm"']);
+    expect(problems({ isolation: 'vm' })).toEqual([
+      'isolation: expected process, container or none, got "vm"',
+    ]);
     expect(problems({ sudo: 'always' })).toEqual(['sudo: expected auto or never, got "always"']);
   });
 
