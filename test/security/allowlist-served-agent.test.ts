@@ -6,7 +6,7 @@
 // namespaces refused). It must find and change nothing, while its tools still answer through the
 // forwarded socket. And a head's agent.serve that poisons HOME and /tmp reaches its own server only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
@@ -120,6 +120,40 @@ describe.runIf(asRoot)('a served head agent attacking a runner layout from its s
     const run = huntServed('postgres', true);
     expect(run.said).toContain('agent runs as uid 65534 (through sudo)');
     expectNothingFoundOrChanged(run);
+  });
+
+  it('cannot take over the harness's end of its sandbox through sudo: the tunnel's and the stop signals' sockets hang up on it', () => {
+    const layout = runnerLayout();
+    cleanup.push(layout.root);
+    const suite = attackSuite('tunnel-hijacker.mjs', {}, layout.workspaceParent);
+    asServed(suite);
+    const config = join(suite.dir, 'stategate.yml');
+    writeFileSync(config, readFileSync(config, 'utf8').replace('repeats: 1', 'repeats: 2'));
+    execFileSync('chown', ['-R', `${RUNNER_UID}:${RUNNER_UID}`, layout.root]);
+    const out = join(suite.dir, '.stategate');
+    const args = [process.execPath, '--import', 'tsx', join(ROOT, 'src/cli/index.ts'), 'run'];
+    args.push('--dir', suite.dir, '--engine', 'embedded', '--out', out, '--concurrency', '1');
+    const res = spawnSync('/usr/bin/python3', asRunner(args), {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...layout.env },
+      encoding: 'utf8',
+      timeout: 280_000,
+    });
+    expect(res.stdout + res.stderr).toContain('agent runs as uid 65534 (through sudo)');
+    const all = episodes(out);
+    // Both episodes answered by the one server: nothing the agent said stopped or restarted it.
+    expect(all).toHaveLength(2);
+    const log = readFileSync(join(out, 'agent-server-head.log'), 'utf8');
+    expect(log).not.toContain('restarting');
+    for (const e of all) {
+      const found = reply(e, log);
+      const names = Object.keys(found.tried).map((p) => p.split('/').pop());
+      // The tunnel's two sockets and the stop signals' socket are there to be tried.
+      expect(names).toEqual(expect.arrayContaining(['tunnel.sock', 'data.sock', 'ctl.sock']));
+      for (const name of ['tunnel.sock', 'ctl.sock', 'data.sock'])
+        expect(found.tried[`/stategate/call/${name}`], name).toBe('closed by the harness');
+      expect(found.reaches5432).toBe(false);
+    }
   });
 
   it("a head's agent.serve that poisons HOME and /tmp reaches its own server, never the base's", async () => {
