@@ -122,7 +122,7 @@ describe.runIf(asRoot)('a served head agent attacking a runner layout from its s
     expectNothingFoundOrChanged(run);
   });
 
-  it('cannot take over the harness's end of its sandbox through sudo: the tunnel's and the stop signals' sockets hang up on it', () => {
+  it("cannot take over the harness's end of its sandbox through sudo: the tunnel's and the stop signals' sockets hang up on it", () => {
     const layout = runnerLayout();
     cleanup.push(layout.root);
     const suite = attackSuite('tunnel-hijacker.mjs', {}, layout.workspaceParent);
