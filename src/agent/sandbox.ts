@@ -9,7 +9,7 @@
 // the harness serves (the runner in sandbox-runner.ts listens on 127.0.0.1 inside).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { insideUrl } from './container.js';
@@ -30,7 +30,7 @@ import {
   SANDBOX_SIDE_MOUNT,
   type SandboxRunnerSpec,
 } from './sandbox-runner.js';
-import { joinSockets } from './socket-forward.js';
+import { unixForwardServer } from './socket-forward.js';
 
 /** What one command adds to its sandbox: its own call directory (newCall), agent.serve's tunnel. */
 export interface CallExtra {
@@ -69,8 +69,6 @@ export interface SandboxOptions {
 // Variables whose URLs point at this machine's loopback; inside, the runner's listeners answer.
 const URL_VARS = ['STATEGATE_TOOLS_URL', 'STATEGATE_MCP_URL', 'DATABASE_URL'];
 const OUTER_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
-// Connections a forward queues before its accept loop takes them (the kernel caps it at somaxconn).
-const FORWARD_BACKLOG = 4096;
 
 /**
  * bwrap creates the missing folders above a mount point with mode 0700, which the agent's uid could
@@ -183,12 +181,8 @@ export class SideSandbox implements CommandWrapper {
     let fw = this.forwards.get(key);
     if (!fw) {
       const name = `fw-${this.forwards.size}.sock`;
-      const server = createServer((c) => joinSockets(c, connect(port, host)));
-      // A Unix socket is bound by listen() itself, so it accepts before the sandbox starts. Its
-      // backlog holds an agent's burst of connections (a full one refuses them, unlike TCP's).
-      server.listen({ path: join(this.sock, name), backlog: FORWARD_BACKLOG });
-      chmodSync(join(this.sock, name), 0o666);
-      fw = { server, name };
+      // Accepts from now on, before the sandbox starts.
+      fw = { server: unixForwardServer(join(this.sock, name), host, port), name };
       this.forwards.set(key, fw);
     }
     return `${SANDBOX_SIDE_MOUNT}/${fw.name}`;
