@@ -8,6 +8,7 @@ import {
   parseCount,
   parseShard,
   type Shard,
+  type SudoMode,
 } from '../config/options.js';
 import type { EngineName } from '../sandbox/types.js';
 import type { ReportsFrom } from './trust.js';
@@ -32,7 +33,9 @@ export interface ActionInputs {
   /** Whose stategate.yml gives the gate policy: the base's (default) or the head's. */
   policyFrom: 'base' | 'head';
   /** Overrides agent.isolation of both sides; null keeps the config's. */
-  isolation: 'process' | 'container' | null;
+  isolation: 'process' | 'container' | 'none' | null;
+  /** Whether the agent's sandbox may run through passwordless sudo (default auto). */
+  sudo: SudoMode;
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
@@ -109,6 +112,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
   const isolation =
     isolationText === '' ? null : option('isolation', () => parseChoice('isolation', isolationText), null);
 
+  const sudo = choice('sudo', 'auto');
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;
   const token = text('github-token');
@@ -155,6 +159,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     engine,
     policyFrom,
     isolation,
+    sudo,
     junit,
     out,
     headPath,

@@ -121,6 +121,7 @@ async function compare(
     engineOption: 'input engine:',
     policyFrom: inputs.policyFrom,
     isolation: inputs.isolation ?? undefined,
+    sudo: inputs.sudo,
     cache: plan?.dir,
     onProgress: (e) => groups.progress(e),
   });

@@ -18,6 +18,7 @@ export {
   AgentStartError,
   type EpisodeRequest,
   episodeBody,
+  refuseAnswering,
   startAgentServer,
 } from './server.js';
 export { runSetup, type SetupOptions, type SetupResult } from './setup.js';

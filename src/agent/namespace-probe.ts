@@ -78,13 +78,17 @@ function runProbe(name: string): Promise<IsolationStatus> {
  * How agents are isolated here, probed once per pair of binaries and process: the bubblewrap
  * sandbox when it runs, and util-linux unshare (the fallback, and agent.serve's) when it does.
  */
-export function probeIsolation(unshare = 'unshare', bwrap = 'bwrap'): Promise<IsolationStatus> {
-  const key = `${unshare}\0${bwrap}`;
+export function probeIsolation(
+  unshare = 'unshare',
+  bwrap = 'bwrap',
+  sudo: 'auto' | 'never' = 'auto',
+): Promise<IsolationStatus> {
+  const key = `${unshare}\0${bwrap}\0${sudo}`;
   let probe = probes.get(key);
   if (!probe) {
     probe =
       process.platform === 'linux'
-        ? Promise.all([probeSandbox(findExecutable, bwrap), runProbe(unshare)]).then(([sb, ns]) => {
+        ? Promise.all([probeSandbox(findExecutable, bwrap, sudo), runProbe(unshare)]).then(([sb, ns]) => {
             if (!sb.ok)
               return ns.mode === 'namespaces'
                 ? { ...ns, sandboxReason: sb.reason }

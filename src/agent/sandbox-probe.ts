@@ -53,7 +53,7 @@ async function tryVia(status: SandboxStatus): Promise<string | null> {
 export async function probeSandbox(
   find: (name: string) => string | null,
   bwrapName = 'bwrap',
-  sudoMode: 'auto' | 'never' = process.env.STATEGATE_SUDO === 'never' ? 'never' : 'auto',
+  sudoMode: 'auto' | 'never' = 'auto',
 ): Promise<SandboxProbe> {
   if (process.platform !== 'linux')
     return { ok: false, reason: `bubblewrap needs Linux, this is ${process.platform}` };

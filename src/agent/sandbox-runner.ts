@@ -5,7 +5,11 @@
 // Then it runs the agent with /bin/sh -c in its own process group, with the environment from the
 // spec (never from the command line, which every user of the machine can read), and exits with it:
 // bubblewrap's PID 1 then exits and the kernel kills whatever the agent left in the namespace.
+// For agent.serve it also carries the server's port out to the harness and adds a forward for each
+// episode's gateway and database on request (the tunnel of runner-forward.ts, as in a container).
 // Shipped as text and written into each side's socket directory, so the bundled action carries it.
+import type { RunnerTunnel } from './container-runner.js';
+import { RUNNER_FORWARD_SOURCE } from './runner-forward.js';
 
 /** Where the side's socket directory (runner, forward sockets) is mounted inside, read-only. */
 export const SANDBOX_SIDE_MOUNT = '/stategate/side';
@@ -32,6 +36,8 @@ export interface SandboxRunnerSpec {
    * (the harness cannot signal the agent's uid itself when the sandbox runs through sudo).
    */
   control?: string;
+  /** agent.serve: the server's port inside, carried out through the harness's two sockets. */
+  tunnel?: RunnerTunnel;
 }
 
 // Plain CommonJS for the harness's own Node, mounted read-only; no dependencies.
@@ -42,21 +48,7 @@ const { spawn } = require('child_process');
 const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const say = (m) => process.stderr.write('stategate-sandbox: ' + m + '\n');
 
-function join(a, b) {
-  a.on('error', () => b.destroy());
-  b.on('error', () => a.destroy());
-  a.on('close', () => b.destroy());
-  b.on('close', () => a.destroy());
-  a.pipe(b);
-  b.pipe(a);
-}
-function forward(port, socket) {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer((c) => join(c, net.connect(socket)));
-    server.once('error', reject);
-    server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => resolve());
-  });
-}
+${RUNNER_FORWARD_SOURCE}
 function lifeline(path, onLost) {
   return new Promise((resolve, reject) => {
     const s = net.connect(path);
@@ -77,14 +69,10 @@ async function main() {
     try { process.kill(-child.pid, sig); } catch {}
   };
   if (spec.lifeline) await lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); });
-  child = spawn('/bin/sh', ['-c', spec.command], {
-    cwd: spec.cwd,
-    env: spec.env,
-    stdio: 'inherit',
-    detached: true,
-  });
+  // Both before the agent starts, so the harness (which takes only the first connection of each)
+  // surely talks to the runner, never to the agent.
   if (spec.control) {
-    const ctl = net.connect(spec.control);
+    const ctl = await connectUnix(spec.control);
     ctl.on('error', () => {});
     let buf = '';
     ctl.on('data', (d) => {
@@ -93,10 +81,17 @@ async function main() {
       while ((i = buf.indexOf('\n')) >= 0) {
         const sig = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        if (/^SIG[A-Z0-9]+$/.test(sig)) pass(sig);
+        if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
       }
     });
   }
+  if (spec.tunnel) await tunnel(spec.tunnel);
+  child = spawn('/bin/sh', ['-c', spec.command], {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: 'inherit',
+    detached: true,
+  });
   process.on('SIGTERM', () => pass('SIGTERM'));
   process.on('SIGINT', () => pass('SIGINT'));
   process.on('SIGHUP', () => pass('SIGHUP'));

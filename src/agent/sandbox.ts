@@ -9,10 +9,11 @@
 // the harness serves (the runner in sandbox-runner.ts listens on 127.0.0.1 inside).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { insideUrl } from './container.js';
+import type { RunnerTunnel } from './container-runner.js';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, type CommandWrapper, type WrappedCommand } from './namespace.js';
 import { inside, isDir, realPath } from './namespace-paths.js';
 import {
@@ -29,7 +30,14 @@ import {
   SANDBOX_SIDE_MOUNT,
   type SandboxRunnerSpec,
 } from './sandbox-runner.js';
-import { joinSockets } from './socket-forward.js';
+import { unixForwardServer } from './socket-forward.js';
+
+/** What one command adds to its sandbox: its own call directory (newCall), agent.serve's tunnel. */
+export interface CallExtra {
+  call?: string;
+  /** Paths as seen inside (SANDBOX_CALL_MOUNT/...), served by the harness in `call`. */
+  tunnel?: RunnerTunnel;
+}
 
 /** How the sandbox gets its privileges: as root, through sudo, or in a user namespace (weaker). */
 export type SandboxVia = 'root' | 'sudo' | 'userns';
@@ -52,8 +60,8 @@ export interface SandboxOptions {
   /** The Node that runs the runner inside (the harness's own), bound read-only with its prefix. */
   node?: string;
   /**
-   * 'host' keeps the machine's network (agent.serve without unshare, whose port the harness must
-   * reach); the default is a network namespace of its own with only a loopback.
+   * 'host' keeps the machine's network (agent.network: host, from the base's config only); the
+   * default is a network namespace of its own with only a loopback.
    */
   network?: 'own' | 'host';
 }
@@ -61,8 +69,6 @@ export interface SandboxOptions {
 // Variables whose URLs point at this machine's loopback; inside, the runner's listeners answer.
 const URL_VARS = ['STATEGATE_TOOLS_URL', 'STATEGATE_MCP_URL', 'DATABASE_URL'];
 const OUTER_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
-// Connections a forward queues before its accept loop takes them (the kernel caps it at somaxconn).
-const FORWARD_BACKLOG = 4096;
 
 /**
  * bwrap creates the missing folders above a mount point with mode 0700, which the agent's uid could
@@ -170,17 +176,13 @@ export class SideSandbox implements CommandWrapper {
   }
 
   /** The socket (as seen inside) that reaches host:port; served from now on. */
-  private forward(host: string, port: number): string {
+  forward(host: string, port: number): string {
     const key = `${host}:${port}`;
     let fw = this.forwards.get(key);
     if (!fw) {
       const name = `fw-${this.forwards.size}.sock`;
-      const server = createServer((c) => joinSockets(c, connect(port, host)));
-      // A Unix socket is bound by listen() itself, so it accepts before the sandbox starts. Its
-      // backlog holds an agent's burst of connections (a full one refuses them, unlike TCP's).
-      server.listen({ path: join(this.sock, name), backlog: FORWARD_BACKLOG });
-      chmodSync(join(this.sock, name), 0o666);
-      fw = { server, name };
+      // Accepts from now on, before the sandbox starts.
+      fw = { server: unixForwardServer(join(this.sock, name), host, port), name };
       this.forwards.set(key, fw);
     }
     return `${SANDBOX_SIDE_MOUNT}/${fw.name}`;
@@ -273,18 +275,30 @@ export class SideSandbox implements CommandWrapper {
     return [...args, '--', ...drop, ...runner];
   }
 
-  wrap(command: string, env: Record<string, string> = {}): WrappedCommand {
+  /**
+   * A directory of one command, mounted read-only at SANDBOX_CALL_MOUNT: the harness may serve
+   * sockets of that command there (agent.serve's tunnel) before it calls wrap with it.
+   */
+  newCall(): string {
     if (this.closed) throw new Error('the side sandbox is closed');
     const call = mkdtempSync(join(this.dir, 'calls', 'c-'));
     chmodSync(call, 0o755);
+    return call;
+  }
+
+  wrap(command: string, env: Record<string, string> = {}, extra: CallExtra = {}): WrappedCommand {
+    if (this.closed) throw new Error('the side sandbox is closed');
+    const call = extra.call ?? this.newCall();
     const inside = this.insideEnv(env);
     // Through sudo the agent is another uid than the harness: stop requests go through a socket.
     let control: Server | undefined;
     let controlled: Socket | undefined;
     if (this.opts.status.via === 'sudo') {
+      // The runner connects before the agent starts; a later connection is the agent's.
       control = createServer((s) => {
-        controlled = s;
         s.on('error', () => undefined);
+        if (controlled) s.destroy();
+        else controlled = s;
       });
       control.listen(join(call, 'ctl.sock'));
       chmodSync(join(call, 'ctl.sock'), 0o666);
@@ -297,6 +311,7 @@ export class SideSandbox implements CommandWrapper {
       home: AGENT_HOME,
       forwards: inside.forwards,
       lifeline: `${SANDBOX_SIDE_MOUNT}/life.sock`,
+      ...(extra.tunnel ? { tunnel: extra.tunnel } : {}),
     };
     // Readable by the agent's uid: it holds only this command's own environment, and only this
     // command's sandbox mounts the folder.

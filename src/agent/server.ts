@@ -86,6 +86,14 @@ export function episodeBody(input: AgentInput, vars: EpisodeVars): Record<string
 
 class ServerExited extends Error {}
 
+/** Throws when something answers at agent.url's origin before its serve started: not this side's server. */
+export async function refuseAnswering(target: URL, url: string): Promise<void> {
+  if ((await tryConnect(target, CONNECT_TIMEOUT_MS)) !== null) return;
+  throw new AgentStartError(
+    `something already listens on ${target.origin} (agent.url ${url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`,
+  );
+}
+
 function failedRun(resultError: string, durationMs = 0): AgentRun {
   return {
     exitCode: null,
@@ -127,11 +135,7 @@ class RunningAgentServer implements AgentServer {
     const { serve, cwd, env, logFile } = this.opts;
     // Whatever answers before serve started is not this side's server: its episodes would reach it.
     // (A container's front is Stategate's own listener, opened for that server alone.)
-    if (!this.opts.startServe && (await tryConnect(this.target, CONNECT_TIMEOUT_MS)) === null) {
-      throw new AgentStartError(
-        `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`,
-      );
-    }
+    if (!this.opts.startServe) await refuseAnswering(this.target, this.opts.url);
     let proc: ServeHandle;
     try {
       proc =

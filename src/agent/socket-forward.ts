@@ -1,5 +1,6 @@
-// Host-side byte forwarders between Unix sockets and loopback TCP, for agents in containers with no
-// network: the container reaches the gateway (and its database) only through sockets made here.
+// Host-side byte forwarders between Unix sockets and loopback TCP, for agents with no network but
+// their own loopback (a bubblewrap sandbox's, a container's): they reach the gateway (and their
+// database) only through sockets made here.
 import { chmodSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -48,14 +49,30 @@ function track(server: Server, cleanup?: () => void): Forwarder {
   };
 }
 
+// Connections a forward queues before its accept loop takes them: an agent's burst of tool calls
+// (a full Unix socket backlog refuses them, unlike TCP's; the kernel caps it at somaxconn).
+const FORWARD_BACKLOG = 4096;
+
 /**
- * Serves `socketPath` (mode 0666, so the container's unprivileged user may connect) and forwards
- * every connection to host:port on this machine.
+ * Serves `socketPath` (mode 0666, so the agent's unprivileged user may connect) and forwards every
+ * connection to host:port on this machine. A Unix socket is bound by listen() itself: it accepts
+ * from the moment this returns.
  */
-export async function unixToTcp(socketPath: string, host: string, port: number): Promise<Forwarder> {
+export function unixForwardServer(socketPath: string, host: string, port: number): Server {
   const server = createServer((c) => joinSockets(c, connect(port, host)));
-  await listen(server, socketPath);
+  server.listen({ path: socketPath, backlog: FORWARD_BACKLOG });
   chmodSync(socketPath, 0o666);
+  return server;
+}
+
+/** unixForwardServer, once listening, with a close() that drops its open connections. */
+export async function unixToTcp(socketPath: string, host: string, port: number): Promise<Forwarder> {
+  const server = unixForwardServer(socketPath, host, port);
+  if (!server.listening)
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', () => resolve());
+      server.once('error', reject);
+    });
   return track(server, () => rmSync(socketPath, { force: true }));
 }
 

@@ -81,6 +81,7 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
     suiteFrom,
     policyFrom,
     isolation,
+    sudo: choice(values, 'sudo'),
     onProgress: createProgress(),
   };
 }

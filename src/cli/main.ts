@@ -56,8 +56,12 @@ Options:
                         judge calibration (default base; the head's when the base has no stategate.yml).
                         Every difference from the base's suite is reported; one that weakens it is
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
-  --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
-                        container needs agent.image or agent.dockerfile and a Docker daemon)
+  --isolation MODE      process | container | none: how both sides' agents run (overrides
+                        agent.isolation; container needs agent.image or agent.dockerfile and a Docker
+                        daemon; none lets the head's agent run where nothing can isolate it)
+  --sudo MODE           auto | never: whether the agent's sandbox runs through passwordless sudo as
+                        a uid of its own when stategate is not root (default auto; never keeps the
+                        harness's uid in a user namespace, weaker; STATEGATE_SUDO=never does the same)
   --cache DIR           compare: reuse the base's episodes stored in DIR by an earlier run with the
                         same key (base git tree, pinned suite, seeds, repeats, engine, stategate
                         version), and store them there after a complete run; only the missing ones
@@ -89,6 +93,7 @@ const OPTIONS = {
   'suite-from': { type: 'string' },
   'policy-from': { type: 'string' },
   isolation: { type: 'string' },
+  sudo: { type: 'string' },
   cache: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },

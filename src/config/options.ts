@@ -11,7 +11,8 @@ export const CHOICES = {
   engine: ['auto', ...ENGINE_NAMES],
   'policy-from': ['base', 'head'],
   'suite-from': ['head', 'base'],
-  isolation: ['process', 'container'],
+  isolation: ['process', 'container', 'none'],
+  sudo: ['auto', 'never'],
 } as const;
 
 export type ChoiceOption = keyof typeof CHOICES;
@@ -19,6 +20,17 @@ export type Choice<N extends ChoiceOption> = (typeof CHOICES)[N][number];
 
 /** --fail-on / the action's fail-on input: the level at which the gate fails. */
 export type FailOn = Choice<'fail-on'>;
+
+/** --sudo / the action's sudo input: whether the agent's sandbox may run through passwordless sudo. */
+export type SudoMode = Choice<'sudo'>;
+
+/**
+ * The sudo mode a run uses: the option when given, else STATEGATE_SUDO=never in the harness's
+ * environment (kept for workflows that set it), else auto.
+ */
+export function sudoMode(option: SudoMode | undefined, env: NodeJS.ProcessEnv): SudoMode {
+  return option ?? (env.STATEGATE_SUDO === 'never' ? 'never' : 'auto');
+}
 
 /** A value an option does not accept; the message says what was expected and what was given. */
 export class OptionError extends Error {

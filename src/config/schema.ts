@@ -87,10 +87,16 @@ export const AgentConfig = z
     env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]).transform(String)).default({}),
     pass_env: StringList.default([]).describe('Variables passed through from the harness environment.'),
     isolation: z
-      .enum(['process', 'container'])
+      .enum(['process', 'container', 'none'])
       .default('process')
       .describe(
-        'process: a process group on this machine; container: a container with no network but the gateway.',
+        "process: a bubblewrap sandbox on this machine (namespaces where bubblewrap is missing); container: a container with no network but the gateway; none, honoured from the base's stategate.yml only: where neither can be had, the head's agent still runs, as the harness's user (without it, it does not run).",
+      ),
+    network: z
+      .enum(['own', 'host'])
+      .default('own')
+      .describe(
+        "own: a network namespace with only a loopback, the gateway reached through forwarded sockets; host, honoured from the base's stategate.yml only: the machine's network (every server of the machine reachable), said in the report.",
       ),
     image: z.string().min(1).optional().describe('isolation: container: the image the agent runs in.'),
     dockerfile: z

@@ -331,7 +331,7 @@ export interface Report {
    */
   unverified?: { reason: string };
   /** Additive: how the agent's processes were kept from the harness, in one line. */
-  agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
+  agent_isolation?: AgentIsolationFacts;
   /** Additive, with a baseline cache (`--cache`, the action's `cache`): what of the base was reused. */
   baseline_cache?: BaselineCacheFacts;
   /** Additive, with `models`: what the agents' recorded model calls cost and what the budget cut. */
@@ -433,4 +433,18 @@ export interface RepeatsWarning {
   runs: number;
   /** The false BLOCK rate at the fixed N of an unchanged agent failing fails/runs of its runs. */
   false_block: number;
+}
+
+/** How the agents were kept from the harness: report.json's agent_isolation. */
+export interface AgentIsolationFacts {
+  /** What the probe found here: namespaces (the sandbox's included) or process groups only. */
+  mode: 'namespaces' | 'process-groups';
+  /** The one line the log and the report carry. */
+  note: string;
+  /** Additive: what ran: the bubblewrap sandbox, the unshare namespaces, containers, or none. */
+  ran?: 'sandbox' | 'namespaces' | 'container' | 'none';
+  /** Additive: the agents' network: their own loopback, or the machine's (agent.network: host). */
+  network?: 'own' | 'host';
+  /** Additive: whether the agent had a uid of its own or the harness's. */
+  uid?: 'own' | 'harness';
 }

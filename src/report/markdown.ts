@@ -164,8 +164,21 @@ function restRow(report: Report, c: CaseReport): string {
   return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
 
+/**
+ * Weaker than the default: no isolation, the harness's uid (a user namespace, or unshare as a normal
+ * user), the machine's network. A report from before `ran` existed is weaker with process groups only.
+ */
+function weakerIsolation(facts: NonNullable<Report['agent_isolation']>): boolean {
+  if (facts.ran === undefined) return facts.mode === 'process-groups';
+  return facts.ran === 'none' || facts.uid === 'harness' || facts.network === 'host';
+}
+
 function verdictLines(report: Report): string[] {
   const lines = [`## Stategate: ${mdText(verdictWords(report))}`, ''];
+  // Which isolation the agents ran in comes first; weaker than the default, in bold.
+  const isolation = report.agent_isolation;
+  if (isolation)
+    lines.push(weakerIsolation(isolation) ? `**${mdText(isolation.note)}**` : mdText(isolation.note), '');
   const unverified = unverifiedSentence(report);
   if (unverified) lines.push(`**${mdText(unverified)}**`, '');
   const reasons = (report.gate_reasons ?? []).map(
@@ -186,8 +199,6 @@ function verdictLines(report: Report): string[] {
   // What the budget cut changes what the verdict covers: bold, like the other notes on coverage.
   if (spendLine)
     lines.push('', report.model_spend!.episodes_cut > 0 ? `**${mdText(spendLine)}**` : mdText(spendLine));
-  // Weaker isolation than the default is said where the verdict is read.
-  if (report.agent_isolation?.mode === 'process-groups') lines.push('', mdText(report.agent_isolation.note));
   const suite = suiteLines(report);
   if (suite.length > 0)
     lines.push('', ...suite.map((l) => `- ${mdText(l)}`), '', `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);

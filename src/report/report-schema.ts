@@ -426,7 +426,15 @@ export const ReportSchema = z.strictObject({
     .optional(),
   unverified: z.strictObject({ reason: text }).optional(),
   identical_sides: z.literal(true).optional(),
-  agent_isolation: z.strictObject({ mode: z.enum(['namespaces', 'process-groups']), note: text }).optional(),
+  agent_isolation: z
+    .strictObject({
+      mode: z.enum(['namespaces', 'process-groups']),
+      note: text,
+      ran: z.enum(['sandbox', 'namespaces', 'container', 'none']).optional(),
+      network: z.enum(['own', 'host']).optional(),
+      uid: z.enum(['own', 'harness']).optional(),
+    })
+    .optional(),
   model_spend: z
     .strictObject({
       agent_usd: amount,

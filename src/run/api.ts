@@ -33,7 +33,9 @@ export interface CompareOptions {
   /** Whose stategate.yml gives the gate, the repeats floor and the judge calibration (default base). */
   policyFrom?: 'base' | 'head';
   /** Overrides agent.isolation of both sides (a workflow can require containers whatever a head says). */
-  isolation?: 'process' | 'container';
+  isolation?: 'process' | 'container' | 'none';
+  /** never: the agent's sandbox does not run through passwordless sudo (default auto; STATEGATE_SUDO). */
+  sudo?: 'auto' | 'never';
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

@@ -65,8 +65,8 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
   scope.defer(() => gateway.close());
   progress({
     type: 'log',
-    level: plan.isolation.mode === 'namespaces' ? 'info' : 'warn',
-    message: plan.isolationNote,
+    level: plan.isolationFacts.ran === 'none' || plan.agentNetwork === 'host' ? 'warn' : 'info',
+    message: plan.isolationFacts.note,
   });
   const runtimes = await startSides(plan, baseFromCache, ctx);
   await reserving;
@@ -158,7 +158,7 @@ function reportFacts(plan: RunPlan, engine: Engine, interrupted: boolean): Omit<
     headOnly: plan.headOnly,
     policyFrom: plan.policy.source,
     suiteChanges: plan.policy.changes,
-    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
+    agentIsolation: plan.isolationFacts,
   };
 }
 
@@ -211,6 +211,7 @@ async function startSides(
       judgeKeyEnv: plan.suite.config.judge?.api_key_env,
       modelKeyEnvs: modelKeyEnvs(plan.suite.config),
       isolation: plan.isolation,
+      network: plan.agentNetwork,
       // The other side's files are not this agent's to read or change.
       hide: [
         plan.outDir,

@@ -5,13 +5,15 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { IsolationStatus } from '../agent/namespace.js';
-import { isolationLine, probeIsolation } from '../agent/namespace.js';
+import { probeIsolation } from '../agent/namespace.js';
 import { sharedPortProblem } from '../agent/port.js';
+import { sudoMode } from '../config/options.js';
 import { unsetPassEnv, unsetPassEnvSentence } from '../config/pass-env.js';
 import type { AgentConfig, Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { contentHash } from '../model/content-hash.js';
 import type { Side } from '../model/episode.js';
+import type { AgentIsolationFacts } from '../model/report.js';
 import { sliceScenarios } from '../plan/expand.js';
 import { type PinnedSuite, pinSuite } from '../plan/pin.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
@@ -20,6 +22,7 @@ import { adaptivePolicy } from './adaptive.js';
 import type { CompareOptions, ProgressEvent } from './api.js';
 import { type BaselineKeyParts, seedsHash } from './baseline-cache.js';
 import { type Checkout, checkoutLabel, resolveCheckout, sameFiles } from './checkout.js';
+import { ignoredHeadSettings, planIsolation, trustedBaseAgent } from './isolation-plan.js';
 import { SuiteFiles } from './load.js';
 import { policyWords, type RunPolicy, resolvePolicy } from './policy.js';
 import type { ResourceScope } from './scope.js';
@@ -73,8 +76,10 @@ export interface RunPlan {
   concurrency: number;
   agents: Partial<Record<Side, AgentConfig>>;
   isolation: IsolationStatus;
-  /** The line the log and the report carry about agent isolation. */
-  isolationNote: string;
+  /** What the log and the report say about agent isolation, first. */
+  isolationFacts: AgentIsolationFacts;
+  /** The agents' network (agent.network: host from the base's stategate.yml only). */
+  agentNetwork: 'own' | 'host';
   /** The baseline cache's key without the base tree and the engine (known once it starts); null: no cache. */
   baselineKey: Omit<BaselineKeyParts, 'base_tree' | 'engine'> | null;
   databases: DatabasePlan;
@@ -135,7 +140,16 @@ export async function prepareRun(
   const scenarios = sliceScenarios(suite.scenarios, opts.shard);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const isolation = await probeIsolation();
+  const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
+  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
+  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
+    progress({ type: 'log', level: 'warn', message });
+  const isolationPlan = planIsolation({
+    status: isolation,
+    agents,
+    base: trustedBase,
+    override: opts.isolation,
+  });
 
   return {
     repo,
@@ -156,7 +170,8 @@ export async function prepareRun(
     concurrency,
     agents,
     isolation,
-    isolationNote: isolationLine(isolation),
+    isolationFacts: isolationPlan.facts,
+    agentNetwork: isolationPlan.network,
     baselineKey:
       cacheDir && checkouts.base
         ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base!, configName, opts.shard)

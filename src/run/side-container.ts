@@ -2,7 +2,7 @@
 // episode, or the agent.serve server run in containers of the side's image (see agent/container.ts).
 import { join } from 'node:path';
 import { AgentContainers } from '../agent/container.js';
-import { ContainerAgentServer } from '../agent/container-serve.js';
+import { ContainerServe } from '../agent/container-serve.js';
 import {
   DEFAULT_GRACE_MS,
   type EpisodeVars,
@@ -10,6 +10,7 @@ import {
   runSetup,
   startAgentServer,
 } from '../agent/index.js';
+import { insideTarget, ServeFront } from '../agent/serve-tunnel.js';
 import type { SideOptions, SideRuntime } from './side.js';
 
 /** prepareSide for agent.isolation: container; `env` builds the agent environment (with or without an episode). */
@@ -39,13 +40,14 @@ export async function prepareContainerSide(
     }
     if (agent.url) {
       const logFile = join(opts.outDir, `agent-server-${side}.log`);
-      const front = await ContainerAgentServer.open(containers, {
+      const serveOpts = {
         serve: agent.serve!,
-        url: agent.url,
         env: env(),
         logFile,
         graceMs: DEFAULT_GRACE_MS,
-      });
+        port: insideTarget(agent.url).port,
+      };
+      const front = await ServeFront.open(agent.url, () => new ContainerServe(containers, serveOpts));
       const server = await startAgentServer({
         serve: agent.serve,
         url: front.url,

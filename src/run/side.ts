@@ -5,6 +5,8 @@ import type { AgentServer, EpisodeVars } from '../agent/index.js';
 import {
   AgentStartError,
   buildAgentEnv,
+  DEFAULT_GRACE_MS,
+  refuseAnswering,
   runCommandAgent,
   runSetup,
   startAgentServer,
@@ -18,6 +20,8 @@ import {
 } from '../agent/namespace.js';
 import { fillPort, freePort, hasPortPlaceholder, urlHost } from '../agent/port.js';
 import { SideSandbox } from '../agent/sandbox.js';
+import { SandboxServe } from '../agent/sandbox-serve.js';
+import { insideTarget, ServeFront } from '../agent/serve-tunnel.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { ConversationDriver } from '../conversation/driver.js';
 import type { AgentRun, Side } from '../model/episode.js';
@@ -57,6 +61,8 @@ export interface SideOptions {
   isolation?: IsolationStatus;
   /** Directories the agent must not reach (the out dir, the other side's checkout). */
   hide?: string[];
+  /** host: the machine's network for the sandbox (agent.network: host from the base's config only). */
+  network?: 'own' | 'host';
   /** The run's judge.api_key_env: the judge's key is never passed to an agent. */
   judgeKeyEnv?: string;
   /** The run's models.*.api_key_env: held by the model gateway, never passed to an agent. */
@@ -80,13 +86,14 @@ function toolCacheBinaries(env: NodeJS.ProcessEnv): string[] {
 }
 
 /**
- * The wrappers of a side's agent processes: the bubblewrap sandbox for agent.setup and each
- * agent.command episode when it runs here, else the unshare namespaces; agent.serve, whose port the
- * harness must reach, in the unshare namespaces (the sandbox with the host's network without them).
+ * The wrappers of a side's agent processes: the bubblewrap sandbox for agent.setup, each
+ * agent.command episode and agent.serve (tunnelled, sandbox-serve.ts) when it runs here, else the
+ * unshare namespaces for all three.
  */
 function sideWrappers(opts: SideOptions): {
   run?: CommandWrapper;
-  serve?: CommandWrapper;
+  /** The side's sandbox, which agent.serve runs in too. */
+  sandbox?: SideSandbox;
   close(): Promise<void>;
 } {
   const isolation = opts.isolation;
@@ -99,24 +106,62 @@ function sideWrappers(opts: SideOptions): {
     ...(runnerTemp ? [runnerTemp] : []),
     ...toolCache,
   ];
-  const namespaces = isolation.unshare
-    ? namespaceWrapper(() =>
-        harnessNamespaceOptions(opts.checkout.dir, hide(), isolation.unshare, isolation.setpriv),
-      )
-    : undefined;
-  if (!isolation.sandbox) return { run: namespaces, serve: namespaces, close: async () => undefined };
-  const sandbox = new SideSandbox({ checkout: opts.checkout.dir, hide, status: isolation.sandbox });
-  const serve =
-    namespaces ??
-    new SideSandbox({ checkout: opts.checkout.dir, hide, status: isolation.sandbox, network: 'host' });
-  return {
-    run: sandbox,
-    serve,
-    close: async () => {
-      await sandbox.close();
-      if (serve instanceof SideSandbox) await serve.close();
-    },
+  if (!isolation.sandbox) {
+    const namespaces = isolation.unshare
+      ? namespaceWrapper(() =>
+          harnessNamespaceOptions(opts.checkout.dir, hide(), isolation.unshare, isolation.setpriv),
+        )
+      : undefined;
+    return { run: namespaces, close: async () => undefined };
+  }
+  const sandbox = new SideSandbox({
+    checkout: opts.checkout.dir,
+    hide,
+    status: isolation.sandbox,
+    network: opts.network ?? 'own',
+  });
+  return { run: sandbox, sandbox, close: () => sandbox.close() };
+}
+
+/**
+ * agent.serve in the side's sandbox: the harness POSTs to agent.url (its port free on this machine,
+ * `{port}` filled as for a process), served by a listener of its own that carries each connection
+ * to the same port inside the sandbox; each episode's URLs are forwarded in first.
+ */
+async function startSandboxServer(
+  side: Side,
+  sandbox: SideSandbox,
+  agent: AgentConfig,
+  checkout: Checkout,
+  env: Record<string, string>,
+  logFile: string,
+): Promise<{ server: AgentServer; front: ServeFront }> {
+  const filled = await sidePort(side, agent, env);
+  const target = new URL(filled.url);
+  // Refused as for a process: a URL that answers before serve started is not this side's server.
+  await refuseAnswering(target, filled.url);
+  const port = insideTarget(filled.url).port;
+  const serveOpts = {
+    serve: agent.serve!,
+    cwd: checkout.dir,
+    env: filled.env,
+    logFile,
+    graceMs: DEFAULT_GRACE_MS,
+    port,
   };
+  const front = await ServeFront.open(filled.url, () => new SandboxServe(sandbox, serveOpts), port);
+  const server = await startAgentServer({
+    serve: agent.serve,
+    url: front.url,
+    cwd: checkout.dir,
+    env: filled.env,
+    logFile,
+    startServe: () => front.start(),
+  }).catch(async (err) => {
+    await front.close();
+    throw err;
+  });
+  return { server, front };
 }
 
 /** The side's agent config with --isolation (or the action's `isolation` input) applied. */
@@ -172,7 +217,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       const asNobody =
         opts.isolation?.mode === 'namespaces' &&
         (opts.isolation.asRoot || opts.isolation.sandbox?.via === 'sudo')
-          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user without sudo (STATEGATE_SUDO=never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
+          ? `\n(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user with --sudo never (action input sudo: never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)`
           : '';
       await wrappers.close();
       throw new Error(
@@ -183,6 +228,33 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
 
   if (agent.url) {
     const logFile = join(opts.outDir, `agent-server-${side}.log`);
+    // On the machine's network (agent.network: host) the harness reaches the server's port itself.
+    if (wrappers.sandbox && agent.serve !== undefined && opts.network !== 'host') {
+      const { server, front } = await startSandboxServer(
+        side,
+        wrappers.sandbox,
+        agent,
+        checkout,
+        baseEnv(),
+        logFile,
+      ).catch(async (err) => {
+        await wrappers.close();
+        throw err;
+      });
+      opts.onLog?.(`${side}: agent server (in its sandbox) on ${front.url}`);
+      return {
+        side,
+        checkout,
+        agent,
+        logFile,
+        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        stop: () =>
+          server
+            .stop()
+            .then(() => front.close())
+            .finally(() => wrappers.close()),
+      };
+    }
     const { url, env } = await sidePort(side, agent, baseEnv());
     if (url !== agent.url) opts.onLog?.(`${side}: agent server on ${url}`);
     const server: AgentServer = await startAgentServer({
@@ -191,7 +263,7 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
       cwd: checkout.dir,
       env,
       logFile,
-      wrapper: wrappers.serve,
+      wrapper: wrappers.run,
     });
     return {
       side,

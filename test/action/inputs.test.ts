@@ -49,6 +49,7 @@ describe('parseInputs', () => {
       engine: null,
       policyFrom: 'base',
       isolation: null,
+      sudo: 'auto',
       junit: null,
       out: '.stategate',
       headPath: '.',
@@ -67,6 +68,7 @@ describe('parseInputs', () => {
         'base-ref': 'main',
         engine: 'postgres',
         isolation: 'container',
+        sudo: 'never',
         junit: 'junit.xml',
         out: 'out',
       }),
@@ -79,6 +81,7 @@ describe('parseInputs', () => {
       baseRef: 'main',
       engine: 'postgres',
       isolation: 'container',
+      sudo: 'never',
       junit: 'junit.xml',
       out: 'out',
     });
@@ -108,7 +111,10 @@ describe('parseInputs', () => {
     });
     expect(problems({ shard: '0/4' })).toHaveLength(1);
     expect(problems({ repeats: '0' })).toHaveLength(1);
-    expect(problems({ isolation: 'vm' })).toEqual(['isolation: expected process or container, got "vm"']);
+    expect(problems({ isolation: 'vm' })).toEqual([
+      'isolation: expected process, container or none, got "vm"',
+    ]);
+    expect(problems({ sudo: 'always' })).toEqual(['sudo: expected auto or never, got "always"']);
   });
 
   it('rejects inputs that contradict merge', () => {

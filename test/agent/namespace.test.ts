@@ -153,6 +153,12 @@ describe('without namespaces', () => {
       ...sampleReport(),
       agent_isolation: { mode: 'namespaces', note: 'agent isolation: PID, mount and user namespaces' },
     });
-    expect(normal).not.toContain('agent isolation');
+    // Said first, under the verdict: in bold only when weaker than the default.
+    expect(markdown).toContain(`**${note}**`);
+    expect(normal.split('\n').slice(1, 4)).toEqual([
+      expect.stringMatching(/^## Stategate: /),
+      '',
+      'agent isolation: PID, mount and user namespaces',
+    ]);
   });
 });

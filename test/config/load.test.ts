@@ -40,6 +40,7 @@ describe('loadSuite on a valid suite', () => {
       env: { LOG_LEVEL: 'warn', RETRIES: '2' },
       pass_env: ['OPENAI_API_KEY'],
       isolation: 'process',
+      network: 'own',
     });
     expect(suite.config.scenarios).toEqual(['scenarios/**/*.yaml']);
     expect(suite.config.judge).toEqual({ url: 'http://127.0.0.1:9/v1', model: 'small', timeout: '30s' });

@@ -44,6 +44,7 @@ describe('shared options', () => {
     ['fail-on', 'always'],
     ['engine', 'docker'],
     ['isolation', 'vm'],
+    ['sudo', 'always'],
     ['policy-from', 'pr'],
     ['shard', '5/4'],
     ['repeats', '0x10'],

@@ -14,28 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GradedEpisode } from '../../src/model/episode.js';
 import { TEST_DATABASE_URL } from '../helpers/engines.js';
 import { attackSuite, FIXTURES } from './attack-suite.js';
-import { JOB_TOKEN, persistCheckoutToken, runnerLayout } from './runner-layout.js';
+import { asRunner, JOB_TOKEN, persistCheckoutToken, RUNNER_UID, runnerLayout } from './runner-layout.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const asRoot = process.getuid?.() === 0;
-const RUNNER_UID = 1001;
 const cleanup: string[] = [];
 afterAll(() => {
   for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
 });
-
-/** argv that runs `args` as runner under the filter that refuses user namespaces. */
-function asRunner(args: string[]): string[] {
-  return [
-    join(FIXTURES, 'no-userns.py'),
-    'setpriv',
-    `--reuid=${RUNNER_UID}`,
-    `--regid=${RUNNER_UID}`,
-    '--init-groups',
-    '--',
-    ...args,
-  ];
-}
 
 describe.runIf(asRoot)(
   'a head agent attacking a hosted runner stand-in (runner with sudo, no user namespaces)',

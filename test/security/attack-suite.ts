@@ -84,6 +84,23 @@ repeats: 1
   return { dir, drop };
 }
 
+/**
+ * Turns the suite's agent into a served one: agent.serve starts fixtures/served.mjs, which runs the
+ * attacking agent for each episode's POST; `setup` (a shell line) runs first in the serve command.
+ */
+export function asServed(suite: AttackSuite, setup?: string): void {
+  copyFileSync(join(FIXTURES, 'served.mjs'), join(suite.dir, 'server.mjs'));
+  const config = join(suite.dir, 'stategate.yml');
+  const serve = setup ? `${setup} && exec node server.mjs` : 'node server.mjs';
+  writeFileSync(
+    config,
+    readFileSync(config, 'utf8').replace(
+      '  command: node agent.mjs\n',
+      `  url: http://127.0.0.1:{port}/\n  serve: ${JSON.stringify(serve)}\n`,
+    ),
+  );
+}
+
 export interface AttackRun {
   report: Report;
   episode: GradedEpisode;

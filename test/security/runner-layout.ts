@@ -8,6 +8,25 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
+/** The hosted runner's user. */
+export const RUNNER_UID = 1001;
+
+/**
+ * argv (for /usr/bin/python3) that runs `args` as runner under the seccomp filter refusing user
+ * namespaces (fixtures/no-userns.py): the hosted runner stand-in.
+ */
+export function asRunner(args: string[]): string[] {
+  return [
+    join(import.meta.dirname, 'fixtures', 'no-userns.py'),
+    'setpriv',
+    `--reuid=${RUNNER_UID}`,
+    `--regid=${RUNNER_UID}`,
+    '--init-groups',
+    '--',
+    ...args,
+  ];
+}
+
 export const JOB_TOKEN = 'ghs_canaryJobTokenOfTheRunnerLayout0001';
 export const RUNTIME_TOKEN = 'canary-actions-runtime-token-of-the-layout';
 

@@ -8,7 +8,15 @@ import { sharedPortProblem } from '../../src/agent/port.js';
 import type { AgentConfig } from '../../src/config/schema.js';
 
 const agent = (url: string, serve?: string) =>
-  ({ url, serve, timeout: '60s', env: {}, pass_env: [], isolation: 'process' }) as AgentConfig;
+  ({
+    url,
+    serve,
+    timeout: '60s',
+    env: {},
+    pass_env: [],
+    isolation: 'process',
+    network: 'own',
+  }) as AgentConfig;
 const base = agent('http://127.0.0.1:8080/', 'node server.mjs');
 
 describe('the head names the base literal agent port under another spelling', () => {
