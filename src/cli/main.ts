@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agreement.js';
 import { VERSION } from '../version.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
+import { commandInit } from './init.js';
 import { commandJudge } from './judge.js';
 
 export { VERSION };
@@ -26,6 +27,11 @@ Usage:
       gate of --config in the current directory (default stategate.yml; the built-in policy when
       there is none), never from the reports. --unverified marks the result as coming from a run
       this repository does not control (a fork's artifact).
+  stategate init [--lang python|typescript] [DIR]
+      Write a working suite into DIR (default: the current directory), the root of the repository:
+      stategate.yml, db/schema.sql and db/fixtures.yaml, twins/orders.yaml, two scenarios (one with
+      a fault), an agent in the language (default python) that passes them, and
+      .github/workflows/stategate.yml. Refuses, writing nothing, when any of these files exists.
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
@@ -63,6 +69,7 @@ Options:
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
                         control (a fork's artifact)
+  --lang LANG           init: python | typescript, the scaffold agent's language (default python)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -88,6 +95,7 @@ const OPTIONS = {
   cache: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
+  lang: { type: 'string' },
   'no-color': { type: 'boolean' },
   unverified: { type: 'boolean' },
   flaky: { type: 'boolean' },
@@ -121,7 +129,7 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 1;
   }
   // --dir names the checkout of run and validate; elsewhere it would be silently ignored.
-  if (values.dir !== undefined && command !== 'run' && command !== 'validate') {
+  if (values.dir !== undefined && command !== 'run' && command !== 'validate' && command !== 'init') {
     const where =
       command === 'compare' ? 'name the sides with --base and --head' : 'run it from the directory instead';
     process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}\n`);
@@ -138,6 +146,11 @@ export async function main(argv: string[]): Promise<number> {
       return commandMerge(values, rest);
     case 'demo':
       return commandDemo(values);
+    case 'init':
+      return commandInit({
+        lang: values.lang,
+        dirs: [...rest, ...(values.dir === undefined ? [] : [values.dir])],
+      });
     case 'judge':
       return commandJudge(values, rest);
     default:

@@ -12,6 +12,7 @@ export const CHOICES = {
   'policy-from': ['base', 'head'],
   'suite-from': ['head', 'base'],
   isolation: ['process', 'container'],
+  lang: ['python', 'typescript'],
 } as const;
 
 export type ChoiceOption = keyof typeof CHOICES;
