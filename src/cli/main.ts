@@ -13,7 +13,7 @@ export const HELP = `stategate ${VERSION}: a release gate for AI agents that act
 Usage:
   stategate compare --base REF|DIR --head REF|DIR [options]
       Run base and head as a pinned pair on the same scenarios, classify every case and gate.
-  stategate run [--dir DIR] [options]
+  stategate run [--dir DIR] [--scenario ID]... [--tag TAG]... [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
   stategate validate [--dir DIR] [--config FILE]
@@ -49,6 +49,15 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
+  --scenario ID         run and compare: grade only the scenarios whose id matches (repeatable;
+                        * and ? are globs, e.g. 'refund-*'). A filtered run says so in its report
+                        and its verdict is WARN at best, never PASS: it is not the whole suite
+  --tag TAG             run and compare: grade only the scenarios with this tag (repeatable; with
+                        --scenario, a scenario must match both). A pattern or tag that selects
+                        nothing is an error that lists the suite's ids or tags
+  --dir DIR             run, validate and init: the directory of the suite (the repository root)
+  --database-url URL    a PostgreSQL server where the harness may CREATE DATABASE (the postgres
+                        engine; overrides database.url and $STATEGATE_DATABASE_URL)
   --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);
                         for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
@@ -96,6 +105,9 @@ const OPTIONS = {
   junit: { type: 'string' },
   repo: { type: 'string' },
   lang: { type: 'string' },
+  scenario: { type: 'string', multiple: true },
+  tag: { type: 'string', multiple: true },
+  'database-url': { type: 'string' },
   'no-color': { type: 'boolean' },
   unverified: { type: 'boolean' },
   flaky: { type: 'boolean' },
@@ -107,6 +119,36 @@ export type CliValues = ReturnType<typeof parse>['values'];
 
 function parse(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+/**
+ * Options that mean something only to some commands: given to another, they would be silently
+ * ignored (a `validate --dir` that checks the current directory), so they are refused instead.
+ */
+const ONLY_FOR: Partial<Record<keyof CliValues, { commands: string[]; elsewhere?: Record<string, string> }>> =
+  {
+    dir: {
+      commands: ['run', 'validate', 'init'],
+      elsewhere: { compare: 'name the sides with --base and --head' },
+    },
+    scenario: { commands: ['run', 'compare'] },
+    tag: { commands: ['run', 'compare'] },
+    lang: { commands: ['init'] },
+    'database-url': { commands: ['run', 'compare', 'validate', 'demo'] },
+  };
+
+/** Why an option given does not apply to `command`, or null. */
+function misplacedOption(command: string, values: CliValues): string | null {
+  for (const [name, rule] of Object.entries(ONLY_FOR)) {
+    if (!rule || values[name as keyof CliValues] === undefined || rule.commands.includes(command)) continue;
+    const where = rule.elsewhere?.[command] ?? (name === 'dir' ? 'run it from the directory instead' : '');
+    const list =
+      rule.commands.length === 1
+        ? rule.commands[0]
+        : `${rule.commands.slice(0, -1).join(', ')} and ${rule.commands.at(-1)}`;
+    return `--${name} applies to ${list}, not ${command}${where ? `: ${where}` : ''}`;
+  }
+  return null;
 }
 
 /** Runs the command line; resolves to the exit code. */
@@ -128,11 +170,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return values.help ? 0 : 1;
   }
-  // --dir names the checkout of run and validate; elsewhere it would be silently ignored.
-  if (values.dir !== undefined && command !== 'run' && command !== 'validate' && command !== 'init') {
-    const where =
-      command === 'compare' ? 'name the sides with --base and --head' : 'run it from the directory instead';
-    process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}\n`);
+  const misplaced = misplacedOption(command, values);
+  if (misplaced) {
+    process.stderr.write(`stategate: ${misplaced}\n`);
     return 1;
   }
   switch (command) {

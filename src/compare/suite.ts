@@ -38,6 +38,8 @@ export interface ReportFacts {
   judgeCalibration?: Report['judge_calibration'];
   agentIsolation?: Report['agent_isolation'];
   baselineCache?: Report['baseline_cache'];
+  filter?: Report['filter'];
+  checkoutWarnings?: Report['checkout_warnings'];
 }
 
 export interface SuiteInput extends ReportFacts, CaseOptions {
@@ -91,6 +93,9 @@ export function compareSuite(input: SuiteInput): Report {
   if (input.judgeCalibration) body.judge_calibration = input.judgeCalibration;
   if (input.agentIsolation) body.agent_isolation = input.agentIsolation;
   if (input.baselineCache) body.baseline_cache = input.baselineCache;
+  if (input.filter) body.filter = input.filter;
+  if (input.checkoutWarnings && input.checkoutWarnings.length > 0)
+    body.checkout_warnings = input.checkoutWarnings;
   return withTotals(body);
 }
 

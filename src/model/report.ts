@@ -288,6 +288,27 @@ export interface Report {
   agent_isolation?: { mode: 'namespaces' | 'process-groups'; note: string };
   /** Additive, with a baseline cache (`--cache`, the action's `cache`): what of the base was reused. */
   baseline_cache?: BaselineCacheFacts;
+  /**
+   * Additive: the run graded only the scenarios `--scenario` / `--tag` selected, `selected` of the
+   * pinned suite's `total`. Not a whole-suite run: its verdict is WARN at best, and so is a merge of it.
+   */
+  filter?: RunFilter;
+  /** Additive: what a reader must know about a side's checkout (e.g. a ref ran, not the uncommitted working tree). */
+  checkout_warnings?: CheckoutWarning[];
+}
+
+/** The scenario filter a run was given, as written, and how much of the suite it selected. */
+export interface RunFilter {
+  scenarios: string[];
+  tags: string[];
+  selected: number;
+  total: number;
+}
+
+/** A warning about one side's checkout, as the run printed it. */
+export interface CheckoutWarning {
+  side: Side;
+  text: string;
 }
 
 /** The base episodes a run took from the baseline cache, and whether it stored its own. */

@@ -151,6 +151,7 @@ function reportFacts(plan: RunPlan, engine: Engine, interrupted: boolean): Omit<
     policyFrom: plan.policy.source,
     suiteChanges: plan.policy.changes,
     agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote },
+    filter: plan.filter,
   };
 }
 

@@ -40,6 +40,7 @@ export interface RunReportFacts {
   suiteChanges?: Report['suite_changes'];
   agentIsolation: Report['agent_isolation'];
   baselineCache?: Report['baseline_cache'];
+  filter?: Report['filter'] | null;
 }
 
 /**
@@ -89,7 +90,17 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
     judgeCalibration: judgeCalibrationFacts(run.suite),
     agentIsolation: run.agentIsolation,
     baselineCache: run.baselineCache,
+    filter: run.filter ?? undefined,
+    checkoutWarnings: checkoutWarnings(run.checkouts),
   });
+}
+
+/** Each side's checkout warnings, as the run printed them (a ref ran, not the uncommitted working tree). */
+function checkoutWarnings(checkouts: Partial<Record<Side, Checkout>>): Report['checkout_warnings'] {
+  const out = (['base', 'head'] as Side[]).flatMap((side) =>
+    (checkouts[side]?.warnings ?? []).map((text) => ({ side, text })),
+  );
+  return out.length > 0 ? out : undefined;
 }
 
 /** Writes report.json and report.md into `outDir`. */
