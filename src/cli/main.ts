@@ -87,7 +87,7 @@ Exit codes: 0 the gate passed, 2 the gate failed (--fail-on), 1 stategate could 
 (the message says why and where).
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   base: { type: 'string' },
   head: { type: 'string' },
   dir: { type: 'string' },
