@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP, OPTIONS } from '../../src/cli/main.js';
+import { HELP, OPTIONS, VERSION } from '../../src/cli/main.js';
 import { ROOT } from '../helpers/demo-repo.js';
 
 /** Options the docs quote that belong to another program, with that program. */
@@ -50,8 +50,11 @@ function documentedOptions(): Map<string, Set<string>> {
     const prose = text.replace(/^```[a-z]*\n[\s\S]*?^```$/gm, '');
     const spans = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]);
     for (const piece of [...blocks.flatMap((b) => b.split('\n')), ...spans]) {
-      if (!/\bstategate(\.mjs)? [a-z]/.test(piece) && !piece.startsWith('--')) continue;
-      for (const [option] of piece.matchAll(/(?<![\w-])--[a-z][a-z0-9-]+/g)) {
+      // What follows the command's name (`npx --yes stategate@0.1.0 run ...`: not npx's options).
+      const command = /\bstategate(?:\.mjs|@[\w.-]+)? [a-z]/.exec(piece);
+      if (!command && !piece.startsWith('--')) continue;
+      const args = command ? piece.slice(command.index) : piece;
+      for (const [option] of args.matchAll(/(?<![\w-])--[a-z][a-z0-9-]+/g)) {
         if (!found.has(option)) found.set(option, new Set());
         found.get(option)!.add(relative(ROOT, file));
       }
@@ -81,6 +84,14 @@ describe('the options the docs use', () => {
 
   it('of other programs are still quoted where this test says (the list does not rot)', () => {
     for (const option of Object.keys(FOREIGN)) expect([...documented.keys()], option).toContain(option);
+  });
+
+  it('in the README pin the version this package is (npx stategate@VERSION)', () => {
+    const pins = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\bstategate@(\d[\w.-]*)/g)];
+    expect(pins.length).toBeGreaterThan(0);
+    for (const [, version] of pins) expect(version).toBe(VERSION);
+    // --version, the baseline cache key and the package are one version.
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version).toBe(VERSION);
   });
 
   it('and --help lists every option the parser accepts', () => {
