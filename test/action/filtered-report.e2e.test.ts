@@ -13,7 +13,9 @@ let filtered: string;
 
 beforeAll(async () => {
   h = await Harness.start([agentVersion('1.2.4')], { 'careful-fix': [agentVersion('1.3.1')] }, (repo) => ({
-    pullRequests: [{ number: 52, headSha: repo.branches['careful-fix'].sha, headBranch: 'careful-fix' }],
+    pullRequests: [
+      { number: 52, headSha: repo.branches['careful-fix'].sha, headOwner: 'acme', headBranch: 'careful-fix' },
+    ],
   }));
   // The developer's machine: a full clone of the PR branch, one scenario compared against main.
   const dev = checkout(h.repo, 'careful-fix', join(h.root, 'dev'));
