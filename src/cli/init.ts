@@ -5,6 +5,7 @@
 import { lstatSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseChoice } from '../config/options.js';
+import { VERSION } from '../version.js';
 import { PYTHON_AGENT, TYPESCRIPT_AGENT } from './scaffold-agents.js';
 import { type ScaffoldFile, suiteFiles } from './scaffold-suite.js';
 import { type ScaffoldLang, workflowYaml } from './scaffold-workflow.js';
@@ -70,7 +71,8 @@ export function commandInit(opts: InitOptions, cwd = process.cwd()): number {
   process.stdout.write(
     nextSteps(
       files.map((f) => show(f.path)),
-      relative(cwd, root),
+      // The directory as the user wrote it, for the `cd` they will type.
+      named.length === 1 ? opts.dirs[0] : '',
       lang,
     ),
   );
@@ -81,13 +83,15 @@ export function commandInit(opts: InitOptions, cwd = process.cwd()): number {
 function nextSteps(written: string[], dir: string, lang: ScaffoldLang): string {
   const agent = lang === 'python' ? 'agent/agent.py' : 'agent/agent.mjs';
   const cd = dir === '' ? '' : `  cd ${dir}\n`;
+  const npx = `npx --yes stategate@${VERSION}`;
   return `Wrote a Stategate suite with a ${lang === 'python' ? 'Python' : 'TypeScript (JavaScript with JSDoc types)'} agent:
 ${written.map((w) => `  ${w}`).join('\n')}
 
-Next:
+Next (where stategate is not installed, it is ${npx}):
 ${cd}  stategate validate                        # every file, the SQL prepared against the template
   stategate run --repeats 2                 # both scenarios pass
   stategate run --scenario refund-happy-path   # one scenario (--tag TAG: the scenarios with a tag)
+  git init                                  # unless it is a git repository already
   git add -A && git commit -m "Stategate suite"
 Then change ${agent} (drop the idempotency_key, say) and see the gate block it:
   stategate compare --base HEAD --head .    # BLOCK: the timeout case refunds twice
