@@ -76,6 +76,9 @@ function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
     repeats: count(values, 'repeats'),
     concurrency: count(values, 'concurrency'),
     shard: values.shard ? option('shard', () => parseShard(values.shard as string)) : null,
+    filter:
+      values.scenario || values.tag ? { scenarios: values.scenario ?? [], tags: values.tag ?? [] } : null,
+    databaseUrl: values['database-url'],
     out: values.out,
     engine: engineOption(values),
     suiteFrom,
@@ -177,7 +180,12 @@ async function suiteSqlProblems(parts: SuiteParts, values: CliValues): Promise<P
   let engine: Awaited<ReturnType<typeof chooseEngine>> | undefined;
   try {
     const requested = engineOption(values);
-    engine = await chooseEngine(databaseFor(parts, { engine: requested }), { engine: requested });
+    engine = await chooseEngine(
+      databaseFor(parts, { engine: requested, databaseUrl: values['database-url'] }),
+      {
+        engine: requested,
+      },
+    );
     const template = await engine.buildTemplate(parts.template);
     return await prepareSuiteSql(parts, template);
   } catch (err) {
@@ -223,6 +231,7 @@ export async function commandDemo(values: CliValues): Promise<number> {
   try {
     const options = {
       engine: engineOption(values),
+      databaseUrl: values['database-url'],
       out: values.out,
       color: !values['no-color'] && Boolean(process.stdout.isTTY),
     };

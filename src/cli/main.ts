@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { MIN_AGREEMENT, MIN_CALIBRATION_LABELS, MIN_KAPPA } from '../judge/agreement.js';
 import { VERSION } from '../version.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
+import { commandInit } from './init.js';
 import { commandJudge } from './judge.js';
 import { commandView } from './view.js';
 
@@ -13,7 +14,7 @@ export const HELP = `stategate ${VERSION}: a release gate for AI agents that act
 Usage:
   stategate compare --base REF|DIR --head REF|DIR [options]
       Run base and head as a pinned pair on the same scenarios, classify every case and gate.
-  stategate run [--dir DIR] [options]
+  stategate run [--dir DIR] [--scenario ID]... [--tag TAG]... [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
   stategate validate [--dir DIR] [--config FILE]
@@ -27,6 +28,11 @@ Usage:
       gate of --config in the current directory (default stategate.yml; the built-in policy when
       there is none), never from the reports. --unverified marks the result as coming from a run
       this repository does not control (a fork's artifact).
+  stategate init [--lang python|typescript] [DIR]
+      Write a working suite into DIR (default: the current directory), the root of the repository:
+      stategate.yml, db/schema.sql and db/fixtures.yaml, twins/orders.yaml, two scenarios (one with
+      a fault), an agent in the language (default python) that passes them, and
+      .github/workflows/stategate.yml. Refuses, writing nothing, when any of these files exists.
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
@@ -47,6 +53,15 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
+  --scenario ID         run and compare: grade only the scenarios whose id matches (repeatable;
+                        * and ? are globs, e.g. 'refund-*'). A filtered run says so in its report
+                        and its verdict is WARN at best, never PASS: it is not the whole suite
+  --tag TAG             run and compare: grade only the scenarios with this tag (repeatable; with
+                        --scenario, a scenario must match both). A pattern or tag that selects
+                        nothing is an error that lists the suite's ids or tags
+  --dir DIR             run, validate and init: the directory of the suite (the repository root)
+  --database-url URL    a PostgreSQL server where the harness may CREATE DATABASE (the postgres
+                        engine; overrides database.url and $STATEGATE_DATABASE_URL)
   --out DIR             where report.json, report.md, report.html and episodes.jsonl go (default .stategate);
                         for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
@@ -71,6 +86,7 @@ Options:
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
                         control (a fork's artifact)
+  --lang LANG           init: python | typescript, the scaffold agent's language (default python)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -79,7 +95,7 @@ Exit codes: 0 the gate passed, 2 the gate failed (--fail-on), 1 stategate could 
 (the message says why and where).
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   base: { type: 'string' },
   head: { type: 'string' },
   dir: { type: 'string' },
@@ -97,6 +113,10 @@ const OPTIONS = {
   cache: { type: 'string' },
   junit: { type: 'string' },
   repo: { type: 'string' },
+  lang: { type: 'string' },
+  scenario: { type: 'string', multiple: true },
+  tag: { type: 'string', multiple: true },
+  'database-url': { type: 'string' },
   'no-color': { type: 'boolean' },
   unverified: { type: 'boolean' },
   flaky: { type: 'boolean' },
@@ -108,6 +128,36 @@ export type CliValues = ReturnType<typeof parse>['values'];
 
 function parse(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+/**
+ * Options that mean something only to some commands: given to another, they would be silently
+ * ignored (a `validate --dir` that checks the current directory), so they are refused instead.
+ */
+const ONLY_FOR: Partial<Record<keyof CliValues, { commands: string[]; elsewhere?: Record<string, string> }>> =
+  {
+    dir: {
+      commands: ['run', 'validate', 'init'],
+      elsewhere: { compare: 'name the sides with --base and --head' },
+    },
+    scenario: { commands: ['run', 'compare'] },
+    tag: { commands: ['run', 'compare'] },
+    lang: { commands: ['init'] },
+    'database-url': { commands: ['run', 'compare', 'validate', 'demo'] },
+  };
+
+/** Why an option given does not apply to `command`, or null. */
+function misplacedOption(command: string, values: CliValues): string | null {
+  for (const [name, rule] of Object.entries(ONLY_FOR)) {
+    if (!rule || values[name as keyof CliValues] === undefined || rule.commands.includes(command)) continue;
+    const where = rule.elsewhere?.[command] ?? (name === 'dir' ? 'run it from the directory instead' : '');
+    const list =
+      rule.commands.length === 1
+        ? rule.commands[0]
+        : `${rule.commands.slice(0, -1).join(', ')} and ${rule.commands.at(-1)}`;
+    return `--${name} applies to ${list}, not ${command}${where ? `: ${where}` : ''}`;
+  }
+  return null;
 }
 
 /** Runs the command line; resolves to the exit code. */
@@ -129,11 +179,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return values.help ? 0 : 1;
   }
-  // --dir names the checkout of run and validate; elsewhere it would be silently ignored.
-  if (values.dir !== undefined && command !== 'run' && command !== 'validate') {
-    const where =
-      command === 'compare' ? 'name the sides with --base and --head' : 'run it from the directory instead';
-    process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}\n`);
+  const misplaced = misplacedOption(command, values);
+  if (misplaced) {
+    process.stderr.write(`stategate: ${misplaced}\n`);
     return 1;
   }
   switch (command) {
@@ -147,6 +195,11 @@ export async function main(argv: string[]): Promise<number> {
       return commandMerge(values, rest);
     case 'demo':
       return commandDemo(values);
+    case 'init':
+      return commandInit({
+        lang: values.lang,
+        dirs: [...rest, ...(values.dir === undefined ? [] : [values.dir])],
+      });
     case 'judge':
       return commandJudge(values, rest);
     case 'view':

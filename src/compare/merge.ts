@@ -120,6 +120,19 @@ function recheckAll(reports: readonly Report[]): { cases: CaseReport[] } | { err
   return { cases };
 }
 
+/** The filters of the reports joined, or null when none was filtered. */
+function mergedFilter(reports: readonly Report[], selected: number, total: number): Report['filter'] | null {
+  const filters = reports.flatMap((r) => (r.filter ? [r.filter] : []));
+  if (filters.length === 0) return null;
+  const union = (pick: (f: NonNullable<Report['filter']>) => string[]) => [...new Set(filters.flatMap(pick))];
+  return {
+    scenarios: union((f) => f.scenarios),
+    tags: union((f) => f.tags),
+    selected: Math.min(selected, total),
+    total,
+  };
+}
+
 /** Joins shard reports, or says why they cannot be joined. */
 export function tryMergeReports(reports: readonly Report[], options: MergeOptions = {}): MergeResult {
   const error = check(reports);
@@ -158,6 +171,12 @@ export function tryMergeReports(reports: readonly Report[], options: MergeOption
   // Where the shards' policy came from is the shards' word: shown only when the run is trusted.
   if (first.policy_from && unverified === undefined) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
+  // A filtered report keeps the merge filtered: it is not a whole-suite run, whatever else joins it.
+  const filtered = mergedFilter(reports, cases.length, Object.keys(merged.pin.scenarios).length);
+  if (filtered) merged.filter = filtered;
+  const warnings = reports.flatMap((r) => r.checkout_warnings ?? []);
+  const distinct = [...new Map(warnings.map((w) => [`${w.side}\0${w.text}`, w])).values()].slice(0, 8);
+  if (distinct.length > 0) merged.checkout_warnings = distinct;
   if (repeats.length === 1) merged.repeats = repeats[0];
   // Shards of one run share their adaptive policy; its error rates and any fixed-N warning are
   // recomputed from the merged cases (withTotals), not taken from the shards' word.

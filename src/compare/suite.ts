@@ -40,6 +40,8 @@ export interface ReportFacts {
   baselineCache?: Report['baseline_cache'];
   /** With `models`: the budget; the spend and what was cut are counted from the episodes. */
   budget?: { run_usd?: number; episode_usd?: number };
+  filter?: Report['filter'];
+  checkoutWarnings?: Report['checkout_warnings'];
 }
 
 export interface SuiteInput extends ReportFacts, CaseOptions {
@@ -96,6 +98,9 @@ export function compareSuite(input: SuiteInput): Report {
   if (input.agentIsolation) body.agent_isolation = input.agentIsolation;
   if (input.baselineCache) body.baseline_cache = input.baselineCache;
   if (spend) body.model_spend = spend.total();
+  if (input.filter) body.filter = input.filter;
+  if (input.checkoutWarnings && input.checkoutWarnings.length > 0)
+    body.checkout_warnings = input.checkoutWarnings;
   return withTotals(body);
 }
 

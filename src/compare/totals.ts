@@ -2,11 +2,13 @@
 // cost, the repeats policy's error rates, and the verdict with every reason for it. One function
 // (withTotals) fills them all, for a run's report and a merged one alike, so what report.json says
 // about its cases always follows from the cases it holds.
+
 import { CaseClassName } from '../config/schema.js';
 import { DEFAULT_GATE, gateDecision, type RunFacts } from '../gate/verdict.js';
 import type { CaseClass } from '../model/classes.js';
 import type { Side } from '../model/episode.js';
 import type { CaseReport, Report, SideStats, SuiteCost } from '../model/report.js';
+import { filterWords } from '../plan/scenario-filter.js';
 import { repeatsFacts } from './repeats-facts.js';
 import { sideStats, suiteStats } from './stats.js';
 import { weakenings } from './suite-changes.js';
@@ -85,14 +87,39 @@ function suiteCostOf(cases: readonly CaseReport[]): NonNullable<Report['cost']> 
   return out;
 }
 
-/** What the verdict reads from a report beside its cases: interruption, missing shards, a weakened suite, the policy's source. */
+/**
+ * Why a report's cases are not the whole pinned suite, or undefined: its filter, or else (whatever a
+ * report says of itself) scenarios of its pin with no case. A shard's report, a merge missing
+ * shards and an interrupted run are partial for reasons said elsewhere.
+ */
+export function notWholeSuite(
+  report: Pick<Report, 'filter' | 'pin' | 'cases' | 'shard' | 'missing_shards' | 'interrupted'>,
+): string | undefined {
+  const f = report.filter;
+  if (f) {
+    return `a filtered run (${filterWords(f) || 'a filter'}): ${f.selected} of the suite's ${f.total} scenarios, not the whole suite`;
+  }
+  if (report.shard || (report.missing_shards?.length ?? 0) > 0 || report.interrupted) return undefined;
+  const graded = new Set(report.cases.map((c) => c.id));
+  const missing = Object.keys(report.pin.scenarios ?? {}).filter((id) => !graded.has(id));
+  if (missing.length === 0) return undefined;
+  const shown =
+    missing.slice(0, 3).join(', ') + (missing.length > 3 ? ` and ${missing.length - 3} more` : '');
+  return `not the whole suite: ${missing.length} scenario${missing.length === 1 ? ' of the pinned suite has' : 's of the pinned suite have'} no case (${shown})`;
+}
+
+/** What the verdict reads from a report beside its cases: interruption, missing shards, a weakened suite, the policy's source, a partial suite. */
 function runFactsOf(
-  report: Pick<Report, 'interrupted' | 'missing_shards' | 'suite_changes' | 'policy_from'>,
+  report: Pick<
+    Report,
+    'interrupted' | 'missing_shards' | 'suite_changes' | 'policy_from' | 'filter' | 'pin' | 'cases' | 'shard'
+  >,
 ): RunFacts {
   const from = report.policy_from;
   return {
     interrupted: report.interrupted,
     missingShards: report.missing_shards,
+    notWholeSuite: notWholeSuite(report),
     suiteWeakened: weakenings(report.suite_changes).map((c) => c.text),
     policyProblem:
       from?.side === 'default' ? `the built-in default policy gated this run: ${from.reason}` : undefined,

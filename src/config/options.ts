@@ -13,6 +13,7 @@ export const CHOICES = {
   'suite-from': ['head', 'base'],
   isolation: ['process', 'container', 'none'],
   sudo: ['auto', 'never'],
+  lang: ['python', 'typescript'],
 } as const;
 
 export type ChoiceOption = keyof typeof CHOICES;

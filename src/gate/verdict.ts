@@ -1,7 +1,8 @@
 // The verdict policy (docs/statistics.md): BLOCK when any case's class (or `flaky`) is in
 // gate.block, else WARN when any is in gate.warn, else PASS. Two runs are never PASS whatever the
 // gate says, because they prove nothing about the cases they did not grade: an interrupted run (or
-// a merge missing shards), and a run with zero graded cases (no case, or every case incomplete).
+// a merge missing shards), a run that is not the whole suite (filtered by --scenario / --tag), and a
+// run with zero graded cases (no case, or every case incomplete).
 // A suite weakened against the base's is at least WARN, and BLOCK when gate.block lists
 // `suite-weakened`, whatever gate.warn says.
 import type { FailOn } from '../config/options.js';
@@ -20,6 +21,8 @@ export interface RunFacts {
   suiteWeakened?: readonly string[];
   /** Why the policy is not the one asked for (the base's stategate.yml could not be loaded). */
   policyProblem?: string;
+  /** Why the cases are not the whole pinned suite (a --scenario / --tag filter, or cases missing). */
+  notWholeSuite?: string;
 }
 
 export interface GateDecision {
@@ -99,6 +102,7 @@ export function gateDecision(
   const fact = (text: string) => facts.push({ verdict: 'WARN', class: null, cases: [], text });
   if (run.policyProblem) fact(run.policyProblem);
   if (run.interrupted) fact('the run was interrupted before every episode finished');
+  if (run.notWholeSuite) fact(run.notWholeSuite);
   if (run.missingShards && run.missingShards.length > 0) {
     fact(`shard${run.missingShards.length === 1 ? '' : 's'} ${run.missingShards.join(', ')} did not report`);
   }

@@ -336,6 +336,13 @@ export interface Report {
   baseline_cache?: BaselineCacheFacts;
   /** Additive, with `models`: what the agents' recorded model calls cost and what the budget cut. */
   model_spend?: ModelSpend;
+  /**
+   * Additive: the run graded only the scenarios `--scenario` / `--tag` selected, `selected` of the
+   * pinned suite's `total`. Not a whole-suite run: its verdict is WARN at best, and so is a merge of it.
+   */
+  filter?: RunFilter;
+  /** Additive: what a reader must know about a side's checkout (e.g. a ref ran, not the uncommitted working tree). */
+  checkout_warnings?: CheckoutWarning[];
 }
 
 /** report.json `model_spend`: the run's recorded agent spend against `budget`. */
@@ -349,6 +356,20 @@ export interface ModelSpend {
   episodes_cut: number;
   /** Model calls answered 429 budget_exceeded because their episode's episode_usd was spent. */
   calls_refused: number;
+}
+
+/** The scenario filter a run was given, as written, and how much of the suite it selected. */
+export interface RunFilter {
+  scenarios: string[];
+  tags: string[];
+  selected: number;
+  total: number;
+}
+
+/** A warning about one side's checkout, as the run printed it. */
+export interface CheckoutWarning {
+  side: Side;
+  text: string;
 }
 
 /** The base episodes a run took from the baseline cache, and whether it stored its own. */

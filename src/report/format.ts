@@ -15,6 +15,7 @@ import type {
   StepReport,
   SuiteChange,
 } from '../model/report.js';
+import { filterWords } from '../plan/scenario-filter.js';
 import { clip } from './escape.js';
 
 /** Classes from most to least severe: the order cases are read in. */
@@ -475,10 +476,20 @@ function utcMinute(iso: string): string {
 
 /** What a reader must know about the sides before reading the cases: base and head the same files. */
 export function sidesNotes(report: Report): string[] {
-  if (!report.identical_sides) return [];
-  return [
-    'Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does.',
-  ];
+  const notes: string[] = [];
+  const f = report.filter;
+  if (f) {
+    notes.push(
+      `Filtered (${filterWords(f) || 'a filter'}): ${f.selected} of the suite's ${f.total} scenarios ran. This is not a whole-suite run, so its verdict is WARN at best.`,
+    );
+  }
+  for (const w of report.checkout_warnings ?? []) notes.push(`${w.side}: ${w.text}`);
+  if (report.identical_sides) {
+    notes.push(
+      'Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does.',
+    );
+  }
+  return notes;
 }
 
 /** Failure signatures with counts, most frequent first: `wrong-state-update 3, duplicate-effect 1`. */

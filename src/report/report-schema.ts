@@ -426,6 +426,16 @@ export const ReportSchema = z.strictObject({
     .optional(),
   unverified: z.strictObject({ reason: text }).optional(),
   identical_sides: z.literal(true).optional(),
+  filter: z
+    .strictObject({
+      scenarios: z.array(name).max(L.cases),
+      tags: z.array(name).max(L.cases),
+      selected: z.number().int().min(0).max(L.cases),
+      total: z.number().int().min(0).max(L.cases),
+    })
+    .refine((f) => f.selected <= f.total, 'expected selected <= total')
+    .optional(),
+  checkout_warnings: z.array(z.strictObject({ side, text })).max(8).optional(),
   agent_isolation: z
     .strictObject({
       mode: z.enum(['namespaces', 'process-groups']),

@@ -12,7 +12,8 @@ export function unverifiedSentence(report: Pick<Report, 'unverified'>): string |
   );
 }
 
-/** The verdict as a heading shows it: `PASS`, or `PASS (unverified)`. */
-export function verdictWords(report: Pick<Report, 'verdict' | 'unverified'>): string {
-  return report.unverified ? `${report.verdict} (unverified)` : report.verdict;
+/** The verdict as a heading shows it: `PASS`, `WARN (unverified)`, `WARN (filtered)`. */
+export function verdictWords(report: Pick<Report, 'verdict' | 'unverified' | 'filter'>): string {
+  const marks = [report.unverified ? 'unverified' : '', report.filter ? 'filtered' : ''].filter(Boolean);
+  return marks.length > 0 ? `${report.verdict} (${marks.join(', ')})` : report.verdict;
 }

@@ -2,6 +2,7 @@
 
 import type { EpisodeRecord } from '../model/episode.js';
 import type { Report } from '../model/report.js';
+import type { ScenarioFilter } from '../plan/scenario-filter.js';
 import type { EngineName } from '../sandbox/types.js';
 
 /** A progress event, for a live terminal line or plain CI log lines. */
@@ -22,6 +23,8 @@ export interface CompareOptions {
   repeats?: number;
   concurrency?: number;
   shard?: { index: number; total: number } | null;
+  /** `--scenario` / `--tag` (the CLI only): grade these scenarios; the report says the run is filtered. */
+  filter?: ScenarioFilter | null;
   /** Output directory (default .stategate). */
   out?: string;
   engine?: 'auto' | EngineName;

@@ -159,6 +159,7 @@ function reportFacts(plan: RunPlan, engine: Engine, interrupted: boolean): Omit<
     policyFrom: plan.policy.source,
     suiteChanges: plan.policy.changes,
     agentIsolation: plan.isolationFacts,
+    filter: plan.filter,
   };
 }
 

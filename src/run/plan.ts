@@ -13,9 +13,10 @@ import type { AgentConfig, Scenario } from '../config/schema.js';
 import type { Suite } from '../config/suite.js';
 import { contentHash } from '../model/content-hash.js';
 import type { Side } from '../model/episode.js';
-import type { AgentIsolationFacts } from '../model/report.js';
+import type { AgentIsolationFacts, RunFilter } from '../model/report.js';
 import { sliceScenarios } from '../plan/expand.js';
 import { type PinnedSuite, pinSuite } from '../plan/pin.js';
+import { filterScenarios, filterWords } from '../plan/scenario-filter.js';
 import type { SequentialPolicy } from '../stats/sequential.js';
 import { VERSION } from '../version.js';
 import { adaptivePolicy } from './adaptive.js';
@@ -64,8 +65,10 @@ export interface RunPlan {
   /** The suite as it runs: the pinned scenarios, twins and template under the policy. */
   suite: Suite;
   pin: PinnedSuite;
-  /** This shard's scenarios, in the report's order. */
+  /** This shard's scenarios (of those the filter selects), in the report's order. */
   scenarios: Scenario[];
+  /** The --scenario / --tag filter and how much of the suite it selected; null: the whole suite. */
+  filter: RunFilter | null;
   /**
    * Scenarios the head added (the base's suite lacks them): their episodes run after every episode
    * of the base's scenarios, so new scenarios cannot hold the workers the base's need.
@@ -137,7 +140,9 @@ export async function prepareRun(
   const pin = pinSuite(suite);
   const repeats = repeatsPlan(suite, opts.repeats);
   const concurrency = opts.concurrency ?? suite.config.concurrency;
-  const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+  const selected = filterScenarios(suite.scenarios, opts.filter);
+  const scenarios = sliceScenarios(selected, opts.shard);
+  const filter = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
   const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
@@ -164,6 +169,7 @@ export async function prepareRun(
     suite,
     pin,
     scenarios,
+    filter,
     added: (policy.changes ?? []).filter((c) => c.kind === 'scenario-added').map((c) => c.subject),
     shard: opts.shard ?? null,
     repeats,
@@ -179,6 +185,22 @@ export async function prepareRun(
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset,
   };
+}
+
+/** The filter as the report states it, said once in the log; null without one. */
+function filterFacts(
+  filter: CompareOptions['filter'],
+  selected: number,
+  total: number,
+  progress: (event: ProgressEvent) => void,
+): RunFilter | null {
+  if (!filter || (filter.scenarios.length === 0 && filter.tags.length === 0)) return null;
+  progress({
+    type: 'log',
+    level: 'warn',
+    message: `filtered run (${filterWords(filter)}): ${selected} of the suite's ${total} scenarios; its verdict is WARN at best`,
+  });
+  return { scenarios: [...filter.scenarios], tags: [...filter.tags], selected, total };
 }
 
 /** The pass_env variables each side's agent will not get, each said as a warning before anything runs. */

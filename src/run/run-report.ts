@@ -41,6 +41,7 @@ export interface RunReportFacts {
   suiteChanges?: Report['suite_changes'];
   agentIsolation: Report['agent_isolation'];
   baselineCache?: Report['baseline_cache'];
+  filter?: Report['filter'] | null;
 }
 
 /**
@@ -90,11 +91,21 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
     judgeCalibration: judgeCalibrationFacts(run.suite),
     agentIsolation: run.agentIsolation,
     baselineCache: run.baselineCache,
+    filter: run.filter ?? undefined,
     // Spend is counted from the records whenever the agents had models, budget or none.
     ...(Object.keys(run.suite.config.models ?? {}).length > 0
       ? { budget: run.suite.config.budget ?? {} }
       : {}),
+    checkoutWarnings: checkoutWarnings(run.checkouts),
   });
+}
+
+/** Each side's checkout warnings, as the run printed them (a ref ran, not the uncommitted working tree). */
+function checkoutWarnings(checkouts: Partial<Record<Side, Checkout>>): Report['checkout_warnings'] {
+  const out = (['base', 'head'] as Side[]).flatMap((side) =>
+    (checkouts[side]?.warnings ?? []).map((text) => ({ side, text })),
+  );
+  return out.length > 0 ? out : undefined;
 }
 
 /** Writes report.json, report.md and report.html into `outDir`. */

@@ -23,6 +23,7 @@ function yamlBlocks(markdown: string): string[] {
 describe('action docs', () => {
   it('the README section and the guide show the tested workflow verbatim', () => {
     expect(read('docs/action-readme-section.md')).toContain(`\`\`\`yaml\n${fixture}\`\`\``);
+    expect(read('README.md')).toContain(`\`\`\`yaml\n${fixture}\`\`\``);
     expect(guide).toContain(`\`\`\`yaml\n${fixture}\`\`\``);
   });
 

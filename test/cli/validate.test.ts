@@ -194,6 +194,8 @@ describe('stategate', () => {
     // Where --dir means nothing, it is refused rather than ignored.
     const compare = stategate(dir, ['compare', '--dir', dir, '--base', 'HEAD', '--head', 'HEAD']);
     expect(compare.code).toBe(1);
-    expect(compare.stderr).toMatch(/--dir applies to run and validate, not compare/);
+    expect(compare.stderr).toMatch(
+      /--dir applies to run, validate and init, not compare: name the sides with --base and --head/,
+    );
   });
 });
