@@ -96458,23 +96458,16 @@ async function runEpisode(ctx, planned) {
   const deadline = episodeDeadline(ctx.signal);
   try {
     try {
-      const plain2 = Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !scenario.faults.some((f) => f.fault === "stale_response");
-      sandbox = (plain2 ? ctx.template.take() : null) ?? await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`);
-      if (scenario.faults.some((f) => f.fault === "stale_response")) {
-        initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
-      }
+      ({ sandbox, initialState } = await sandboxesFor(ctx, planned));
     } catch (err) {
       fail2("sandbox", err);
       if (err instanceof StateTimeoutError) record3.infraError.timedOut = true;
       return record3;
     }
     lap("reset");
-    if (ctx.models?.spend.refuseStart()) {
-      const { limitUsd, spentUsd } = ctx.models.spend;
-      fail2(
-        "budget",
-        `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`
-      );
+    const spent = ctx.models ? runBudgetSpent(ctx.models) : void 0;
+    if (spent) {
+      fail2("budget", spent);
       return record3;
     }
     const timeoutMs = durationMs(ctx.side.agent.timeout);
@@ -96491,20 +96484,14 @@ async function runEpisode(ctx, planned) {
       }
     }
     try {
-      session = ctx.gateway.open({
-        episode: planned.id,
-        scenario: scenario.id,
-        side: planned.side,
-        seed: planned.seed,
-        tools: allowedTools(scenario, ctx.tools),
-        suiteTools: [...ctx.tools.values()],
-        faults: toolFaults(scenario.faults),
-        sandbox,
-        initialState,
-        deadline: deadline.signal,
-        ...ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {},
-        ...conversation ? { turn: () => conversation.turn } : {}
-      });
+      session = openSession(
+        ctx,
+        planned,
+        { sandbox, initialState },
+        deadline.signal,
+        timeoutMs,
+        conversation
+      );
     } catch (err) {
       fail2("gateway", err);
       return record3;
@@ -96525,23 +96512,7 @@ async function runEpisode(ctx, planned) {
     }
     deadline.start(timeoutMs);
     try {
-      record3.agent = await ctx.side.runAgent({
-        input: { message: scenario.input.message, context: scenario.input.context },
-        vars: {
-          toolsUrl: session.toolsUrl,
-          mcpUrl: session.mcpUrl,
-          episode: planned.id,
-          scenario: scenario.id,
-          seed: planned.seed,
-          side: planned.side,
-          databaseUrl: databaseUrl2,
-          ...ctx.models ? { modelEnv: session.modelEnv } : {},
-          ...conversation ? { conversation: true } : {}
-        },
-        timeoutMs,
-        signal: ctx.signal,
-        conversation
-      });
+      record3.agent = await runAgentIn(ctx, planned, session, databaseUrl2, timeoutMs, conversation);
     } catch (err) {
       fail2("agent-start", err);
       return record3;
@@ -96557,13 +96528,8 @@ async function runEpisode(ctx, planned) {
     timings.agent = Math.round(record3.agent.durationMs * 100) / 100;
     t = clock();
     if (ctx.signal?.aborted) fail2("interrupted", "the run was interrupted while this episode ran");
-    await session.close();
-    record3.calls = session.calls();
-    if (ctx.models) record3.modelCalls = session.modelCalls();
+    await collectCalls(record3, session, fail2, ctx.models !== void 0);
     session = void 0;
-    const unreachable = record3.modelCalls?.find((c) => c.unreachable);
-    if (unreachable)
-      fail2("gateway", `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
     lap("gateway_close");
     const broken = record3.calls.find((c) => c.harnessError !== void 0);
     if (broken) {
@@ -96577,9 +96543,7 @@ async function runEpisode(ctx, planned) {
       fail2("capture", err);
     }
     lap("capture");
-    for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record3.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
-    }
+    record3.queries = await finalQueries(sandbox, scenario.expect, timeoutMs);
     lap("queries");
     return record3;
   } catch (err) {
@@ -96594,6 +96558,83 @@ async function runEpisode(ctx, planned) {
 }
 function harnessFailure(call) {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
+}
+async function sandboxesFor(ctx, planned) {
+  const { scenario } = planned;
+  const stale = scenario.faults.some((f) => f.fault === "stale_response");
+  const plain2 = Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !stale;
+  const label = `${planned.side}-${planned.repeat}`;
+  const sandbox = (plain2 ? ctx.template.take() : null) ?? await prepareSandbox(ctx, scenario, label);
+  if (!stale) return { sandbox };
+  try {
+    return { sandbox, initialState: await prepareSandbox(ctx, scenario, `${label}-initial`) };
+  } catch (err) {
+    void sandbox.dispose().catch(ignore);
+    throw err;
+  }
+}
+function runBudgetSpent(models) {
+  if (!models.spend.refuseStart()) return void 0;
+  const { limitUsd, spentUsd } = models.spend;
+  return `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`;
+}
+function runAgentIn(ctx, planned, session, databaseUrl2, timeoutMs, conversation) {
+  const { scenario } = planned;
+  return ctx.side.runAgent({
+    input: { message: scenario.input.message, context: scenario.input.context },
+    vars: {
+      toolsUrl: session.toolsUrl,
+      mcpUrl: session.mcpUrl,
+      episode: planned.id,
+      scenario: scenario.id,
+      seed: planned.seed,
+      side: planned.side,
+      databaseUrl: databaseUrl2,
+      ...ctx.models ? { modelEnv: session.modelEnv } : {},
+      ...conversation ? { conversation: true } : {}
+    },
+    timeoutMs,
+    signal: ctx.signal,
+    conversation
+  });
+}
+function openSession(ctx, planned, databases, deadline, timeoutMs, conversation) {
+  const { scenario } = planned;
+  return ctx.gateway.open({
+    episode: planned.id,
+    scenario: scenario.id,
+    side: planned.side,
+    seed: planned.seed,
+    tools: allowedTools(scenario, ctx.tools),
+    suiteTools: [...ctx.tools.values()],
+    faults: toolFaults(scenario.faults),
+    sandbox: databases.sandbox,
+    initialState: databases.initialState,
+    deadline,
+    ...ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {},
+    ...conversation ? { turn: () => conversation.turn } : {}
+  });
+}
+async function collectCalls(record3, session, fail2, withModels) {
+  await session.close();
+  record3.calls = session.calls();
+  if (withModels) record3.modelCalls = session.modelCalls();
+  const unreachable = record3.modelCalls?.find((c) => c.unreachable);
+  if (unreachable)
+    fail2("gateway", `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
+  const broken = record3.calls.find((c) => c.harnessError !== void 0);
+  if (broken) {
+    fail2("tool", harnessFailure(broken));
+    const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError)?.[1];
+    if (record3.infraError?.stage === "tool" && provokedByCall(sqlstate)) record3.infraError.provoked = true;
+  }
+}
+async function finalQueries(sandbox, expect, timeoutMs) {
+  const out = {};
+  for (const [id, sql] of Object.entries(expectationQueries(expect))) {
+    out[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
+  }
+  return out;
 }
 async function readOnlyQuery(sandbox, sql, timeoutMs) {
   try {
@@ -101233,6 +101274,7 @@ async function prepareRun(opts, scope, progress) {
   mkdirSync8(outDir, { recursive: true });
   if (cacheDir2) mkdirSync8(cacheDir2, { recursive: true });
   const sides = opts.base === null ? ["head"] : ["base", "head"];
+  const files = new SuiteFiles();
   const checkouts = await checkOut(
     opts,
     sides,
@@ -101241,24 +101283,7 @@ async function prepareRun(opts, scope, progress) {
     scope,
     progress
   );
-  const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
-  const suiteCheckout = checkouts[suiteSide];
-  progress({
-    type: "phase",
-    phase: "load",
-    message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
-  });
-  const files = new SuiteFiles();
-  const policy = await resolvePolicy({
-    policyFrom: opts.policyFrom ?? "base",
-    pinned: await files.pinned(join27(suiteCheckout.dir, configName)),
-    pinnedSide: suiteSide,
-    base: checkouts.base,
-    configName,
-    files
-  });
-  if (policy.warning) progress({ type: "log", level: "warn", message: policy.warning });
-  progress({ type: "log", level: "info", message: `gate policy: ${policyWords(policy.source)}` });
+  const policy = await loadPolicy(opts, checkouts, configName, files, progress);
   const suite = policy.suite;
   const pin = pinSuite(suite);
   const repeats = repeatsPlan(suite, opts.repeats);
@@ -101268,16 +101293,7 @@ async function prepareRun(opts, scope, progress) {
   const filter2 = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const isolation = await probeIsolation("unshare", "bwrap", sudoMode(opts.sudo, process.env));
-  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
-  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
-    progress({ type: "log", level: "warn", message });
-  const isolationPlan = planIsolation({
-    status: isolation,
-    agents,
-    base: trustedBase,
-    override: opts.isolation
-  });
+  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
   return {
     repo,
     outDir,
@@ -101304,6 +101320,39 @@ async function prepareRun(opts, scope, progress) {
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset
   };
+}
+async function loadPolicy(opts, checkouts, configName, files, progress) {
+  const suiteSide = opts.suiteFrom === "base" && checkouts.base ? "base" : "head";
+  const suiteCheckout = checkouts[suiteSide];
+  progress({
+    type: "phase",
+    phase: "load",
+    message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`
+  });
+  const policy = await resolvePolicy({
+    policyFrom: opts.policyFrom ?? "base",
+    pinned: await files.pinned(join27(suiteCheckout.dir, configName)),
+    pinnedSide: suiteSide,
+    base: checkouts.base,
+    configName,
+    files
+  });
+  if (policy.warning) progress({ type: "log", level: "warn", message: policy.warning });
+  progress({ type: "log", level: "info", message: `gate policy: ${policyWords(policy.source)}` });
+  return policy;
+}
+async function isolationOf(opts, checkouts, agents, configName, progress) {
+  const isolation = await probeIsolation("unshare", "bwrap", sudoMode(opts.sudo, process.env));
+  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
+  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
+    progress({ type: "log", level: "warn", message });
+  const isolationPlan = planIsolation({
+    status: isolation,
+    agents,
+    base: trustedBase,
+    override: opts.isolation
+  });
+  return { isolation, isolationPlan };
 }
 function filterFacts(filter2, selected, total, progress) {
   if (!filter2 || filter2.scenarios.length === 0 && filter2.tags.length === 0) return null;

@@ -124,19 +124,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
   const deadline = episodeDeadline(ctx.signal);
   try {
     try {
-      // A scenario that starts from the template as it is takes a ready database from the pool
-      // without a single await: when a whole wave starts together, no episode's reset then waits
-      // for the others' turns on the one JavaScript thread.
-      const plain =
-        Object.keys(scenario.state.rows).length === 0 &&
-        (scenario.state.sql ?? []).length === 0 &&
-        !scenario.faults.some((f) => f.fault === 'stale_response');
-      sandbox =
-        (plain ? ctx.template.take() : null) ??
-        (await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}`));
-      if (scenario.faults.some((f) => f.fault === 'stale_response')) {
-        initialState = await prepareSandbox(ctx, scenario, `${planned.side}-${planned.repeat}-initial`);
-      }
+      ({ sandbox, initialState } = await sandboxesFor(ctx, planned));
     } catch (err) {
       fail('sandbox', err);
       // The same state on every attempt: running it again would only wait as long again.
@@ -145,12 +133,9 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     }
     lap('reset');
 
-    if (ctx.models?.spend.refuseStart()) {
-      const { limitUsd, spentUsd } = ctx.models.spend;
-      fail(
-        'budget',
-        `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`,
-      );
+    const spent = ctx.models ? runBudgetSpent(ctx.models) : undefined;
+    if (spent) {
+      fail('budget', spent);
       return record;
     }
     const timeoutMs = durationMs(ctx.side.agent.timeout);
@@ -168,20 +153,14 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       }
     }
     try {
-      session = ctx.gateway.open({
-        episode: planned.id,
-        scenario: scenario.id,
-        side: planned.side,
-        seed: planned.seed,
-        tools: allowedTools(scenario, ctx.tools),
-        suiteTools: [...ctx.tools.values()],
-        faults: toolFaults(scenario.faults),
-        sandbox,
-        initialState,
-        deadline: deadline.signal,
-        ...(ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {}),
-        ...(conversation ? { turn: () => conversation.turn } : {}),
-      });
+      session = openSession(
+        ctx,
+        planned,
+        { sandbox, initialState },
+        deadline.signal,
+        timeoutMs,
+        conversation,
+      );
     } catch (err) {
       fail('gateway', err);
       return record;
@@ -203,23 +182,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     }
     deadline.start(timeoutMs);
     try {
-      record.agent = await ctx.side.runAgent({
-        input: { message: scenario.input.message, context: scenario.input.context },
-        vars: {
-          toolsUrl: session.toolsUrl,
-          mcpUrl: session.mcpUrl,
-          episode: planned.id,
-          scenario: scenario.id,
-          seed: planned.seed,
-          side: planned.side,
-          databaseUrl,
-          ...(ctx.models ? { modelEnv: session.modelEnv } : {}),
-          ...(conversation ? { conversation: true } : {}),
-        },
-        timeoutMs,
-        signal: ctx.signal,
-        conversation,
-      });
+      record.agent = await runAgentIn(ctx, planned, session, databaseUrl, timeoutMs, conversation);
     } catch (err) {
       fail('agent-start', err);
       return record;
@@ -237,13 +200,8 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     t = clock();
     if (ctx.signal?.aborted) fail('interrupted', 'the run was interrupted while this episode ran');
 
-    await session.close();
-    record.calls = session.calls();
-    if (ctx.models) record.modelCalls = session.modelCalls();
+    await collectCalls(record, session, fail, ctx.models !== undefined);
     session = undefined;
-    const unreachable = record.modelCalls?.find((c) => c.unreachable);
-    if (unreachable)
-      fail('gateway', `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
     lap('gateway_close');
     // The agent saw an error the twin never declares: what it did next is no evidence about it.
     const broken = record.calls.find((c) => c.harnessError !== undefined);
@@ -259,10 +217,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       fail('capture', err);
     }
     lap('capture');
-
-    for (const [id, sql] of Object.entries(expectationQueries(scenario.expect))) {
-      record.queries[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
-    }
+    record.queries = await finalQueries(sandbox, scenario.expect, timeoutMs);
     lap('queries');
     return record;
   } catch (err) {
@@ -281,6 +236,132 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
 /** The infraError message of a call the harness failed: the error first, then what to do. */
 function harnessFailure(call: CallRecord): string {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
+}
+
+/**
+ * The episode's database and, for a `stale_response` fault, a second one holding the initial
+ * state. A scenario that starts from the template as it is takes a ready database from the pool
+ * without a single await: when a whole wave starts together, no episode's reset then waits for the
+ * others' turns on the one JavaScript thread.
+ */
+async function sandboxesFor(
+  ctx: EpisodeContext,
+  planned: PlannedEpisode,
+): Promise<{ sandbox: Sandbox; initialState?: Sandbox }> {
+  const { scenario } = planned;
+  const stale = scenario.faults.some((f) => f.fault === 'stale_response');
+  const plain =
+    Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !stale;
+  const label = `${planned.side}-${planned.repeat}`;
+  const sandbox = (plain ? ctx.template.take() : null) ?? (await prepareSandbox(ctx, scenario, label));
+  if (!stale) return { sandbox };
+  try {
+    return { sandbox, initialState: await prepareSandbox(ctx, scenario, `${label}-initial`) };
+  } catch (err) {
+    void sandbox.dispose().catch(ignore);
+    throw err;
+  }
+}
+
+/** Why budget.run_usd lets no further episode start, or undefined while it does. */
+function runBudgetSpent(models: RunModels): string | undefined {
+  if (!models.spend.refuseStart()) return undefined;
+  const { limitUsd, spentUsd } = models.spend;
+  return `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`;
+}
+
+/** Runs the side's agent on the scenario's input with the episode's variables (and its conversation). */
+function runAgentIn(
+  ctx: EpisodeContext,
+  planned: PlannedEpisode,
+  session: EpisodeSession,
+  databaseUrl: string | undefined,
+  timeoutMs: number,
+  conversation: ConversationDriver | undefined,
+): Promise<AgentRun> {
+  const { scenario } = planned;
+  return ctx.side.runAgent({
+    input: { message: scenario.input.message, context: scenario.input.context },
+    vars: {
+      toolsUrl: session.toolsUrl,
+      mcpUrl: session.mcpUrl,
+      episode: planned.id,
+      scenario: scenario.id,
+      seed: planned.seed,
+      side: planned.side,
+      databaseUrl,
+      ...(ctx.models ? { modelEnv: session.modelEnv } : {}),
+      ...(conversation ? { conversation: true } : {}),
+    },
+    timeoutMs,
+    signal: ctx.signal,
+    conversation,
+  });
+}
+
+/** The episode's gateway session: its tools with the scenario's faults, and its model routes. */
+function openSession(
+  ctx: EpisodeContext,
+  planned: PlannedEpisode,
+  databases: { sandbox: Sandbox; initialState?: Sandbox },
+  deadline: AbortSignal,
+  timeoutMs: number,
+  conversation: ConversationDriver | undefined,
+): EpisodeSession {
+  const { scenario } = planned;
+  return ctx.gateway.open({
+    episode: planned.id,
+    scenario: scenario.id,
+    side: planned.side,
+    seed: planned.seed,
+    tools: allowedTools(scenario, ctx.tools),
+    suiteTools: [...ctx.tools.values()],
+    faults: toolFaults(scenario.faults),
+    sandbox: databases.sandbox,
+    initialState: databases.initialState,
+    deadline,
+    ...(ctx.models ? { models: episodeModels(ctx.models, modelFaults(scenario.faults), timeoutMs) } : {}),
+    ...(conversation ? { turn: () => conversation.turn } : {}),
+  });
+}
+
+/**
+ * Closes the episode's gateway session and keeps its record of tool and model calls. A model
+ * provider the gateway could not reach, or a tool error the twin never declares, makes the episode
+ * ungraded: what the agent did next is no evidence about it.
+ */
+async function collectCalls(
+  record: EpisodeRecord,
+  session: EpisodeSession,
+  fail: (stage: InfraError['stage'], err: unknown) => void,
+  withModels: boolean,
+): Promise<void> {
+  await session.close();
+  record.calls = session.calls();
+  // With models, an empty list is a record too: no call was made, whatever the agent claims.
+  if (withModels) record.modelCalls = session.modelCalls();
+  const unreachable = record.modelCalls?.find((c) => c.unreachable);
+  if (unreachable)
+    fail('gateway', `model call ${unreachable.seq} (${unreachable.provider}): ${unreachable.error}`);
+  const broken = record.calls.find((c) => c.harnessError !== undefined);
+  if (broken) {
+    fail('tool', harnessFailure(broken));
+    const sqlstate = /^[A-Z_]+ \(SQLSTATE ([0-9A-Z]{5})\):/.exec(broken.harnessError!)?.[1];
+    if (record.infraError?.stage === 'tool' && provokedByCall(sqlstate)) record.infraError.provoked = true;
+  }
+}
+
+/** Each expectation's query on the final state, under the episode's timeout. */
+async function finalQueries(
+  sandbox: Sandbox,
+  expect: Expectation[],
+  timeoutMs: number,
+): Promise<Record<string, QueryResult>> {
+  const out: Record<string, QueryResult> = {};
+  for (const [id, sql] of Object.entries(expectationQueries(expect))) {
+    out[id] = await readOnlyQuery(sandbox, sql, timeoutMs);
+  }
+  return out;
 }
 
 async function readOnlyQuery(sandbox: Sandbox, sql: string, timeoutMs: number): Promise<QueryResult> {

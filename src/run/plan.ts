@@ -109,6 +109,7 @@ export async function prepareRun(
   if (cacheDir) mkdirSync(cacheDir, { recursive: true });
 
   const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
+  const files = new SuiteFiles();
   const checkouts = await checkOut(
     opts,
     sides,
@@ -118,24 +119,7 @@ export async function prepareRun(
     progress,
   );
 
-  const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
-  const suiteCheckout = checkouts[suiteSide]!;
-  progress({
-    type: 'phase',
-    phase: 'load',
-    message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`,
-  });
-  const files = new SuiteFiles();
-  const policy = await resolvePolicy({
-    policyFrom: opts.policyFrom ?? 'base',
-    pinned: await files.pinned(join(suiteCheckout.dir, configName)),
-    pinnedSide: suiteSide,
-    base: checkouts.base,
-    configName,
-    files,
-  });
-  if (policy.warning) progress({ type: 'log', level: 'warn', message: policy.warning });
-  progress({ type: 'log', level: 'info', message: `gate policy: ${policyWords(policy.source)}` });
+  const policy = await loadPolicy(opts, checkouts, configName, files, progress);
   const suite = policy.suite;
   const pin = pinSuite(suite);
   const repeats = repeatsPlan(suite, opts.repeats);
@@ -145,17 +129,7 @@ export async function prepareRun(
   const filter = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
-  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
-  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
-    progress({ type: 'log', level: 'warn', message });
-  const isolationPlan = planIsolation({
-    status: isolation,
-    agents,
-    base: trustedBase,
-    override: opts.isolation,
-  });
-
+  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
   return {
     repo,
     outDir,
@@ -185,6 +159,55 @@ export async function prepareRun(
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset,
   };
+}
+
+/** Whose policy and suite apply: the suite from `suiteFrom`'s checkout, the policy by `policyFrom`. */
+async function loadPolicy(
+  opts: CompareOptions,
+  checkouts: RunPlan['checkouts'],
+  configName: string,
+  files: SuiteFiles,
+  progress: (event: ProgressEvent) => void,
+): Promise<RunPlan['policy']> {
+  const suiteSide: Side = opts.suiteFrom === 'base' && checkouts.base ? 'base' : 'head';
+  const suiteCheckout = checkouts[suiteSide]!;
+  progress({
+    type: 'phase',
+    phase: 'load',
+    message: `Loading the suite from ${suiteSide} (${suiteCheckout.ref})`,
+  });
+  const policy = await resolvePolicy({
+    policyFrom: opts.policyFrom ?? 'base',
+    pinned: await files.pinned(join(suiteCheckout.dir, configName)),
+    pinnedSide: suiteSide,
+    base: checkouts.base,
+    configName,
+    files,
+  });
+  if (policy.warning) progress({ type: 'log', level: 'warn', message: policy.warning });
+  progress({ type: 'log', level: 'info', message: `gate policy: ${policyWords(policy.source)}` });
+  return policy;
+}
+
+/** What can isolate the agents here, and which isolation each side gets (the base decides `none` and `network: host`). */
+async function isolationOf(
+  opts: CompareOptions,
+  checkouts: RunPlan['checkouts'],
+  agents: RunPlan['agents'],
+  configName: string,
+  progress: (event: ProgressEvent) => void,
+) {
+  const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
+  const trustedBase = trustedBaseAgent(checkouts, agents, configName);
+  for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
+    progress({ type: 'log', level: 'warn', message });
+  const isolationPlan = planIsolation({
+    status: isolation,
+    agents,
+    base: trustedBase,
+    override: opts.isolation,
+  });
+  return { isolation, isolationPlan };
 }
 
 /** The filter as the report states it, said once in the log; null without one. */
