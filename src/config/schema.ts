@@ -59,7 +59,7 @@ export function durationMs(value: z.infer<typeof Duration>): number {
 const StringList = z.array(z.string().min(1));
 const OneOrMany = z.union([z.string().min(1), StringList]).transform((v) => (Array.isArray(v) ? v : [v]));
 
-// ---------------------------------------------------------------- stategate.yml (section 3)
+// ---------------------------------------------------------------- stategate.yml (docs/formats/stategate.md)
 
 export const AgentConfig = z
   .strictObject({
@@ -274,7 +274,7 @@ export const StategateConfig = z.strictObject({
   ),
 });
 
-// ---------------------------------------------------------------- twin files (section 5)
+// ---------------------------------------------------------------- twin files (docs/formats/twin.md)
 
 export const ErrorReply = z.strictObject({
   status: z.number().int().min(400).max(599),
@@ -318,7 +318,7 @@ export const TwinFile = z.strictObject({
   tools: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'a tool name'), TwinTool),
 });
 
-// ---------------------------------------------------------------- scenario files (section 4)
+// ---------------------------------------------------------------- scenario files (docs/formats/scenario.md)
 
 export const FAULT_NAMES = [
   'timeout_before_mutation',

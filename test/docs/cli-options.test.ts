@@ -14,6 +14,7 @@ const FOREIGN: Record<string, string> = {
   '--locale': 'initdb',
   '--no-sync': 'initdb',
   '--die-with-parent': 'bubblewrap',
+  '--image': 'bench/isolation.ts',
 };
 
 function markdownFiles(dir: string): string[] {
