@@ -14,7 +14,8 @@ type Event =
   | { kind: 'end'; turn: number; end: Conversation['end'] };
 
 const QUOTE_CHARS = 80;
-const quote = (text: string) => {
+/** Text as a short one-line JSON string, cut to QUOTE_CHARS. */
+export const quote = (text: string) => {
   const one = text.replace(/\s+/g, ' ').trim();
   return JSON.stringify(one.length > QUOTE_CHARS ? `${one.slice(0, QUOTE_CHARS - 1)}…` : one);
 };

@@ -1,19 +1,72 @@
 // For a side whose repeats disagree: the first step where its passing and failing repeats fork,
-// said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ...").
+// said from the records only ("3 of 5 repeats called ...; the 2 failing ones called ..."). In a
+// conversation the steps are its turns and calls in the order they happened, and the fork is named
+// by its turn ("Repeats part at turn 2: ...").
 
 import { differingArgs, renderArgs, renderCall, renderOutcome } from '../model/call-text.js';
-import type { GradedEpisode } from '../model/episode.js';
+import type { Conversation, GradedEpisode } from '../model/episode.js';
+import { quote } from './conversation-divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import { type Step, stepSignature, toTrajectory } from './trajectory.js';
 
+/** One step of a repeat: a call (`step`), or in a conversation a turn or its end (`said`). */
+interface ForkEvent {
+  signature: string;
+  /** The conversation's turn it belongs to; null outside a conversation. */
+  turn: number | null;
+  step?: Step;
+  said?: string;
+}
+
 interface Repeat {
-  steps: Step[];
+  events: ForkEvent[];
   signatures: string[];
   passed: boolean;
   episode: GradedEpisode;
 }
 
 const STOPPED = '\u0000stopped';
+
+function endWords(end: Conversation['end']): string {
+  return end === 'user' || end === 'agent' ? `ended (by the ${end})` : `ended (${end.replace('_', ' ')})`;
+}
+
+/**
+ * A repeat's events: its calls; in a conversation the user's turn n, the calls of agent turn n, the
+ * agent's turn n, and the end (a call with no turn goes with the last turn, which it cannot precede).
+ */
+function forkEvents(episode: GradedEpisode): ForkEvent[] {
+  const calls = [...episode.record.calls].sort((a, b) => a.seq - b.seq);
+  const callEvent = (c: (typeof calls)[number], turn: number | null): ForkEvent => {
+    const step = toTrajectory([c])[0];
+    return { signature: stepSignature(step), turn, step };
+  };
+  const conversation = episode.record.conversation;
+  if (!conversation) return calls.map((c) => callEvent(c, null));
+  const turns = conversation.turns;
+  const last = Math.max(1, ...turns.map((t) => t.turn), ...calls.map((c) => c.turn ?? 0));
+  const events: ForkEvent[] = [];
+  const turnEvents = (role: 'user' | 'agent', n: number) => {
+    for (const t of turns) {
+      if (t.role !== role || t.turn !== n) continue;
+      const gave = t.facts && t.facts.length > 0 ? ` (giving ${t.facts.join(' and ')})` : '';
+      const said =
+        role === 'agent' ? `replied ${quote(t.text)}` : `heard the user say ${quote(t.text)}${gave}`;
+      events.push({ signature: `\u0000${role}\u0000${t.text}`, turn: n, said });
+    }
+  };
+  for (let n = 1; n <= last; n++) {
+    turnEvents('user', n);
+    for (const c of calls) if ((c.turn ?? last) === n) events.push(callEvent(c, n));
+    turnEvents('agent', n);
+  }
+  events.push({
+    signature: `\u0000end\u0000${conversation.end}`,
+    turn: last,
+    said: endWords(conversation.end),
+  });
+  return events;
+}
 
 function signatureAt(r: Repeat, i: number): string {
   return i < r.signatures.length ? r.signatures[i] : STOPPED;
@@ -28,8 +81,10 @@ function prefixAt(r: Repeat, i: number): string {
  * the keys whose values differ: the rest is the same everywhere and would only bury the difference.
  */
 function forkKeys(repeats: Repeat[], i: number): string[] | null {
-  const steps = repeats.flatMap((r) => (r.steps[i] ? [r.steps[i]] : []));
-  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const events = repeats.flatMap((r) => (r.events[i] ? [r.events[i]] : []));
+  const steps = events.flatMap((e) => (e.step ? [e.step] : []));
+  if (steps.length === 0 || steps.length < events.length || steps.some((s) => s.tool !== steps[0].tool))
+    return null;
   const keys = new Set<string>();
   for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
   return keys.size === 0 || keys.has('') ? null : [...keys].sort();
@@ -45,15 +100,22 @@ function renderCallOn(step: Step, keys: string[] | null): string {
   return `${step.tool}(${text}${omitted ? `${text ? ', ' : ''}…` : ''})`;
 }
 
+/** What a repeat did at an event: `called X and got Y`, `replied "..."`, `ended (by the user)`. */
+function eventWords(e: ForkEvent, keys: string[] | null): string {
+  return e.step ? `called ${renderCallOn(e.step, keys)} and got ${renderOutcome(e.step)}` : (e.said ?? '');
+}
+
 /** What each distinct action of a group at step i was, with how many repeats took it. */
 function actions(group: Repeat[], i: number, keys: string[] | null): { action: string; n: number }[] {
   const bySig = new Map<string, Repeat[]>();
   for (const r of group) bySig.set(signatureAt(r, i), [...(bySig.get(signatureAt(r, i)) ?? []), r]);
   return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step
-      ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}`
-      : `stopped after ${i} call${i === 1 ? '' : 's'}`;
+    const event = rs[0].events[i];
+    const action = event
+      ? eventWords(event, keys)
+      : rs[0].episode.record.conversation
+        ? 'had nothing more'
+        : `stopped after ${i} call${i === 1 ? '' : 's'}`;
     return { action, n: rs.length };
   });
 }
@@ -62,9 +124,9 @@ function actions(group: Repeat[], i: number, keys: string[] | null): { action: s
 function sharedStepBefore(repeats: Repeat[], i: number): string {
   if (i === 0) return '';
   const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
-  const step = repeats[0].steps[i - 1];
-  if (before.size !== 1 || !step) return '';
-  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
+  const event = repeats[0].events[i - 1];
+  if (before.size !== 1 || !event) return '';
+  return `after every repeat ${eventWords(event, null)}, `;
 }
 
 function itemize(list: { action: string; n: number }[]): string {
@@ -97,14 +159,14 @@ export function explainFlaky(episodes: readonly GradedEpisode[]): string | null 
   const repeats: Repeat[] = inRepeatOrder(episodes)
     .filter(isGradable)
     .map((episode) => {
-      const steps = toTrajectory(episode.record.calls);
-      return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+      const events = forkEvents(episode);
+      return { events, signatures: events.map((e) => e.signature), passed: episodePassed(episode), episode };
     });
   const passing = repeats.filter((r) => r.passed);
   const failing = repeats.filter((r) => !r.passed);
   if (passing.length === 0 || failing.length === 0) return null;
 
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  const longest = Math.max(...repeats.map((r) => r.events.length));
   // Prefixes only grow apart, so the first step where no passing prefix equals a failing one is the fork.
   for (let i = 0; i < longest; i++) {
     const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
@@ -118,6 +180,8 @@ export function explainFlaky(episodes: readonly GradedEpisode[]): string | null 
     const theFailing = failing.length === 1 ? 'the failing one' : `the ${failing.length} failing ones`;
     const failText =
       failed.length === 1 ? `${theFailing} ${failed[0].action}` : `${theFailing}: ${itemize(failed)}`;
+    const turn = Math.min(...repeats.flatMap((r) => r.events[i]?.turn ?? []));
+    if (Number.isFinite(turn)) return `Repeats part at turn ${turn}: ${passText}; ${failText}.`;
     return `At step ${i + 1}, ${passText}; ${failText}.`;
   }
 
@@ -125,14 +189,15 @@ export function explainFlaky(episodes: readonly GradedEpisode[]): string | null 
   const trajectory = (r: Repeat) => r.signatures.join('\u0001');
   const full = new Set(passing.map(trajectory));
   const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
+  const n = alike[0].events.filter((e) => e.step).length;
   const failed = failedExpectations(alike);
   const what = failed ? `; they failed ${failed}` : '';
+  const talk = alike[0].episode.record.conversation ? ' in the same conversation' : '';
   if (new Set(repeats.map(trajectory)).size === 1) {
     const calls = n === 0 ? 'no calls' : `the same ${plural(n, 'call')}`;
-    return `All ${repeats.length} repeats made ${calls}, yet ${failing.length} failed${what}.`;
+    return `All ${repeats.length} repeats made ${calls}${talk}, yet ${failing.length} failed${what}.`;
   }
   const calls =
     n === 0 ? 'no calls, like a passing repeat' : `the same ${plural(n, 'call')} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${talk}${what}.`;
 }

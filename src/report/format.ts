@@ -1,6 +1,5 @@
 // The words and numbers every rendering of a report shares (markdown, terminal, JUnit), as plain text.
 
-import { differingArgs, renderCall, renderOutcome, renderValue } from '../model/call-text.js';
 import { canonicalJson } from '../model/canonical-json.js';
 import { type CaseClass, FAILURE_SIGNATURES, NEW_SCENARIO, SIGNATURE_MEANINGS } from '../model/classes.js';
 import type {
@@ -12,7 +11,6 @@ import type {
   Report,
   SideSummary,
   StateDifference,
-  StepReport,
   SuiteChange,
 } from '../model/report.js';
 import { filterWords } from '../plan/scenario-filter.js';
@@ -302,67 +300,12 @@ export function countsLine(report: Report): string {
   return `${parts.join(', ')}; ${count(flaky)} flaky`;
 }
 
-/** One step of the table: the call (with only the arguments that differ from `other`, the same tool's call on the other side) and what it got. */
-function stepCells(step: StepReport | undefined, other: StepReport | undefined): [string, string] {
-  if (!step) return ['', ''];
-  let call = renderCall(step);
-  if (other && other.tool === step.tool) {
-    const keys = differingArgs(step.args, other.args);
-    // Arguments that are not an object differ as a whole (key ''): the whole call shows.
-    if (keys.length > 0 && keys[0] !== '') {
-      const args = (step.args ?? {}) as Record<string, unknown>;
-      const shown = keys.map((k) => `${k}=${args[k] === undefined ? '(absent)' : renderValue(args[k])}`);
-      const more = Object.keys(args).some((k) => !keys.includes(k)) ? ', …' : '';
-      call = `${step.tool}(${shown.join(', ')}${more})`;
-    }
-  }
-  return [call, renderOutcome(step)];
-}
-
 /** Which episode stands for a side, e.g. `head repeat 2 (failed)`. */
 export function stepsSource(side: string, s: EpisodeSteps): string {
   return `${side} repeat ${s.repeat} (${s.outcome})`;
 }
 
-/**
- * The step-by-step table of a case as plain-text rows: step number, then for each side present its
- * call and what the call got. `divergent` is the first step where the sides differ (0: none).
- */
-export function stepRows(steps: NonNullable<CaseReport['steps']>): {
-  rows: string[][];
-  divergent: number;
-} {
-  const base = steps.base?.steps ?? [];
-  const head = steps.head.steps;
-  const n = Math.max(base.length, head.length);
-  const rows: string[][] = [];
-  let divergent = 0;
-  for (let i = 0; i < n; i++) {
-    const b = base[i];
-    const h = head[i];
-    const cells = steps.base ? [...stepCells(b, h), ...stepCells(h, b)] : stepCells(h, undefined);
-    if (
-      steps.base &&
-      divergent === 0 &&
-      (!b ||
-        !h ||
-        b.tool !== h.tool ||
-        differingArgs(b.args, h.args).length > 0 ||
-        b.status !== h.status ||
-        b.effect !== h.effect)
-    )
-      divergent = i + 1;
-    rows.push([String(i + 1), ...cells]);
-  }
-  return { rows, divergent };
-}
-
-/** The header of the step table, matching stepRows. */
-export function stepHeader(steps: NonNullable<CaseReport['steps']>): string[] {
-  return steps.base
-    ? ['step', 'base call', 'base got', 'head call', 'head got']
-    : ['step', 'head call', 'head got'];
-}
+export { stepHeader, stepRows } from './step-rows.js';
 
 /** The steps left out of a table by the cap, as a sentence, or ''. */
 export function stepsCutWords(steps: NonNullable<CaseReport['steps']>): string {

@@ -1,10 +1,12 @@
 // The evidence of one case in markdown: the reply of a failing representative repeat, the folded
-// step-by-step table of the calls, and the stderr of an agent that crashed or printed no result.
+// step-by-step table of the calls (a conversation's turns between them), and the stderr of an
+// agent that crashed or printed no result.
 import type { CaseReport } from '../model/report.js';
 import { mdBlock } from './escape.js';
 import { failingReplies, stderrTitle, stepHeader, stepRows, stepsCutWords, stepsSource } from './format.js';
 import { table } from './markdown-table.js';
 import { mdCellCode, mdText } from './markdown-text.js';
+import { hasTurns } from './step-rows.js';
 
 /** `**Reply, head repeat 1 (failed) replied, claiming SUCCESS:** ...`, one line per failing side. */
 export function replyLines(steps: NonNullable<CaseReport['steps']>): string[] {
@@ -15,13 +17,16 @@ export function replyLines(steps: NonNullable<CaseReport['steps']>): string[] {
 
 /** The step-by-step table of a case's representative episodes, folded. */
 export function stepsDetail(steps: NonNullable<CaseReport['steps']>): string {
-  const { rows, divergent } = stepRows(steps);
+  const { rows, divergent, turns } = stepRows(steps);
   const source = [steps.base ? stepsSource('base', steps.base) : '', stepsSource('head', steps.head)]
     .filter(Boolean)
     .join(' beside ');
-  const cells = rows.map(([n, ...rest]) => [
+  // A call shows as code; a turn's text, like what a call got, as escaped text.
+  const cells = rows.map(([n, ...rest], r) => [
     Number(n) === divergent ? `**${n}**` : n,
-    ...rest.map((cell, i) => (i % 2 === 0 && cell !== '' ? mdCellCode(cell) : mdText(cell))),
+    ...rest.map((cell, i) =>
+      i % 2 === 0 && cell !== '' && !turns[r][i / 2] ? mdCellCode(cell) : mdText(cell),
+    ),
   ]);
   const cut = stepsCutWords(steps);
   const where = divergent > 0 ? ` The first step that differs is in bold.` : '';
@@ -29,7 +34,8 @@ export function stepsDetail(steps: NonNullable<CaseReport['steps']>): string {
     rows.length === 0
       ? 'No tool was called.'
       : `${table(stepHeader(steps), cells)}${cut ? `\n\n${mdText(cut)}` : ''}`;
-  const intro = mdText(`Calls as the tools recorded them.${where}`);
+  const between = hasTurns(steps) ? ", between the conversation's turns" : '';
+  const intro = mdText(`Calls as the tools recorded them${between}.${where}`);
   return `<details><summary>Steps: ${mdText(source)}</summary>\n\n${intro}\n\n${body}\n\n</details>`;
 }
 

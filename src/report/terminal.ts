@@ -84,17 +84,19 @@ function sideLine(s: SideSummary): string {
 
 /** The step table as lines: `* 2  base get_refund_policy(…) → 200  |  head refund_payment(…) → 504 (applied)`. */
 function stepLines(steps: NonNullable<CaseReport['steps']>): string[] {
-  const { rows, divergent } = stepRows(steps);
+  const { rows, divergent, turns } = stepRows(steps);
   const source = [steps.base ? stepsSource('base', steps.base) : '', stepsSource('head', steps.head)]
     .filter(Boolean)
     .join(' beside ');
-  const side = (call: string, got: string) => (call === '' ? '—' : `${call} → ${got}`);
-  const lines = rows.map(([n, ...cells]) => {
+  // A conversation's turn has nothing it got: its text alone.
+  const side = (call: string, got: string, turn: boolean) =>
+    call === '' ? '—' : turn ? call : `${call} → ${got}`;
+  const lines = rows.map(([n, ...cells], r) => {
     const mark = Number(n) === divergent ? '*' : ' ';
     const text =
       cells.length === 4
-        ? `base ${side(cells[0], cells[1])}  |  head ${side(cells[2], cells[3])}`
-        : side(cells[0], cells[1]);
+        ? `base ${side(cells[0], cells[1], turns[r][0])}  |  head ${side(cells[2], cells[3], turns[r][1])}`
+        : side(cells[0], cells[1], turns[r][0]);
     return `${mark}${n.padStart(3)}  ${inert(text)}`;
   });
   const cut = stepsCutWords(steps);

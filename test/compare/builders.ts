@@ -3,6 +3,7 @@ import { EXPECTATION_KINDS, type Expectation, type Scenario } from '../../src/co
 import type {
   AgentRun,
   CallRecord,
+  Conversation,
   ExpectationResult,
   FailureLabel,
   GradedEpisode,
@@ -100,6 +101,8 @@ export interface EpisodeSpec {
   usage?: { input_tokens?: number; output_tokens?: number; cost_usd?: number };
   /** How the agent ended, over the default (exit 0 with a result). */
   agent?: Partial<AgentRun>;
+  /** The record's conversation, for a scenario with `user:`. */
+  conversation?: Conversation;
 }
 
 /** One graded episode of `s` on `side`, repeat `repeat`, results in scenario order with `completed` first. */
@@ -149,6 +152,7 @@ export function episode(s: Scenario, side: Side, repeat: number, spec: EpisodeSp
       queries: {},
       infraError: spec.infraError,
       timings: {},
+      ...(spec.conversation ? { conversation: spec.conversation } : {}),
     },
     results,
     passed: results.every((r) => r.verdict === 'pass') && !spec.infraError,

@@ -127,6 +127,13 @@ describe('examples/clinic-agent', () => {
     expect(sameName.steps?.base?.steps.map((s) => s.turn)).toEqual([1, 2, 2, 3]);
     expect(sameName.steps?.head.turns?.map((t) => `${t.role}${t.turn}`)).toEqual(['user1', 'agent1']);
     expect(sameName.steps?.base?.conversation_end).toBe('agent');
+    // report.md's step table puts the turns between the calls: the base asks where the head acts.
+    const hi = 'user (turn 1): Hi, this is John Smith. Please cancel my appointment next week.';
+    expect(markdown).toContain(`| 1 | ${hi} |  | ${hi} |  |`);
+    expect(markdown).toContain(
+      '| **3** | agent (turn 1): We have more than one patient named John Smith. What is your date of birth? |  | `list_appointments(',
+    );
+    expect(markdown).toContain('| 4 | user (turn 2): 1990-04-02 \\[gave: dob\\] |  | `cancel_appointment(');
   });
 
   it('in server mode too: careful vs hasty is BLOCK, one POST per turn', { timeout: 300_000 }, async () => {
