@@ -66,7 +66,7 @@ function engineOption(values: CliValues): CompareOptions['engine'] {
 }
 
 /** Options shared by compare and run. */
-function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
+export function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'head'> {
   const suiteFrom = choice(values, 'suite-from');
   const policyFrom = choice(values, 'policy-from');
   const isolation = choice(values, 'isolation');

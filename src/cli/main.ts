@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import { commandCompare, commandDemo, commandMerge, commandRun, commandValidate } from './commands.js';
 import { commandInit } from './init.js';
 import { commandJudge } from './judge.js';
+import { commandPlan } from './plan.js';
 import { commandView } from './view.js';
 
 export { VERSION };
@@ -17,6 +18,11 @@ Usage:
   stategate run [--dir DIR] [--scenario ID]... [--tag TAG]... [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
+  stategate plan [--base REF|DIR --head REF|DIR | --dir DIR] [--cache DIR] [--json] [options]
+      Estimate, before running, the episodes a compare (or, with --dir, a run) would take per side
+      (min and max for adaptive repeats, and a scenario that never fails) and their model spend,
+      measured from the baseline cache's entry for the base when --cache has one, else unknown;
+      compared to budget.run_usd. Checks out and loads the suites; starts no engine and no agent.
   stategate validate [--dir DIR] [--config FILE]
       Check the suite of DIR (default: the current directory): every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once: the SQL of the files that load is prepared even when other
@@ -53,13 +59,13 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --scenario ID         run and compare: grade only the scenarios whose id matches (repeatable;
+  --scenario ID         run, compare and plan: grade only the scenarios whose id matches (repeatable;
                         * and ? are globs, e.g. 'refund-*'). A filtered run says so in its report
                         and its verdict is WARN at best, never PASS: it is not the whole suite
-  --tag TAG             run and compare: grade only the scenarios with this tag (repeatable; with
+  --tag TAG             run, compare and plan: grade only the scenarios with this tag (repeatable; with
                         --scenario, a scenario must match both). A pattern or tag that selects
                         nothing is an error that lists the suite's ids or tags
-  --dir DIR             run, validate and init: the directory of the suite (the repository root)
+  --dir DIR             run, validate, init and plan: the directory of the suite (the repository root)
   --database-url URL    a PostgreSQL server where the harness may CREATE DATABASE (the postgres
                         engine; overrides database.url and $STATEGATE_DATABASE_URL)
   --out DIR             where report.json, report.md, report.html and episodes.jsonl go (default .stategate);
@@ -81,12 +87,14 @@ Options:
                         same key (base git tree, pinned suite, seeds, repeats, engine, stategate
                         version), and store them there after a complete run; only the missing ones
                         run. A base with uncommitted changes is never cached; an entry that cannot
-                        be read is a miss (a warning), never a failure
+                        be read is a miss (a warning), never a failure. plan: read the measured
+                        model cost of the entry a compare would reuse
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
                         control (a fork's artifact)
   --lang LANG           init: python | typescript, the scaffold agent's language (default python)
+  --json                plan: print the estimate as one JSON object (docs/models.md lists its fields)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -120,6 +128,7 @@ export const OPTIONS = {
   'no-color': { type: 'boolean' },
   unverified: { type: 'boolean' },
   flaky: { type: 'boolean' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -137,11 +146,12 @@ function parse(argv: string[]) {
 const ONLY_FOR: Partial<Record<keyof CliValues, { commands: string[]; elsewhere?: Record<string, string> }>> =
   {
     dir: {
-      commands: ['run', 'validate', 'init'],
+      commands: ['run', 'validate', 'init', 'plan'],
       elsewhere: { compare: 'name the sides with --base and --head' },
     },
-    scenario: { commands: ['run', 'compare'] },
-    tag: { commands: ['run', 'compare'] },
+    scenario: { commands: ['run', 'compare', 'plan'] },
+    tag: { commands: ['run', 'compare', 'plan'] },
+    json: { commands: ['plan'] },
     lang: { commands: ['init'] },
     'database-url': { commands: ['run', 'compare', 'validate', 'demo'] },
   };
@@ -191,6 +201,8 @@ export async function main(argv: string[]): Promise<number> {
       return commandRun(values);
     case 'validate':
       return commandValidate(values);
+    case 'plan':
+      return commandPlan(values);
     case 'merge':
       return commandMerge(values, rest);
     case 'demo':

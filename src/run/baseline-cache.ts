@@ -123,6 +123,11 @@ export class BaselineCache {
     return new BaselineCache(dir, key, parts, parsed.data);
   }
 
+  /** The entry's file in the cache directory. */
+  get file(): string {
+    return entryFile(this.dir, this.key);
+  }
+
   /** How many base episodes the entry holds. */
   get size(): number {
     let n = 0;
@@ -133,6 +138,24 @@ export class BaselineCache {
   /** When the entry read was stored (the start of the run that stored it); null on a miss. */
   get entryStoredAt(): string | null {
     return this.storedAt;
+  }
+
+  /**
+   * Per scenario, what its cached base episodes spent on models as the gateway recorded it: the mean
+   * per episode, or null when a call has no cost (a model without prices). An episode with no model
+   * calls recorded spent nothing.
+   */
+  measuredCosts(): Map<string, { episodes: number; usdPerEpisode: number | null }> {
+    const costs = new Map<string, { episodes: number; usdPerEpisode: number | null }>();
+    for (const [id, byRepeat] of this.cached) {
+      let total: number | null = 0;
+      for (const g of byRepeat.values())
+        for (const call of g.record.modelCalls ?? [])
+          total = total === null || call.costUsd === null ? null : total + call.costUsd;
+      const episodes = byRepeat.size;
+      if (episodes > 0) costs.set(id, { episodes, usdPerEpisode: total === null ? null : total / episodes });
+    }
+    return costs;
   }
 
   /** The cached graded episode for a planned base episode, counted as reused; undefined when there is none. */

@@ -90,6 +90,12 @@ export interface RunPlan {
   unsetPassEnv: Partial<Record<Side, string[]>>;
 }
 
+/** What a run decides from the checkouts and the suites alone: no engine, no agent, no probe. */
+export type SuiteDecision = Omit<
+  RunPlan,
+  'outDir' | 'startedAt' | 'isolation' | 'isolationFacts' | 'agentNetwork' | 'cacheDir'
+>;
+
 /**
  * Decides the run: checks out the sides (disposed with `scope`), loads each stategate.yml once,
  * resolves the policy, pins the suite and settles every count. Nothing of an agent runs here.
@@ -101,23 +107,42 @@ export async function prepareRun(
 ): Promise<RunPlan> {
   const repo = resolve(opts.repo ?? process.cwd());
   const outDir = resolve(repo, opts.out ?? '.stategate');
-  const configName = opts.config ?? 'stategate.yml';
   const startedAt = new Date();
   const cacheDir = opts.cache ? resolve(repo, opts.cache) : null;
   mkdirSync(outDir, { recursive: true });
   // Made before any agent starts: only a folder that exists is hidden from the agents.
   if (cacheDir) mkdirSync(cacheDir, { recursive: true });
+  const decided = await decideSuite(opts, [outDir, ...(cacheDir ? [cacheDir] : [])], scope, progress);
+  const { agents, checkouts, configName } = decided;
+  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
+  return {
+    ...decided,
+    outDir,
+    cacheDir,
+    startedAt,
+    isolation,
+    isolationFacts: isolationPlan.facts,
+    agentNetwork: isolationPlan.network,
+    baselineKey: cacheDir ? decided.baselineKey : null,
+  };
+}
 
+/**
+ * The part of the plan that needs only the sides' files (`stategate plan` stops here): checkouts,
+ * policy, pin, scenarios, repeats, agents and the baseline key (whenever there is a base). `ignore`
+ * are the run's own folders, no uncommitted change of a side.
+ */
+export async function decideSuite(
+  opts: CompareOptions,
+  ignore: string[],
+  scope: ResourceScope,
+  progress: (event: ProgressEvent) => void,
+): Promise<SuiteDecision> {
+  const repo = resolve(opts.repo ?? process.cwd());
+  const configName = opts.config ?? 'stategate.yml';
   const sides: Side[] = opts.base === null ? ['head'] : ['base', 'head'];
   const files = new SuiteFiles();
-  const checkouts = await checkOut(
-    opts,
-    sides,
-    repo,
-    [outDir, ...(cacheDir ? [cacheDir] : [])],
-    scope,
-    progress,
-  );
+  const checkouts = await checkOut(opts, sides, repo, ignore, scope, progress);
 
   const policy = await loadPolicy(opts, checkouts, configName, files, progress);
   const suite = policy.suite;
@@ -129,13 +154,10 @@ export async function prepareRun(
   const filter = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
+
   return {
     repo,
-    outDir,
     configName,
-    cacheDir,
-    startedAt,
     sides,
     headOnly: opts.base === null,
     checkouts,
@@ -149,13 +171,9 @@ export async function prepareRun(
     repeats,
     concurrency,
     agents,
-    isolation,
-    isolationFacts: isolationPlan.facts,
-    agentNetwork: isolationPlan.network,
-    baselineKey:
-      cacheDir && checkouts.base
-        ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base!, configName, opts.shard)
-        : null,
+    baselineKey: checkouts.base
+      ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base!, configName, opts.shard)
+      : null,
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset,
   };

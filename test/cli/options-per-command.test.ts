@@ -14,22 +14,22 @@ describe('options outside their commands', () => {
   it.each([
     [
       ['merge', 'r.json', '--dir', 'x'],
-      '--dir applies to run, validate and init, not merge: run it from the directory instead',
+      '--dir applies to run, validate, init and plan, not merge: run it from the directory instead',
     ],
     [
       ['demo', '--dir', 'x'],
-      '--dir applies to run, validate and init, not demo: run it from the directory instead',
+      '--dir applies to run, validate, init and plan, not demo: run it from the directory instead',
     ],
     [
       ['judge', 'calibrate', 'l.yaml', '--dir', 'x'],
-      '--dir applies to run, validate and init, not judge: run it from the directory instead',
+      '--dir applies to run, validate, init and plan, not judge: run it from the directory instead',
     ],
     [
       ['compare', '--base', 'a', '--head', 'b', '--dir', 'x'],
-      '--dir applies to run, validate and init, not compare: name the sides with --base and --head',
+      '--dir applies to run, validate, init and plan, not compare: name the sides with --base and --head',
     ],
     [['run', '--lang', 'python'], '--lang applies to init, not run'],
-    [['init', '--scenario', 'x'], '--scenario applies to run and compare, not init'],
+    [['init', '--scenario', 'x'], '--scenario applies to run, compare and plan, not init'],
     [
       ['merge', 'r.json', '--database-url', 'postgres://x'],
       '--database-url applies to run, compare, validate and demo, not merge',

@@ -85,7 +85,7 @@ describe('stategate run --scenario / --tag', () => {
     for (const command of ['validate', 'merge', 'demo']) {
       const res = stategate(dir, [command, '--tag', 'fault']);
       expect(res.code).toBe(1);
-      expect(res.stderr).toBe(`stategate: --tag applies to run and compare, not ${command}\n`);
+      expect(res.stderr).toBe(`stategate: --tag applies to run, compare and plan, not ${command}\n`);
     }
   });
 });

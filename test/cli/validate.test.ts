@@ -195,7 +195,7 @@ describe('stategate', () => {
     const compare = stategate(dir, ['compare', '--dir', dir, '--base', 'HEAD', '--head', 'HEAD']);
     expect(compare.code).toBe(1);
     expect(compare.stderr).toMatch(
-      /--dir applies to run, validate and init, not compare: name the sides with --base and --head/,
+      /--dir applies to run, validate, init and plan, not compare: name the sides with --base and --head/,
     );
   });
 });
