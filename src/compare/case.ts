@@ -1,5 +1,5 @@
 // One case of report.json: both sides summed up, the class, and the evidence that explains it.
-import type { Scenario } from '../config/schema.js';
+import type { IgnoreColumns, Scenario } from '../config/schema.js';
 import type { GradedEpisode } from '../model/episode.js';
 import type { CaseReport } from '../model/report.js';
 import { type CaseDecision, decideCase } from '../stats/case-decision.js';
@@ -10,7 +10,7 @@ import { firstDivergence } from './divergence.js';
 import { episodePassed, inRepeatOrder, isGradable } from './episodes.js';
 import { agentStderr, episodeSteps } from './evidence.js';
 import { explainFlaky } from './flaky.js';
-import { STATE_DIFF_CAP, stateDifferences } from './state-diff.js';
+import { mergeIgnoreColumns, STATE_DIFF_CAP, stateDifferences } from './state-diff.js';
 import { summarizeSide, uncalibratedJudges } from './summary.js';
 
 /** One scenario's graded episodes per side; `base` null when the case has no base side. */
@@ -27,6 +27,8 @@ export interface CaseOptions {
   ks?: number[];
   /** At most this many state differences per case (default 20). */
   stateDiffCap?: number;
+  /** stategate.yml's `ignore_columns` (of the policy's side); each scenario's own are added. */
+  ignoreColumns?: IgnoreColumns;
   /** Adaptive repeats: classify with the sequential test of this policy. */
   sequential?: SequentialPolicy;
   /** The run loop's decision under `sequential`, taken instead of deciding again. */
@@ -101,9 +103,11 @@ export function compareCase(
       h.record.diff,
       scenario,
       options.stateDiffCap ?? STATE_DIFF_CAP,
+      mergeIgnoreColumns(options.ignoreColumns, scenario.ignore_columns),
     );
     report.state_diff = diff.differences;
     if (diff.cut > 0) report.state_diff_cut = diff.cut;
+    if (diff.ignored.length > 0) report.ignored_columns = diff.ignored;
   } else if (base === null && head.length > 0 && c.class !== 'unchanged') {
     // No base to set beside it: a failing head repeat shows what the head did.
     report.steps = { base: null, head: episodeSteps(representative(head, false)!) };

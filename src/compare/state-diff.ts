@@ -1,7 +1,9 @@
 // The state that differs between two episodes. Both start from the same initial state, so each
 // side's net diff determines its final rows; comparing those gives (table, key, column, base, head)
-// for every value that ended differently, rows only one side has included.
-import type { Expectation, Scenario } from '../config/schema.js';
+// for every value that ended differently, rows only one side has included. Columns the suite or the
+// scenario ignores (`ignore_columns`) are left out and named in `ignored` when they differed; grading
+// never reads this list, so an expectation naming such a column still reads it.
+import type { Expectation, IgnoreColumns, Scenario } from '../config/schema.js';
 import { stateRead } from '../expectations/registry.js';
 import { strictComparison } from '../expectations/typed.js';
 import { elide, renderArgs, renderValue } from '../model/call-text.js';
@@ -20,6 +22,40 @@ export interface StateDifferences {
   differences: StateDifference[];
   /** Differences left out by the cap. */
   cut: number;
+  /** `table.column` of ignored columns whose values differed (or, keyless, were cut from a row shown), sorted. */
+  ignored: string[];
+}
+
+/** The suite's ignore list with the scenario's added, per table. */
+export function mergeIgnoreColumns(...lists: (IgnoreColumns | undefined)[]): IgnoreColumns {
+  const out = new Map<string, Set<string>>();
+  for (const list of lists)
+    for (const [table, columns] of Object.entries(list ?? {})) {
+      const set = out.get(table) ?? new Set<string>();
+      for (const c of columns) set.add(c);
+      out.set(table, set);
+    }
+  return Object.fromEntries([...out].map(([t, cs]) => [t, [...cs].sort()]));
+}
+
+function withoutColumns(row: Row, ignored: ReadonlySet<string>): Row {
+  if (ignored.size === 0) return row;
+  return Object.fromEntries(Object.entries(row).filter(([c]) => !ignored.has(c)));
+}
+
+function tableWithout(t: TableDiff | undefined, ignored: ReadonlySet<string>): TableDiff | undefined {
+  if (!t || ignored.size === 0) return t;
+  const strip = (c: RowChange): RowChange => ({
+    ...c,
+    before: c.before && withoutColumns(c.before, ignored),
+    after: c.after && withoutColumns(c.after, ignored),
+  });
+  return {
+    ...t,
+    inserted: t.inserted.map(strip),
+    updated: t.updated.map(strip),
+    deleted: t.deleted.map(strip),
+  };
 }
 
 type FinalRows = Map<string, { key: string; row: Row | undefined }>;
@@ -65,6 +101,8 @@ function keyedDifferences(
   b: TableDiff | undefined,
   h: TableDiff | undefined,
   primaryKey: string[],
+  ignored: ReadonlySet<string>,
+  hid: Set<string>,
 ): StateDifference[] {
   const [bf, hf] = keyedFinals(b, h, primaryKey);
   // By the column's type, as query results compare: 150 and 150.00 in a numeric column are one value.
@@ -90,6 +128,11 @@ function keyedDifferences(
     }
     for (const column of [...new Set([...Object.keys(hr), ...Object.keys(br)])]) {
       if (!(column in br && column in hr && same(br[column], hr[column], column))) {
+        // A key column is never ignored: it says which row the difference is of.
+        if (ignored.has(column) && !primaryKey.includes(column)) {
+          hid.add(`${table}.${column}`);
+          continue;
+        }
         out.push({
           table,
           key,
@@ -189,20 +232,33 @@ export function stateDifferences(
   head: StateDiff,
   scenario?: Scenario,
   cap = STATE_DIFF_CAP,
+  ignore: IgnoreColumns = {},
 ): StateDifferences {
   const all: StateDifference[] = [];
+  const hid = new Set<string>();
   for (const table of [...new Set([...Object.keys(base.tables), ...Object.keys(head.tables)])].sort()) {
+    const ignored = new Set(Object.hasOwn(ignore, table) ? ignore[table] : []);
     const b = base.tables[table];
     const h = head.tables[table];
     const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...(primaryKey && primaryKey.length > 0
-        ? keyedDifferences(table, b, h, primaryKey)
-        : keylessDifferences(table, b, h)),
-    );
+    if (primaryKey && primaryKey.length > 0) {
+      all.push(...keyedDifferences(table, b, h, primaryKey, ignored, hid));
+    } else {
+      // Without a key a row is its values: rows are compared without the ignored columns.
+      const full = keylessDifferences(table, b, h).length;
+      const kept = keylessDifferences(table, tableWithout(b, ignored), tableWithout(h, ignored));
+      // Named when ignoring it hid a difference, or left it out of a row still shown.
+      for (const c of ignored) {
+        const inRows = [...changesOf(b), ...changesOf(h)].some(
+          (r) => c in (r.after ?? {}) || c in (r.before ?? {}),
+        );
+        if (inRows && (kept.length < full || kept.length > 0)) hid.add(`${table}.${c}`);
+      }
+      all.push(...kept);
+    }
   }
   const rs = readers(scenario?.expect ?? []);
   const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
   const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
+  return { differences: kept, cut: all.length - kept.length, ignored: [...hid].sort() };
 }

@@ -92,6 +92,10 @@ function scenarioEdits(b: Scenario, h: Scenario): SuiteChange[] {
   // A new initial state or message can make every expectation hold without the agent doing anything.
   if (!same(b.state, h.state)) edit(true, 'initial state changed');
   if (!same(b.input, h.input)) edit(true, 'input changed');
+  // An ignored column's differences leave the state diff: ignoring one more can hide what the head changed.
+  const { added: ia, dropped: id } = ignoreChanges(b.ignore_columns, h.ignore_columns);
+  if (ia.length > 0) edit(true, `ignore_columns now also ignores ${ia.join(', ')}`);
+  if (id.length > 0) edit(false, `ignore_columns no longer ignores ${id.join(', ')}`);
   return out;
 }
 
@@ -167,8 +171,35 @@ function templateChanges(base: SuiteShape, head: SuiteShape): SuiteChange[] {
   return out;
 }
 
+/** `table.column` the head ignores that the base does not, and the reverse, sorted. */
+function ignoreChanges(
+  base: StategateConfig['ignore_columns'],
+  head: StategateConfig['ignore_columns'],
+): { added: string[]; dropped: string[] } {
+  const flat = (list: StategateConfig['ignore_columns']) =>
+    new Set(Object.entries(list ?? {}).flatMap(([t, cs]) => cs.map((c) => `${t}.${c}`)));
+  const b = flat(base);
+  const h = flat(head);
+  return { added: [...h].filter((x) => !b.has(x)).sort(), dropped: [...b].filter((x) => !h.has(x)).sort() };
+}
+
 function policyChanges(base: StategateConfig, head: StategateConfig): SuiteChange[] {
   const out: SuiteChange[] = [];
+  const ignore = ignoreChanges(base.ignore_columns, head.ignore_columns);
+  if (ignore.added.length > 0)
+    out.push({
+      kind: 'ignore-columns-changed',
+      subject: 'ignore_columns',
+      weakens: true,
+      text: `ignore_columns now also ignores ${ignore.added.join(', ')}`,
+    });
+  if (ignore.dropped.length > 0)
+    out.push({
+      kind: 'ignore-columns-changed',
+      subject: 'ignore_columns',
+      weakens: false,
+      text: `ignore_columns no longer ignores ${ignore.dropped.join(', ')}`,
+    });
   for (const level of ['block', 'warn'] as const) {
     const b = base.gate[level];
     const h = head.gate[level];

@@ -54,6 +54,7 @@ export function compareSuite(input: SuiteInput): Report {
   const options: CaseOptions = {
     ks: input.ks,
     stateDiffCap: input.stateDiffCap,
+    ignoreColumns: input.ignoreColumns,
     sequential: input.sequential,
     calibratedCriteria: input.calibratedCriteria ?? input.judgeCalibration?.calibrated,
   };

@@ -119,7 +119,9 @@ export async function loadSuite(configPath: string, opts: LoadOptions = {}): Pro
         ? {
             configFile: configAbs,
             root,
-            config: { database },
+            config: config?.ignore_columns
+              ? { database, ignore_columns: config.ignore_columns }
+              : { database },
             scenarios,
             tools,
             template: template.template,

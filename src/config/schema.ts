@@ -238,6 +238,13 @@ export const UserSimulatorConfig = z.strictObject({
   timeout: Duration.default('30s'),
 });
 
+/** Per table, columns left out of the base/head state differences (volatile values such as `DEFAULT now()`). */
+export const IgnoreColumns = z
+  .record(z.string().min(1), z.array(z.string().min(1)).min(1))
+  .describe(
+    'Per table, columns whose values are left out of the state differences between base and head (e.g. audit_log: [at]); expectations that name them still read them.',
+  );
+
 export const StategateConfig = z.strictObject({
   version: z.literal(1),
   agent: AgentConfig,
@@ -272,6 +279,7 @@ export const StategateConfig = z.strictObject({
   user_simulator: UserSimulatorConfig.optional().describe(
     'Who plays the user of scenarios with user.model: true.',
   ),
+  ignore_columns: IgnoreColumns.optional(),
 });
 
 // ---------------------------------------------------------------- twin files (docs/formats/twin.md)
@@ -468,6 +476,9 @@ export const ScenarioFile = z.strictObject({
   tools: z.array(z.string().min(1)).optional().describe('Allowed tools; default all.'),
   faults: z.array(z.union([FaultRule, ModelFaultRule])).default([]),
   expect: z.array(Expectation).default([]),
+  ignore_columns: IgnoreColumns.optional().describe(
+    "Per table, columns left out of this case's state differences, added to stategate.yml's.",
+  ),
 });
 
 // ---------------------------------------------------------------- judge labels and calibration
@@ -519,6 +530,7 @@ export const JudgeCalibrationFile = z.object({
 // ---------------------------------------------------------------- inferred types
 
 export type StategateConfig = z.infer<typeof StategateConfig>;
+export type IgnoreColumns = z.infer<typeof IgnoreColumns>;
 export type AgentConfig = z.infer<typeof AgentConfig>;
 export type DatabaseConfig = z.infer<typeof DatabaseConfig>;
 export type ModelProvider = z.infer<typeof ModelProvider>;

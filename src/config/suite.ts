@@ -38,7 +38,9 @@ export type SuiteSql = Pick<Suite, 'root' | 'files' | 'tools' | 'scenarios'>;
  * can still be prepared in the same pass (`stategate validate` reports all problems at once).
  */
 export type SuiteParts = SuiteSql &
-  Pick<Suite, 'configFile' | 'template'> & { config: Pick<StategateConfig, 'database'> };
+  Pick<Suite, 'configFile' | 'template'> & {
+    config: Pick<StategateConfig, 'database'> & Partial<Pick<StategateConfig, 'ignore_columns'>>;
+  };
 
 /** Either the suite, or every problem found, all at once, and the parts that did load. */
 export type LoadResult = { ok: true; suite: Suite } | { ok: false; problems: Problem[]; parts?: SuiteParts };

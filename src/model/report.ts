@@ -263,6 +263,8 @@ export interface CaseReport {
   flaky_explanation?: { base?: string; head?: string };
   /** Additive: state differences left out of state_diff by its cap. */
   state_diff_cut?: number;
+  /** Additive: `table.column` of ignored columns (`ignore_columns`) whose values differed, left out of state_diff. */
+  ignored_columns?: string[];
   /** Additive, adaptive repeats: how many episodes each side took and why the case stopped. */
   repeats_decision?: { base: number; head: number; reason: string };
   /** Additive, changed cases: the calls of one representative episode per side (base null: no base run). */
@@ -409,7 +411,8 @@ export interface SuiteChange {
     | 'repeats-changed'
     | 'judge-changed'
     | 'models-changed'
-    | 'database-changed';
+    | 'database-changed'
+    | 'ignore-columns-changed';
   /** The scenario id, tool name, file or setting it is about. */
   subject: string;
   /** The change lets through something the base's suite would have caught (or cannot be shown not to). */

@@ -114,6 +114,8 @@ function caseDetail(report: Report, c: CaseReport): string {
       `**State that differs** (final values):\n\n${table(['row', 'column', 'base', 'head'], rows)}${cut}`,
     );
   }
+  if (c.ignored_columns && c.ignored_columns.length > 0)
+    parts.push(`Ignored columns (differ, not shown): ${c.ignored_columns.map(mdCode).join(', ')}`);
   const changed = c.expectations_changed ?? [];
   if (changed.length > 0) {
     const lines = changed.map((e) => {

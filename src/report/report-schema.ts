@@ -292,6 +292,7 @@ const CaseReportSchema = z.strictObject({
   expectations_changed: z.array(ChangedExpectationSchema).max(L.expectations).optional(),
   flaky_explanation: z.strictObject({ base: text.optional(), head: text.optional() }).optional(),
   state_diff_cut: count.optional(),
+  ignored_columns: z.array(text).max(L.stateDiff).optional(),
   repeats_decision: z.strictObject({ base: count, head: count, reason: text }).optional(),
   steps: z.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
   agent_stderr: z
@@ -483,6 +484,7 @@ export const ReportSchema = z.strictObject({
           'judge-changed',
           'models-changed',
           'database-changed',
+          'ignore-columns-changed',
         ]),
         subject: z.string().max(L.path).regex(NO_CONTROL, 'expected a name without control characters'),
         weakens: z.boolean(),

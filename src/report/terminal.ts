@@ -132,6 +132,8 @@ function caseBlock(report: Report, c: CaseReport, paint: Paint, blocking: boolea
     const more = c.state_diff_cut ? [`(${plural(c.state_diff_cut, 'more difference')} in report.json)`] : [];
     out.push(...field('state', [...c.state_diff.map((d) => inert(stateLine(d))), ...more]));
   }
+  if (c.ignored_columns && c.ignored_columns.length > 0)
+    out.push(...field('ignored columns', [inert(c.ignored_columns.join(', '))]));
   for (const e of c.expectations_changed ?? []) {
     const tags = changeTags(e);
     const lines = [inert(`${e.id}${tags ? ` (${tags})` : ''}: ${changeWords(e)}`)];

@@ -64,6 +64,8 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
       models: {},
       budget: undefined,
       user_simulator: undefined,
+      // Ignoring a column hides its differences: only a trusted stategate.yml may.
+      ignore_columns: undefined,
     };
     return { suite, source: { side: 'default', reason }, changes, warning: reason };
   }
@@ -86,6 +88,8 @@ export async function resolvePolicy(input: PolicyInput): Promise<RunPolicy> {
       models: policy.config.models,
       budget: policy.config.budget,
       user_simulator: policy.config.user_simulator,
+      // The head's ignore list could hide the very difference its change makes.
+      ignore_columns: policy.config.ignore_columns,
       database: { ...suite.config.database, engine, url, image },
     },
   };

@@ -2,22 +2,32 @@
 // naming a missing column is refused at file:line instead of failing each tool call of each episode.
 // The tables and columns scenarios name outside SQL (state.rows, changes, forbid_changes, ...) are
 // checked against the same template.
+import { readFileSync } from 'node:fs';
 import { collectSqlStatements } from '../config/load.js';
+import type { StategateConfig } from '../config/schema.js';
 import type { Problem, SuiteSql } from '../config/suite.js';
-import { tableReferenceProblems } from '../config/table-references.js';
+import { configTableProblems, tableReferenceProblems } from '../config/table-references.js';
 import type { Template } from '../sandbox/types.js';
 
 /**
  * One problem per statement the template refuses (twin SQL, preconditions, queries, state.sql), and
  * per table or column a scenario names that the template does not have.
  */
-export async function prepareSuiteSql(suite: SuiteSql, template: Template): Promise<Problem[]> {
+export async function prepareSuiteSql(
+  suite: SuiteSql & { configFile?: string; config?: Partial<Pick<StategateConfig, 'ignore_columns'>> },
+  template: Template,
+): Promise<Problem[]> {
   const problems: Problem[] = [];
   for (const st of collectSqlStatements(suite)) {
     const error = await template.prepare(st.sql, st.paramCount);
     if (error) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
   }
   problems.push(...tableReferenceProblems(suite, template.columns));
+  if (suite.configFile && suite.config?.ignore_columns) {
+    // Read again for its lines: the loader keeps only the suite's other files.
+    const text = readConfigText(suite.configFile);
+    problems.push(...configTableProblems(suite.configFile, text, suite.config, template.columns));
+  }
   return problems;
 }
 
@@ -30,4 +40,12 @@ export function refusedSuiteProblems(problems: Problem[]): Problem[] {
       ? `${p.message} (the suite cannot run; \`stategate validate\` checks every name against the template)`
       : `${p.message} (the suite cannot run: fix this statement so it prepares against the schema; \`stategate validate\` checks every statement)`,
   }));
+}
+
+function readConfigText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }

@@ -78,6 +78,7 @@ export function reportFromSpool(spool: CaseSpool, run: RunReportFacts): Report {
     repeats: run.repeats,
     sequential: run.sequential ?? undefined,
     ks: run.suite.config.pass_k,
+    ignoreColumns: run.suite.config.ignore_columns,
     seeds: 'episodes',
     shard: run.shard,
     interrupted: run.interrupted,

@@ -172,3 +172,71 @@ describe('compareCase: state_diff', () => {
     expect(c.state_diff[0]).toEqual({ table: 'items', key: '0', column: 'v', base: 1, head: 2 });
   });
 });
+
+describe('stateDifferences with ignore_columns', () => {
+  const at = (t: string) => `2026-12-01T20:53:14.${t}Z`;
+  const base = stateDiff(
+    tableDiff('audit_log', ['id'], [[{ id: 1 }, undefined, { id: 1, what: 'refund', at: at('73978') }]]),
+    tableDiff('events', null, [[null, undefined, { what: 'refund', at: at('73978') }]]),
+    tableDiff(
+      'orders',
+      ['id'],
+      [[{ id: 'ORD-1' }, order({ id: 'ORD-1' }), order({ id: 'ORD-1', total: 80 })]],
+    ),
+  );
+  const head = stateDiff(
+    tableDiff('audit_log', ['id'], [[{ id: 1 }, undefined, { id: 1, what: 'refund', at: at('76701') }]]),
+    tableDiff('events', null, [[null, undefined, { what: 'refund', at: at('76701') }]]),
+    tableDiff(
+      'orders',
+      ['id'],
+      [[{ id: 'ORD-1' }, order({ id: 'ORD-1' }), order({ id: 'ORD-1', total: 90 })]],
+    ),
+  );
+
+  it('leaves ignored columns out, keyed and keyless, and names those that differed', () => {
+    expect(stateDifferences(base, head).differences.map((d) => `${d.table}.${d.column}`)).toEqual([
+      'audit_log.at',
+      'events.(row)',
+      'events.(row)',
+      'orders.total',
+    ]);
+    const r = stateDifferences(base, head, undefined, 20, {
+      audit_log: ['at'],
+      events: ['at'],
+      orders: ['updated_at'],
+    });
+    expect(r.differences).toEqual([{ table: 'orders', key: 'ORD-1', column: 'total', base: 80, head: 90 }]);
+    // orders.updated_at is ignored but did not differ: not named.
+    expect(r.ignored).toEqual(['audit_log.at', 'events.at']);
+  });
+
+  it('still shows what differs besides the ignored column, the row without it', () => {
+    const other = structuredClone(head);
+    other.tables.events.inserted[0].after!.what = 'refund twice';
+    const r = stateDifferences(base, other, undefined, 20, { events: ['at'], orders: ['id', 'total'] });
+    expect(r.differences.map((d) => `${d.table}.${d.column}`)).toEqual([
+      'audit_log.at',
+      'events.(row)',
+      'events.(row)',
+    ]);
+    expect(r.differences.slice(1).map((d) => [d.base, d.head])).toEqual([
+      ['(absent)', { what: 'refund twice' }],
+      [{ what: 'refund' }, '(absent)'],
+    ]);
+    expect(r.ignored).toEqual(['events.at', 'orders.total']);
+  });
+
+  it("a case merges the suite's list with the scenario's and reports what it ignored", () => {
+    const s = { ...scenario('s', [{ id: 'e', critical: true }]), ignore_columns: { events: ['at'] } };
+    const c = compareCase(
+      s,
+      repeats(s, 'base', [{ diff: base }]),
+      repeats(s, 'head', [{ diff: head, verdicts: { e: 'fail' } }]),
+      { ignoreColumns: { audit_log: ['at'] } },
+    );
+    expect(c.class).not.toBe('unchanged');
+    expect(c.state_diff.map((d) => `${d.table}.${d.column}`)).toEqual(['orders.total']);
+    expect(c.ignored_columns).toEqual(['audit_log.at', 'events.at']);
+  });
+});

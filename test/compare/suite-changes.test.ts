@@ -74,7 +74,8 @@ function edited(expectations: Raw[], extra: Raw = {}): SuiteShape {
   };
 }
 
-const texts = (s: SuiteShape) => diffSuites(base, s).map((c) => `${c.weakens ? 'weakens' : 'ok'}: ${c.text}`);
+const texts = (s: SuiteShape, from: SuiteShape = base) =>
+  diffSuites(from, s).map((c) => `${c.weakens ? 'weakens' : 'ok'}: ${c.text}`);
 
 describe('diffSuites', () => {
   it('finds nothing between a suite and itself', () => {
@@ -245,6 +246,32 @@ describe('diffSuites', () => {
       'weakens: scenario refund-twice: allowed tools changed from all to lookup_order',
       'weakens: scenario refund-twice: initial state changed',
       'weakens: scenario refund-twice: input changed',
+    ]);
+  });
+
+  it('ignore_columns: a column the head ignores that the base does not weakens; one it stops ignoring does not', () => {
+    const from = (ignore: Raw, config: Raw): SuiteShape => ({
+      ...edited([refundOnce, noDouble], { ignore_columns: ignore }),
+      config: suite({ config }).config,
+    });
+    const b = from({ audit_log: ['at'] }, { ignore_columns: { audit_log: ['at'] } });
+    expect(diffSuites(b, b)).toEqual([]);
+    const widened = from(
+      { audit_log: ['at'], orders: ['refund_count'] },
+      { ignore_columns: { audit_log: ['at'], orders: ['updated_at'] } },
+    );
+    expect(texts(widened, b)).toEqual([
+      'weakens: scenario refund-twice: ignore_columns now also ignores orders.refund_count',
+      'weakens: ignore_columns now also ignores orders.updated_at',
+    ]);
+    expect(weakenings(diffSuites(b, widened)).map((c) => c.kind)).toEqual([
+      'scenario-edited',
+      'ignore-columns-changed',
+    ]);
+    // Narrowed: the head shows more than the base did.
+    expect(texts(from({}, {}), b)).toEqual([
+      'ok: scenario refund-twice: ignore_columns no longer ignores audit_log.at',
+      'ok: ignore_columns no longer ignores audit_log.at',
     ]);
   });
 

@@ -7,7 +7,7 @@ import { statePair } from '../../src/report/format.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderTerminal } from '../../src/report/terminal.js';
 import { call, repeats, scenario } from '../compare/builders.js';
-import { facts } from './fixtures.js';
+import { facts, regressedCase } from './fixtures.js';
 
 const BASE_BODY =
   'We have refunded $35.00 for order ORD-1101 to your original payment method. It can take 5-10 business days to appear on your statement.';
@@ -102,5 +102,20 @@ describe('failure signatures', () => {
       'other: a failure none of the above names (call order, call counts, retries, the claimed outcome, the reply, the judge)',
     );
     expect(renderTerminal(report, { color: false })).toContain('other: a failure none of the above names');
+  });
+});
+
+describe('ignored columns in report.md and the terminal', () => {
+  it('are named on one line, through the escaper', () => {
+    const report = compareSuite({ ...facts(), cases: [regressedCase('audited')] });
+    const c = report.cases[0];
+    expect(c.class).not.toBe('unchanged');
+    // As report.json may carry it from a merge: a hostile name renders as text.
+    c.ignored_columns = ['audit_log.at', 'x.`<b>y</b>`'];
+    const md = renderMarkdown(report);
+    const line = md.split('\n').find((l) => l.startsWith('Ignored columns'));
+    // In a code span that no backtick of the name can close, so the tag is shown, not rendered.
+    expect(line).toBe('Ignored columns (differ, not shown): `audit_log.at`, `` x.`<b>y</b>` ``');
+    expect(renderTerminal(report)).toMatch(/ignored columns.*audit_log\.at, x\./);
   });
 });

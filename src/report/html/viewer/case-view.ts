@@ -366,5 +366,12 @@ function caseFacts(c: CaseReport): HTMLElement {
             : null,
         )
       : null,
+    c.ignored_columns && c.ignored_columns.length > 0
+      ? h(
+          'p',
+          { class: 'muted small' },
+          `Ignored columns (differ, not shown): ${c.ignored_columns.join(', ')}`,
+        )
+      : null,
   );
 }
