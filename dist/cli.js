@@ -10328,7 +10328,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve18.call(this, root, ref);
+      let _sch = resolve19.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -10355,7 +10355,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve18(root, ref) {
+    function resolve19(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -11219,7 +11219,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve18(baseURI, relativeURI, options2) {
+    function resolve19(baseURI, relativeURI, options2) {
       const schemelessOptions = options2 ? Object.assign({ scheme: "null" }, options2) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -11610,7 +11610,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize: normalize2,
-      resolve: resolve18,
+      resolve: resolve19,
       resolveComponent,
       equal,
       serialize,
@@ -19537,7 +19537,7 @@ var require_dist3 = __commonJS({
     function parse4(stream2, callback2) {
       const parser = new parser_1.Parser();
       stream2.on("data", (buffer) => parser.parse(buffer, callback2));
-      return new Promise((resolve18) => stream2.on("end", () => resolve18()));
+      return new Promise((resolve19) => stream2.on("end", () => resolve19()));
     }
   }
 });
@@ -20306,12 +20306,12 @@ var require_client = __commonJS({
           this._connect(callback2);
           return;
         }
-        return new this._Promise((resolve18, reject) => {
+        return new this._Promise((resolve19, reject) => {
           this._connect((error62) => {
             if (error62) {
               reject(error62);
             } else {
-              resolve18(this);
+              resolve19(this);
             }
           });
         });
@@ -20693,8 +20693,8 @@ var require_client = __commonJS({
         } else {
           query2 = new Query2(config2, values, callback2);
           if (!query2.callback) {
-            result = new this._Promise((resolve18, reject) => {
-              query2.callback = (err, res) => err ? reject(err) : resolve18(res);
+            result = new this._Promise((resolve19, reject) => {
+              query2.callback = (err, res) => err ? reject(err) : resolve19(res);
             }).catch((err) => {
               Error.captureStackTrace(err);
               throw err;
@@ -20794,8 +20794,8 @@ var require_client = __commonJS({
         if (cb) {
           this.connection.once("end", cb);
         } else {
-          return new this._Promise((resolve18) => {
-            this.connection.once("end", resolve18);
+          return new this._Promise((resolve19) => {
+            this.connection.once("end", resolve19);
           });
         }
       }
@@ -20844,8 +20844,8 @@ var require_pg_pool = __commonJS({
       const cb = function(err, client) {
         err ? rej(err) : res(client);
       };
-      const result = new Promise2(function(resolve18, reject) {
-        res = resolve18;
+      const result = new Promise2(function(resolve19, reject) {
+        res = resolve19;
         rej = reject;
       }).catch((err) => {
         Error.captureStackTrace(err);
@@ -20906,7 +20906,7 @@ var require_pg_pool = __commonJS({
         if (typeof Promise2.try === "function") {
           return Promise2.try(f);
         }
-        return new Promise2((resolve18) => resolve18(f()));
+        return new Promise2((resolve19) => resolve19(f()));
       }
       _isFull() {
         return this._clients.length >= this.options.max;
@@ -21301,8 +21301,8 @@ var require_query2 = __commonJS({
     NativeQuery.prototype._getPromise = function() {
       if (this._promise) return this._promise;
       this._promise = new Promise(
-        function(resolve18, reject) {
-          this._once("end", resolve18);
+        function(resolve19, reject) {
+          this._once("end", resolve19);
           this._once("error", reject);
         }.bind(this)
       );
@@ -21481,12 +21481,12 @@ var require_client2 = __commonJS({
         this._connect(callback2);
         return;
       }
-      return new this._Promise((resolve18, reject) => {
+      return new this._Promise((resolve19, reject) => {
         this._connect((error62) => {
           if (error62) {
             reject(error62);
           } else {
-            resolve18(this);
+            resolve19(this);
           }
         });
       });
@@ -21510,8 +21510,8 @@ var require_client2 = __commonJS({
         query2 = new NativeQuery(config2, values, callback2);
         if (!query2.callback) {
           let resolveOut, rejectOut;
-          result = new this._Promise((resolve18, reject) => {
-            resolveOut = resolve18;
+          result = new this._Promise((resolve19, reject) => {
+            resolveOut = resolve19;
             rejectOut = reject;
           }).catch((err) => {
             Error.captureStackTrace(err);
@@ -21574,8 +21574,8 @@ var require_client2 = __commonJS({
       }
       let result;
       if (!cb) {
-        result = new this._Promise(function(resolve18, reject) {
-          cb = (err) => err ? reject(err) : resolve18();
+        result = new this._Promise(function(resolve19, reject) {
+          cb = (err) => err ? reject(err) : resolve19();
         });
       }
       const doEnd = function() {
@@ -24066,9 +24066,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback2) {
         if (callback2 === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve19, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve18(data);
+              return err ? reject(err) : resolve19(data);
             });
           });
         }
@@ -24106,12 +24106,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback2 === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve19, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve18(data);
+              ) : resolve19(data);
             });
           });
         }
@@ -26378,8 +26378,8 @@ var require_util3 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise3 = new Promise((resolve18, reject) => {
-        res = resolve18;
+      const promise3 = new Promise((resolve19, reject) => {
+        res = resolve19;
         rej = reject;
       });
       return { promise: promise3, resolve: res, reject: rej };
@@ -28630,12 +28630,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve19, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve18;
+          callback2 = resolve19;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -29305,12 +29305,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve19, reject) => {
         assert2(callback2 === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback2 = resolve18;
+          callback2 = resolve19;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -29789,16 +29789,16 @@ var require_client3 = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve18) => {
+        return new Promise((resolve19) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve18;
+            this[kClosedResolve] = resolve19;
           } else {
-            resolve18(null);
+            resolve19(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve18) => {
+        return new Promise((resolve19) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -29809,7 +29809,7 @@ var require_client3 = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve18(null);
+            resolve19(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback2);
@@ -29860,7 +29860,7 @@ var require_client3 = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve18, reject) => {
+        const socket = await new Promise((resolve19, reject) => {
           client[kConnector]({
             host,
             hostname: hostname5,
@@ -29872,7 +29872,7 @@ var require_client3 = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve18(socket2);
+              resolve19(socket2);
             }
           });
         });
@@ -30208,8 +30208,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve18) => {
-            this[kClosedResolve] = resolve18;
+          await new Promise((resolve19) => {
+            this[kClosedResolve] = resolve19;
           });
         }
       }
@@ -31478,7 +31478,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve18, reject) => {
+        return await new Promise((resolve19, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -31491,7 +31491,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve18(null);
+              resolve19(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -31510,7 +31510,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert2(!stream2[kConsume]);
-      return new Promise((resolve18, reject) => {
+      return new Promise((resolve19, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -31527,7 +31527,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve18,
+              resolve: resolve19,
               reject,
               length: 0,
               body: []
@@ -31597,18 +31597,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve18, stream: stream2, length } = consume2;
+      const { type, body, resolve: resolve19, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve18(chunksDecode(body, length));
+          resolve19(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve18(JSON.parse(chunksDecode(body, length)));
+          resolve19(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve18(chunksConcat(body, length).buffer);
+          resolve19(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve18(new Blob(body, { type: stream2[kContentType] }));
+          resolve19(new Blob(body, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve18(chunksConcat(body, length));
+          resolve19(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -31865,9 +31865,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -32090,9 +32090,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -32377,9 +32377,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -32471,9 +32471,9 @@ var require_api_connect = __commonJS({
     };
     function connect4(opts, callback2) {
       if (callback2 === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve19, reject) => {
           connect4.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve19(data);
           });
         });
       }
@@ -36336,7 +36336,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve18, reject) => agent.dispatch(
+        return new Promise((resolve19, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -36412,7 +36412,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve18({
+              resolve19({
                 status,
                 statusText,
                 headersList,
@@ -36455,7 +36455,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve18({
+              resolve19({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -40196,8 +40196,8 @@ var require_util9 = __commonJS({
       return true;
     }
     function delay2(ms) {
-      return new Promise((resolve18) => {
-        setTimeout(resolve18, ms).unref();
+      return new Promise((resolve19) => {
+        setTimeout(resolve19, ms).unref();
       });
     }
     module.exports = {
@@ -41066,11 +41066,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41086,7 +41086,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -41156,26 +41156,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve18) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve19) => __awaiter(this, void 0, void 0, function* () {
             let output2 = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output2 = Buffer.concat([output2, chunk]);
             });
             this.message.on("end", () => {
-              resolve18(output2.toString());
+              resolve19(output2.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve18) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve19) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve18(Buffer.concat(chunks));
+              resolve19(Buffer.concat(chunks));
             });
           }));
         });
@@ -41378,14 +41378,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve19, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve18(res);
+                resolve19(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -41629,12 +41629,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve18) => setTimeout(() => resolve18(), ms));
+          return new Promise((resolve19) => setTimeout(() => resolve19(), ms));
         });
       }
       _processResponse(res, options2) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve18, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve19, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -41642,7 +41642,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve18(response);
+              resolve19(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -41681,7 +41681,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve18(response);
+              resolve19(response);
             }
           }));
         });
@@ -41714,11 +41714,11 @@ var init_summary = __esm({
   "node_modules/@actions/core/lib/summary.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -41734,7 +41734,7 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42110,11 +42110,11 @@ var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42130,7 +42130,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42310,11 +42310,11 @@ var init_io = __esm({
     init_io_util();
     __awaiter4 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42330,7 +42330,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42395,11 +42395,11 @@ var init_toolrunner = __esm({
     init_io_util();
     __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42415,7 +42415,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -42634,7 +42634,7 @@ var init_toolrunner = __esm({
             this.toolPath = path9.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve18, reject) => __awaiter5(this, void 0, void 0, function* () {
+          return new Promise((resolve19, reject) => __awaiter5(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -42717,7 +42717,7 @@ var init_toolrunner = __esm({
               if (error62) {
                 reject(error62);
               } else {
-                resolve18(exitCode);
+                resolve19(exitCode);
               }
             });
             if (this.options.input) {
@@ -42814,11 +42814,11 @@ var init_exec = __esm({
     init_toolrunner();
     __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -42834,7 +42834,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45163,11 +45163,11 @@ var init_manifest = __esm({
     init_core();
     __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45183,7 +45183,7 @@ var init_manifest = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45211,11 +45211,11 @@ var init_retry_helper = __esm({
     init_core();
     __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45231,7 +45231,7 @@ var init_retry_helper = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -45273,7 +45273,7 @@ var init_retry_helper = __esm({
       }
       sleep(seconds) {
         return __awaiter8(this, void 0, void 0, function* () {
-          return new Promise((resolve18) => setTimeout(resolve18, seconds * 1e3));
+          return new Promise((resolve19) => setTimeout(resolve19, seconds * 1e3));
         });
       }
     };
@@ -45764,11 +45764,11 @@ var init_tool_cache = __esm({
     init_retry_helper();
     __awaiter9 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve18) {
-          resolve18(value);
+        return value instanceof P ? value : new P(function(resolve19) {
+          resolve19(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve18, reject) {
+      return new (P || (P = Promise))(function(resolve19, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -45784,7 +45784,7 @@ var init_tool_cache = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -50949,7 +50949,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve18) {
+function isRecursive(inst, stack, resolve19) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -50959,7 +50959,7 @@ function isRecursive(inst, stack, resolve18) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive(child2, stack, resolve18);
+      const answer = isRecursive(child2, stack, resolve19);
       if (answer > result)
         result = answer;
     }
@@ -50970,7 +50970,7 @@ function isRecursive(inst, stack, resolve18) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve18) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve19) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -51034,7 +51034,7 @@ function isRecursive(inst, stack, resolve18) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve18 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve19 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -73971,6 +73971,9 @@ var UserSimulatorConfig = external_exports.strictObject({
   model: external_exports.string().regex(/^[^/\s]+\/.+$/, "PROVIDER/MODEL, with PROVIDER one of models").describe("PROVIDER/MODEL: a name of models and the model it serves."),
   timeout: Duration.default("30s")
 });
+var IgnoreColumns = external_exports.record(external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1)).describe(
+  "Per table, columns whose values are left out of the state differences between base and head (e.g. audit_log: [at]); expectations that name them still read them."
+);
 var StategateConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   agent: AgentConfig,
@@ -73995,7 +73998,8 @@ var StategateConfig = external_exports.strictObject({
   budget: BudgetConfig.optional(),
   user_simulator: UserSimulatorConfig.optional().describe(
     "Who plays the user of scenarios with user.model: true."
-  )
+  ),
+  ignore_columns: IgnoreColumns.optional()
 });
 var ErrorReply = external_exports.strictObject({
   status: external_exports.number().int().min(400).max(599),
@@ -74115,7 +74119,10 @@ var ScenarioFile = external_exports.strictObject({
   user: UserSpec.optional().describe("A simulated user: the scenario is a conversation."),
   tools: external_exports.array(external_exports.string().min(1)).optional().describe("Allowed tools; default all."),
   faults: external_exports.array(external_exports.union([FaultRule, ModelFaultRule])).default([]),
-  expect: external_exports.array(Expectation).default([])
+  expect: external_exports.array(Expectation).default([]),
+  ignore_columns: IgnoreColumns.optional().describe(
+    "Per table, columns left out of this case's state differences, added to stategate.yml's."
+  )
 });
 var JudgeLabel = external_exports.strictObject({
   criterion: external_exports.string().min(1).describe("The criterion, word for word as in the judge expectations."),
@@ -76580,13 +76587,13 @@ async function loadSuite(configPath, opts = {}) {
   const scenarioFiles = scenarioRead.parsed;
   const tools = /* @__PURE__ */ new Map();
   const twinNames = [];
-  const checker = inputSchemaChecker();
+  const checker2 = inputSchemaChecker();
   for (const twin of twinFiles) {
     if (twin.value === void 0) {
       twinNames.push({ ...twin, names: [] });
       continue;
     }
-    const result = readTwinFile(twin.value, twin.source, twin.rel, checker);
+    const result = readTwinFile(twin.value, twin.source, twin.rel, checker2);
     problems.push(...result.problems);
     twinNames.push({ ...twin, names: result.names });
     for (const tool of result.tools) if (!tools.has(tool.name)) tools.set(tool.name, tool);
@@ -76612,7 +76619,7 @@ async function loadSuite(configPath, opts = {}) {
     const parts = databaseSound && template.problems.length === 0 ? {
       configFile: configAbs,
       root,
-      config: { database },
+      config: config2?.ignore_columns ? { database, ignore_columns: config2.ignore_columns } : { database },
       scenarios,
       tools,
       template: template.template,
@@ -76896,45 +76903,6 @@ function xmlEscape(text2) {
   return text2.replace(LINE_BREAK, "\n").replace(NOT_IN_XML, (ch) => ch === "\n" || ch === "	" ? ch : REPLACEMENT).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }
 
-// src/model/call-text.ts
-var MAX_VALUE = 40;
-function elide(text2, max = MAX_VALUE) {
-  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
-}
-function renderValue(value, max = MAX_VALUE) {
-  if (typeof value === "string")
-    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
-  return elide(canonicalJson(value), max);
-}
-function isRecord2(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-function renderArgs(args) {
-  if (args === void 0 || args === null) return "";
-  if (!isRecord2(args)) return renderValue(args);
-  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
-}
-function renderCall(step) {
-  return `${step.tool}(${renderArgs(step.args)})`;
-}
-function renderResult(step) {
-  const status = step.status === 0 ? "a dropped connection" : String(step.status);
-  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
-}
-function renderOutcome(step) {
-  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : step.code ? `${step.status} ${step.code}` : String(step.status);
-  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
-    Boolean
-  );
-  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
-}
-function differingArgs(a, b) {
-  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
-  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
-  return keys.filter((k) => text2(a, k) !== text2(b, k));
-}
-
 // src/plan/scenario-filter.ts
 var FilterError = class extends Error {
   constructor(message) {
@@ -76982,6 +76950,115 @@ function filterWords(filter2) {
   return [...filter2.scenarios.map((p) => `--scenario ${p}`), ...filter2.tags.map((t) => `--tag ${t}`)].join(
     " "
   );
+}
+
+// src/model/call-text.ts
+var MAX_VALUE = 40;
+function elide(text2, max = MAX_VALUE) {
+  return text2.length <= max ? text2 : `${text2.slice(0, max - 1)}\u2026`;
+}
+function renderValue(value, max = MAX_VALUE) {
+  if (typeof value === "string")
+    return elide(/^[\w.@:/+-]+$/.test(value) ? value : JSON.stringify(value), max);
+  return elide(canonicalJson(value), max);
+}
+function isRecord2(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function renderArgs(args) {
+  if (args === void 0 || args === null) return "";
+  if (!isRecord2(args)) return renderValue(args);
+  return Object.keys(args).filter((k) => args[k] !== void 0).sort().map((k) => `${k}=${renderValue(args[k])}`).join(", ");
+}
+function renderCall(step) {
+  return `${step.tool}(${renderArgs(step.args)})`;
+}
+function renderResult(step) {
+  const status = step.status === 0 ? "a dropped connection" : String(step.status);
+  return `${status} (${step.effect}${step.fault ? `, fault ${step.fault}` : ""})`;
+}
+function renderOutcome(step) {
+  const what = step.status === 0 ? "a dropped connection" : step.rows !== void 0 ? `${step.rows} result${step.rows === 1 ? "" : "s"}` : step.code ? `${step.status} ${step.code}` : String(step.status);
+  const extras = [step.effect !== "none" ? step.effect : "", step.fault ? `fault ${step.fault}` : ""].filter(
+    Boolean
+  );
+  return extras.length > 0 ? `${what} (${extras.join(", ")})` : what;
+}
+function differingArgs(a, b) {
+  if (!isRecord2(a) || !isRecord2(b)) return canonicalJson(a) === canonicalJson(b) ? [] : [""];
+  const keys = [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const text2 = (o, k) => o[k] === void 0 ? void 0 : canonicalJson(o[k]);
+  return keys.filter((k) => text2(a, k) !== text2(b, k));
+}
+
+// src/report/step-rows.ts
+var TURN_ROW_CHARS = 160;
+function stepEvents(s) {
+  const calls = s.steps.map((step) => ({ kind: "call", step }));
+  const turns2 = s.turns ?? [];
+  if (turns2.length === 0) return calls;
+  const last = Math.max(1, ...turns2.map((t) => t.turn), ...s.steps.map((c) => c.turn ?? 0));
+  const turnOf2 = (role, n) => turns2.filter((t) => t.role === role && t.turn === n).map((turn) => ({ kind: "turn", turn }));
+  const events2 = [];
+  for (let n = 1; n <= last; n++) {
+    events2.push(...turnOf2("user", n));
+    events2.push(...calls.filter((c) => (c.step.turn ?? last) === n));
+    events2.push(...turnOf2("agent", n));
+  }
+  return events2;
+}
+function turnText(t) {
+  const facts = t.facts && t.facts.length > 0 ? ` [gave: ${t.facts.join(", ")}]` : "";
+  return `${t.role} (turn ${t.turn}): ${clip(t.text, TURN_ROW_CHARS)}${facts}`;
+}
+function stepCells(step, other) {
+  if (!step) return ["", ""];
+  let call = renderCall(step);
+  if (other && other.tool === step.tool) {
+    const keys = differingArgs(step.args, other.args);
+    if (keys.length > 0 && keys[0] !== "") {
+      const args = step.args ?? {};
+      const shown = keys.map((k) => `${k}=${args[k] === void 0 ? "(absent)" : renderValue(args[k])}`);
+      const more2 = Object.keys(args).some((k) => !keys.includes(k)) ? ", \u2026" : "";
+      call = `${step.tool}(${shown.join(", ")}${more2})`;
+    }
+  }
+  return [call, renderOutcome(step)];
+}
+function eventCells(e, other) {
+  if (e?.kind === "turn") return [turnText(e.turn), ""];
+  return stepCells(e?.step, other?.kind === "call" ? other.step : void 0);
+}
+function sameEvent(b, h) {
+  if (!b || !h || b.kind !== h.kind) return false;
+  if (b.kind === "turn" && h.kind === "turn")
+    return b.turn.role === h.turn.role && b.turn.turn === h.turn.turn && b.turn.text === h.turn.text;
+  if (b.kind !== "call" || h.kind !== "call") return false;
+  return b.step.tool === h.step.tool && differingArgs(b.step.args, h.step.args).length === 0 && b.step.status === h.step.status && b.step.effect === h.step.effect;
+}
+function hasTurns(steps) {
+  return (steps.base?.turns?.length ?? 0) > 0 || (steps.head.turns?.length ?? 0) > 0;
+}
+function stepRows(steps) {
+  const base = steps.base ? stepEvents(steps.base) : [];
+  const head = stepEvents(steps.head);
+  const n = Math.max(base.length, head.length);
+  const rows = [];
+  const turns2 = [];
+  let divergent = 0;
+  for (let i = 0; i < n; i++) {
+    const b = base[i];
+    const h = head[i];
+    const cells = steps.base ? [...eventCells(b, h), ...eventCells(h, b)] : eventCells(h, void 0);
+    if (steps.base && divergent === 0 && !sameEvent(b, h)) divergent = i + 1;
+    rows.push([String(i + 1), ...cells]);
+    turns2.push(steps.base ? [b?.kind === "turn", h?.kind === "turn"] : [h?.kind === "turn"]);
+  }
+  return { rows, divergent, turns: turns2 };
+}
+function stepHeader(steps) {
+  const call = hasTurns(steps) ? "call or turn" : "call";
+  return steps.base ? ["step", `base ${call}`, "base got", `head ${call}`, "head got"] : ["step", `head ${call}`, "head got"];
 }
 
 // src/report/format.ts
@@ -77172,41 +77249,8 @@ function countsLine(report2) {
   });
   return `${parts.join(", ")}; ${count(flaky)} flaky`;
 }
-function stepCells(step, other) {
-  if (!step) return ["", ""];
-  let call = renderCall(step);
-  if (other && other.tool === step.tool) {
-    const keys = differingArgs(step.args, other.args);
-    if (keys.length > 0 && keys[0] !== "") {
-      const args = step.args ?? {};
-      const shown = keys.map((k) => `${k}=${args[k] === void 0 ? "(absent)" : renderValue(args[k])}`);
-      const more2 = Object.keys(args).some((k) => !keys.includes(k)) ? ", \u2026" : "";
-      call = `${step.tool}(${shown.join(", ")}${more2})`;
-    }
-  }
-  return [call, renderOutcome(step)];
-}
 function stepsSource(side3, s) {
   return `${side3} repeat ${s.repeat} (${s.outcome})`;
-}
-function stepRows(steps) {
-  const base = steps.base?.steps ?? [];
-  const head = steps.head.steps;
-  const n = Math.max(base.length, head.length);
-  const rows = [];
-  let divergent = 0;
-  for (let i = 0; i < n; i++) {
-    const b = base[i];
-    const h = head[i];
-    const cells = steps.base ? [...stepCells(b, h), ...stepCells(h, b)] : stepCells(h, void 0);
-    if (steps.base && divergent === 0 && (!b || !h || b.tool !== h.tool || differingArgs(b.args, h.args).length > 0 || b.status !== h.status || b.effect !== h.effect))
-      divergent = i + 1;
-    rows.push([String(i + 1), ...cells]);
-  }
-  return { rows, divergent };
-}
-function stepHeader(steps) {
-  return steps.base ? ["step", "base call", "base got", "head call", "head got"] : ["step", "head call", "head got"];
 }
 function stepsCutWords(steps) {
   const parts = [
@@ -77721,12 +77765,12 @@ function sideLine(s) {
   return `all-N ${allNWords(s)} \xB7 ${rateWords(s)} per run${passK === "\u2014" ? "" : ` \xB7 ${passK}`} \xB7 ${m.calls} calls \xB7 ${m.latency} \xB7 ${cost} \xB7 ${tokens}`;
 }
 function stepLines(steps) {
-  const { rows, divergent } = stepRows(steps);
+  const { rows, divergent, turns: turns2 } = stepRows(steps);
   const source = [steps.base ? stepsSource("base", steps.base) : "", stepsSource("head", steps.head)].filter(Boolean).join(" beside ");
-  const side3 = (call, got) => call === "" ? "\u2014" : `${call} \u2192 ${got}`;
-  const lines2 = rows.map(([n, ...cells]) => {
+  const side3 = (call, got, turn) => call === "" ? "\u2014" : turn ? call : `${call} \u2192 ${got}`;
+  const lines2 = rows.map(([n, ...cells], r) => {
     const mark = Number(n) === divergent ? "*" : " ";
-    const text2 = cells.length === 4 ? `base ${side3(cells[0], cells[1])}  |  head ${side3(cells[2], cells[3])}` : side3(cells[0], cells[1]);
+    const text2 = cells.length === 4 ? `base ${side3(cells[0], cells[1], turns2[r][0])}  |  head ${side3(cells[2], cells[3], turns2[r][1])}` : side3(cells[0], cells[1], turns2[r][0]);
     return `${mark}${n.padStart(3)}  ${visible(text2)}`;
   });
   const cut2 = stepsCutWords(steps);
@@ -77761,6 +77805,8 @@ function caseBlock(report2, c, paint, blocking) {
     const more2 = c.state_diff_cut ? [`(${plural3(c.state_diff_cut, "more difference")} in report.json)`] : [];
     out.push(...field("state", [...c.state_diff.map((d) => visible(stateLine(d))), ...more2]));
   }
+  if (c.ignored_columns && c.ignored_columns.length > 0)
+    out.push(...field("ignored columns", [visible(c.ignored_columns.join(", "))]));
   for (const e of c.expectations_changed ?? []) {
     const tags = changeTags(e);
     const lines2 = [visible(`${e.id}${tags ? ` (${tags})` : ""}: ${changeWords(e)}`)];
@@ -78429,6 +78475,40 @@ function agentStderr(episodes) {
 
 // src/compare/flaky.ts
 var STOPPED = "\0stopped";
+function endWords(end) {
+  return end === "user" || end === "agent" ? `ended (by the ${end})` : `ended (${end.replace("_", " ")})`;
+}
+function forkEvents(episode) {
+  const calls = [...episode.record.calls].sort((a, b) => a.seq - b.seq);
+  const callEvent = (c, turn) => {
+    const step = toTrajectory([c])[0];
+    return { signature: stepSignature(step), turn, step };
+  };
+  const conversation = episode.record.conversation;
+  if (!conversation) return calls.map((c) => callEvent(c, null));
+  const turns2 = conversation.turns;
+  const last = Math.max(1, ...turns2.map((t) => t.turn), ...calls.map((c) => c.turn ?? 0));
+  const events2 = [];
+  const turnEvents = (role, n) => {
+    for (const t of turns2) {
+      if (t.role !== role || t.turn !== n) continue;
+      const gave = t.facts && t.facts.length > 0 ? ` (giving ${t.facts.join(" and ")})` : "";
+      const said = role === "agent" ? `replied ${quote(t.text)}` : `heard the user say ${quote(t.text)}${gave}`;
+      events2.push({ signature: `\0${role}\0${t.text}`, turn: n, said });
+    }
+  };
+  for (let n = 1; n <= last; n++) {
+    turnEvents("user", n);
+    for (const c of calls) if ((c.turn ?? last) === n) events2.push(callEvent(c, n));
+    turnEvents("agent", n);
+  }
+  events2.push({
+    signature: `\0end\0${conversation.end}`,
+    turn: last,
+    said: endWords(conversation.end)
+  });
+  return events2;
+}
 function signatureAt(r, i) {
   return i < r.signatures.length ? r.signatures[i] : STOPPED;
 }
@@ -78436,8 +78516,10 @@ function prefixAt(r, i) {
   return Array.from({ length: i + 1 }, (_, j) => signatureAt(r, j)).join("");
 }
 function forkKeys(repeats, i) {
-  const steps = repeats.flatMap((r) => r.steps[i] ? [r.steps[i]] : []);
-  if (steps.length === 0 || steps.some((s) => s.tool !== steps[0].tool)) return null;
+  const events2 = repeats.flatMap((r) => r.events[i] ? [r.events[i]] : []);
+  const steps = events2.flatMap((e) => e.step ? [e.step] : []);
+  if (steps.length === 0 || steps.length < events2.length || steps.some((s) => s.tool !== steps[0].tool))
+    return null;
   const keys = /* @__PURE__ */ new Set();
   for (const s of steps) for (const k of differingArgs(steps[0].args, s.args)) keys.add(k);
   return keys.size === 0 || keys.has("") ? null : [...keys].sort();
@@ -78450,21 +78532,24 @@ function renderCallOn(step, keys) {
   const text2 = renderArgs(shown);
   return `${step.tool}(${text2}${omitted ? `${text2 ? ", " : ""}\u2026` : ""})`;
 }
+function eventWords(e, keys) {
+  return e.step ? `called ${renderCallOn(e.step, keys)} and got ${renderOutcome(e.step)}` : e.said ?? "";
+}
 function actions(group, i, keys) {
   const bySig = /* @__PURE__ */ new Map();
   for (const r of group) bySig.set(signatureAt(r, i), [...bySig.get(signatureAt(r, i)) ?? [], r]);
   return [...bySig.values()].map((rs) => {
-    const step = rs[0].steps[i];
-    const action = step ? `called ${renderCallOn(step, keys)} and got ${renderOutcome(step)}` : `stopped after ${i} call${i === 1 ? "" : "s"}`;
+    const event = rs[0].events[i];
+    const action = event ? eventWords(event, keys) : rs[0].episode.record.conversation ? "had nothing more" : `stopped after ${i} call${i === 1 ? "" : "s"}`;
     return { action, n: rs.length };
   });
 }
 function sharedStepBefore(repeats, i) {
   if (i === 0) return "";
   const before = new Set(repeats.map((r) => signatureAt(r, i - 1)));
-  const step = repeats[0].steps[i - 1];
-  if (before.size !== 1 || !step) return "";
-  return `after every repeat called ${renderCall(step)} and got ${renderOutcome(step)}, `;
+  const event = repeats[0].events[i - 1];
+  if (before.size !== 1 || !event) return "";
+  return `after every repeat ${eventWords(event, null)}, `;
 }
 function itemize(list) {
   return list.map((a) => `${a.n} ${a.action}`).join(", ");
@@ -78489,13 +78574,13 @@ function failedExpectations(failing) {
 }
 function explainFlaky(episodes) {
   const repeats = inRepeatOrder(episodes).filter(isGradable).map((episode) => {
-    const steps = toTrajectory(episode.record.calls);
-    return { steps, signatures: steps.map(stepSignature), passed: episodePassed(episode), episode };
+    const events2 = forkEvents(episode);
+    return { events: events2, signatures: events2.map((e) => e.signature), passed: episodePassed(episode), episode };
   });
   const passing = repeats.filter((r) => r.passed);
   const failing = repeats.filter((r) => !r.passed);
   if (passing.length === 0 || failing.length === 0) return null;
-  const longest = Math.max(...repeats.map((r) => r.steps.length));
+  const longest = Math.max(...repeats.map((r) => r.events.length));
   for (let i = 0; i < longest; i++) {
     const passPrefixes = new Set(passing.map((r) => prefixAt(r, i)));
     if (failing.some((r) => passPrefixes.has(prefixAt(r, i)))) continue;
@@ -78506,26 +78591,57 @@ function explainFlaky(episodes) {
     const passText = pass.length === 1 ? `${lead} ${pass[0].action} and passed` : `${lead} passed (${itemize(pass)})`;
     const theFailing = failing.length === 1 ? "the failing one" : `the ${failing.length} failing ones`;
     const failText = failed3.length === 1 ? `${theFailing} ${failed3[0].action}` : `${theFailing}: ${itemize(failed3)}`;
+    const turn = Math.min(...repeats.flatMap((r) => r.events[i]?.turn ?? []));
+    if (Number.isFinite(turn)) return `Repeats part at turn ${turn}: ${passText}; ${failText}.`;
     return `At step ${i + 1}, ${passText}; ${failText}.`;
   }
   const trajectory = (r) => r.signatures.join("");
   const full = new Set(passing.map(trajectory));
   const alike = failing.filter((r) => full.has(trajectory(r)));
-  const n = alike[0].steps.length;
+  const n = alike[0].events.filter((e) => e.step).length;
   const failed2 = failedExpectations(alike);
   const what = failed2 ? `; they failed ${failed2}` : "";
+  const talk = alike[0].episode.record.conversation ? " in the same conversation" : "";
   if (new Set(repeats.map(trajectory)).size === 1) {
     const calls2 = n === 0 ? "no calls" : `the same ${plural5(n, "call")}`;
-    return `All ${repeats.length} repeats made ${calls2}, yet ${failing.length} failed${what}.`;
+    return `All ${repeats.length} repeats made ${calls2}${talk}, yet ${failing.length} failed${what}.`;
   }
   const calls = n === 0 ? "no calls, like a passing repeat" : `the same ${plural5(n, "call")} as a passing repeat`;
-  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${what}.`;
+  return `${alike.length} of the ${failing.length} failing repeats made ${calls}${talk}${what}.`;
 }
 
 // src/compare/state-diff.ts
 var ABSENT = "(absent)";
 var WHOLE_ROW = "(row)";
 var STATE_DIFF_CAP = 20;
+function mergeIgnoreColumns(...lists) {
+  const out = /* @__PURE__ */ new Map();
+  for (const list of lists)
+    for (const [table2, columns] of Object.entries(list ?? {})) {
+      const set2 = out.get(table2) ?? /* @__PURE__ */ new Set();
+      for (const c of columns) set2.add(c);
+      out.set(table2, set2);
+    }
+  return Object.fromEntries([...out].map(([t, cs]) => [t, [...cs].sort()]));
+}
+function withoutColumns(row2, ignored) {
+  if (ignored.size === 0) return row2;
+  return Object.fromEntries(Object.entries(row2).filter(([c]) => !ignored.has(c)));
+}
+function tableWithout(t, ignored) {
+  if (!t || ignored.size === 0) return t;
+  const strip = (c) => ({
+    ...c,
+    before: c.before && withoutColumns(c.before, ignored),
+    after: c.after && withoutColumns(c.after, ignored)
+  });
+  return {
+    ...t,
+    inserted: t.inserted.map(strip),
+    updated: t.updated.map(strip),
+    deleted: t.deleted.map(strip)
+  };
+}
 function renderKey(change, primaryKey) {
   const source = change.key ?? change.after ?? change.before ?? {};
   return primaryKey.map((c) => renderValue(source[c])).join(",");
@@ -78553,7 +78669,7 @@ function keyedFinals(b, h, primaryKey) {
   }
   return finals;
 }
-function keyedDifferences(table2, b, h, primaryKey) {
+function keyedDifferences(table2, b, h, primaryKey, ignored, hid) {
   const [bf, hf] = keyedFinals(b, h, primaryKey);
   const types3 = b?.columnTypes ?? h?.columnTypes;
   const cmp = types3 ? strictComparison(types3) : null;
@@ -78576,6 +78692,10 @@ function keyedDifferences(table2, b, h, primaryKey) {
     }
     for (const column of [.../* @__PURE__ */ new Set([...Object.keys(hr), ...Object.keys(br)])]) {
       if (!(column in br && column in hr && same4(br[column], hr[column], column))) {
+        if (ignored.has(column) && !primaryKey.includes(column)) {
+          hid.add(`${table2}.${column}`);
+          continue;
+        }
         out.push({
           table: table2,
           key,
@@ -78646,20 +78766,32 @@ function relevance(d, rs) {
   if (reading.length > 0) return 2;
   return 3;
 }
-function stateDifferences(base, head, scenario, cap = STATE_DIFF_CAP) {
+function stateDifferences(base, head, scenario, cap = STATE_DIFF_CAP, ignore2 = {}) {
   const all = [];
+  const hid = /* @__PURE__ */ new Set();
   for (const table2 of [.../* @__PURE__ */ new Set([...Object.keys(base.tables), ...Object.keys(head.tables)])].sort()) {
+    const ignored = new Set(Object.hasOwn(ignore2, table2) ? ignore2[table2] : []);
     const b = base.tables[table2];
     const h = head.tables[table2];
     const primaryKey = b?.primaryKey ?? h?.primaryKey ?? null;
-    all.push(
-      ...primaryKey && primaryKey.length > 0 ? keyedDifferences(table2, b, h, primaryKey) : keylessDifferences(table2, b, h)
-    );
+    if (primaryKey && primaryKey.length > 0) {
+      all.push(...keyedDifferences(table2, b, h, primaryKey, ignored, hid));
+    } else {
+      const full = keylessDifferences(table2, b, h).length;
+      const kept2 = keylessDifferences(table2, tableWithout(b, ignored), tableWithout(h, ignored));
+      for (const c of ignored) {
+        const inRows = [...changesOf2(b), ...changesOf2(h)].some(
+          (r) => c in (r.after ?? {}) || c in (r.before ?? {})
+        );
+        if (inRows && (kept2.length < full || kept2.length > 0)) hid.add(`${table2}.${c}`);
+      }
+      all.push(...kept2);
+    }
   }
   const rs = readers(scenario?.expect ?? []);
   const ranked = all.map((d, i) => ({ d, i, r: relevance(d, rs) })).sort((x, y) => x.r - y.r || x.i - y.i);
   const kept = ranked.slice(0, Math.max(0, cap)).map((x) => x.d);
-  return { differences: kept, cut: all.length - kept.length };
+  return { differences: kept, cut: all.length - kept.length, ignored: [...hid].sort() };
 }
 
 // src/grade/completed.ts
@@ -79053,10 +79185,12 @@ function compareCase(scenario, base, head, options2 = {}) {
       b.record.diff,
       h.record.diff,
       scenario,
-      options2.stateDiffCap ?? STATE_DIFF_CAP
+      options2.stateDiffCap ?? STATE_DIFF_CAP,
+      mergeIgnoreColumns(options2.ignoreColumns, scenario.ignore_columns)
     );
     report2.state_diff = diff.differences;
     if (diff.cut > 0) report2.state_diff_cut = diff.cut;
+    if (diff.ignored.length > 0) report2.ignored_columns = diff.ignored;
   } else if (base === null && head.length > 0 && c.class !== "unchanged") {
     report2.steps = { base: null, head: episodeSteps(representative(head, false)) };
   }
@@ -79289,15 +79423,15 @@ function scenarioEdits(b, h) {
   const edit = (weakens, what) => out.push({ kind: "scenario-edited", subject: b.id, weakens, text: `scenario ${b.id}: ${what}` });
   const be = byId(b.expect, (e) => e.id);
   const he = byId(h.expect, (e) => e.id);
-  for (const id of sortedKeys(be, he)) {
-    const x = be.get(id);
-    const y = he.get(id);
-    if (x && !y) edit(true, `expectation ${id} removed`);
-    else if (!x && y) edit(false, `expectation ${id} added`);
+  for (const id2 of sortedKeys(be, he)) {
+    const x = be.get(id2);
+    const y = he.get(id2);
+    if (x && !y) edit(true, `expectation ${id2} removed`);
+    else if (!x && y) edit(false, `expectation ${id2} added`);
     else if (x && y) {
       const d = diffExpectation(x, y);
-      if (d.loosened.length > 0) edit(true, `expectation ${id} loosened: ${d.loosened.join(", ")}`);
-      if (d.tightened.length > 0) edit(false, `expectation ${id} tightened: ${d.tightened.join(", ")}`);
+      if (d.loosened.length > 0) edit(true, `expectation ${id2} loosened: ${d.loosened.join(", ")}`);
+      if (d.tightened.length > 0) edit(false, `expectation ${id2} tightened: ${d.tightened.join(", ")}`);
     }
   }
   const bFaults = b.faults.map((f) => canonicalJson(f));
@@ -79313,6 +79447,9 @@ function scenarioEdits(b, h) {
   }
   if (!same3(b.state, h.state)) edit(true, "initial state changed");
   if (!same3(b.input, h.input)) edit(true, "input changed");
+  const { added: ia, dropped: id } = ignoreChanges(b.ignore_columns, h.ignore_columns);
+  if (ia.length > 0) edit(true, `ignore_columns now also ignores ${ia.join(", ")}`);
+  if (id.length > 0) edit(false, `ignore_columns no longer ignores ${id.join(", ")}`);
   return out;
 }
 function openScenarios(base, head) {
@@ -79367,8 +79504,29 @@ function templateChanges(base, head) {
   );
   return out;
 }
+function ignoreChanges(base, head) {
+  const flat = (list) => new Set(Object.entries(list ?? {}).flatMap(([t, cs]) => cs.map((c) => `${t}.${c}`)));
+  const b = flat(base);
+  const h = flat(head);
+  return { added: [...h].filter((x) => !b.has(x)).sort(), dropped: [...b].filter((x) => !h.has(x)).sort() };
+}
 function policyChanges(base, head) {
   const out = [];
+  const ignore2 = ignoreChanges(base.ignore_columns, head.ignore_columns);
+  if (ignore2.added.length > 0)
+    out.push({
+      kind: "ignore-columns-changed",
+      subject: "ignore_columns",
+      weakens: true,
+      text: `ignore_columns now also ignores ${ignore2.added.join(", ")}`
+    });
+  if (ignore2.dropped.length > 0)
+    out.push({
+      kind: "ignore-columns-changed",
+      subject: "ignore_columns",
+      weakens: false,
+      text: `ignore_columns no longer ignores ${ignore2.dropped.join(", ")}`
+    });
   for (const level of ["block", "warn"]) {
     const b = base.gate[level];
     const h = head.gate[level];
@@ -79935,6 +80093,7 @@ function compareSuite(input2) {
   const options2 = {
     ks: input2.ks,
     stateDiffCap: input2.stateDiffCap,
+    ignoreColumns: input2.ignoreColumns,
     sequential: input2.sequential,
     calibratedCriteria: input2.calibratedCriteria ?? input2.judgeCalibration?.calibrated
   };
@@ -80137,8 +80296,8 @@ function costUsd(prices, model, usage) {
   if (!Object.hasOwn(prices, name2)) return void 0;
   const price = prices[name2];
   const cached2 = Math.min(usage.cached_input_tokens, usage.input_tokens);
-  const usd = (usage.input_tokens - cached2) * price.input + cached2 * (price.cached_input ?? price.input) + usage.output_tokens * price.output;
-  return usd / 1e6;
+  const usd2 = (usage.input_tokens - cached2) * price.input + cached2 * (price.cached_input ?? price.input) + usage.output_tokens * price.output;
+  return usd2 / 1e6;
 }
 
 // src/conversation/driver.ts
@@ -80662,7 +80821,7 @@ async function staleAnswer(call) {
 var MAX_BODY_BYTES = 1024 * 1024;
 var MAX_JSON_DEPTH = 64;
 function readBody(req, cutoff, maxBytes = MAX_BODY_BYTES) {
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     const chunks = [];
     let size2 = 0;
     let settled = false;
@@ -80674,7 +80833,7 @@ function readBody(req, cutoff, maxBytes = MAX_BODY_BYTES) {
       req.off("error", onGone);
       req.off("close", onGone);
       cutoff?.removeEventListener("abort", onCut);
-      resolve18(read);
+      resolve19(read);
     };
     const onData = (chunk) => {
       size2 += chunk.length;
@@ -80997,9 +81156,9 @@ var util;
     }
     return keys;
   };
-  util3.find = (arr, checker) => {
+  util3.find = (arr, checker2) => {
     for (const item of arr) {
-      if (checker(item))
+      if (checker2(item))
         return item;
     }
     return void 0;
@@ -88463,7 +88622,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve18) => setTimeout(resolve18, pollInterval));
+        await new Promise((resolve19) => setTimeout(resolve19, pollInterval));
         options2?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -88480,7 +88639,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options2) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options2 ?? {};
-    return new Promise((resolve18, reject) => {
+    return new Promise((resolve19, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -88558,7 +88717,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve18(parseResult.data);
+            resolve19(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -88820,12 +88979,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve18, reject) => {
+    return new Promise((resolve19, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve18, interval);
+      const timeoutId = setTimeout(resolve19, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -89965,7 +90124,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve18) => setTimeout(resolve18, pollInterval));
+      await new Promise((resolve19) => setTimeout(resolve19, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -91067,9 +91226,9 @@ data:
       const initRequest = messages.find((m) => isInitializeRequest(m));
       const clientProtocolVersion = initRequest ? initRequest.params.protocolVersion : req.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
       if (this._enableJsonResponse) {
-        return new Promise((resolve18) => {
+        return new Promise((resolve19) => {
           this._streamMapping.set(streamId, {
-            resolveJson: resolve18,
+            resolveJson: resolve19,
             cleanup: () => {
               this._streamMapping.delete(streamId);
             }
@@ -91712,14 +91871,14 @@ function forward(route, pathAndQuery, req, body, res, call, cutoff) {
     else headers.authorization = `Bearer ${route.key}`;
   }
   const send2 = target.protocol === "https:" ? httpsRequest : httpRequest;
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     let done = false;
     const end = (status, error62) => {
       if (done) return;
       done = true;
       call.record.status = status;
       if (error62) call.record.error = error62;
-      resolve18();
+      resolve19();
     };
     const upstream = send2(target, { method: req.method, headers, signal: cutoff }, (answer) => {
       const status = answer.statusCode ?? 502;
@@ -91784,8 +91943,8 @@ function settleUsage(route, call, seen) {
   if (seen.model) call.record.model = seen.model;
   if (!seen.usage) return;
   call.record.usage = seen.usage;
-  const usd = call.record.model === null ? void 0 : costUsd(route.prices, call.record.model, seen.usage);
-  call.record.costUsd = usd === void 0 ? null : usd;
+  const usd2 = call.record.model === null ? void 0 : costUsd(route.prices, call.record.model, seen.usage);
+  call.record.costUsd = usd2 === void 0 ? null : usd2;
 }
 function send(res, status, body, headers = {}) {
   if (res.headersSent || res.destroyed) return;
@@ -91797,15 +91956,15 @@ function send(res, status, body, headers = {}) {
   res.end(body);
 }
 function sleep2(ms, signal) {
-  return new Promise((resolve18) => {
-    if (signal.aborted) return resolve18(true);
+  return new Promise((resolve19) => {
+    if (signal.aborted) return resolve19(true);
     const onAbort = () => {
       clearTimeout(timer);
-      resolve18(true);
+      resolve19(true);
     };
     const timer = ms === void 0 ? void 0 : setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
-      resolve18(false);
+      resolve19(false);
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
@@ -91980,8 +92139,8 @@ var IdempotencyStore = class {
   async serialize(key, fn) {
     const previous = this.queues.get(key) ?? Promise.resolve();
     let release;
-    const mine = new Promise((resolve18) => {
-      release = resolve18;
+    const mine = new Promise((resolve19) => {
+      release = resolve19;
     });
     const tail = previous.then(() => mine);
     this.queues.set(key, tail);
@@ -92089,8 +92248,8 @@ var SessionState = class {
       this.spec.deadline?.removeEventListener("abort", this.onDeadline);
       if (this.inflight.size > 0 && !this.cut.signal.aborted) {
         let timer;
-        const grace = new Promise((resolve18) => {
-          timer = setTimeout(resolve18, graceMs);
+        const grace = new Promise((resolve19) => {
+          timer = setTimeout(resolve19, graceMs);
         });
         await Promise.race([Promise.allSettled([...this.inflight]), grace]);
         clearTimeout(timer);
@@ -92184,11 +92343,11 @@ async function createGateway(opts = {}) {
   );
   server.on("clientError", (_err, socket) => socket.destroy());
   server.keepAliveTimeout = 3e4;
-  await new Promise((resolve18, reject) => {
+  await new Promise((resolve19, reject) => {
     server.once("error", reject);
     server.listen({ port: opts.port ?? 0, host, backlog: 4096 }, () => {
       server.off("error", reject);
-      resolve18();
+      resolve19();
     });
   });
   const port = server.address().port;
@@ -92233,8 +92392,8 @@ async function createGateway(opts = {}) {
     sizes: () => ({ sessions: sessions.size, closedTokens: closedTokens.size, refused: refused.length }),
     async close() {
       await Promise.all([...sessions.keys()].map(closeSession));
-      await new Promise((resolve18) => {
-        server.close(() => resolve18());
+      await new Promise((resolve19) => {
+        server.close(() => resolve19());
         server.closeAllConnections();
       });
     }
@@ -92770,13 +92929,13 @@ function runtimeCandidates(env = process.env) {
   return paths.map((path12) => ({ label: path12, path: path12 }));
 }
 function ping(target, timeoutMs) {
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     let socket;
     let reply = "";
     const done = (ok3) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve18(ok3);
+      resolve19(ok3);
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket = "path" in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
@@ -93118,7 +93277,7 @@ function serverEnv() {
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" };
 }
 function run(file2, args, user) {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     const child2 = spawn2(file2, args, {
       ...user ?? {},
       env: serverEnv(),
@@ -93130,17 +93289,17 @@ function run(file2, args, user) {
     child2.on("error", reject);
     child2.on(
       "close",
-      (code) => code === 0 ? resolve18() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
+      (code) => code === 0 ? resolve19() : reject(new Error(`${file2} exited with ${code}: ${output2.trim()}`))
     );
   });
 }
 function freePort() {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     const server = createServer2();
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address();
-      server.close(() => resolve18(port));
+      server.close(() => resolve19(port));
     });
   });
 }
@@ -93162,10 +93321,10 @@ function startPostgres(bin, data, socketDir, port, user) {
     stdio: ["ignore", "ignore", "pipe"]
   });
   let log2 = "";
-  const ready = new Promise((resolve18, reject) => {
+  const ready = new Promise((resolve19, reject) => {
     child2.stderr.on("data", (d) => {
       log2 = (log2 + d.toString()).slice(-8e3);
-      if (log2.includes(READY)) resolve18();
+      if (log2.includes(READY)) resolve19();
     });
     child2.on("error", reject);
     child2.on(
@@ -93176,9 +93335,9 @@ function startPostgres(bin, data, socketDir, port, user) {
   return { child: child2, ready, log: () => log2 };
 }
 function waitExit(child2) {
-  return new Promise((resolve18) => {
-    if (child2.exitCode !== null || child2.signalCode !== null) resolve18();
-    else child2.once("exit", () => resolve18());
+  return new Promise((resolve19) => {
+    if (child2.exitCode !== null || child2.signalCode !== null) resolve19();
+    else child2.once("exit", () => resolve19());
   });
 }
 function alive(pid) {
@@ -93299,7 +93458,7 @@ var Slots = class {
       return Promise.resolve();
     }
     this.onFull();
-    return new Promise((resolve18) => this.queue.push(resolve18));
+    return new Promise((resolve19) => this.queue.push(resolve19));
   }
   release() {
     const next = this.queue.shift();
@@ -94475,7 +94634,7 @@ var PgSandbox = class _PgSandbox {
     this.url = facts.cluster.url(name2, facts.owner);
     this.pool = sandboxPool(this.url, 4, facts.cluster.budget);
     this.pool.on("connect", (client) => {
-      this.closing.push(new Promise((resolve18) => client.once("end", () => resolve18())));
+      this.closing.push(new Promise((resolve19) => client.once("end", () => resolve19())));
     });
     this.session = sessionOf(this.pool, facts.typeNames);
   }
@@ -95627,6 +95786,7 @@ var CaseReportSchema = external_exports.strictObject({
   expectations_changed: external_exports.array(ChangedExpectationSchema).max(L.expectations).optional(),
   flaky_explanation: external_exports.strictObject({ base: text.optional(), head: text.optional() }).optional(),
   state_diff_cut: count3.optional(),
+  ignored_columns: external_exports.array(text).max(L.stateDiff).optional(),
   repeats_decision: external_exports.strictObject({ base: count3, head: count3, reason: text }).optional(),
   steps: external_exports.strictObject({ base: EpisodeStepsSchema.nullable(), head: EpisodeStepsSchema }).optional(),
   agent_stderr: external_exports.strictObject({ base: AgentStderrSchema.optional(), head: AgentStderrSchema.optional() }).optional()
@@ -95764,7 +95924,8 @@ var ReportSchema = external_exports.strictObject({
         "repeats-changed",
         "judge-changed",
         "models-changed",
-        "database-changed"
+        "database-changed",
+        "ignore-columns-changed"
       ]),
       subject: external_exports.string().max(L.path).regex(NO_CONTROL, "expected a name without control characters"),
       weakens: external_exports.boolean(),
@@ -96033,6 +96194,10 @@ var BaselineCache = class _BaselineCache {
     if (inconsistent) return problem(inconsistent);
     return new _BaselineCache(dir, key, parts, parsed.data);
   }
+  /** The entry's file in the cache directory. */
+  get file() {
+    return entryFile(this.dir, this.key);
+  }
   /** How many base episodes the entry holds. */
   get size() {
     let n = 0;
@@ -96042,6 +96207,23 @@ var BaselineCache = class _BaselineCache {
   /** When the entry read was stored (the start of the run that stored it); null on a miss. */
   get entryStoredAt() {
     return this.storedAt;
+  }
+  /**
+   * Per scenario, what its cached base episodes spent on models as the gateway recorded it: the mean
+   * per episode, or null when a call has no cost (a model without prices). An episode with no model
+   * calls recorded spent nothing.
+   */
+  measuredCosts() {
+    const costs = /* @__PURE__ */ new Map();
+    for (const [id, byRepeat] of this.cached) {
+      let total = 0;
+      for (const g of byRepeat.values())
+        for (const call of g.record.modelCalls ?? [])
+          total = total === null || call.costUsd === null ? null : total + call.costUsd;
+      const episodes = byRepeat.size;
+      if (episodes > 0) costs.set(id, { episodes, usdPerEpisode: total === null ? null : total / episodes });
+    }
+    return costs;
   }
   /** The cached graded episode for a planned base episode, counted as reused; undefined when there is none. */
   take(p) {
@@ -96329,8 +96511,8 @@ var RunSpend = class {
   limitUsd;
   spent = 0;
   cutCount = 0;
-  add(usd) {
-    this.spent += usd;
+  add(usd2) {
+    this.spent += usd2;
   }
   get spentUsd() {
     return this.spent;
@@ -96376,7 +96558,7 @@ function episodeModels(run3, faults, timeoutMs) {
     providers: run3.providers,
     faults,
     episodeUsd: run3.episodeUsd,
-    onSpend: (usd) => run3.spend.add(usd),
+    onSpend: (usd2) => run3.spend.add(usd2),
     timeoutMs
   };
 }
@@ -96725,39 +96907,17 @@ async function runOnce(ctx, runtime, p) {
   }
 }
 
+// src/run/prepare-suite.ts
+import { readFileSync as readFileSync6 } from "node:fs";
+
 // src/config/table-references.ts
 import path11 from "node:path";
 function tableReferenceProblems(suite, catalog) {
   const problems = [];
-  const tables = Object.keys(catalog);
   for (const scenario of suite.scenarios) {
     const text2 = suite.files[scenario.file];
     const file2 = displayPath(path11.resolve(suite.root, scenario.file));
-    const source = text2 === void 0 ? null : parseYaml(file2, text2).source;
-    const at = (field2, message, key = false) => source ? problemAt(source, field2, message, { key }) : { file: file2, line: 1, col: 1, path: formatPath(field2), message };
-    const table2 = (name2, field2, key = false) => {
-      if (name2 in catalog) return true;
-      const known = tables.length > 0 ? tables.join(", ") : "none";
-      problems.push(
-        at(
-          field2,
-          `unknown table '${name2}': expected a table of the template (${known})${didYouMean(name2, tables)}`,
-          key
-        )
-      );
-      return false;
-    };
-    const column = (tableName, name2, field2) => {
-      const columns = catalog[tableName] ?? [];
-      if (columns.includes(name2)) return;
-      problems.push(
-        at(
-          field2,
-          `unknown column '${name2}' of table '${tableName}': expected one of ${columns.join(", ")}${didYouMean(name2, columns)}`,
-          true
-        )
-      );
-    };
+    const { table: table2, column } = checker(file2, text2, catalog, problems);
     for (const [name2, rows] of Object.entries(scenario.state.rows)) {
       if (!table2(name2, ["state", "rows", name2], true)) continue;
       rows.forEach((row2, i) => {
@@ -96767,8 +96927,52 @@ function tableReferenceProblems(suite, catalog) {
     scenario.expect.forEach((e, i) => {
       expectationTables(e, ["expect", i], table2, column);
     });
+    ignoreColumnsTables(scenario.ignore_columns, table2, column);
   }
   return problems;
+}
+function configTableProblems(configFile, text2, config2, catalog) {
+  const problems = [];
+  const { table: table2, column } = checker(displayPath(configFile), text2, catalog, problems);
+  ignoreColumnsTables(config2.ignore_columns, table2, column);
+  return problems;
+}
+function checker(file2, text2, catalog, problems) {
+  const tables = Object.keys(catalog);
+  const source = text2 === void 0 ? null : parseYaml(file2, text2).source;
+  const at = (field2, message, key = false) => source ? problemAt(source, field2, message, { key }) : { file: file2, line: 1, col: 1, path: formatPath(field2), message };
+  const table2 = (name2, field2, key = false) => {
+    if (Object.hasOwn(catalog, name2)) return true;
+    const known = tables.length > 0 ? tables.join(", ") : "none";
+    problems.push(
+      at(
+        field2,
+        `unknown table '${name2}': expected a table of the template (${known})${didYouMean(name2, tables)}`,
+        key
+      )
+    );
+    return false;
+  };
+  const column = (tableName, name2, field2, key = true) => {
+    const columns = catalog[tableName] ?? [];
+    if (columns.includes(name2)) return;
+    problems.push(
+      at(
+        field2,
+        `unknown column '${name2}' of table '${tableName}': expected one of ${columns.join(", ")}${didYouMean(name2, columns)}`,
+        key
+      )
+    );
+  };
+  return { table: table2, column };
+}
+function ignoreColumnsTables(list, table2, column) {
+  for (const [name2, columns] of Object.entries(list ?? {})) {
+    if (!table2(name2, ["ignore_columns", name2], true)) continue;
+    columns.forEach((c, i) => {
+      column(name2, c, ["ignore_columns", name2, i], false);
+    });
+  }
 }
 function expectationTables(e, at, table2, column) {
   if ("forbid_changes" in e) table2(e.forbid_changes.table, [...at, "forbid_changes", "table"]);
@@ -96793,6 +96997,10 @@ async function prepareSuiteSql(suite, template) {
     if (error62) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
   }
   problems.push(...tableReferenceProblems(suite, template.columns));
+  if (suite.configFile && suite.config?.ignore_columns) {
+    const text2 = readConfigText(suite.configFile);
+    problems.push(...configTableProblems(suite.configFile, text2, suite.config, template.columns));
+  }
   return problems;
 }
 function refusedSuiteProblems(problems) {
@@ -96801,6 +97009,13 @@ function refusedSuiteProblems(problems) {
     // A problem at a field (a name the suite uses) already says what was expected.
     message: p.path ? `${p.message} (the suite cannot run; \`stategate validate\` checks every name against the template)` : `${p.message} (the suite cannot run: fix this statement so it prepares against the schema; \`stategate validate\` checks every statement)`
   }));
+}
+function readConfigText(file2) {
+  try {
+    return readFileSync6(file2, "utf8");
+  } catch {
+    return void 0;
+  }
 }
 
 // src/run/run-report.ts
@@ -96850,18 +97065,21 @@ function replyLines(steps) {
   );
 }
 function stepsDetail(steps) {
-  const { rows, divergent } = stepRows(steps);
+  const { rows, divergent, turns: turns2 } = stepRows(steps);
   const source = [steps.base ? stepsSource("base", steps.base) : "", stepsSource("head", steps.head)].filter(Boolean).join(" beside ");
-  const cells = rows.map(([n, ...rest]) => [
+  const cells = rows.map(([n, ...rest], r) => [
     Number(n) === divergent ? `**${n}**` : n,
-    ...rest.map((cell, i) => i % 2 === 0 && cell !== "" ? mdCellCode(cell) : mdText(cell))
+    ...rest.map(
+      (cell, i) => i % 2 === 0 && cell !== "" && !turns2[r][i / 2] ? mdCellCode(cell) : mdText(cell)
+    )
   ]);
   const cut2 = stepsCutWords(steps);
   const where = divergent > 0 ? ` The first step that differs is in bold.` : "";
   const body = rows.length === 0 ? "No tool was called." : `${table(stepHeader(steps), cells)}${cut2 ? `
 
 ${mdText(cut2)}` : ""}`;
-  const intro = mdText(`Calls as the tools recorded them.${where}`);
+  const between = hasTurns(steps) ? ", between the conversation's turns" : "";
+  const intro = mdText(`Calls as the tools recorded them${between}.${where}`);
   return `<details><summary>Steps: ${mdText(source)}</summary>
 
 ${intro}
@@ -96934,6 +97152,8 @@ ${mdText(plural3(c.state_diff_cut, "more difference"))} in report.json.` : "";
 ${table(["row", "column", "base", "head"], rows2)}${cut2}`
     );
   }
+  if (c.ignored_columns && c.ignored_columns.length > 0)
+    parts.push(`Ignored columns (differ, not shown): ${c.ignored_columns.map(mdCode).join(", ")}`);
   const changed = c.expectations_changed ?? [];
   if (changed.length > 0) {
     const lines2 = changed.map((e) => {
@@ -97351,7 +97571,7 @@ td.differs{background:var(--diff)}
 
 // src/report/html/viewer-script.ts
 function viewerScript() {
-  return '"use strict";(()=>{var K=["new-critical-failure","regressed","improved","unchanged","incomplete"],de=[...K,"flaky","suite-weakened"];function J(e){return e.sides.base===null}var q={"new-critical-failure":"failing a critical expectation",regressed:"failing an expectation"};function j(e,n){let s=n.class?q[n.class]:void 0,o=`${n.cases.length} ${n.class}`;return!J(e)||!s||!n.text.startsWith(o)?n.text:`${n.cases.length} ${s}${n.text.slice(o.length)}`}function f(e){return e===void 0?"":typeof e=="string"?e:JSON.stringify(e)??String(e)}function z(e,n){return e.tool===n.tool&&f(e.args)===f(n.args)&&e.status===n.status&&e.code===n.code&&e.fault===n.fault&&e.effect===n.effect}function O(e,n){let s=Math.max(e.length,n.length);for(let o=0;o<s;o++){let r=e[o],i=n[o];if(!r||!i||!z(r,i))return o}return null}function F(e,n){let s=0,o=Math.min(e.length,n.length);for(;s<o&&e[s]===n[s];)s++;let r=0;for(;r<o-s&&e[e.length-1-r]===n[n.length-1-r];)r++;return{prefix:e.slice(0,s),a:e.slice(s,e.length-r),b:n.slice(s,n.length-r),suffix:e.slice(e.length-r)}}function M(e){return e?.after??e?.before??{}}function B(e,n){let s=i=>`${i.table}\\0${i.op}\\0${f(i.key??i.after??i.before)}`,o=new Map;for(let i of n)o.set(s(i),[...o.get(s(i))??[],i]);let r=[];for(let i of e){let a=o.get(s(i))?.shift()??null;r.push([i,a])}for(let i of o.values())for(let a of i)r.push([null,a]);return r.map(([i,a])=>{let l=i??a,p=M(i),b=M(a),u=[...new Set([...Object.keys(p),...Object.keys(b)])].map(g=>{let $=i?f(p[g]):"",h=a?f(b[g]):"";return{column:g,base:$,head:h,differs:i!==null&&a!==null&&$!==h}});return{table:l.table,op:l.op,key:l.key?Object.values(l.key).map(f).join(", "):"(no primary key)",base:i,head:a,columns:u,differs:i===null||a===null||u.some(g=>g.differs)}})}function I(e,n){let s=n==="head"?["fail","error"]:["pass"];for(let o of s){let r=e.indexOf(o);if(r>=0)return r}return 0}var X=new Set(["class","title","type","value","placeholder","aria-label","aria-pressed","colspan"]);function t(e,n,...s){let o=document.createElement(e);for(let[r,i]of Object.entries(n??{}))if(i!==void 0){if(!X.has(r)&&!r.startsWith("data-"))throw new Error(`attribute ${r} is not allowed`);o.setAttribute(r,i)}return L(o,s),o}function L(e,n){for(let s of n)s==null||s===!1||(Array.isArray(s)?L(e,s):e.appendChild(typeof s=="string"||typeof s=="number"?document.createTextNode(String(s)):s))}function _(e,...n){e.replaceChildren(),L(e,n)}var H=["base","head"];function D(e,n){let s=F(e,n),o=r=>t("span",{class:"mono"},s.prefix,r?t("mark",null,r):null,s.suffix);return[o(s.a),o(s.b)]}function Z(e){if(!e)return t("td",{class:"muted"},"(no call: stopped)");let n=[e.code?`${e.status} ${e.code}`:String(e.status),e.fault?`fault ${e.fault}`:null,e.effect!=="none"?e.effect:null].filter(Boolean).join(" \\xB7 ");return t("td",null,t("div",{class:"mono"},`${e.tool}(${f(e.args)})`),t("div",{class:e.status>=200&&e.status<300?"small pass":"small fail"},n),e.note?t("div",{class:"small error"},e.note):null,e.same_effect_as!==void 0?t("div",{class:"same-effect"},t("span",{class:"badge first"},`applied the effect of step ${e.same_effect_as} again`)):null,e.result!==void 0?t("pre",null,f(e.result)):null)}function Q(e){return e.map((n,s)=>({seq:s+1,tool:n.tool,args:n.args,status:n.status,effect:n.effect,...n.fault?{fault:n.fault}:{},...n.code?{code:n.code}:{}}))}function Y(e,n){let s=e.length===2?O(n.base,n.head):null,o=Math.max(...e.map(a=>n[a].length)),r=[];for(let a=0;a<o;a++)r.push(t("tr",{class:a===s?"step first-diff":"step","data-step":String(a+1)},t("td",null,String(a+1),a===s?t("div",null,t("span",{class:"badge first"},"first difference")):null),...e.map(l=>Z(n[l][a]))));let i=e.length<2?null:s===null?"The two repeats made the same calls.":`The calls first differ at step ${s+1}.`;return t("div",null,i?t("p",{class:s===null?"muted":"fail","data-first-difference":s===null?"":String(s+1)},i):null,o===0?t("p",{class:"muted"},"No tool was called."):t("table",{class:"steps"},t("tr",null,t("th",null,"step"),...e.map(a=>t("th",null,a))),r))}function ee(e,n){let s=B(e.changes,n.changes);if(s.length===0)return t("p",{class:"muted"},"Neither repeat changed a row.");let o=[];for(let r of s){let i=`${r.table}[${r.key}] ${r.op}`;if(!r.base||!r.head){let a=f((r.base??r.head)?.after??(r.base??r.head)?.before),l=t("td",{class:"differs"},t("div",{class:"small"},"only this side made this change"),t("span",{class:"mono"},a)),p=t("td",{class:"muted"},"(no such change)");o.push(t("tr",{class:"row-diff"},t("td",null,i),t("td",null,"(row)"),r.base?l:p,r.head?l:p));continue}for(let a of r.columns){let[l,p]=a.differs?D(a.base,a.head):[t("span",{class:"mono"},a.base),t("span",{class:"mono"},a.head)];o.push(t("tr",{class:a.differs?"row-diff":"row-same"},t("td",null,i),t("td",null,a.column),t("td",a.differs?{class:"differs"}:null,l),t("td",a.differs?{class:"differs"}:null,p)))}}return t("table",{class:"rows"},t("tr",null,t("th",null,"row"),t("th",null,"column"),t("th",null,"base"),t("th",null,"head")),o)}function te(e){return t("div",{class:"episode","data-episode":e.episode},t("div",{class:"small"},t("span",{class:e.grade},e.grade),` \\xB7 repeat ${e.repeat} \\xB7 ${e.ended}`,e.outcome?` \\xB7 outcome ${e.outcome}`:""," \\xB7 ",t("span",{class:"mono"},e.episode)),e.infraError?t("p",{class:"error"},`Not graded: ${e.infraError}`):null,t("h4",null,"Reply"),e.reply!==void 0?t("pre",{class:"reply"},e.reply):t("p",{class:"muted"},`No result was printed${e.resultError?`: ${e.resultError}`:"."}`),e.stderr?[t("h4",null,"stderr (tail)"),t("pre",{class:"stderr"},e.stderr)]:null,t("h4",null,"Expectations"),t("table",{class:"results"},e.results.map(n=>t("tr",null,t("td",{class:n.grade},n.grade),t("td",{class:"mono"},n.id,n.critical?" (critical)":""),t("td",null,n.label?`${n.label}: `:"",n.message)))))}function W(e,n){return!n||n.length===0?null:t("div",null,t("h4",null,e),t("ol",{class:e==="Conversation"?"turns":"model-calls"},n.map(s=>t("li",null,t("pre",null,f(s))))))}function U(e,n,s){let o=s.episodes?.[n.id]??{},r=H.filter(l=>n[l]!==null),i={};for(let l of r)i[l]=I((o[l]??[]).map(p=>p.grade),l);let a=()=>{let l=u=>o[u]?.[i[u]??0],p=r.map(u=>{let g=o[u]??[],$=n[u];return t("div",{class:"side","data-side":u},t("h3",null,`${u}: ${s.report.sides[u]?.ref??""}`,$?t("span",{class:"muted small"},` ${$.passes}/${$.runs} repeats passed`):null),g.length>0?t("div",{class:"strip","aria-label":`${u} repeats`},g.map((h,k)=>{let y=t("button",{type:"button",class:`g-${h.grade}${k===i[u]?" selected":""}`,title:`repeat ${h.repeat}: ${h.grade}`,"data-repeat":String(h.repeat)},String(h.repeat));return y.addEventListener("click",()=>{i[u]=k,a()}),y})):t("p",{class:"muted small"},"No episodes file beside the report: repeats are not shown."),l(u)?te(l(u)):ne(n,u))}),b={};for(let u of r)b[u]=l(u)?.calls??Q(n.steps?.[u]?.steps??[]);let m={base:l("base"),head:l("head")};_(e,se(n),t("div",{class:"sides"},p),t("h3",null,r.length===2?`Steps: base repeat ${m.base?.repeat??"?"} and head repeat ${m.head?.repeat??"?"}`:"Steps"),Y(r,b),m.base&&m.head?[t("h3",null,"Rows the two repeats changed"),ee(m.base,m.head)]:null,r.map(u=>[W("Conversation",l(u)?.turns),W("Model calls",l(u)?.model_calls)]))};a()}function ne(e,n){let s=e.agent_stderr?.[n];return s?t("div",null,t("p",null,`Repeat ${s.repeat} ${s.ended}`),t("pre",{class:"stderr"},s.tail)):null}function se(e){let n=e.expectations_changed??[];return t("div",null,e.description?t("p",null,e.description):null,e.file?t("p",{class:"muted small mono"},e.file):null,e.reason?t("p",null,e.reason):null,e.divergence&&e.divergence.kind!=="same"?t("p",{class:"divergence"},e.divergence.sentence):null,...H.map(s=>e.flaky_explanation?.[s]?t("p",null,`Flaky ${s}: ${e.flaky_explanation[s]}`):null),n.length>0?t("table",{class:"changed"},t("tr",null,t("th",null,"expectation"),t("th",null,"change"),t("th",null,"base pass/fail/error"),t("th",null,"head pass/fail/error"),t("th",null,"message")),n.map(s=>t("tr",null,t("td",{class:"mono"},s.id,s.critical?" (critical)":""),t("td",null,s.change,s.label?` ${s.label}`:""),t("td",null,`${s.base.pass}/${s.base.fail}/${s.base.error}`),t("td",null,`${s.head.pass}/${s.head.fail}/${s.head.error}`),t("td",null,s.message??"")))):null,e.state_diff.length>0?t("div",null,t("h3",null,"State that differs (base and head, as report.json records it)"),t("table",{class:"state-diff"},t("tr",null,t("th",null,"table[key].column"),t("th",null,"base"),t("th",null,"head")),e.state_diff.map(s=>{let[o,r]=D(f(s.base),f(s.head));return t("tr",null,t("td",{class:"mono"},`${s.table}[${s.key}].${s.column}`),t("td",{class:"differs"},o),t("td",{class:"differs"},r))})),e.state_diff_cut?t("p",{class:"muted small"},`${e.state_diff_cut} more differences in report.json`):null):null)}var re={block:["new-critical-failure","incomplete"],warn:["regressed","flaky"]};function ae(e,n){let s=e.flaky.base||e.flaky.head;return n.block.includes(e.class)||s&&n.block.includes("flaky")?"BLOCK":n.warn.includes(e.class)||s&&n.warn.includes("flaky")?"WARN":"PASS"}var A=e=>e.sides.base===null;function N(e,n){return A(n)?e.class==="incomplete"?"incomplete":e.head&&e.head.passes===e.head.runs?"pass":"fail":e.class}var V=[["all","All",()=>!0],["blocking","Blocking",(e,n)=>n==="BLOCK"],["warning","Warning",(e,n)=>n==="WARN"],["changed","Changed",e=>e.class!=="unchanged"],["still-failing","Still failing",e=>e.class==="unchanged"&&!!e.head&&e.head.passes<e.head.runs],["flaky","Flaky",e=>e.flaky.base||e.flaky.head]];function oe(e,n){let s=a=>{let l=e.sides[a];return l?`${l.ref}${l.sha?` (${l.sha.slice(0,12)})`:""}${l.dirty?", uncommitted changes":""}`:"none"},o=[["base",s("base")],["head",s("head")],["engine",`${e.engine}${e.engine_reason?`: ${e.engine_reason}`:""}`],["repeats",e.repeats_policy?`${e.repeats_policy.min} to ${e.repeats_policy.max} (adaptive)`:e.repeats!==void 0?String(e.repeats):void 0],["started",e.started_at],["duration",e.duration_ms!==void 0?`${(e.duration_ms/1e3).toFixed(1)} s`:void 0],["policy from",e.policy_from?`${e.policy_from.side}: ${e.policy_from.reason}`:void 0],["agent isolation",e.agent_isolation?`${e.agent_isolation.mode}: ${e.agent_isolation.note}`:void 0],["suite hash",e.pin.suite_hash],["shard",e.shard?`${e.shard.index}/${e.shard.total}`:void 0],["files",`${n.files.report}${n.files.episodes?`, ${n.files.episodes}`:" (no episodes file: repeats not shown)"}`]],r=e.gate_reasons??[],i=e.suite_changes??[];return t("header",null,t("h1",null,"Stategate ",t("span",{class:`verdict v-${e.verdict}`,"data-verdict":e.verdict},e.verdict)),e.interrupted?t("p",{class:"fail"},"The run was interrupted: cases it did not finish are incomplete."):null,e.unverified?t("p",{class:"fail"},`Unverified: ${e.unverified.reason}`):null,r.length>0?t("ul",{class:"reasons"},r.map(a=>t("li",null,t("strong",null,a.verdict)," ",j(e,a)))):null,i.length>0?t("section",{class:"suite-changes"},t("h2",null,"Suite changes"),t("ul",null,i.map(a=>t("li",a.weakens?{class:"weakens"}:null,a.weakens?"weakens: ":"",a.text)))):null,t("h2",null,"Run"),t("table",{class:"facts"},o.filter(([,a])=>a!==void 0).map(([a,l])=>t("tr",null,t("th",null,a),t("td",null,l)))))}function ie(){let e=document.getElementById("app"),n=document.getElementById("stategate-data"),s=JSON.parse(n?.textContent??"null"),o=s.report,r=o.gate??re,i=new Map(o.cases.map(c=>[c.id,ae(c,r)])),a="all",l="",p="",b="",m=V.map(([c,w])=>{let d=t("button",{type:"button","data-filter":c,"aria-pressed":String(c===a)},w);return d.addEventListener("click",()=>{a=c;for(let x of m)x.setAttribute("aria-pressed",String(x===d));R()}),d}),u=[...new Set(o.cases.map(c=>N(c,o)))].sort(),g=t("select",{"aria-label":A(o)?"result":"class","data-filter-class":""},t("option",{value:""},A(o)?"any result":"any class"),u.map(c=>t("option",{value:c},c)));g.addEventListener("change",()=>{l=g.value,R()});let $=t("select",{"aria-label":"verdict","data-filter-verdict":""},t("option",{value:""},"any verdict"),["BLOCK","WARN","PASS"].map(c=>t("option",{value:c},c)));$.addEventListener("change",()=>{p=$.value,R()});let h=t("input",{type:"search",placeholder:"search cases","aria-label":"search"});h.addEventListener("input",()=>{b=h.value.toLowerCase(),R()});let k=t("span",{class:"muted small","data-count":""}),y=t("table",{class:"cases"}),G=c=>{let w=i.get(c.id),d=V.find(([S])=>S===a);return d&&!d[2](c,w)||l&&N(c,o)!==l||p&&w!==p?!1:b?[c.id,c.description,c.class,c.reason,c.divergence?.sentence,...(c.expectations_changed??[]).map(S=>`${S.id} ${S.message??""}`)].join(`\n`).toLowerCase().includes(b):!0};function R(){let c=o.cases.filter(G);k.textContent=`${c.length} of ${o.cases.length} cases`;let w=[];for(let d of c){let x=i.get(d.id),S=[d.flaky.base?"base":"",d.flaky.head?"head":""].filter(Boolean).join(", "),T=t("tr",{class:"case","data-case":d.id},t("td",null,t("span",{class:`verdict v-${x} small`},x)),t("td",{class:"mono"},d.id),t("td",null,N(d,o)),t("td",null,d.base?`${d.base.passes}/${d.base.runs}`:"\\u2014"),t("td",null,d.head?`${d.head.passes}/${d.head.runs}`:"\\u2014"),t("td",null,S)),v=t("td",{colspan:"6",class:"detail"}),C=t("tr",{class:"case-detail","data-detail":d.id},v);C.hidden=!0,T.addEventListener("click",()=>{C.hidden=!C.hidden,T.classList.toggle("open",!C.hidden),!C.hidden&&v.childElementCount===0&&U(v,d,s)}),w.push(T,C)}_(y,t("tr",null,["verdict","case",A(o)?"result":"class","base passed","head passed","flaky"].map(d=>t("th",null,d))),w)}_(e,oe(o,s),t("h2",null,"Cases"),t("div",{class:"filters"},m,g,$,h,k),y),R();let E="";try{E=location.hash.startsWith("#case=")?decodeURIComponent(location.hash.slice(6)):""}catch{E=""}if(E)for(let c of y.querySelectorAll("tr.case"))c.dataset.case===E&&c.click()}typeof document<"u"&&ie();})();\n';
+  return '"use strict";(()=>{var P=["new-critical-failure","regressed","improved","unchanged","incomplete"],ue=[...P,"flaky","suite-weakened"];function q(e){return e.sides.base===null}var z={"new-critical-failure":"failing a critical expectation",regressed:"failing an expectation"};function j(e,n){let s=n.class?z[n.class]:void 0,o=`${n.cases.length} ${n.class}`;return!q(e)||!s||!n.text.startsWith(o)?n.text:`${n.cases.length} ${s}${n.text.slice(o.length)}`}function f(e){return e===void 0?"":typeof e=="string"?e:JSON.stringify(e)??String(e)}function X(e,n){return e.tool===n.tool&&f(e.args)===f(n.args)&&e.status===n.status&&e.code===n.code&&e.fault===n.fault&&e.effect===n.effect}function O(e,n){let s=Math.max(e.length,n.length);for(let o=0;o<s;o++){let r=e[o],i=n[o];if(!r||!i||!X(r,i))return o}return null}function F(e,n){let s=0,o=Math.min(e.length,n.length);for(;s<o&&e[s]===n[s];)s++;let r=0;for(;r<o-s&&e[e.length-1-r]===n[n.length-1-r];)r++;return{prefix:e.slice(0,s),a:e.slice(s,e.length-r),b:n.slice(s,n.length-r),suffix:e.slice(e.length-r)}}function M(e){return e?.after??e?.before??{}}function B(e,n){let s=i=>`${i.table}\\0${i.op}\\0${f(i.key??i.after??i.before)}`,o=new Map;for(let i of n)o.set(s(i),[...o.get(s(i))??[],i]);let r=[];for(let i of e){let a=o.get(s(i))?.shift()??null;r.push([i,a])}for(let i of o.values())for(let a of i)r.push([null,a]);return r.map(([i,a])=>{let l=i??a,p=M(i),b=M(a),u=[...new Set([...Object.keys(p),...Object.keys(b)])].map(g=>{let $=i?f(p[g]):"",h=a?f(b[g]):"";return{column:g,base:$,head:h,differs:i!==null&&a!==null&&$!==h}});return{table:l.table,op:l.op,key:l.key?Object.values(l.key).map(f).join(", "):"(no primary key)",base:i,head:a,columns:u,differs:i===null||a===null||u.some(g=>g.differs)}})}function I(e,n){let s=n==="head"?["fail","error"]:["pass"];for(let o of s){let r=e.indexOf(o);if(r>=0)return r}return 0}var Z=new Set(["class","title","type","value","placeholder","aria-label","aria-pressed","colspan"]);function t(e,n,...s){let o=document.createElement(e);for(let[r,i]of Object.entries(n??{}))if(i!==void 0){if(!Z.has(r)&&!r.startsWith("data-"))throw new Error(`attribute ${r} is not allowed`);o.setAttribute(r,i)}return N(o,s),o}function N(e,n){for(let s of n)s==null||s===!1||(Array.isArray(s)?N(e,s):e.appendChild(typeof s=="string"||typeof s=="number"?document.createTextNode(String(s)):s))}function E(e,...n){e.replaceChildren(),N(e,n)}var H=["base","head"];function U(e,n){let s=F(e,n),o=r=>t("span",{class:"mono"},s.prefix,r?t("mark",null,r):null,s.suffix);return[o(s.a),o(s.b)]}function Q(e){if(!e)return t("td",{class:"muted"},"(no call: stopped)");let n=[e.code?`${e.status} ${e.code}`:String(e.status),e.fault?`fault ${e.fault}`:null,e.effect!=="none"?e.effect:null].filter(Boolean).join(" \\xB7 ");return t("td",null,t("div",{class:"mono"},`${e.tool}(${f(e.args)})`),t("div",{class:e.status>=200&&e.status<300?"small pass":"small fail"},n),e.note?t("div",{class:"small error"},e.note):null,e.same_effect_as!==void 0?t("div",{class:"same-effect"},t("span",{class:"badge first"},`applied the effect of step ${e.same_effect_as} again`)):null,e.result!==void 0?t("pre",null,f(e.result)):null)}function Y(e){return e.map((n,s)=>({seq:s+1,tool:n.tool,args:n.args,status:n.status,effect:n.effect,...n.fault?{fault:n.fault}:{},...n.code?{code:n.code}:{}}))}function ee(e,n){let s=e.length===2?O(n.base,n.head):null,o=Math.max(...e.map(a=>n[a].length)),r=[];for(let a=0;a<o;a++)r.push(t("tr",{class:a===s?"step first-diff":"step","data-step":String(a+1)},t("td",null,String(a+1),a===s?t("div",null,t("span",{class:"badge first"},"first difference")):null),...e.map(l=>Q(n[l][a]))));let i=e.length<2?null:s===null?"The two repeats made the same calls.":`The calls first differ at step ${s+1}.`;return t("div",null,i?t("p",{class:s===null?"muted":"fail","data-first-difference":s===null?"":String(s+1)},i):null,o===0?t("p",{class:"muted"},"No tool was called."):t("table",{class:"steps"},t("tr",null,t("th",null,"step"),...e.map(a=>t("th",null,a))),r))}function te(e,n){let s=B(e.changes,n.changes);if(s.length===0)return t("p",{class:"muted"},"Neither repeat changed a row.");let o=[];for(let r of s){let i=`${r.table}[${r.key}] ${r.op}`;if(!r.base||!r.head){let a=f((r.base??r.head)?.after??(r.base??r.head)?.before),l=t("td",{class:"differs"},t("div",{class:"small"},"only this side made this change"),t("span",{class:"mono"},a)),p=t("td",{class:"muted"},"(no such change)");o.push(t("tr",{class:"row-diff"},t("td",null,i),t("td",null,"(row)"),r.base?l:p,r.head?l:p));continue}for(let a of r.columns){let[l,p]=a.differs?U(a.base,a.head):[t("span",{class:"mono"},a.base),t("span",{class:"mono"},a.head)];o.push(t("tr",{class:a.differs?"row-diff":"row-same"},t("td",null,i),t("td",null,a.column),t("td",a.differs?{class:"differs"}:null,l),t("td",a.differs?{class:"differs"}:null,p)))}}return t("table",{class:"rows"},t("tr",null,t("th",null,"row"),t("th",null,"column"),t("th",null,"base"),t("th",null,"head")),o)}function ne(e){return t("div",{class:"episode","data-episode":e.episode},t("div",{class:"small"},t("span",{class:e.grade},e.grade),` \\xB7 repeat ${e.repeat} \\xB7 ${e.ended}`,e.outcome?` \\xB7 outcome ${e.outcome}`:""," \\xB7 ",t("span",{class:"mono"},e.episode)),e.infraError?t("p",{class:"error"},`Not graded: ${e.infraError}`):null,t("h4",null,"Reply"),e.reply!==void 0?t("pre",{class:"reply"},e.reply):t("p",{class:"muted"},`No result was printed${e.resultError?`: ${e.resultError}`:"."}`),e.stderr?[t("h4",null,"stderr (tail)"),t("pre",{class:"stderr"},e.stderr)]:null,t("h4",null,"Expectations"),t("table",{class:"results"},e.results.map(n=>t("tr",null,t("td",{class:n.grade},n.grade),t("td",{class:"mono"},n.id,n.critical?" (critical)":""),t("td",null,n.label?`${n.label}: `:"",n.message)))))}function W(e,n){return!n||n.length===0?null:t("div",null,t("h4",null,e),t("ol",{class:e==="Conversation"?"turns":"model-calls"},n.map(s=>t("li",null,t("pre",null,f(s))))))}function D(e,n,s){let o=s.episodes?.[n.id]??{},r=H.filter(l=>n[l]!==null),i={};for(let l of r)i[l]=I((o[l]??[]).map(p=>p.grade),l);let a=()=>{let l=u=>o[u]?.[i[u]??0],p=r.map(u=>{let g=o[u]??[],$=n[u];return t("div",{class:"side","data-side":u},t("h3",null,`${u}: ${s.report.sides[u]?.ref??""}`,$?t("span",{class:"muted small"},` ${$.passes}/${$.runs} repeats passed`):null),g.length>0?t("div",{class:"strip","aria-label":`${u} repeats`},g.map((h,C)=>{let y=t("button",{type:"button",class:`g-${h.grade}${C===i[u]?" selected":""}`,title:`repeat ${h.repeat}: ${h.grade}`,"data-repeat":String(h.repeat)},String(h.repeat));return y.addEventListener("click",()=>{i[u]=C,a()}),y})):t("p",{class:"muted small"},"No episodes file beside the report: repeats are not shown."),l(u)?ne(l(u)):se(n,u))}),b={};for(let u of r)b[u]=l(u)?.calls??Y(n.steps?.[u]?.steps??[]);let m={base:l("base"),head:l("head")};E(e,re(n),t("div",{class:"sides"},p),t("h3",null,r.length===2?`Steps: base repeat ${m.base?.repeat??"?"} and head repeat ${m.head?.repeat??"?"}`:"Steps"),ee(r,b),m.base&&m.head?[t("h3",null,"Rows the two repeats changed"),te(m.base,m.head)]:null,r.map(u=>[W("Conversation",l(u)?.turns),W("Model calls",l(u)?.model_calls)]))};a()}function se(e,n){let s=e.agent_stderr?.[n];return s?t("div",null,t("p",null,`Repeat ${s.repeat} ${s.ended}`),t("pre",{class:"stderr"},s.tail)):null}function re(e){let n=e.expectations_changed??[];return t("div",null,e.description?t("p",null,e.description):null,e.file?t("p",{class:"muted small mono"},e.file):null,e.reason?t("p",null,e.reason):null,e.divergence&&e.divergence.kind!=="same"?t("p",{class:"divergence"},e.divergence.sentence):null,...H.map(s=>e.flaky_explanation?.[s]?t("p",null,`Flaky ${s}: ${e.flaky_explanation[s]}`):null),n.length>0?t("table",{class:"changed"},t("tr",null,t("th",null,"expectation"),t("th",null,"change"),t("th",null,"base pass/fail/error"),t("th",null,"head pass/fail/error"),t("th",null,"message")),n.map(s=>t("tr",null,t("td",{class:"mono"},s.id,s.critical?" (critical)":""),t("td",null,s.change,s.label?` ${s.label}`:""),t("td",null,`${s.base.pass}/${s.base.fail}/${s.base.error}`),t("td",null,`${s.head.pass}/${s.head.fail}/${s.head.error}`),t("td",null,s.message??"")))):null,e.state_diff.length>0?t("div",null,t("h3",null,"State that differs (base and head, as report.json records it)"),t("table",{class:"state-diff"},t("tr",null,t("th",null,"table[key].column"),t("th",null,"base"),t("th",null,"head")),e.state_diff.map(s=>{let[o,r]=U(f(s.base),f(s.head));return t("tr",null,t("td",{class:"mono"},`${s.table}[${s.key}].${s.column}`),t("td",{class:"differs"},o),t("td",{class:"differs"},r))})),e.state_diff_cut?t("p",{class:"muted small"},`${e.state_diff_cut} more differences in report.json`):null):null,e.ignored_columns&&e.ignored_columns.length>0?t("p",{class:"muted small"},`Ignored columns (differ, not shown): ${e.ignored_columns.join(", ")}`):null)}var ae={block:["new-critical-failure","incomplete"],warn:["regressed","flaky"]};function oe(e,n){let s=e.flaky.base||e.flaky.head;return n.block.includes(e.class)||s&&n.block.includes("flaky")?"BLOCK":n.warn.includes(e.class)||s&&n.warn.includes("flaky")?"WARN":"PASS"}var v=e=>e.sides.base===null;function L(e,n){return v(n)?e.class==="incomplete"?"incomplete":e.head&&e.head.passes===e.head.runs?"pass":"fail":e.class}var V=[["all","All",()=>!0],["blocking","Blocking",(e,n)=>n==="BLOCK"],["warning","Warning",(e,n)=>n==="WARN"],["changed","Changed",e=>e.class!=="unchanged"],["still-failing","Still failing",e=>e.class==="unchanged"&&!!e.head&&e.head.passes<e.head.runs],["flaky","Flaky",e=>e.flaky.base||e.flaky.head]];function ie(e,n){let s=a=>{let l=e.sides[a];return l?`${l.ref}${l.sha?` (${l.sha.slice(0,12)})`:""}${l.dirty?", uncommitted changes":""}`:"none"},o=[["base",s("base")],["head",s("head")],["engine",`${e.engine}${e.engine_reason?`: ${e.engine_reason}`:""}`],["repeats",e.repeats_policy?`${e.repeats_policy.min} to ${e.repeats_policy.max} (adaptive)`:e.repeats!==void 0?String(e.repeats):void 0],["started",e.started_at],["duration",e.duration_ms!==void 0?`${(e.duration_ms/1e3).toFixed(1)} s`:void 0],["policy from",e.policy_from?`${e.policy_from.side}: ${e.policy_from.reason}`:void 0],["agent isolation",e.agent_isolation?`${e.agent_isolation.mode}: ${e.agent_isolation.note}`:void 0],["suite hash",e.pin.suite_hash],["shard",e.shard?`${e.shard.index}/${e.shard.total}`:void 0],["files",`${n.files.report}${n.files.episodes?`, ${n.files.episodes}`:" (no episodes file: repeats not shown)"}`]],r=e.gate_reasons??[],i=e.suite_changes??[];return t("header",null,t("h1",null,"Stategate ",t("span",{class:`verdict v-${e.verdict}`,"data-verdict":e.verdict},e.verdict)),e.interrupted?t("p",{class:"fail"},"The run was interrupted: cases it did not finish are incomplete."):null,e.unverified?t("p",{class:"fail"},`Unverified: ${e.unverified.reason}`):null,r.length>0?t("ul",{class:"reasons"},r.map(a=>t("li",null,t("strong",null,a.verdict)," ",j(e,a)))):null,i.length>0?t("section",{class:"suite-changes"},t("h2",null,"Suite changes"),t("ul",null,i.map(a=>t("li",a.weakens?{class:"weakens"}:null,a.weakens?"weakens: ":"",a.text)))):null,t("h2",null,"Run"),t("table",{class:"facts"},o.filter(([,a])=>a!==void 0).map(([a,l])=>t("tr",null,t("th",null,a),t("td",null,l)))))}function le(){let e=document.getElementById("app"),n=document.getElementById("stategate-data"),s=JSON.parse(n?.textContent??"null"),o=s.report,r=o.gate??ae,i=new Map(o.cases.map(c=>[c.id,oe(c,r)])),a="all",l="",p="",b="",m=V.map(([c,w])=>{let d=t("button",{type:"button","data-filter":c,"aria-pressed":String(c===a)},w);return d.addEventListener("click",()=>{a=c;for(let x of m)x.setAttribute("aria-pressed",String(x===d));R()}),d}),u=[...new Set(o.cases.map(c=>L(c,o)))].sort(),g=t("select",{"aria-label":v(o)?"result":"class","data-filter-class":""},t("option",{value:""},v(o)?"any result":"any class"),u.map(c=>t("option",{value:c},c)));g.addEventListener("change",()=>{l=g.value,R()});let $=t("select",{"aria-label":"verdict","data-filter-verdict":""},t("option",{value:""},"any verdict"),["BLOCK","WARN","PASS"].map(c=>t("option",{value:c},c)));$.addEventListener("change",()=>{p=$.value,R()});let h=t("input",{type:"search",placeholder:"search cases","aria-label":"search"});h.addEventListener("input",()=>{b=h.value.toLowerCase(),R()});let C=t("span",{class:"muted small","data-count":""}),y=t("table",{class:"cases"}),G=c=>{let w=i.get(c.id),d=V.find(([S])=>S===a);return d&&!d[2](c,w)||l&&L(c,o)!==l||p&&w!==p?!1:b?[c.id,c.description,c.class,c.reason,c.divergence?.sentence,...(c.expectations_changed??[]).map(S=>`${S.id} ${S.message??""}`)].join(`\n`).toLowerCase().includes(b):!0};function R(){let c=o.cases.filter(G);C.textContent=`${c.length} of ${o.cases.length} cases`;let w=[];for(let d of c){let x=i.get(d.id),S=[d.flaky.base?"base":"",d.flaky.head?"head":""].filter(Boolean).join(", "),T=t("tr",{class:"case","data-case":d.id},t("td",null,t("span",{class:`verdict v-${x} small`},x)),t("td",{class:"mono"},d.id),t("td",null,L(d,o)),t("td",null,d.base?`${d.base.passes}/${d.base.runs}`:"\\u2014"),t("td",null,d.head?`${d.head.passes}/${d.head.runs}`:"\\u2014"),t("td",null,S)),A=t("td",{colspan:"6",class:"detail"}),k=t("tr",{class:"case-detail","data-detail":d.id},A);k.hidden=!0,T.addEventListener("click",()=>{k.hidden=!k.hidden,T.classList.toggle("open",!k.hidden),!k.hidden&&A.childElementCount===0&&D(A,d,s)}),w.push(T,k)}E(y,t("tr",null,["verdict","case",v(o)?"result":"class","base passed","head passed","flaky"].map(d=>t("th",null,d))),w)}E(e,ie(o,s),t("h2",null,"Cases"),t("div",{class:"filters"},m,g,$,h,C),y),R();let _="";try{_=location.hash.startsWith("#case=")?decodeURIComponent(location.hash.slice(6)):""}catch{_=""}if(_)for(let c of y.querySelectorAll("tr.case"))c.dataset.case===_&&c.click()}typeof document<"u"&&le();})();\n';
 }
 
 // src/report/html/page.ts
@@ -97642,6 +97862,7 @@ function reportFromSpool(spool, run3) {
     repeats: run3.repeats,
     sequential: run3.sequential ?? void 0,
     ks: run3.suite.config.pass_k,
+    ignoreColumns: run3.suite.config.ignore_columns,
     seeds: "episodes",
     shard: run3.shard,
     interrupted: run3.interrupted,
@@ -97772,7 +97993,7 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 
 // src/agent/process-group.ts
 import { spawn as spawn3 } from "node:child_process";
-import { readdirSync as readdirSync3, readFileSync as readFileSync6 } from "node:fs";
+import { readdirSync as readdirSync3, readFileSync as readFileSync7 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
 var POLL_MS = 25;
@@ -97818,7 +98039,7 @@ function signalGroup(pgid, signal) {
 }
 function procStat(pid) {
   try {
-    const stat5 = readFileSync6(`/proc/${pid}/stat`, "utf8");
+    const stat5 = readFileSync7(`/proc/${pid}/stat`, "utf8");
     const fields2 = stat5.slice(stat5.lastIndexOf(")") + 2).split(" ");
     return { state: fields2[0], pgid: Number(fields2[2]) };
   } catch {
@@ -97934,8 +98155,8 @@ import { StringDecoder } from "node:string_decoder";
 // src/agent/within.ts
 async function within2(promise3, ms) {
   let timer;
-  const timeout = new Promise((resolve18) => {
-    timer = setTimeout(() => resolve18(void 0), ms);
+  const timeout = new Promise((resolve19) => {
+    timer = setTimeout(() => resolve19(void 0), ms);
   });
   try {
     return await Promise.race([promise3, timeout]);
@@ -97956,9 +98177,9 @@ async function checkCwd(cwd) {
   return void 0;
 }
 function waitForExit(child2) {
-  return new Promise((resolve18) => {
-    child2.once("error", (err) => resolve18(err));
-    child2.once("exit", (code, signal) => resolve18({ code, signal }));
+  return new Promise((resolve19) => {
+    child2.once("error", (err) => resolve19(err));
+    child2.once("exit", (code, signal) => resolve19({ code, signal }));
   });
 }
 async function beginRun(opts) {
@@ -97998,7 +98219,7 @@ ${opts.command}` : opts.command;
     opts.wrapper
   );
   const exited = waitForExit(child2);
-  const closed = new Promise((resolve18) => child2.once("close", () => resolve18()));
+  const closed = new Promise((resolve19) => child2.once("close", () => resolve19()));
   const talk = opts.dialogue && child2.stdin ? converse(opts.dialogue, child2.stdin) : void 0;
   child2.stdout?.once("end", () => talk?.closed());
   child2.stdout?.on("data", (chunk) => {
@@ -98263,12 +98484,12 @@ import net from "node:net";
 function tryConnect(url2, timeoutMs) {
   const port = Number(url2.port || (url2.protocol === "https:" ? 443 : 80));
   const host = url2.hostname.replace(/^\[(.*)\]$/, "$1");
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     const socket = net.connect({ host, port });
     const done = (error62) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve18(error62);
+      resolve19(error62);
     };
     const timer = setTimeout(() => done("ETIMEDOUT"), timeoutMs);
     socket.once("connect", () => done(null));
@@ -98278,7 +98499,7 @@ function tryConnect(url2, timeoutMs) {
 function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const outcome2 = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     let settled = false;
     const finish2 = (error62) => {
       if (settled) return;
@@ -98286,7 +98507,7 @@ function postJson(url2, payload, opts) {
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome2.error = error62;
-      resolve18(outcome2);
+      resolve19(outcome2);
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
@@ -98326,7 +98547,7 @@ function postJson(url2, payload, opts) {
 }
 
 // src/agent/serve-process.ts
-import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync5, openSync as openSync2, readFileSync as readFileSync7 } from "node:fs";
+import { appendFileSync, closeSync as closeSync2, mkdirSync as mkdirSync5, openSync as openSync2, readFileSync as readFileSync8 } from "node:fs";
 import { dirname as dirname9 } from "node:path";
 var HEALTH_POLL_MS = 100;
 var CONNECT_TIMEOUT_MS = 1e3;
@@ -98349,7 +98570,7 @@ function appendLog(logFile, line2) {
 function logTail(logFile) {
   let text2;
   try {
-    const all = readFileSync7(logFile);
+    const all = readFileSync8(logFile);
     text2 = all.subarray(Math.max(0, all.length - LOG_TAIL_BYTES)).toString("utf8");
   } catch {
     return "(no log)";
@@ -98369,12 +98590,12 @@ var ServeProcess = class _ServeProcess {
     } finally {
       closeSync2(fd);
     }
-    this.exited = new Promise((resolve18) => {
+    this.exited = new Promise((resolve19) => {
       const done = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(logFile, `agent server exited (${describeExit(exit)})`);
-        resolve18(exit);
+        resolve19(exit);
         if (this.child.pid !== void 0) void stopGroup(this.child.pid, this.graceMs);
       };
       this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
@@ -98712,7 +98933,7 @@ import { tmpdir as tmpdir8 } from "node:os";
 import { isAbsolute as isAbsolute8, join as join20, resolve as resolve9 } from "node:path";
 
 // src/agent/namespace-paths.ts
-import { readFileSync as readFileSync8, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
+import { readFileSync as readFileSync9, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
 import { dirname as dirname10, isAbsolute as isAbsolute4, join as join14, relative as relative6, resolve as resolve7 } from "node:path";
 function inside(path12, dir) {
   const rel = relative6(dir, path12);
@@ -98753,14 +98974,14 @@ function gitMetadataAt(dir) {
   const paths = [dotGit];
   let named2;
   try {
-    named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync8(dotGit, "utf8"))?.[1];
+    named2 = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync9(dotGit, "utf8"))?.[1];
   } catch {
   }
   if (named2) {
     const gitdir = resolve7(dir, named2);
     if (isDir(gitdir)) paths.push(gitdir);
     try {
-      const common = resolve7(gitdir, readFileSync8(join14(gitdir, "commondir"), "utf8").trim());
+      const common = resolve7(gitdir, readFileSync9(join14(gitdir, "commondir"), "utf8").trim());
       if (isDir(common)) paths.push(common);
     } catch {
     }
@@ -99077,11 +99298,11 @@ function joinSockets(a, b) {
   b.pipe(a);
 }
 function listen(server, target) {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     server.once("error", reject);
     const done = () => {
       server.off("error", reject);
-      resolve18();
+      resolve19();
     };
     if (typeof target === "string") server.listen(target, done);
     else server.listen(target.port, target.host, done);
@@ -99094,11 +99315,11 @@ function track(server, cleanup) {
     s.once("close", () => open3.delete(s));
   });
   return {
-    close: () => new Promise((resolve18) => {
+    close: () => new Promise((resolve19) => {
       for (const s of open3) s.destroy();
       server.close(() => {
         cleanup?.();
-        resolve18();
+        resolve19();
       });
     })
   };
@@ -99113,8 +99334,8 @@ function unixForwardServer(socketPath, host, port) {
 async function unixToTcp(socketPath, host, port) {
   const server = unixForwardServer(socketPath, host, port);
   if (!server.listening)
-    await new Promise((resolve18, reject) => {
-      server.once("listening", () => resolve18());
+    await new Promise((resolve19, reject) => {
+      server.once("listening", () => resolve19());
       server.once("error", reject);
     });
   return track(server, () => rmSync7(socketPath, { force: true }));
@@ -99255,7 +99476,7 @@ var AgentContainers = class {
     const capture = (into) => (s) => {
       connected = true;
       s.on("data", (chunk) => into.push(chunk));
-      streams.push(new Promise((resolve18) => s.once("close", () => resolve18())));
+      streams.push(new Promise((resolve19) => s.once("close", () => resolve19())));
     };
     try {
       listeners2.push(await unixListener(join15(ep, "out.sock"), capture(stdout)));
@@ -99344,7 +99565,7 @@ var AgentContainers = class {
 };
 
 // src/agent/sandbox-paths.ts
-import { existsSync as existsSync6, lstatSync as lstatSync2, readFileSync as readFileSync9, readlinkSync, statSync as statSync8 } from "node:fs";
+import { existsSync as existsSync6, lstatSync as lstatSync2, readFileSync as readFileSync10, readlinkSync, statSync as statSync8 } from "node:fs";
 import { basename as basename5, dirname as dirname11, isAbsolute as isAbsolute6, join as join16 } from "node:path";
 var SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 function systemEntries() {
@@ -99421,7 +99642,7 @@ function withoutCredentials(text2) {
   return out.join("\n");
 }
 function sanitizedGitConfig(file2) {
-  return withoutCredentials(readFileSync9(file2, "utf8"));
+  return withoutCredentials(readFileSync10(file2, "utf8"));
 }
 function coversInside(dir, hidden) {
   return [...new Set(hidden.map((h) => realPath(h)))].filter(
@@ -99726,7 +99947,7 @@ var SideSandbox = class {
   async close() {
     const servers = [...[...this.forwards.values()].map((f) => f.server), this.lifeline];
     for (const s of this.held) s.destroy();
-    await Promise.all(servers.map((s) => new Promise((resolve18) => s.close(() => resolve18()))));
+    await Promise.all(servers.map((s) => new Promise((resolve19) => s.close(() => resolve19()))));
     this.closeSync();
   }
   closeSync() {
@@ -100090,13 +100311,13 @@ function urlHost(url2) {
   }
 }
 function freePort2(host) {
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve19, reject) => {
     const server = net2.createServer();
     server.once("error", reject);
     server.listen({ port: 0, host }, () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => port > 0 ? resolve18(port) : reject(new Error(`no free port on ${host}`)));
+      server.close(() => port > 0 ? resolve19(port) : reject(new Error(`no free port on ${host}`)));
     });
   });
 }
@@ -100167,8 +100388,8 @@ var ServeTunnel = class {
   isReady = false;
   onReady;
   /** Resolves once the server accepts connections inside. */
-  readied = new Promise((resolve18) => {
-    this.onReady = resolve18;
+  readied = new Promise((resolve19) => {
+    this.onReady = resolve19;
   });
   waiting = /* @__PURE__ */ new Map();
   pending = /* @__PURE__ */ new Map();
@@ -100249,7 +100470,7 @@ var ServeTunnel = class {
       done = (async () => {
         await Promise.race([this.readied, gone]);
         if (!this.control || this.closed) throw new Error("the agent server is not running");
-        const answer = new Promise((resolve18) => this.waiting.set(String(port), resolve18));
+        const answer = new Promise((resolve19) => this.waiting.set(String(port), resolve19));
         this.control.write(`forward ${port} ${socket}
 `);
         const verb = await within2(answer, OPEN_TIMEOUT_MS);
@@ -100267,7 +100488,7 @@ var ServeTunnel = class {
     this.control?.destroy();
     for (const conn of this.pending.values()) conn.destroy();
     await Promise.all(
-      this.servers.splice(0).map((s) => new Promise((resolve18) => s.close(() => resolve18())))
+      this.servers.splice(0).map((s) => new Promise((resolve19) => s.close(() => resolve19())))
     );
   }
 };
@@ -100302,9 +100523,9 @@ var ServeFront = class _ServeFront {
       if (self?.current) self.current.open(conn);
       else conn.destroy();
     });
-    await new Promise((resolve18, reject) => {
+    await new Promise((resolve19, reject) => {
       front.once("error", reject);
-      front.listen(port, "127.0.0.1", () => resolve18());
+      front.listen(port, "127.0.0.1", () => resolve19());
     });
     const bound3 = front.address().port;
     self = new _ServeFront(front, conns, `http://127.0.0.1:${bound3}${target.path}`, incarnation);
@@ -100331,7 +100552,7 @@ var ServeFront = class _ServeFront {
     return out;
   }
   async close() {
-    const closed = new Promise((resolve18) => this.front.close(() => resolve18()));
+    const closed = new Promise((resolve19) => this.front.close(() => resolve19()));
     for (const conn of this.conns) conn.destroy();
     await closed;
   }
@@ -100420,12 +100641,12 @@ var ContainerServe = class {
     this.dir = containers.containerDir();
     appendLog(opts.logFile, `starting agent server in a container: ${opts.serve}`);
     let settle2;
-    this.exited = new Promise((resolve18) => {
+    this.exited = new Promise((resolve19) => {
       settle2 = (exit) => {
         if (this.exit) return;
         this.exit = exit;
         appendLog(opts.logFile, `agent server exited (${describeExit(exit)})`);
-        resolve18(exit);
+        resolve19(exit);
         void this.cleanup();
       };
     });
@@ -101209,7 +101430,9 @@ async function resolvePolicy(input2) {
       judge: void 0,
       models: {},
       budget: void 0,
-      user_simulator: void 0
+      user_simulator: void 0,
+      // Ignoring a column hides its differences: only a trusted stategate.yml may.
+      ignore_columns: void 0
     };
     return { suite: suite2, source: { side: "default", reason }, changes: changes2, warning: reason };
   }
@@ -101230,6 +101453,8 @@ async function resolvePolicy(input2) {
       models: policy.config.models,
       budget: policy.config.budget,
       user_simulator: policy.config.user_simulator,
+      // The head's ignore list could hide the very difference its change makes.
+      ignore_columns: policy.config.ignore_columns,
       database: { ...suite.config.database, engine, url: url2, image }
     }
   };
@@ -101268,21 +101493,30 @@ function policyWords(source) {
 async function prepareRun(opts, scope, progress) {
   const repo = resolve12(opts.repo ?? process.cwd());
   const outDir = resolve12(repo, opts.out ?? ".stategate");
-  const configName = opts.config ?? "stategate.yml";
   const startedAt = /* @__PURE__ */ new Date();
   const cacheDir2 = opts.cache ? resolve12(repo, opts.cache) : null;
   mkdirSync8(outDir, { recursive: true });
   if (cacheDir2) mkdirSync8(cacheDir2, { recursive: true });
+  const decided = await decideSuite(opts, [outDir, ...cacheDir2 ? [cacheDir2] : []], scope, progress);
+  const { agents, checkouts, configName } = decided;
+  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
+  return {
+    ...decided,
+    outDir,
+    cacheDir: cacheDir2,
+    startedAt,
+    isolation,
+    isolationFacts: isolationPlan.facts,
+    agentNetwork: isolationPlan.network,
+    baselineKey: cacheDir2 ? decided.baselineKey : null
+  };
+}
+async function decideSuite(opts, ignore2, scope, progress) {
+  const repo = resolve12(opts.repo ?? process.cwd());
+  const configName = opts.config ?? "stategate.yml";
   const sides = opts.base === null ? ["head"] : ["base", "head"];
   const files = new SuiteFiles();
-  const checkouts = await checkOut(
-    opts,
-    sides,
-    repo,
-    [outDir, ...cacheDir2 ? [cacheDir2] : []],
-    scope,
-    progress
-  );
+  const checkouts = await checkOut(opts, sides, repo, ignore2, scope, progress);
   const policy = await loadPolicy(opts, checkouts, configName, files, progress);
   const suite = policy.suite;
   const pin = pinSuite(suite);
@@ -101293,13 +101527,9 @@ async function prepareRun(opts, scope, progress) {
   const filter2 = filterFacts(opts.filter, selected.length, suite.scenarios.length, progress);
   const agents = await sideAgents(sides, checkouts, configName, suite, files, opts.isolation);
   const unset = unsetVariables(agents, progress);
-  const { isolation, isolationPlan } = await isolationOf(opts, checkouts, agents, configName, progress);
   return {
     repo,
-    outDir,
     configName,
-    cacheDir: cacheDir2,
-    startedAt,
     sides,
     headOnly: opts.base === null,
     checkouts,
@@ -101313,10 +101543,7 @@ async function prepareRun(opts, scope, progress) {
     repeats,
     concurrency,
     agents,
-    isolation,
-    isolationFacts: isolationPlan.facts,
-    agentNetwork: isolationPlan.network,
-    baselineKey: cacheDir2 && checkouts.base ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base, configName, opts.shard) : null,
+    baselineKey: checkouts.base ? baselineKeyOf(suite, pin, scenarios, repeats, agents.base, configName, opts.shard) : null,
     databases: databasePlan(scenarios, sides.length * repeats.max, concurrency),
     unsetPassEnv: unset
   };
@@ -102463,10 +102690,180 @@ async function calibrate(values, labelsPath) {
   return calibrated === fresh.length ? 0 : 2;
 }
 
+// src/cli/plan.ts
+import { resolve as resolve17 } from "node:path";
+
+// src/run/estimate.ts
+function neverFailingRepeats(repeats, sides) {
+  const policy = repeats.sequential;
+  if (!policy) return repeats.min;
+  let n = nextLook(0, policy);
+  for (; ; ) {
+    const clean2 = { runs: n, passes: n, expectations: {} };
+    const decision = decideCase(sides.includes("base") ? clean2 : null, clean2, policy);
+    if (!decision.more || n >= policy.max) return n;
+    n = nextLook(n, policy);
+  }
+}
+function usd(x) {
+  return Math.round(x * 1e6) / 1e6;
+}
+function estimateRun(input2) {
+  const { sides, scenarioIds, repeats, cache: cache2 } = input2;
+  const never2 = neverFailingRepeats(repeats, sides);
+  const n = scenarioIds.length;
+  const perSide = { min: n * repeats.min, max: n * repeats.max, never_failing: n * never2 };
+  const k = sides.length;
+  const perScenario = scenarioIds.map((id) => {
+    const m = cache2?.costs.get(id);
+    return { id, usd_per_episode: m?.usdPerEpisode ?? null, measured_episodes: m?.episodes ?? 0 };
+  });
+  const known = perScenario.every((s) => s.usd_per_episode !== null);
+  const sum = (repeatsPerSide) => known ? usd(perScenario.reduce((t, s) => t + s.usd_per_episode, 0) * repeatsPerSide * k) : null;
+  const cost = { min: sum(repeats.min), max: sum(repeats.max), never_failing: sum(never2) };
+  const perEpisode = known && n > 0 ? usd(cost.min / (k * perSide.min)) : null;
+  const budget = input2.runBudgetUsd;
+  return {
+    sides,
+    scenarios: n,
+    repeats: {
+      min: repeats.min,
+      max: repeats.max,
+      adaptive: repeats.sequential !== null,
+      never_failing: never2
+    },
+    episodes: {
+      per_side: perSide,
+      total: { min: k * perSide.min, max: k * perSide.max, never_failing: k * perSide.never_failing }
+    },
+    cost_usd: cost,
+    usd_per_episode: perEpisode,
+    source: cache2 ? { kind: "baseline-cache", file: cache2.file, stored_at: cache2.storedAt, engine: cache2.engine } : { kind: "none" },
+    budget: {
+      run_usd: budget,
+      episodes_fit: budget === null || perEpisode === null ? null : perEpisode === 0 ? null : Math.floor(budget / perEpisode + 1e-9)
+    },
+    per_scenario: perScenario
+  };
+}
+
+// src/cli/plan.ts
+var NOT_FOR_PLAN = ["out", "fail-on", "junit", "concurrency", "sudo", "database-url"];
+async function commandPlan(values) {
+  for (const name2 of NOT_FOR_PLAN)
+    if (values[name2] !== void 0)
+      return fail(`--${name2} means nothing to plan: it runs no episode and writes no report`);
+  if (values.base !== void 0 && values.head === void 0)
+    return fail("plan --base needs --head: it estimates a compare of the two");
+  if (values.head !== void 0 && values.dir !== void 0)
+    return fail("plan takes --head (with --base, a compare) or --dir (a run), not both");
+  if (values.base === void 0 && values.cache !== void 0)
+    return fail("--cache applies to a plan with --base: it holds the base, and a run has none");
+  const scope = new ResourceScope();
+  try {
+    const opts = { ...runOptions(values), onProgress: void 0 };
+    const base = values.base ?? null;
+    const head = values.head ?? values.dir ?? ".";
+    const warnings = [];
+    const progress = (e) => {
+      if (e.type === "log" && e.level === "warn") warnings.push(e.message);
+    };
+    const repo = resolve17(opts.repo ?? process.cwd());
+    const cacheDir2 = values.cache ? resolve17(repo, values.cache) : null;
+    const decided = await decideSuite({ ...opts, base, head }, cacheDir2 ? [cacheDir2] : [], scope, progress);
+    const cache2 = cacheDir2 ? readCache(cacheDir2, decided, opts.engine, (m) => warnings.push(m)) : null;
+    const estimate = estimateRun({
+      sides: decided.sides,
+      scenarioIds: decided.scenarios.map((s) => s.id),
+      repeats: decided.repeats,
+      runBudgetUsd: decided.suite.config.budget?.run_usd ?? null,
+      cache: cache2
+    });
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ ...estimate, warnings }, null, 2)}
+`);
+    } else {
+      for (const w of warnings) process.stderr.write(`stategate: warning: ${w}
+`);
+      process.stdout.write(renderEstimate(estimate, cacheDir2));
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      printProblems(err.problems);
+      return 1;
+    }
+    return fail(err.message);
+  } finally {
+    await scope.close();
+  }
+}
+function readCache(dir, decided, requested, warn) {
+  const base = decided.checkouts.base;
+  if (!base || !decided.baselineKey) return null;
+  if (base.dirty || typeof base.tree !== "string") {
+    warn(
+      `baseline cache: not used: the base ${base.dirty ? "has uncommitted changes" : "is not a git checkout"}, so a compare would not cache it either`
+    );
+    return null;
+  }
+  const configured = requested ?? decided.suite.config.database.engine;
+  const engines = configured === "auto" ? ENGINE_NAMES : [configured];
+  for (const engine of engines) {
+    const cache2 = BaselineCache.open(dir, { base_tree: base.tree, ...decided.baselineKey, engine }, warn);
+    if (cache2.size > 0 && cache2.entryStoredAt)
+      return { file: cache2.file, storedAt: cache2.entryStoredAt, engine, costs: cache2.measuredCosts() };
+  }
+  return null;
+}
+function money(x) {
+  return x === null ? "unknown" : `$${x.toFixed(x < 1 ? 4 : 2)}`;
+}
+function renderEstimate(e, cacheDir2) {
+  const lines2 = [];
+  const sides = e.sides.join(" and ");
+  const r = e.repeats;
+  const per = e.episodes.per_side;
+  if (r.adaptive) {
+    lines2.push(
+      `${e.scenarios} scenarios x ${r.min} to ${r.max} repeats (adaptive) on ${sides}: ${per.min} to ${per.max} episodes per side, ${e.episodes.total.min} to ${e.episodes.total.max} in all.`,
+      `A scenario that never fails takes ${r.never_failing} repeats per side; if none fails: ${e.episodes.total.never_failing} episodes in all.`
+    );
+  } else {
+    lines2.push(
+      `${e.scenarios} scenarios x ${r.min} repeats on ${sides}: ${per.min} episodes per side, ${e.episodes.total.min} in all.`
+    );
+  }
+  if (e.source.kind === "baseline-cache") {
+    lines2.push(
+      `Model spend, measured from the baseline cache (stored ${e.source.stored_at}, engine ${e.source.engine}): ${money(e.usd_per_episode)} per episode.`
+    );
+    const unknown2 = e.per_scenario.filter((s) => s.usd_per_episode === null).map((s) => s.id);
+    if (unknown2.length > 0)
+      lines2.push(`Not measured (no cached episodes, or a model without prices): ${unknown2.join(", ")}.`);
+  } else {
+    lines2.push(
+      cacheDir2 ? `Model spend: unknown (no baseline cache entry in ${cacheDir2} matches this base and suite).` : "Model spend: unknown (no --cache DIR with a matching entry to measure it from)."
+    );
+  }
+  const c = e.cost_usd;
+  if (c.min !== null)
+    lines2.push(
+      r.adaptive ? `Estimated spend: ${money(c.min)} to ${money(c.max)} (${money(c.never_failing)} if no scenario fails).` : `Estimated spend: ${money(c.min)}.`
+    );
+  if (e.budget.run_usd !== null) {
+    lines2.push(
+      e.budget.episodes_fit !== null ? `budget.run_usd ${money(e.budget.run_usd)}: at most ${e.budget.episodes_fit} episodes fit the budget at the measured cost.` : e.usd_per_episode === 0 ? `budget.run_usd ${money(e.budget.run_usd)}: the measured cost is $0, so the budget cuts no episode.` : `budget.run_usd ${money(e.budget.run_usd)}: how many episodes fit is unknown without a measured cost.`
+    );
+  }
+  return `${lines2.join("\n")}
+`;
+}
+
 // src/cli/view.ts
 import { spawn as spawn5 } from "node:child_process";
 import { existsSync as existsSync12, statSync as statSync12 } from "node:fs";
-import { join as join30, resolve as resolve17 } from "node:path";
+import { join as join30, resolve as resolve18 } from "node:path";
 import { pathToFileURL } from "node:url";
 function opener(platform4, env) {
   if (platform4 === "darwin") return { command: "open", args: (f) => [f] };
@@ -102475,7 +102872,7 @@ function opener(platform4, env) {
   return { command: "xdg-open", args: (f) => [f] };
 }
 function reportHtmlPath(target) {
-  const path12 = resolve17(target);
+  const path12 = resolve18(target);
   return existsSync12(path12) && statSync12(path12).isDirectory() ? join30(path12, "report.html") : path12;
 }
 async function commandView(rest) {
@@ -102520,6 +102917,11 @@ Usage:
   stategate run [--dir DIR] [--scenario ID]... [--tag TAG]... [options]
       Grade one version of the agent (default: the current directory); each case is labelled pass
       or fail.
+  stategate plan [--base REF|DIR --head REF|DIR | --dir DIR] [--cache DIR] [--json] [options]
+      Estimate, before running, the episodes a compare (or, with --dir, a run) would take per side
+      (min and max for adaptive repeats, and a scenario that never fails) and their model spend,
+      measured from the baseline cache's entry for the base when --cache has one, else unknown;
+      compared to budget.run_usd. Checks out and loads the suites; starts no engine and no agent.
   stategate validate [--dir DIR] [--config FILE]
       Check the suite of DIR (default: the current directory): every file (schemas, SQL prepared against the template, tool and fault names) and
       report all problems at once: the SQL of the files that load is prepared even when other
@@ -102556,13 +102958,13 @@ Options:
                         without either, adaptive 7 to 32 per side)
   --concurrency N       episodes at once (overrides the config)
   --shard I/N           run one deterministic slice of the scenarios
-  --scenario ID         run and compare: grade only the scenarios whose id matches (repeatable;
+  --scenario ID         run, compare and plan: grade only the scenarios whose id matches (repeatable;
                         * and ? are globs, e.g. 'refund-*'). A filtered run says so in its report
                         and its verdict is WARN at best, never PASS: it is not the whole suite
-  --tag TAG             run and compare: grade only the scenarios with this tag (repeatable; with
+  --tag TAG             run, compare and plan: grade only the scenarios with this tag (repeatable; with
                         --scenario, a scenario must match both). A pattern or tag that selects
                         nothing is an error that lists the suite's ids or tags
-  --dir DIR             run, validate and init: the directory of the suite (the repository root)
+  --dir DIR             run, validate, init and plan: the directory of the suite (the repository root)
   --database-url URL    a PostgreSQL server where the harness may CREATE DATABASE (the postgres
                         engine; overrides database.url and $STATEGATE_DATABASE_URL)
   --out DIR             where report.json, report.md, report.html and episodes.jsonl go (default .stategate);
@@ -102584,12 +102986,14 @@ Options:
                         same key (base git tree, pinned suite, seeds, repeats, engine, stategate
                         version), and store them there after a complete run; only the missing ones
                         run. A base with uncommitted changes is never cached; an entry that cannot
-                        be read is a miss (a warning), never a failure
+                        be read is a miss (a warning), never a failure. plan: read the measured
+                        model cost of the entry a compare would reuse
   --junit FILE          also write JUnit XML, one test case per scenario and side
   --repo DIR            the git repository refs belong to (default: the current directory)
   --unverified          merge: mark the result as coming from a run this repository does not
                         control (a fork's artifact)
   --lang LANG           init: python | typescript, the scaffold agent's language (default python)
+  --json                plan: print the estimate as one JSON object (docs/models.md lists its fields)
   --no-color            plain terminal output
   -h, --help            this text
   -v, --version         the version
@@ -102622,6 +103026,7 @@ var OPTIONS = {
   "no-color": { type: "boolean" },
   unverified: { type: "boolean" },
   flaky: { type: "boolean" },
+  json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" }
 };
@@ -102630,11 +103035,12 @@ function parse3(argv) {
 }
 var ONLY_FOR = {
   dir: {
-    commands: ["run", "validate", "init"],
+    commands: ["run", "validate", "init", "plan"],
     elsewhere: { compare: "name the sides with --base and --head" }
   },
-  scenario: { commands: ["run", "compare"] },
-  tag: { commands: ["run", "compare"] },
+  scenario: { commands: ["run", "compare", "plan"] },
+  tag: { commands: ["run", "compare", "plan"] },
+  json: { commands: ["plan"] },
   lang: { commands: ["init"] },
   "database-url": { commands: ["run", "compare", "validate", "demo"] }
 };
@@ -102681,6 +103087,8 @@ Run 'stategate --help' for usage.
       return commandRun(values);
     case "validate":
       return commandValidate(values);
+    case "plan":
+      return commandPlan(values);
     case "merge":
       return commandMerge(values, rest);
     case "demo":
