@@ -16,6 +16,9 @@ export function viewerScript(): string {
       write: false,
     });
     built = out.outputFiles[0].text;
+    // buildSync leaves esbuild's worker thread and its service process running for the next call:
+    // there is none, and a run must leave no process of its own behind.
+    void esbuild.stop();
   }
   return built;
 }
