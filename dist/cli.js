@@ -91972,6 +91972,7 @@ function sleep2(ms, signal) {
 
 // src/gateway/model-session.ts
 import { createHash as createHash5, randomBytes, timingSafeEqual } from "node:crypto";
+var WRONG_KEYS_KEPT = 100;
 var DEFAULT_VARS = {
   openai: { url: "OPENAI_BASE_URL", key: "OPENAI_API_KEY" },
   anthropic: { url: "ANTHROPIC_BASE_URL", key: "ANTHROPIC_API_KEY" }
@@ -92000,6 +92001,7 @@ var ModelSession = class {
   nextSeq() {
     return ++this.lastSeq;
   }
+  wrongKeys = 0;
   /** Counts a call to `provider` that reached the fault check and returns its number (1-based). */
   nextCallNumber(provider) {
     const n = (this.callNumbers.get(provider) ?? 0) + 1;
@@ -92015,6 +92017,7 @@ var ModelSession = class {
     return this.spec.episodeUsd !== void 0 && this.spent >= this.spec.episodeUsd;
   }
   record(call) {
+    if (call.fault === "wrong_key" && this.wrongKeys++ >= WRONG_KEYS_KEPT) return;
     this.records.push(call);
     if (call.costUsd !== null && call.costUsd > 0) {
       this.spent += call.costUsd;

@@ -7,6 +7,9 @@ import { includesArgs } from './canonical.js';
 import { faultDraw } from './faults.js';
 import type { ModelSpec } from './types.js';
 
+/** Refused-key calls kept in one episode's record; later ones are answered the same and not kept. */
+export const WRONG_KEYS_KEPT = 100;
+
 /** The agent's variables per API, as the providers' official SDKs read them. */
 const DEFAULT_VARS = {
   openai: { url: 'OPENAI_BASE_URL', key: 'OPENAI_API_KEY' },
@@ -47,6 +50,8 @@ export class ModelSession {
     return ++this.lastSeq;
   }
 
+  private wrongKeys = 0;
+
   /** Counts a call to `provider` that reached the fault check and returns its number (1-based). */
   nextCallNumber(provider: string): number {
     const n = (this.callNumbers.get(provider) ?? 0) + 1;
@@ -65,6 +70,9 @@ export class ModelSession {
   }
 
   record(call: ModelCallRecord): void {
+    // A refused key costs nothing and says only that the agent guessed: an agent that keeps guessing
+    // must not grow its record without end (as the gateway keeps only so many refused tool calls).
+    if (call.fault === 'wrong_key' && this.wrongKeys++ >= WRONG_KEYS_KEPT) return;
     this.records.push(call);
     if (call.costUsd !== null && call.costUsd > 0) {
       this.spent += call.costUsd;

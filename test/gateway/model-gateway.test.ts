@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WRONG_KEYS_KEPT } from '../../src/gateway/model-session.js';
 import type { ModelSpec } from '../../src/gateway/types.js';
 import { costUsd } from '../../src/model/model-usage.js';
 import {
@@ -249,6 +250,24 @@ describe("keys: only this episode's key opens this episode's models", () => {
     expect(ep.session.modelCalls().map((c) => [c.status, c.fault])).toEqual(
       Array(4).fill([401, 'wrong_key']),
     );
+  });
+
+  it('an agent that keeps guessing keys is refused every time and grows its record only so far', async () => {
+    const ep = await shop.episode({ models: models() });
+    const before = provider.requests.length;
+    const statuses = new Set<number>();
+    for (let i = 0; i < WRONG_KEYS_KEPT + 20; i++) {
+      const res = await fetch(`${ep.session.modelEnv.OPENAI_BASE_URL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer sg-episode-guess-${i}`, 'content-type': 'application/json' },
+        body: '{"model":"gpt-4.1-mini","messages":[]}',
+      });
+      statuses.add(res.status);
+      await res.arrayBuffer();
+    }
+    expect([...statuses]).toEqual([401]);
+    expect(since(before)).toEqual([]);
+    expect(ep.session.modelCalls()).toHaveLength(WRONG_KEYS_KEPT);
   });
 
   it('a closed episode and an unknown token get the same 404 as any unknown URL', async () => {
