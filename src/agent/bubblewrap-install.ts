@@ -64,7 +64,13 @@ function run(file: string, args: string[], timeoutMs: number): Promise<Ran> {
     let output = '';
     let timedOut = false;
     const child = spawn(file, args, {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DEBIAN_FRONTEND: 'noninteractive', LC_ALL: 'C' },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        DEBIAN_FRONTEND: 'noninteractive',
+        LC_ALL: 'C',
+        // apt-get as root reads a proxy from these (sudo keeps its own list of what passes).
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(https?|no)_proxy$/i.test(k))),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // sudo passes SIGTERM on to apt-get; SIGKILL after a grace period if that is not enough.
@@ -125,7 +131,7 @@ export async function ensureBubblewrap(opts: BubblewrapInstallOptions): Promise<
         reason: `${missing}; no passwordless sudo to install it with (${INSTALL_HINT})`,
       };
     // sudo resets the environment: env sets apt-get's own.
-    prefix = [sudo, '-n', 'env', 'DEBIAN_FRONTEND=noninteractive'];
+    prefix = [sudo, '-n', 'env', 'DEBIAN_FRONTEND=noninteractive', 'LC_ALL=C'];
   }
   const via = asRoot ? 'apt-get install bubblewrap' : 'sudo apt-get install bubblewrap';
   opts.log('info', `installing bubblewrap for the agent sandbox (${via})`);
@@ -142,8 +148,14 @@ export async function ensureBubblewrap(opts: BubblewrapInstallOptions): Promise<
     opts.log('info', 'bubblewrap: the package lists are stale, running apt-get update once and retrying');
     const update = await apt(['update']);
     updated = true;
-    if (update.code === 0 && left() > 0) res = await install();
-    else res = { ...update, output: `apt-get update: ${update.output}` };
+    if (update.code === 0 && !update.timedOut && left() > 0) res = await install();
+    else
+      res = {
+        // An update that succeeded with no time left for the install is a timeout, not a success.
+        code: update.code === 0 ? null : update.code,
+        timedOut: update.timedOut || update.code === 0,
+        output: `apt-get update: ${update.output}`,
+      };
   }
   if (res.code !== 0) {
     const why = res.timedOut
