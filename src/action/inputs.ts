@@ -36,6 +36,8 @@ export interface ActionInputs {
   isolation: 'process' | 'container' | 'none' | null;
   /** Whether the agent's sandbox may run through passwordless sudo (default auto). */
   sudo: SudoMode;
+  /** Install bubblewrap (with sudo: auto) where it is missing, before the run (default true). */
+  installBubblewrap: boolean;
   /** Where to write JUnit XML; null writes none. */
   junit: string | null;
   out: string;
@@ -113,6 +115,11 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     isolationText === '' ? null : option('isolation', () => parseChoice('isolation', isolationText), null);
 
   const sudo = choice('sudo', 'auto');
+  const installText = text('install-bubblewrap') || 'true';
+  let installBubblewrap = true;
+  if (TRUE.includes(installText)) installBubblewrap = true;
+  else if (FALSE.includes(installText)) installBubblewrap = false;
+  else problems.push(`install-bubblewrap: expected true or false, got "${installText}"`);
   const baseRef = text('base-ref') || null;
   const junit = text('junit') || null;
   const token = text('github-token');
@@ -160,6 +167,7 @@ export function parseInputs(get: (name: string) => string): ActionInputs {
     policyFrom,
     isolation,
     sudo,
+    installBubblewrap,
     junit,
     out,
     headPath,

@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import * as core from '@actions/core';
+import { ensureBubblewrap } from '../agent/bubblewrap-install.js';
 import { ConfigError, type Problem } from '../config/suite.js';
 import { gateFails } from '../gate/verdict.js';
 import type { Report } from '../model/report.js';
@@ -108,6 +109,7 @@ async function compare(
   }
   const plan = base ? await baselinePlan(inputs, event, workspace, base.sha) : null;
   if (plan) await restoreBaseline(plan, say);
+  const bwrap = await bubblewrapFor(inputs);
   const result = await runCompare({
     base: base?.sha ?? null,
     // The head as checked out (the workspace, or head-path); '.' reads better than a runner path.
@@ -122,6 +124,7 @@ async function compare(
     policyFrom: inputs.policyFrom,
     isolation: inputs.isolation ?? undefined,
     sudo: inputs.sudo,
+    bwrap,
     cache: plan?.dir,
     onProgress: (e) => groups.progress(e),
   });
@@ -131,6 +134,22 @@ async function compare(
     else await saveBaseline(plan, result.baselineStored, say);
   }
   return result;
+}
+
+/**
+ * bwrap for the agents' sandbox: installed first where it is missing (GitHub's hosted runners ship
+ * without it) and may be (src/agent/bubblewrap-install.ts); undefined leaves the probe to PATH. A
+ * failed install was said as a warning, and the run then probes and refuses as without it.
+ */
+async function bubblewrapFor(inputs: ActionInputs): Promise<string | undefined> {
+  // Containers for both sides need no sandbox; install-bubblewrap: false installs nothing.
+  if (inputs.isolation === 'container' || !inputs.installBubblewrap) return undefined;
+  const found = await ensureBubblewrap({
+    sudo: inputs.sudo,
+    log: (level, message) => (level === 'warn' ? core.warning(message) : core.info(message)),
+  });
+  if (found.state === 'not-attempted') core.info(`bubblewrap not installed: ${found.reason}`);
+  return found.state === 'present' || found.state === 'installed' ? found.bwrap : undefined;
 }
 
 /** The baseline cache of a trusted run with `cache: true`; null (and says why) otherwise. */

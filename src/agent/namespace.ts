@@ -66,10 +66,12 @@ export function isolationLine(status: IsolationStatus): string {
         : `agent runs as uid ${AGENT_UID}${sb.via === 'sudo' ? ' (through sudo)' : ''}`;
     return `agent isolation: PID and mount namespaces in a bubblewrap sandbox (allowlisted filesystem, loopback-only network), ${who}`;
   }
+  // The unshare fallback: the machine minus harness paths covered one by one, not an allowlist.
   const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : '';
+  const fallback = 'the unshare fallback, weaker: the machine with harness paths covered one by one';
   return status.asRoot
-    ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}${why}`
-    : `agent isolation: PID, mount and user namespaces${why}`;
+    ? `agent isolation: PID and mount namespaces (${fallback}), agent runs as uid ${AGENT_UID}${why}`
+    : `agent isolation: PID, mount and user namespaces (${fallback})${why}`;
 }
 
 export interface NamespaceOptions {

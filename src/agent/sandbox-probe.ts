@@ -12,6 +12,9 @@ import { type SandboxStatus, type SandboxVia, SideSandbox, sandboxAgentUid } fro
 
 const PROBE_TIMEOUT_MS = 60_000;
 
+/** What a user is told to run where the sandbox lacks bubblewrap (the action runs it itself). */
+export const INSTALL_HINT = 'sudo apt-get install bubblewrap';
+
 export type SandboxProbe = { ok: true; status: SandboxStatus } | { ok: false; reason: string };
 
 /** Whether `sudo -n` runs a command without asking (a password, a tty) here. */
@@ -58,7 +61,8 @@ export async function probeSandbox(
   if (process.platform !== 'linux')
     return { ok: false, reason: `bubblewrap needs Linux, this is ${process.platform}` };
   const bwrap = find(bwrapName);
-  if (bwrap === null) return { ok: false, reason: `${bwrapName}: not found` };
+  if (bwrap === null)
+    return { ok: false, reason: `${bwrapName}: not found (install the bubblewrap package: ${INSTALL_HINT})` };
   const setpriv = find('setpriv') ?? undefined;
   const vias: SandboxVia[] = [];
   let sudo: string | undefined;

@@ -167,12 +167,15 @@ function restRow(report: Report, c: CaseReport): string {
 }
 
 /**
- * Weaker than the default: no isolation, the harness's uid (a user namespace, or unshare as a normal
- * user), the machine's network. A report from before `ran` existed is weaker with process groups only.
+ * Weaker than the default: no isolation, the unshare fallback (paths covered one by one, no
+ * allowlist), the harness's uid (a user namespace), the machine's network. A report from before
+ * `ran` existed is weaker with process groups only.
  */
 function weakerIsolation(facts: NonNullable<Report['agent_isolation']>): boolean {
   if (facts.ran === undefined) return facts.mode === 'process-groups';
-  return facts.ran === 'none' || facts.uid === 'harness' || facts.network === 'host';
+  return (
+    facts.ran === 'none' || facts.ran === 'namespaces' || facts.uid === 'harness' || facts.network === 'host'
+  );
 }
 
 function verdictLines(report: Report): string[] {

@@ -39,6 +39,8 @@ export interface CompareOptions {
   isolation?: 'process' | 'container' | 'none';
   /** never: the agent's sandbox does not run through passwordless sudo (default auto; STATEGATE_SUDO). */
   sudo?: 'auto' | 'never';
+  /** The bwrap binary the sandbox runs (default `bwrap` on PATH): the action's, when it installed one. */
+  bwrap?: string;
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /**

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type IsolationStatus, isolationLine } from '../agent/namespace.js';
+import { INSTALL_HINT } from '../agent/sandbox-probe.js';
 import type { AgentConfig } from '../config/schema.js';
 import type { Side } from '../model/episode.js';
 import type { AgentIsolationFacts } from '../model/report.js';
@@ -77,7 +78,7 @@ export function planIsolation(input: {
     const allowed = base?.isolation === 'none' || override === 'none';
     if (!allowed && agents.head)
       throw new Error(
-        `the head's agent cannot be isolated here (${status.reason}), so it does not run: run stategate as root or with passwordless sudo, where bubblewrap or user namespaces work, or with agent.isolation: container (a container runtime); to run it anyway, with the harness's user, files and network, the base's stategate.yml must say agent.isolation: none`,
+        `the head's agent cannot be isolated here (${status.reason}), so it does not run: run stategate as root or with passwordless sudo, with bubblewrap installed (${INSTALL_HINT}; the action installs it itself where it can), or where user namespaces work, or with agent.isolation: container (a container runtime); to run it anyway, with the harness's user, files and network, the base's stategate.yml must say agent.isolation: none`,
       );
     const why =
       override === 'none' ? '--isolation none' : "agent.isolation: none in the base's stategate.yml";

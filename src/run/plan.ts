@@ -215,7 +215,7 @@ async function isolationOf(
   configName: string,
   progress: (event: ProgressEvent) => void,
 ) {
-  const isolation = await probeIsolation('unshare', 'bwrap', sudoMode(opts.sudo, process.env));
+  const isolation = await probeIsolation('unshare', opts.bwrap ?? 'bwrap', sudoMode(opts.sudo, process.env));
   const trustedBase = trustedBaseAgent(checkouts, agents, configName);
   for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
     progress({ type: 'log', level: 'warn', message });

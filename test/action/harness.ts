@@ -54,6 +54,8 @@ export class Harness {
   private workspaces = 0;
   /** Another bundle to run instead of the repository's dist/index.js (e.g. from a `git archive`). */
   dist?: string;
+  /** Who runs every step (runner.ts `as`): the test's own user unless given. */
+  as?: StepOptions['as'];
   /** Environment every step gets on top of the workflow step's `env:`. */
   env: Record<string, string> = {};
 
@@ -132,6 +134,7 @@ export class Harness {
       token: TOKEN,
       runnerTemp: join(this.root, 'runner'),
       dist: this.dist,
+      as: this.as,
     });
     expect(this.api.violations).toEqual([]);
     return { ...result, workspace: ws };

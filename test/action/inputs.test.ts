@@ -50,6 +50,7 @@ describe('parseInputs', () => {
       policyFrom: 'base',
       isolation: null,
       sudo: 'auto',
+      installBubblewrap: true,
       junit: null,
       out: '.stategate',
       headPath: '.',
@@ -69,6 +70,7 @@ describe('parseInputs', () => {
         engine: 'postgres',
         isolation: 'container',
         sudo: 'never',
+        'install-bubblewrap': 'false',
         junit: 'junit.xml',
         out: 'out',
       }),
@@ -82,6 +84,7 @@ describe('parseInputs', () => {
       engine: 'postgres',
       isolation: 'container',
       sudo: 'never',
+      installBubblewrap: false,
       junit: 'junit.xml',
       out: 'out',
     });
@@ -115,6 +118,9 @@ describe('parseInputs', () => {
       'isolation: expected process, container or none, got "vm"',
     ]);
     expect(problems({ sudo: 'always' })).toEqual(['sudo: expected auto or never, got "always"']);
+    expect(problems({ 'install-bubblewrap': 'auto' })).toEqual([
+      'install-bubblewrap: expected true or false, got "auto"',
+    ]);
   });
 
   it('rejects inputs that contradict merge', () => {

@@ -44,6 +44,8 @@ export interface StepOptions {
   runnerTemp: string;
   /** The action's entry to run; the project's dist/index.js unless given (e.g. a copy of the action). */
   dist?: string;
+  /** Who runs the step: argv of `node dist` in, the argv to spawn out (e.g. as another user); as is by default. */
+  as?: (argv: string[]) => string[];
 }
 
 /**
@@ -114,7 +116,8 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     ...inputEnv(opts.with, opts.token),
     ...opts.env,
   };
-  const child = spawn(process.execPath, [dist], {
+  const argv = (opts.as ?? ((a: string[]) => a))([process.execPath, dist]);
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: opts.workspace,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

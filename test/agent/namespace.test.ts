@@ -130,10 +130,11 @@ describe('without namespaces', () => {
     const status = await probeIsolation(refused, '/nonexistent/bwrap');
     expect(status).toEqual({
       mode: 'process-groups',
-      reason: 'unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found',
+      reason:
+        'unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found (install the bubblewrap package: sudo apt-get install bubblewrap)',
     });
     expect(isolationLine(status)).toBe(
-      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found); use agent.isolation: container',
+      'agent isolation: process groups only (unshare: unshare failed: Operation not permitted; /nonexistent/bwrap: not found (install the bubblewrap package: sudo apt-get install bubblewrap)); use agent.isolation: container',
     );
   });
 
@@ -141,11 +142,12 @@ describe('without namespaces', () => {
     const status = await probeIsolation('/nonexistent/unshare', '/nonexistent/bwrap');
     expect(status).toEqual({
       mode: 'process-groups',
-      reason: '/nonexistent/unshare: not found; /nonexistent/bwrap: not found',
+      reason:
+        '/nonexistent/unshare: not found; /nonexistent/bwrap: not found (install the bubblewrap package: sudo apt-get install bubblewrap)',
     });
     const note = isolationLine(status);
     expect(note).toBe(
-      'agent isolation: process groups only (/nonexistent/unshare: not found; /nonexistent/bwrap: not found); use agent.isolation: container',
+      'agent isolation: process groups only (/nonexistent/unshare: not found; /nonexistent/bwrap: not found (install the bubblewrap package: sudo apt-get install bubblewrap)); use agent.isolation: container',
     );
     const markdown = renderMarkdown({ ...sampleReport(), agent_isolation: { mode: 'process-groups', note } });
     expect(markdown).toContain('agent isolation: process groups only');
