@@ -64,16 +64,21 @@ function timedSpawn(file: string, args: string[], env: Record<string, string>, c
 }
 
 /**
- * The sandbox's own command for one episode with its last part (the runner: node, its script, the
- * spec) replaced by `tail`: bwrap with every mount and namespace of an episode, then setpriv.
+ * The sandbox's own command for one episode (bwrap with every mount and namespace of an episode,
+ * then setpriv, then the runner: node, its script, the spec), its runner part (from node on)
+ * replaced by `tail(runner)`; the agent is `echo`.
  */
-function sandboxWith(sandbox: SideSandbox, env: Record<string, string>, tail: string[]) {
-  const wrapped = sandbox.wrap('true', env);
+function sandboxWith(
+  sandbox: SideSandbox,
+  env: Record<string, string>,
+  tail: (runner: string[]) => string[],
+) {
+  const wrapped = sandbox.wrap(`echo '{"reply":"ok"}'`, env);
   const at = wrapped.args.findIndex((a) => a.endsWith('/runner.js'));
   if (at < 1) throw new Error('bench: the sandbox command has no runner');
   return {
     file: wrapped.file,
-    args: [...wrapped.args.slice(0, at - 1), ...tail],
+    args: [...wrapped.args.slice(0, at - 1), ...tail(wrapped.args.slice(at - 1))],
     env: wrapped.env ?? env,
     done: wrapped.done,
   };
@@ -118,33 +123,21 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
   // Where the sandbox's start goes, timed in the same rounds: Node alone, bwrap (with the
   // episode's mounts and namespaces) and setpriv running /bin/true, the same running `node -e 0`.
   const node = process.execPath;
+  const inSandbox = (tail: (runner: string[]) => string[]) => async () => {
+    const c = sandboxWith(sandbox, env, tail);
+    try {
+      return await timedSpawn(c.file, c.args, c.env, dir);
+    } finally {
+      c.done?.();
+    }
+  };
   const parts: Record<string, () => Promise<number>> = {
     'node -e 0 (no sandbox)': () => timedSpawn(node, ['-e', '0'], env, dir),
-    'bwrap + setpriv, /bin/true': async () => {
-      const c = sandboxWith(sandbox, env, ['/bin/true']);
-      try {
-        return await timedSpawn(c.file, c.args, c.env, dir);
-      } finally {
-        c.done?.();
-      }
-    },
-    'bwrap + setpriv, node -e 0': async () => {
-      const c = sandboxWith(sandbox, env, [node, '-e', '0']);
-      try {
-        return await timedSpawn(c.file, c.args, c.env, dir);
-      } finally {
-        c.done?.();
-      }
-    },
-    // A V8 flag meant to cut work for a small script, to see what it does to the start.
-    'bwrap + setpriv, node --jitless -e 0': async () => {
-      const c = sandboxWith(sandbox, env, [node, '--jitless', '-e', '0']);
-      try {
-        return await timedSpawn(c.file, c.args, c.env, dir);
-      } finally {
-        c.done?.();
-      }
-    },
+    'bwrap + setpriv, /bin/true': inSandbox(() => ['/bin/true']),
+    'bwrap + setpriv, node -e 0': inSandbox(() => [node, '-e', '0']),
+    'bwrap + setpriv + the runner, agent echo': inSandbox((runner) => runner),
+    // A V8 flag meant to cut work for a small script, to see what it does to the runner's start.
+    'the same, the runner under node --jitless': inSandbox(([n, ...rest]) => [n, '--jitless', ...rest]),
   };
   const load = loadavg()[0];
   const lines: string[] = [];
@@ -238,8 +231,10 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
   for (const [part, xs] of Object.entries(partTimes))
     out(`| ${part} | ${f1(p50(xs))} ms | ${f1(p99(xs))} ms |`);
   const shell = Object.keys(AGENTS)[0];
-  const nodeInside = p50(partTimes['bwrap + setpriv, node -e 0']);
   const bare = p50(partTimes['bwrap + setpriv, /bin/true']);
+  const nodeInside = p50(partTimes['bwrap + setpriv, node -e 0']);
+  const command = p50(partTimes['bwrap + setpriv + the runner, agent echo']);
+  const jitless = p50(partTimes['the same, the runner under node --jitless']);
   const full = p50(times[shell]['bwrap sandbox']);
   const unshare = p50(times[shell]['unshare namespaces']);
   out();
@@ -247,10 +242,13 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
     `Read from the p50s: bwrap and setpriv with the episode's mounts take ${f1(bare)} ms; Node started in there ` +
       `(\`node -e 0\`) adds ${f1(nodeInside - bare)} ms, about what it costs outside ` +
       `(${f1(p50(partTimes['node -e 0 (no sandbox)']))} ms); the runner's own work (loading net, fs and child_process, ` +
-      `its listeners and connections, starting \`/bin/sh -c\` with the agent) and the harness's side of the episode ` +
-      `add ${f1(full - nodeInside)} ms up to the ${f1(full)} ms of the shell agent's sandboxed episode, against ` +
-      `${f1(unshare)} ms in the unshare namespaces. With \`--jitless\`, Node in there takes ` +
-      `${f1(p50(partTimes['bwrap + setpriv, node --jitless -e 0']))} ms against ${f1(nodeInside)} ms without.`,
+      `its listeners and connections, \`/bin/sh -c\` with the agent, its exit) adds ${f1(command - nodeInside)} ms, ` +
+      `and the episode's end ${f1(full - command)} ms (mostly what is left of the sandbox finishing its exit after ` +
+      `bwrap has reported the agent's status: the agent's pipes close only once it is gone, and the harness then ` +
+      `checks through /proc that nothing of the group still runs; its own pipes and result read cost what they ` +
+      'cost with process groups), ' +
+      `up to the ${f1(full)} ms of the shell agent's sandboxed episode, against ${f1(unshare)} ms in the unshare ` +
+      `namespaces. The runner under \`--jitless\` takes ${f1(jitless)} ms against ${f1(command)} ms without.`,
   );
   out();
   out(LIMITS);
@@ -274,7 +272,7 @@ const LIMITS = `What limits each number.
   another (the agent still starts only after all of them): a gain smaller than this table's
   run-to-run noise, since each step is a local round trip. Node's flags do not help: V8 flags for a
   small script (\`--jitless\` above; \`--max-semi-space-size=1\`, \`--no-opt\` and \`--max-lazy\` tried
-  beside it, each in a side-by-side test of the runner with and without it) make Node start slower,
+  the same way, side by side with the runner without them) make the runner start slower,
   not faster (most likely because a V8 flag that differs from the build's makes Node set aside the
   code cache of its built-in startup snapshot), and a startup snapshot did not help in an earlier test.
   What would reach the target: a runner that is not Node (a small static binary
