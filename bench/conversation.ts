@@ -23,6 +23,7 @@ import { SideSandbox } from '../src/agent/sandbox.js';
 import { SandboxServe } from '../src/agent/sandbox-serve.js';
 import { ServeFront } from '../src/agent/serve-tunnel.js';
 import { type AgentServer, startAgentServer } from '../src/agent/server.js';
+import { readTurnLine } from '../src/agent/turn-line.js';
 import type { EpisodeVars } from '../src/agent/types.js';
 import { UserSpec } from '../src/config/schema.js';
 import { ConversationDriver, scriptedPlayer } from '../src/conversation/driver.js';
@@ -211,6 +212,28 @@ async function serverMode(name: string, dir: string, sandbox?: SideSandbox): Pro
   };
 }
 
+/**
+ * The harness's own work per turn, in this process with no agent: a command agent's reply line read
+ * as a turn, the driver and the scripted user answering, the next line made (what the Dialogue's
+ * onLine does); `n` turns, in conversations of TURNS turns.
+ */
+async function harnessWork(n: number): Promise<number[]> {
+  const times: number[] = [];
+  while (times.length < n) {
+    const d = driver();
+    d.open('Hi, I would like to talk.');
+    for (let turn = 1; turn <= TURNS; turn++) {
+      const line = JSON.stringify({ reply: `Noted, thank you (${turn}).` });
+      const t = performance.now();
+      const read = readTurnLine(line)!;
+      const next = await d.agentTurn({ reply: read.reply, done: read.done });
+      if (next) JSON.stringify(next);
+      times.push(performance.now() - t);
+    }
+  }
+  return times;
+}
+
 async function main(): Promise<void> {
   const status = await probeIsolation();
   console.log(isolationLine(status));
@@ -265,8 +288,10 @@ async function main(): Promise<void> {
     await serveSandbox?.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  const work = summary(await harnessWork(CONVERSATIONS * TURNS * 10));
   const loadAfter = loadavg()[0];
   const f = (x: number) => `${x.toFixed(2)} ms`;
+  const us = (x: number) => `${(x * 1000).toFixed(1)} µs`;
   const lines: string[] = [];
   const out = (line = '') => {
     console.log(line);
@@ -306,6 +331,12 @@ async function main(): Promise<void> {
     );
   }
   out();
+  out(
+    `The harness's own work in a turn, timed apart in the bench's process (${work.n.toLocaleString('en')} turns: the reply ` +
+      'line read as a turn, the driver and the scripted user answering, the next line made): ' +
+      `p50 ${us(work.median)}, p99 ${us(work.p99)}. The rest of a round trip is the two processes handing the turn over.`,
+  );
+  out();
   out('| target | measured | |');
   out('|---|---:|---|');
   for (const m of names) {
@@ -329,19 +360,26 @@ const LIMITS = (
   n: number,
 ) => `"Harness's share" is the p50 round trip times the turns that have one, over the p50
 conversation: the share of an agent's conversation that is the harness's turns, for an agent that
-costs nothing. The rest is the agent's start (a command agent's Node start, in every conversation;
-a server's once per side) and its turns.
+costs nothing. The rest is the agent's own: a command agent's Node start, in every conversation
+(a server starts once per side, outside this figure), and its turns.
 
 What limits each number.
 
 - **The round trip.** One harness process on one JavaScript thread, and two process hops: the agent's
   write, a wake-up of the harness, its answer, a wake-up of the agent. The harness's own work in it (a
-  JSON.parse of the line, the scripted user's patterns, a JSON.stringify) is microseconds; what the
-  round trip measures is mostly the kernel handing the pipe or socket over and the scheduler waking
-  each process. A server's turn also opens a new TCP connection (the adapter keeps none alive) and,
+  JSON.parse of the line, the scripted user's patterns, a JSON.stringify: the figure above) is a
+  small part of it; what the round trip measures is mostly the kernel handing the pipe or socket
+  over and the scheduler waking each process. A server's turn also opens a new TCP connection (the adapter keeps none alive) and,
   in the sandbox, the runner's tunnel adds a hop through a Unix socket and a process (the runner)
   that must be scheduled too. A model-played user (user.model) adds the simulator's model call to
   each turn: a model's time, not the harness's, and not measured here.
+- **A served agent in the sandbox.** Its p99 is the one nearest the target, and over it in some
+  runs: each turn's POST is a new connection that the harness's front hands to the runner inside
+  (a control line, then the runner's two connections), and the request and the response each cross
+  three processes (the harness, the runner, the server), so a turn waits for more wake-ups on the 2
+  cores. What would cut it: connections kept alive across a conversation's turns (the adapter opens
+  a new one for each POST, so that a restarted server never meets a dead pooled socket), or
+  connections the runner opens ahead.
 - **p99.** ${n} round trips per mode, so the p99 is about the ${Math.max(1, Math.round(n / 100))} slowest: on 2 cores shared with other
   work, a moment the harness, the agent or the runner waited for a core. Its size follows the
   machine's load more than the code.
