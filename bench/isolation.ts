@@ -248,7 +248,9 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
       `checks through /proc that nothing of the group still runs; its own pipes and result read cost what they ` +
       'cost with process groups), ' +
       `up to the ${f1(full)} ms of the shell agent's sandboxed episode, against ${f1(unshare)} ms in the unshare ` +
-      `namespaces. The runner under \`--jitless\` takes ${f1(jitless)} ms against ${f1(command)} ms without.`,
+      `namespaces. The runner under \`--jitless\` takes ${f1(jitless)} ms against ${f1(command)} ms without. ` +
+      `The target allows ${f1(SANDBOX_TARGET * unshare)} ms; the same episode less Node's start in there would take ` +
+      `about ${f1(full - (nodeInside - bare))} ms.`,
   );
   out();
   out(LIMITS);
@@ -283,6 +285,9 @@ const LIMITS = `What limits each number.
   server's start), then each episode's POST goes through the tunnel, with no process start.
 - **p99.** With fewer than 100 episodes the p99 is the slowest episode, so it is what the shared
   machine did to one of them (a scheduling delay, the other bench's burst), not a tail of the sandbox.
+  One tail was the harness's: an episode whose sandbox was still finishing its exit when the agent's
+  status came waited a whole 25 ms poll for its process group to be gone; the poll now starts at
+  1 ms and doubles up to 25 ms.
 - **Absolute numbers.** One run on a 2-core machine shared with other work: they move by tens of
   percent from run to run (the load average above); the ratios, measured in the same rounds, move less.
 
