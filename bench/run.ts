@@ -227,7 +227,9 @@ out(`The whole benchmark took ${((performance.now() - t0) / 60_000).toFixed(1)} 
 
 if (!process.argv.includes('--no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
-  // Sections measured elsewhere (bench/container-isolation.ts, bench/waiting.ts, the bundle sizes) are kept.
+  // Sections measured elsewhere, each between its markers, are kept: bench/isolation.ts,
+  // bench/container-isolation.ts, bench/waiting.ts, bench/model-gateway.ts, bench/conversation.ts,
+  // bench/report-html.ts and the bundle sizes, each written by its own bench.
   const kept = [
     ...(existsSync(file) ? readFileSync(file, 'utf8') : '').matchAll(
       /<!-- ([a-z-]+):begin -->[\s\S]*?<!-- \1:end -->/g,

@@ -1,7 +1,7 @@
 // The suite the benchmarks run: an items table of a chosen size (filled by SQL, so 100,000 rows
 // load quickly), a read and a write tool, generated scenarios, and a trivial agent that makes
 // three tool calls and prints its result.
-import { createReadStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -152,3 +152,24 @@ export function summary(values: number[]): {
 
 /** A number of milliseconds with one decimal. */
 export const ms = (v: number) => `${v.toFixed(1)} ms`;
+
+/**
+ * Replaces the section of docs/performance.md between `<!-- NAME:begin -->` and `<!-- NAME:end -->`
+ * with `section` (which carries both markers), or appends it when the markers are not there yet.
+ */
+export function writeDocSection(name: string, section: string): void {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  if (!section.startsWith(begin) || !section.endsWith(end))
+    throw new Error(`the section must be within ${begin} and ${end}`);
+  const file = join(import.meta.dirname, '..', 'docs', 'performance.md');
+  const text = readFileSync(file, 'utf8');
+  const at = text.indexOf(begin);
+  const to = text.indexOf(end);
+  writeFileSync(
+    file,
+    at >= 0 && to > at
+      ? `${text.slice(0, at)}${section}${text.slice(to + end.length)}`
+      : `${text.trimEnd()}\n\n${section}\n`,
+  );
+}

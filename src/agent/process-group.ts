@@ -99,12 +99,19 @@ export function groupRunning(pgid: number): boolean {
   });
 }
 
-/** Waits until no process of the group runs, up to `timeoutMs`; true when the group is gone. */
+/**
+ * Waits until no process of the group runs, up to `timeoutMs`; true when the group is gone. The
+ * polls start at 1 ms and double up to POLL_MS: a group that is only finishing its exit (a
+ * sandbox's PID 1 taking its namespaces down after the agent's result is in) is gone within a few
+ * milliseconds, and each episode would otherwise wait a whole poll for it.
+ */
 export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
+  let wait = 1;
   while (groupRunning(pgid)) {
     if (Date.now() >= deadline) return false;
-    await delay(POLL_MS);
+    await delay(wait);
+    wait = Math.min(wait * 2, POLL_MS);
   }
   return true;
 }

@@ -62,30 +62,35 @@ function lifeline(path, onLost) {
 }
 
 async function main() {
-  for (const f of spec.forwards) await forward(f.port, f.socket);
   if (spec.home) fs.mkdirSync(spec.home, { recursive: true, mode: 0o700 });
   let child;
   const pass = (sig) => {
     try { process.kill(-child.pid, sig); } catch {}
   };
-  if (spec.lifeline) await lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); });
-  // Both before the agent starts, so the harness (which takes only the first connection of each)
-  // surely talks to the runner, never to the agent.
+  // The setup steps do not depend on one another, so they run at once (each is a round trip to
+  // the kernel or the harness); the agent starts only after all of them: every forward listening,
+  // and the lifeline, control and tunnel connections made, so the harness (which takes only the
+  // first connection of each) surely talks to the runner, never to the agent. One that fails
+  // exits the runner (main's catch) before any agent starts.
+  const ready = spec.forwards.map((f) => forward(f.port, f.socket));
+  if (spec.lifeline) ready.push(lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); }));
   if (spec.control) {
-    const ctl = await connectUnix(spec.control);
-    ctl.on('error', () => {});
-    let buf = '';
-    ctl.on('data', (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const sig = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
-      }
-    });
+    ready.push(connectUnix(spec.control).then((ctl) => {
+      ctl.on('error', () => {});
+      let buf = '';
+      ctl.on('data', (d) => {
+        buf += d;
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const sig = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
+        }
+      });
+    }));
   }
-  if (spec.tunnel) await tunnel(spec.tunnel);
+  if (spec.tunnel) ready.push(tunnel(spec.tunnel));
+  await Promise.all(ready);
   child = spawn('/bin/sh', ['-c', spec.command], {
     cwd: spec.cwd,
     env: spec.env,

@@ -15,6 +15,10 @@ const FOREIGN: Record<string, string> = {
   '--no-sync': 'initdb',
   '--die-with-parent': 'bubblewrap',
   '--image': 'bench/isolation.ts',
+  '--jitless': 'node',
+  '--max-semi-space-size': 'node',
+  '--no-opt': 'node',
+  '--max-lazy': 'node',
 };
 
 function markdownFiles(dir: string): string[] {
