@@ -97204,7 +97204,7 @@ function restRow(report2, c) {
 }
 function weakerIsolation(facts) {
   if (facts.ran === void 0) return facts.mode === "process-groups";
-  return facts.ran === "none" || facts.uid === "harness" || facts.network === "host";
+  return facts.ran === "none" || facts.ran === "namespaces" || facts.uid === "harness" || facts.network === "host";
 }
 function verdictLines(report2) {
   const lines2 = [`## Stategate: ${mdText(verdictWords(report2))}`, ""];
@@ -98064,9 +98064,11 @@ function groupRunning(pgid) {
 }
 async function waitGroupGone(pgid, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
+  let wait = 1;
   while (groupRunning(pgid)) {
     if (Date.now() >= deadline) return false;
-    await delay(POLL_MS);
+    await delay(wait);
+    wait = Math.min(wait * 2, POLL_MS);
   }
   return true;
 }
@@ -99677,30 +99679,35 @@ function lifeline(path, onLost) {
 }
 
 async function main() {
-  for (const f of spec.forwards) await forward(f.port, f.socket);
   if (spec.home) fs.mkdirSync(spec.home, { recursive: true, mode: 0o700 });
   let child;
   const pass = (sig) => {
     try { process.kill(-child.pid, sig); } catch {}
   };
-  if (spec.lifeline) await lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); });
-  // Both before the agent starts, so the harness (which takes only the first connection of each)
-  // surely talks to the runner, never to the agent.
+  // The setup steps do not depend on one another, so they run at once (each is a round trip to
+  // the kernel or the harness); the agent starts only after all of them: every forward listening,
+  // and the lifeline, control and tunnel connections made, so the harness (which takes only the
+  // first connection of each) surely talks to the runner, never to the agent. One that fails
+  // exits the runner (main's catch) before any agent starts.
+  const ready = spec.forwards.map((f) => forward(f.port, f.socket));
+  if (spec.lifeline) ready.push(lifeline(spec.lifeline, () => { if (child) pass('SIGKILL'); process.exit(137); }));
   if (spec.control) {
-    const ctl = await connectUnix(spec.control);
-    ctl.on('error', () => {});
-    let buf = '';
-    ctl.on('data', (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const sig = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
-      }
-    });
+    ready.push(connectUnix(spec.control).then((ctl) => {
+      ctl.on('error', () => {});
+      let buf = '';
+      ctl.on('data', (d) => {
+        buf += d;
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const sig = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          if (/^SIG[A-Z0-9]+$/.test(sig)) { if (child) pass(sig); else process.exit(128); }
+        }
+      });
+    }));
   }
-  if (spec.tunnel) await tunnel(spec.tunnel);
+  if (spec.tunnel) ready.push(tunnel(spec.tunnel));
+  await Promise.all(ready);
   child = spawn('/bin/sh', ['-c', spec.command], {
     cwd: spec.cwd,
     env: spec.env,
@@ -99968,6 +99975,7 @@ var SideSandbox = class {
 
 // src/agent/sandbox-probe.ts
 var PROBE_TIMEOUT_MS = 6e4;
+var INSTALL_HINT = "sudo apt-get install bubblewrap";
 function sudoWorks(sudo) {
   const res = spawnSync6(sudo, ["-n", "true"], { stdio: "ignore", timeout: 1e4 });
   return res.status === 0;
@@ -100001,7 +100009,8 @@ async function probeSandbox(find2, bwrapName = "bwrap", sudoMode2 = "auto") {
   if (process.platform !== "linux")
     return { ok: false, reason: `bubblewrap needs Linux, this is ${process.platform}` };
   const bwrap = find2(bwrapName);
-  if (bwrap === null) return { ok: false, reason: `${bwrapName}: not found` };
+  if (bwrap === null)
+    return { ok: false, reason: `${bwrapName}: not found (install the bubblewrap package: ${INSTALL_HINT})` };
   const setpriv = find2("setpriv") ?? void 0;
   const vias = [];
   let sudo;
@@ -100124,7 +100133,8 @@ function isolationLine(status) {
     return `agent isolation: PID and mount namespaces in a bubblewrap sandbox (allowlisted filesystem, loopback-only network), ${who}`;
   }
   const why = status.sandboxReason ? ` (no bubblewrap sandbox: ${status.sandboxReason})` : "";
-  return status.asRoot ? `agent isolation: PID and mount namespaces, agent runs as uid ${AGENT_UID}${why}` : `agent isolation: PID, mount and user namespaces${why}`;
+  const fallback = "the unshare fallback, weaker: the machine with harness paths covered one by one";
+  return status.asRoot ? `agent isolation: PID and mount namespaces (${fallback}), agent runs as uid ${AGENT_UID}${why}` : `agent isolation: PID, mount and user namespaces (${fallback})${why}`;
 }
 function shellQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -101322,7 +101332,7 @@ function planIsolation(input2) {
     const allowed = base?.isolation === "none" || override === "none";
     if (!allowed && agents.head)
       throw new Error(
-        `the head's agent cannot be isolated here (${status.reason}), so it does not run: run stategate as root or with passwordless sudo, where bubblewrap or user namespaces work, or with agent.isolation: container (a container runtime); to run it anyway, with the harness's user, files and network, the base's stategate.yml must say agent.isolation: none`
+        `the head's agent cannot be isolated here (${status.reason}), so it does not run: run stategate as root or with passwordless sudo, with bubblewrap installed (${INSTALL_HINT}; the action installs it itself where it can), or where user namespaces work, or with agent.isolation: container (a container runtime); to run it anyway, with the harness's user, files and network, the base's stategate.yml must say agent.isolation: none`
       );
     const why = override === "none" ? "--isolation none" : "agent.isolation: none in the base's stategate.yml";
     return {
@@ -101572,7 +101582,7 @@ async function loadPolicy(opts, checkouts, configName, files, progress) {
   return policy;
 }
 async function isolationOf(opts, checkouts, agents, configName, progress) {
-  const isolation = await probeIsolation("unshare", "bwrap", sudoMode(opts.sudo, process.env));
+  const isolation = await probeIsolation("unshare", opts.bwrap ?? "bwrap", sudoMode(opts.sudo, process.env));
   const trustedBase = trustedBaseAgent(checkouts, agents, configName);
   for (const message of ignoredHeadSettings(agents, trustedBase, opts.isolation))
     progress({ type: "log", level: "warn", message });
