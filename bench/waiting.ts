@@ -270,37 +270,33 @@ export function writeWaitingSection(section: string): void {
 const LIMITS = [
   'What limits each number.',
   '',
-  '- **Reset.** A pooled database is taken without an await, so reset is the synchronous work of taking it ' +
-    '(and of starting its connection in the background): p50 under half a millisecond and p99 under 7 ms on both ' +
-    'engines at every concurrency. A p99 of 64 episodes is the slowest single one, so it is what the machine does ' +
-    'to one episode: an earlier run of this bench beside other work (load 6 to 11) measured 20.8 ms for one episode ' +
-    'at embedded c=1 (the harness process not running at that instant) and 72.8 ms for one at postgres c=64 (most ' +
-    'likely a database made on demand: reserve() is best effort, and a database it could not make while other jobs ' +
-    'filled the shared server is made by the episode that needs it). "Start p99" (reset + session) is the "before ' +
-    'the agent starts" figure: in a wave that starts together, the other episodes\' turns on the one JavaScript ' +
-    'thread show there.',
-  '- **Episodes phase at concurrency 64 and 128.** CPU. One harness process runs the gateway, capture, grading and ' +
-    'spooling of every episode, and the same 2 cores run PostgreSQL and the agent server; all agents of a wave wake ' +
-    'at the same instant, so their 192 (or 384) tool calls queue for the 2 cores. Counted from /proc over the ' +
-    'episodes phase of one 64-at-64 run: PostgreSQL about 1.0 s of CPU, the harness 0.4 to 0.8 s, the agent server ' +
-    '0.5 to 0.6 s (its fetch calls), for 64 episodes. Before this run, 64 at 64 measured 1.31x (embedded) and 1.38x ' +
-    '(postgres): every episode that finished put its database back at once, for episodes that would never come, ' +
-    'taking CPU from the episodes of the wave still running. The pipeline now tells the pool how many episodes may ' +
-    'still start, and a database the pool does not need for them is put back only if one asks after all (or dropped ' +
-    "with the run); with it, the median of five to seven 64-at-64 runs per engine measured 1.15x to 1.21x. A tool call's change-log " +
-    "read shares its COMMIT's round trip, and a read-only query its BEGIN's. No lock or pool is shared between " +
-    'episodes. The ratio divides by one scenario alone, a single episode, and is close to the 1.2x target on ' +
-    'postgres (1.20x here; single runs from 1.13x to 1.25x); against the mean episode at concurrency 1, 1.20x and 1.22x.',
-  '- **Postgres engine at 64 and 128.** The server allows 100 connections and is shared. The run reads what it ' +
-    'leaves (max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) ' +
-    'and every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
+  '- **Whole run.** Beside the episodes: starting the engine (the embedded server, or connecting to the shared ' +
+    "one), building the template and preparing the suite's SQL, at the same time as the agent server starts; " +
+    "then the report, and dropping the run's databases. The pool is no longer made before the episodes: it is made " +
+    '4 at a time from the moment the template is ready, while the agent server starts and the first wave runs, ' +
+    'so its cost moved into the db wait of the episodes that claim the last databases made. Close drops every ' +
+    'database of the run at once on min(databases, the connection budget) connections: each DROP DATABASE waits ' +
+    'for a checkpoint and drops in flight together share one (on the shared server, 64 clones took 3.7 s six at a ' +
+    'time and 0.27 s all at once), so teardown no longer grows with concurrency on the postgres engine.',
+  '- **Reset and db wait.** Reset is what an episode waited before its agent could be served: with the database ' +
+    'prepared while the agent starts, nothing but the synchronous work of claiming one, so its p99 stays under a ' +
+    'millisecond or two. The wait moved to the agent\'s first tool call, after its 1 s think: "db wait" is how long ' +
+    'that call waited. At concurrency 1 and 8 the database is ready long before; at 32 and more the pool of ' +
+    'min(2 x concurrency, episodes) databases is still being made when the first calls come, and the episodes ' +
+    'that claimed the last of them wait for them (p99: the last ones). The 4 at a time are what 2 cores shared with ' +
+    "the agents, the gateway and PostgreSQL allow: each CREATE DATABASE ... TEMPLATE copies the template's files.",
+  '- **Episodes phase at concurrency 64 and 128.** CPU, and those last databases. One harness process runs the ' +
+    'gateway, capture, grading and spooling of every episode, and the same 2 cores run PostgreSQL, the agent server ' +
+    'and now the making of the pool during the first wave; all agents of a wave wake at the same instant, so their ' +
+    '192 (or 384) tool calls queue for the 2 cores, and an episode whose first call waited for its database ends ' +
+    'that much later. A database the pool does not need for the episodes still to start is put back only if one ' +
+    'asks after all (or dropped with the run). No lock or pool is shared between episodes.',
+  '- **Postgres engine at 128.** The server allows 100 connections and is shared. The run reads what it leaves ' +
+    '(max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) and ' +
+    'every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
     'idle. At 128 the run may need more than the budget, so idle episode connections close 100 ms after their query ' +
-    'and each tool call after a think opens a new one: that reconnecting is why 128 at once costs 1.96x on postgres ' +
-    'against 1.38x on the embedded engine (200 connections).',
-  '- **Whole run.** Making the pool: min(2 x concurrency, episodes) databases (CREATE DATABASE ... TEMPLATE, 4 at a ' +
-    'time) before the episodes, and dropping them at the end (each DROP DATABASE waits for a checkpoint). That cost ' +
-    "grows with concurrency, not with the episodes a run has. The last wave's databases are no longer put back " +
-    'before they are dropped.',
+    'and each tool call after a think opens a new one: that reconnecting costs the postgres engine more than the ' +
+    'embedded one (200 connections) at 128.',
 ].join('\n');
 
 /** What a run measured, kept so the section can be written again without running (--from). */
