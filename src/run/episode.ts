@@ -21,6 +21,7 @@ import type { PlannedEpisode } from '../plan/expand.js';
 import type { PinnedSuite } from '../plan/pin.js';
 import { applyScenarioState, StateTimeoutError } from '../sandbox/index.js';
 import type { Sandbox, Template } from '../sandbox/types.js';
+import { PendingSandbox } from './pending-sandbox.js';
 import { episodeModels, type RunModels } from './run-models.js';
 import type { SideRuntime } from './side.js';
 
@@ -117,20 +118,37 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     record.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
 
-  let sandbox: Sandbox | undefined;
-  let initialState: Sandbox | undefined;
   let session: EpisodeSession | undefined;
   // Requests to the gateway end with the episode: at the agent's timeout, or on interrupt.
   const deadline = episodeDeadline(ctx.signal);
+  // Stops the agent when its database cannot be prepared: it would only wait for its timeout.
+  const stop = new AbortController();
+  const agentSignal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  // The episode's databases are prepared while its agent starts (see PendingSandbox); a failure is
+  // the episode's at once, before the error it gives the tool call that was waiting counts as one.
+  const prepared = sandboxesFor(ctx, planned);
+  prepared.catch((err: unknown) => {
+    failSandbox(record, err);
+    // After this turn: the tool call waiting for the database gets its error response first.
+    setImmediate(() => stop.abort(err));
+  });
   try {
-    try {
-      ({ sandbox, initialState } = await sandboxesFor(ctx, planned));
-    } catch (err) {
-      fail('sandbox', err);
-      // The same state on every attempt: running it again would only wait as long again.
-      if (err instanceof StateTimeoutError) record.infraError!.timedOut = true;
-      return record;
+    const stale = needsInitialState(scenario);
+    let databases: Databases;
+    if (ctx.expose) {
+      // An exposed agent gets its database's URL at start: it waits for the database, as before.
+      try {
+        databases = await prepared;
+      } catch {
+        return record;
+      }
+    } else {
+      databases = pendingDatabases(prepared, stale, (ms) => {
+        timings.db_wait ??= ms;
+      });
     }
+    // What the episode waited for its database before its agent could be served: for a database
+    // still being prepared, nothing (its first tool call waits instead: db_wait).
     lap('reset');
 
     const spent = ctx.models ? runBudgetSpent(ctx.models) : undefined;
@@ -153,14 +171,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
       }
     }
     try {
-      session = openSession(
-        ctx,
-        planned,
-        { sandbox, initialState },
-        deadline.signal,
-        timeoutMs,
-        conversation,
-      );
+      session = openSession(ctx, planned, databases, deadline.signal, timeoutMs, conversation);
     } catch (err) {
       fail('gateway', err);
       return record;
@@ -168,7 +179,7 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     let databaseUrl: string | undefined;
     if (ctx.expose) {
       try {
-        databaseUrl = await sandbox.exposeUrl();
+        databaseUrl = await databases.sandbox.exposeUrl();
       } catch (err) {
         fail('sandbox', err);
         return record;
@@ -182,9 +193,21 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     }
     deadline.start(timeoutMs);
     try {
-      record.agent = await runAgentIn(ctx, planned, session, databaseUrl, timeoutMs, conversation);
+      record.agent = await runAgentIn(ctx, planned, session, {
+        databaseUrl,
+        timeoutMs,
+        conversation,
+        signal: agentSignal,
+      });
     } catch (err) {
       fail('agent-start', err);
+      return record;
+    }
+    // Its database never became ready: nothing the agent did counts (infraError says 'sandbox').
+    let sandbox: Sandbox;
+    try {
+      ({ sandbox } = await prepared);
+    } catch {
       return record;
     }
     if (conversation) {
@@ -227,10 +250,59 @@ export async function runEpisode(ctx: EpisodeContext, planned: PlannedEpisode): 
     deadline.clear();
     if (session) await session.close().catch(ignore);
     // Drops happen off the critical path; the engine awaits them on close(). The handler is not a
-    // closure of this function: one would keep the whole record alive until the drop is done.
-    if (sandbox) void sandbox.dispose().catch(ignore);
-    if (initialState) void initialState.dispose().catch(ignore);
+    // closure of this function: one would keep the whole record alive until the drop is done. A
+    // database still being prepared is disposed once it is made.
+    void prepared.then(disposeAll, ignore);
   }
+}
+
+/** The episode's databases: its own and, for a `stale_response` fault, one holding the initial state. */
+interface Databases {
+  sandbox: Sandbox;
+  initialState?: Sandbox;
+}
+
+function disposeAll(databases: Databases): void {
+  void databases.sandbox.dispose().catch(ignore);
+  if (databases.initialState) void databases.initialState.dispose().catch(ignore);
+}
+
+/** Records why the episode's databases could not be prepared (once: the first infra error stays). */
+function failSandbox(record: EpisodeRecord, err: unknown): void {
+  if (record.infraError) return;
+  record.infraError = { stage: 'sandbox', message: err instanceof Error ? err.message : String(err) };
+  // The same state on every attempt: running it again would only wait as long again.
+  if (err instanceof StateTimeoutError) record.infraError.timedOut = true;
+}
+
+/** Databases still being prepared, for the gateway: each use waits for them (and says how long). */
+function pendingDatabases(
+  prepared: Promise<Databases>,
+  stale: boolean,
+  onFirstUse: (waitedMs: number) => void,
+): Databases {
+  // Either database's first use is the first wait: both come from the one preparation.
+  let heard = false;
+  const once = (ms: number) => {
+    if (heard) return;
+    heard = true;
+    onFirstUse(ms);
+  };
+  const sandbox = new PendingSandbox(
+    prepared.then((d) => d.sandbox),
+    once,
+  );
+  if (!stale) return { sandbox };
+  const initialState = new PendingSandbox(
+    prepared.then((d) => d.initialState!),
+    once,
+  );
+  return { sandbox, initialState };
+}
+
+/** Whether the scenario needs a second database holding its initial state (a `stale_response` fault). */
+function needsInitialState(scenario: Scenario): boolean {
+  return scenario.faults.some((f) => f.fault === 'stale_response');
 }
 
 /** The infraError message of a call the harness failed: the error first, then what to do. */
@@ -244,12 +316,9 @@ function harnessFailure(call: CallRecord): string {
  * without a single await: when a whole wave starts together, no episode's reset then waits for the
  * others' turns on the one JavaScript thread.
  */
-async function sandboxesFor(
-  ctx: EpisodeContext,
-  planned: PlannedEpisode,
-): Promise<{ sandbox: Sandbox; initialState?: Sandbox }> {
+async function sandboxesFor(ctx: EpisodeContext, planned: PlannedEpisode): Promise<Databases> {
   const { scenario } = planned;
-  const stale = scenario.faults.some((f) => f.fault === 'stale_response');
+  const stale = needsInitialState(scenario);
   const plain =
     Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !stale;
   const label = `${planned.side}-${planned.repeat}`;
@@ -275,10 +344,15 @@ function runAgentIn(
   ctx: EpisodeContext,
   planned: PlannedEpisode,
   session: EpisodeSession,
-  databaseUrl: string | undefined,
-  timeoutMs: number,
-  conversation: ConversationDriver | undefined,
+  run: {
+    databaseUrl: string | undefined;
+    timeoutMs: number;
+    conversation: ConversationDriver | undefined;
+    /** The run's interrupt and the episode's own stop (its database could not be prepared). */
+    signal: AbortSignal;
+  },
 ): Promise<AgentRun> {
+  const { databaseUrl, timeoutMs, conversation, signal } = run;
   const { scenario } = planned;
   return ctx.side.runAgent({
     input: { message: scenario.input.message, context: scenario.input.context },
@@ -294,7 +368,7 @@ function runAgentIn(
       ...(conversation ? { conversation: true } : {}),
     },
     timeoutMs,
-    signal: ctx.signal,
+    signal,
     conversation,
   });
 }
@@ -303,7 +377,7 @@ function runAgentIn(
 function openSession(
   ctx: EpisodeContext,
   planned: PlannedEpisode,
-  databases: { sandbox: Sandbox; initialState?: Sandbox },
+  databases: Databases,
   deadline: AbortSignal,
   timeoutMs: number,
   conversation: ConversationDriver | undefined,

@@ -50,15 +50,6 @@ export interface ExecuteContext {
 /** Runs the plan's episodes, writes report.json and report.md, and returns them. */
 export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<CompareResult> {
   const { scope, progress } = ctx;
-  const { engine, template } = await startEngine(plan, ctx);
-  const reserving = template.reserve(plan.databases.reserve);
-  const baseline = openBaseline(plan, engine.name, progress);
-  // A base the cache holds in full is not even set up: its agent never starts.
-  const baseFromCache =
-    baseline?.covers(
-      plan.scenarios.map((s) => s.id),
-      plan.repeats.max,
-    ) ?? false;
   // Keys are read once, before any agent starts: an unset one stops the run here, not in every episode.
   const models = runModels(plan.suite.config, process.env, plan.suite.configFile);
   const gateway = await createGateway();
@@ -68,8 +59,7 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
     level: plan.isolationFacts.ran === 'none' || plan.agentNetwork === 'host' ? 'warn' : 'info',
     message: plan.isolationFacts.note,
   });
-  const runtimes = await startSides(plan, baseFromCache, ctx);
-  await reserving;
+  const { engine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
 
   const log = new EpisodeLog(join(plan.outDir, 'episodes.jsonl'));
   scope.defer(() => log.close());
@@ -163,11 +153,70 @@ function reportFacts(plan: RunPlan, engine: Engine, interrupted: boolean): Omit<
   };
 }
 
-/** Starts the engine, builds the template and prepares every SQL statement of the suite against it. */
-async function startEngine(
+/**
+ * Starts the engine and template, and the sides' agents, at the same time: the agents need neither
+ * (agent.serve's environment names no database; an exposed agent gets its URL per episode). Only
+ * a baseline cache, whose key names the engine, needs the engine chosen before the sides start
+ * (a base it holds in full is not even set up). Both starts run to their end before a failure of
+ * either is thrown (the first to fail), so each has registered its release in the scope by then.
+ */
+async function startEngineAndSides(
   plan: RunPlan,
   ctx: ExecuteContext,
-): Promise<{ engine: Engine; template: Template }> {
+): Promise<{
+  engine: Engine;
+  template: Template;
+  baseline: BaselineCache | null;
+  runtimes: Partial<Record<Side, SideRuntime>>;
+}> {
+  const cached = baselineWanted(plan);
+  const engineStart = openEngine(plan, ctx);
+  const templateStart = engineStart.then(async (engine) => {
+    const template = await startTemplate(plan, engine, ctx);
+    // The pool is made from here on, while the sides may still start and the episodes run: an
+    // episode that asks before it is made takes the next database made (nothing waits for it all).
+    void template.reserve(plan.databases.reserve).catch(() => undefined);
+    return template;
+  });
+  const sidesStart = (async () => {
+    let baseline: BaselineCache | null = null;
+    if (cached) baseline = openBaseline(plan, (await engineStart).name, ctx.progress);
+    // A base the cache holds in full is not even set up: its agent never starts.
+    const baseFromCache =
+      baseline?.covers(
+        plan.scenarios.map((s) => s.id),
+        plan.repeats.max,
+      ) ?? false;
+    return { baseline, runtimes: await startSides(plan, baseFromCache, ctx) };
+  })();
+  const [engine, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
+  return { engine, template, ...sides };
+}
+
+/**
+ * Waits for every start to end; throws the error of the first that failed, else returns them all.
+ * A start that is still running when another fails goes on to its end: its release is then in the
+ * scope, which closes it with everything else.
+ */
+async function allStarted<A, B, C>(a: Promise<A>, b: Promise<B>, c: Promise<C>): Promise<[A, B, C]> {
+  let first: { error: unknown } | null = null;
+  const note = <T>(p: Promise<T>) =>
+    p.catch((error: unknown) => {
+      first ??= { error };
+      return undefined as T;
+    });
+  const all = await Promise.all([note(a), note(b), note(c)]);
+  if (first) throw (first as { error: unknown }).error;
+  return all;
+}
+
+/** Whether a baseline cache may be opened for this run (openBaseline decides the rest). */
+function baselineWanted(plan: RunPlan): boolean {
+  return Boolean(plan.cacheDir && plan.baselineKey && plan.checkouts.base);
+}
+
+/** Starts (or connects to) the database engine. */
+async function openEngine(plan: RunPlan, ctx: ExecuteContext): Promise<Engine> {
   const { progress } = ctx;
   progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
   const engine = await chooseEngine(databaseFor(plan.suite, ctx.options), {
@@ -181,6 +230,12 @@ async function startEngine(
     level: 'info',
     message: `engine: ${engine.name} (${engine.reason}${engineDetail})`,
   });
+  return engine;
+}
+
+/** Builds the template and prepares every SQL statement of the suite against it. */
+async function startTemplate(plan: RunPlan, engine: Engine, ctx: ExecuteContext): Promise<Template> {
+  const { progress } = ctx;
   const template = await engine.buildTemplate(plan.suite.template);
   // The template is built from exactly what the pin hashed; a different hash is a harness bug.
   if (template.hash !== plan.pin.templateHash)
@@ -189,7 +244,7 @@ async function startEngine(
   progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
   const refused = await prepareSuiteSql(plan.suite, template);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
-  return { engine, template };
+  return template;
 }
 
 /** Runs agent.setup and starts agent.serve of each side that runs (a base wholly cached does not). */

@@ -22,13 +22,15 @@ export const MAX_DROP_BACKLOG = 16;
 export class Cluster {
   private readonly drops = new Set<Promise<void>>();
   private readonly creates = new Set<Promise<unknown>>();
-  private readonly closers: (() => Promise<void>)[] = [];
+  private readonly closers: ((close: { sweeping: boolean }) => Promise<void>)[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   /** Clones waiting for the drop backlog to shrink. */
   private readonly waitingForRoom: (() => void)[] = [];
   private counter = 0;
   private closed = false;
+  /** close() is about to drop everything of the run at once: queued drops need not run first. */
+  private sweeping = false;
 
   private constructor(
     readonly adminUrl: string,
@@ -135,8 +137,11 @@ export class Cluster {
     return p;
   }
 
-  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
-  onClose(fn: () => Promise<void>): void {
+  /**
+   * Registers work to do first when closing (e.g. discarding clones made ahead). `sweeping`: close()
+   * drops every database of the run afterwards, all at once, so a closer need not drop its own.
+   */
+  onClose(fn: (close: { sweeping: boolean }) => Promise<void>): void {
     this.closers.push(fn);
   }
 
@@ -175,6 +180,11 @@ export class Cluster {
   queueDrop(name: string, roles: string[] = []): Promise<void> {
     const run = async () => {
       if (this.running >= DROP_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
+      // close()'s sweep drops it with the rest of the run, in parallel, rather than 4 at a time.
+      if (this.sweeping) {
+        this.waiting.shift()?.();
+        return;
+      }
       this.running++;
       try {
         await this.dropDatabase(name, roles);
@@ -214,11 +224,23 @@ export class Cluster {
   async close(opts: { dropAll?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const sweeping = opts.dropAll !== false;
+    if (sweeping) {
+      this.sweeping = true;
+      // Drops waiting for their turn give it up: the sweep below drops them.
+      for (const wake of this.waiting.splice(0)) wake();
+    }
     try {
-      await Promise.allSettled(this.closers.map((fn) => fn()));
+      await Promise.allSettled(this.closers.map((fn) => fn({ sweeping })));
       await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
-      if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
+      if (sweeping) {
+        // No episode holds a connection now: the sweep may use the run's whole budget.
+        await dropRun(this.admin, this.version, this.runPrefix, {
+          url: this.adminUrl,
+          parallel: this.budget.limit,
+        });
+      }
     } finally {
       await this.admin.end().catch(() => undefined);
     }
@@ -264,15 +286,26 @@ export function prefixPattern(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, '\\$&')}\\_%`;
 }
 
-/** Drops every database, then every role, whose name starts with the run prefix. */
-export async function dropRun(admin: pg.Pool | pg.Client, version: number, prefix: string): Promise<void> {
+/**
+ * Drops every database, then every role, whose name starts with the run prefix. Each DROP DATABASE
+ * waits for a checkpoint, and drops in flight together share one (64 clones: 5.0 s one at a time,
+ * 3.7 s six at a time, 0.27 s all at once): with `parallel`, up to that many short-lived
+ * connections to `url` drop at once; a drop that could not get one is tried again on `admin`.
+ */
+export async function dropRun(
+  admin: pg.Pool | pg.Client,
+  version: number,
+  prefix: string,
+  wide?: { url: string; parallel: number },
+): Promise<void> {
   const dbs = await admin.query<{ datname: string }>(
     'SELECT datname FROM pg_database WHERE datname LIKE $1',
     [prefixPattern(prefix)],
   );
+  const names = dbs.rows.map((r) => r.datname);
   const errors: string[] = [];
-  // Each DROP DATABASE waits for a checkpoint; drops in flight together share one.
-  const queue = dbs.rows.map((r) => r.datname);
+  const left = wide && names.length > 1 ? await dropInParallel(names, version, wide) : names;
+  const queue = [...left];
   const worker = async () => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
       await dropDatabase(admin, version, name).catch((e: Error) => errors.push(`${name}: ${e.message}`));
@@ -288,6 +321,31 @@ export async function dropRun(admin: pg.Pool | pg.Client, version: number, prefi
       .catch((e: Error) => errors.push(`${rolname}: ${e.message}`));
   }
   if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join('; ')}`);
+}
+
+/**
+ * Drops the databases on a temporary pool of min(databases, parallel) connections, all queued at
+ * once; returns those it could not drop (a connection refused, a drop that failed), for the caller
+ * to try again and report.
+ */
+async function dropInParallel(
+  names: string[],
+  version: number,
+  wide: { url: string; parallel: number },
+): Promise<string[]> {
+  const pool = new pg.Pool({
+    connectionString: wide.url,
+    max: Math.max(1, Math.min(names.length, wide.parallel)),
+  });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const failed: string[] = [];
+  try {
+    await Promise.all(names.map((name) => dropDatabase(pool, version, name).catch(() => failed.push(name))));
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+  return failed;
 }
 
 // Runs in a child process at 'exit', when the event loop no longer turns: plain CommonJS and pg.

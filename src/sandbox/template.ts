@@ -181,6 +181,10 @@ class PgTemplate implements Template {
   private takesLeft = Number.POSITIVE_INFINITY;
   private readonly waiters: (() => void)[] = [];
   private pooled = false;
+  /** Databases reserve() is still making (or has yet to start): clone() claims them in turn. */
+  private coming = 0;
+  /** Episodes waiting for a database of the reserve, first come, first served. */
+  private readonly claims: ((s: PgSandbox | null) => void)[] = [];
   /**
    * Put-backs running at once: each holds two connections in turn (admin, then owner), so at most
    * half the budget's connections may be held by put-backs waiting for their second one.
@@ -207,6 +211,8 @@ class PgTemplate implements Template {
       await Promise.allSettled(unused.map(async (p) => (await p).dispose()));
       // Put-backs in flight end first (the cluster is closed: what they hand back is dropped).
       while (this.putting.size > 0) await Promise.allSettled([...this.putting]);
+      // drop() ends each lease's pool; while the cluster sweeps, its queued drop gives way to the
+      // sweep, which drops them all at once (dropRun), else it drops them here.
       await Promise.allSettled([...this.idle.splice(0), ...this.deferred.splice(0)].map((s) => s.drop()));
     });
     this.refill();
@@ -221,6 +227,15 @@ class PgTemplate implements Template {
     for (;;) {
       const reused = this.take();
       if (reused) return reused;
+      // The reserve is still making databases: the next one nobody claimed is this episode's.
+      if (this.coming > this.claims.length) {
+        const reserved = await this.claimComing();
+        if (reserved) {
+          if (!this.facts.cluster.budget.scarce) void reserved.warm().catch(() => undefined);
+          return reserved;
+        }
+        continue;
+      }
       // More episodes than expectTakes() said: a deferred put-back is due now.
       const due = this.deferred.pop();
       if (due) void this.putBackNow(due);
@@ -261,9 +276,12 @@ class PgTemplate implements Template {
   }
 
   /**
-   * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
-   * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
-   * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
+   * Keeps `count` databases for the run, made now, RESERVE_PARALLEL at a time: from here on a
+   * disposed clone is put back for the next episode rather than dropped. The run need not wait:
+   * an episode asking before the pool is made takes the next database being made (clone()), in
+   * the order they asked. Does nothing when the admin cannot put clones back (not a superuser).
+   * Best effort: a database that cannot be made now is made on demand later. Resolves when every
+   * database of the reserve is made or given up; never rejects.
    */
   async reserve(count: number): Promise<void> {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
@@ -272,25 +290,52 @@ class PgTemplate implements Template {
     this.facts.cluster.budget.expect(Math.ceil(count / 2) + 2 * this.putSlots.limit);
     // Clones made ahead join the pool: clone() takes them only when no put-back is in flight, so
     // left in stock they would count as reserved while the episodes of a wave wait for put-backs.
-    for (const ahead of this.stock.splice(0)) {
-      try {
-        this.idle.push(await (await ahead).rested());
-      } catch {
-        // Made again below.
-      }
-    }
-    let need = count - this.idle.length;
+    const ahead = this.stock.splice(0);
+    let need = count - ahead.length;
+    this.coming += ahead.length + Math.max(need, 0);
+    const arrivals = ahead.map(async (p) => this.arrive(await p.then((s) => s.rested()).catch(() => null)));
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
-        try {
-          this.idle.push(await (await this.make('pool')).rested());
-        } catch {
-          return;
-        }
+        const made = await this.make('pool')
+          .then((s) => s.rested())
+          .catch(() => null);
+        this.arrive(made);
+        if (!made) break;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
+    await Promise.all([
+      ...arrivals,
+      ...Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker),
+    ]);
+    // What was not made (the run closed, a make failed) is not coming: its claims make their own.
+    this.coming = 0;
+    for (const claim of this.claims.splice(0)) claim(null);
+  }
+
+  /**
+   * A database of the reserve is made (or failed: null): it goes to the episode that asked first
+   * for one still being made, else it joins the idle pool.
+   */
+  private arrive(s: PgSandbox | null): void {
+    this.coming = Math.max(0, this.coming - 1);
+    if (s && this.facts.cluster.isClosed) {
+      void s.drop();
+      s = null;
+    }
+    const claim = this.claims.shift();
+    if (claim) {
+      claim(s);
+      return;
+    }
+    if (!s) return;
+    this.idle.push(s);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Waits for the next database of the reserve that no other episode claimed; null if it failed. */
+  private claimComing(): Promise<PgSandbox | null> {
+    return new Promise((resolve) => this.claims.push(resolve));
   }
 
   async prepare(sql: string, paramCount = 0): Promise<string | null> {
@@ -334,7 +379,9 @@ class PgTemplate implements Template {
    */
   private retire(s: PgSandbox): Promise<void> {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
-    if (!s.exposed && this.idle.length + this.putting.size >= this.takesLeft) {
+    // Databases the reserve is still making, and no started episode claimed, are for later ones.
+    const unclaimed = Math.max(0, this.coming - this.claims.length);
+    if (!s.exposed && this.idle.length + this.putting.size + unclaimed >= this.takesLeft) {
       return s.rested().then(
         (r) => {
           if (this.facts.cluster.isClosed) void r.drop();
