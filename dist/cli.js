@@ -93623,6 +93623,8 @@ var Cluster = class _Cluster {
   waitingForRoom = [];
   counter = 0;
   closed = false;
+  /** close() is about to drop everything of the run at once: queued drops need not run first. */
+  sweeping = false;
   /** Connects to the server and reads its version. */
   static async connect(adminUrl, runPrefix, strategy) {
     const admin = new esm_default.Pool({
@@ -93701,7 +93703,10 @@ var Cluster = class _Cluster {
     p.then(forget2, forget2);
     return p;
   }
-  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
+  /**
+   * Registers work to do first when closing (e.g. discarding clones made ahead). `sweeping`: close()
+   * drops every database of the run afterwards, all at once, so a closer need not drop its own.
+   */
   onClose(fn) {
     this.closers.push(fn);
   }
@@ -93731,6 +93736,10 @@ var Cluster = class _Cluster {
   queueDrop(name2, roles = []) {
     const run3 = async () => {
       if (this.running >= DROP_CONCURRENCY) await new Promise((r) => this.waiting.push(r));
+      if (this.sweeping) {
+        this.waiting.shift()?.();
+        return;
+      }
       this.running++;
       try {
         await this.dropDatabase(name2, roles);
@@ -93765,11 +93774,21 @@ var Cluster = class _Cluster {
   async close(opts = {}) {
     if (this.closed) return;
     this.closed = true;
+    const sweeping = opts.dropAll !== false;
+    if (sweeping) {
+      this.sweeping = true;
+      for (const wake of this.waiting.splice(0)) wake();
+    }
     try {
-      await Promise.allSettled(this.closers.map((fn) => fn()));
+      await Promise.allSettled(this.closers.map((fn) => fn({ sweeping })));
       await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
-      if (opts.dropAll !== false) await dropRun(this.admin, this.version, this.runPrefix);
+      if (sweeping) {
+        await dropRun(this.admin, this.version, this.runPrefix, {
+          url: this.adminUrl,
+          parallel: this.budget.limit
+        });
+      }
     } finally {
       await this.admin.end().catch(() => void 0);
     }
@@ -93804,13 +93823,15 @@ async function dropOnce(admin, version2, name2) {
 function prefixPattern(prefix) {
   return `${prefix.replace(/[\\%_]/g, "\\$&")}\\_%`;
 }
-async function dropRun(admin, version2, prefix) {
+async function dropRun(admin, version2, prefix, wide) {
   const dbs = await admin.query(
     "SELECT datname FROM pg_database WHERE datname LIKE $1",
     [prefixPattern(prefix)]
   );
+  const names = dbs.rows.map((r) => r.datname);
   const errors = [];
-  const queue = dbs.rows.map((r) => r.datname);
+  const left = wide && names.length > 1 ? await dropInParallel(names, version2, wide) : names;
+  const queue = [...left];
   const worker = async () => {
     for (let name2 = queue.shift(); name2 !== void 0; name2 = queue.shift()) {
       await dropDatabase(admin, version2, name2).catch((e) => errors.push(`${name2}: ${e.message}`));
@@ -93824,6 +93845,21 @@ async function dropRun(admin, version2, prefix) {
     await admin.query(`DROP ROLE IF EXISTS ${ident(rolname)}`).catch((e) => errors.push(`${rolname}: ${e.message}`));
   }
   if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join("; ")}`);
+}
+async function dropInParallel(names, version2, wide) {
+  const pool = new esm_default.Pool({
+    connectionString: wide.url,
+    max: Math.max(1, Math.min(names.length, wide.parallel))
+  });
+  pool.on("error", () => void 0);
+  pool.on("connect", (client) => client.on("error", () => void 0));
+  const failed2 = [];
+  try {
+    await Promise.all(names.map((name2) => dropDatabase(pool, version2, name2).catch(() => failed2.push(name2))));
+  } finally {
+    await pool.end().catch(() => void 0);
+  }
+  return failed2;
 }
 var SYNC_DROP = `
 const pg = require(process.env.SG_PG);
@@ -95010,6 +95046,10 @@ var PgTemplate = class {
   takesLeft = Number.POSITIVE_INFINITY;
   waiters = [];
   pooled = false;
+  /** Databases reserve() is still making (or has yet to start): clone() claims them in turn. */
+  coming = 0;
+  /** Episodes waiting for a database of the reserve, first come, first served. */
+  claims = [];
   /**
    * Put-backs running at once: each holds two connections in turn (admin, then owner), so at most
    * half the budget's connections may be held by put-backs waiting for their second one.
@@ -95026,6 +95066,14 @@ var PgTemplate = class {
     for (; ; ) {
       const reused = this.take();
       if (reused) return reused;
+      if (this.coming > this.claims.length) {
+        const reserved = await this.claimComing();
+        if (reserved) {
+          if (!this.facts.cluster.budget.scarce) void reserved.warm().catch(() => void 0);
+          return reserved;
+        }
+        continue;
+      }
       const due = this.deferred.pop();
       if (due) void this.putBackNow(due);
       if (!this.pooled || this.stock.length > 0 || this.putting.size === 0) break;
@@ -95059,32 +95107,58 @@ var PgTemplate = class {
     this.takesLeft = count5;
   }
   /**
-   * Keeps `count` databases for the run, made now in parallel: from here on a disposed clone is put
-   * back for the next episode rather than dropped. Does nothing when the admin cannot put clones back
-   * (not a superuser). Best effort: a database that cannot be made now is made on demand later.
+   * Keeps `count` databases for the run, made now, RESERVE_PARALLEL at a time: from here on a
+   * disposed clone is put back for the next episode rather than dropped. The run need not wait:
+   * an episode asking before the pool is made takes the next database being made (clone()), in
+   * the order they asked. Does nothing when the admin cannot put clones back (not a superuser).
+   * Best effort: a database that cannot be made now is made on demand later. Resolves when every
+   * database of the reserve is made or given up; never rejects.
    */
   async reserve(count5) {
     if (!this.facts.reuse || this.facts.cluster.isClosed) return;
     this.pooled = true;
     this.facts.cluster.budget.expect(Math.ceil(count5 / 2) + 2 * this.putSlots.limit);
-    for (const ahead of this.stock.splice(0)) {
-      try {
-        this.idle.push(await (await ahead).rested());
-      } catch {
-      }
-    }
-    let need = count5 - this.idle.length;
+    const ahead = this.stock.splice(0);
+    let need = count5 - ahead.length;
+    this.coming += ahead.length + Math.max(need, 0);
+    const arrivals = ahead.map(async (p) => this.arrive(await p.then((s) => s.rested()).catch(() => null)));
     const worker = async () => {
       while (need > 0 && !this.facts.cluster.isClosed) {
         need--;
-        try {
-          this.idle.push(await (await this.make("pool")).rested());
-        } catch {
-          return;
-        }
+        const made = await this.make("pool").then((s) => s.rested()).catch(() => null);
+        this.arrive(made);
+        if (!made) break;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker));
+    await Promise.all([
+      ...arrivals,
+      ...Array.from({ length: Math.min(RESERVE_PARALLEL, Math.max(need, 0)) }, worker)
+    ]);
+    this.coming = 0;
+    for (const claim2 of this.claims.splice(0)) claim2(null);
+  }
+  /**
+   * A database of the reserve is made (or failed: null): it goes to the episode that asked first
+   * for one still being made, else it joins the idle pool.
+   */
+  arrive(s) {
+    this.coming = Math.max(0, this.coming - 1);
+    if (s && this.facts.cluster.isClosed) {
+      void s.drop();
+      s = null;
+    }
+    const claim2 = this.claims.shift();
+    if (claim2) {
+      claim2(s);
+      return;
+    }
+    if (!s) return;
+    this.idle.push(s);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+  /** Waits for the next database of the reserve that no other episode claimed; null if it failed. */
+  claimComing() {
+    return new Promise((resolve19) => this.claims.push(resolve19));
   }
   async prepare(sql, paramCount = 0) {
     this.scratch ??= this.clone("prepare");
@@ -95123,7 +95197,8 @@ var PgTemplate = class {
    */
   retire(s) {
     if (!this.pooled || this.facts.cluster.isClosed) return s.drop();
-    if (!s.exposed && this.idle.length + this.putting.size >= this.takesLeft) {
+    const unclaimed = Math.max(0, this.coming - this.claims.length);
+    if (!s.exposed && this.idle.length + this.putting.size + unclaimed >= this.takesLeft) {
       return s.rested().then(
         (r) => {
           if (this.facts.cluster.isClosed) void r.drop();
@@ -96506,6 +96581,85 @@ function userPlayer(scenario, episode, players) {
   return players.simulator(scenario, episode);
 }
 
+// src/run/pending-sandbox.ts
+var DatabaseNotReadyError = class extends Error {
+  constructor(cause) {
+    super(
+      `the episode's database could not be prepared: ${cause instanceof Error ? cause.message : String(cause)}`
+    );
+    this.name = "DatabaseNotReadyError";
+  }
+};
+var PendingSandbox = class {
+  constructor(ready, onFirstUse = () => void 0) {
+    this.ready = ready;
+    this.onFirstUse = onFirstUse;
+    ready.then(
+      (db) => {
+        this.db = db;
+      },
+      () => void 0
+    );
+  }
+  ready;
+  onFirstUse;
+  db = null;
+  used = false;
+  // Names are known only once the database is: nothing of the harness reads them before.
+  get name() {
+    return this.now().name;
+  }
+  get url() {
+    return this.now().url;
+  }
+  query(sql, params) {
+    return this.use().then((db) => db.query(sql, params));
+  }
+  transaction(fn) {
+    return this.use().then((db) => db.transaction(fn));
+  }
+  readOnly(sql, timeoutMs) {
+    return this.use().then((db) => db.readOnly(sql, timeoutMs));
+  }
+  markInitial() {
+    return this.use().then((db) => db.markInitial());
+  }
+  captureDiff() {
+    return this.use().then((db) => db.captureDiff());
+  }
+  exposeUrl() {
+    return this.use().then((db) => db.exposeUrl());
+  }
+  /** Disposes the database once it is made; one that failed was disposed by its preparation. */
+  dispose() {
+    return this.ready.then(
+      (db) => db.dispose(),
+      () => void 0
+    );
+  }
+  now() {
+    if (!this.db) throw new Error("the episode's database is still being prepared");
+    return this.db;
+  }
+  /** The database once ready; the first use says how long it waited. */
+  async use() {
+    const first = !this.used;
+    this.used = true;
+    if (this.db) {
+      if (first) this.onFirstUse(0);
+      return this.db;
+    }
+    const t0 = performance.now();
+    try {
+      return await this.ready;
+    } catch (err) {
+      throw new DatabaseNotReadyError(err);
+    } finally {
+      if (first) this.onFirstUse(Math.round((performance.now() - t0) * 100) / 100);
+    }
+  }
+};
+
 // src/run/run-models.ts
 var RunSpend = class {
   constructor(limitUsd) {
@@ -96637,17 +96791,28 @@ async function runEpisode(ctx, planned) {
   const fail2 = (stage, err) => {
     record3.infraError ??= { stage, message: err instanceof Error ? err.message : String(err) };
   };
-  let sandbox;
-  let initialState;
   let session;
   const deadline = episodeDeadline(ctx.signal);
+  const stop = new AbortController();
+  const agentSignal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const prepared = sandboxesFor(ctx, planned);
+  prepared.catch((err) => {
+    failSandbox(record3, err);
+    setImmediate(() => stop.abort(err));
+  });
   try {
-    try {
-      ({ sandbox, initialState } = await sandboxesFor(ctx, planned));
-    } catch (err) {
-      fail2("sandbox", err);
-      if (err instanceof StateTimeoutError) record3.infraError.timedOut = true;
-      return record3;
+    const stale = needsInitialState(scenario);
+    let databases;
+    if (ctx.expose) {
+      try {
+        databases = await prepared;
+      } catch {
+        return record3;
+      }
+    } else {
+      databases = pendingDatabases(prepared, stale, (ms) => {
+        timings.db_wait ??= ms;
+      });
     }
     lap("reset");
     const spent = ctx.models ? runBudgetSpent(ctx.models) : void 0;
@@ -96669,14 +96834,7 @@ async function runEpisode(ctx, planned) {
       }
     }
     try {
-      session = openSession(
-        ctx,
-        planned,
-        { sandbox, initialState },
-        deadline.signal,
-        timeoutMs,
-        conversation
-      );
+      session = openSession(ctx, planned, databases, deadline.signal, timeoutMs, conversation);
     } catch (err) {
       fail2("gateway", err);
       return record3;
@@ -96684,7 +96842,7 @@ async function runEpisode(ctx, planned) {
     let databaseUrl2;
     if (ctx.expose) {
       try {
-        databaseUrl2 = await sandbox.exposeUrl();
+        databaseUrl2 = await databases.sandbox.exposeUrl();
       } catch (err) {
         fail2("sandbox", err);
         return record3;
@@ -96697,9 +96855,20 @@ async function runEpisode(ctx, planned) {
     }
     deadline.start(timeoutMs);
     try {
-      record3.agent = await runAgentIn(ctx, planned, session, databaseUrl2, timeoutMs, conversation);
+      record3.agent = await runAgentIn(ctx, planned, session, {
+        databaseUrl: databaseUrl2,
+        timeoutMs,
+        conversation,
+        signal: agentSignal
+      });
     } catch (err) {
       fail2("agent-start", err);
+      return record3;
+    }
+    let sandbox;
+    try {
+      ({ sandbox } = await prepared);
+    } catch {
       return record3;
     }
     if (conversation) {
@@ -96737,16 +96906,45 @@ async function runEpisode(ctx, planned) {
   } finally {
     deadline.clear();
     if (session) await session.close().catch(ignore);
-    if (sandbox) void sandbox.dispose().catch(ignore);
-    if (initialState) void initialState.dispose().catch(ignore);
+    void prepared.then(disposeAll, ignore);
   }
+}
+function disposeAll(databases) {
+  void databases.sandbox.dispose().catch(ignore);
+  if (databases.initialState) void databases.initialState.dispose().catch(ignore);
+}
+function failSandbox(record3, err) {
+  if (record3.infraError) return;
+  record3.infraError = { stage: "sandbox", message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof StateTimeoutError) record3.infraError.timedOut = true;
+}
+function pendingDatabases(prepared, stale, onFirstUse) {
+  let heard = false;
+  const once = (ms) => {
+    if (heard) return;
+    heard = true;
+    onFirstUse(ms);
+  };
+  const sandbox = new PendingSandbox(
+    prepared.then((d) => d.sandbox),
+    once
+  );
+  if (!stale) return { sandbox };
+  const initialState = new PendingSandbox(
+    prepared.then((d) => d.initialState),
+    once
+  );
+  return { sandbox, initialState };
+}
+function needsInitialState(scenario) {
+  return scenario.faults.some((f) => f.fault === "stale_response");
 }
 function harnessFailure(call) {
   return `${call.harnessError} (tool ${call.tool}, call ${call.seq}: an error inside the harness, not a declared not_found, precondition or errors entry; fix the twin's SQL, or declare the case with a precondition or under errors)`;
 }
 async function sandboxesFor(ctx, planned) {
   const { scenario } = planned;
-  const stale = scenario.faults.some((f) => f.fault === "stale_response");
+  const stale = needsInitialState(scenario);
   const plain2 = Object.keys(scenario.state.rows).length === 0 && (scenario.state.sql ?? []).length === 0 && !stale;
   const label = `${planned.side}-${planned.repeat}`;
   const sandbox = (plain2 ? ctx.template.take() : null) ?? await prepareSandbox(ctx, scenario, label);
@@ -96763,7 +96961,8 @@ function runBudgetSpent(models) {
   const { limitUsd, spentUsd } = models.spend;
   return `budget.run_usd (${limitUsd} USD) is spent (${spentUsd.toFixed(4)} USD recorded): this episode did not start`;
 }
-function runAgentIn(ctx, planned, session, databaseUrl2, timeoutMs, conversation) {
+function runAgentIn(ctx, planned, session, run3) {
+  const { databaseUrl: databaseUrl2, timeoutMs, conversation, signal } = run3;
   const { scenario } = planned;
   return ctx.side.runAgent({
     input: { message: scenario.input.message, context: scenario.input.context },
@@ -96779,7 +96978,7 @@ function runAgentIn(ctx, planned, session, databaseUrl2, timeoutMs, conversation
       ...conversation ? { conversation: true } : {}
     },
     timeoutMs,
-    signal: ctx.signal,
+    signal,
     conversation
   });
 }
@@ -101027,13 +101226,6 @@ async function sidePort(side3, agent, env) {
 // src/run/execute.ts
 async function executeRun(plan, ctx) {
   const { scope, progress } = ctx;
-  const { engine, template } = await startEngine(plan, ctx);
-  const reserving = template.reserve(plan.databases.reserve);
-  const baseline = openBaseline(plan, engine.name, progress);
-  const baseFromCache = baseline?.covers(
-    plan.scenarios.map((s) => s.id),
-    plan.repeats.max
-  ) ?? false;
   const models = runModels(plan.suite.config, process.env, plan.suite.configFile);
   const gateway = await createGateway();
   scope.defer(() => gateway.close());
@@ -101042,8 +101234,7 @@ async function executeRun(plan, ctx) {
     level: plan.isolationFacts.ran === "none" || plan.agentNetwork === "host" ? "warn" : "info",
     message: plan.isolationFacts.note
   });
-  const runtimes = await startSides(plan, baseFromCache, ctx);
-  await reserving;
+  const { engine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
   const log2 = new EpisodeLog(join25(plan.outDir, "episodes.jsonl"));
   scope.defer(() => log2.close());
   const spool = new CaseSpool(
@@ -101117,7 +101308,40 @@ function reportFacts(plan, engine, interrupted) {
     filter: plan.filter
   };
 }
-async function startEngine(plan, ctx) {
+async function startEngineAndSides(plan, ctx) {
+  const cached2 = baselineWanted(plan);
+  const engineStart = openEngine2(plan, ctx);
+  const templateStart = engineStart.then(async (engine2) => {
+    const template2 = await startTemplate(plan, engine2, ctx);
+    void template2.reserve(plan.databases.reserve).catch(() => void 0);
+    return template2;
+  });
+  const sidesStart = (async () => {
+    let baseline = null;
+    if (cached2) baseline = openBaseline(plan, (await engineStart).name, ctx.progress);
+    const baseFromCache = baseline?.covers(
+      plan.scenarios.map((s) => s.id),
+      plan.repeats.max
+    ) ?? false;
+    return { baseline, runtimes: await startSides(plan, baseFromCache, ctx) };
+  })();
+  const [engine, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
+  return { engine, template, ...sides };
+}
+async function allStarted(a, b, c) {
+  let first = null;
+  const note = (p) => p.catch((error62) => {
+    first ??= { error: error62 };
+    return void 0;
+  });
+  const all = await Promise.all([note(a), note(b), note(c)]);
+  if (first) throw first.error;
+  return all;
+}
+function baselineWanted(plan) {
+  return Boolean(plan.cacheDir && plan.baselineKey && plan.checkouts.base);
+}
+async function openEngine2(plan, ctx) {
   const { progress } = ctx;
   progress({ type: "phase", phase: "engine", message: "Starting the database engine" });
   const engine = await chooseEngine(databaseFor(plan.suite, ctx.options), {
@@ -101131,13 +101355,17 @@ async function startEngine(plan, ctx) {
     level: "info",
     message: `engine: ${engine.name} (${engine.reason}${engineDetail})`
   });
+  return engine;
+}
+async function startTemplate(plan, engine, ctx) {
+  const { progress } = ctx;
   const template = await engine.buildTemplate(plan.suite.template);
   if (template.hash !== plan.pin.templateHash)
     throw new Error(`the template's hash ${template.hash} is not the pinned ${plan.pin.templateHash}`);
   progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
   const refused = await prepareSuiteSql(plan.suite, template);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
-  return { engine, template };
+  return template;
 }
 async function startSides(plan, baseFromCache, ctx) {
   const runtimes = {};
