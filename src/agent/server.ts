@@ -63,6 +63,11 @@ export interface AgentServer {
    * server answered 2xx and null otherwise, so `completed` reads the same as for a command agent.
    */
   runEpisode(request: EpisodeRequest): Promise<AgentRun>;
+  /**
+   * Resolves once a restart in progress has ended (at once when none is): what reaches into the
+   * server before its POST (the episode's forwarded URLs) must reach the new one, not the dead one.
+   */
+  settled(): Promise<void>;
   /** Stops the server started by serve (nothing to do without serve). */
   stop(): Promise<void>;
 }
@@ -169,6 +174,10 @@ class RunningAgentServer implements AgentServer {
       .finally(() => {
         this.restarting = null;
       });
+  }
+
+  async settled(): Promise<void> {
+    if (this.restarting) await this.restarting;
   }
 
   async runEpisode(request: EpisodeRequest): Promise<AgentRun> {

@@ -64,7 +64,11 @@ export async function prepareContainerSide(
         checkout,
         agent,
         logFile,
-        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        // The episode's URLs are forwarded into the server that will answer: after a restart, the new one.
+        runAgent: async (req) => {
+          await server.settled();
+          return server.runEpisode({ ...req, vars: await front.vars(req.vars) });
+        },
         stop: async () => {
           await server.stop();
           await front.close();

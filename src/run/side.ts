@@ -247,7 +247,11 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
         checkout,
         agent,
         logFile,
-        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        // The episode's URLs are forwarded into the server that will answer: after a restart, the new one.
+        runAgent: async (req) => {
+          await server.settled();
+          return server.runEpisode({ ...req, vars: await front.vars(req.vars) });
+        },
         stop: () =>
           server
             .stop()
