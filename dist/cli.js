@@ -98993,6 +98993,9 @@ var RunningAgentServer = class {
       this.restarting = null;
     });
   }
+  async settled() {
+    if (this.restarting) await this.restarting;
+  }
   async runEpisode(request) {
     const body = episodeBody(request.input, request.vars);
     if (!request.conversation) return this.postEpisode(request, body, request.timeoutMs);
@@ -101003,7 +101006,11 @@ ${res.output.slice(-2e3)}`
         checkout,
         agent,
         logFile,
-        runAgent: async (req) => server.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        // The episode's URLs are forwarded into the server that will answer: after a restart, the new one.
+        runAgent: async (req) => {
+          await server.settled();
+          return server.runEpisode({ ...req, vars: await front.vars(req.vars) });
+        },
         stop: async () => {
           await server.stop();
           await front.close();
@@ -101168,7 +101175,11 @@ ${res.output.slice(-2e3)}${asNobody}`
         checkout,
         agent,
         logFile,
-        runAgent: async (req) => server2.runEpisode({ ...req, vars: await front.vars(req.vars) }),
+        // The episode's URLs are forwarded into the server that will answer: after a restart, the new one.
+        runAgent: async (req) => {
+          await server2.settled();
+          return server2.runEpisode({ ...req, vars: await front.vars(req.vars) });
+        },
         stop: () => server2.stop().then(() => front.close()).finally(() => wrappers.close())
       };
     }
