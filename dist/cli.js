@@ -93703,10 +93703,7 @@ var Cluster = class _Cluster {
     p.then(forget2, forget2);
     return p;
   }
-  /**
-   * Registers work to do first when closing (e.g. discarding clones made ahead). `sweeping`: close()
-   * drops every database of the run afterwards, all at once, so a closer need not drop its own.
-   */
+  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
   onClose(fn) {
     this.closers.push(fn);
   }
@@ -93780,7 +93777,7 @@ var Cluster = class _Cluster {
       for (const wake of this.waiting.splice(0)) wake();
     }
     try {
-      await Promise.allSettled(this.closers.map((fn) => fn({ sweeping })));
+      await Promise.allSettled(this.closers.map((fn) => fn()));
       await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
       if (sweeping) {
@@ -101340,14 +101337,13 @@ async function startEngineAndSides(plan, ctx) {
   return { engine, template, ...sides };
 }
 async function allStarted(a, b, c) {
-  let first = null;
-  const note = (p) => p.catch((error62) => {
-    first ??= { error: error62 };
-    return void 0;
-  });
-  const all = await Promise.all([note(a), note(b), note(c)]);
-  if (first) throw first.error;
-  return all;
+  const [ra, rb, rc] = await Promise.allSettled([a, b, c]);
+  for (const r of [ra, rb, rc]) if (r.status === "rejected") throw r.reason;
+  return [
+    ra.value,
+    rb.value,
+    rc.value
+  ];
 }
 function baselineWanted(plan) {
   return Boolean(plan.cacheDir && plan.baselineKey && plan.checkouts.base);

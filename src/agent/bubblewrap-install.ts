@@ -5,13 +5,13 @@
 // sandbox uses anyway: `sudo -n apt-get install bubblewrap` gives every hosted run the sandbox.
 // The command line never installs packages on its own: its refusal and isolation note say how.
 // A failed install is a warning; the run then probes as before, and fails closed as before.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { SudoMode } from '../config/options.js';
 import { harnessExecutable } from '../sandbox/harness-path.js';
 import { findExecutable } from './namespace-probe.js';
-import { INSTALL_HINT } from './sandbox-probe.js';
+import { INSTALL_HINT, sudoWorks } from './sandbox-probe.js';
 
 /** Where the Debian and Ubuntu package puts bwrap: found there when PATH does not name that folder. */
 export const PACKAGED_BWRAP = '/usr/bin/bwrap';
@@ -123,9 +123,7 @@ export async function ensureBubblewrap(opts: BubblewrapInstallOptions): Promise<
   let prefix: string[] = [];
   if (!asRoot) {
     const sudo = harnessExecutable('sudo');
-    const works =
-      isAbsolute(sudo) && spawnSync(sudo, ['-n', 'true'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
-    if (!works)
+    if (!isAbsolute(sudo) || !sudoWorks(sudo))
       return {
         state: 'not-attempted',
         reason: `${missing}; no passwordless sudo to install it with (${INSTALL_HINT})`,

@@ -18,7 +18,7 @@ export const INSTALL_HINT = 'sudo apt-get install bubblewrap';
 export type SandboxProbe = { ok: true; status: SandboxStatus } | { ok: false; reason: string };
 
 /** Whether `sudo -n` runs a command without asking (a password, a tty) here. */
-function sudoWorks(sudo: string): boolean {
+export function sudoWorks(sudo: string): boolean {
   const res = spawnSync(sudo, ['-n', 'true'], { stdio: 'ignore', timeout: 10_000 });
   return res.status === 0;
 }

@@ -194,23 +194,21 @@ async function startEngineAndSides(
 }
 
 /**
- * Waits for every start to end; throws the error of the first that failed, else returns them all.
- * A start that is still running when another fails goes on to its end: its release is then in the
- * scope, which closes it with everything else.
+ * Waits for every start to end; throws the error of the first (in this order) that failed, else
+ * returns them all. A start that is still running when another fails goes on to its end: its
+ * release is then in the scope, which closes it with everything else.
  */
 async function allStarted<A, B, C>(a: Promise<A>, b: Promise<B>, c: Promise<C>): Promise<[A, B, C]> {
-  let first: { error: unknown } | null = null;
-  const note = <T>(p: Promise<T>) =>
-    p.catch((error: unknown) => {
-      first ??= { error };
-      return undefined as T;
-    });
-  const all = await Promise.all([note(a), note(b), note(c)]);
-  if (first) throw (first as { error: unknown }).error;
-  return all;
+  const [ra, rb, rc] = await Promise.allSettled([a, b, c]);
+  for (const r of [ra, rb, rc]) if (r.status === 'rejected') throw r.reason;
+  return [
+    (ra as PromiseFulfilledResult<A>).value,
+    (rb as PromiseFulfilledResult<B>).value,
+    (rc as PromiseFulfilledResult<C>).value,
+  ];
 }
 
-/** Whether a baseline cache may be opened for this run (openBaseline decides the rest). */
+/** Whether a baseline cache may be opened for this run: openBaseline's first test (it decides the rest). */
 function baselineWanted(plan: RunPlan): boolean {
   return Boolean(plan.cacheDir && plan.baselineKey && plan.checkouts.base);
 }

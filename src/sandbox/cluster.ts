@@ -22,7 +22,7 @@ export const MAX_DROP_BACKLOG = 16;
 export class Cluster {
   private readonly drops = new Set<Promise<void>>();
   private readonly creates = new Set<Promise<unknown>>();
-  private readonly closers: ((close: { sweeping: boolean }) => Promise<void>)[] = [];
+  private readonly closers: (() => Promise<void>)[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   /** Clones waiting for the drop backlog to shrink. */
@@ -137,11 +137,8 @@ export class Cluster {
     return p;
   }
 
-  /**
-   * Registers work to do first when closing (e.g. discarding clones made ahead). `sweeping`: close()
-   * drops every database of the run afterwards, all at once, so a closer need not drop its own.
-   */
-  onClose(fn: (close: { sweeping: boolean }) => Promise<void>): void {
+  /** Registers work to do first when closing (e.g. discarding clones made ahead). */
+  onClose(fn: () => Promise<void>): void {
     this.closers.push(fn);
   }
 
@@ -231,7 +228,7 @@ export class Cluster {
       for (const wake of this.waiting.splice(0)) wake();
     }
     try {
-      await Promise.allSettled(this.closers.map((fn) => fn({ sweeping })));
+      await Promise.allSettled(this.closers.map((fn) => fn()));
       await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
       if (sweeping) {
