@@ -6,10 +6,13 @@
 // before its agent could be served (timings.reset); db wait what its agent's first tool call waited
 // for a database still being prepared (timings.db_wait).
 // Run: node --import tsx bench/waiting.ts [--think-ms 1000] [--concurrency 1,8,32,64,128] [--runs 3]
-//        [--engines embedded,postgres] [--postgres-concurrency ...] [--scenarios 64] [--data FILE]
-//        [--from FILE] [--write]
+//        [--engines embedded,postgres] [--postgres-concurrency ...] [--scenarios 64] [--cli]
+//        [--data FILE] [--from FILE] [--write]
+// --cli also runs each row as a user starts it (node bin/stategate.mjs run: npm run build first)
+// and times that whole command.
 // --data keeps what was measured in FILE; --from writes the section from such a file without
 // running; --write replaces its section of docs/performance.md (between its markers).
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -49,6 +52,11 @@ export interface WaitingRow {
   seconds: number;
   /** The whole run (engine, template, pool, agent server, episodes, report), seconds. */
   totalSeconds: number;
+  /**
+   * With --cli: the same run as a user starts it (`node bin/stategate.mjs run`, the built dist/),
+   * timed from spawn to exit, in a run of its own: Node's start, loading, the run, the exit.
+   */
+  commandSeconds?: number;
   reset: { median: number; p99: number };
   /** What each agent's first tool call waited for its database (timings.db_wait), ms. */
   dbWait: { median: number; p99: number };
@@ -59,14 +67,9 @@ export interface WaitingRow {
   failed: number;
 }
 
-/** Runs `scenarios` waiting episodes at `concurrency` on one engine. */
-export async function waitingRun(
-  engine: 'embedded' | 'postgres',
-  scenarios: number,
-  concurrency: number,
-  thinkMs: number,
-): Promise<WaitingRow> {
-  const { dir } = benchSuite(1000, scenarios, 1, concurrency, {
+/** The suite of one row: `scenarios` waiting scenarios at `concurrency`. */
+function waitingSuite(scenarios: number, concurrency: number, thinkMs: number): string {
+  return benchSuite(1000, scenarios, 1, concurrency, {
     file: 'agent-server.mjs',
     source: WAITING_AGENT,
     config: [
@@ -75,7 +78,50 @@ export async function waitingRun(
       `  env: { THINK_MS: "${thinkMs}" }`,
       '  timeout: 120s',
     ],
-  });
+  }).dir;
+}
+
+/**
+ * The whole command, as a user runs it: `node bin/stategate.mjs run --dir DIR --engine E` (the
+ * built dist/, so `npm run build` first), seconds from spawn to exit. Throws unless it exits 0.
+ */
+export async function commandRun(
+  engine: 'embedded' | 'postgres',
+  scenarios: number,
+  concurrency: number,
+  thinkMs: number,
+): Promise<number> {
+  const dir = waitingSuite(scenarios, concurrency, thinkMs);
+  const bin = resolve(import.meta.dirname, '..', 'bin', 'stategate.mjs');
+  const args = [bin, 'run', '--dir', dir, '--engine', engine];
+  if (engine === 'postgres') args.push('--database-url', ADMIN_URL);
+  try {
+    const t0 = performance.now();
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done, fail) => {
+      const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.once('error', fail);
+      child.once('close', (code) => done({ code, stderr }));
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    if (code !== 0) throw new Error(`stategate run exited ${code}:\n${stderr.slice(-2000)}`);
+    return seconds;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `scenarios` waiting episodes at `concurrency` on one engine. */
+export async function waitingRun(
+  engine: 'embedded' | 'postgres',
+  scenarios: number,
+  concurrency: number,
+  thinkMs: number,
+): Promise<WaitingRow> {
+  const dir = waitingSuite(scenarios, concurrency, thinkMs);
   const loadBefore = loadavg()[0];
   let start = 0;
   let end = 0;
@@ -136,10 +182,15 @@ export async function waitingTable(
   scenarios: number,
   thinkMs: number,
   runs = 1,
+  cli = false,
 ): Promise<{ alone: WaitingRow; rows: WaitingRow[] }> {
   const median = async (n: number, c: number) => {
     const all: WaitingRow[] = [];
-    for (let i = 0; i < (c === 1 && n > 1 ? 1 : runs); i++) all.push(await waitingRun(engine, n, c, thinkMs));
+    for (let i = 0; i < (c === 1 && n > 1 ? 1 : runs); i++) {
+      const row = await waitingRun(engine, n, c, thinkMs);
+      if (cli) row.commandSeconds = await commandRun(engine, n, c, thinkMs);
+      all.push(row);
+    }
     all.sort((a, b) => a.totalSeconds - b.totalSeconds);
     return all[Math.floor(all.length / 2)];
   };
@@ -161,6 +212,11 @@ export function waitingSection(
   const out = (line = '') => lines.push(line);
   const x = (v: number) => `${v.toFixed(2)}x`;
   const load = (r: WaitingRow) => `${r.load[0].toFixed(1)} / ${r.load[1].toFixed(1)}`;
+  const withCommand = tables.some((t) => t.alone.commandSeconds !== undefined);
+  const command = (r: WaitingRow, alone: WaitingRow) =>
+    withCommand
+      ? ` ${r.commandSeconds?.toFixed(2) ?? '-'} s | ${alone.commandSeconds && r.commandSeconds ? x(r.commandSeconds / alone.commandSeconds) : '-'} |`
+      : '';
   out(BEGIN);
   out('## 6. Agents that wait');
   out();
@@ -179,22 +235,28 @@ export function waitingSection(
       'timings.db_wait), a ready one taken from the pool (a database put back after an earlier episode: its change ' +
       'log\'s rows undone, sequences restored, verified against the template) without any await. "Start p99" adds ' +
       'the session lap (the gateway session opened): everything before the agent is called. Load is the ' +
-      "machine's 1-minute load average when the row started / ended.",
+      "machine's 1-minute load average when the row started / ended." +
+      (withCommand
+        ? ' "Whole command" is the same row run again as a user starts it, `node bin/stategate.mjs run --dir DIR ' +
+          "--engine E` (the built dist/), timed from spawn to exit: Node's start, loading the CLI, the run, the exit."
+        : ''),
   );
   out();
   out(`${note}`);
   out();
   out(
-    '| engine | concurrency | scenarios | whole run | x alone | episodes phase | x alone | x c=1 mean | ideal | reset p50 | reset p99 | db wait p99 | start p99 | incomplete | load |',
+    `| engine | concurrency | scenarios |${withCommand ? ' whole command | x alone |' : ''} whole run | x alone | episodes phase | x alone | x c=1 mean | ideal | reset p50 | reset p99 | db wait p99 | start p99 | incomplete | load |`,
   );
-  out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out(
+    `|---|---:|---:|${withCommand ? '---:|---:|' : ''}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
+  );
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   for (const t of tables) {
     const c1 = t.rows.find((r) => r.concurrency === 1);
     const mean = c1 ? c1.seconds / c1.scenarios : Number.NaN;
     const row = (r: WaitingRow, label: string, ratios: string) =>
       out(
-        `| ${t.engine} | ${label} | ${r.scenarios} | ${r.totalSeconds.toFixed(2)} s | ${ratios} | ` +
+        `| ${t.engine} | ${label} | ${r.scenarios} |${command(r, t.alone)} ${r.totalSeconds.toFixed(2)} s | ${ratios} | ` +
           `${ms(r.reset.median)} | ${ms(r.reset.p99)} | ${ms(r.dbWait?.p99 ?? 0)} | ${ms(r.start.p99)} | ${r.failed} | ${load(r)} |`,
       );
     row(
@@ -219,6 +281,12 @@ export function waitingSection(
     const r64 = t.rows.find((r) => r.concurrency === 64 && r.scenarios === 64);
     const c1 = t.rows.find((r) => r.concurrency === 1);
     if (r64) {
+      if (r64.commandSeconds && t.alone.commandSeconds) {
+        const cmd = r64.commandSeconds / t.alone.commandSeconds;
+        out(
+          `| **${t.engine}: 64 scenarios at concurrency 64, whole command, within 1.3x of one alone** | ${x(cmd)} | ${mark(cmd <= 1.3)} |`,
+        );
+      }
       const whole = r64.totalSeconds / t.alone.totalSeconds;
       out(
         `| **${t.engine}: 64 scenarios at concurrency 64, whole run, within 1.3x of one alone** | ${x(whole)} | ${mark(whole <= 1.3)} |`,
@@ -340,15 +408,22 @@ if (isMain) {
     const tables: WaitingData['tables'] = [];
     for (const engine of engines) {
       const list = engine === 'postgres' ? postgresConcurrencies : concurrencies;
-      const { alone, rows } = await waitingTable(engine, list, scenarios, think, runs);
+      const { alone, rows } = await waitingTable(
+        engine,
+        list,
+        scenarios,
+        think,
+        runs,
+        process.argv.includes('--cli'),
+      );
       tables.push({ engine, alone, rows });
       console.log(
-        `${engine}: one scenario alone: whole run ${alone.totalSeconds.toFixed(2)} s, episodes ${alone.seconds.toFixed(2)} s`,
+        `${engine}: one scenario alone: ${alone.commandSeconds ? `whole command ${alone.commandSeconds.toFixed(2)} s, ` : ''}whole run ${alone.totalSeconds.toFixed(2)} s, episodes ${alone.seconds.toFixed(2)} s`,
       );
       for (const r of rows) {
         const waves = Math.ceil(r.scenarios / r.concurrency);
         console.log(
-          `${engine} c=${r.concurrency} scenarios=${r.scenarios}: whole run ${r.totalSeconds.toFixed(2)} s = ${(r.totalSeconds / alone.totalSeconds).toFixed(2)}x alone; episodes ${r.seconds.toFixed(2)} s = ${(r.seconds / alone.seconds).toFixed(2)}x alone (ideal ${waves}x); reset p50 ${r.reset.median.toFixed(1)} ms p99 ${r.reset.p99.toFixed(1)} ms; db wait p99 ${r.dbWait.p99.toFixed(1)} ms; start p99 ${r.start.p99.toFixed(1)} ms; incomplete ${r.failed}; load ${r.load[0].toFixed(1)} / ${r.load[1].toFixed(1)}`,
+          `${engine} c=${r.concurrency} scenarios=${r.scenarios}: ${r.commandSeconds && alone.commandSeconds ? `whole command ${r.commandSeconds.toFixed(2)} s = ${(r.commandSeconds / alone.commandSeconds).toFixed(2)}x alone; ` : ''}whole run ${r.totalSeconds.toFixed(2)} s = ${(r.totalSeconds / alone.totalSeconds).toFixed(2)}x alone; episodes ${r.seconds.toFixed(2)} s = ${(r.seconds / alone.seconds).toFixed(2)}x alone (ideal ${waves}x); reset p50 ${r.reset.median.toFixed(1)} ms p99 ${r.reset.p99.toFixed(1)} ms; db wait p99 ${r.dbWait.p99.toFixed(1)} ms; start p99 ${r.start.p99.toFixed(1)} ms; incomplete ${r.failed}; load ${r.load[0].toFixed(1)} / ${r.load[1].toFixed(1)}`,
         );
       }
     }

@@ -7754,11 +7754,11 @@ var require_codegen = __commonJS({
         const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
         return `${varKind} ${this.name}${rhs};` + _n;
       }
-      optimizeNames(names, constants5) {
+      optimizeNames(names, constants6) {
         if (!names[this.name.str])
           return;
         if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants5);
+          this.rhs = optimizeExpr(this.rhs, names, constants6);
         return this;
       }
       get names() {
@@ -7775,10 +7775,10 @@ var require_codegen = __commonJS({
       render({ _n }) {
         return `${this.lhs} = ${this.rhs};` + _n;
       }
-      optimizeNames(names, constants5) {
+      optimizeNames(names, constants6) {
         if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
           return;
-        this.rhs = optimizeExpr(this.rhs, names, constants5);
+        this.rhs = optimizeExpr(this.rhs, names, constants6);
         return this;
       }
       get names() {
@@ -7839,8 +7839,8 @@ var require_codegen = __commonJS({
       optimizeNodes() {
         return `${this.code}` ? this : void 0;
       }
-      optimizeNames(names, constants5) {
-        this.code = optimizeExpr(this.code, names, constants5);
+      optimizeNames(names, constants6) {
+        this.code = optimizeExpr(this.code, names, constants6);
         return this;
       }
       get names() {
@@ -7869,12 +7869,12 @@ var require_codegen = __commonJS({
         }
         return nodes.length > 0 ? this : void 0;
       }
-      optimizeNames(names, constants5) {
+      optimizeNames(names, constants6) {
         const { nodes } = this;
         let i = nodes.length;
         while (i--) {
           const n = nodes[i];
-          if (n.optimizeNames(names, constants5))
+          if (n.optimizeNames(names, constants6))
             continue;
           subtractNames(names, n.names);
           nodes.splice(i, 1);
@@ -7927,12 +7927,12 @@ var require_codegen = __commonJS({
           return void 0;
         return this;
       }
-      optimizeNames(names, constants5) {
+      optimizeNames(names, constants6) {
         var _a3;
-        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants5);
-        if (!(super.optimizeNames(names, constants5) || this.else))
+        this.else = (_a3 = this.else) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants6);
+        if (!(super.optimizeNames(names, constants6) || this.else))
           return;
-        this.condition = optimizeExpr(this.condition, names, constants5);
+        this.condition = optimizeExpr(this.condition, names, constants6);
         return this;
       }
       get names() {
@@ -7955,10 +7955,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.iteration})` + super.render(opts);
       }
-      optimizeNames(names, constants5) {
-        if (!super.optimizeNames(names, constants5))
+      optimizeNames(names, constants6) {
+        if (!super.optimizeNames(names, constants6))
           return;
-        this.iteration = optimizeExpr(this.iteration, names, constants5);
+        this.iteration = optimizeExpr(this.iteration, names, constants6);
         return this;
       }
       get names() {
@@ -7994,10 +7994,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
       }
-      optimizeNames(names, constants5) {
-        if (!super.optimizeNames(names, constants5))
+      optimizeNames(names, constants6) {
+        if (!super.optimizeNames(names, constants6))
           return;
-        this.iterable = optimizeExpr(this.iterable, names, constants5);
+        this.iterable = optimizeExpr(this.iterable, names, constants6);
         return this;
       }
       get names() {
@@ -8039,11 +8039,11 @@ var require_codegen = __commonJS({
         (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
         return this;
       }
-      optimizeNames(names, constants5) {
+      optimizeNames(names, constants6) {
         var _a3, _b;
-        super.optimizeNames(names, constants5);
-        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants5);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants5);
+        super.optimizeNames(names, constants6);
+        (_a3 = this.catch) === null || _a3 === void 0 ? void 0 : _a3.optimizeNames(names, constants6);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants6);
         return this;
       }
       get names() {
@@ -8344,7 +8344,7 @@ var require_codegen = __commonJS({
     function addExprNames(names, from) {
       return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
     }
-    function optimizeExpr(expr, names, constants5) {
+    function optimizeExpr(expr, names, constants6) {
       if (expr instanceof code_1.Name)
         return replaceName(expr);
       if (!canOptimize(expr))
@@ -8359,14 +8359,14 @@ var require_codegen = __commonJS({
         return items;
       }, []));
       function replaceName(n) {
-        const c = constants5[n.str];
+        const c = constants6[n.str];
         if (c === void 0 || names[n.str] !== 1)
           return n;
         delete names[n.str];
         return c;
       }
       function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants5[c.str] !== void 0);
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants6[c.str] !== void 0);
       }
     }
     function subtractNames(names, from) {
@@ -15207,7 +15207,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants5 = require_constants();
+    var constants6 = require_constants();
     var utils = require_utils2();
     var {
       MAX_LENGTH,
@@ -15215,7 +15215,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants5;
+    } = constants6;
     var expandRange = (args, options2) => {
       if (typeof options2.expandRange === "function") {
         return options2.expandRange(...args, options2);
@@ -15424,7 +15424,7 @@ var require_parse = __commonJS({
       if (options2.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants5.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options2.maxExtglobRecursion === "number" ? options2.maxExtglobRecursion : constants6.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -15470,8 +15470,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants5.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants5.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants6.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants6.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -16167,7 +16167,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants5.globChars(opts.windows);
+      } = constants6.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -16225,7 +16225,7 @@ var require_picomatch = __commonJS({
     var scan2 = require_scan();
     var parse4 = require_parse();
     var utils = require_utils2();
-    var constants5 = require_constants();
+    var constants6 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob2, options2, returnState = false) => {
       if (Array.isArray(glob2)) {
@@ -16353,7 +16353,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants5;
+    picomatch2.constants = constants6;
     module.exports = picomatch2;
   }
 });
@@ -27691,7 +27691,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants5 = require_constants3();
+    var constants6 = require_constants3();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util3.addListener;
@@ -27766,7 +27766,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants6.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -27861,11 +27861,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants5.ERROR.OK) {
+          if (ret !== constants6.ERROR.OK) {
             const body = data.subarray(offset);
-            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants6.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body);
-            } else if (ret === constants5.ERROR.PAUSED) {
+            } else if (ret === constants6.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body);
             } else {
@@ -27888,10 +27888,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants5.ERROR.OK) {
+        if (ret === constants6.ERROR.OK) {
           return null;
         }
-        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants6.ERROR.PAUSED || ret === constants6.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -27908,7 +27908,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants5.ERROR[ret], data);
+        return new HTTPParserError(message, constants6.ERROR[ret], data);
       }
       destroy() {
         assert2(this.ptr != null);
@@ -28088,7 +28088,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants5.ERROR.PAUSED : 0;
+        return pause ? constants6.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -28110,7 +28110,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request.onData(buf) === false) {
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -28146,13 +28146,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert2(client[kRunning] === 0);
           util3.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util3.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util3.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -43760,10 +43760,10 @@ var require_truncate = __commonJS({
   "node_modules/semver/functions/truncate.js"(exports, module) {
     "use strict";
     var parse4 = require_parse3();
-    var constants5 = require_constants7();
+    var constants6 = require_constants7();
     var SemVer = require_semver();
     var truncate = (version2, truncation, options2) => {
-      if (!constants5.RELEASE_TYPES.includes(truncation)) {
+      if (!constants6.RELEASE_TYPES.includes(truncation)) {
         return null;
       }
       const clonedVersion = cloneInputVersion(version2, options2);
@@ -45003,7 +45003,7 @@ var require_semver2 = __commonJS({
   "node_modules/semver/index.js"(exports, module) {
     "use strict";
     var internalRe = require_re();
-    var constants5 = require_constants7();
+    var constants6 = require_constants7();
     var SemVer = require_semver();
     var identifiers = require_identifiers();
     var parse4 = require_parse3();
@@ -45087,8 +45087,8 @@ var require_semver2 = __commonJS({
       re: internalRe.re,
       src: internalRe.src,
       tokens: internalRe.t,
-      SEMVER_SPEC_VERSION: constants5.SEMVER_SPEC_VERSION,
-      RELEASE_TYPES: constants5.RELEASE_TYPES,
+      SEMVER_SPEC_VERSION: constants6.SEMVER_SPEC_VERSION,
+      RELEASE_TYPES: constants6.RELEASE_TYPES,
       compareIdentifiers: identifiers.compareIdentifiers,
       rcompareIdentifiers: identifiers.rcompareIdentifiers
     };
@@ -92967,7 +92967,16 @@ function noRuntimeMessage(tried) {
 // src/sandbox/embedded-server.ts
 import { execFileSync, spawn as spawn2 } from "node:child_process";
 import { randomBytes as randomBytes5 } from "node:crypto";
-import { chownSync, mkdirSync, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import {
+  accessSync as accessSync2,
+  chownSync,
+  constants as constants4,
+  mkdirSync,
+  mkdtempSync as mkdtempSync2,
+  rmSync as rmSync3,
+  statfsSync,
+  writeFileSync as writeFileSync3
+} from "node:fs";
 import { createServer as createServer2 } from "node:net";
 import { arch as arch3, platform as platform3, tmpdir as tmpdir2, userInfo } from "node:os";
 import { join as join8 } from "node:path";
@@ -93351,11 +93360,23 @@ function alive(pid) {
     return false;
   }
 }
+var TMPFS_MAGIC = 16914836;
+var TMPFS_ROOM = 3 * 2 ** 30;
+function defaultDataParent(shm = "/dev/shm") {
+  if (platform3() !== "linux") return tmpdir2();
+  try {
+    const fs4 = statfsSync(shm);
+    accessSync2(shm, constants4.W_OK | constants4.X_OK);
+    if (fs4.type === TMPFS_MAGIC && fs4.bavail * fs4.bsize >= TMPFS_ROOM) return shm;
+  } catch {
+  }
+  return tmpdir2();
+}
 async function startEmbeddedServer(opts = {}) {
   const user = serverUser();
   const loaded2 = await loadBinaries();
   const bins = reachableBinaries(loaded2.binaries, user);
-  const dir = mkdtempSync2(join8(opts.dataDir ?? tmpdir2(), "stategate-pg-"));
+  const dir = mkdtempSync2(join8(opts.dataDir ?? defaultDataParent(), "stategate-pg-"));
   let unregister = () => {
   };
   const unhide = registerPrivatePath(dir);
@@ -93379,10 +93400,8 @@ async function startEmbeddedServer(opts = {}) {
     if (stopped) return;
     if (child2 && child2.exitCode === null && child2.signalCode === null) {
       const exited = waitExit(child2);
-      child2.kill("SIGINT");
-      const timer = setTimeout(() => child2?.kill("SIGQUIT"), 1e4);
+      child2.kill("SIGQUIT");
       await exited;
-      clearTimeout(timer);
     }
     stopSync();
   };
@@ -93559,12 +93578,14 @@ function processStart(pid) {
     return null;
   }
 }
+var ownStart;
 function ownerComment(label) {
+  ownStart ??= processStart(process.pid);
   const owner = {
     stategate: 1,
     pid: process.pid,
     host: hostname3(),
-    pidStart: processStart(process.pid),
+    pidStart: ownStart,
     created: (/* @__PURE__ */ new Date()).toISOString(),
     ...label ? { label } : {}
   };
@@ -94342,12 +94363,14 @@ RESET ROLE;
 CREATE EVENT TRIGGER stategate_ddl ON ddl_command_start EXECUTE PROCEDURE ${A3}.note_ddl();
 ALTER EVENT TRIGGER stategate_ddl ENABLE ALWAYS`;
 }
-var BASELINE = `
-SELECT (SELECT count(*) FROM ${A3}.ddl)::text AS ddl,
-       (SELECT d.xmin::text || d.ctid::text || ':' || coalesce(
+var databaseRow = (name2) => `(SELECT d.xmin::text || d.ctid::text || ':' || coalesce(
           (SELECT string_agg(s.xmin::text || s.ctid::text, ',' ORDER BY s.ctid)
              FROM pg_catalog.pg_db_role_setting s WHERE s.setdatabase = d.oid), '')
-          FROM pg_catalog.pg_database d WHERE d.datname = current_database()) AS database`;
+          FROM pg_catalog.pg_database d WHERE d.datname = ${name2})`;
+var BASELINE = `
+SELECT (SELECT count(*) FROM ${A3}.ddl)::text AS ddl,
+       ${databaseRow("current_database()")} AS database`;
+var DATABASE_BASELINE = `SELECT ${databaseRow("$1")} AS database`;
 async function readReuseFacts(admin, tables, version2) {
   const seqs2 = await admin.query(
     `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -94408,7 +94431,8 @@ async function readReuseFacts(admin, tables, version2) {
        FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
         AND t.tgname NOT IN ('stategate_capture', 'stategate_capture_truncate') ORDER BY 1, 2`
   );
-  return { sequences, columns, updatable, order: order2, triggers: triggers.rows };
+  const ddl = (await admin.query(`SELECT count(*)::text AS ddl FROM ${A3}.ddl`)).rows[0].ddl;
+  return { sequences, columns, updatable, order: order2, triggers: triggers.rows, ddl };
 }
 function keyOf(image, pk) {
   const row2 = parseRowJson(image);
@@ -95174,12 +95198,18 @@ var PgTemplate = class {
       );
     }
     const sandbox = new PgSandbox(name2, n, this.facts, (s) => this.retire(s));
-    if (this.facts.reuse) {
+    const { reuse } = this.facts;
+    if (reuse) {
       try {
-        sandbox.baseline = await sandbox.readBaseline();
+        const row2 = await cluster.admin.query(DATABASE_BASELINE, [name2]);
+        const database = row2.rows[0]?.database;
+        if (!database) throw new Error("it is not in pg_database");
+        sandbox.baseline = { ddl: reuse.ddl, database };
       } catch (e) {
         void sandbox.drop();
-        throw new Error(`could not connect to the episode's database ${name2}: ${e.message}`);
+        throw new Error(
+          `could not read the baseline of the episode's database ${name2}: ${e.message}`
+        );
       }
     }
     return sandbox;
@@ -95328,6 +95358,7 @@ async function openEngine(opts, hooks) {
 }
 
 // src/sandbox/embedded.ts
+var EMBEDDED_CLONE_STRATEGY = "FILE_COPY";
 async function createEmbeddedEngine(opts = {}) {
   const server = await startEmbeddedServer({ dataDir: opts.dataDir });
   const detail2 = [opts.detail, server.binariesNote && `PostgreSQL binaries ${server.binariesNote}`].filter(Boolean).join("; ");
@@ -95338,7 +95369,7 @@ async function createEmbeddedEngine(opts = {}) {
         reason: opts.reason,
         detail: detail2 || void 0,
         runPrefix: opts.runPrefix,
-        cloneStrategy: opts.cloneStrategy,
+        cloneStrategy: opts.cloneStrategy ?? EMBEDDED_CLONE_STRATEGY,
         clonesAhead: opts.clonesAhead
       },
       { name: "embedded", stop: server.stop, stopSync: server.stopSync }
@@ -97191,8 +97222,15 @@ function expectationTables(e, at, table2, column) {
 // src/run/prepare-suite.ts
 async function prepareSuiteSql(suite, template) {
   const problems = [];
+  const answers = /* @__PURE__ */ new Map();
   for (const st of collectSqlStatements(suite)) {
-    const error62 = await template.prepare(st.sql, st.paramCount);
+    const key = `${st.paramCount}
+${st.sql}`;
+    let error62 = answers.get(key);
+    if (error62 === void 0) {
+      error62 = await template.prepare(st.sql, st.paramCount);
+      answers.set(key, error62);
+    }
     if (error62) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error62}` });
   }
   problems.push(...tableReferenceProblems(suite, template.columns));
@@ -98210,7 +98248,8 @@ function installExitHook() {
 function spawnInGroup(command, cwd, env, stdio, wrapper) {
   installExitHook();
   const wrapped = wrapper?.wrap(command, env) ?? { file: "/bin/sh", args: ["-c", command] };
-  const child2 = spawn3(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  const child2 = wrapped.child ?? spawn3(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  if (wrapped.child && Array.isArray(stdio) && stdio[0] === "ignore") child2.stdin?.end();
   if (wrapped.done) {
     const done = wrapped.done;
     child2.once("exit", () => done());
@@ -98600,6 +98639,11 @@ var LOCALE_PREFIX = "LC_";
 function isNeverPassed(name2) {
   return isHarnessSecret(name2);
 }
+var HARNESS_ADDRESSES = ["STATEGATE_TOOLS_URL", "STATEGATE_MCP_URL", "DATABASE_URL"];
+function harnessAddress(name2) {
+  if (!HARNESS_ADDRESSES.includes(name2)) return null;
+  return name2 === "DATABASE_URL" ? `${name2} is set by stategate (the episode's own database, with database.expose: true) and is carried into the agent's sandbox, so a value of the suite's own is refused: use another name for a database of your own` : `${name2} is set by stategate for each episode and is carried into the agent's sandbox, so a value of the suite's own is refused`;
+}
 var MIN_SECRET_LENGTH = 8;
 var AgentEnvError = class extends Error {
   constructor(problems) {
@@ -98619,9 +98663,11 @@ function checkAgentEnv(opts) {
     if (!/^[^=\0]+$/.test(name2))
       problems.push(`agent.pass_env: ${JSON.stringify(name2)} is not a variable name`);
     else if (refused(name2)) problems.push(`agent.pass_env: ${why(name2)}`);
+    else if (harnessAddress(name2)) problems.push(`agent.pass_env: ${harnessAddress(name2)}`);
   }
   for (const name2 of Object.keys(opts.env)) {
     if (refused(name2)) problems.push(`agent.env: ${why(name2)}`);
+    else if (harnessAddress(name2)) problems.push(`agent.env: ${harnessAddress(name2)}`);
   }
   const secrets = Object.entries(opts.harnessEnv).filter(
     ([name2, value]) => refused(name2) && value !== void 0 && value.length >= MIN_SECRET_LENGTH
@@ -99209,8 +99255,8 @@ function guardedAncestors(paths, scratch) {
 }
 
 // src/agent/namespace-probe.ts
-import { spawn as spawn4 } from "node:child_process";
-import { accessSync as accessSync2, constants as constants4, mkdtempSync as mkdtempSync7, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
+import { spawn as spawn5 } from "node:child_process";
+import { accessSync as accessSync3, constants as constants5, mkdtempSync as mkdtempSync7, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
 import { tmpdir as tmpdir7 } from "node:os";
 import { delimiter as delimiter2, join as join19, resolve as resolve8 } from "node:path";
 
@@ -99221,7 +99267,7 @@ import { tmpdir as tmpdir6 } from "node:os";
 import { join as join18 } from "node:path";
 
 // src/agent/sandbox.ts
-import { spawnSync as spawnSync5 } from "node:child_process";
+import { spawn as spawn4, spawnSync as spawnSync5 } from "node:child_process";
 import { chmodSync as chmodSync3, mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync5, readdirSync as readdirSync4, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync8 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
 import { tmpdir as tmpdir5 } from "node:os";
@@ -99861,7 +99907,6 @@ var SANDBOX_RUNNER_SOURCE = String.raw`'use strict';
 const net = require('net');
 const fs = require('fs');
 const { spawn } = require('child_process');
-const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const say = (m) => process.stderr.write('stategate-sandbox: ' + m + '\n');
 
 ${RUNNER_FORWARD_SOURCE}
@@ -99877,7 +99922,27 @@ function lifeline(path, onLost) {
   });
 }
 
+// Started ahead (a second argument: a socket the harness serves): the sandbox is up before its
+// episode is known; the spec is written, and read here, only once the harness says go. A closed
+// connection before that means the sandbox is not needed.
+function go(path) {
+  return connectUnix(path).then((s) => new Promise((resolve) => {
+    const unneeded = () => process.exit(0);
+    s.on('error', () => {});
+    s.on('close', unneeded);
+    s.on('data', (d) => {
+      if (!String(d).includes('\n')) return;
+      s.off('close', unneeded);
+      s.destroy();
+      resolve();
+    });
+  }));
+}
+
+let spec;
 async function main() {
+  if (process.argv[3]) await go(process.argv[3]);
+  spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   if (spec.home) fs.mkdirSync(spec.home, { recursive: true, mode: 0o700 });
   let child;
   const pass = (sig) => {
@@ -100009,6 +100074,10 @@ var SideSandbox = class {
   configs = [];
   gitMeta;
   closed = false;
+  /** Sandboxes started ahead (keepReady()), oldest first, and how many to keep. */
+  ready = [];
+  readyAhead = 0;
+  readyEnv = {};
   /** The socket (as seen inside) that reaches host:port; served from now on. */
   forward(host, port) {
     const key = `${host}:${port}`;
@@ -100059,8 +100128,11 @@ var SideSandbox = class {
     }
     return args;
   }
-  /** bwrap's arguments for one command, whose spec is in `call` (mounted at SANDBOX_CALL_MOUNT). */
-  bwrapArgs(call, agentPath) {
+  /**
+   * bwrap's arguments for one command, whose spec is in `call` (mounted at SANDBOX_CALL_MOUNT);
+   * with `go`, a sandbox started ahead whose runner waits on that socket (as seen inside).
+   */
+  bwrapArgs(call, agentPath, go) {
     const { status } = this.opts;
     const args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
     if (this.opts.network !== "host") args.push("--unshare-net");
@@ -100081,7 +100153,12 @@ var SideSandbox = class {
     withParents(args, made, SANDBOX_SIDE_MOUNT);
     args.push("--ro-bind", this.sock, SANDBOX_SIDE_MOUNT, "--ro-bind", call, SANDBOX_CALL_MOUNT);
     args.push("--chdir", realPath(this.opts.checkout), "--remount-ro", "/");
-    const runner = [node2, `${SANDBOX_SIDE_MOUNT}/runner.js`, `${SANDBOX_CALL_MOUNT}/spec.json`];
+    const runner = [
+      node2,
+      `${SANDBOX_SIDE_MOUNT}/runner.js`,
+      `${SANDBOX_CALL_MOUNT}/spec.json`,
+      ...go ? [go] : []
+    ];
     if (status.via === "userns") return [...args, "--", ...runner];
     const drop = [
       status.setpriv ?? "setpriv",
@@ -100105,9 +100182,21 @@ var SideSandbox = class {
     chmodSync3(call, 493);
     return call;
   }
+  /**
+   * Keeps `count` sandboxes started ahead for the side's next commands (bwrap, the privilege drop
+   * and the runner's Node start: most of a short command's cost), each waiting for its command.
+   * A command takes one when its sandbox would be the same (same mounts for its PATH and the
+   * folders hidden now), else starts its own. Only for plain commands (no call of their own).
+   */
+  keepReady(count5, env) {
+    this.readyAhead = count5;
+    this.readyEnv = env;
+    this.refill();
+  }
   wrap(command, env = {}, extra = {}) {
     if (this.closed) throw new Error("the side sandbox is closed");
-    const call = extra.call ?? this.newCall();
+    const ready = extra.call || extra.tunnel ? void 0 : this.takeReady(env.PATH ?? "");
+    const call = ready?.call ?? extra.call ?? this.newCall();
     const inside2 = this.insideEnv(env);
     let control;
     let controlled;
@@ -100131,16 +100220,10 @@ var SideSandbox = class {
       ...extra.tunnel ? { tunnel: extra.tunnel } : {}
     };
     writeFileSync8(join17(call, "spec.json"), JSON.stringify(spec), { mode: 420 });
-    const bwrap = this.bwrapArgs(call, env.PATH ?? "");
-    const { status } = this.opts;
-    const outer = status.via === "sudo" ? [status.sudo ?? "sudo", "-n", status.bwrap, ...bwrap] : [status.bwrap, ...bwrap];
+    const launch = ready ?? this.launchArgs(call, env.PATH ?? "");
     let done = false;
-    return {
-      // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
-      // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
-      file: "/bin/sh",
-      args: ["-c", 'trap "" TERM INT HUP; exec "$@"', "stategate-sandbox", ...outer],
-      env: { PATH: OUTER_PATH },
+    const wrapped = {
+      ...launch.command,
       done: () => {
         if (done) return;
         done = true;
@@ -100151,9 +100234,118 @@ var SideSandbox = class {
       ...control ? { signal: (sig) => void controlled?.write(`${sig}
 `) } : {}
     };
+    ready?.go(wrapped);
+    if (!extra.call && !extra.tunnel) setImmediate(() => this.refill());
+    return wrapped;
+  }
+  /** The command that starts a sandbox for the spec in `call` (its runner waiting on `go`, if given). */
+  launchArgs(call, agentPath, go) {
+    const bwrap = this.bwrapArgs(call, agentPath, go);
+    const { status } = this.opts;
+    const outer = status.via === "sudo" ? [status.sudo ?? "sudo", "-n", status.bwrap, ...bwrap] : [status.bwrap, ...bwrap];
+    return {
+      command: {
+        // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
+        // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
+        file: "/bin/sh",
+        args: ["-c", 'trap "" TERM INT HUP; exec "$@"', "stategate-sandbox", ...outer],
+        env: { PATH: OUTER_PATH }
+      },
+      // What makes two sandboxes the same, whatever their call folder.
+      key: JSON.stringify(this.bwrapArgs("", agentPath))
+    };
+  }
+  /** Starts sandboxes ahead until `readyAhead` wait (keepReady()). */
+  refill() {
+    while (!this.closed && this.ready.length < this.readyAhead) {
+      const started = this.startReady(this.readyEnv.PATH ?? "");
+      if (!started) return;
+      this.ready.push(started);
+    }
+  }
+  /**
+   * One sandbox started ahead: bwrap and its runner, spawned as spawnInGroup spawns (its own group,
+   * three pipes), the runner waiting on a socket of its call folder for the harness's go.
+   */
+  startReady(agentPath) {
+    const call = this.newCall();
+    const { command, key } = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    let runner;
+    let said = false;
+    const go = createServer4((s) => {
+      s.on("error", () => void 0);
+      if (runner) s.destroy();
+      else runner = s;
+    });
+    go.listen(join17(call, "go.sock"));
+    chmodSync3(join17(call, "go.sock"), 438);
+    let child2;
+    try {
+      child2 = spawn4(command.file, command.args, {
+        cwd: this.opts.checkout,
+        env: command.env,
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"]
+      });
+    } catch {
+      go.close();
+      rmSync9(call, { recursive: true, force: true });
+      return null;
+    }
+    child2.on("error", () => void 0);
+    const ready = {
+      call,
+      key,
+      child: child2,
+      command: { ...command },
+      go: (wrapped) => {
+        said = true;
+        wrapped.child = child2;
+        const tell = () => {
+          runner?.write("go\n");
+          go.close();
+        };
+        if (runner) tell();
+        else go.once("connection", tell);
+      },
+      discard: () => {
+        go.close();
+        runner?.destroy();
+        if (child2.exitCode === null && child2.signalCode === null && child2.pid !== void 0) {
+          try {
+            process.kill(-child2.pid, "SIGKILL");
+          } catch {
+          }
+        }
+        rmSync9(call, { recursive: true, force: true });
+      }
+    };
+    child2.once("exit", () => {
+      const at = this.ready.indexOf(ready);
+      if (at >= 0) this.ready.splice(at, 1);
+      if (!said) ready.discard();
+    });
+    return ready;
+  }
+  /** A sandbox started ahead that is the one a command with this PATH would start, or undefined. */
+  takeReady(agentPath) {
+    if (this.ready.length === 0) return void 0;
+    const key = JSON.stringify(this.bwrapArgs("", agentPath));
+    let taken;
+    const keep = [];
+    for (const r of this.ready.splice(0)) {
+      const alive2 = r.child.exitCode === null && r.child.signalCode === null;
+      if (!alive2 || r.key !== key) r.discard();
+      else if (!taken) taken = r;
+      else keep.push(r);
+    }
+    this.ready.push(...keep);
+    return taken;
   }
   /** Stops the forwarders and removes the side's directories. */
   async close() {
+    this.readyAhead = 0;
+    for (const r of this.ready.splice(0)) r.discard();
     const servers = [...[...this.forwards.values()].map((f) => f.server), this.lifeline];
     for (const s of this.held) s.destroy();
     await Promise.all(servers.map((s) => new Promise((resolve19) => s.close(() => resolve19()))));
@@ -100161,6 +100353,7 @@ var SideSandbox = class {
   }
   closeSync() {
     this.closed = true;
+    for (const r of this.ready.splice(0)) r.discard();
     liveSides.delete(this);
     try {
       rmSync9(this.dir, { recursive: true, force: true });
@@ -100245,7 +100438,7 @@ function findExecutable(name2) {
   const candidates = name2.includes("/") ? [resolve8(name2)] : (process.env.PATH ?? "").split(delimiter2).filter(Boolean).map((d) => join19(d, name2));
   for (const file2 of candidates) {
     try {
-      accessSync2(file2, constants4.X_OK);
+      accessSync3(file2, constants5.X_OK);
       if (statSync10(file2).isFile()) return file2;
     } catch {
     }
@@ -100269,7 +100462,7 @@ function runProbe(name2) {
   const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
   return new Promise((done) => {
     let output2 = "";
-    const child2 = spawn4(file2, args, {
+    const child2 = spawn5(file2, args, {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       stdio: ["ignore", "pipe", "pipe"]
@@ -101200,6 +101393,7 @@ ${res.output.slice(-2e3)}${asNobody}`
     };
   }
   const command = agent.command;
+  wrappers.sandbox?.keepReady(1, baseEnv());
   return {
     side: side3,
     checkout,
@@ -103109,7 +103303,7 @@ function renderEstimate(e, cacheDir2) {
 }
 
 // src/cli/view.ts
-import { spawn as spawn5 } from "node:child_process";
+import { spawn as spawn6 } from "node:child_process";
 import { existsSync as existsSync12, statSync as statSync12 } from "node:fs";
 import { join as join30, resolve as resolve18 } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -103144,7 +103338,7 @@ async function commandView(rest) {
     return 0;
   }
   const opened = await new Promise((done) => {
-    const child2 = spawn5(open3.command, open3.args(file2), { stdio: "ignore", detached: true });
+    const child2 = spawn6(open3.command, open3.args(file2), { stdio: "ignore", detached: true });
     child2.once("error", () => done(false));
     child2.once("spawn", () => {
       child2.unref();

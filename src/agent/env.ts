@@ -16,6 +16,22 @@ export function isNeverPassed(name: string): boolean {
   return isHarnessSecret(name);
 }
 
+/**
+ * The addresses the harness gives each episode. The agent's sandbox (and container) has a network
+ * of its own, and the harness carries connections to these addresses into it: a value of the
+ * suite's own would have the harness connect the agent to any server it names (the machine's
+ * PostgreSQL, another host), so only the harness sets them.
+ */
+const HARNESS_ADDRESSES = ['STATEGATE_TOOLS_URL', 'STATEGATE_MCP_URL', 'DATABASE_URL'];
+
+/** Why a variable the config names is the harness's address to set, or null when it is not one. */
+function harnessAddress(name: string): string | null {
+  if (!HARNESS_ADDRESSES.includes(name)) return null;
+  return name === 'DATABASE_URL'
+    ? `${name} is set by stategate (the episode's own database, with database.expose: true) and is carried into the agent's sandbox, so a value of the suite's own is refused: use another name for a database of your own`
+    : `${name} is set by stategate for each episode and is carried into the agent's sandbox, so a value of the suite's own is refused`;
+}
+
 // Short values (e.g. "1") would match by accident; real tokens are long.
 const MIN_SECRET_LENGTH = 8;
 
@@ -63,9 +79,11 @@ export function checkAgentEnv(opts: AgentEnvOptions): string[] {
     if (!/^[^=\0]+$/.test(name))
       problems.push(`agent.pass_env: ${JSON.stringify(name)} is not a variable name`);
     else if (refused(name)) problems.push(`agent.pass_env: ${why(name)}`);
+    else if (harnessAddress(name)) problems.push(`agent.pass_env: ${harnessAddress(name)}`);
   }
   for (const name of Object.keys(opts.env)) {
     if (refused(name)) problems.push(`agent.env: ${why(name)}`);
+    else if (harnessAddress(name)) problems.push(`agent.env: ${harnessAddress(name)}`);
   }
   // A `${ACTIONS_RUNTIME_TOKEN}` expanded into agent.env, or passed under another name, is the same leak.
   const secrets = Object.entries(opts.harnessEnv).filter(

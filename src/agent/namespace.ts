@@ -6,6 +6,7 @@
 // sandbox of sandbox.ts is used instead (agent.serve excepted); without either the caller falls back
 // to process groups and says so.
 
+import type { ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -33,6 +34,11 @@ export interface WrappedCommand {
   done?: () => void;
   /** Passes a signal to the agent where the harness may not send it itself (another uid, via sudo). */
   signal?: (signal: NodeJS.Signals) => void;
+  /**
+   * Already running (a sandbox started ahead, spawned as spawnInGroup spawns: its own group, three
+   * pipes): used instead of spawning `file`.
+   */
+  child?: ChildProcess;
 }
 
 /** Runs a shell command line inside an agent namespace or sandbox, with the agent's environment. */

@@ -39,7 +39,11 @@ export function spawnInGroup(
 ): ChildProcess {
   installExitHook();
   const wrapped = wrapper?.wrap(command, env) ?? { file: '/bin/sh', args: ['-c', command] };
-  const child = spawn(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  const child =
+    wrapped.child ??
+    spawn(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  // A sandbox started ahead has all three pipes: an ignored stdin is one that ends at once.
+  if (wrapped.child && Array.isArray(stdio) && stdio[0] === 'ignore') child.stdin?.end();
   if (wrapped.done) {
     const done = wrapped.done;
     child.once('exit', () => done());

@@ -45,7 +45,6 @@ export const SANDBOX_RUNNER_SOURCE = String.raw`'use strict';
 const net = require('net');
 const fs = require('fs');
 const { spawn } = require('child_process');
-const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const say = (m) => process.stderr.write('stategate-sandbox: ' + m + '\n');
 
 ${RUNNER_FORWARD_SOURCE}
@@ -61,7 +60,27 @@ function lifeline(path, onLost) {
   });
 }
 
+// Started ahead (a second argument: a socket the harness serves): the sandbox is up before its
+// episode is known; the spec is written, and read here, only once the harness says go. A closed
+// connection before that means the sandbox is not needed.
+function go(path) {
+  return connectUnix(path).then((s) => new Promise((resolve) => {
+    const unneeded = () => process.exit(0);
+    s.on('error', () => {});
+    s.on('close', unneeded);
+    s.on('data', (d) => {
+      if (!String(d).includes('\n')) return;
+      s.off('close', unneeded);
+      s.destroy();
+      resolve();
+    });
+  }));
+}
+
+let spec;
 async function main() {
+  if (process.argv[3]) await go(process.argv[3]);
+  spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   if (spec.home) fs.mkdirSync(spec.home, { recursive: true, mode: 0o700 });
   let child;
   const pass = (sig) => {

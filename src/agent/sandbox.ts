@@ -7,7 +7,7 @@
 // no capabilities; otherwise the harness's uid in a user namespace, which the report calls weaker.
 // The gateway and, with database.expose, the episode's database are reached through Unix sockets
 // the harness serves (the runner in sandbox-runner.ts listens on 127.0.0.1 inside).
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,6 +37,20 @@ export interface CallExtra {
   call?: string;
   /** Paths as seen inside (SANDBOX_CALL_MOUNT/...), served by the harness in `call`. */
   tunnel?: RunnerTunnel;
+}
+
+/** A sandbox started ahead (SideSandbox.keepReady), its runner waiting for the harness's go. */
+interface ReadySandbox {
+  /** Its call folder: the spec goes there once its command is known. */
+  call: string;
+  /** bwrapArgs without the call folder: a command whose key differs needs another sandbox. */
+  key: string;
+  child: ChildProcess;
+  command: WrappedCommand;
+  /** Hands the sandbox to `wrapped` (its child) and tells the runner to read its spec. */
+  go(wrapped: WrappedCommand): void;
+  /** Stops it and removes its call folder (never taken, or no longer the same sandbox). */
+  discard(): void;
 }
 
 /** How the sandbox gets its privileges: as root, through sudo, or in a user namespace (weaker). */
@@ -147,6 +161,10 @@ export class SideSandbox implements CommandWrapper {
   private readonly configs: { file: string; copy: string }[] = [];
   private readonly gitMeta: string[];
   private closed = false;
+  /** Sandboxes started ahead (keepReady()), oldest first, and how many to keep. */
+  private readonly ready: ReadySandbox[] = [];
+  private readyAhead = 0;
+  private readyEnv: Record<string, string> = {};
 
   constructor(private readonly opts: SandboxOptions) {
     this.dir = mkdtempSync(join(tmpdir(), 'stategate-sandbox-'));
@@ -236,8 +254,11 @@ export class SideSandbox implements CommandWrapper {
     return args;
   }
 
-  /** bwrap's arguments for one command, whose spec is in `call` (mounted at SANDBOX_CALL_MOUNT). */
-  private bwrapArgs(call: string, agentPath: string): string[] {
+  /**
+   * bwrap's arguments for one command, whose spec is in `call` (mounted at SANDBOX_CALL_MOUNT);
+   * with `go`, a sandbox started ahead whose runner waits on that socket (as seen inside).
+   */
+  private bwrapArgs(call: string, agentPath: string, go?: string): string[] {
     const { status } = this.opts;
     const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
     if (this.opts.network !== 'host') args.push('--unshare-net');
@@ -259,7 +280,12 @@ export class SideSandbox implements CommandWrapper {
     withParents(args, made, SANDBOX_SIDE_MOUNT);
     args.push('--ro-bind', this.sock, SANDBOX_SIDE_MOUNT, '--ro-bind', call, SANDBOX_CALL_MOUNT);
     args.push('--chdir', realPath(this.opts.checkout), '--remount-ro', '/');
-    const runner = [node, `${SANDBOX_SIDE_MOUNT}/runner.js`, `${SANDBOX_CALL_MOUNT}/spec.json`];
+    const runner = [
+      node,
+      `${SANDBOX_SIDE_MOUNT}/runner.js`,
+      `${SANDBOX_CALL_MOUNT}/spec.json`,
+      ...(go ? [go] : []),
+    ];
     if (status.via === 'userns') return [...args, '--', ...runner];
     // No capabilities, no groups, no way back (no_new_privs: setuid programs do not raise it).
     const drop = [
@@ -286,9 +312,22 @@ export class SideSandbox implements CommandWrapper {
     return call;
   }
 
+  /**
+   * Keeps `count` sandboxes started ahead for the side's next commands (bwrap, the privilege drop
+   * and the runner's Node start: most of a short command's cost), each waiting for its command.
+   * A command takes one when its sandbox would be the same (same mounts for its PATH and the
+   * folders hidden now), else starts its own. Only for plain commands (no call of their own).
+   */
+  keepReady(count: number, env: Record<string, string>): void {
+    this.readyAhead = count;
+    this.readyEnv = env;
+    this.refill();
+  }
+
   wrap(command: string, env: Record<string, string> = {}, extra: CallExtra = {}): WrappedCommand {
     if (this.closed) throw new Error('the side sandbox is closed');
-    const call = extra.call ?? this.newCall();
+    const ready = extra.call || extra.tunnel ? undefined : this.takeReady(env.PATH ?? '');
+    const call = ready?.call ?? extra.call ?? this.newCall();
     const inside = this.insideEnv(env);
     // Through sudo the agent is another uid than the harness: stop requests go through a socket.
     let control: Server | undefined;
@@ -316,19 +355,10 @@ export class SideSandbox implements CommandWrapper {
     // Readable by the agent's uid: it holds only this command's own environment, and only this
     // command's sandbox mounts the folder.
     writeFileSync(join(call, 'spec.json'), JSON.stringify(spec), { mode: 0o644 });
-    const bwrap = this.bwrapArgs(call, env.PATH ?? '');
-    const { status } = this.opts;
-    const outer =
-      status.via === 'sudo'
-        ? [status.sudo ?? 'sudo', '-n', status.bwrap, ...bwrap]
-        : [status.bwrap, ...bwrap];
+    const launch = ready ?? this.launchArgs(call, env.PATH ?? '');
     let done = false;
-    return {
-      // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
-      // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
-      file: '/bin/sh',
-      args: ['-c', 'trap "" TERM INT HUP; exec "$@"', 'stategate-sandbox', ...outer],
-      env: { PATH: OUTER_PATH },
+    const wrapped: WrappedCommand = {
+      ...launch.command,
       done: () => {
         if (done) return;
         done = true;
@@ -338,10 +368,134 @@ export class SideSandbox implements CommandWrapper {
       },
       ...(control ? { signal: (sig: NodeJS.Signals) => void controlled?.write(`${sig}\n`) } : {}),
     };
+    // The spec is written: the runner may read it.
+    ready?.go(wrapped);
+    // The next command's sandbox starts while this one runs (one that died unused is replaced only
+    // here, so a runner that cannot start costs one start per command, not a loop).
+    if (!extra.call && !extra.tunnel) setImmediate(() => this.refill());
+    return wrapped;
+  }
+
+  /** The command that starts a sandbox for the spec in `call` (its runner waiting on `go`, if given). */
+  private launchArgs(call: string, agentPath: string, go?: string): { command: WrappedCommand; key: string } {
+    const bwrap = this.bwrapArgs(call, agentPath, go);
+    const { status } = this.opts;
+    const outer =
+      status.via === 'sudo'
+        ? [status.sudo ?? 'sudo', '-n', status.bwrap, ...bwrap]
+        : [status.bwrap, ...bwrap];
+    return {
+      command: {
+        // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
+        // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
+        file: '/bin/sh',
+        args: ['-c', 'trap "" TERM INT HUP; exec "$@"', 'stategate-sandbox', ...outer],
+        env: { PATH: OUTER_PATH },
+      },
+      // What makes two sandboxes the same, whatever their call folder.
+      key: JSON.stringify(this.bwrapArgs('', agentPath)),
+    };
+  }
+
+  /** Starts sandboxes ahead until `readyAhead` wait (keepReady()). */
+  private refill(): void {
+    while (!this.closed && this.ready.length < this.readyAhead) {
+      const started = this.startReady(this.readyEnv.PATH ?? '');
+      if (!started) return;
+      this.ready.push(started);
+    }
+  }
+
+  /**
+   * One sandbox started ahead: bwrap and its runner, spawned as spawnInGroup spawns (its own group,
+   * three pipes), the runner waiting on a socket of its call folder for the harness's go.
+   */
+  private startReady(agentPath: string): ReadySandbox | null {
+    const call = this.newCall();
+    const { command, key } = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    // The runner connects before anything of an agent runs in there; a later connection is refused.
+    let runner: Socket | undefined;
+    let said = false;
+    const go = createServer((s) => {
+      s.on('error', () => undefined);
+      if (runner) s.destroy();
+      else runner = s;
+    });
+    go.listen(join(call, 'go.sock'));
+    chmodSync(join(call, 'go.sock'), 0o666);
+    let child: ChildProcess;
+    try {
+      child = spawn(command.file, command.args, {
+        cwd: this.opts.checkout,
+        env: command.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    } catch {
+      go.close();
+      rmSync(call, { recursive: true, force: true });
+      return null;
+    }
+    child.on('error', () => undefined);
+    const ready: ReadySandbox = {
+      call,
+      key,
+      child,
+      command: { ...command },
+      go: (wrapped) => {
+        said = true;
+        wrapped.child = child;
+        const tell = () => {
+          runner?.write('go\n');
+          go.close();
+        };
+        if (runner) tell();
+        else go.once('connection', tell);
+      },
+      discard: () => {
+        go.close();
+        runner?.destroy();
+        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // Through sudo the group is another uid's: the runner exits when its go socket closes.
+          }
+        }
+        rmSync(call, { recursive: true, force: true });
+      },
+    };
+    // One that ends before it is taken (its runner failed) is not handed out.
+    child.once('exit', () => {
+      const at = this.ready.indexOf(ready);
+      if (at >= 0) this.ready.splice(at, 1);
+      if (!said) ready.discard();
+    });
+    return ready;
+  }
+
+  /** A sandbox started ahead that is the one a command with this PATH would start, or undefined. */
+  private takeReady(agentPath: string): ReadySandbox | undefined {
+    if (this.ready.length === 0) return undefined;
+    const key = JSON.stringify(this.bwrapArgs('', agentPath));
+    let taken: ReadySandbox | undefined;
+    const keep: ReadySandbox[] = [];
+    for (const r of this.ready.splice(0)) {
+      // One whose process is gone, or whose mounts differ from this command's (the checkout's
+      // entries, the folders hidden, the toolchains on PATH), is not this command's sandbox.
+      const alive = r.child.exitCode === null && r.child.signalCode === null;
+      if (!alive || r.key !== key) r.discard();
+      else if (!taken) taken = r;
+      else keep.push(r);
+    }
+    this.ready.push(...keep);
+    return taken;
   }
 
   /** Stops the forwarders and removes the side's directories. */
   async close(): Promise<void> {
+    this.readyAhead = 0;
+    for (const r of this.ready.splice(0)) r.discard();
     const servers = [...[...this.forwards.values()].map((f) => f.server), this.lifeline];
     for (const s of this.held) s.destroy();
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
@@ -350,6 +504,7 @@ export class SideSandbox implements CommandWrapper {
 
   closeSync(): void {
     this.closed = true;
+    for (const r of this.ready.splice(0)) r.discard();
     liveSides.delete(this);
     try {
       rmSync(this.dir, { recursive: true, force: true });

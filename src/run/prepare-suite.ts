@@ -18,8 +18,16 @@ export async function prepareSuiteSql(
   template: Template,
 ): Promise<Problem[]> {
   const problems: Problem[] = [];
+  // Scenarios repeat the same queries: a text prepares the same wherever it stands, so it is asked
+  // once (five round trips each) and its answer reported at every place it stands.
+  const answers = new Map<string, string | null>();
   for (const st of collectSqlStatements(suite)) {
-    const error = await template.prepare(st.sql, st.paramCount);
+    const key = `${st.paramCount}\n${st.sql}`;
+    let error = answers.get(key);
+    if (error === undefined) {
+      error = await template.prepare(st.sql, st.paramCount);
+      answers.set(key, error);
+    }
     if (error) problems.push({ file: st.file, line: st.line, col: st.col, message: `${st.what}: ${error}` });
   }
   problems.push(...tableReferenceProblems(suite, template.columns));

@@ -280,6 +280,9 @@ export async function prepareSide(opts: SideOptions): Promise<SideRuntime> {
   }
 
   const command = agent.command!;
+  // Each episode's sandbox is started while the one before runs (after agent.setup, which may
+  // change what the sandbox mounts): an episode waits only for its runner to read its spec.
+  wrappers.sandbox?.keepReady(1, baseEnv());
   return {
     side,
     checkout,

@@ -25,13 +25,17 @@ export function processStart(pid: number): string | null {
   }
 }
 
+/** This process's own start time, read once: every database a run makes is commented with it. */
+let ownStart: string | null | undefined;
+
 /** The comment for something this process creates now. */
 export function ownerComment(label?: string): string {
+  ownStart ??= processStart(process.pid);
   const owner: Owner = {
     stategate: 1,
     pid: process.pid,
     host: hostname(),
-    pidStart: processStart(process.pid),
+    pidStart: ownStart,
     created: new Date().toISOString(),
     ...(label ? { label } : {}),
   };

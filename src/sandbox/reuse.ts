@@ -37,6 +37,8 @@ export interface ReuseFacts {
   order: string[];
   /** The suite's own triggers that fire in a normal session (quoted table, quoted name, ALWAYS or not). */
   triggers: { table: string; name: string; always: boolean }[];
+  /** DDL statements in the template's note (Baseline.ddl of every new clone: it copies the note). */
+  ddl: string;
 }
 
 /** The state of one clone that no episode may change without the database being re-cloned. */
@@ -69,13 +71,28 @@ CREATE EVENT TRIGGER stategate_ddl ON ddl_command_start EXECUTE PROCEDURE ${A}.n
 ALTER EVENT TRIGGER stategate_ddl ENABLE ALWAYS`;
 }
 
+/**
+ * The database part of a baseline (Baseline.database) of the database `name` names (an SQL
+ * expression): its catalog row and per-database settings live in shared catalogs, readable from
+ * any database of the server.
+ */
+const databaseRow = (name: string) => `(SELECT d.xmin::text || d.ctid::text || ':' || coalesce(
+          (SELECT string_agg(s.xmin::text || s.ctid::text, ',' ORDER BY s.ctid)
+             FROM pg_catalog.pg_db_role_setting s WHERE s.setdatabase = d.oid), '')
+          FROM pg_catalog.pg_database d WHERE d.datname = ${name})`;
+
 /** Reads the baseline of the connected database (as any role that may read the DDL note). */
 export const BASELINE = `
 SELECT (SELECT count(*) FROM ${A}.ddl)::text AS ddl,
-       (SELECT d.xmin::text || d.ctid::text || ':' || coalesce(
-          (SELECT string_agg(s.xmin::text || s.ctid::text, ',' ORDER BY s.ctid)
-             FROM pg_catalog.pg_db_role_setting s WHERE s.setdatabase = d.oid), '')
-          FROM pg_catalog.pg_database d WHERE d.datname = current_database()) AS database`;
+       ${databaseRow('current_database()')} AS database`;
+
+/**
+ * Reads the database part of the baseline of the database named $1, from any database (the admin's
+ * own): a new clone's DDL note is the template's (ReuseFacts.ddl), so its baseline needs no
+ * connection to the clone itself, whose every new login costs the server a backend and both
+ * sides a password exchange.
+ */
+export const DATABASE_BASELINE = `SELECT ${databaseRow('$1')} AS database`;
 
 /** Reads what putting clones back needs from the template (as the admin, before it closes). */
 export async function readReuseFacts(
@@ -148,7 +165,8 @@ export async function readReuseFacts(
        FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'A')
         AND t.tgname NOT IN ('stategate_capture', 'stategate_capture_truncate') ORDER BY 1, 2`,
   );
-  return { sequences, columns, updatable, order, triggers: triggers.rows };
+  const ddl = (await admin.query<{ ddl: string }>(`SELECT count(*)::text AS ddl FROM ${A}.ddl`)).rows[0].ddl;
+  return { sequences, columns, updatable, order, triggers: triggers.rows, ddl };
 }
 
 function keyOf(image: string, pk: string[]): string {

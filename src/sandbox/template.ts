@@ -12,7 +12,7 @@ import { Slots } from './connections.js';
 import { definerRevokes, OWN_DEFINER_ROUTINES } from './definers.js';
 import { combineSums, TABLE_SUMS } from './fingerprint.js';
 import { AUDIT_SCHEMA, ident } from './names.js';
-import { installDdlNote, type ReuseFacts, readReuseFacts } from './reuse.js';
+import { DATABASE_BASELINE, installDdlNote, type ReuseFacts, readReuseFacts } from './reuse.js';
 import { PgSandbox, sessionOf, type TemplateFacts } from './sandbox.js';
 import {
   createLogRole,
@@ -358,12 +358,19 @@ class PgTemplate implements Template {
       );
     }
     const sandbox = new PgSandbox(name, n, this.facts, (s) => this.retire(s));
-    if (this.facts.reuse) {
+    const { reuse } = this.facts;
+    if (reuse) {
       try {
-        sandbox.baseline = await sandbox.readBaseline();
+        // Read from the admin's session: a pooled database then holds no connection until claimed.
+        const row = await cluster.admin.query<{ database: string | null }>(DATABASE_BASELINE, [name]);
+        const database = row.rows[0]?.database;
+        if (!database) throw new Error('it is not in pg_database');
+        sandbox.baseline = { ddl: reuse.ddl, database };
       } catch (e) {
         void sandbox.drop();
-        throw new Error(`could not connect to the episode's database ${name}: ${(e as Error).message}`);
+        throw new Error(
+          `could not read the baseline of the episode's database ${name}: ${(e as Error).message}`,
+        );
       }
     }
     return sandbox;

@@ -41,13 +41,34 @@ describe('buildAgentEnv', () => {
   it('lets neither agent.env nor pass_env override the episode variables', () => {
     const env = buildAgentEnv({
       harnessEnv: runnerEnv({ STATEGATE_SEED: '1' }),
-      env: { STATEGATE_TOOLS_URL: 'http://evil.example', DATABASE_URL: 'postgres://mine' },
+      env: { STATEGATE_EPISODE: 'mine' },
       passEnv: ['STATEGATE_SEED'],
       episode: { ...episode, databaseUrl: 'postgres://episode' },
     });
-    expect(env.STATEGATE_TOOLS_URL).toBe(episode.toolsUrl);
+    expect(env.STATEGATE_EPISODE).toBe(episode.episode);
     expect(env.STATEGATE_SEED).toBe('1234');
     expect(env.DATABASE_URL).toBe('postgres://episode');
+  });
+
+  it("refuses the harness's addresses in agent.env and pass_env: the sandbox carries them in", () => {
+    // The agent's network is its own; a suite's STATEGATE_TOOLS_URL or DATABASE_URL would have the
+    // harness connect it to whatever server the value names.
+    for (const [env, passEnv] of [
+      [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres' }, []],
+      [{ STATEGATE_TOOLS_URL: 'http://127.0.0.1:9/' }, []],
+      [{ STATEGATE_MCP_URL: 'http://192.0.2.2:80/' }, []],
+      [{}, ['DATABASE_URL']],
+    ] as const) {
+      const build = () =>
+        buildAgentEnv({
+          harnessEnv: runnerEnv({ DATABASE_URL: 'postgres://x@127.0.0.1/db' }),
+          env,
+          passEnv: [...passEnv],
+          episode,
+        });
+      expect(build).toThrow(AgentEnvError);
+      expect(build).toThrow(/is set by stategate/);
+    }
   });
 
   it('sets DATABASE_URL only when the episode exposes its database', () => {

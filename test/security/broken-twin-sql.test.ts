@@ -60,6 +60,27 @@ describe('a twin whose SQL names a missing column', () => {
     expect(existsSync(join(dir, '.stategate', 'report.json'))).toBe(false);
   });
 
+  it('reports a refused statement at every place it stands, though the server is asked once', {
+    timeout: 300_000,
+  }, async () => {
+    // The same broken expectation in two scenarios: one answer, two file:line problems.
+    const dir = writeSuite({
+      twin: putTwin('INSERT INTO kv (k, v) VALUES (:k, :v) RETURNING k'),
+      agentFiles: { 'agent.mjs': AGENT },
+      agent: '  command: node agent.mjs\n  timeout: 60s',
+      expect: '  - id: reads\n    query: SELECT count(vv) FROM kv\n    gte: 1\n',
+      scenarios: ['first', 'second'],
+      engine: 'embedded',
+    });
+    dirs.push(dir);
+    const res = await stategate(dir, ['run', '--dir', '.', '--engine', 'embedded']);
+    expect(res.code).toBe(1);
+    for (const id of ['first', 'second'])
+      expect(res.stderr).toMatch(
+        new RegExp(`^scenarios/${id}\\.yaml:\\d+:\\d+: .*column "vv" does not exist`, 'm'),
+      );
+  });
+
   it('makes run exit 1 the same way', { timeout: 300_000 }, async () => {
     const dir = suite('INSERT INTO kv (k, vv) VALUES (:k, :v) RETURNING k', 'a');
     const res = await stategate(dir, ['run', '--engine', 'embedded']);

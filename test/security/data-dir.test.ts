@@ -4,7 +4,11 @@
 // superuser). Every attempt fails, on both engines, and pg_hba.conf is unchanged on disk.
 import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type EmbeddedServer, startEmbeddedServer } from '../../src/sandbox/embedded-server.js';
+import {
+  defaultDataParent,
+  type EmbeddedServer,
+  startEmbeddedServer,
+} from '../../src/sandbox/embedded-server.js';
 import { type AttackSuite, attackSuite, runAttack } from './attack-suite.js';
 
 const suites: AttackSuite[] = [];
@@ -26,33 +30,36 @@ describe('an agent going for the database server files', () => {
     });
   }
 
-  it('cannot read or change a data directory it was told the path of, outside /tmp', {
-    timeout: 300_000,
-  }, async () => {
-    // An embedded server whose files are not under /tmp, so no private /tmp hides them by chance;
-    // the run uses it through its admin URL.
-    let server: EmbeddedServer | undefined;
-    try {
-      server = await startEmbeddedServer({ dataDir: '/var/tmp' });
-      const hba = `${server.dir}/data/pg_hba.conf`;
-      const before = readFileSync(hba, 'utf8');
-      const suite = attackSuite('data-dir-hunter.mjs', { known: [server.dir], places: ['/var/tmp'] });
-      suites.push(suite);
-      const { found, episode } = await runAttack(suite, 'postgres', server.adminUrl);
-      expect(found.candidates).toContain(server.dir);
-      const tried = found.attempts.filter((a: { path: string }) => a.path.startsWith(server!.dir));
-      expect(tried.map((a: { op: string }) => a.op)).toEqual([
-        'list',
-        'list',
-        'read',
-        'prepend trust',
-        'append trust',
-      ]);
-      expect(tried.filter((a: { ok: boolean }) => a.ok)).toEqual([]);
-      expect(readFileSync(hba, 'utf8')).toBe(before);
-      expect(episode.record.diff.tables).toEqual({});
-    } finally {
-      await server?.stop();
-    }
-  });
+  // Outside /tmp, so no private /tmp hides it by chance: /var/tmp, and where the embedded engine
+  // puts it by default (/dev/shm where that is a tmpfs with room).
+  for (const place of ['/var/tmp', defaultDataParent()]) {
+    it(`cannot read or change a data directory it was told the path of, in ${place}`, {
+      timeout: 300_000,
+    }, async () => {
+      // The run uses this server through its admin URL.
+      let server: EmbeddedServer | undefined;
+      try {
+        server = await startEmbeddedServer({ dataDir: place });
+        const hba = `${server.dir}/data/pg_hba.conf`;
+        const before = readFileSync(hba, 'utf8');
+        const suite = attackSuite('data-dir-hunter.mjs', { known: [server.dir], places: [place] });
+        suites.push(suite);
+        const { found, episode } = await runAttack(suite, 'postgres', server.adminUrl);
+        expect(found.candidates).toContain(server.dir);
+        const tried = found.attempts.filter((a: { path: string }) => a.path.startsWith(server!.dir));
+        expect(tried.map((a: { op: string }) => a.op)).toEqual([
+          'list',
+          'list',
+          'read',
+          'prepend trust',
+          'append trust',
+        ]);
+        expect(tried.filter((a: { ok: boolean }) => a.ok)).toEqual([]);
+        expect(readFileSync(hba, 'utf8')).toBe(before);
+        expect(episode.record.diff.tables).toEqual({});
+      } finally {
+        await server?.stop();
+      }
+    });
+  }
 });
