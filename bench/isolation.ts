@@ -283,8 +283,10 @@ const LIMITS = `What limits each number.
   the same way, side by side with the runner without them) make the runner start slower,
   not faster (most likely because a V8 flag that differs from the build's makes Node set aside the
   code cache of its built-in startup snapshot), and a startup snapshot did not help in an earlier test.
-  What would reach the target: a runner that is not Node (a small static binary
-  doing the forwards, the lifeline and the exec), or none where nothing needs forwarding.
+  What reaches the target: the "bwrap sandbox" column is what a run does, the next episode's
+  sandbox started while one runs (its runner waits, then reads the spec at the episode's start);
+  "cold" is a sandbox started for its own episode, what an episode waits when the one before ended
+  sooner than a sandbox starts (an agent shorter than about 100 ms, back to back).
 - **The ratio for the Node agent.** The agent's own Node start: it is paid in every mode, so the
   sandbox's extra start is a smaller share. A real agent (a model call takes hundreds of milliseconds
   or more) makes the sandbox's share smaller still. \`agent.serve\` pays the sandbox once per side (its

@@ -235,7 +235,9 @@ export class PgSandbox implements Sandbox {
     const password = randomBytes(18).toString('base64url');
     if (this.roleName) {
       // A reused database: its role was locked (NOLOGIN, no password) when the last episode ended.
-      await cluster.admin.query(`ALTER ROLE ${ident(this.roleName)} LOGIN PASSWORD ${literal(password)}`);
+      await cluster.admin.query(
+        `${cluster.passwordSetting}ALTER ROLE ${ident(this.roleName)} LOGIN PASSWORD ${literal(password)}`,
+      );
     } else {
       const role = `${cluster.runPrefix}_r_${this.number}`;
       // The grants below are the harness's own DDL: the baseline moves past them, but only if nothing
