@@ -100232,10 +100232,10 @@ var SideSandbox = class {
       ...extra.tunnel ? { tunnel: extra.tunnel } : {}
     };
     writeFileSync8(join17(call, "spec.json"), JSON.stringify(spec), { mode: 420 });
-    const launch = ready ?? this.launchArgs(call, env.PATH ?? "");
+    const launch = ready?.command ?? this.launchArgs(call, env.PATH ?? "");
     let done = false;
     const wrapped = {
-      ...launch.command,
+      ...launch,
       done: () => {
         if (done) return;
         done = true;
@@ -100256,16 +100256,16 @@ var SideSandbox = class {
     const { status } = this.opts;
     const outer = status.via === "sudo" ? [status.sudo ?? "sudo", "-n", status.bwrap, ...bwrap] : [status.bwrap, ...bwrap];
     return {
-      command: {
-        // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
-        // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
-        file: "/bin/sh",
-        args: ["-c", 'trap "" TERM INT HUP; exec "$@"', "stategate-sandbox", ...outer],
-        env: { PATH: OUTER_PATH }
-      },
-      // What makes two sandboxes the same, whatever their call folder.
-      key: JSON.stringify(this.bwrapArgs("", agentPath))
+      // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
+      // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
+      file: "/bin/sh",
+      args: ["-c", 'trap "" TERM INT HUP; exec "$@"', "stategate-sandbox", ...outer],
+      env: { PATH: OUTER_PATH }
     };
+  }
+  /** What makes two sandboxes the same, whatever their call folder (a ready one is taken only if equal). */
+  sandboxKey(agentPath) {
+    return JSON.stringify(this.bwrapArgs("", agentPath));
   }
   /** Starts sandboxes ahead until `readyAhead` wait (keepReady()). */
   refill() {
@@ -100281,7 +100281,8 @@ var SideSandbox = class {
    */
   startReady(agentPath) {
     const call = this.newCall();
-    const { command, key } = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    const command = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    const key = this.sandboxKey(agentPath);
     let runner;
     let said = false;
     const go = createServer4((s) => {
@@ -100309,7 +100310,7 @@ var SideSandbox = class {
       call,
       key,
       child: child2,
-      command: { ...command },
+      command,
       go: (wrapped) => {
         said = true;
         wrapped.child = child2;
@@ -100342,7 +100343,7 @@ var SideSandbox = class {
   /** A sandbox started ahead that is the one a command with this PATH would start, or undefined. */
   takeReady(agentPath) {
     if (this.ready.length === 0) return void 0;
-    const key = JSON.stringify(this.bwrapArgs("", agentPath));
+    const key = this.sandboxKey(agentPath);
     let taken;
     const keep = [];
     for (const r of this.ready.splice(0)) {

@@ -355,10 +355,10 @@ export class SideSandbox implements CommandWrapper {
     // Readable by the agent's uid: it holds only this command's own environment, and only this
     // command's sandbox mounts the folder.
     writeFileSync(join(call, 'spec.json'), JSON.stringify(spec), { mode: 0o644 });
-    const launch = ready ?? this.launchArgs(call, env.PATH ?? '');
+    const launch = ready?.command ?? this.launchArgs(call, env.PATH ?? '');
     let done = false;
     const wrapped: WrappedCommand = {
-      ...launch.command,
+      ...launch,
       done: () => {
         if (done) return;
         done = true;
@@ -377,7 +377,7 @@ export class SideSandbox implements CommandWrapper {
   }
 
   /** The command that starts a sandbox for the spec in `call` (its runner waiting on `go`, if given). */
-  private launchArgs(call: string, agentPath: string, go?: string): { command: WrappedCommand; key: string } {
+  private launchArgs(call: string, agentPath: string, go?: string): WrappedCommand {
     const bwrap = this.bwrapArgs(call, agentPath, go);
     const { status } = this.opts;
     const outer =
@@ -385,16 +385,17 @@ export class SideSandbox implements CommandWrapper {
         ? [status.sudo ?? 'sudo', '-n', status.bwrap, ...bwrap]
         : [status.bwrap, ...bwrap];
     return {
-      command: {
-        // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
-        // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
-        file: '/bin/sh',
-        args: ['-c', 'trap "" TERM INT HUP; exec "$@"', 'stategate-sandbox', ...outer],
-        env: { PATH: OUTER_PATH },
-      },
-      // What makes two sandboxes the same, whatever their call folder.
-      key: JSON.stringify(this.bwrapArgs('', agentPath)),
+      // bwrap itself would die of the group's SIGTERM and --die-with-parent would SIGKILL the agent
+      // at once: it ignores it, and the runner inside passes it on to the agent (grace period kept).
+      file: '/bin/sh',
+      args: ['-c', 'trap "" TERM INT HUP; exec "$@"', 'stategate-sandbox', ...outer],
+      env: { PATH: OUTER_PATH },
     };
+  }
+
+  /** What makes two sandboxes the same, whatever their call folder (a ready one is taken only if equal). */
+  private sandboxKey(agentPath: string): string {
+    return JSON.stringify(this.bwrapArgs('', agentPath));
   }
 
   /** Starts sandboxes ahead until `readyAhead` wait (keepReady()). */
@@ -412,7 +413,8 @@ export class SideSandbox implements CommandWrapper {
    */
   private startReady(agentPath: string): ReadySandbox | null {
     const call = this.newCall();
-    const { command, key } = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    const command = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
+    const key = this.sandboxKey(agentPath);
     // The runner connects before anything of an agent runs in there; a later connection is refused.
     let runner: Socket | undefined;
     let said = false;
@@ -441,7 +443,7 @@ export class SideSandbox implements CommandWrapper {
       call,
       key,
       child,
-      command: { ...command },
+      command,
       go: (wrapped) => {
         said = true;
         wrapped.child = child;
@@ -477,7 +479,7 @@ export class SideSandbox implements CommandWrapper {
   /** A sandbox started ahead that is the one a command with this PATH would start, or undefined. */
   private takeReady(agentPath: string): ReadySandbox | undefined {
     if (this.ready.length === 0) return undefined;
-    const key = JSON.stringify(this.bwrapArgs('', agentPath));
+    const key = this.sandboxKey(agentPath);
     let taken: ReadySandbox | undefined;
     const keep: ReadySandbox[] = [];
     for (const r of this.ready.splice(0)) {
