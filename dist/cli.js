@@ -76484,22 +76484,23 @@ function collectSqlStatements(suite) {
     return sources.get(rel) ?? null;
   };
   const add = (rel, field2, sql, what, named2) => {
-    const source = sourceOf(rel);
+    const file2 = displayPath(path5.resolve(suite.root, rel));
     const statements2 = splitStatements(sql);
-    let searchFrom = 0;
+    let positions;
+    const positionOf = (i) => {
+      positions ??= statementPositions(sourceOf(rel), field2, statements2);
+      return positions[i];
+    };
     statements2.forEach((statement, i) => {
       const label = statements2.length > 1 ? `${what}, statement ${i + 1}` : what;
       const bound3 = named2 ? bindNamedParams(statement) : { text: statement, names: [] };
-      const where = source ? statementPosition(source, field2, statement, searchFrom) : null;
-      if (where) searchFrom = where.offset + 1;
-      out.push({
-        file: source?.file ?? displayPath(path5.resolve(suite.root, rel)),
-        line: where?.line ?? 1,
-        col: where?.col ?? 1,
-        what: label,
-        sql: bound3.text,
-        paramCount: bound3.names.length
-      });
+      const found = { file: file2, what: label, sql: bound3.text, paramCount: bound3.names.length };
+      out.push(
+        Object.defineProperties(found, {
+          line: { enumerable: true, get: () => positionOf(i).line },
+          col: { enumerable: true, get: () => positionOf(i).col }
+        })
+      );
     });
   };
   for (const tool of [...suite.tools.values()].sort(
@@ -76518,9 +76519,10 @@ function collectSqlStatements(suite) {
     }
   }
   for (const scenario of suite.scenarios) {
-    const source = sourceOf(scenario.file);
+    const stateSql = scenario.state.sql ?? [];
+    const source = stateSql.length > 0 ? sourceOf(scenario.file) : null;
     const written = source ? nodeAt(source, ["state", "sql"]) : null;
-    (scenario.state.sql ?? []).forEach((sql, i) => {
+    stateSql.forEach((sql, i) => {
       const field2 = (0, import_yaml3.isSeq)(written) ? ["state", "sql", i] : ["state", "sql"];
       add(scenario.file, field2, sql, `scenario ${scenario.id}, ${formatPath(field2)}`, false);
     });
@@ -76532,6 +76534,15 @@ function collectSqlStatements(suite) {
     });
   }
   return out;
+}
+function statementPositions(source, field2, statements2) {
+  let searchFrom = 0;
+  return statements2.map((statement) => {
+    if (!source) return { line: 1, col: 1 };
+    const where = statementPosition(source, field2, statement, searchFrom);
+    searchFrom = where.offset + 1;
+    return { line: where.line, col: where.col };
+  });
 }
 function statementPosition(source, field2, statement, searchFrom) {
   const range = rangeAt(source, field2);
@@ -93875,19 +93886,27 @@ async function dropRun(admin, version2, prefix, wide) {
   if (errors.length > 0) throw new Error(`could not drop everything of run ${prefix}: ${errors.join("; ")}`);
 }
 async function dropInParallel(names, version2, wide) {
-  const pool = new esm_default.Pool({
-    connectionString: wide.url,
-    max: Math.max(1, Math.min(names.length, wide.parallel))
+  const clients2 = Array.from({ length: Math.max(1, Math.min(names.length, wide.parallel)) }, () => {
+    const client = new esm_default.Client({ connectionString: wide.url });
+    client.on("error", () => void 0);
+    return client;
   });
-  pool.on("error", () => void 0);
-  pool.on("connect", (client) => client.on("error", () => void 0));
+  const opened = await Promise.allSettled(clients2.map((c) => c.connect()));
+  const ready = clients2.filter((_, i) => opened[i].status === "fulfilled");
+  const queue = [...names];
   const failed2 = [];
   try {
-    await Promise.all(names.map((name2) => dropDatabase(pool, version2, name2).catch(() => failed2.push(name2))));
+    await Promise.all(
+      ready.map(async (client) => {
+        for (let name2 = queue.shift(); name2 !== void 0; name2 = queue.shift()) {
+          await dropDatabase(client, version2, name2).catch(() => failed2.push(name2));
+        }
+      })
+    );
   } finally {
-    await pool.end().catch(() => void 0);
+    for (const c of clients2) void c.end().catch(() => void 0);
   }
-  return failed2;
+  return [...failed2, ...queue];
 }
 var SYNC_DROP = `
 const pg = require(process.env.SG_PG);
@@ -94223,7 +94242,10 @@ CREATE TRIGGER stategate_capture AFTER INSERT OR UPDATE OR DELETE ON ${table2.sq
 CREATE TRIGGER stategate_capture_truncate BEFORE TRUNCATE ON ${table2.sql}
   FOR EACH STATEMENT EXECUTE PROCEDURE ${A2}.capture_truncate(${arg});`;
 }
-var READ_LOG_AFTER = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes WHERE id > $1 ORDER BY id`;
+function readLogAfter(watermark) {
+  if (!/^\d+$/.test(watermark)) throw new Error(`the change log's watermark is not a number: ${watermark}`);
+  return `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes WHERE id > ${watermark} ORDER BY id`;
+}
 var READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A2}.changes
  WHERE xid = txid_current_if_assigned() ORDER BY id`;
 var LOG_WATERMARK = `SELECT coalesce(max(id), 0)::text AS id FROM ${A2}.changes`;
@@ -94803,13 +94825,14 @@ var PgSandbox = class _PgSandbox {
     this.watermark = r.rows[0].id;
   }
   async captureDiff() {
+    const readLog = readLogAfter(this.watermark);
     const client = await this.pool.connect();
+    let broken;
     try {
-      const [, changed] = await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}`
-      );
-      const log2 = await client.query(READ_LOG_AFTER, [this.watermark]);
-      await client.query("COMMIT");
+      const [, changed, log2] = await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}; ${readLog}; COMMIT`).catch((e) => {
+        broken = e;
+        throw e;
+      });
       const sums = { ...this.facts.sums };
       for (const row2 of changed.rows) sums[row2.tbl] = addSums(sums[row2.tbl] ?? 0n, combineSums(row2.sums));
       const fingerprints = {};
@@ -94818,7 +94841,7 @@ var PgSandbox = class _PgSandbox {
       for (const diff of foldChanges(log2.rows, this.facts.tables)) tables[diff.table] = diff;
       return { tables, fingerprints };
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
   async exposeUrl() {
@@ -96470,6 +96493,10 @@ function countEnd(ends, graded2) {
 import { createWriteStream as createWriteStream2, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync as rmSync5 } from "node:fs";
 import { appendFile as appendFile2 } from "node:fs/promises";
 import { join as join10 } from "node:path";
+function episodeLine(graded2) {
+  return `${JSON.stringify(graded2)}
+`;
+}
 var EpisodeLog = class {
   constructor(path12) {
     this.path = path12;
@@ -96481,11 +96508,13 @@ var EpisodeLog = class {
   // Every writer that finds the buffer full waits on the same 'drain': one listener however many
   // episodes finish at once (a listener each would pile up past Node's warning limit under load).
   drained;
-  /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
-  async write(graded2) {
+  /**
+   * Appends one graded episode as a JSON line (`line`, when the caller already serialized it for
+   * the spool too: a wave's episodes end together, on one thread); waits when the stream asks.
+   */
+  async write(graded2, line2 = episodeLine(graded2)) {
     if (this.closed) return;
-    const ok3 = this.stream.write(`${JSON.stringify(graded2)}
-`);
+    const ok3 = this.stream.write(line2);
     if (ok3) return;
     this.drained ??= new Promise(
       (r) => this.stream.once("drain", () => {
@@ -96512,13 +96541,11 @@ var CaseSpool = class {
   files = /* @__PURE__ */ new Map();
   // Appends to one file are chained so two workers finishing the same case never interleave lines.
   pending = /* @__PURE__ */ new Map();
-  /** Appends one graded episode to its case's file. */
-  async write(graded2) {
+  /** Appends one graded episode (as `line`, when already serialized) to its case's file. */
+  async write(graded2, line2 = episodeLine(graded2)) {
     const id = graded2.record.scenario;
     const file2 = this.files.get(id);
     if (!file2) throw new Error(`case spool: no case '${id}' in this run`);
-    const line2 = `${JSON.stringify(graded2)}
-`;
     const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile2(file2, line2));
     this.pending.set(id, next);
     try {
@@ -97181,8 +97208,11 @@ function configTableProblems(configFile, text2, config2, catalog) {
 }
 function checker(file2, text2, catalog, problems) {
   const tables = Object.keys(catalog);
-  const source = text2 === void 0 ? null : parseYaml(file2, text2).source;
-  const at = (field2, message, key = false) => source ? problemAt(source, field2, message, { key }) : { file: file2, line: 1, col: 1, path: formatPath(field2), message };
+  let source;
+  const at = (field2, message, key = false) => {
+    source ??= text2 === void 0 ? null : parseYaml(file2, text2).source;
+    return source ? problemAt(source, field2, message, { key }) : { file: file2, line: 1, col: 1, path: formatPath(field2), message };
+  };
   const table2 = (name2, field2, key = false) => {
     if (Object.hasOwn(catalog, name2)) return true;
     const known = tables.length > 0 ? tables.join(", ") : "none";
@@ -101449,7 +101479,7 @@ async function executeRun(plan, ctx) {
     level: plan.isolationFacts.ran === "none" || plan.agentNetwork === "host" ? "warn" : "info",
     message: plan.isolationFacts.note
   });
-  const { engine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
+  const { engine, closeEngine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
   const log2 = new EpisodeLog(join25(plan.outDir, "episodes.jsonl"));
   scope.defer(() => log2.close());
   const spool = new CaseSpool(
@@ -101459,6 +101489,7 @@ async function executeRun(plan, ctx) {
   scope.defer(() => spool.dispose());
   const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
+  void closeEngine();
   await log2.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
   const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : void 0;
@@ -101526,22 +101557,18 @@ function reportFacts(plan, engine, interrupted) {
 async function startEngineAndSides(plan, ctx) {
   const cached2 = baselineWanted(plan);
   const engineStart = openEngine2(plan, ctx);
-  const templateStart = engineStart.then(async (engine2) => {
-    const template2 = await startTemplate(plan, engine2, ctx);
-    void template2.reserve(plan.databases.reserve).catch(() => void 0);
-    return template2;
-  });
+  const templateStart = engineStart.then(({ engine: engine2 }) => startTemplate(plan, engine2, ctx));
   const sidesStart = (async () => {
     let baseline = null;
-    if (cached2) baseline = openBaseline(plan, (await engineStart).name, ctx.progress);
+    if (cached2) baseline = openBaseline(plan, (await engineStart).engine.name, ctx.progress);
     const baseFromCache = baseline?.covers(
       plan.scenarios.map((s) => s.id),
       plan.repeats.max
     ) ?? false;
     return { baseline, runtimes: await startSides(plan, baseFromCache, ctx) };
   })();
-  const [engine, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
-  return { engine, template, ...sides };
+  const [{ engine, close }, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
+  return { engine, closeEngine: close, template, ...sides };
 }
 async function allStarted(a, b, c) {
   const [ra, rb, rc] = await Promise.allSettled([a, b, c]);
@@ -101562,14 +101589,14 @@ async function openEngine2(plan, ctx) {
     engine: ctx.options.engine,
     engineOption: ctx.options.engineOption
   });
-  ctx.scope.defer(() => engine.close());
+  const close = ctx.scope.defer(() => engine.close());
   const engineDetail = engine.detail ? `; ${engine.detail}` : "";
   progress({
     type: "log",
     level: "info",
     message: `engine: ${engine.name} (${engine.reason}${engineDetail})`
   });
-  return engine;
+  return { engine, close };
 }
 async function startTemplate(plan, engine, ctx) {
   const { progress } = ctx;
@@ -101578,6 +101605,7 @@ async function startTemplate(plan, engine, ctx) {
     throw new Error(`the template's hash ${template.hash} is not the pinned ${plan.pin.templateHash}`);
   progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
   const refused = await prepareSuiteSql(plan.suite, template);
+  void template.reserve(plan.databases.reserve).catch(() => void 0);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
   return template;
 }
@@ -101638,8 +101666,9 @@ async function runLoop(plan, template, take, out, ctx) {
         template.expectTakes(Math.max(0, plan.databases.mostTakes - started * perEpisode));
         const graded2 = await take(p);
         countEnd(ends, graded2);
-        await out.log.write(graded2);
-        await out.spool.write(graded2);
+        const line2 = episodeLine(graded2);
+        await out.log.write(graded2, line2);
+        await out.spool.write(graded2, line2);
         return graded2.passed;
       },
       {
@@ -102133,13 +102162,23 @@ function repeatsPlan(suite, fixed2) {
 // src/run/scope.ts
 var ResourceScope = class {
   releases = [];
-  /** Registers a release; it runs when the scope closes, after everything registered later. */
+  /**
+   * Registers a release; it runs when the scope closes, after everything registered later. Returns
+   * the release as a function that starts it now (at most once; failures are the scope's to ignore)
+   * and resolves when it has ended.
+   */
   defer(release) {
-    this.releases.push(release);
+    let running;
+    const once = () => {
+      running ??= release().catch(() => void 0);
+      return running;
+    };
+    this.releases.push(once);
+    return once;
   }
   /** Releases everything, newest first; a failing release does not stop the others. */
   async close() {
-    while (this.releases.length > 0) await this.releases.pop()().catch(() => void 0);
+    while (this.releases.length > 0) await this.releases.pop()();
   }
 };
 

@@ -44,22 +44,25 @@ export function collectSqlStatements(suite: SuiteSql): SqlStatement[] {
     return sources.get(rel) ?? null;
   };
   const add = (rel: string, field: FieldPath, sql: string, what: string, named: boolean) => {
-    const source = sourceOf(rel);
+    const file = displayPath(path.resolve(suite.root, rel));
     const statements = splitStatements(sql);
-    let searchFrom = 0;
+    // Positions are found when first read (a problem to report), all of a field's at once: a suite
+    // whose statements all prepare (every run's) parses none of its files a second time.
+    let positions: { line: number; col: number }[] | undefined;
+    const positionOf = (i: number) => {
+      positions ??= statementPositions(sourceOf(rel), field, statements);
+      return positions[i];
+    };
     statements.forEach((statement, i) => {
       const label = statements.length > 1 ? `${what}, statement ${i + 1}` : what;
       const bound = named ? bindNamedParams(statement) : { text: statement, names: [] };
-      const where = source ? statementPosition(source, field, statement, searchFrom) : null;
-      if (where) searchFrom = where.offset + 1;
-      out.push({
-        file: source?.file ?? displayPath(path.resolve(suite.root, rel)),
-        line: where?.line ?? 1,
-        col: where?.col ?? 1,
-        what: label,
-        sql: bound.text,
-        paramCount: bound.names.length,
-      });
+      const found = { file, what: label, sql: bound.text, paramCount: bound.names.length };
+      out.push(
+        Object.defineProperties(found, {
+          line: { enumerable: true, get: () => positionOf(i).line },
+          col: { enumerable: true, get: () => positionOf(i).col },
+        }) as SqlStatement,
+      );
     });
   };
 
@@ -79,10 +82,11 @@ export function collectSqlStatements(suite: SuiteSql): SqlStatement[] {
     }
   }
   for (const scenario of suite.scenarios) {
-    const source = sourceOf(scenario.file);
+    const stateSql = scenario.state.sql ?? [];
     // `state.sql` is one string or a list of them in the file; the loaded scenario always has a list.
+    const source = stateSql.length > 0 ? sourceOf(scenario.file) : null;
     const written = source ? nodeAt(source, ['state', 'sql']) : null;
-    (scenario.state.sql ?? []).forEach((sql, i) => {
+    stateSql.forEach((sql, i) => {
       const field: FieldPath = isSeq(written) ? ['state', 'sql', i] : ['state', 'sql'];
       add(scenario.file, field, sql, `scenario ${scenario.id}, ${formatPath(field)}`, false);
     });
@@ -94,6 +98,21 @@ export function collectSqlStatements(suite: SuiteSql): SqlStatement[] {
     });
   }
   return out;
+}
+
+/** Where each of a field's statements starts in the file (line 1, column 1 without its source). */
+function statementPositions(
+  source: YamlSource | null,
+  field: FieldPath,
+  statements: string[],
+): { line: number; col: number }[] {
+  let searchFrom = 0;
+  return statements.map((statement) => {
+    if (!source) return { line: 1, col: 1 };
+    const where = statementPosition(source, field, statement, searchFrom);
+    searchFrom = where.offset + 1;
+    return { line: where.line, col: where.col };
+  });
 }
 
 /**

@@ -7,7 +7,7 @@ import type { IgnoreColumns, Scenario, StategateConfig } from './schema.js';
 import { displayPath } from './source-file.js';
 import { didYouMean } from './suggest.js';
 import type { Problem, SuiteSql } from './suite.js';
-import { type FieldPath, formatPath, parseYaml, problemAt } from './yaml-source.js';
+import { type FieldPath, formatPath, parseYaml, problemAt, type YamlSource } from './yaml-source.js';
 
 /** Table key (`orders`, `billing.invoices`) → its column names: what the template holds. */
 export type TableCatalog = Record<string, readonly string[]>;
@@ -57,11 +57,15 @@ function checker(
   problems: Problem[],
 ): { table: TableCheck; column: ColumnCheck } {
   const tables = Object.keys(catalog);
-  const source = text === undefined ? null : parseYaml(file, text).source;
-  const at = (field: FieldPath, message: string, key = false): Problem =>
-    source
+  // Parsed again only for a position to report: a suite whose names all exist (every run's) parses
+  // none of its files a second time.
+  let source: YamlSource | null | undefined;
+  const at = (field: FieldPath, message: string, key = false): Problem => {
+    source ??= text === undefined ? null : parseYaml(file, text).source;
+    return source
       ? problemAt(source, field, message, { key })
       : { file, line: 1, col: 1, path: formatPath(field), message };
+  };
   const table = (name: string, field: FieldPath, key = false): boolean => {
     if (Object.hasOwn(catalog, name)) return true;
     const known = tables.length > 0 ? tables.join(', ') : 'none';

@@ -6,6 +6,11 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GradedEpisode, Side } from '../model/episode.js';
 
+/** One graded episode as a line of episodes.jsonl (and of the spool). */
+export function episodeLine(graded: GradedEpisode): string {
+  return `${JSON.stringify(graded)}\n`;
+}
+
 export class EpisodeLog {
   private readonly stream: WriteStream;
   private closed = false;
@@ -17,10 +22,13 @@ export class EpisodeLog {
     this.stream = createWriteStream(path, { flags: 'w' });
   }
 
-  /** Appends one graded episode as a JSON line; waits when the stream asks for it. */
-  async write(graded: GradedEpisode): Promise<void> {
+  /**
+   * Appends one graded episode as a JSON line (`line`, when the caller already serialized it for
+   * the spool too: a wave's episodes end together, on one thread); waits when the stream asks.
+   */
+  async write(graded: GradedEpisode, line = episodeLine(graded)): Promise<void> {
     if (this.closed) return;
-    const ok = this.stream.write(`${JSON.stringify(graded)}\n`);
+    const ok = this.stream.write(line);
     if (ok) return;
     this.drained ??= new Promise<void>((r) =>
       this.stream.once('drain', () => {
@@ -54,12 +62,11 @@ export class CaseSpool {
     for (const [i, id] of caseIds.entries()) this.files.set(id, join(dir, `${i}.jsonl`));
   }
 
-  /** Appends one graded episode to its case's file. */
-  async write(graded: GradedEpisode): Promise<void> {
+  /** Appends one graded episode (as `line`, when already serialized) to its case's file. */
+  async write(graded: GradedEpisode, line = episodeLine(graded)): Promise<void> {
     const id = graded.record.scenario;
     const file = this.files.get(id);
     if (!file) throw new Error(`case spool: no case '${id}' in this run`);
-    const line = `${JSON.stringify(graded)}\n`;
     const next = (this.pending.get(id) ?? Promise.resolve()).then(() => appendFile(file, line));
     this.pending.set(id, next);
     try {

@@ -19,7 +19,7 @@ import { runAdaptive } from './adaptive.js';
 import type { BaselineStored, CompareOptions, CompareResult, ProgressEvent } from './api.js';
 import { BaselineCache } from './baseline-cache.js';
 import { countEnd, type EpisodeEnds, NothingCompletedError, nothingCompleted } from './episode-ends.js';
-import { CaseSpool, EpisodeLog } from './episode-log.js';
+import { CaseSpool, EpisodeLog, episodeLine } from './episode-log.js';
 import { EpisodeSignals } from './episode-signals.js';
 import {
   baselineSource,
@@ -59,7 +59,7 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
     level: plan.isolationFacts.ran === 'none' || plan.agentNetwork === 'host' ? 'warn' : 'info',
     message: plan.isolationFacts.note,
   });
-  const { engine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
+  const { engine, closeEngine, template, baseline, runtimes } = await startEngineAndSides(plan, ctx);
 
   const log = new EpisodeLog(join(plan.outDir, 'episodes.jsonl'));
   scope.defer(() => log.close());
@@ -71,6 +71,9 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
 
   const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
+  // Nothing asks a database after the last episode: the engine closes (dropping the run's databases,
+  // or stopping its own server) while the report is written, not after it.
+  void closeEngine();
   await log.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
   const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : undefined;
@@ -165,22 +168,18 @@ async function startEngineAndSides(
   ctx: ExecuteContext,
 ): Promise<{
   engine: Engine;
+  /** Closes the engine now (once); the scope waits for it. */
+  closeEngine: () => Promise<void>;
   template: Template;
   baseline: BaselineCache | null;
   runtimes: Partial<Record<Side, SideRuntime>>;
 }> {
   const cached = baselineWanted(plan);
   const engineStart = openEngine(plan, ctx);
-  const templateStart = engineStart.then(async (engine) => {
-    const template = await startTemplate(plan, engine, ctx);
-    // The pool is made from here on, while the sides may still start and the episodes run: an
-    // episode that asks before it is made takes the next database made (nothing waits for it all).
-    void template.reserve(plan.databases.reserve).catch(() => undefined);
-    return template;
-  });
+  const templateStart = engineStart.then(({ engine }) => startTemplate(plan, engine, ctx));
   const sidesStart = (async () => {
     let baseline: BaselineCache | null = null;
-    if (cached) baseline = openBaseline(plan, (await engineStart).name, ctx.progress);
+    if (cached) baseline = openBaseline(plan, (await engineStart).engine.name, ctx.progress);
     // A base the cache holds in full is not even set up: its agent never starts.
     const baseFromCache =
       baseline?.covers(
@@ -189,8 +188,8 @@ async function startEngineAndSides(
       ) ?? false;
     return { baseline, runtimes: await startSides(plan, baseFromCache, ctx) };
   })();
-  const [engine, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
-  return { engine, template, ...sides };
+  const [{ engine, close }, template, sides] = await allStarted(engineStart, templateStart, sidesStart);
+  return { engine, closeEngine: close, template, ...sides };
 }
 
 /**
@@ -213,25 +212,28 @@ function baselineWanted(plan: RunPlan): boolean {
   return Boolean(plan.cacheDir && plan.baselineKey && plan.checkouts.base);
 }
 
-/** Starts (or connects to) the database engine. */
-async function openEngine(plan: RunPlan, ctx: ExecuteContext): Promise<Engine> {
+/** Starts (or connects to) the database engine; `close` closes it now (the scope's release, started early). */
+async function openEngine(
+  plan: RunPlan,
+  ctx: ExecuteContext,
+): Promise<{ engine: Engine; close: () => Promise<void> }> {
   const { progress } = ctx;
   progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
   const engine = await chooseEngine(databaseFor(plan.suite, ctx.options), {
     engine: ctx.options.engine,
     engineOption: ctx.options.engineOption,
   });
-  ctx.scope.defer(() => engine.close());
+  const close = ctx.scope.defer(() => engine.close());
   const engineDetail = engine.detail ? `; ${engine.detail}` : '';
   progress({
     type: 'log',
     level: 'info',
     message: `engine: ${engine.name} (${engine.reason}${engineDetail})`,
   });
-  return engine;
+  return { engine, close };
 }
 
-/** Builds the template and prepares every SQL statement of the suite against it. */
+/** Builds the template, prepares every SQL statement of the suite against it, then starts the pool. */
 async function startTemplate(plan: RunPlan, engine: Engine, ctx: ExecuteContext): Promise<Template> {
   const { progress } = ctx;
   const template = await engine.buildTemplate(plan.suite.template);
@@ -241,6 +243,9 @@ async function startTemplate(plan: RunPlan, engine: Engine, ctx: ExecuteContext)
   // A statement that cannot prepare would fail inside the harness in every episode of both sides.
   progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
   const refused = await prepareSuiteSql(plan.suite, template);
+  // The pool is made from here on, while the sides may still start and the episodes run: an
+  // episode that asks before it is made takes the next database made (nothing waits for it all).
+  void template.reserve(plan.databases.reserve).catch(() => undefined);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
   return template;
 }
@@ -323,8 +328,9 @@ async function runLoop(
         template.expectTakes(Math.max(0, plan.databases.mostTakes - started * perEpisode));
         const graded = await take(p);
         countEnd(ends, graded);
-        await out.log.write(graded);
-        await out.spool.write(graded);
+        const line = episodeLine(graded);
+        await out.log.write(graded, line);
+        await out.spool.write(graded, line);
         return graded.passed;
       },
       {

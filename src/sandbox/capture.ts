@@ -87,8 +87,15 @@ CREATE TRIGGER stategate_capture_truncate BEFORE TRUNCATE ON ${table.sql}
   FOR EACH STATEMENT EXECUTE PROCEDURE ${A}.capture_truncate(${arg});`;
 }
 
-/** Reads the log after a watermark (the JSON as text, so numbers stay exact). */
-export const READ_LOG_AFTER = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A}.changes WHERE id > $1 ORDER BY id`;
+/**
+ * Reads the log after a watermark (the JSON as text, so numbers stay exact). The watermark is the
+ * server's own count (markInitial), written in place so the read can share a simple-protocol query;
+ * anything but digits is refused.
+ */
+export function readLogAfter(watermark: string): string {
+  if (!/^\d+$/.test(watermark)) throw new Error(`the change log's watermark is not a number: ${watermark}`);
+  return `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A}.changes WHERE id > ${watermark} ORDER BY id`;
+}
 
 /** Reads the log rows the current transaction wrote. */
 export const READ_LOG_OF_TRANSACTION = `SELECT tbl, op, old::text AS old, new::text AS new FROM ${A}.changes

@@ -332,28 +332,42 @@ export async function dropRun(
 }
 
 /**
- * Drops the databases on a temporary pool of min(databases, parallel) connections, all queued at
- * once; returns those it could not drop (a connection refused, a drop that failed), for the caller
- * to try again and report.
+ * Drops the databases on min(databases, parallel) connections of their own: every connection is
+ * opened first, then every drop sent at once. Each drop waits for a checkpoint that starts after
+ * it asked, so drops that ask together share one; sent as each connection came up, the later ones
+ * asked while the first ones' checkpoint ran, and waited for the next (64 databases of a wave:
+ * 0.33 s in all, 0.10 s of it opening, against 0.40 to 0.52 s). Returns those it could not drop
+ * (no connection, a drop that failed), for the caller to try again and report.
  */
 async function dropInParallel(
   names: string[],
   version: number,
   wide: { url: string; parallel: number },
 ): Promise<string[]> {
-  const pool = new pg.Pool({
-    connectionString: wide.url,
-    max: Math.max(1, Math.min(names.length, wide.parallel)),
+  const clients = Array.from({ length: Math.max(1, Math.min(names.length, wide.parallel)) }, () => {
+    const client = new pg.Client({ connectionString: wide.url });
+    client.on('error', () => undefined);
+    return client;
   });
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  const opened = await Promise.allSettled(clients.map((c) => c.connect()));
+  const ready = clients.filter((_, i) => opened[i].status === 'fulfilled');
+  const queue = [...names];
   const failed: string[] = [];
   try {
-    await Promise.all(names.map((name) => dropDatabase(pool, version, name).catch(() => failed.push(name))));
+    await Promise.all(
+      ready.map(async (client) => {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+          await dropDatabase(client, version, name).catch(() => failed.push(name));
+        }
+      }),
+    );
   } finally {
-    await pool.end().catch(() => undefined);
+    // Not waited for: each end is a goodbye to a server that has nothing left to do for this run
+    // (66 of them took 60 ms of a close that everything after the run waits for).
+    for (const c of clients) void c.end().catch(() => undefined);
   }
-  return failed;
+  // No connection opened: nothing was tried here.
+  return [...failed, ...queue];
 }
 
 // Runs in a child process at 'exit', when the event loop no longer turns: plain CommonJS and pg.

@@ -7,8 +7,8 @@ import {
   foldChanges,
   LOG_WATERMARK,
   type LogRow,
-  READ_LOG_AFTER,
   READ_LOG_OF_TRANSACTION,
+  readLogAfter,
 } from './capture.js';
 import type { TableInfo } from './catalog.js';
 import type { Cluster } from './cluster.js';
@@ -207,16 +207,25 @@ export class PgSandbox implements Sandbox {
   }
 
   async captureDiff(): Promise<StateDiff> {
+    const readLog = readLogAfter(this.watermark);
     const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
-      // One snapshot for the log and the fingerprints.
-      // BEGIN and the sums in one round trip (simple protocol); the log read binds the watermark,
-      // so it goes on its own, in the same snapshot.
-      const [, changed] = (await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}`,
-      )) as unknown as [pg.QueryResult, pg.QueryResult<{ tbl: string; sums: string[] }>];
-      const log = await client.query<LogRow>(READ_LOG_AFTER, [this.watermark]);
-      await client.query('COMMIT');
+      // One snapshot for the log and the fingerprints, in one round trip (one simple-protocol query
+      // of four statements): a wave's episodes end together, and their round trips queue for the
+      // harness's one thread. A statement that fails leaves the transaction aborted: the connection
+      // is then discarded (release with the error), not handed to the next query.
+      const [, changed, log] = (await client
+        .query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${LOG_SUMS}; ${readLog}; COMMIT`)
+        .catch((e: Error) => {
+          broken = e;
+          throw e;
+        })) as unknown as [
+        pg.QueryResult,
+        pg.QueryResult<{ tbl: string; sums: string[] }>,
+        pg.QueryResult<LogRow>,
+        pg.QueryResult,
+      ];
       const sums = { ...this.facts.sums };
       for (const row of changed.rows) sums[row.tbl] = addSums(sums[row.tbl] ?? 0n, combineSums(row.sums));
       const fingerprints: Record<string, string> = {};
@@ -225,7 +234,7 @@ export class PgSandbox implements Sandbox {
       for (const diff of foldChanges(log.rows, this.facts.tables)) tables[diff.table] = diff;
       return { tables, fingerprints };
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 

@@ -53,6 +53,8 @@ export interface TestEngine {
   name: EngineName;
   /** A fresh engine with its own run prefix; close() drops its databases. */
   create(): Promise<Engine>;
+  /** A superuser URL of the engine's server, for a test to reach behind the harness. */
+  adminUrl(): Promise<string>;
 }
 
 /** Every engine, for suites that must hold on each. */
@@ -61,8 +63,13 @@ export function engines(): TestEngine[] {
     {
       name: 'postgres',
       create: () => createPostgresEngine({ adminUrl: TEST_DATABASE_URL, reason: 'test server' }),
+      adminUrl: async () => TEST_DATABASE_URL,
     },
-    { name: 'embedded', create: async () => openEmbeddedEngine(await sharedEmbeddedServer()) },
+    {
+      name: 'embedded',
+      create: async () => openEmbeddedEngine(await sharedEmbeddedServer()),
+      adminUrl: async () => (await sharedEmbeddedServer()).adminUrl,
+    },
   ];
 }
 
@@ -77,6 +84,11 @@ export function testcontainersEngine(ready: () => void): TestEngine {
       ready();
       sharedContainer ??= startPostgresContainer(TEST_PG_IMAGE);
       return openContainerEngine(await sharedContainer, { reason: 'test container' });
+    },
+    adminUrl: async () => {
+      ready();
+      sharedContainer ??= startPostgresContainer(TEST_PG_IMAGE);
+      return (await sharedContainer).adminUrl;
     },
   };
 }

@@ -6,7 +6,7 @@ import { applyScenarioState } from '../../src/sandbox/apply.js';
 import { combineSums, fingerprintOf } from '../../src/sandbox/fingerprint.js';
 import type { Engine, Sandbox, Template, TemplateSpec } from '../../src/sandbox/types.js';
 import { RUN_CONTAINER_TESTS, requireDocker } from '../helpers/docker.js';
-import { engines, testcontainersEngine } from '../helpers/engines.js';
+import { engines, onServer, testcontainersEngine } from '../helpers/engines.js';
 
 const SCHEMA = `
 CREATE TABLE customers (
@@ -78,7 +78,7 @@ function barrier(parties: number): () => Promise<void> {
 // The testcontainers engine too, with a daemon (STATEGATE_TEST_DOCKER_HOST), and always in CI.
 const ALL = RUN_CONTAINER_TESTS ? [...engines(), testcontainersEngine(requireDocker)] : engines();
 
-describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
+describe.each(ALL)('sandbox conformance: $name engine', ({ name, create, adminUrl }) => {
   let engine: Engine;
   let template: Template;
   const open: Sandbox[] = [];
@@ -302,6 +302,26 @@ describe.each(ALL)('sandbox conformance: $name engine', ({ name, create }) => {
       { kind: 'seed', detail: 'x' },
       { kind: 'seed', detail: 'x' },
     ]);
+  });
+
+  it('discards the connection a failed capture leaves in an aborted transaction', async () => {
+    const s = await clone('capture-fails');
+    await s.markInitial();
+    await s.query('UPDATE orders SET total = 7 WHERE id = 1');
+    // Behind the harness: the log is gone for a moment, so a statement of the capture's one query fails.
+    const asAdmin = async (sql: string) => {
+      const u = new URL(await adminUrl());
+      u.pathname = `/${s.name}`;
+      await onServer(u.toString(), (c) => c.query(sql));
+    };
+    await asAdmin('ALTER TABLE stategate.changes RENAME TO changes_away');
+    await expect(s.captureDiff()).rejects.toThrow(/changes/);
+    await asAdmin('ALTER TABLE stategate.changes_away RENAME TO changes');
+    // Were the failed connection handed on, this would fail: "current transaction is aborted".
+    expect((await s.query('SELECT total::text AS total FROM orders WHERE id = 1')).rows).toEqual([
+      { total: '7.00' },
+    ]);
+    expect((await s.captureDiff()).tables.orders.updated.map((c) => c.after?.total)).toEqual(['7.00']);
   });
 
   it("returns each transaction's own net changes, and nothing of one that rolled back", async () => {
