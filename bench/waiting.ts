@@ -340,45 +340,47 @@ export function writeWaitingSection(section: string): void {
 const LIMITS = [
   'What limits each number.',
   '',
-  '- **Whole run.** Beside the episodes: starting the engine (the embedded server, or connecting to the shared ' +
+  "- **Whole command and whole run.** Beside the episodes: Node's start and loading the CLI (the whole " +
+    'command only), loading the suite, starting the engine (the embedded server, or connecting to the shared ' +
     "one), building the template and preparing the suite's SQL, at the same time as the agent server starts; " +
-    "then the report, and dropping the run's databases. The pool is no longer made before the episodes: it is made " +
-    '4 at a time from the moment the template is ready, while the agent server starts and the first wave runs, ' +
-    'so its cost moved into the db wait of the episodes that claim the last databases made. Close drops every ' +
-    'database of the run at once on min(databases, the connection budget) connections: each DROP DATABASE waits ' +
-    'for a checkpoint and drops in flight together share one (on the shared server, 64 clones took 3.7 s six at a ' +
-    'time and 0.27 s all at once), so teardown no longer grows with concurrency on the postgres engine.',
+    'the pool of databases, made 4 at a time from then on while the first wave runs; then the engine closes ' +
+    "(dropping the run's databases, or stopping its server) as the last episode ends, while the report is " +
+    'written. What 64 scenarios add to one alone as a user runs it: loading 63 more scenario files (about 0.1 s: ' +
+    'each is parsed once, and again only to place a problem it has), the three bursts of 64 tool calls and the ' +
+    'ends of 64 episodes at once (below), and on the postgres engine 64 databases to make and drop.',
   '- **Reset and db wait.** Reset is what an episode waited before its agent could be served: with the database ' +
-    'prepared while the agent starts, nothing but the synchronous work of claiming one, so its p99 stays under a ' +
-    'few milliseconds. The wait moved to the agent\'s first tool call, after its 1 s think: "db wait" is how long ' +
-    'that call waited. At concurrency 1 and 8 the database is ready long before; at 32 and more the pool of ' +
-    'min(2 x concurrency, episodes) databases is still being made when the first calls come, and the episodes ' +
-    'that claimed the last of them wait for them (p99: the last ones).',
-  '- **How fast the pool is made.** Each database of the pool is a CREATE DATABASE ... TEMPLATE; its baseline ' +
-    "is now read from the admin's session (no first connection per database, which under a wave of 64 made each " +
-    'take 150 to 500 ms instead of 40 to 200 ms). The embedded server keeps its files in /dev/shm and clones with ' +
-    'FILE_COPY: 64 databases are made before the first tool calls come (db wait p99 0 ms at 64), and the embedded ' +
-    'whole run of 64 at 64 is 1.21x of one alone (target met). As a user starts it, the whole command is 1.33x ' +
-    '(not met): loading 64 scenario files and writing the report of 64 cases add about 0.3 s over one alone. ' +
-    '**The postgres engine is not met (2.5x)**: the shared server has fsync on and its CREATE DATABASE (WAL_LOG) ' +
-    'copies the template (7.5 MB of catalogs) through the WAL, 30 ms of a core per clone alone and 60 to 80 ms ' +
-    'under the wave, so 64 take 4 to 5 s and the last first calls wait up to 4 s; FILE_COPY 16 at a time and ' +
-    'wal_compression were tried side by side and measured the same (2.1x to 2.5x). Its close drops 64 databases, ' +
-    "each waiting for a checkpoint that writes out the clones' dirty buffers. What would reach the target there: " +
-    'fewer databases than episodes running at once, or a server whose files need not reach a disk (the embedded ' +
-    'engine). At 128 both engines wait for 128 databases.',
-  '- **Episodes phase at concurrency 64 and 128.** CPU, and those last databases. One harness process runs the ' +
-    'gateway, capture, grading and spooling of every episode, and the same 2 cores run PostgreSQL, the agent server ' +
-    'and now the making of the pool during the first wave; all agents of a wave wake at the same instant, so their ' +
-    '192 (or 384) tool calls queue for the 2 cores, and an episode whose first call waited for its database ends ' +
-    'that much later. A database the pool does not need for the episodes still to start is put back only if one ' +
-    'asks after all (or dropped with the run). No lock or pool is shared between episodes.',
+    'prepared while the agent starts, nothing but the synchronous work of claiming one, so its p99 stays under ' +
+    '20 ms. The wait is at the agent\'s first tool call, after its 1 s think: "db wait" is how long that call ' +
+    'waited for its database. On the embedded engine 64 (and 128) databases are made before the first calls ' +
+    'come (db wait p99 0 ms).',
+  '- **The postgres engine at 64 (1.38x, not met).** Each database of the pool is a CREATE DATABASE ... TEMPLATE ' +
+    "(WAL_LOG on the shared PostgreSQL 15: the template's 7.5 MB of catalogs copied through the WAL, about 20 ms " +
+    'of a server core alone), and its first connection takes 10 to 20 ms more of the server (twice what it takes ' +
+    "on a FILE_COPY clone, which copies the template's files whole). 64 need about 2 s of CPU, more than the " +
+    '1 s think leaves on 2 cores beside ' +
+    "the agent server, the episodes' starts and the harness, so the last ones are made while the first calls " +
+    'come (db wait p99 332 ms) and every call of that first burst is slower. Then each DROP DATABASE waits for a ' +
+    'checkpoint (PostgreSQL 15): sent together on connections opened first, 64 take about 0.3 s, while the report ' +
+    'is written. Tried side by side and dropped: FILE_COPY clones (no sooner, and slower drops), the pool made 8 or ' +
+    "16 at a time (the episodes start later and the pool is no sooner), the pool started before the suite's " +
+    'statements are prepared (the preparing slows by as much), each database dropped as its episode ends once no ' +
+    'episode can take it (those drops waited for the checkpoints of the end burst and ended no sooner), and a ' +
+    'CHECKPOINT during the run so the drops have nothing to write (the drops took 0.48 to 0.52 s instead of 0.20 ' +
+    'to 0.21 s: removing files whose pages reached the disk costs more). What would reach the target: a server ' +
+    'whose files need not reach a disk (the embedded engine, 1.08x), fewer databases than episodes running at ' +
+    'once, or a longer think (the pool then has more time than it needs).',
+  '- **Episodes phase at concurrency 64 and 128.** CPU. One harness process runs the gateway, capture, grading ' +
+    'and spooling of every episode, and the same 2 cores run PostgreSQL and the agent server; all agents of a ' +
+    'wave wake at the same instant, so their 192 (or 384) tool calls queue for the 2 cores, and the 64 (or 128) ' +
+    "episodes that end together queue for the harness's one thread (the capture is one round trip to the " +
+    'database, and each episode is serialized once for the log and the spool). No lock or pool is shared ' +
+    'between episodes.',
   '- **Postgres engine at 128.** The server allows 100 connections and is shared. The run reads what it leaves ' +
     '(max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) and ' +
     'every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
     'idle. At 128 the run may need more than the budget, so idle episode connections close 100 ms after their query ' +
-    'and each tool call after a think opens a new one: that reconnecting costs the postgres engine more than the ' +
-    'embedded one (200 connections) at 128.',
+    'and each tool call after a think opens a new one, and 128 databases are made and dropped: the postgres engine ' +
+    'at 128 costs far more than the embedded one (200 connections, files in memory).',
 ].join('\n');
 
 /** What a run measured, kept so the section can be written again without running (--from). */
