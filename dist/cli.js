@@ -76872,7 +76872,7 @@ function visible(text2) {
   return text2.replace(LINE_BREAK, " ").replace(/\t/g, " ").replace(INVISIBLE, REPLACEMENT);
 }
 function defuse(text2) {
-  return text2.replace(/(?<![A-Za-z0-9_])@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`).replace(/@(?=[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-])/gu, `@${BREAK}`).replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`).replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`).replace(/:(?=\/\/)/g, `${BREAK}:`).replace(/(www)\./gi, `$1${BREAK}.`);
+  return text2.replace(/(?<![A-Za-z0-9_])@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`).replace(/@(?=[\p{L}\p{N}_.-]*\.[\p{L}\p{N}_-])/gu, `@${BREAK}`).replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`).replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`).replace(/:(?=\/\/)/g, `${BREAK}:`).replace(/(www)\./gi, `$1${BREAK}.`);
 }
 function clip(text2, max) {
   const points = Array.from(text2);

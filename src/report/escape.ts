@@ -31,9 +31,10 @@ export function visible(text: string): string {
 function defuse(text: string): string {
   return (
     text
-      // A mention follows anything but an ASCII word character; an address has a dot in its domain.
+      // A mention follows anything but an ASCII word character; an address has a dot in its domain,
+      // which a GFM renderer takes even where the domain starts with it (`a@.b`).
       .replace(/(?<![A-Za-z0-9_])@(?=[\p{L}\p{N}_])/gu, `@${BREAK}`)
-      .replace(/@(?=[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-])/gu, `@${BREAK}`)
+      .replace(/@(?=[\p{L}\p{N}_.-]*\.[\p{L}\p{N}_-])/gu, `@${BREAK}`)
       .replace(/#(?=[\p{L}\p{N}_])/gu, `#${BREAK}`)
       .replace(/(GH)-(?=\d)/gi, `$1-${BREAK}`)
       .replace(/:(?=\/\/)/g, `${BREAK}:`)

@@ -47,4 +47,7 @@ export const HOSTILE = [
   '-',
   '#',
   '1.',
+  // An address whose domain starts with its dot, after a line break: a GFM renderer links it.
+  '\r-@.a',
+  'a@.b and x-@.y.z',
 ];
