@@ -101557,7 +101557,11 @@ function reportFacts(plan, engine, interrupted) {
 async function startEngineAndSides(plan, ctx) {
   const cached2 = baselineWanted(plan);
   const engineStart = openEngine2(plan, ctx);
-  const templateStart = engineStart.then(({ engine: engine2 }) => startTemplate(plan, engine2, ctx));
+  const templateStart = engineStart.then(async ({ engine: engine2 }) => {
+    const template2 = await startTemplate(plan, engine2, ctx);
+    void template2.reserve(plan.databases.reserve).catch(() => void 0);
+    return template2;
+  });
   const sidesStart = (async () => {
     let baseline = null;
     if (cached2) baseline = openBaseline(plan, (await engineStart).engine.name, ctx.progress);
@@ -101605,7 +101609,6 @@ async function startTemplate(plan, engine, ctx) {
     throw new Error(`the template's hash ${template.hash} is not the pinned ${plan.pin.templateHash}`);
   progress({ type: "phase", phase: "prepare", message: "Preparing every SQL statement of the suite" });
   const refused = await prepareSuiteSql(plan.suite, template);
-  void template.reserve(plan.databases.reserve).catch(() => void 0);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
   return template;
 }

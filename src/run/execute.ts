@@ -176,7 +176,13 @@ async function startEngineAndSides(
 }> {
   const cached = baselineWanted(plan);
   const engineStart = openEngine(plan, ctx);
-  const templateStart = engineStart.then(({ engine }) => startTemplate(plan, engine, ctx));
+  const templateStart = engineStart.then(async ({ engine }) => {
+    const template = await startTemplate(plan, engine, ctx);
+    // The pool is made from here on, while the sides may still start and the episodes run: an
+    // episode that asks before it is made takes the next database made (nothing waits for it all).
+    void template.reserve(plan.databases.reserve).catch(() => undefined);
+    return template;
+  });
   const sidesStart = (async () => {
     let baseline: BaselineCache | null = null;
     if (cached) baseline = openBaseline(plan, (await engineStart).engine.name, ctx.progress);
@@ -233,7 +239,7 @@ async function openEngine(
   return { engine, close };
 }
 
-/** Builds the template, prepares every SQL statement of the suite against it, then starts the pool. */
+/** Builds the template and prepares every SQL statement of the suite against it. */
 async function startTemplate(plan: RunPlan, engine: Engine, ctx: ExecuteContext): Promise<Template> {
   const { progress } = ctx;
   const template = await engine.buildTemplate(plan.suite.template);
@@ -243,9 +249,6 @@ async function startTemplate(plan: RunPlan, engine: Engine, ctx: ExecuteContext)
   // A statement that cannot prepare would fail inside the harness in every episode of both sides.
   progress({ type: 'phase', phase: 'prepare', message: 'Preparing every SQL statement of the suite' });
   const refused = await prepareSuiteSql(plan.suite, template);
-  // The pool is made from here on, while the sides may still start and the episodes run: an
-  // episode that asks before it is made takes the next database made (nothing waits for it all).
-  void template.reserve(plan.databases.reserve).catch(() => undefined);
   if (refused.length > 0) throw new ConfigError(refusedSuiteProblems(refused));
   return template;
 }
