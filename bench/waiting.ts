@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import pg from 'pg';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
 import { ADMIN_URL, benchSuite, episodeTimings, summary } from './suite.js';
@@ -57,6 +58,11 @@ export interface WaitingRow {
    * timed from spawn to exit, in a run of its own: Node's start, loading, the run, the exit.
    */
   commandSeconds?: number;
+  /**
+   * With --cli on the postgres engine: seconds from the command's exit until the child it left had
+   * dropped the run's databases (not in the whole command; the next row starts after it).
+   */
+  droppedAfterSeconds?: number;
   reset: { median: number; p99: number };
   /** What each agent's first tool call waited for its database (timings.db_wait), ms. */
   dbWait: { median: number; p99: number };
@@ -82,23 +88,52 @@ function waitingSuite(scenarios: number, concurrency: number, thinkMs: number): 
 }
 
 /**
+ * Waits until no database whose owner comment names process `pid` is left on the bench's server
+ * (a command hands its drops to a child that outlives it); seconds waited. Throws after 120 s.
+ */
+async function awaitDropped(pid: number): Promise<number> {
+  const t0 = performance.now();
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_database d
+          WHERE d.datname LIKE 'sg\\_%' AND shobj_description(d.oid, 'pg_database')::jsonb->>'pid' = $1`,
+        [String(pid)],
+      );
+      if (rows[0].n === 0) return (performance.now() - t0) / 1000;
+      if (performance.now() - t0 > 120_000)
+        throw new Error(`the databases of process ${pid} were not dropped in 120 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * The whole command, as a user runs it: `node bin/stategate.mjs run --dir DIR --engine E` (the
  * built dist/, so `npm run build` first), seconds from spawn to exit. Throws unless it exits 0.
+ * On the postgres engine it then waits for the databases the command left to a child to drop
+ * (`droppedAfter`), so the next run does not share the cores with those drops.
  */
 export async function commandRun(
   engine: 'embedded' | 'postgres',
   scenarios: number,
   concurrency: number,
   thinkMs: number,
-): Promise<number> {
+): Promise<{ seconds: number; droppedAfter: number }> {
   const dir = waitingSuite(scenarios, concurrency, thinkMs);
   const bin = resolve(import.meta.dirname, '..', 'bin', 'stategate.mjs');
   const args = [bin, 'run', '--dir', dir, '--engine', engine];
   if (engine === 'postgres') args.push('--database-url', ADMIN_URL);
   try {
     const t0 = performance.now();
+    let pid = 0;
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done, fail) => {
       const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      pid = child.pid ?? 0;
       let stderr = '';
       child.stderr.on('data', (d) => {
         stderr += d;
@@ -108,7 +143,7 @@ export async function commandRun(
     });
     const seconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`stategate run exited ${code}:\n${stderr.slice(-2000)}`);
-    return seconds;
+    return { seconds, droppedAfter: engine === 'postgres' ? await awaitDropped(pid) : 0 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -189,7 +224,11 @@ export async function waitingTable(
     for (let i = 0; i < (c === 1 && n > 1 ? 1 : runs); i++) {
       const row = await waitingRun(engine, n, c, thinkMs);
       // 64 episodes in a row (concurrency 1) take minutes: that row is timed in-process only.
-      if (cli && !(c === 1 && n > 1)) row.commandSeconds = await commandRun(engine, n, c, thinkMs);
+      if (cli && !(c === 1 && n > 1)) {
+        const command = await commandRun(engine, n, c, thinkMs);
+        row.commandSeconds = command.seconds;
+        if (engine === 'postgres') row.droppedAfterSeconds = command.droppedAfter;
+      }
       all.push(row);
     }
     // The headline decides which run is the median: the whole command where it is timed.
@@ -217,7 +256,7 @@ export function waitingSection(
   const withCommand = tables.some((t) => t.alone.commandSeconds !== undefined);
   const command = (r: WaitingRow, alone: WaitingRow) =>
     withCommand
-      ? ` ${r.commandSeconds?.toFixed(2) ?? '-'} s | ${alone.commandSeconds && r.commandSeconds ? x(r.commandSeconds / alone.commandSeconds) : '-'} |`
+      ? ` ${r.commandSeconds?.toFixed(2) ?? '-'} s | ${alone.commandSeconds && r.commandSeconds ? x(r.commandSeconds / alone.commandSeconds) : '-'} | ${r.droppedAfterSeconds === undefined ? '-' : `${r.droppedAfterSeconds.toFixed(2)} s`} |`
       : '';
   out(BEGIN);
   out('## 6. Agents that wait');
@@ -240,17 +279,20 @@ export function waitingSection(
       "machine's 1-minute load average when the row started / ended." +
       (withCommand
         ? ' "Whole command" is the same row run again as a user starts it, `node bin/stategate.mjs run --dir DIR ' +
-          "--engine E` (the built dist/), timed from spawn to exit: Node's start, loading the CLI, the run, the exit."
+          "--engine E` (the built dist/), timed from spawn to exit: Node's start, loading the CLI, the run, the exit. " +
+          "On the postgres engine the command leaves dropping the run's databases to a child process that outlives " +
+          'it (nothing it reports needs them); "dropped after exit" is how long that child took after the exit, and ' +
+          'the next run starts only once it is done. In-process (the whole run), the run drops them before it returns.'
         : ''),
   );
   out();
   out(`${note}`);
   out();
   out(
-    `| engine | concurrency | scenarios |${withCommand ? ' whole command | x alone |' : ''} whole run | x alone | episodes phase | x alone | x c=1 mean | ideal | reset p50 | reset p99 | db wait p99 | start p99 | incomplete | load |`,
+    `| engine | concurrency | scenarios |${withCommand ? ' whole command | x alone | dropped after exit |' : ''} whole run | x alone | episodes phase | x alone | x c=1 mean | ideal | reset p50 | reset p99 | db wait p99 | start p99 | incomplete | load |`,
   );
   out(
-    `|---|---:|---:|${withCommand ? '---:|---:|' : ''}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
+    `|---|---:|---:|${withCommand ? '---:|---:|---:|' : ''}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`,
   );
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   for (const t of tables) {

@@ -93466,7 +93466,7 @@ async function startEmbeddedServer(opts = {}) {
 }
 
 // src/sandbox/cluster.ts
-import { spawnSync as spawnSync2 } from "node:child_process";
+import { spawn as spawn3, spawnSync as spawnSync2 } from "node:child_process";
 import { createRequire as createRequire2 } from "node:module";
 
 // src/sandbox/connections.ts
@@ -93808,7 +93808,10 @@ var Cluster = class _Cluster {
   }
   /**
    * Waits for queued drops, drops every database and role that carries the run prefix (unless the
-   * whole server is about to go: `dropAll: false`), and ends the pool.
+   * whole server is about to go: `dropAll: false`), and ends the pool. With `detach`, the drops are
+   * handed to a child process that outlives this one (dropRunDetached): nothing the run reports
+   * needs them, and on a server whose files reach a disk 64 databases take seconds to drop. Where no
+   * child can be started, they are dropped here as without it.
    */
   async close(opts = {}) {
     if (this.closed) return;
@@ -93823,10 +93826,9 @@ var Cluster = class _Cluster {
       await Promise.allSettled([...this.creates]);
       await Promise.all([...this.drops]);
       if (sweeping) {
-        await dropRun(this.admin, this.version, this.runPrefix, {
-          url: this.adminUrl,
-          parallel: this.budget.limit
-        });
+        const wide = { url: this.adminUrl, parallel: this.budget.limit };
+        const handedOff = opts.detach === true && await dropRunDetached({ url: wide.url, prefix: this.runPrefix, parallel: wide.parallel });
+        if (!handedOff) await dropRun(this.admin, this.version, this.runPrefix, wide);
       }
     } finally {
       await this.admin.end().catch(() => void 0);
@@ -93836,7 +93838,7 @@ var Cluster = class _Cluster {
   closeSync() {
     if (this.closed) return;
     this.closed = true;
-    dropRunSync(this.adminUrl, this.runPrefix);
+    dropRunSync({ url: this.adminUrl, prefix: this.runPrefix, parallel: this.budget.limit });
   }
   assertOpen() {
     if (this.closed) throw new Error("the engine is closed");
@@ -93908,52 +93910,105 @@ async function dropInParallel(names, version2, wide) {
   }
   return [...failed2, ...queue];
 }
-var SYNC_DROP = `
+var DROP_RUN_CHILD = `
 const pg = require(process.env.SG_PG);
-const { url, prefix } = JSON.parse(process.env.SG_DROP);
-const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-const session = async (fn) => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try { return await fn(c); } finally { await c.end(); }
-};
-(async () => {
-  const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
-  // A clone made ahead may still be in CREATE DATABASE on the exiting process's connection: the
-  // server finishes it after the client is gone, so it would appear after the listing and keep its
-  // owner role alive. Wait (bounded) until no such statement runs.
-  const creating = (c) => c.query(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'CREATE DATABASE%' AND position($1 in query) > 0",
-    [prefix + '_'],
-  ).then((r) => r.rows[0].n);
-  for (let i = 0; i < 200 && (await session(creating)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
-  // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
-  await Promise.all(dbs.map(({ datname }) => session(async (c) => {
-    const name = c.escapeIdentifier(datname);
-    // The suite's role may have marked its database a template, which DROP DATABASE refuses.
-    await c.query('ALTER DATABASE ' + name + ' IS_TEMPLATE false').catch(() => undefined);
-    if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + name + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  })));
-  await session(async (c) => {
-    for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-      await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
-    }
-  });
-})().catch((e) => { console.error(e.message); process.exit(1); });
-`;
-function dropRunSync(adminUrl, prefix) {
-  let pgPath;
+// Bounded: a server that stops answering must not keep a child alive for ever.
+setTimeout(() => process.exit(1), 120000).unref();
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => { input += d; });
+process.stdin.on('end', () => run(JSON.parse(input)).catch((e) => { console.error(e.message); process.exit(1); }));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function run({ url, prefix, parallel }) {
+  const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
+  const open = async () => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', () => undefined);
+    await c.connect();
+    return c;
+  };
+  const main = await open();
   try {
-    pgPath = createRequire2(import.meta.url).resolve("pg");
-  } catch {
-    return;
+    const v = Number((await main.query('SHOW server_version_num')).rows[0].server_version_num);
+    // A clone made ahead may still be in CREATE DATABASE on an exiting process's connection: the
+    // server finishes it after the client is gone, so it would appear after the listing and keep its
+    // owner role alive. Wait (bounded) until no such statement runs.
+    const creating = async () => (await main.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'CREATE DATABASE%' AND position($1 in query) > 0",
+      [prefix + '_'],
+    )).rows[0].n;
+    for (let i = 0; i < 200 && (await creating()) > 0; i++) await sleep(100);
+    const names = (await main.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows.map((r) => r.datname);
+    const dropOnce = async (c, name) => {
+      if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(name) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+    };
+    const drop = (c, name) => dropOnce(c, name).catch(async (e) => {
+      // The suite's role may have marked its database a template, which DROP DATABASE refuses.
+      if (!/cannot drop a template database/.test(e.message)) throw e;
+      await c.query('ALTER DATABASE ' + c.escapeIdentifier(name) + ' IS_TEMPLATE false');
+      await dropOnce(c, name);
+    });
+    // Each DROP DATABASE waits for a checkpoint and drops in flight together share one: every
+    // session is opened first (at most the run's connection budget), then every drop sent at once.
+    const opened = await Promise.allSettled(Array.from({ length: Math.min(names.length, parallel) }, open));
+    const sessions = opened.filter((o) => o.status === 'fulfilled').map((o) => o.value);
+    const queue = [...names];
+    const failed = [];
+    await Promise.all(sessions.map(async (c) => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) await drop(c, name).catch(() => failed.push(name));
+    }));
+    for (const c of sessions) void c.end().catch(() => undefined);
+    for (const name of [...failed, ...queue]) await drop(main, name).catch(() => undefined);
+    for (const { rolname } of (await main.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+      await main.query('DROP ROLE IF EXISTS ' + main.escapeIdentifier(rolname)).catch(() => undefined);
+    }
+  } finally {
+    await main.end().catch(() => undefined);
   }
-  spawnSync2(process.execPath, ["-e", SYNC_DROP], {
-    env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
-    stdio: "ignore",
+}
+`;
+function pgModulePath() {
+  try {
+    return createRequire2(import.meta.url).resolve("pg");
+  } catch {
+    return null;
+  }
+}
+function dropRunSync(input2) {
+  const pgPath = pgModulePath();
+  if (!pgPath) return;
+  spawnSync2(process.execPath, ["-e", DROP_RUN_CHILD], {
+    env: { ...process.env, SG_PG: pgPath },
+    input: JSON.stringify(input2),
+    stdio: ["pipe", "ignore", "ignore"],
     timeout: 6e4
+  });
+}
+function dropRunDetached(input2) {
+  const pgPath = pgModulePath();
+  if (!pgPath) return Promise.resolve(null);
+  return new Promise((resolve19) => {
+    let child2;
+    try {
+      child2 = spawn3(process.execPath, ["-e", DROP_RUN_CHILD], {
+        detached: true,
+        env: { ...process.env, SG_PG: pgPath },
+        stdio: ["pipe", "ignore", "ignore"]
+      });
+    } catch {
+      resolve19(null);
+      return;
+    }
+    child2.once("error", () => resolve19(null));
+    child2.once("spawn", () => {
+      const stdin = child2.stdin;
+      stdin.once("error", () => resolve19(null));
+      stdin.end(JSON.stringify(input2), () => {
+        child2.unref();
+        resolve19({ pid: child2.pid });
+      });
+    });
   });
 }
 function redact(url2) {
@@ -95220,6 +95275,11 @@ var PgTemplate = class {
     this.scratch ??= this.clone("prepare");
     return prepareStatement(await this.scratch, sql, paramCount);
   }
+  donePreparing() {
+    const scratch = this.scratch;
+    this.scratch = null;
+    void scratch?.then((s) => s.dispose()).catch(() => void 0);
+  }
   async make(label) {
     const { cluster } = this.facts;
     const n = cluster.next();
@@ -95364,10 +95424,10 @@ async function openEngine(opts, hooks) {
   assertRunPrefix(runPrefix);
   const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
   let closing = null;
-  const close = () => {
+  const close = (closeOpts = {}) => {
     closing ??= (async () => {
       try {
-        await cluster.close({ dropAll: !hooks.stop });
+        await cluster.close({ dropAll: !hooks.stop, detach: closeOpts.detach });
       } finally {
         await hooks.stop?.();
         unregister();
@@ -98271,7 +98331,7 @@ ${this.tailBuffer(this.tailCap).toString("utf8")}`;
 };
 
 // src/agent/process-group.ts
-import { spawn as spawn3 } from "node:child_process";
+import { spawn as spawn4 } from "node:child_process";
 import { readdirSync as readdirSync3, readFileSync as readFileSync7 } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 var DEFAULT_GRACE_MS = 2e3;
@@ -98290,7 +98350,7 @@ function installExitHook() {
 function spawnInGroup(command, cwd, env, stdio, wrapper) {
   installExitHook();
   const wrapped = wrapper?.wrap(command, env) ?? { file: "/bin/sh", args: ["-c", command] };
-  const child2 = wrapped.child ?? spawn3(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
+  const child2 = wrapped.child ?? spawn4(wrapped.file, wrapped.args, { cwd, env: wrapped.env ?? env, detached: true, stdio });
   if (wrapped.child && Array.isArray(stdio) && stdio[0] === "ignore") child2.stdin?.end();
   if (wrapped.done) {
     const done = wrapped.done;
@@ -99297,7 +99357,7 @@ function guardedAncestors(paths, scratch) {
 }
 
 // src/agent/namespace-probe.ts
-import { spawn as spawn5 } from "node:child_process";
+import { spawn as spawn6 } from "node:child_process";
 import { accessSync as accessSync3, constants as constants5, mkdtempSync as mkdtempSync7, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
 import { tmpdir as tmpdir7 } from "node:os";
 import { delimiter as delimiter2, join as join19, resolve as resolve8 } from "node:path";
@@ -99309,7 +99369,7 @@ import { tmpdir as tmpdir6 } from "node:os";
 import { join as join18 } from "node:path";
 
 // src/agent/sandbox.ts
-import { spawn as spawn4, spawnSync as spawnSync5 } from "node:child_process";
+import { spawn as spawn5, spawnSync as spawnSync5 } from "node:child_process";
 import { chmodSync as chmodSync3, mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync5, readdirSync as readdirSync4, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync8 } from "node:fs";
 import { createServer as createServer4 } from "node:net";
 import { tmpdir as tmpdir5 } from "node:os";
@@ -100324,7 +100384,7 @@ var SideSandbox = class {
     chmodSync3(join17(call, "go.sock"), 438);
     let child2;
     try {
-      child2 = spawn4(command.file, command.args, {
+      child2 = spawn5(command.file, command.args, {
         cwd: this.opts.checkout,
         env: command.env,
         detached: true,
@@ -100505,7 +100565,7 @@ function runProbe(name2) {
   const { file: file2, args } = wrapper.wrap('test "$(ls /proc | grep -c "^[0-9]")" -lt 10 && id -u');
   return new Promise((done) => {
     let output2 = "";
-    const child2 = spawn5(file2, args, {
+    const child2 = spawn6(file2, args, {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
       stdio: ["ignore", "pipe", "pipe"]
@@ -101489,7 +101549,7 @@ async function executeRun(plan, ctx) {
   scope.defer(() => spool.dispose());
   const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log: log2, spool }, ctx);
-  void closeEngine();
+  void closeEngine({ detach: ctx.options.teardown === "detach" && !ctx.signal.aborted });
   await log2.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
   const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : void 0;
@@ -101560,6 +101620,7 @@ async function startEngineAndSides(plan, ctx) {
   const templateStart = engineStart.then(async ({ engine: engine2 }) => {
     const template2 = await startTemplate(plan, engine2, ctx);
     void template2.reserve(plan.databases.reserve).catch(() => void 0);
+    template2.donePreparing();
     return template2;
   });
   const sidesStart = (async () => {
@@ -101593,7 +101654,12 @@ async function openEngine2(plan, ctx) {
     engine: ctx.options.engine,
     engineOption: ctx.options.engineOption
   });
-  const close = ctx.scope.defer(() => engine.close());
+  let detach = false;
+  const release = ctx.scope.defer(() => engine.close({ detach }));
+  const close = (opts = {}) => {
+    detach = opts.detach === true;
+    return release();
+  };
   const engineDetail = engine.detail ? `; ${engine.detail}` : "";
   progress({
     type: "log",
@@ -102463,6 +102529,8 @@ function runOptions(values) {
     shard: values.shard ? option("shard", () => parseShard(values.shard)) : null,
     filter: values.scenario || values.tag ? { scenarios: values.scenario ?? [], tags: values.tag ?? [] } : null,
     databaseUrl: values["database-url"],
+    // The command's user waits for the verdict, not for the run's databases to be dropped.
+    teardown: "detach",
     out: values.out,
     engine: engineOption(values),
     suiteFrom,
@@ -103358,7 +103426,7 @@ function renderEstimate(e, cacheDir2) {
 }
 
 // src/cli/view.ts
-import { spawn as spawn6 } from "node:child_process";
+import { spawn as spawn7 } from "node:child_process";
 import { existsSync as existsSync12, statSync as statSync12 } from "node:fs";
 import { join as join30, resolve as resolve18 } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -103393,7 +103461,7 @@ async function commandView(rest) {
     return 0;
   }
   const opened = await new Promise((done) => {
-    const child2 = spawn6(open3.command, open3.args(file2), { stdio: "ignore", detached: true });
+    const child2 = spawn7(open3.command, open3.args(file2), { stdio: "ignore", detached: true });
     child2.once("error", () => done(false));
     child2.once("spawn", () => {
       child2.unref();

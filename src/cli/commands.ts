@@ -79,6 +79,8 @@ export function runOptions(values: CliValues): Omit<CompareOptions, 'base' | 'he
     filter:
       values.scenario || values.tag ? { scenarios: values.scenario ?? [], tags: values.tag ?? [] } : null,
     databaseUrl: values['database-url'],
+    // The command's user waits for the verdict, not for the run's databases to be dropped.
+    teardown: 'detach',
     out: values.out,
     engine: engineOption(values),
     suiteFrom,

@@ -32,6 +32,13 @@ export interface CompareOptions {
   engineOption?: string;
   /** A postgres admin URL, overriding database.url (with --engine postgres, $STATEGATE_DATABASE_URL is the fallback). */
   databaseUrl?: string;
+  /**
+   * What happens to the run's databases on a server it does not own (the postgres engine) once the
+   * last episode has ended: 'wait' (the default) drops them before runCompare resolves; 'detach'
+   * hands the drops to a child process that outlives this one (the CLI: its user need not wait for
+   * them). A run that fails or is interrupted always drops them itself.
+   */
+  teardown?: 'wait' | 'detach';
   suiteFrom?: 'head' | 'base';
   /** Whose stategate.yml gives the gate, the repeats floor and the judge calibration (default base). */
   policyFrom?: 'base' | 'head';

@@ -44,7 +44,7 @@ export interface ExecuteContext {
   signal: AbortSignal;
   progress: (event: ProgressEvent) => void;
   /** How the engine was asked for, and the in-run cache (CompareOptions). */
-  options: Pick<CompareOptions, 'engine' | 'engineOption' | 'databaseUrl' | 'episodeCache'>;
+  options: Pick<CompareOptions, 'engine' | 'engineOption' | 'databaseUrl' | 'episodeCache' | 'teardown'>;
 }
 
 /** Runs the plan's episodes, writes report.json and report.md, and returns them. */
@@ -72,8 +72,10 @@ export async function executeRun(plan: RunPlan, ctx: ExecuteContext): Promise<Co
   const sources = episodeSources(plan, ctx, { template, gateway, runtimes, baseline, models });
   const { decisions, ends } = await runLoop(plan, template, firstOf(sources), { log, spool }, ctx);
   // Nothing asks a database after the last episode: the engine closes (dropping the run's databases,
-  // or stopping its own server) while the report is written, not after it.
-  void closeEngine();
+  // or stopping its own server) while the report is written, not after it; with teardown 'detach',
+  // a child process drops them and the run need not wait for it.
+  // An interrupted run drops them itself: whoever stopped it may be about to stop the machine too.
+  void closeEngine({ detach: ctx.options.teardown === 'detach' && !ctx.signal.aborted });
   await log.close();
   reportRefused(gateway.refused(), gateway.refusedCount(), progress);
   const baselineStored = baseline ? storeBaseline(plan, baseline, spool, ctx) : undefined;
@@ -169,7 +171,7 @@ async function startEngineAndSides(
 ): Promise<{
   engine: Engine;
   /** Closes the engine now (once); the scope waits for it. */
-  closeEngine: () => Promise<void>;
+  closeEngine: (opts?: { detach?: boolean }) => Promise<void>;
   template: Template;
   baseline: BaselineCache | null;
   runtimes: Partial<Record<Side, SideRuntime>>;
@@ -181,6 +183,8 @@ async function startEngineAndSides(
     // The pool is made from here on, while the sides may still start and the episodes run: an
     // episode that asks before it is made takes the next database made (nothing waits for it all).
     void template.reserve(plan.databases.reserve).catch(() => undefined);
+    // After reserve(): the database the statements were prepared on is put back into the pool.
+    template.donePreparing();
     return template;
   });
   const sidesStart = (async () => {
@@ -222,14 +226,21 @@ function baselineWanted(plan: RunPlan): boolean {
 async function openEngine(
   plan: RunPlan,
   ctx: ExecuteContext,
-): Promise<{ engine: Engine; close: () => Promise<void> }> {
+): Promise<{ engine: Engine; close: (opts?: { detach?: boolean }) => Promise<void> }> {
   const { progress } = ctx;
   progress({ type: 'phase', phase: 'engine', message: 'Starting the database engine' });
   const engine = await chooseEngine(databaseFor(plan.suite, ctx.options), {
     engine: ctx.options.engine,
     engineOption: ctx.options.engineOption,
   });
-  const close = ctx.scope.defer(() => engine.close());
+  // The scope's release (on any failure: dropped here, waited for) unless the run ends normally
+  // first and asks for its teardown (CompareOptions.teardown).
+  let detach = false;
+  const release = ctx.scope.defer(() => engine.close({ detach }));
+  const close = (opts: { detach?: boolean } = {}) => {
+    detach = opts.detach === true;
+    return release();
+  };
   const engineDetail = engine.detail ? `; ${engine.detail}` : '';
   progress({
     type: 'log',

@@ -1,6 +1,6 @@
 // The server side of an engine: one admin pool, the run's databases and roles, and a queue that
 // drops disposed databases off the critical path.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { type ConnectionBudget, readConnectionBudget } from './connections.js';
@@ -227,9 +227,12 @@ export class Cluster {
 
   /**
    * Waits for queued drops, drops every database and role that carries the run prefix (unless the
-   * whole server is about to go: `dropAll: false`), and ends the pool.
+   * whole server is about to go: `dropAll: false`), and ends the pool. With `detach`, the drops are
+   * handed to a child process that outlives this one (dropRunDetached): nothing the run reports
+   * needs them, and on a server whose files reach a disk 64 databases take seconds to drop. Where no
+   * child can be started, they are dropped here as without it.
    */
-  async close(opts: { dropAll?: boolean } = {}): Promise<void> {
+  async close(opts: { dropAll?: boolean; detach?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const sweeping = opts.dropAll !== false;
@@ -244,10 +247,11 @@ export class Cluster {
       await Promise.all([...this.drops]);
       if (sweeping) {
         // No episode holds a connection now: the sweep may use the run's whole budget.
-        await dropRun(this.admin, this.version, this.runPrefix, {
-          url: this.adminUrl,
-          parallel: this.budget.limit,
-        });
+        const wide = { url: this.adminUrl, parallel: this.budget.limit };
+        const handedOff =
+          opts.detach === true &&
+          (await dropRunDetached({ url: wide.url, prefix: this.runPrefix, parallel: wide.parallel }));
+        if (!handedOff) await dropRun(this.admin, this.version, this.runPrefix, wide);
       }
     } finally {
       await this.admin.end().catch(() => undefined);
@@ -258,7 +262,7 @@ export class Cluster {
   closeSync(): void {
     if (this.closed) return;
     this.closed = true;
-    dropRunSync(this.adminUrl, this.runPrefix);
+    dropRunSync({ url: this.adminUrl, prefix: this.runPrefix, parallel: this.budget.limit });
   }
 
   private assertOpen(): void {
@@ -370,54 +374,127 @@ async function dropInParallel(
   return [...failed, ...queue];
 }
 
-// Runs in a child process at 'exit', when the event loop no longer turns: plain CommonJS and pg.
-const SYNC_DROP = `
+// Drops a run's databases and roles from a child process: at 'exit', when this process's event loop
+// no longer turns (spawnSync), or after a run that hands its drops off (close({ detach })), in a
+// child that outlives it. Plain CommonJS and pg; the admin URL comes on stdin, never in argv or env.
+const DROP_RUN_CHILD = `
 const pg = require(process.env.SG_PG);
-const { url, prefix } = JSON.parse(process.env.SG_DROP);
-const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
-const session = async (fn) => {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try { return await fn(c); } finally { await c.end(); }
-};
-(async () => {
-  const v = await session(async (c) => Number((await c.query('SHOW server_version_num')).rows[0].server_version_num));
-  // A clone made ahead may still be in CREATE DATABASE on the exiting process's connection: the
-  // server finishes it after the client is gone, so it would appear after the listing and keep its
-  // owner role alive. Wait (bounded) until no such statement runs.
-  const creating = (c) => c.query(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'CREATE DATABASE%' AND position($1 in query) > 0",
-    [prefix + '_'],
-  ).then((r) => r.rows[0].n);
-  for (let i = 0; i < 200 && (await session(creating)) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  const dbs = await session(async (c) => (await c.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows);
-  // In parallel: each DROP DATABASE waits for a checkpoint, and drops in flight together share one.
-  await Promise.all(dbs.map(({ datname }) => session(async (c) => {
-    const name = c.escapeIdentifier(datname);
-    // The suite's role may have marked its database a template, which DROP DATABASE refuses.
-    await c.query('ALTER DATABASE ' + name + ' IS_TEMPLATE false').catch(() => undefined);
-    if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [datname]);
-    await c.query('DROP DATABASE IF EXISTS ' + name + (v >= 130000 ? ' WITH (FORCE)' : ''));
-  })));
-  await session(async (c) => {
-    for (const { rolname } of (await c.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
-      await c.query('DROP ROLE IF EXISTS ' + c.escapeIdentifier(rolname));
+// Bounded: a server that stops answering must not keep a child alive for ever.
+setTimeout(() => process.exit(1), 120000).unref();
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => { input += d; });
+process.stdin.on('end', () => run(JSON.parse(input)).catch((e) => { console.error(e.message); process.exit(1); }));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function run({ url, prefix, parallel }) {
+  const like = prefix.replace(/[\\\\%_]/g, '\\\\$&') + '\\\\_%';
+  const open = async () => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', () => undefined);
+    await c.connect();
+    return c;
+  };
+  const main = await open();
+  try {
+    const v = Number((await main.query('SHOW server_version_num')).rows[0].server_version_num);
+    // A clone made ahead may still be in CREATE DATABASE on an exiting process's connection: the
+    // server finishes it after the client is gone, so it would appear after the listing and keep its
+    // owner role alive. Wait (bounded) until no such statement runs.
+    const creating = async () => (await main.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'CREATE DATABASE%' AND position($1 in query) > 0",
+      [prefix + '_'],
+    )).rows[0].n;
+    for (let i = 0; i < 200 && (await creating()) > 0; i++) await sleep(100);
+    const names = (await main.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [like])).rows.map((r) => r.datname);
+    const dropOnce = async (c, name) => {
+      if (v < 130000) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      await c.query('DROP DATABASE IF EXISTS ' + c.escapeIdentifier(name) + (v >= 130000 ? ' WITH (FORCE)' : ''));
+    };
+    const drop = (c, name) => dropOnce(c, name).catch(async (e) => {
+      // The suite's role may have marked its database a template, which DROP DATABASE refuses.
+      if (!/cannot drop a template database/.test(e.message)) throw e;
+      await c.query('ALTER DATABASE ' + c.escapeIdentifier(name) + ' IS_TEMPLATE false');
+      await dropOnce(c, name);
+    });
+    // Each DROP DATABASE waits for a checkpoint and drops in flight together share one: every
+    // session is opened first (at most the run's connection budget), then every drop sent at once.
+    const opened = await Promise.allSettled(Array.from({ length: Math.min(names.length, parallel) }, open));
+    const sessions = opened.filter((o) => o.status === 'fulfilled').map((o) => o.value);
+    const queue = [...names];
+    const failed = [];
+    await Promise.all(sessions.map(async (c) => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) await drop(c, name).catch(() => failed.push(name));
+    }));
+    for (const c of sessions) void c.end().catch(() => undefined);
+    for (const name of [...failed, ...queue]) await drop(main, name).catch(() => undefined);
+    for (const { rolname } of (await main.query('SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [like])).rows) {
+      await main.query('DROP ROLE IF EXISTS ' + main.escapeIdentifier(rolname)).catch(() => undefined);
     }
-  });
-})().catch((e) => { console.error(e.message); process.exit(1); });
+  } finally {
+    await main.end().catch(() => undefined);
+  }
+}
 `;
 
-function dropRunSync(adminUrl: string, prefix: string): void {
-  let pgPath: string;
+/** What the dropping child needs (on its stdin). */
+interface DropRunInput {
+  url: string;
+  prefix: string;
+  /** Sessions that drop at once. */
+  parallel: number;
+}
+
+/** pg's entry point for a child process to require, or null in a bundle without node_modules. */
+function pgModulePath(): string | null {
   try {
-    pgPath = createRequire(import.meta.url).resolve('pg');
+    return createRequire(import.meta.url).resolve('pg');
   } catch {
-    return; // A bundle without node_modules: sweepLeftovers of the next run removes the rest.
+    return null;
   }
-  spawnSync(process.execPath, ['-e', SYNC_DROP], {
-    env: { ...process.env, SG_PG: pgPath, SG_DROP: JSON.stringify({ url: adminUrl, prefix }) },
-    stdio: 'ignore',
+}
+
+function dropRunSync(input: DropRunInput): void {
+  const pgPath = pgModulePath();
+  // A bundle without node_modules: sweepLeftovers of the next run removes the rest.
+  if (!pgPath) return;
+  spawnSync(process.execPath, ['-e', DROP_RUN_CHILD], {
+    env: { ...process.env, SG_PG: pgPath },
+    input: JSON.stringify(input),
+    stdio: ['pipe', 'ignore', 'ignore'],
     timeout: 60_000,
+  });
+}
+
+/**
+ * Starts a child process, in a process group of its own, that drops the run's databases and roles
+ * and outlives this process; resolves once it has its input (true), or false when none could be
+ * started (no pg to require: a bundle without node_modules), for the caller to drop them itself.
+ */
+function dropRunDetached(input: DropRunInput): Promise<{ pid: number } | null> {
+  const pgPath = pgModulePath();
+  if (!pgPath) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, ['-e', DROP_RUN_CHILD], {
+        detached: true,
+        env: { ...process.env, SG_PG: pgPath },
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+    } catch {
+      resolve(null);
+      return;
+    }
+    child.once('error', () => resolve(null));
+    child.once('spawn', () => {
+      const stdin = child.stdin as NonNullable<ChildProcess['stdin']>;
+      stdin.once('error', () => resolve(null));
+      stdin.end(JSON.stringify(input), () => {
+        // Nothing of it keeps this process alive, nor waits for it at exit.
+        child.unref();
+        resolve({ pid: child.pid as number });
+      });
+    });
   });
 }
 

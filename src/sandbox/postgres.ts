@@ -41,11 +41,11 @@ export async function openEngine(opts: PostgresEngineOptions, hooks: ServerHooks
   assertRunPrefix(runPrefix);
   const cluster = await Cluster.connect(opts.adminUrl, runPrefix, opts.cloneStrategy);
   let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
+  const close = (closeOpts: { detach?: boolean } = {}): Promise<void> => {
     closing ??= (async () => {
       try {
         // A server that is stopped next takes its databases with it.
-        await cluster.close({ dropAll: !hooks.stop });
+        await cluster.close({ dropAll: !hooks.stop, detach: closeOpts.detach });
       } finally {
         await hooks.stop?.();
         unregister();

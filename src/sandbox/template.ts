@@ -344,6 +344,14 @@ class PgTemplate implements Template {
     return prepareStatement(await this.scratch, sql, paramCount);
   }
 
+  donePreparing(): void {
+    const scratch = this.scratch;
+    this.scratch = null;
+    // Left open, its connection would hold a slot of the budget for the whole run, and keep the
+    // process alive until its database is dropped.
+    void scratch?.then((s) => s.dispose()).catch(() => undefined);
+  }
+
   private async make(label: string): Promise<PgSandbox> {
     const { cluster } = this.facts;
     const n = cluster.next();

@@ -75,6 +75,11 @@ export interface Template {
   expectTakes(count: number): void;
   /** Prepares (without running) a statement against the template; returns the error message or null. */
   prepare(sql: string, paramCount?: number): Promise<string | null>;
+  /**
+   * Says every statement is prepared: the database prepare() used (it holds a connection) is
+   * disposed like an episode's, so after reserve() it joins the pool. A later prepare() makes another.
+   */
+  donePreparing(): void;
 }
 
 /** A database engine: where sandboxes live. */
@@ -87,6 +92,10 @@ export interface Engine {
   /** The run prefix every database this engine creates carries. */
   readonly runPrefix: string;
   buildTemplate(spec: TemplateSpec): Promise<Template>;
-  /** Drops every database this run created, and the server when the engine owns it. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Drops every database this run created, and the server when the engine owns it. Idempotent: the
+   * first call's options hold. `detach`: databases on a server the engine does not own are dropped
+   * by a child process that outlives this one, and close() resolves once it has started.
+   */
+  close(opts?: { detach?: boolean }): Promise<void>;
 }

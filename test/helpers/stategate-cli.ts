@@ -7,6 +7,8 @@ import { TEST_DATABASE_URL } from './engines.js';
 
 export interface CliResult {
   code: number | null;
+  /** The command's process id (the owner its databases' comments name). */
+  pid: number;
   stdout: string;
   stderr: string;
 }
@@ -24,5 +26,5 @@ export function stategate(
     env: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)),
     timeout: 300_000,
   });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  return { code: res.status, pid: res.pid, stdout: res.stdout, stderr: res.stderr };
 }

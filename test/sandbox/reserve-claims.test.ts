@@ -1,6 +1,8 @@
 // A run does not wait for its pool: episodes that ask for a database while reserve() is still
 // making them take the next ones being made, in turn, instead of making databases of their own.
-// And close drops every database of the run (all at once: cluster.ts dropRun). The test server.
+// And close drops every database of the run (all at once: cluster.ts dropRun). The database the
+// suite's statements were prepared on joins the pool once preparing is done, holding no connection.
+// The test server.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresEngine } from '../../src/sandbox/postgres.js';
 import type { Engine } from '../../src/sandbox/types.js';
@@ -47,5 +49,34 @@ describe('clones asked for while the pool is being made (postgres engine)', () =
     await engine.close();
     engine = undefined;
     expect(await databasesOf(prefix)).toEqual([]);
+  });
+
+  it('puts the database statements were prepared on into the pool once preparing is done', {
+    timeout: 120_000,
+  }, async () => {
+    engine = await createPostgresEngine({ adminUrl: TEST_DATABASE_URL, reason: 'test server' });
+    const template = await engine.buildTemplate(SPEC);
+    expect(await template.prepare('SELECT v FROM kv WHERE k = $1', 1)).toBeNull();
+    // The database prepare() used, by the label its clone was given.
+    const [prepared] = await onServer(TEST_DATABASE_URL, async (c) => {
+      const r = await c.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE datname LIKE $1 || '\\_%'
+           AND shobj_description(oid, 'pg_database')::jsonb->>'label' = 'prepare'`,
+        [engine?.runPrefix],
+      );
+      return r.rows.map((row) => row.datname);
+    });
+    expect(prepared).toBeDefined();
+    const reserving = template.reserve(1);
+    template.donePreparing();
+    await reserving;
+    // Put back (its log is empty), it is taken like any database of the pool.
+    const taken: string[] = [];
+    for (let i = 0; i < 200 && !taken.includes(prepared); i++) {
+      const s = template.take();
+      if (s) taken.push(s.name);
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(taken).toContain(prepared);
   });
 });
