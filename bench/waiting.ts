@@ -251,7 +251,7 @@ export function waitingSection(
 ): string {
   const lines: string[] = [];
   const out = (line = '') => lines.push(line);
-  const x = (v: number) => `${v.toFixed(2)}x`;
+  const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}x` : '-');
   const load = (r: WaitingRow) => `${r.load[0].toFixed(1)} / ${r.load[1].toFixed(1)}`;
   const withCommand = tables.some((t) => t.alone.commandSeconds !== undefined);
   const command = (r: WaitingRow, alone: WaitingRow) =>
@@ -264,9 +264,9 @@ export function waitingSection(
   out(
     `Measured with \`${measuredWith}\`. The agent is a long-lived server (agent.url) that thinks ${thinkMs / 1000} s ` +
       'before each of its three tool calls (read, write, read back); each row runs max(64, concurrency) scenarios, ' +
-      'head only, one repeat. The headline is the whole run, what a user waits for: starting the engine, the ' +
-      "template and the agent server (at the same time), the episodes, the report and dropping the run's " +
-      'databases. The episodes phase is beside it: from the first episode started to the last one finished. ' +
+      'head only, one repeat. The headline is what a user waits for: starting the engine, the template and the ' +
+      'agent server (at the same time), the episodes, the report and closing the engine; with --cli, the whole ' +
+      'command. The episodes phase is beside it: from the first episode started to the last one finished. ' +
       '"x alone" divides by one scenario run alone on the same engine in the same run; "x c=1 mean" by the mean ' +
       'episode at concurrency 1 (64 in a row: less noisy than a single run); the ideal is the number of waves, ' +
       'ceil(scenarios / concurrency). The episodes start without waiting for the pool (one database per episode ' +
@@ -378,58 +378,187 @@ export function writeWaitingSection(section: string): void {
   writeFileSync(file, next);
 }
 
-/** What limits each number (docs text; checked against the measured rows by hand). */
-const LIMITS = [
-  'What limits each number.',
-  '',
-  "- **Whole command and whole run.** Beside the episodes: Node's start and loading the CLI (the whole " +
-    'command only), loading the suite, starting the engine (the embedded server, or connecting to the shared ' +
-    "one), building the template and preparing the suite's SQL, at the same time as the agent server starts; " +
-    'the pool of databases, made 4 at a time from then on while the first wave runs; then the engine closes ' +
-    "(dropping the run's databases, or stopping its server) as the last episode ends, while the report is " +
-    'written. What 64 scenarios add to one alone as a user runs it: loading 63 more scenario files (about 0.1 s: ' +
-    'each is parsed once, and again only to place a problem it has), the three bursts of 64 tool calls and the ' +
-    'ends of 64 episodes at once (below), and on the postgres engine 64 databases to make and drop.',
-  '- **Reset and db wait.** Reset is what an episode waited before its agent could be served: with the database ' +
-    'prepared while the agent starts, nothing but the synchronous work of claiming one, so its p99 stays under ' +
-    '20 ms. The wait is at the agent\'s first tool call, after its 1 s think: "db wait" is how long that call ' +
-    'waited for its database. On the embedded engine 64 (and 128) databases are made before the first calls ' +
-    'come (db wait p99 0 ms).',
-  '- **The postgres engine at 64 (1.38x, not met).** Each database of the pool is a CREATE DATABASE ... TEMPLATE ' +
-    "(WAL_LOG on the shared PostgreSQL 15: the template's 7.5 MB of catalogs copied through the WAL, about 20 ms " +
-    'of a server core alone), and its first connection takes 10 to 20 ms more of the server (twice what it takes ' +
-    "on a FILE_COPY clone, which copies the template's files whole). 64 need about 2 s of CPU, more than the " +
-    '1 s think leaves on 2 cores beside ' +
-    "the agent server, the episodes' starts and the harness, so the last ones are made while the first calls " +
-    'come (db wait p99 332 ms) and every call of that first burst is slower. Then each DROP DATABASE waits for a ' +
-    'checkpoint (PostgreSQL 15): sent together on connections opened first, 64 take about 0.3 s, while the report ' +
-    'is written. Tried side by side and dropped: FILE_COPY clones (no sooner, and slower drops), the pool made 8 or ' +
-    "16 at a time (the episodes start later and the pool is no sooner), the pool started before the suite's " +
-    'statements are prepared (the preparing slows by as much), each database dropped as its episode ends once no ' +
-    'episode can take it (those drops waited for the checkpoints of the end burst and ended no sooner), and a ' +
-    'CHECKPOINT during the run so the drops have nothing to write (the drops took 0.48 to 0.52 s instead of 0.20 ' +
-    'to 0.21 s: removing files whose pages reached the disk costs more). What would reach the target: a server ' +
-    'whose files need not reach a disk (the embedded engine, 1.08x), fewer databases than episodes running at ' +
-    'once, or a longer think (the pool then has more time than it needs).',
-  '- **Episodes phase at concurrency 64 and 128.** CPU. One harness process runs the gateway, capture, grading ' +
-    'and spooling of every episode, and the same 2 cores run PostgreSQL and the agent server; all agents of a ' +
-    'wave wake at the same instant, so their 192 (or 384) tool calls queue for the 2 cores, and the 64 (or 128) ' +
-    "episodes that end together queue for the harness's one thread (the capture is one round trip to the " +
-    'database, and each episode is serialized once for the log and the spool). No lock or pool is shared ' +
-    'between episodes.',
-  '- **Postgres engine at 128.** The server allows 100 connections and is shared. The run reads what it leaves ' +
-    '(max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) and ' +
-    'every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
-    'idle. At 128 the run may need more than the budget, so idle episode connections close 100 ms after their query ' +
-    'and each tool call after a think opens a new one, and 128 databases are made and dropped: the postgres engine ' +
-    'at 128 costs far more than the embedded one (200 connections, files in memory).',
-].join('\n');
+/**
+ * What one database costs the postgres engine's server, measured beside the rows: `count` clones of
+ * a small template (CREATE DATABASE ... TEMPLATE, the engine's WAL_LOG on PostgreSQL 15 and later),
+ * `parallel` at a time, each on an admin session kept open (as the engine's pool makes them); then
+ * its first connection and query; then each dropped, `parallel` at a time. Medians, ms.
+ */
+export interface ServerCosts {
+  create: number;
+  connect: number;
+  drop: number;
+  count: number;
+  parallel: number;
+}
+
+export async function serverCosts(count = 16, parallel = 2): Promise<ServerCosts> {
+  const open = async (database?: string) => {
+    const url = new URL(ADMIN_URL);
+    if (database) url.pathname = `/${database}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    return client;
+  };
+  const admin = await open();
+  const template = 'bench_cost_template';
+  const names = Array.from({ length: count + 1 }, (_, i) => `bench_cost_${i}`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  try {
+    const v = Number((await admin.query('SHOW server_version_num')).rows[0].server_version_num);
+    const strategy = v >= 150000 ? ' STRATEGY WAL_LOG' : '';
+    for (const n of [template, ...names]) await admin.query(`DROP DATABASE IF EXISTS ${n}`);
+    await admin.query(`CREATE DATABASE ${template}`);
+    const t = await open(template);
+    await t.query(
+      'CREATE TABLE items (id int PRIMARY KEY, qty int NOT NULL); INSERT INTO items SELECT g, 0 FROM generate_series(1, 1000) g',
+    );
+    await t.query('VACUUM (FREEZE, ANALYZE)');
+    await t.end();
+    const create: number[] = [];
+    const connect: number[] = [];
+    const drop: number[] = [];
+    const lap = async (fn: () => Promise<unknown>, into: number[] | null) => {
+      const t0 = performance.now();
+      await fn();
+      into?.push(performance.now() - t0);
+    };
+    // One warm-up (not counted): the template's pages come into the server's buffers.
+    const queue = [...names];
+    const first = queue.shift() as string;
+    await lap(() => admin.query(`CREATE DATABASE ${first} TEMPLATE ${template}${strategy}`), null);
+    const sessions = await Promise.all(Array.from({ length: parallel }, () => open()));
+    await Promise.all(
+      sessions.map(async (session) => {
+        for (let name = queue.shift(); name; name = queue.shift()) {
+          const made = name;
+          await lap(() => session.query(`CREATE DATABASE ${made} TEMPLATE ${template}${strategy}`), create);
+          await lap(async () => {
+            const c = await open(made);
+            await c.query('SELECT qty FROM items WHERE id = 1');
+            await c.end();
+          }, connect);
+        }
+      }),
+    );
+    const drops = names.slice(1);
+    await Promise.all(
+      sessions.map(async (session) => {
+        for (let name = drops.shift(); name; name = drops.shift()) {
+          const gone = name;
+          await lap(() => session.query(`DROP DATABASE ${gone}`), drop);
+        }
+      }),
+    );
+    await Promise.all(sessions.map((c) => c.end()));
+    return { create: median(create), connect: median(connect), drop: median(drop), count, parallel };
+  } finally {
+    for (const n of [...names, template])
+      await admin.query(`DROP DATABASE IF EXISTS ${n}`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+/** What limits each number: the docs text, with the numbers of the rows it speaks of. */
+function limitsText(tables: WaitingData['tables'], costs: ServerCosts | undefined): string {
+  const row = (engine: string, c: number) =>
+    tables.find((t) => t.engine === engine)?.rows.find((r) => r.concurrency === c && r.scenarios === c);
+  const alone = (engine: string) => tables.find((t) => t.engine === engine)?.alone;
+  const ratio = (engine: string) => {
+    const r = row(engine, 64);
+    const a = alone(engine);
+    if (!r || !a) return null;
+    return r.commandSeconds && a.commandSeconds
+      ? r.commandSeconds / a.commandSeconds
+      : r.totalSeconds / a.totalSeconds;
+  };
+  const x = (v: number | null) => (v === null ? '-' : `${v.toFixed(2)}x`);
+  const ms = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(0)} ms`);
+  const pg64 = row('postgres', 64);
+  const em64 = row('embedded', 64);
+  const pgRatio = ratio('postgres');
+  const emRatio = ratio('embedded');
+  const met = (v: number | null) => (v !== null && v <= 1.3 ? 'met' : 'not met');
+  const lines = ['What limits each number.', ''];
+  lines.push(
+    "- **Whole command and whole run.** Beside the episodes: Node's start and loading the CLI (the whole " +
+      'command only), loading the suite, starting the engine (the embedded server, or connecting to the shared ' +
+      "one), building the template and preparing the suite's SQL, at the same time as the agent server starts; " +
+      'the pool of databases, made 4 at a time from then on while the first wave runs; then, as the last episode ' +
+      'ends and while the report is written, the engine closes: the embedded server is stopped and its files ' +
+      "removed; on the postgres engine the command hands the run's databases to a child process that drops " +
+      'them after it has exited ("dropped after exit"), where the whole run (in-process, the library\'s default) ' +
+      'drops them before it returns. What 64 scenarios add to one alone as a user runs it: loading 63 more ' +
+      'scenario files (about 0.1 s), the three bursts of 64 tool calls and the ends of 64 episodes at once ' +
+      '(below), and on the postgres engine 64 databases to make.',
+  );
+  const worstReset = tables
+    .flatMap((t) => t.rows.map((r) => ({ engine: t.engine, r })))
+    .sort((a, b) => b.r.reset.p99 - a.r.reset.p99)[0];
+  lines.push(
+    '- **Reset and db wait.** Reset is what an episode waited before its agent could be served: with the database ' +
+      'prepared while the agent starts, nothing but the synchronous work of claiming one; its p99 is that work ' +
+      "waiting for the harness's one thread while a wave's episodes start and end together" +
+      (worstReset
+        ? ` (the worst here: ${worstReset.r.reset.p99.toFixed(1)} ms, ${worstReset.engine} at concurrency ` +
+          `${worstReset.r.concurrency}, load ${worstReset.r.load[0].toFixed(1)} / ${worstReset.r.load[1].toFixed(1)})`
+        : '') +
+      '. The wait is at the agent\'s first tool call, after its 1 s think: "db wait" is how long that call ' +
+      `waited for its database (at 64: embedded p99 ${ms(em64?.dbWait.p99)}, postgres p99 ${ms(pg64?.dbWait.p99)}).`,
+  );
+  const perDb = costs ? costs.create + costs.connect : null;
+  lines.push(
+    `- **The postgres engine at 64 (${x(pgRatio)}, ${met(pgRatio)}).** The server's work for each database. ` +
+      (costs && perDb !== null
+        ? `Measured beside the rows (${costs.count} clones of a small template, ${costs.parallel} at a time, medians): ` +
+          `CREATE DATABASE ... TEMPLATE (WAL_LOG: the template's 7.5 MB of catalogs copied through the WAL) ` +
+          `${ms(costs.create)}, its first connection and query ${ms(costs.connect)} more, and DROP DATABASE ` +
+          `${ms(costs.drop)} (each waits for a checkpoint). 64 databases are then about ` +
+          `${((64 * perDb) / 1000).toFixed(1)} s of the server's time to make, ` +
+          `${((64 * perDb) / 1000 / cpus().length).toFixed(1)} s on ${cpus().length} cores with nothing else to do, ` +
+          'against the 1 s the agents think before their first call; '
+        : '') +
+      'so the last ones are made while the first calls come and wait, and every call of those bursts shares the ' +
+      'cores with the clones. That is the gap between the two engines: the embedded server (files in memory, ' +
+      'fsync off, no full-page images) makes a clone with a copy of its files. ' +
+      'Tried side by side and dropped (earlier runs): FILE_COPY clones (no sooner), the pool made 2, 8 or 16 ' +
+      "at a time (no sooner), the pool started before the suite's statements are prepared (the preparing slows " +
+      'by as much), each database dropped as its episode ends once no episode can take it (the drops then share ' +
+      'the cores with the last episodes: 64 at 64 took 15.9 s instead of 12.0 s), WAL compression and no ' +
+      "zero-filled WAL segments for the clones' sessions (no sooner). What would reach the target on such a " +
+      'machine: fewer databases than episodes running at once, a server whose files need not reach a disk, or ' +
+      'a longer think (the pool then has the time it needs).',
+  );
+  const emAlone = alone('embedded');
+  const emEpisodes = em64 && emAlone ? em64.seconds / emAlone.seconds : null;
+  lines.push(
+    `- **Episodes phase at concurrency 64 and 128 (embedded at 64: ${x(emEpisodes)} of one alone; the whole ` +
+      `command ${x(emRatio)}, ${met(emRatio)}).** CPU. ` +
+      'One harness process runs the gateway, capture, grading and spooling of every episode, and the same cores ' +
+      'run PostgreSQL (a new server process per episode, its first queries building its caches) and the agent ' +
+      'server; all agents of a wave wake at the same instant, so their 192 (or 384) tool calls queue for the ' +
+      "cores, and the 64 (or 128) episodes that end together queue for the harness's one thread (the capture is " +
+      'one round trip to the database, and each episode is serialized once for the log and the spool). No lock ' +
+      'or pool is shared between episodes.',
+  );
+  lines.push(
+    '- **Postgres engine at 128.** The server allows 100 connections and is shared. The run reads what it leaves ' +
+      '(max_connections less the superuser reserve, open sessions, the admin pool, 10% headroom: about 80 here) and ' +
+      'every connection of an episode or a put-back takes a slot of that budget; pooled databases hold none while ' +
+      'idle. At 128 the run may need more than the budget, so idle episode connections close 100 ms after their ' +
+      'query and each tool call after a think opens a new one, and 128 databases are made: the postgres engine at ' +
+      '128 costs far more than the embedded one (200 connections, files in memory).',
+  );
+  return lines.join('\n');
+}
 
 /** What a run measured, kept so the section can be written again without running (--from). */
 interface WaitingData {
   command: string;
   think: number;
   note: string;
+  /** The postgres engine's server cost per database, when the postgres engine was measured. */
+  costs?: ServerCosts;
   tables: { engine: string; alone: WaitingRow; rows: WaitingRow[] }[];
 }
 
@@ -452,6 +581,8 @@ if (isMain) {
     const engines = arg('engines', 'embedded,postgres').split(',') as ('embedded' | 'postgres')[];
     const runs = Number(arg('runs', '1'));
     const loadBefore = loadavg()[0];
+    // First: a probe that fails fails before the rows are run.
+    const costs = engines.includes('postgres') ? await serverCosts() : undefined;
     const tables: WaitingData['tables'] = [];
     for (const engine of engines) {
       const list = engine === 'postgres' ? postgresConcurrencies : concurrencies;
@@ -474,12 +605,18 @@ if (isMain) {
         );
       }
     }
-    const note = `Machine: ${cpus().length} cores; load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work on the machine slows every number, most of all the single alone run each ratio divides by).${runs > 1 ? ` Each row but concurrency 1 is the run with the median ${process.argv.includes('--cli') ? 'whole command' : 'whole run'} of ${runs} runs, the alone row included.` : ''}`;
-    data = { command: command(), think, note, tables };
+    const note = `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}); load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work on the machine slows every number, most of all the single alone run each ratio divides by).${runs > 1 ? ` Each row but concurrency 1 is the run with the median ${process.argv.includes('--cli') ? 'whole command' : 'whole run'} of ${runs} runs, the alone row included.` : ''}`;
+    data = { command: command(), think, note, tables, costs };
     const save = arg('data', '');
     if (save) writeFileSync(save, JSON.stringify(data, null, 2));
   }
-  const section = waitingSection(data.tables, data.think, data.note, LIMITS, data.command);
+  const section = waitingSection(
+    data.tables,
+    data.think,
+    data.note,
+    limitsText(data.tables, data.costs),
+    data.command,
+  );
   console.log(section);
   if (process.argv.includes('--write')) writeWaitingSection(section);
 }
