@@ -98,8 +98,8 @@ async function awaitDropped(pid: number): Promise<number> {
   try {
     for (;;) {
       const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_database d
-          WHERE d.datname LIKE 'sg\\_%' AND shobj_description(d.oid, 'pg_database')::jsonb->>'pid' = $1`,
+        `SELECT count(*)::int AS n FROM (SELECT shobj_description(oid, 'pg_database') AS note FROM pg_database
+          WHERE datname LIKE 'sg\\_%') d WHERE CASE WHEN note LIKE '{%' THEN note::jsonb->>'pid' END = $1`,
         [String(pid)],
       );
       if (rows[0].n === 0) return (performance.now() - t0) / 1000;
@@ -123,7 +123,7 @@ export async function commandRun(
   scenarios: number,
   concurrency: number,
   thinkMs: number,
-): Promise<{ seconds: number; droppedAfter: number }> {
+): Promise<{ seconds: number; droppedAfter?: number }> {
   const dir = waitingSuite(scenarios, concurrency, thinkMs);
   const bin = resolve(import.meta.dirname, '..', 'bin', 'stategate.mjs');
   const args = [bin, 'run', '--dir', dir, '--engine', engine];
@@ -143,7 +143,7 @@ export async function commandRun(
     });
     const seconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`stategate run exited ${code}:\n${stderr.slice(-2000)}`);
-    return { seconds, droppedAfter: engine === 'postgres' ? await awaitDropped(pid) : 0 };
+    return { seconds, droppedAfter: engine === 'postgres' ? await awaitDropped(pid) : undefined };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -227,7 +227,7 @@ export async function waitingTable(
       if (cli && !(c === 1 && n > 1)) {
         const command = await commandRun(engine, n, c, thinkMs);
         row.commandSeconds = command.seconds;
-        if (engine === 'postgres') row.droppedAfterSeconds = command.droppedAfter;
+        row.droppedAfterSeconds = command.droppedAfter;
       }
       all.push(row);
     }

@@ -93827,7 +93827,7 @@ var Cluster = class _Cluster {
       await Promise.all([...this.drops]);
       if (sweeping) {
         const wide = { url: this.adminUrl, parallel: this.budget.limit };
-        const handedOff = opts.detach === true && await dropRunDetached({ url: wide.url, prefix: this.runPrefix, parallel: wide.parallel });
+        const handedOff = opts.detach === true && await dropRunDetached({ ...wide, prefix: this.runPrefix });
         if (!handedOff) await dropRun(this.admin, this.version, this.runPrefix, wide);
       }
     } finally {
@@ -93987,7 +93987,7 @@ function dropRunSync(input2) {
 }
 function dropRunDetached(input2) {
   const pgPath = pgModulePath();
-  if (!pgPath) return Promise.resolve(null);
+  if (!pgPath) return Promise.resolve(false);
   return new Promise((resolve19) => {
     let child2;
     try {
@@ -93997,16 +93997,16 @@ function dropRunDetached(input2) {
         stdio: ["pipe", "ignore", "ignore"]
       });
     } catch {
-      resolve19(null);
+      resolve19(false);
       return;
     }
-    child2.once("error", () => resolve19(null));
+    child2.on("error", () => resolve19(false));
     child2.once("spawn", () => {
       const stdin = child2.stdin;
-      stdin.once("error", () => resolve19(null));
+      stdin.on("error", () => resolve19(false));
       stdin.end(JSON.stringify(input2), () => {
         child2.unref();
-        resolve19({ pid: child2.pid });
+        resolve19(true);
       });
     });
   });

@@ -249,8 +249,7 @@ export class Cluster {
         // No episode holds a connection now: the sweep may use the run's whole budget.
         const wide = { url: this.adminUrl, parallel: this.budget.limit };
         const handedOff =
-          opts.detach === true &&
-          (await dropRunDetached({ url: wide.url, prefix: this.runPrefix, parallel: wide.parallel }));
+          opts.detach === true && (await dropRunDetached({ ...wide, prefix: this.runPrefix }));
         if (!handedOff) await dropRun(this.admin, this.version, this.runPrefix, wide);
       }
     } finally {
@@ -470,9 +469,9 @@ function dropRunSync(input: DropRunInput): void {
  * and outlives this process; resolves once it has its input (true), or false when none could be
  * started (no pg to require: a bundle without node_modules), for the caller to drop them itself.
  */
-function dropRunDetached(input: DropRunInput): Promise<{ pid: number } | null> {
+function dropRunDetached(input: DropRunInput): Promise<boolean> {
   const pgPath = pgModulePath();
-  if (!pgPath) return Promise.resolve(null);
+  if (!pgPath) return Promise.resolve(false);
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
@@ -482,17 +481,18 @@ function dropRunDetached(input: DropRunInput): Promise<{ pid: number } | null> {
         stdio: ['pipe', 'ignore', 'ignore'],
       });
     } catch {
-      resolve(null);
+      resolve(false);
       return;
     }
-    child.once('error', () => resolve(null));
+    // A child that could not start, or died before it had its input: the caller drops them itself.
+    child.on('error', () => resolve(false));
     child.once('spawn', () => {
       const stdin = child.stdin as NonNullable<ChildProcess['stdin']>;
-      stdin.once('error', () => resolve(null));
+      stdin.on('error', () => resolve(false));
       stdin.end(JSON.stringify(input), () => {
         // Nothing of it keeps this process alive, nor waits for it at exit.
         child.unref();
-        resolve({ pid: child.pid as number });
+        resolve(true);
       });
     });
   });

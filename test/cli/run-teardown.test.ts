@@ -1,18 +1,14 @@
 // `stategate run` on the postgres engine exits without waiting for its databases to be dropped: a
 // child process it leaves drops them (test/sandbox/detached-drop.test.ts shows it outlives the
 // command). Whatever the timing, nothing of the run stays on the server: no database, no role.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onServer, TEST_DATABASE_URL } from '../helpers/engines.js';
-import { stategate } from '../helpers/stategate-cli.js';
+import { initializedSuite, stategate } from '../helpers/stategate-cli.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sg-teardown-'));
-  const init = stategate(dir, ['init', '--lang', 'python']);
-  if (init.code !== 0) throw new Error(init.stderr);
+  dir = initializedSuite('sg-teardown-');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

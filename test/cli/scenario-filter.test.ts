@@ -7,13 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../helpers/demo-repo.js';
-import { stategate } from '../helpers/stategate-cli.js';
+import { initializedSuite, stategate } from '../helpers/stategate-cli.js';
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sg-filter-'));
-  const init = stategate(dir, ['init', '--lang', 'python']);
-  if (init.code !== 0) throw new Error(init.stderr);
+  dir = initializedSuite('sg-filter-');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

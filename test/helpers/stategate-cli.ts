@@ -1,6 +1,8 @@
 // The stategate command as a user runs it: the bundled CLI (bin/stategate.mjs, dist/cli.js) in a
 // child process, with the test server as the postgres engine's fallback URL.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './demo-repo.js';
 import { TEST_DATABASE_URL } from './engines.js';
@@ -27,4 +29,12 @@ export function stategate(
     timeout: 300_000,
   });
   return { code: res.status, pid: res.pid, stdout: res.stdout, stderr: res.stderr };
+}
+
+/** A new directory holding the suite `stategate init --lang python` writes; throws if init fails. */
+export function initializedSuite(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const init = stategate(dir, ['init', '--lang', 'python']);
+  if (init.code !== 0) throw new Error(init.stderr);
+  return dir;
 }
