@@ -98386,6 +98386,10 @@ function procStat(pid) {
     return null;
   }
 }
+function processRunning(pid) {
+  const stat5 = procStat(String(pid));
+  return stat5 !== null && stat5.state !== "Z" && stat5.state !== "X";
+}
 function groupRunning(pgid) {
   if (!signalGroup(pgid, 0)) return false;
   let pids;
@@ -100374,11 +100378,17 @@ var SideSandbox = class {
     const command = this.launchArgs(call, agentPath, `${SANDBOX_CALL_MOUNT}/go.sock`);
     const key = this.sandboxKey(agentPath);
     let runner;
+    let runnerLost = false;
     let said = false;
     const go = createServer4((s) => {
       s.on("error", () => void 0);
       if (runner) s.destroy();
-      else runner = s;
+      else {
+        runner = s;
+        s.once("close", () => {
+          runnerLost = true;
+        });
+      }
     });
     go.listen(join17(call, "go.sock"));
     chmodSync3(join17(call, "go.sock"), 438);
@@ -100401,6 +100411,7 @@ var SideSandbox = class {
       key,
       child: child2,
       command,
+      alive: () => !runnerLost && child2.exitCode === null && child2.signalCode === null && child2.pid !== void 0 && processRunning(child2.pid),
       go: (wrapped) => {
         said = true;
         wrapped.child = child2;
@@ -100437,8 +100448,7 @@ var SideSandbox = class {
     let taken;
     const keep = [];
     for (const r of this.ready.splice(0)) {
-      const alive2 = r.child.exitCode === null && r.child.signalCode === null;
-      if (!alive2 || r.key !== key) r.discard();
+      if (!r.alive() || r.key !== key) r.discard();
       else if (!taken) taken = r;
       else keep.push(r);
     }

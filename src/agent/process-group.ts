@@ -85,6 +85,12 @@ function procStat(pid: string): { state: string; pgid: number } | null {
   }
 }
 
+/** Whether the process runs: not gone, and not a zombie its parent has not reaped yet. */
+export function processRunning(pid: number): boolean {
+  const stat = procStat(String(pid));
+  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
+}
+
 /**
  * Whether any process of the group is still running. A killed orphan stays a zombie until init
  * reaps it, which can take a while in containers; a zombie runs nothing, so /proc is asked.

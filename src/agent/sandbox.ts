@@ -16,6 +16,7 @@ import { insideUrl } from './container.js';
 import type { RunnerTunnel } from './container-runner.js';
 import { AGENT_GID, AGENT_HOME, AGENT_UID, type CommandWrapper, type WrappedCommand } from './namespace.js';
 import { inside, isDir, realPath } from './namespace-paths.js';
+import { processRunning } from './process-group.js';
 import {
   checkoutGitMetadata,
   coversInside,
@@ -47,6 +48,12 @@ interface ReadySandbox {
   key: string;
   child: ChildProcess;
   command: WrappedCommand;
+  /**
+   * Whether it can still be handed out. Asked of the kernel and the runner's socket, not of the
+   * child's exit event: a sandbox killed a moment ago is a zombie until Node handles its SIGCHLD,
+   * and handing it out then fails its episode with an exit the agent never made.
+   */
+  alive(): boolean;
   /** Hands the sandbox to `wrapped` (its child) and tells the runner to read its spec. */
   go(wrapped: WrappedCommand): void;
   /** Stops it and removes its call folder (never taken, or no longer the same sandbox). */
@@ -417,11 +424,17 @@ export class SideSandbox implements CommandWrapper {
     const key = this.sandboxKey(agentPath);
     // The runner connects before anything of an agent runs in there; a later connection is refused.
     let runner: Socket | undefined;
+    let runnerLost = false;
     let said = false;
     const go = createServer((s) => {
       s.on('error', () => undefined);
       if (runner) s.destroy();
-      else runner = s;
+      else {
+        runner = s;
+        s.once('close', () => {
+          runnerLost = true;
+        });
+      }
     });
     go.listen(join(call, 'go.sock'));
     chmodSync(join(call, 'go.sock'), 0o666);
@@ -444,6 +457,12 @@ export class SideSandbox implements CommandWrapper {
       key,
       child,
       command,
+      alive: () =>
+        !runnerLost &&
+        child.exitCode === null &&
+        child.signalCode === null &&
+        child.pid !== undefined &&
+        processRunning(child.pid),
       go: (wrapped) => {
         said = true;
         wrapped.child = child;
@@ -485,8 +504,7 @@ export class SideSandbox implements CommandWrapper {
     for (const r of this.ready.splice(0)) {
       // One whose process is gone, or whose mounts differ from this command's (the checkout's
       // entries, the folders hidden, the toolchains on PATH), is not this command's sandbox.
-      const alive = r.child.exitCode === null && r.child.signalCode === null;
-      if (!alive || r.key !== key) r.discard();
+      if (!r.alive() || r.key !== key) r.discard();
       else if (!taken) taken = r;
       else keep.push(r);
     }

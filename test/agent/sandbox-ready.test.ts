@@ -158,6 +158,29 @@ describe('sandboxes started ahead', () => {
     },
   );
 
+  it('do not hand out one killed a moment ago, before its exit event has run', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = checkout('died-unseen');
+    const sandbox = new SideSandbox({ checkout: dir, hide: () => [], status });
+    try {
+      sandbox.keepReady(1, env);
+      const call = await readyStarted(sandbox);
+      const pid = Math.min(...pidsNaming(call));
+      process.kill(-pid, 'SIGKILL');
+      // No turn of the event loop from the kill to the hand-out: Node has not reaped the child, so
+      // only the kernel knows it is gone (the race a loaded machine hits between two episodes).
+      const tick = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 400 && isRunning(pid); i++) Atomics.wait(tick, 0, 0, 5);
+      expect(isRunning(pid)).toBe(false);
+      const wrapped = sandbox.wrap('true', env);
+      expect(wrapped.child?.pid).not.toBe(pid);
+      wrapped.done?.();
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('do not hand out one whose runner died, and leave no process when the side closes', {
     timeout: 60_000,
   }, async () => {
