@@ -9,11 +9,9 @@ import { parse, stringify } from 'yaml';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
 import { ROOT, writeDemoFiles } from '../test/helpers/demo-repo.js';
+import { benchArgs } from './args.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg } = benchArgs(import.meta.url, ['repeats', 'rounds', 'concurrency', 'engine']);
 const REPEATS = Number(arg('repeats', '3'));
 const ROUNDS = Number(arg('rounds', '2'));
 const CONCURRENCY = Number(arg('concurrency', '4'));

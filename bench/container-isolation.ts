@@ -9,11 +9,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AgentContainers } from '../src/agent/container.js';
 import { runCommandAgent } from '../src/agent/index.js';
+import { benchArgs } from './args.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
+const { arg, flag } = benchArgs(import.meta.url, ['episodes', 'image'], ['no-write']);
 const EPISODES = Number(arg('episodes', '10'));
 const IMAGE = arg('image', 'stategate-agent:local');
 const BEGIN = '<!-- container-isolation:begin -->';
@@ -82,7 +80,7 @@ const lines = [
   END,
 ];
 console.log(lines.join('\n'));
-if (!process.argv.includes('--no-write')) {
+if (!flag('no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
   const text = readFileSync(file, 'utf8');
   const start = text.indexOf(BEGIN);

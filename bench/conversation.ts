@@ -28,12 +28,10 @@ import type { EpisodeVars } from '../src/agent/types.js';
 import { UserSpec } from '../src/config/schema.js';
 import { ConversationDriver, scriptedPlayer } from '../src/conversation/driver.js';
 import { ScriptedUser } from '../src/conversation/scripted-user.js';
+import { benchArgs } from './args.js';
 import { summary, writeDocSection } from './suite.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg, flag } = benchArgs(import.meta.url, ['conversations', 'turns'], ['write']);
 const CONVERSATIONS = Number(arg('conversations', '20'));
 const TURNS = Number(arg('turns', '10'));
 /** The harness's round trip of one turn, p99, per mode. */
@@ -348,7 +346,7 @@ async function main(): Promise<void> {
   out();
   out(LIMITS(CONVERSATIONS * (TURNS - 1)));
   out(END);
-  if (process.argv.includes('--write')) {
+  if (flag('write')) {
     writeDocSection('conversation', lines.join('\n'));
     console.log('\nwrote docs/performance.md');
   }

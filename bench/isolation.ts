@@ -27,12 +27,10 @@ import {
   probeIsolation,
 } from '../src/agent/namespace.js';
 import { SideSandbox } from '../src/agent/sandbox.js';
+import { benchArgs } from './args.js';
 import { writeDocSection } from './suite.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg, flag } = benchArgs(import.meta.url, ['episodes', 'image'], ['write']);
 const EPISODES = Number(arg('episodes', '20'));
 const IMAGE = arg('image', '');
 
@@ -261,7 +259,7 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
   out();
   out(LIMITS);
   out(END);
-  if (process.argv.includes('--write')) {
+  if (flag('write')) {
     writeDocSection('agent-isolation', lines.join('\n'));
     console.log('\nwrote docs/performance.md');
   }

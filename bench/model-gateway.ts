@@ -12,6 +12,7 @@ import { createGateway } from '../src/gateway/index.js';
 import { loadPinnedSuite } from '../src/run/load.js';
 import { createPostgresEngine } from '../src/sandbox/postgres.js';
 import { startScriptedProvider } from '../test/helpers/scripted-provider.js';
+import { benchArgs } from './args.js';
 import { ADMIN_URL, benchSuite, summary, writeDocSection } from './suite.js';
 
 /** How long the scripted provider holds a stream between its first event and the rest. */
@@ -172,8 +173,8 @@ export const MODEL_GATEWAY_LIMITS = `What limits each number.
   gateway does not buffer: its first byte comes before the provider's hold ends.`;
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const i = process.argv.indexOf('--calls');
-  const calls = i > 0 ? Number(process.argv[i + 1]) : 300;
+  const { arg, flag } = benchArgs(import.meta.url, ['calls'], ['write']);
+  const calls = Number(arg('calls', '300'));
   const load = loadavg()[0];
   const result = await modelGatewayBench(calls);
   const loadAfter = loadavg()[0];
@@ -187,7 +188,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     '<!-- model-gateway:end -->',
   ].join('\n');
   console.log(section);
-  if (process.argv.includes('--write')) {
+  if (flag('write')) {
     writeDocSection('model-gateway', section);
     console.log('\nwrote docs/performance.md');
   }

@@ -19,11 +19,9 @@ import { boundReport } from '../src/report/report-bounds.js';
 import { runCompare } from '../src/run/pipeline.js';
 import { writeHtmlReport } from '../src/run/report-html.js';
 import { call, episode, scenario, stateDiff, tableDiff } from '../test/compare/builders.js';
+import { benchArgs } from './args.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg, flag } = benchArgs(import.meta.url, ['cases', 'repeats', 'loads'], ['write']);
 const CASES = Number(arg('cases', '200'));
 const REPEATS = Number(arg('repeats', '5'));
 const LOADS = Number(arg('loads', '5'));
@@ -214,7 +212,7 @@ async function main(): Promise<void> {
       END,
     ].join('\n');
     process.stdout.write(`${section}\n`);
-    if (process.argv.includes('--write')) writeSection(section);
+    if (flag('write')) writeSection(section);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

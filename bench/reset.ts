@@ -10,11 +10,9 @@ import { createPostgresEngine } from '../src/sandbox/postgres.js';
 import { sessionOf } from '../src/sandbox/sandbox.js';
 import { TypeNames } from '../src/sandbox/type-names.js';
 import type { Engine, TemplateSpec } from '../src/sandbox/types.js';
+import { benchArgs } from './args.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg } = benchArgs(import.meta.url, ['sizes', 'reps']);
 const SIZES = arg('sizes', '10,1000,100000').split(',').map(Number);
 const REPS = Number(arg('reps', '9'));
 const NAIVE_REPS = Math.max(3, Math.floor(REPS / 3));

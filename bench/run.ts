@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { benchArgs } from './args.js';
 import { gatewayBench } from './gateway.js';
 import {
   freshServerMedian,
@@ -17,10 +18,11 @@ import {
 import { ADMIN_URL, ms } from './suite.js';
 import { heapGrowth, throughput } from './throughput.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const { arg, flag } = benchArgs(
+  import.meta.url,
+  ['episodes', 'scenarios', 'small-scenarios', 'repeats', 'gateway-calls', 'naive-reps', 'fresh-reps'],
+  ['no-write'],
+);
 const EPISODES = Number(arg('episodes', '30'));
 const SCENARIOS = Number(arg('scenarios', '1000'));
 const SMALL = Number(arg('small-scenarios', '50'));
@@ -225,7 +227,7 @@ out(
 out();
 out(`The whole benchmark took ${((performance.now() - t0) / 60_000).toFixed(1)} minutes.`);
 
-if (!process.argv.includes('--no-write')) {
+if (!flag('no-write')) {
   const file = resolve(import.meta.dirname, '..', 'docs', 'performance.md');
   // Sections measured elsewhere, each between its markers, are kept: bench/isolation.ts,
   // bench/container-isolation.ts, bench/waiting.ts, bench/model-gateway.ts, bench/conversation.ts,

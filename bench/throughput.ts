@@ -1,9 +1,11 @@
 // Bench 3: episodes per second of the whole pipeline with the trivial agent, base and head, at a
 // given concurrency; and the harness's memory as the episodes go by.
+// Run alone: node --import tsx bench/throughput.ts [--concurrency 1,8] [--scenarios 100] [--repeats 2]
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
+import { benchArgs } from './args.js';
 import { ADMIN_URL, benchSuite, episodeTimings, summary } from './suite.js';
 
 /** The harness's memory when a share of the episodes was done. */
@@ -118,10 +120,7 @@ export function heapGrowth(r: ThroughputResult): number {
 
 // Run alone: node --import tsx bench/throughput.ts [--scenarios 100] [--repeats 2] [--concurrency 1,8]
 if (process.argv[1]?.endsWith('throughput.ts')) {
-  const arg = (name: string, fallback: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? process.argv[i + 1] : fallback;
-  };
+  const { arg } = benchArgs(import.meta.url, ['concurrency', 'scenarios', 'repeats']);
   const { loadavg } = await import('node:os');
   for (const c of arg('concurrency', '1,8').split(',').map(Number)) {
     const before = loadavg()[0];

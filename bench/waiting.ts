@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { ProgressEvent } from '../src/run/api.js';
 import { runCompare } from '../src/run/pipeline.js';
+import { benchArgs } from './args.js';
 import { ADMIN_URL, benchSuite, episodeTimings, summary } from './suite.js';
 
 /** The waiting agent: per episode, think, call, three times (read, write, read back). */
@@ -564,10 +565,11 @@ interface WaitingData {
 
 const isMain = process.argv[1]?.endsWith('waiting.ts');
 if (isMain) {
-  const arg = (name: string, fallback: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? process.argv[i + 1] : fallback;
-  };
+  const { arg, flag } = benchArgs(
+    import.meta.url,
+    ['think-ms', 'concurrency', 'postgres-concurrency', 'engines', 'scenarios', 'runs', 'data', 'from'],
+    ['cli', 'write'],
+  );
   const from = arg('from', '');
   let data: WaitingData;
   if (from) data = JSON.parse(readFileSync(from, 'utf8')) as WaitingData;
@@ -586,14 +588,7 @@ if (isMain) {
     const tables: WaitingData['tables'] = [];
     for (const engine of engines) {
       const list = engine === 'postgres' ? postgresConcurrencies : concurrencies;
-      const { alone, rows } = await waitingTable(
-        engine,
-        list,
-        scenarios,
-        think,
-        runs,
-        process.argv.includes('--cli'),
-      );
+      const { alone, rows } = await waitingTable(engine, list, scenarios, think, runs, flag('cli'));
       tables.push({ engine, alone, rows });
       console.log(
         `${engine}: one scenario alone: ${alone.commandSeconds ? `whole command ${alone.commandSeconds.toFixed(2)} s, ` : ''}whole run ${alone.totalSeconds.toFixed(2)} s, episodes ${alone.seconds.toFixed(2)} s`,
@@ -605,7 +600,7 @@ if (isMain) {
         );
       }
     }
-    const note = `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}); load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work on the machine slows every number, most of all the single alone run each ratio divides by).${runs > 1 ? ` Each row but concurrency 1 is the run with the median ${process.argv.includes('--cli') ? 'whole command' : 'whole run'} of ${runs} runs, the alone row included.` : ''}`;
+    const note = `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}); load average ${loadBefore.toFixed(1)} when the bench started and ${loadavg()[0].toFixed(1)} when it ended (the load column gives it per row; other work on the machine slows every number, most of all the single alone run each ratio divides by).${runs > 1 ? ` Each row but concurrency 1 is the run with the median ${flag('cli') ? 'whole command' : 'whole run'} of ${runs} runs, the alone row included.` : ''}`;
     data = { command: command(), think, note, tables, costs };
     const save = arg('data', '');
     if (save) writeFileSync(save, JSON.stringify(data, null, 2));
@@ -618,5 +613,5 @@ if (isMain) {
     data.command,
   );
   console.log(section);
-  if (process.argv.includes('--write')) writeWaitingSection(section);
+  if (flag('write')) writeWaitingSection(section);
 }
