@@ -94798,6 +94798,8 @@ var PgSandbox = class _PgSandbox {
   /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   role = null;
   disposed = null;
+  /** warm()'s connection, while it opens: the first queries wait for it rather than open their own. */
+  warming = null;
   ended = null;
   /** One promise per connection this lease opened, resolved when it has closed. */
   closing = [];
@@ -94809,8 +94811,19 @@ var PgSandbox = class _PgSandbox {
    * Opens one connection now, so the first query does not wait for a backend to start, and reads
    * the log once, so that backend has the log's catalog entries cached when the episode starts.
    */
-  async warm() {
-    await this.pool.query(LOG_WATERMARK);
+  warm() {
+    this.warming ??= this.pool.query(LOG_WATERMARK).then(() => void 0);
+    return this.warming;
+  }
+  /**
+   * Resolves once warm()'s connection is open (or failed). A query that came meanwhile would open a
+   * second backend: when a wave's first tool calls wait for databases still being made, each call
+   * and each warm-up would take a connection of the budget at once, fill it, and from then on every
+   * idle connection of the run would close after its query (connections.ts), so each later tool
+   * call would start a backend of its own.
+   */
+  async warmed() {
+    await this.warming?.catch(() => void 0);
   }
   /**
    * The same database under a new lease that holds no connection, once this lease's pool has
@@ -94827,12 +94840,14 @@ var PgSandbox = class _PgSandbox {
     });
     return this.ended;
   }
-  query(sql, params) {
+  async query(sql, params) {
     this.used = true;
+    await this.warmed();
     return this.session.query(sql, params);
   }
   async transaction(fn) {
     this.used = true;
+    await this.warmed();
     const client = await this.pool.connect();
     let broken;
     try {
@@ -94856,6 +94871,7 @@ var PgSandbox = class _PgSandbox {
    * query (a later `SET TRANSACTION READ WRITE` is then refused), and it is always rolled back.
    */
   async readOnly(sql, timeoutMs) {
+    await this.warmed();
     const client = await this.pool.connect();
     let broken;
     try {
@@ -94881,6 +94897,7 @@ var PgSandbox = class _PgSandbox {
   }
   async captureDiff() {
     const readLog = readLogAfter(this.watermark);
+    await this.warmed();
     const client = await this.pool.connect();
     let broken;
     try {

@@ -82,6 +82,8 @@ export class PgSandbox implements Sandbox {
   /** The agent's login of this lease (a reused database keeps its role, with a new password). */
   private role: { name: string; url: string } | null = null;
   private disposed: Promise<void> | null = null;
+  /** warm()'s connection, while it opens: the first queries wait for it rather than open their own. */
+  private warming: Promise<void> | null = null;
   private ended: Promise<void> | null = null;
   /** One promise per connection this lease opened, resolved when it has closed. */
   private readonly closing: Promise<void>[] = [];
@@ -108,8 +110,20 @@ export class PgSandbox implements Sandbox {
    * Opens one connection now, so the first query does not wait for a backend to start, and reads
    * the log once, so that backend has the log's catalog entries cached when the episode starts.
    */
-  async warm(): Promise<void> {
-    await this.pool.query(LOG_WATERMARK);
+  warm(): Promise<void> {
+    this.warming ??= this.pool.query(LOG_WATERMARK).then(() => undefined);
+    return this.warming;
+  }
+
+  /**
+   * Resolves once warm()'s connection is open (or failed). A query that came meanwhile would open a
+   * second backend: when a wave's first tool calls wait for databases still being made, each call
+   * and each warm-up would take a connection of the budget at once, fill it, and from then on every
+   * idle connection of the run would close after its query (connections.ts), so each later tool
+   * call would start a backend of its own.
+   */
+  private async warmed(): Promise<void> {
+    await this.warming?.catch(() => undefined);
   }
 
   /**
@@ -133,13 +147,15 @@ export class PgSandbox implements Sandbox {
     return this.ended;
   }
 
-  query(sql: string, params?: unknown[]) {
+  async query(sql: string, params?: unknown[]) {
     this.used = true;
+    await this.warmed();
     return this.session.query(sql, params);
   }
 
   async transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<{ value: T; changes: RowChange[] }> {
     this.used = true;
+    await this.warmed();
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -173,6 +189,7 @@ export class PgSandbox implements Sandbox {
     sql: string,
     timeoutMs?: number,
   ): Promise<{ rows: Record<string, unknown>[]; fields: { name: string; type: string }[] }> {
+    await this.warmed();
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
@@ -208,6 +225,7 @@ export class PgSandbox implements Sandbox {
 
   async captureDiff(): Promise<StateDiff> {
     const readLog = readLogAfter(this.watermark);
+    await this.warmed();
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {

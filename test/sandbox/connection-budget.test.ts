@@ -125,4 +125,21 @@ describe.each(SERVERS)('a reserved pool: $name engine', ({ adminUrl }) => {
     expect((await next.query('SELECT qty FROM items')).rows).toEqual([{ qty: 0 }]);
     await next.dispose();
   }, 120_000);
+  it('opens one connection for a database whose first query comes while it warms up', async () => {
+    const { budget } = cluster;
+    await template.reserve(6);
+    expect(budget.stats.used).toBe(0);
+    // Taken (its warm-up connection opening) just as an agent's first call arrives: the call waits
+    // for that connection instead of opening a backend of its own. One slot per database is what
+    // the budget counts on; two would fill it in a wave of 64 and make every later call reconnect.
+    const s = template.take();
+    expect(s).not.toBeNull();
+    await s!.transaction(async (tx) => tx.query('UPDATE items SET qty = qty + 1 WHERE id = 1'));
+    await s!.query('SELECT qty FROM items');
+    await s!.readOnly('SELECT qty FROM items');
+    expect(budget.stats.used).toBe(1);
+    expect(budget.scarce).toBe(false);
+    await s!.dispose();
+    await vi.waitFor(() => expect(budget.stats.used).toBe(0), { timeout: 30_000 });
+  }, 120_000);
 });
