@@ -239,22 +239,24 @@ console.log(JSON.stringify({ reply: String(r.status) }));\n`,
   const nodeInside = p50(partTimes['bwrap + setpriv, node -e 0']);
   const command = p50(partTimes['bwrap + setpriv + the runner, agent echo']);
   const jitless = p50(partTimes['the same, the runner under node --jitless']);
-  const full = p50(times[shell]['bwrap sandbox']);
+  // The parts are timed from a cold start, so they add up to the cold column; a run starts the next
+  // episode's sandbox ahead, and the warm column is what its episode waits.
+  const coldP50 = p50(times[shell]['bwrap sandbox, cold']);
+  const warm = p50(times[shell]['bwrap sandbox']);
   const unshare = p50(times[shell]['unshare namespaces']);
+  const end = coldP50 - command;
   out();
   out(
     `Read from the p50s: bwrap and setpriv with the episode's mounts take ${f1(bare)} ms; Node started in there ` +
       `(\`node -e 0\`) adds ${f1(nodeInside - bare)} ms, about what it costs outside ` +
       `(${f1(p50(partTimes['node -e 0 (no sandbox)']))} ms); the runner's own work (loading net, fs and child_process, ` +
-      `its listeners and connections, \`/bin/sh -c\` with the agent, its exit) adds ${f1(command - nodeInside)} ms, ` +
-      `and the episode's end ${f1(full - command)} ms (mostly what is left of the sandbox finishing its exit after ` +
-      `bwrap has reported the agent's status: the agent's pipes close only once it is gone, and the harness then ` +
-      `checks through /proc that nothing of the group still runs; its own pipes and result read cost what they ` +
-      'cost with process groups), ' +
-      `up to the ${f1(full)} ms of the shell agent's sandboxed episode, against ${f1(unshare)} ms in the unshare ` +
-      `namespaces. The runner under \`--jitless\` takes ${f1(jitless)} ms against ${f1(command)} ms without. ` +
-      `The target allows ${f1(SANDBOX_TARGET * unshare)} ms; the same episode less Node's start in there would take ` +
-      `about ${f1(full - (nodeInside - bare))} ms.`,
+      `its listeners and connections, \`/bin/sh -c\` with the agent, its exit) adds ${f1(command - nodeInside)} ms; ` +
+      `the episode around it (the harness's pipes and result, and the check through /proc that nothing of the ` +
+      `group still runs) ${end >= 0 ? `adds ${f1(end)} ms` : `is within the noise of these medians (${f1(end)} ms)`}, ` +
+      `up to the ${f1(coldP50)} ms of the shell agent's episode in a sandbox started for it ("cold"). A run starts ` +
+      `the next episode's sandbox while one runs, so an episode waits ${f1(warm)} ms ("bwrap sandbox"), against ` +
+      `${f1(unshare)} ms in the unshare namespaces; the target allows ${f1(SANDBOX_TARGET * unshare)} ms. The runner ` +
+      `under \`--jitless\` takes ${f1(jitless)} ms against ${f1(command)} ms without.`,
   );
   out();
   out(LIMITS);
