@@ -498,8 +498,11 @@ function limitsText(tables: WaitingData['tables'], costs: ServerCosts | undefine
     .sort((a, b) => b.r.reset.p99 - a.r.reset.p99)[0];
   lines.push(
     '- **Reset and db wait.** Reset is what an episode waited before its agent could be served: with the database ' +
-      'prepared while the agent starts, nothing but the synchronous work of claiming one; its p99 is that work ' +
-      "waiting for the harness's one thread while a wave's episodes start and end together" +
+      'prepared while the agent starts, nothing but the synchronous work of claiming one (no await: under a ' +
+      'millisecond at the median). Its p99 is that work stretched by what the machine does meanwhile: the ' +
+      "harness's thread paused for garbage collection or waiting for a core, while a second wave starts as the " +
+      "first wave's episodes end and their databases are put back on the same 2 cores (at concurrency 32: " +
+      'two waves)' +
       (worstReset
         ? ` (the worst here: ${worstReset.r.reset.p99.toFixed(1)} ms, ${worstReset.engine} at concurrency ` +
           `${worstReset.r.concurrency}, load ${worstReset.r.load[0].toFixed(1)} / ${worstReset.r.load[1].toFixed(1)})`
@@ -520,7 +523,9 @@ function limitsText(tables: WaitingData['tables'], costs: ServerCosts | undefine
           'against the 1 s the agents think before their first call; '
         : '') +
       'so the last ones are made while the first calls come and wait, and every call of those bursts shares the ' +
-      'cores with the clones. That is the gap between the two engines: the embedded server (files in memory, ' +
+      'cores with the clones. A call that waited for its database uses the connection opened for it as it ' +
+      'arrived (one backend per database: a second one per waiting call used to fill the connection budget in ' +
+      'this wave, and from then on every tool call of the run started a backend of its own). That is the gap between the two engines: the embedded server (files in memory, ' +
       'fsync off, no full-page images) makes a clone with a copy of its files. ' +
       'Tried side by side and dropped (earlier runs): FILE_COPY clones (no sooner), the pool made 2, 8 or 16 ' +
       "at a time (no sooner), the pool started before the suite's statements are prepared (the preparing slows " +
