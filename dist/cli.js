@@ -98866,24 +98866,34 @@ function tryConnect(url2, timeoutMs) {
     socket.once("error", (err) => done(err.code ?? err.message));
   });
 }
-function postJson(url2, payload, opts) {
+function conversationAgent(url2) {
+  const options2 = { keepAlive: true, maxSockets: 1 };
+  return url2.protocol === "https:" ? new https2.Agent(options2) : new http2.Agent(options2);
+}
+async function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
+  const first = await postOnce(url2, body, opts);
+  if (first.staleSocket && !opts.signal?.aborted) return (await postOnce(url2, body, opts)).outcome;
+  return first.outcome;
+}
+function postOnce(url2, body, opts) {
   const outcome2 = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
   return new Promise((resolve19) => {
     let settled = false;
+    let staleSocket = false;
     const finish2 = (error62) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (error62 !== void 0) outcome2.error = error62;
-      resolve19(outcome2);
+      resolve19({ outcome: outcome2, staleSocket });
     };
     const request = (url2.protocol === "https:" ? https2 : http2).request(
       url2,
       {
         method: "POST",
-        agent: false,
+        agent: opts.agent ?? false,
         headers: {
           "content-type": "application/json",
           "content-length": body.length,
@@ -98901,7 +98911,10 @@ function postJson(url2, payload, opts) {
         );
       }
     );
-    request.on("error", (err) => finish2(err.code ?? err.message));
+    request.on("error", (err) => {
+      staleSocket = request.reusedSocket && outcome2.status === void 0 && !outcome2.timedOut && !outcome2.aborted && (err.code === "ECONNRESET" || err.code === "EPIPE");
+      finish2(err.code ?? err.message);
+    });
     const timer = setTimeout(() => {
       outcome2.timedOut = true;
       request.destroy(new Error("timed out"));
@@ -99165,15 +99178,20 @@ var RunningAgentServer = class {
   async runEpisode(request) {
     const body = episodeBody(request.input, request.vars);
     if (!request.conversation) return this.postEpisode(request, body, request.timeoutMs);
-    return converseOverHttp(
-      request,
-      request.conversation,
-      body,
-      (turnBody, timeoutMs) => this.postEpisode(request, turnBody, timeoutMs)
-    );
+    const connection = conversationAgent(this.target);
+    try {
+      return await converseOverHttp(
+        request,
+        request.conversation,
+        body,
+        (turnBody, timeoutMs) => this.postEpisode(request, turnBody, timeoutMs, connection)
+      );
+    } finally {
+      connection.destroy();
+    }
   }
   /** POSTs one body (an episode, or one turn of it) and reads the result; never throws. */
-  async postEpisode(request, body, timeoutMs) {
+  async postEpisode(request, body, timeoutMs, connection) {
     if (request.signal?.aborted) return failedRun("the run was cancelled before the request was sent");
     if (this.restarting) await this.restarting;
     if (this.down) return failedRun(this.down);
@@ -99187,7 +99205,8 @@ var RunningAgentServer = class {
     const outcome2 = await postJson(this.target, body, {
       timeoutMs,
       maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-      signal: controller.signal
+      signal: controller.signal,
+      ...connection ? { agent: connection } : {}
     });
     const durationMs2 = Math.round(performance.now() - started);
     this.inFlight.delete(controller);

@@ -1,5 +1,6 @@
 // The two requests the agent-server adapter makes: "is anything listening?" and one episode POST.
-// node:http with no keep-alive, so a restarted server never meets a dead pooled socket.
+// An episode's POST has a connection of its own (no keep-alive), so a restarted server never meets
+// a dead pooled socket; a conversation's turns share one (conversationAgent()).
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -36,27 +37,52 @@ export interface PostOptions {
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal;
+  /** The conversation's connection (conversationAgent()); without it, a connection of its own. */
+  agent?: http.Agent;
+}
+
+/**
+ * One kept-alive connection for the turns of one conversation: each turn's POST would otherwise
+ * open a connection, and through the sandbox's tunnel that is a control line and two connections
+ * more per turn. Destroyed when the conversation ends.
+ */
+export function conversationAgent(url: URL): http.Agent {
+  const options = { keepAlive: true, maxSockets: 1 };
+  return url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
 /** POSTs a JSON body and collects the response (capped); never throws. */
-export function postJson(url: URL, payload: unknown, opts: PostOptions): Promise<PostOutcome> {
+export async function postJson(url: URL, payload: unknown, opts: PostOptions): Promise<PostOutcome> {
   const body = Buffer.from(JSON.stringify(payload));
+  const first = await postOnce(url, body, opts);
+  // A kept-alive connection the server closed while idle (its keep-alive timeout) fails the next
+  // request before any of it was read: that request is sent again, once, on a new connection.
+  if (first.staleSocket && !opts.signal?.aborted) return (await postOnce(url, body, opts)).outcome;
+  return first.outcome;
+}
+
+function postOnce(
+  url: URL,
+  body: Buffer,
+  opts: PostOptions,
+): Promise<{ outcome: PostOutcome; staleSocket: boolean }> {
   const outcome: PostOutcome = { body: new OutputCapture(opts.maxBytes), timedOut: false, aborted: false };
   return new Promise((resolve) => {
     let settled = false;
+    let staleSocket = false;
     const finish = (error?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       if (error !== undefined) outcome.error = error;
-      resolve(outcome);
+      resolve({ outcome, staleSocket });
     };
     const request = (url.protocol === 'https:' ? https : http).request(
       url,
       {
         method: 'POST',
-        agent: false,
+        agent: opts.agent ?? false,
         headers: {
           'content-type': 'application/json',
           'content-length': body.length,
@@ -73,7 +99,15 @@ export function postJson(url: URL, payload: unknown, opts: PostOptions): Promise
         );
       },
     );
-    request.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      staleSocket =
+        request.reusedSocket &&
+        outcome.status === undefined &&
+        !outcome.timedOut &&
+        !outcome.aborted &&
+        (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      finish(err.code ?? err.message);
+    });
     const timer = setTimeout(() => {
       outcome.timedOut = true;
       request.destroy(new Error('timed out'));

@@ -1,9 +1,10 @@
 // The agent-server adapter (docs/agent-protocol.md): agent.url receives one POST per episode; agent.serve,
 // when given, starts that server once per side and restarts it once if it dies.
+import type http from 'node:http';
 import type { ConversationDriver } from '../conversation/driver.js';
 import type { AgentRun } from '../model/episode.js';
 import { DEFAULT_MAX_OUTPUT_BYTES } from './capture.js';
-import { type PostOutcome, postJson, tryConnect } from './http-client.js';
+import { conversationAgent, type PostOutcome, postJson, tryConnect } from './http-client.js';
 import type { CommandWrapper } from './namespace.js';
 import { DEFAULT_GRACE_MS } from './process-group.js';
 import { parseAgentResult, snippet } from './result.js';
@@ -183,9 +184,14 @@ class RunningAgentServer implements AgentServer {
   async runEpisode(request: EpisodeRequest): Promise<AgentRun> {
     const body = episodeBody(request.input, request.vars);
     if (!request.conversation) return this.postEpisode(request, body, request.timeoutMs);
-    return converseOverHttp(request, request.conversation, body, (turnBody, timeoutMs) =>
-      this.postEpisode(request, turnBody, timeoutMs),
-    );
+    const connection = conversationAgent(this.target);
+    try {
+      return await converseOverHttp(request, request.conversation, body, (turnBody, timeoutMs) =>
+        this.postEpisode(request, turnBody, timeoutMs, connection),
+      );
+    } finally {
+      connection.destroy();
+    }
   }
 
   /** POSTs one body (an episode, or one turn of it) and reads the result; never throws. */
@@ -193,6 +199,7 @@ class RunningAgentServer implements AgentServer {
     request: EpisodeRequest,
     body: Record<string, unknown>,
     timeoutMs: number,
+    connection?: http.Agent,
   ): Promise<AgentRun> {
     if (request.signal?.aborted) return failedRun('the run was cancelled before the request was sent');
     // Time spent waiting for a restart is not the episode's.
@@ -210,6 +217,7 @@ class RunningAgentServer implements AgentServer {
       timeoutMs,
       maxBytes: this.opts.maxResponseBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       signal: controller.signal,
+      ...(connection ? { agent: connection } : {}),
     });
     const durationMs = Math.round(performance.now() - started);
     this.inFlight.delete(controller);

@@ -77,9 +77,9 @@ export class Cluster {
       await admin.end().catch(() => undefined);
       throw e;
     }
-    // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default on every engine: FILE_COPY forces a
-    // checkpoint per clone (seconds on a busy shared server) and was no faster on the embedded one
-    // (docs/engines.md has the numbers).
+    // STRATEGY exists from PostgreSQL 15. WAL_LOG is the default on a shared server: FILE_COPY forces
+    // a checkpoint per clone (seconds on a busy one). The embedded engine asks for FILE_COPY: its
+    // server is the run's own (docs/engines.md has the numbers).
     const chosen = version >= 150000 ? (strategy ?? 'WAL_LOG') : null;
     return new Cluster(adminUrl, runPrefix, admin, version, chosen, superuser, budget);
   }

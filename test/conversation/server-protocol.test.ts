@@ -13,7 +13,18 @@ import { ScriptedUser } from '../../src/conversation/scripted-user.js';
 
 const bodies: Record<string, unknown>[] = [];
 let answer: (body: Record<string, unknown>) => { status: number; body: unknown };
+/** Connections the server accepted, and whether it resets the next request on a reused one. */
+let connections = 0;
+let resetReused = false;
 const server = http.createServer((req, res) => {
+  const reused = (req.socket as { served?: number }).served ?? 0;
+  (req.socket as { served?: number }).served = reused + 1;
+  if (resetReused && reused > 0) {
+    // What a server's keep-alive timeout does to a connection the client is about to reuse.
+    resetReused = false;
+    req.socket.resetAndDestroy();
+    return;
+  }
   let text = '';
   req.on('data', (c) => {
     text += c;
@@ -25,6 +36,9 @@ const server = http.createServer((req, res) => {
     res.writeHead(out.status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(out.body));
   });
+});
+server.on('connection', () => {
+  connections++;
 });
 let url: string;
 beforeAll(async () => {
@@ -43,6 +57,8 @@ async function converse() {
     env: {},
     logFile: join(tmpdir(), 'sg-conv.log'),
   });
+  // The adapter's check that something listens is a connection too: only the turns' count.
+  connections = 0;
   const driver = new ConversationDriver(scriptedPlayer(new ScriptedUser(user)), 5);
   const run = await agent.runEpisode({
     input: { message: 'Cancel my appointment.', context: {} },
@@ -101,5 +117,36 @@ describe('server mode conversations', () => {
     expect(conversation.end).toBe('agent_left');
     expect(conversation.error).toMatch(/^agent turn 2: the agent server answered HTTP 500/);
     expect(run.result).toBeUndefined();
+  });
+
+  it("keeps one connection for a conversation's turns", async () => {
+    answer = (body) => {
+      const turn = (body.conversation as { turn: number }).turn;
+      return {
+        status: 200,
+        body: turn < 3 ? { reply: 'What is your date of birth?' } : { reply: 'Done.', done: true },
+      };
+    };
+    const { run } = await converse();
+    expect(bodies).toHaveLength(3);
+    expect(connections).toBe(1);
+    expect(run.result).toEqual({ reply: 'Done.' });
+  });
+
+  it('sends a turn again on a new connection when the kept one was closed before it was read', async () => {
+    answer = (body) => {
+      const turn = (body.conversation as { turn: number }).turn;
+      return {
+        status: 200,
+        body: turn === 1 ? { reply: 'What is your date of birth?' } : { reply: 'Done.', done: true },
+      };
+    };
+    resetReused = true;
+    const { run, conversation } = await converse();
+    expect(resetReused).toBe(false);
+    expect(connections).toBe(2);
+    expect(bodies.map((b) => (b.conversation as { turn: number }).turn)).toEqual([1, 2]);
+    expect(conversation.end).toBe('agent');
+    expect(run.result).toEqual({ reply: 'Done.' });
   });
 });
