@@ -98870,10 +98870,15 @@ function conversationAgent(url2) {
   const options2 = { keepAlive: true, maxSockets: 1 };
   return url2.protocol === "https:" ? new https2.Agent(options2) : new http2.Agent(options2);
 }
+var STALE_CONNECTION_MS = 50;
 async function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
+  const started = performance.now();
   const first = await postOnce(url2, body, opts);
-  if (first.staleSocket && !opts.signal?.aborted) return (await postOnce(url2, body, opts)).outcome;
+  const spent = performance.now() - started;
+  const left = Math.floor(opts.timeoutMs - spent);
+  if (first.staleSocket && spent < STALE_CONNECTION_MS && left > 0 && !opts.signal?.aborted)
+    return (await postOnce(url2, body, { ...opts, timeoutMs: left })).outcome;
   return first.outcome;
 }
 function postOnce(url2, body, opts) {
@@ -98911,6 +98916,12 @@ function postOnce(url2, body, opts) {
         );
       }
     );
+    request.on("upgrade", (response, socket) => {
+      outcome2.status = response.statusCode;
+      socket.destroy();
+      finish2(`the agent server answered HTTP ${response.statusCode} (a protocol switch), not a response`);
+    });
+    request.on("close", () => finish2("the connection closed before a response"));
     request.on("error", (err) => {
       staleSocket = request.reusedSocket && outcome2.status === void 0 && !outcome2.timedOut && !outcome2.aborted && (err.code === "ECONNRESET" || err.code === "EPIPE");
       finish2(err.code ?? err.message);
@@ -98918,10 +98929,12 @@ function postOnce(url2, body, opts) {
     const timer = setTimeout(() => {
       outcome2.timedOut = true;
       request.destroy(new Error("timed out"));
+      finish2("timed out");
     }, opts.timeoutMs);
     const onAbort = () => {
       outcome2.aborted = true;
       request.destroy(new Error("aborted"));
+      finish2("aborted");
     };
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });

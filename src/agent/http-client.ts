@@ -51,13 +51,25 @@ export function conversationAgent(url: URL): http.Agent {
   return url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
+/**
+ * How soon a request on a kept-alive connection must fail for the connection to count as one the
+ * server had closed while idle: that failure comes at once (the server's FIN or RST was already on
+ * its way), where a server that read the request and then broke the connection is the agent's doing.
+ */
+const STALE_CONNECTION_MS = 50;
+
 /** POSTs a JSON body and collects the response (capped); never throws. */
 export async function postJson(url: URL, payload: unknown, opts: PostOptions): Promise<PostOutcome> {
   const body = Buffer.from(JSON.stringify(payload));
+  const started = performance.now();
   const first = await postOnce(url, body, opts);
+  const spent = performance.now() - started;
   // A kept-alive connection the server closed while idle (its keep-alive timeout) fails the next
-  // request before any of it was read: that request is sent again, once, on a new connection.
-  if (first.staleSocket && !opts.signal?.aborted) return (await postOnce(url, body, opts)).outcome;
+  // request before any of it was read: that request is sent again, once, on a new connection, with
+  // what is left of its time.
+  const left = Math.floor(opts.timeoutMs - spent);
+  if (first.staleSocket && spent < STALE_CONNECTION_MS && left > 0 && !opts.signal?.aborted)
+    return (await postOnce(url, body, { ...opts, timeoutMs: left })).outcome;
   return first.outcome;
 }
 
@@ -99,6 +111,14 @@ function postOnce(
         );
       },
     );
+    // A 101 answer with no 'upgrade' listener: Node destroys the socket and emits nothing else.
+    request.on('upgrade', (response, socket) => {
+      outcome.status = response.statusCode;
+      socket.destroy();
+      finish(`the agent server answered HTTP ${response.statusCode} (a protocol switch), not a response`);
+    });
+    // Whatever else ends the request without an event above still ends the POST.
+    request.on('close', () => finish('the connection closed before a response'));
     request.on('error', (err: NodeJS.ErrnoException) => {
       staleSocket =
         request.reusedSocket &&
@@ -108,13 +128,16 @@ function postOnce(
         (err.code === 'ECONNRESET' || err.code === 'EPIPE');
       finish(err.code ?? err.message);
     });
+    // Both end the POST themselves: destroying a request that is already destroyed emits nothing.
     const timer = setTimeout(() => {
       outcome.timedOut = true;
       request.destroy(new Error('timed out'));
+      finish('timed out');
     }, opts.timeoutMs);
     const onAbort = () => {
       outcome.aborted = true;
       request.destroy(new Error('aborted'));
+      finish('aborted');
     };
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
