@@ -98870,14 +98870,12 @@ function conversationAgent(url2) {
   const options2 = { keepAlive: true, maxSockets: 1 };
   return url2.protocol === "https:" ? new https2.Agent(options2) : new http2.Agent(options2);
 }
-var STALE_CONNECTION_MS = 50;
 async function postJson(url2, payload, opts) {
   const body = Buffer.from(JSON.stringify(payload));
   const started = performance.now();
   const first = await postOnce(url2, body, opts);
-  const spent = performance.now() - started;
-  const left = Math.floor(opts.timeoutMs - spent);
-  if (first.staleSocket && spent < STALE_CONNECTION_MS && left > 0 && !opts.signal?.aborted)
+  const left = Math.floor(opts.timeoutMs - (performance.now() - started));
+  if (first.staleSocket && left > 0 && !opts.signal?.aborted)
     return (await postOnce(url2, body, { ...opts, timeoutMs: left })).outcome;
   return first.outcome;
 }

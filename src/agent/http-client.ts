@@ -51,24 +51,17 @@ export function conversationAgent(url: URL): http.Agent {
   return url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
-/**
- * How soon a request on a kept-alive connection must fail for the connection to count as one the
- * server had closed while idle: that failure comes at once (the server's FIN or RST was already on
- * its way), where a server that read the request and then broke the connection is the agent's doing.
- */
-const STALE_CONNECTION_MS = 50;
-
 /** POSTs a JSON body and collects the response (capped); never throws. */
 export async function postJson(url: URL, payload: unknown, opts: PostOptions): Promise<PostOutcome> {
   const body = Buffer.from(JSON.stringify(payload));
   const started = performance.now();
   const first = await postOnce(url, body, opts);
-  const spent = performance.now() - started;
   // A kept-alive connection the server closed while idle (its keep-alive timeout) fails the next
-  // request before any of it was read: that request is sent again, once, on a new connection, with
-  // what is left of its time.
-  const left = Math.floor(opts.timeoutMs - spent);
-  if (first.staleSocket && spent < STALE_CONNECTION_MS && left > 0 && !opts.signal?.aborted)
+  // request before any answer: that request is sent again, once, on a new connection, with what is
+  // left of its time. A server that read the request and then broke the connection gains nothing by
+  // it: the time is the same, and what it did meanwhile is in the database and the call log.
+  const left = Math.floor(opts.timeoutMs - (performance.now() - started));
+  if (first.staleSocket && left > 0 && !opts.signal?.aborted)
     return (await postOnce(url, body, { ...opts, timeoutMs: left })).outcome;
   return first.outcome;
 }

@@ -16,6 +16,7 @@ const FOREIGN: Record<string, string> = {
   '--die-with-parent': 'bubblewrap',
   '--image': 'bench/isolation.ts',
   '--jitless': 'node',
+  '--trace-gc': 'node',
   '--max-semi-space-size': 'node',
   '--no-opt': 'node',
   '--max-lazy': 'node',
