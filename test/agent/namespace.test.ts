@@ -109,7 +109,10 @@ describe('a stop request', () => {
       wrapper,
     });
     expect(run.timedOut).toBe(true);
-    expect(run.stdout).toBe('stopping\n');
+    // The agent shares the harness's process group, so the group's SIGTERM reaches it as well as the
+    // one the namespace init passes on: on a loaded machine the two arrive apart and its trap runs
+    // twice (bubblewrap, the default, starts the agent in a group of its own). One is what matters.
+    expect(run.stdout).toMatch(/^(stopping\n){1,2}$/);
     expect(run.exitCode).toBe(3);
   });
 });
