@@ -77504,10 +77504,10 @@ function renderJunit(report2) {
 var GRID = Array.from({ length: 999 }, (_, i) => (i + 1) / 1e3);
 var EXACT_LIMIT = 4e4;
 var cache = /* @__PURE__ */ new Map();
-function checkCounts(fails, runs, side3) {
-  if (!Number.isInteger(runs) || !Number.isInteger(fails) || runs < 1 || fails < 0 || fails > runs) {
+function checkCounts(fails, runs2, side3) {
+  if (!Number.isInteger(runs2) || !Number.isInteger(fails) || runs2 < 1 || fails < 0 || fails > runs2) {
     throw new RangeError(
-      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs}`
+      `Barnard's test needs integers 0 <= fails <= runs and runs >= 1 on the ${side3}; got ${fails} of ${runs2}`
     );
   }
 }
@@ -77562,11 +77562,11 @@ function barnardHeadWorse(headFails, headRuns, baseFails, baseRuns) {
   cache.set(key, p);
   return p;
 }
-function equalRunsTable(runs) {
-  checkCounts(0, runs, "both sides");
+function equalRunsTable(runs2) {
+  checkCounts(0, runs2, "both sides");
   const tables = [];
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) tables.push({ h, b, z: pooledZ(h, runs, b, runs) });
+  for (let h = 0; h <= runs2; h++) {
+    for (let b = 0; b <= runs2; b++) tables.push({ h, b, z: pooledZ(h, runs2, b, runs2) });
   }
   tables.sort((x, y) => y.z - x.z);
   const last = tables.map((t) => {
@@ -77582,27 +77582,27 @@ function equalRunsTable(runs) {
   const out = new Float64Array(tables.length);
   const prefix = new Float64Array(tables.length);
   for (const rate2 of GRID) {
-    const pmf = binomialPmf(runs, rate2);
+    const pmf = binomialPmf(runs2, rate2);
     let sum = 0;
     for (let i = 0; i < tables.length; i++) {
       sum += pmf[tables[i].h] * pmf[tables[i].b];
       prefix[i] = sum;
     }
     for (let i = 0; i < tables.length; i++) {
-      const k = tables[i].h * (runs + 1) + tables[i].b;
+      const k = tables[i].h * (runs2 + 1) + tables[i].b;
       if (prefix[last[i]] > out[k]) out[k] = prefix[last[i]];
     }
   }
   for (let k = 0; k < out.length; k++) out[k] = Math.min(1, out[k]);
   return out;
 }
-function fillEqualRuns(runs) {
-  if ((runs + 1) * (runs + 1) > EXACT_LIMIT || cache.has(`0/${runs}/0/${runs}`)) return;
-  const table2 = equalRunsTable(runs);
-  for (let h = 0; h <= runs; h++) {
-    for (let b = 0; b <= runs; b++) {
-      const key = `${h}/${runs}/${b}/${runs}`;
-      if (!cache.has(key)) cache.set(key, table2[h * (runs + 1) + b]);
+function fillEqualRuns(runs2) {
+  if ((runs2 + 1) * (runs2 + 1) > EXACT_LIMIT || cache.has(`0/${runs2}/0/${runs2}`)) return;
+  const table2 = equalRunsTable(runs2);
+  for (let h = 0; h <= runs2; h++) {
+    for (let b = 0; b <= runs2; b++) {
+      const key = `${h}/${runs2}/${b}/${runs2}`;
+      if (!cache.has(key)) cache.set(key, table2[h * (runs2 + 1) + b]);
     }
   }
 }
@@ -79255,12 +79255,12 @@ function repeatsWarningOf(report2) {
       const s = c[side3];
       if (!s) continue;
       for (const [id, e] of Object.entries(s.expectations)) {
-        const runs = e.pass + e.fail;
+        const runs2 = e.pass + e.fail;
         if (!e.critical || e.fail === 0 || e.pass === 0) continue;
-        const rate2 = e.fail / runs;
+        const rate2 = e.fail / runs2;
         const falseBlock = fixedOutcome(n, rate2, rate2).block;
         if (falseBlock > FALSE_BLOCK_TARGET && (!worst || falseBlock > worst.false_block)) {
-          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs, false_block: falseBlock };
+          worst = { scenario: c.id, side: side3, expectation: id, fails: e.fail, runs: runs2, false_block: falseBlock };
         }
       }
     }
@@ -92531,13 +92531,13 @@ function toJudgeResult(outcome2) {
 // src/judge/calibration.ts
 var ERROR_EXAMPLES = 3;
 async function runCalibration(labels, options2, onProgress = () => void 0) {
-  const runs = /* @__PURE__ */ new Map();
+  const runs2 = /* @__PURE__ */ new Map();
   let done = 0;
   for (const item of labels) {
-    let run3 = runs.get(item.criterion);
+    let run3 = runs2.get(item.criterion);
     if (!run3) {
       run3 = { criterion: item.criterion, labels: 0, judgeErrors: 0, errorExamples: [], table: emptyTable() };
-      runs.set(item.criterion, run3);
+      runs2.set(item.criterion, run3);
     }
     run3.labels++;
     const outcome2 = await askJudge(options2, {
@@ -92558,7 +92558,7 @@ async function runCalibration(labels, options2, onProgress = () => void 0) {
     tally(run3.table, judgePass, humanPass);
     onProgress({ done, total: labels.length, criterion: item.criterion, outcome: { judgePass, humanPass } });
   }
-  return [...runs.values()];
+  return [...runs2.values()];
 }
 function criterionCalibration(run3, model) {
   const verdict = calibrationOf(run3.table);
@@ -98403,9 +98403,10 @@ function procStat(pid) {
     return null;
   }
 }
+var runs = (state) => state !== "Z" && state !== "X";
 function processRunning(pid) {
   const stat5 = procStat(String(pid));
-  return stat5 !== null && stat5.state !== "Z" && stat5.state !== "X";
+  return stat5 !== null && runs(stat5.state);
 }
 function groupRunning(pgid) {
   if (!signalGroup(pgid, 0)) return false;
@@ -98417,7 +98418,7 @@ function groupRunning(pgid) {
   }
   return pids.some((pid) => {
     const stat5 = procStat(pid);
-    return stat5 !== null && stat5.pgid === pgid && stat5.state !== "Z" && stat5.state !== "X";
+    return stat5 !== null && stat5.pgid === pgid && runs(stat5.state);
   });
 }
 async function waitGroupGone(pgid, timeoutMs) {
@@ -103290,14 +103291,14 @@ async function calibrate(values, labelsPath) {
   const options2 = judgeClientOptions(section.judge, process.env);
   process.stderr.write(`Asking ${options2.model} about ${labels.length} labelled replies
 `);
-  const runs = await runCalibration(labels, options2, (p) => process.stderr.write(progressLine(p)));
-  const fresh = runs.map((r) => criterionCalibration(r, options2.model));
+  const runs2 = await runCalibration(labels, options2, (p) => process.stderr.write(progressLine(p)));
+  const fresh = runs2.map((r) => criterionCalibration(r, options2.model));
   for (const [i, c] of fresh.entries())
-    process.stdout.write(`${renderCriterion(c, runs[i].errorExamples)}
+    process.stdout.write(`${renderCriterion(c, runs2[i].errorExamples)}
 `);
   if (fresh.every((c) => c.n === 0)) {
     return fail(
-      `the judge gave no verdict on any label (${runs[0]?.errorExamples[0] ?? "no labels"}); nothing written`
+      `the judge gave no verdict on any label (${runs2[0]?.errorExamples[0] ?? "no labels"}); nothing written`
     );
   }
   const file2 = mergeCalibration(previous?.criteria ?? [], fresh);

@@ -85,10 +85,13 @@ function procStat(pid: string): { state: string; pgid: number } | null {
   }
 }
 
+/** Whether a process's state is one that runs anything: not a zombie, not dead. */
+const runs = (state: string) => state !== 'Z' && state !== 'X';
+
 /** Whether the process runs: not gone, and not a zombie its parent has not reaped yet. */
 export function processRunning(pid: number): boolean {
   const stat = procStat(String(pid));
-  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
+  return stat !== null && runs(stat.state);
 }
 
 /**
@@ -105,7 +108,7 @@ export function groupRunning(pgid: number): boolean {
   }
   return pids.some((pid) => {
     const stat = procStat(pid);
-    return stat !== null && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X';
+    return stat !== null && stat.pgid === pgid && runs(stat.state);
   });
 }
 
